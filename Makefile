@@ -1,0 +1,54 @@
+# gpu-cost: the entry points. `make demo` and `make test` are the README's two commands.
+BUILD      ?= build
+BUILD_SAN  ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 60
+
+.PHONY: all setup build build-asan demo test unit unit-asan cli-test lint format tidy bench fuzz clean
+
+all: build
+
+setup:
+	@./scripts/setup.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: setup $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(BUILD_SAN)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DGC_SANITIZE=ON >/dev/null
+
+build-asan: setup $(BUILD_SAN)/CMakeCache.txt
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/gpu-cost demo
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+unit-asan: build-asan
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS)
+
+cli-test: build
+	GPU_COST=$(abspath $(BUILD))/gpu-cost python3 -m pytest -q tests/cli
+
+lint: setup
+	./scripts/lint.sh
+
+test: unit unit-asan cli-test lint
+
+bench: build
+	./scripts/bench.sh $(BUILD)
+
+fuzz: setup
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DGC_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+	./scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

@@ -1,0 +1,162 @@
+/* ledger: GPU intervals, hourly rollups, idle capacity and attribution; answers cost queries. */
+#ifndef GC_LEDGER_H
+#define GC_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../model/model.h"
+#include "../util/util.h"
+
+/*
+ * The ledger holds two things (docs/ledger.md):
+ *  - intervals: one per pod (keyed by UID) and one capacity interval per node (keyed by node
+ *    name), exact to the second, upserted as the pod or node changes;
+ *  - hourly rollups: GPU-seconds and cost per hour x (namespace, team, project, model, capacity
+ *    type, node), and capacity-seconds per hour x node, into which closed intervals are folded.
+ * A query clips every interval to its window exactly and adds the rollup hours inside the window,
+ * so a window is exact to the second over intervals and exact to the hour over folded history.
+ */
+
+#define GC_OPEN                 INT64_MAX /* interval end of a pod that still holds its GPUs */
+#define GC_UNATTRIBUTED         "__unattributed__"
+#define GC_LEDGER_DEFAULT_LIMIT 1000000 /* intervals or rollup rows, each */
+
+typedef enum gc_dim {
+        GC_DIM_NAMESPACE = 0,
+        GC_DIM_TEAM,
+        GC_DIM_PROJECT,
+        GC_DIM_MODEL,
+        GC_DIM_CAPACITY_TYPE,
+        GC_DIM_NODE,
+        GC_DIM_POD, /* intervals only: folded hours do not remember pods */
+        GC_DIM_COUNT,
+} gc_dim;
+
+/* "namespace", "team", "project", "model", "capacity_type", "node", "pod". */
+const char *gc_dim_name(gc_dim d);
+/* Also takes the aliases "ns", "gpu_model", "capacity-type", "capacity". */
+int gc_dim_parse(const char *name, size_t n, gc_dim *ret);
+/* "team,project" -> dims; err names the bad word. No duplicates. */
+int gc_dims_parse(const char *csv, gc_dim ret[GC_DIM_COUNT], size_t *ret_n, char *err,
+                  size_t errlen);
+
+/* ---- attribution ---------------------------------------------------------------------------- */
+
+typedef struct gc_attribution {
+        const gc_label *ns_teams; /* namespace -> team, from configuration */
+        size_t n_ns_teams;
+        const gc_label *ns_projects; /* namespace -> project */
+        size_t n_ns_projects;
+} gc_attribution;
+
+typedef enum gc_attr_source {
+        GC_ATTR_POD_LABEL = 0,
+        GC_ATTR_NAMESPACE_LABEL,
+        GC_ATTR_CONFIG_MAP,
+        GC_ATTR_NONE, /* GC_UNATTRIBUTED */
+} gc_attr_source;
+
+/*
+ * Team and project of a pod: its own labels (already picked by the model's configured keys),
+ * then its namespace's labels (ns may be NULL), then the configured namespace maps, else
+ * GC_UNATTRIBUTED. Returned strings are the records' own or the static GC_UNATTRIBUTED.
+ */
+void gc_attribute(const gc_pod *pod, const gc_namespace *ns, const gc_attribution *a,
+                  const char **ret_team, gc_attr_source *ret_team_src, const char **ret_project,
+                  gc_attr_source *ret_project_src);
+
+/* ---- the ledger ----------------------------------------------------------------------------- */
+
+typedef struct gc_ledger gc_ledger;
+
+enum {
+        GC_USAGE_F_ESTIMATE = 1u << 0, /* GPU-equivalents or times rest on an estimate */
+};
+
+typedef struct gc_usage {
+        const char *pod_uid;              /* the key */
+        const char *dims[GC_DIM_COUNT];   /* every dimension's value; NULL counts as "" */
+        double geq;                       /* GPU-equivalents held */
+        double usd_per_gpu_hour;          /* price of one whole GPU of this node */
+        int64_t start;                    /* bound to the node */
+        int64_t end;                      /* finished or deleted; GC_OPEN while held */
+        uint32_t flags;                   /* GC_USAGE_F_* */
+} gc_usage;
+
+typedef struct gc_capacity {
+        const char *node; /* the key */
+        const char *model;
+        const char *capacity_type;
+        double geq;              /* allocatable GPU-equivalents */
+        double usd_per_gpu_hour;
+        int64_t start;           /* node created (or first seen) */
+        int64_t end;             /* node gone; GC_OPEN while present */
+} gc_capacity;
+
+typedef struct gc_ledger_opts {
+        gc_strpool *pool;      /* required; every string given to the ledger is interned here */
+        size_t max_intervals;  /* 0 = GC_LEDGER_DEFAULT_LIMIT */
+        size_t max_rollup_rows;
+} gc_ledger_opts;
+
+gc_ledger *gc_ledger_new(const gc_ledger_opts *o);
+gc_ledger *gc_ledger_free(gc_ledger *l); /* accepts NULL, returns NULL */
+
+/* Insert or replace the pod's interval (by pod_uid). -E2BIG at the interval limit. */
+int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u);
+int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c);
+/* Removes a pod's interval entirely (e.g. it never held GPUs after all). */
+int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid);
+/*
+ * Folds into hourly rollups every interval that ended before `before` (rounded down to the
+ * hour) and drops it; also folds capacity hours before it. Rollup hours older than
+ * `keep_since` are discarded. Returns the number of intervals folded.
+ */
+int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since);
+
+typedef struct gc_ledger_stats {
+        size_t intervals;
+        size_t open_intervals;
+        size_t capacities;
+        size_t rollup_rows;
+        size_t bytes; /* memory held, approximately */
+} gc_ledger_stats;
+void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret);
+
+/* ---- queries -------------------------------------------------------------------------------- */
+
+typedef struct gc_query {
+        int64_t start, end;            /* [start, end) */
+        int64_t now;                   /* open intervals accrue up to min(end, now); 0 = end */
+        gc_dim by[GC_DIM_COUNT];       /* grouping, in order */
+        size_t n_by;
+        const char *filter[GC_DIM_COUNT]; /* NULL = any value; else only rows with this value */
+} gc_query;
+
+typedef struct gc_cost_row {
+        const char *keys[GC_DIM_COUNT]; /* the grouping dims' values; others NULL */
+        double gpu_seconds;             /* GPU-equivalent seconds */
+        double cost_usd;
+        uint32_t pods;      /* distinct pod intervals contributing (folded hours add none) */
+        uint32_t estimates; /* of them, resting on estimates */
+} gc_cost_row;
+
+typedef struct gc_cost_summary {
+        int64_t start, end;
+        gc_dim by[GC_DIM_COUNT];
+        size_t n_by;
+        gc_cost_row *rows; /* sorted by cost, then GPU-seconds, descending; then keys ascending */
+        size_t n_rows;
+        gc_cost_row total;        /* everything held by pods (the sum of rows) */
+        gc_cost_row unattributed; /* the part whose team or project is GC_UNATTRIBUTED */
+        gc_cost_row capacity;     /* allocatable GPU-equivalent seconds of all nodes */
+        gc_cost_row idle;         /* capacity minus held, per node, never below zero */
+        gc_cost_row *idle_nodes;  /* keys[NODE], [MODEL], [CAPACITY_TYPE]; by idle cost desc */
+        size_t n_idle_nodes;
+} gc_cost_summary;
+
+int gc_ledger_query(const gc_ledger *l, const gc_query *q, gc_cost_summary *ret);
+void gc_cost_summary_free(gc_cost_summary *s); /* accepts a zeroed struct */
+
+#endif

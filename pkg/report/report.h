@@ -1,0 +1,61 @@
+/* report: cost summaries and period (daily, weekly) reports as JSON, Markdown and text tables. */
+#ifndef GC_REPORT_H
+#define GC_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ledger/ledger.h"
+#include "../util/util.h"
+
+/*
+ * The one JSON shape for cost summaries (docs/report.md), used by `gpu-cost analyze --format
+ * json`, the REST API and report.json:
+ *
+ * {"window":{"start":"...","end":"..."},"by":["team","project"],"currency":"USD",
+ *  "groups":[{"keys":{"team":"...","project":"..."},"gpu_hours":0.0,"gpu_seconds":0.0,
+ *             "cost_usd":0.0,"pods":0}],
+ *  "idle":{"gpu_hours":0.0,"cost_usd":0.0,"nodes":[{"node":"...","model":"...",
+ *          "capacity_type":"...","gpu_hours":0.0,"cost_usd":0.0}]},
+ *  "unattributed":{"gpu_hours":0.0,"cost_usd":0.0},
+ *  "capacity":{"gpu_hours":0.0,"cost_usd":0.0},
+ *  "total":{"gpu_hours":0.0,"cost_usd":0.0,"pods":0}}
+ *
+ * gpu_hours are GPU-equivalent hours; figures keep full double precision (%.17g trimmed), money
+ * is rounded only in the text and Markdown forms.
+ */
+
+/* Appends the summary as a JSON object to out. */
+int gc_report_summary_json(const gc_cost_summary *s, const char *currency, gc_buf *out);
+/* An aligned text table for terminals: one row per group, then idle, unattributed, total. */
+int gc_report_summary_table(const gc_cost_summary *s, const char *currency, gc_buf *out);
+/* The same as a Markdown table. */
+int gc_report_summary_markdown(const gc_cost_summary *s, const char *currency, gc_buf *out);
+
+typedef struct gc_period_report {
+        const gc_ledger *ledger;
+        const char *kind;       /* "weekly" or "daily" */
+        const char *title;      /* e.g. "GPU spend, week 2026-W47"; NULL = made from kind */
+        const char *cluster;    /* optional cluster name */
+        const char *currency;
+        int64_t start, end;     /* the period, [start, end) */
+        int64_t now;            /* open intervals accrue to min(end, now) */
+        size_t top_n;           /* top pods listed; 0 = 10 */
+        const gc_diag *notes;   /* input warnings to state in the report (may be NULL) */
+        const char *const *extra_notes; /* more sentences to state (estimates, cuts), may be NULL */
+        size_t n_extra_notes;
+} gc_period_report;
+
+/*
+ * A report a team lead reads: total and change against the previous period of the same length,
+ * spend by team, by team and project, by GPU model and capacity type, spend per day, idle
+ * capacity per node, unattributed spend, top pods, and the notes. Markdown and JSON carry the
+ * same figures; the JSON's "summary" member is the cost-summary shape grouped by team, project.
+ */
+int gc_report_period_markdown(const gc_period_report *r, gc_buf *out);
+int gc_report_period_json(const gc_period_report *r, gc_buf *out);
+
+/* ISO 8601 week of a time: year and week number, and the Monday 00:00 UTC that starts it. */
+void gc_iso_week(int64_t t, int *ret_year, int *ret_week, int64_t *ret_monday);
+
+#endif

@@ -1,0 +1,573 @@
+/* util: bounded buffers, UTC time, number parsing and string interning. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void gc_buf_init(gc_buf *b, size_t limit)
+{
+        b->data = NULL;
+        b->len = 0;
+        b->cap = 0;
+        b->limit = limit;
+}
+
+/* May reallocate b->data so that it holds need+1 bytes. */
+static int gc__buf_reserve(gc_buf *b, size_t need)
+{
+        size_t cap;
+        char *p;
+
+        if (need > b->limit)
+                return -E2BIG;
+        if (need + 1 <= b->cap)
+                return 0;
+        cap = b->cap ? b->cap : 256;
+        while (cap < need + 1)
+                cap = cap > SIZE_MAX / 2 ? need + 1 : cap * 2;
+        if (cap > b->limit + 1)
+                cap = b->limit + 1;
+        p = realloc(b->data, cap);
+        if (!p)
+                return -ENOMEM;
+        b->data = p;
+        b->cap = cap;
+        return 0;
+}
+
+int gc_buf_append(gc_buf *b, const void *p, size_t n)
+{
+        int r;
+
+        if (n > b->limit || b->len > b->limit - n)
+                return -E2BIG;
+        r = gc__buf_reserve(b, b->len + n);
+        if (r < 0)
+                return r;
+        if (n)
+                memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return 0;
+}
+
+int gc_buf_puts(gc_buf *b, const char *s)
+{
+        return gc_buf_append(b, s, strlen(s));
+}
+
+int gc_buf_vprintf(gc_buf *b, const char *fmt, va_list ap)
+{
+        va_list aq;
+        int n, r;
+
+        va_copy(aq, ap);
+        n = vsnprintf(NULL, 0, fmt, aq);
+        va_end(aq);
+        if (n < 0)
+                return -EINVAL;
+        if ((size_t)n > b->limit || b->len > b->limit - (size_t)n)
+                return -E2BIG;
+        r = gc__buf_reserve(b, b->len + (size_t)n);
+        if (r < 0)
+                return r;
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        b->len += (size_t)n;
+        return 0;
+}
+
+int gc_buf_printf(gc_buf *b, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = gc_buf_vprintf(b, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int gc_buf_json_str(gc_buf *b, const char *s)
+{
+        const unsigned char *p;
+        const unsigned char *run;
+        int r;
+
+        r = gc_buf_append(b, "\"", 1);
+        for (p = run = (const unsigned char *)s; r == 0 && *p; p++) {
+                char esc[8];
+
+                if (*p >= 0x20 && *p != '"' && *p != '\\')
+                        continue;
+                r = gc_buf_append(b, run, (size_t)(p - run));
+                if (r < 0)
+                        break;
+                switch (*p) {
+                case '"':
+                        r = gc_buf_append(b, "\\\"", 2);
+                        break;
+                case '\\':
+                        r = gc_buf_append(b, "\\\\", 2);
+                        break;
+                case '\n':
+                        r = gc_buf_append(b, "\\n", 2);
+                        break;
+                case '\t':
+                        r = gc_buf_append(b, "\\t", 2);
+                        break;
+                case '\r':
+                        r = gc_buf_append(b, "\\r", 2);
+                        break;
+                default:
+                        snprintf(esc, sizeof(esc), "\\u%04x", *p);
+                        r = gc_buf_append(b, esc, 6);
+                }
+                run = p + 1;
+        }
+        if (r == 0)
+                r = gc_buf_append(b, run, (size_t)(p - run));
+        if (r == 0)
+                r = gc_buf_append(b, "\"", 1);
+        return r;
+}
+
+void gc_buf_reset(gc_buf *b)
+{
+        b->len = 0;
+        if (b->data)
+                b->data[0] = '\0';
+}
+
+char *gc_buf_steal(gc_buf *b)
+{
+        char *p = b->data;
+
+        if (!p)
+                p = calloc(1, 1);
+        b->data = NULL;
+        b->len = 0;
+        b->cap = 0;
+        return p;
+}
+
+void gc_buf_free(gc_buf *b)
+{
+        free(b->data);
+        b->data = NULL;
+        b->len = 0;
+        b->cap = 0;
+}
+
+int gc_read_file(const char *path, size_t limit, gc_buf *ret)
+{
+        char chunk[65536];
+        int fd, r = 0;
+        ssize_t n;
+
+        gc_buf_init(ret, limit);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                n = read(fd, chunk, sizeof(chunk));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        break;
+                }
+                if (n == 0)
+                        break;
+                r = gc_buf_append(ret, chunk, (size_t)n);
+                if (r < 0)
+                        break;
+        }
+        close(fd);
+        if (r == 0 && !ret->data)
+                r = gc_buf_append(ret, "", 0);
+        if (r < 0)
+                gc_buf_free(ret);
+        return r;
+}
+
+/* ---- time ---------------------------------------------------------------------------------- */
+
+/* Howard Hinnant's days_from_civil: exact for the proleptic Gregorian calendar. */
+int64_t gc_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+        int64_t era, yoe, doy, doe;
+
+        y -= m <= 2;
+        era = (y >= 0 ? y : y - 399) / 400;
+        yoe = y - era * 400;
+        doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+        doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        return era * 146097 + doe - 719468;
+}
+
+void gc_civil_from_days(int64_t z, int64_t *ret_y, unsigned *ret_m, unsigned *ret_d)
+{
+        int64_t era, doe, yoe, y, doy, mp;
+        unsigned m, d;
+
+        z += 719468;
+        era = (z >= 0 ? z : z - 146096) / 146097;
+        doe = z - era * 146097;
+        yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        y = yoe + era * 400;
+        doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        mp = (5 * doy + 2) / 153;
+        d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+        m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+        *ret_y = y + (m <= 2);
+        *ret_m = m;
+        *ret_d = d;
+}
+
+static int gc__digits(const char *s, size_t n, int *ret)
+{
+        int v = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                v = v * 10 + (s[i] - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+static int gc__days_in_month(int y, int m)
+{
+        static const int dim[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+        return m == 2 ? 28 + leap : dim[m - 1];
+}
+
+int gc_time_parse(const char *s, size_t n, int64_t *ret_sec)
+{
+        int y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0;
+        size_t i;
+        int64_t t;
+
+        if (!s || n < 20)
+                return -EINVAL;
+        if (s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+            s[13] != ':' || s[16] != ':')
+                return -EINVAL;
+        if (gc__digits(s, 4, &y) || gc__digits(s + 5, 2, &mo) || gc__digits(s + 8, 2, &d) ||
+            gc__digits(s + 11, 2, &h) || gc__digits(s + 14, 2, &mi) || gc__digits(s + 17, 2, &se))
+                return -EINVAL;
+        if (mo < 1 || mo > 12 || d < 1 || d > gc__days_in_month(y, mo) || h > 23 || mi > 59 ||
+            se > 60)
+                return -EINVAL;
+        i = 19;
+        if (i < n && s[i] == '.') {
+                size_t start = ++i;
+
+                while (i < n && s[i] >= '0' && s[i] <= '9')
+                        i++;
+                if (i == start || i - start > 9)
+                        return -EINVAL;
+        }
+        if (i >= n)
+                return -EINVAL;
+        if (s[i] == 'Z' || s[i] == 'z') {
+                i++;
+        } else if (s[i] == '+' || s[i] == '-') {
+                sign = s[i] == '-' ? -1 : 1;
+                if (n - i < 6 || s[i + 3] != ':' || gc__digits(s + i + 1, 2, &oh) ||
+                    gc__digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
+                        return -EINVAL;
+                i += 6;
+        } else {
+                return -EINVAL;
+        }
+        if (i != n)
+                return -EINVAL;
+        if (se == 60) /* a leap second counts as the next second's start */
+                se = 59;
+        t = gc_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se;
+        t -= (int64_t)sign * (oh * 3600 + om * 60);
+        *ret_sec = t;
+        return 0;
+}
+
+void gc_time_format(int64_t sec, char out[GC_TIME_LEN])
+{
+        int64_t days = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
+        int64_t rem = sec - days * 86400;
+        int64_t y;
+        unsigned m, d;
+
+        gc_civil_from_days(days, &y, &m, &d);
+        if (y < 0 || y > 9999) {
+                gc_strlcpy(out, y < 0 ? "0000-01-01T00:00:00Z" : "9999-12-31T23:59:59Z",
+                           GC_TIME_LEN);
+                return;
+        }
+        {
+                /* Written digit by digit: every field is in range here, and the width is fixed. */
+                unsigned v[6] = {(unsigned)y, m, d, (unsigned)(rem / 3600),
+                                 (unsigned)(rem / 60 % 60), (unsigned)(rem % 60)};
+                static const char sep[] = "--T::Z";
+                char *o = out;
+
+                for (int i = 0; i < 6; i++) {
+                        int w = i == 0 ? 4 : 2;
+
+                        for (int k = w - 1; k >= 0; k--) {
+                                o[k] = (char)('0' + v[i] % 10);
+                                v[i] /= 10;
+                        }
+                        o += w;
+                        *o++ = sep[i];
+                }
+                *o = '\0';
+        }
+}
+
+int gc_duration_parse(const char *s, int64_t *ret_sec)
+{
+        int64_t v = 0, unit;
+        const char *p = s;
+
+        if (!s || *s < '0' || *s > '9')
+                return -EINVAL;
+        while (*p >= '0' && *p <= '9') {
+                if (v > (INT64_MAX - 9) / 10)
+                        return -ERANGE;
+                v = v * 10 + (*p++ - '0');
+        }
+        switch (*p) {
+        case 's':
+                unit = 1;
+                break;
+        case 'm':
+                unit = 60;
+                break;
+        case 'h':
+                unit = 3600;
+                break;
+        case 'd':
+                unit = 86400;
+                break;
+        case 'w':
+                unit = 7 * 86400;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (p[1] != '\0')
+                return -EINVAL;
+        if (v > (int64_t)100 * 366 * 86400 / unit)
+                return -ERANGE;
+        *ret_sec = v * unit;
+        return 0;
+}
+
+/* ---- numbers ------------------------------------------------------------------------------- */
+
+int gc_parse_int64(const char *s, int64_t *ret)
+{
+        char *end;
+        long long v;
+
+        if (!s || !*s || (*s != '-' && (*s < '0' || *s > '9')))
+                return -EINVAL;
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (*end != '\0')
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int gc_parse_double(const char *s, double *ret)
+{
+        char *end;
+        double v;
+
+        if (!s || !*s || (*s != '-' && *s != '+' && *s != '.' && (*s < '0' || *s > '9')))
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno == ERANGE || !isfinite(v))
+                return -ERANGE;
+        if (*end != '\0')
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* ---- string pool --------------------------------------------------------------------------- */
+
+struct gc_strpool {
+        char **slots; /* open addressing, NULL = empty */
+        size_t nslots;
+        size_t count;
+        size_t bytes;
+        size_t max_bytes;
+};
+
+uint64_t gc_hash(const void *p, size_t n, uint64_t seed)
+{
+        const unsigned char *c = p;
+        uint64_t h = 1469598103934665603ULL ^ seed;
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= c[i];
+                h *= 1099511628211ULL;
+        }
+        return h;
+}
+
+gc_strpool *gc_strpool_new(size_t max_bytes)
+{
+        gc_strpool *p = calloc(1, sizeof(*p));
+
+        if (!p)
+                return NULL;
+        p->nslots = 64;
+        p->slots = calloc(p->nslots, sizeof(char *));
+        if (!p->slots) {
+                free(p);
+                return NULL;
+        }
+        p->max_bytes = max_bytes;
+        return p;
+}
+
+gc_strpool *gc_strpool_free(gc_strpool *p)
+{
+        if (!p)
+                return NULL;
+        for (size_t i = 0; p->slots && i < p->nslots; i++)
+                free(p->slots[i]);
+        free(p->slots);
+        free(p);
+        return NULL;
+}
+
+/* Reallocates the slot table to twice its size. */
+static int gc__strpool_grow(gc_strpool *p)
+{
+        size_t n = p->nslots * 2;
+        char **s = calloc(n, sizeof(char *));
+
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->nslots; i++) {
+                char *str = p->slots[i];
+                size_t j;
+
+                if (!str)
+                        continue;
+                j = gc_hash(str, strlen(str), 0) & (n - 1);
+                while (s[j])
+                        j = (j + 1) & (n - 1);
+                s[j] = str;
+        }
+        free(p->slots);
+        p->slots = s;
+        p->nslots = n;
+        return 0;
+}
+
+const char *gc_strpool_intern(gc_strpool *p, const char *s, size_t n)
+{
+        size_t j;
+        char *copy;
+
+        if (!p || (!s && n))
+                return NULL;
+        if (memchr(s, '\0', n))
+                n = strlen(s);
+        j = gc_hash(s, n, 0) & (p->nslots - 1);
+        while (p->slots[j]) {
+                if (strncmp(p->slots[j], s, n) == 0 && p->slots[j][n] == '\0')
+                        return p->slots[j];
+                j = (j + 1) & (p->nslots - 1);
+        }
+        if (p->bytes + n + 1 > p->max_bytes)
+                return NULL;
+        if ((p->count + 1) * 4 > p->nslots * 3) {
+                if (gc__strpool_grow(p) < 0)
+                        return NULL;
+                j = gc_hash(s, n, 0) & (p->nslots - 1);
+                while (p->slots[j])
+                        j = (j + 1) & (p->nslots - 1);
+        }
+        copy = malloc(n + 1);
+        if (!copy)
+                return NULL;
+        if (n)
+                memcpy(copy, s, n);
+        copy[n] = '\0';
+        p->slots[j] = copy;
+        p->count++;
+        p->bytes += n + 1;
+        return copy;
+}
+
+const char *gc_strpool_intern0(gc_strpool *p, const char *s)
+{
+        return s ? gc_strpool_intern(p, s, strlen(s)) : NULL;
+}
+
+size_t gc_strpool_bytes(const gc_strpool *p)
+{
+        return p ? p->bytes + p->nslots * sizeof(char *) : 0;
+}
+
+size_t gc_strlcpy(char *dst, const char *src, size_t size)
+{
+        size_t n = strlen(src);
+
+        if (size) {
+                size_t c = n < size - 1 ? n : size - 1;
+
+                memcpy(dst, src, c);
+                dst[c] = '\0';
+        }
+        return n;
+}
+
+void gc_diag_add(gc_diag *d, const char *fmt, ...)
+{
+        gc_buf b;
+        va_list ap;
+
+        if (!d)
+                return;
+        d->n_total++;
+        if (d->n_kept >= GC_DIAG_KEEP)
+                return;
+        gc_buf_init(&b, 1024);
+        va_start(ap, fmt);
+        if (gc_buf_vprintf(&b, fmt, ap) < 0) {
+                gc_buf_free(&b);
+                va_end(ap);
+                return;
+        }
+        va_end(ap);
+        d->msgs[d->n_kept++] = gc_buf_steal(&b);
+}
+
+void gc_diag_clear(gc_diag *d)
+{
+        for (size_t i = 0; i < d->n_kept; i++)
+                free(d->msgs[i]);
+        d->n_kept = 0;
+        d->n_total = 0;
+}

@@ -1,0 +1,98 @@
+/* util: bounded buffers, UTC time, number parsing and string interning shared by every module. */
+#ifndef GC_UTIL_H
+#define GC_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Results: 0 on success or a negative errno (-EINVAL bad input, -ENOMEM out of memory,
+ * -E2BIG over a limit, -ENOENT not found, -ERANGE out of range).
+ */
+
+/* ---- growable buffer with a hard limit ("toobig") ---------------------------------------- */
+
+typedef struct gc_buf {
+        char *data;   /* always NUL-terminated when non-NULL */
+        size_t len;   /* bytes in use, without the NUL */
+        size_t cap;   /* bytes allocated */
+        size_t limit; /* len may never exceed this */
+} gc_buf;
+
+void gc_buf_init(gc_buf *b, size_t limit);
+/* Appends n bytes; may reallocate b->data. -E2BIG when len would pass the limit (b unchanged). */
+int gc_buf_append(gc_buf *b, const void *p, size_t n);
+int gc_buf_puts(gc_buf *b, const char *s);
+int gc_buf_printf(gc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gc_buf_vprintf(gc_buf *b, const char *fmt, va_list ap);
+/* Appends s as a JSON string literal, quotes included. */
+int gc_buf_json_str(gc_buf *b, const char *s);
+void gc_buf_reset(gc_buf *b);
+/* Hands the data to the caller (who frees it) and resets b. */
+char *gc_buf_steal(gc_buf *b);
+void gc_buf_free(gc_buf *b);
+
+/* Reads a whole file into ret (initialised here with the given limit). -E2BIG when larger. */
+int gc_read_file(const char *path, size_t limit, gc_buf *ret);
+
+/* ---- time: UTC seconds since the epoch ----------------------------------------------------- */
+
+/*
+ * RFC 3339 ("2026-11-20T09:15:03Z", "...03.123456Z", "...03+02:00"); n bytes of s are read and
+ * must all be consumed. Fractions of a second are truncated toward the earlier second.
+ */
+int gc_time_parse(const char *s, size_t n, int64_t *ret_sec);
+/* Formats as "YYYY-MM-DDTHH:MM:SSZ"; out needs GC_TIME_LEN bytes. */
+#define GC_TIME_LEN 21
+void gc_time_format(int64_t sec, char out[GC_TIME_LEN]);
+/* Days since 1970-01-01 for a civil date, and back (proleptic Gregorian). */
+int64_t gc_days_from_civil(int64_t y, unsigned m, unsigned d);
+void gc_civil_from_days(int64_t days, int64_t *ret_y, unsigned *ret_m, unsigned *ret_d);
+/* Durations "90s", "30m", "12h", "7d", "2w" (one unit, integer). */
+int gc_duration_parse(const char *s, int64_t *ret_sec);
+
+/* ---- numbers ------------------------------------------------------------------------------- */
+
+/* Whole string must be a number; no leading blanks, no trailing garbage. */
+int gc_parse_int64(const char *s, int64_t *ret);
+int gc_parse_double(const char *s, double *ret); /* finite values only */
+
+/* ---- string interning ---------------------------------------------------------------------- */
+
+/*
+ * A pool hands out one stable copy per distinct string, so records can hold pointers and
+ * compare strings by pointer. Strings live until the pool is freed. Bounded by max_bytes.
+ */
+typedef struct gc_strpool gc_strpool;
+
+gc_strpool *gc_strpool_new(size_t max_bytes);
+gc_strpool *gc_strpool_free(gc_strpool *p); /* accepts NULL, returns NULL */
+/* Returns the pooled copy of s[0..n), or NULL (out of memory or over the limit). */
+const char *gc_strpool_intern(gc_strpool *p, const char *s, size_t n);
+const char *gc_strpool_intern0(gc_strpool *p, const char *s);
+size_t gc_strpool_bytes(const gc_strpool *p);
+
+/* FNV-1a, for hash tables. */
+uint64_t gc_hash(const void *p, size_t n, uint64_t seed);
+
+/* ---- diagnostics ---------------------------------------------------------------------------- */
+
+/*
+ * Warnings about input that was skipped or estimated, kept for the user to read. At most
+ * GC_DIAG_KEEP messages are kept; the rest are only counted, so no input can grow it unbounded.
+ */
+#define GC_DIAG_KEEP 100
+typedef struct gc_diag {
+        char *msgs[GC_DIAG_KEEP];
+        size_t n_kept;
+        size_t n_total;
+} gc_diag;
+
+void gc_diag_add(gc_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gc_diag_clear(gc_diag *d);
+
+/* Copies at most size-1 bytes and NUL-terminates; returns strlen(src). */
+size_t gc_strlcpy(char *dst, const char *src, size_t size);
+
+#endif
