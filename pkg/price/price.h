@@ -71,7 +71,12 @@ typedef struct gc_price_rules {
         char *default_capacity_type; /* when nothing says; NULL = "on-demand" */
 } gc_price_rules;
 
-void gc_price_rules_free(gc_price_rules *r); /* frees the contents; accepts a zeroed struct */
+/*
+ * Frees rules[] with each rule's match array and char * fields, the instance_models array and
+ * default_capacity_type. The strings inside gc_label entries are not freed: they are const and
+ * owned by the pool that interned them (the configuration's). Accepts a zeroed struct.
+ */
+void gc_price_rules_free(gc_price_rules *r);
 
 typedef struct gc_node_class {
         const char *model;           /* interned */

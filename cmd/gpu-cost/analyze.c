@@ -1,0 +1,503 @@
+/* analyze, demo: cost of cluster dumps (files, or the embedded example cluster) over a window. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account/account.h"
+#include "cli.h"
+#include "config/config.h"
+#include "embedded.h"
+#include "ledger/ledger.h"
+#include "model/model.h"
+#include "price/price.h"
+#include "report/report.h"
+
+typedef enum { FMT_TABLE, FMT_JSON, FMT_MARKDOWN } out_format;
+
+/* Everything one analysis holds; released by analysis_done(). */
+typedef struct analysis {
+        gc_config *cfg;
+        gc_strpool *pool;
+        gc_ledger *ledger;
+        gc_accountant *acct;
+        gc_pod_vec pods;
+        gc_node_vec nodes;
+        gc_ns_vec nss;
+        gc_diag diag;
+} analysis;
+
+static void analysis_done(analysis *a)
+{
+        a->acct = gc_accountant_free(a->acct);
+        a->ledger = gc_ledger_free(a->ledger);
+        gc_pod_vec_free(&a->pods);
+        gc_node_vec_free(&a->nodes);
+        gc_ns_vec_free(&a->nss);
+        a->pool = gc_strpool_free(a->pool);
+        a->cfg = gc_config_free(a->cfg);
+        gc_diag_clear(&a->diag);
+}
+
+/* An input: a file's bytes, or an embedded file's. */
+typedef struct input {
+        const char *name; /* for messages: the path or "embedded examples/x.json" */
+        const char *data;
+        size_t len;
+        gc_buf owned;
+} input;
+
+static int input_read(input *in, const char *path)
+{
+        int r;
+
+        memset(in, 0, sizeof(*in));
+        in->name = path;
+        r = gc_read_file(strcmp(path, "-") == 0 ? "/dev/stdin" : path, GC_CLI_MAX_INPUT,
+                         &in->owned);
+        if (r < 0) {
+                if (r == -E2BIG)
+                        cli_error("%s: larger than %zu MiB", path, GC_CLI_MAX_INPUT >> 20);
+                else
+                        cli_error("%s: cannot read: %s", path, strerror(-r));
+                return r;
+        }
+        in->data = in->owned.data;
+        in->len = in->owned.len;
+        return 0;
+}
+
+static int input_embedded(input *in, const char *name)
+{
+        memset(in, 0, sizeof(*in));
+        for (const gc_embedded_file *f = gc_embedded_files; f->name; f++) {
+                if (strcmp(f->name, name) == 0) {
+                        in->name = f->name;
+                        in->data = f->data;
+                        in->len = f->len;
+                        return 0;
+                }
+        }
+        cli_error("embedded example %s is missing from this build", name);
+        return -ENOENT;
+}
+
+static void input_done(input *in)
+{
+        gc_buf_free(&in->owned);
+}
+
+static int analysis_start(analysis *a, const input *config, const input *prices)
+{
+        char err[512];
+
+        memset(a, 0, sizeof(*a));
+        if (config) {
+                a->cfg = gc_config_parse(config->data, config->len, err, sizeof(err));
+                if (!a->cfg) {
+                        cli_error("%s: %s", config->name, err);
+                        return -EINVAL;
+                }
+        } else {
+                a->cfg = gc_config_default();
+                if (!a->cfg) {
+                        cli_error("out of memory");
+                        return -ENOMEM;
+                }
+        }
+        if (prices) {
+                gc_catalog *cat = gc_catalog_parse(prices->data, prices->len, err, sizeof(err));
+
+                if (!cat) {
+                        cli_error("%s: %s", prices->name, err);
+                        return -EINVAL;
+                }
+                gc_config_set_catalog(a->cfg, cat);
+        }
+        a->pool = gc_strpool_new((size_t)1 << 30);
+        if (a->pool) {
+                gc_ledger_opts lo = {.pool = a->pool};
+
+                a->ledger = gc_ledger_new(&lo);
+        }
+        if (a->ledger)
+                a->acct = gc_accountant_new(a->cfg, a->pool, a->ledger);
+        if (!a->acct) {
+                cli_error("out of memory");
+                return -ENOMEM;
+        }
+        a->pods.limit = 10000000;
+        a->nodes.limit = 1000000;
+        a->nss.limit = 1000000;
+        return 0;
+}
+
+/* Decodes the dumps and feeds them to the accountant: nodes and namespaces first. */
+static int analysis_load(analysis *a, const input *pods, const input *nodes, const input *nss)
+{
+        gc_model_opts mo;
+        gc_decode_stats st;
+        char err[512];
+        int r;
+
+        gc_config_model_opts(a->cfg, a->pool, &mo);
+        r = gc_decode_nodes(nodes->data, nodes->len, &mo, &a->nodes, &st, &a->diag, err,
+                            sizeof(err));
+        if (r < 0) {
+                cli_error("%s: %s", nodes->name, err);
+                return r;
+        }
+        if (nss) {
+                r = gc_decode_namespaces(nss->data, nss->len, &mo, &a->nss, &st, &a->diag, err,
+                                         sizeof(err));
+                if (r < 0) {
+                        cli_error("%s: %s", nss->name, err);
+                        return r;
+                }
+        }
+        r = gc_decode_pods(pods->data, pods->len, &mo, &a->pods, &st, &a->diag, err,
+                           sizeof(err));
+        if (r < 0) {
+                cli_error("%s: %s", pods->name, err);
+                return r;
+        }
+        for (size_t i = 0; i < a->nodes.n; i++) {
+                r = gc_account_node(a->acct, &a->nodes.v[i], &a->diag);
+                if (r < 0) {
+                        cli_error("node %s: cannot record: %s", a->nodes.v[i].name, strerror(-r));
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < a->nss.n; i++) {
+                r = gc_account_namespace(a->acct, &a->nss.v[i]);
+                if (r < 0) {
+                        cli_error("namespace %s: cannot record: %s", a->nss.v[i].name,
+                                  strerror(-r));
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < a->pods.n; i++) {
+                r = gc_account_pod(a->acct, &a->pods.v[i], &a->diag);
+                if (r < 0) {
+                        cli_error("pod %s/%s: cannot record: %s", a->pods.v[i].ns,
+                                  a->pods.v[i].name, strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static void analysis_print_warnings(const analysis *a)
+{
+        for (size_t i = 0; i < a->diag.n_kept; i++)
+                cli_warn("%s", a->diag.msgs[i]);
+        if (a->diag.n_total > a->diag.n_kept)
+                cli_warn("%zu more warnings not shown", a->diag.n_total - a->diag.n_kept);
+}
+
+static int parse_window(const char *s, int64_t *ret_start, int64_t *ret_end)
+{
+        const char *comma = s ? strchr(s, ',') : NULL;
+        int64_t start, end;
+
+        if (!comma) {
+                cli_error("--window: expected START,END as RFC 3339 times "
+                          "(2026-11-16T00:00:00Z,2026-11-23T00:00:00Z), got \"%s\"",
+                          s ? s : "");
+                return -EINVAL;
+        }
+        if (gc_time_parse(s, (size_t)(comma - s), &start) < 0) {
+                cli_error("--window: START \"%.*s\" is not an RFC 3339 time", (int)(comma - s), s);
+                return -EINVAL;
+        }
+        if (gc_time_parse(comma + 1, strlen(comma + 1), &end) < 0) {
+                cli_error("--window: END \"%s\" is not an RFC 3339 time", comma + 1);
+                return -EINVAL;
+        }
+        if (end <= start) {
+                cli_error("--window: END must be after START");
+                return -EINVAL;
+        }
+        *ret_start = start;
+        *ret_end = end;
+        return 0;
+}
+
+static int parse_format(const char *s, int allow_table, out_format *ret)
+{
+        if (allow_table && strcmp(s, "table") == 0)
+                *ret = FMT_TABLE;
+        else if (strcmp(s, "json") == 0)
+                *ret = FMT_JSON;
+        else if (strcmp(s, "markdown") == 0 || strcmp(s, "md") == 0)
+                *ret = FMT_MARKDOWN;
+        else {
+                cli_error("--format: must be %s, got \"%s\"",
+                          allow_table ? "table, json or markdown" : "markdown or json", s);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int write_out(const gc_buf *b)
+{
+        if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len)
+                return -EIO;
+        if (b->len && b->data[b->len - 1] != '\n')
+                fputc('\n', stdout);
+        return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
+static const char analyze_usage[] =
+        "Usage: gpu-cost analyze --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
+        "                        [--config FILE] --window START,END [--by DIMS]\n"
+        "                        [--format table|json|markdown]\n"
+        "\n"
+        "Cost of the GPUs held by the pods of `kubectl get pods -A -o json` (FILE, or - for\n"
+        "standard input) over the window [START, END), RFC 3339 times. Pods still running\n"
+        "accrue up to END. Nodes come from `kubectl get nodes -o json`, namespace labels from\n"
+        "`kubectl get namespaces -o json`.\n"
+        "\n"
+        "  --pods FILE        pod list (required)\n"
+        "  --nodes FILE       node list (required): GPU model, MIG and sharing, capacity type\n"
+        "  --namespaces FILE  namespace list: team/project labels on namespaces\n"
+        "  --prices FILE      price catalog JSON (replaces the configured or built-in one)\n"
+        "  --config FILE      configuration JSON (label keys, namespace map, node rules, ...)\n"
+        "  --window S,E       the window, e.g. 2026-11-16T00:00:00Z,2026-11-23T00:00:00Z\n"
+        "  --by DIMS          grouping: namespace, team, project, model, capacity_type, node, pod\n"
+        "                     (comma-separated; default team,project)\n"
+        "  --format F         table (default), json or markdown\n"
+        "\n"
+        "Exit status: 0 on success, 2 on bad input (the message names the file and field).\n";
+
+int cmd_analyze(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"pods", required_argument, NULL, 'p'},   {"nodes", required_argument, NULL, 'n'},
+                {"namespaces", required_argument, NULL, 's'},
+                {"prices", required_argument, NULL, 'P'}, {"config", required_argument, NULL, 'c'},
+                {"window", required_argument, NULL, 'w'}, {"by", required_argument, NULL, 'b'},
+                {"format", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
+        };
+        const char *pods_path = NULL, *nodes_path = NULL, *ns_path = NULL, *prices_path = NULL;
+        const char *config_path = NULL, *window = NULL, *by = "team,project";
+        out_format fmt = FMT_TABLE;
+        input pods, nodes, nss, config, prices;
+        analysis a;
+        gc_query q;
+        gc_cost_summary sum;
+        gc_buf out;
+        char err[256];
+        int c, r, rc = GC_EXIT_USAGE;
+
+        memset(&pods, 0, sizeof(pods));
+        nodes = nss = config = prices = pods;
+        memset(&a, 0, sizeof(a));
+        memset(&sum, 0, sizeof(sum));
+        memset(&q, 0, sizeof(q));
+        gc_buf_init(&out, (size_t)1 << 30);
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'p':
+                        pods_path = optarg;
+                        break;
+                case 'n':
+                        nodes_path = optarg;
+                        break;
+                case 's':
+                        ns_path = optarg;
+                        break;
+                case 'P':
+                        prices_path = optarg;
+                        break;
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case 'w':
+                        window = optarg;
+                        break;
+                case 'b':
+                        by = optarg;
+                        break;
+                case 'f':
+                        if (parse_format(optarg, 1, &fmt) < 0)
+                                goto finish;
+                        break;
+                case 'h':
+                        fputs(analyze_usage, stdout);
+                        rc = GC_EXIT_OK;
+                        goto finish;
+                default:
+                        cli_error("analyze: unknown or incomplete flag \"%s\" (see --help)",
+                                  argv[optind - 1]);
+                        goto finish;
+                }
+        }
+        if (optind < argc) {
+                cli_error("analyze: unexpected argument \"%s\"", argv[optind]);
+                goto finish;
+        }
+        if (!pods_path || !nodes_path || !window) {
+                cli_error("analyze: --pods, --nodes and --window are required (see --help)");
+                goto finish;
+        }
+        if (parse_window(window, &q.start, &q.end) < 0)
+                goto finish;
+        if (gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)) < 0) {
+                cli_error("--by: %s", err);
+                goto finish;
+        }
+        q.now = q.end;
+        if (input_read(&pods, pods_path) < 0 || input_read(&nodes, nodes_path) < 0 ||
+            (ns_path && input_read(&nss, ns_path) < 0) ||
+            (config_path && input_read(&config, config_path) < 0) ||
+            (prices_path && input_read(&prices, prices_path) < 0))
+                goto finish;
+        r = analysis_start(&a, config_path ? &config : NULL, prices_path ? &prices : NULL);
+        if (r < 0) {
+                rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
+                goto finish;
+        }
+        r = analysis_load(&a, &pods, &nodes, ns_path ? &nss : NULL);
+        analysis_print_warnings(&a);
+        if (r < 0) {
+                rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
+                goto finish;
+        }
+        rc = GC_EXIT_FAIL;
+        r = gc_ledger_query(a.ledger, &q, &sum);
+        if (r < 0) {
+                cli_error("query failed: %s", strerror(-r));
+                goto finish;
+        }
+        if (fmt == FMT_JSON)
+                r = gc_report_summary_json(&sum, a.cfg->catalog->currency, &out);
+        else if (fmt == FMT_MARKDOWN)
+                r = gc_report_summary_markdown(&sum, a.cfg->catalog->currency, &out);
+        else
+                r = gc_report_summary_table(&sum, a.cfg->catalog->currency, &out);
+        if (r == 0)
+                r = write_out(&out);
+        if (r < 0) {
+                cli_error("cannot write the result: %s", strerror(-r));
+                goto finish;
+        }
+        rc = GC_EXIT_OK;
+finish:
+        gc_cost_summary_free(&sum);
+        gc_buf_free(&out);
+        analysis_done(&a);
+        input_done(&pods);
+        input_done(&nodes);
+        input_done(&nss);
+        input_done(&config);
+        input_done(&prices);
+        return rc;
+}
+
+static const char demo_usage[] =
+        "Usage: gpu-cost demo [--format markdown|json]\n"
+        "\n"
+        "Prints the weekly GPU spend report of a bundled example cluster (H100 nodes with MIG,\n"
+        "time-sliced T4s, spot and on-demand A100s, an on-premises node; five teams), as a team\n"
+        "lead would read it. Needs no cluster and no files: the example is built in. The same\n"
+        "files are in examples/ for `gpu-cost analyze`.\n";
+
+/* Reads "now" and "window" from the embedded demo.json. */
+static int demo_settings(const input *in, int64_t *ret_now, int64_t *ret_start,
+                         int64_t *ret_end)
+{
+        cJSON *root = cJSON_ParseWithLength(in->data, in->len);
+        const cJSON *now = cJSON_GetObjectItemCaseSensitive(root, "now");
+        const cJSON *win = cJSON_GetObjectItemCaseSensitive(root, "window");
+        int r = -EINVAL;
+
+        if (cJSON_IsString(now) && cJSON_IsString(win) &&
+            gc_time_parse(now->valuestring, strlen(now->valuestring), ret_now) == 0 &&
+            parse_window(win->valuestring, ret_start, ret_end) == 0)
+                r = 0;
+        else
+                cli_error("embedded demo.json: needs \"now\" and \"window\"");
+        cJSON_Delete(root);
+        return r;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"format", required_argument, NULL, 'f'},
+                {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
+        };
+        out_format fmt = FMT_MARKDOWN;
+        input pods, nodes, nss, config, settings;
+        gc_period_report rep;
+        int64_t now = 0;
+        const char *notes[1];
+        analysis a;
+        gc_buf out;
+        int c, r, rc = GC_EXIT_USAGE;
+
+        memset(&a, 0, sizeof(a));
+        memset(&rep, 0, sizeof(rep));
+        gc_buf_init(&out, (size_t)64 << 20);
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'f':
+                        if (parse_format(optarg, 0, &fmt) < 0)
+                                goto finish;
+                        break;
+                case 'h':
+                        fputs(demo_usage, stdout);
+                        rc = GC_EXIT_OK;
+                        goto finish;
+                default:
+                        cli_error("demo: unknown or incomplete flag \"%s\" (see --help)",
+                                  argv[optind - 1]);
+                        goto finish;
+                }
+        }
+        if (optind < argc) {
+                cli_error("demo: unexpected argument \"%s\"", argv[optind]);
+                goto finish;
+        }
+        rc = GC_EXIT_FAIL;
+        if (input_embedded(&pods, "pods.json") < 0 || input_embedded(&nodes, "nodes.json") < 0 ||
+            input_embedded(&nss, "namespaces.json") < 0 ||
+            input_embedded(&config, "config.json") < 0 ||
+            input_embedded(&settings, "demo.json") < 0 ||
+            demo_settings(&settings, &now, &rep.start, &rep.end) < 0)
+                goto finish;
+        if (analysis_start(&a, &config, NULL) < 0 || analysis_load(&a, &pods, &nodes, &nss) < 0)
+                goto finish;
+        rep.ledger = a.ledger;
+        rep.kind = "weekly";
+        rep.cluster = a.cfg->cluster;
+        rep.currency = a.cfg->catalog->currency;
+        rep.now = now;
+        rep.top_n = a.cfg->top_n;
+        rep.notes = &a.diag;
+        notes[0] = "This is the bundled example cluster (examples/): run `gpu-cost analyze` on "
+                   "your own `kubectl get -o json` dumps, or install the controller.";
+        rep.extra_notes = notes;
+        rep.n_extra_notes = 1;
+        r = fmt == FMT_JSON ? gc_report_period_json(&rep, &out)
+                            : gc_report_period_markdown(&rep, &out);
+        if (r == 0)
+                r = write_out(&out);
+        if (r < 0) {
+                cli_error("cannot write the report: %s", strerror(-r));
+                goto finish;
+        }
+        rc = GC_EXIT_OK;
+finish:
+        gc_buf_free(&out);
+        analysis_done(&a);
+        return rc;
+}

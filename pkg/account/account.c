@@ -1,0 +1,352 @@
+/* account: prices and attributes pods against the nodes and namespaces seen so far. */
+#include "account.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An open-addressing map from an interned string pointer to a slot index. */
+typedef struct gc__ptrmap {
+        const char **keys;
+        size_t *vals;
+        size_t nslots;
+        size_t count;
+} gc__ptrmap;
+
+typedef struct gc__node_slot {
+        gc_node node; /* own copy: labels array duplicated, strings pooled */
+        gc_node_class cls;
+        int priced; /* 0 when no catalog entry matched */
+} gc__node_slot;
+
+struct gc_accountant {
+        const gc_config *cfg;
+        gc_strpool *pool;
+        gc_ledger *ledger;
+        gc_attribution attr;
+        gc__node_slot *nodes;
+        size_t n_nodes, cap_nodes;
+        gc_namespace *nss;
+        size_t n_nss, cap_nss;
+        gc__ptrmap node_map;
+        gc__ptrmap ns_map;
+        const char *unknown; /* pooled "unknown" */
+};
+
+static size_t gc__ptr_hash(const char *p, size_t mask)
+{
+        uintptr_t v = (uintptr_t)p;
+
+        v ^= v >> 17;
+        v *= (uintptr_t)0x9E3779B97F4A7C15ULL;
+        return (size_t)(v >> 7) & mask;
+}
+
+static int gc__ptrmap_get(const gc__ptrmap *m, const char *key, size_t *ret)
+{
+        size_t j;
+
+        if (!m->nslots || !key)
+                return -ENOENT;
+        j = gc__ptr_hash(key, m->nslots - 1);
+        while (m->keys[j]) {
+                if (m->keys[j] == key) {
+                        *ret = m->vals[j];
+                        return 0;
+                }
+                j = (j + 1) & (m->nslots - 1);
+        }
+        return -ENOENT;
+}
+
+/* May reallocate the map's arrays. */
+static int gc__ptrmap_put(gc__ptrmap *m, const char *key, size_t val)
+{
+        size_t j;
+
+        if ((m->count + 1) * 4 > m->nslots * 3) {
+                size_t n = m->nslots ? m->nslots * 2 : 64;
+                const char **k = calloc(n, sizeof(*k));
+                size_t *v = calloc(n, sizeof(*v));
+
+                if (!k || !v) {
+                        free(k);
+                        free(v);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < m->nslots; i++) {
+                        if (!m->keys[i])
+                                continue;
+                        j = gc__ptr_hash(m->keys[i], n - 1);
+                        while (k[j])
+                                j = (j + 1) & (n - 1);
+                        k[j] = m->keys[i];
+                        v[j] = m->vals[i];
+                }
+                free(m->keys);
+                free(m->vals);
+                m->keys = k;
+                m->vals = v;
+                m->nslots = n;
+        }
+        j = gc__ptr_hash(key, m->nslots - 1);
+        while (m->keys[j] && m->keys[j] != key)
+                j = (j + 1) & (m->nslots - 1);
+        if (!m->keys[j])
+                m->count++;
+        m->keys[j] = key;
+        m->vals[j] = val;
+        return 0;
+}
+
+static void gc__ptrmap_free(gc__ptrmap *m)
+{
+        free(m->keys);
+        free(m->vals);
+        memset(m, 0, sizeof(*m));
+}
+
+gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger)
+{
+        gc_accountant *a;
+
+        if (!cfg || !pool || !ledger)
+                return NULL;
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return NULL;
+        a->cfg = cfg;
+        a->pool = pool;
+        a->ledger = ledger;
+        gc_config_attribution(cfg, &a->attr);
+        a->unknown = gc_strpool_intern0(pool, "unknown");
+        if (!a->unknown)
+                return gc_accountant_free(a);
+        return a;
+}
+
+gc_accountant *gc_accountant_free(gc_accountant *a)
+{
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < a->n_nodes; i++)
+                gc_node_release(&a->nodes[i].node);
+        free(a->nodes);
+        free(a->nss);
+        gc__ptrmap_free(&a->node_map);
+        gc__ptrmap_free(&a->ns_map);
+        free(a);
+        return NULL;
+}
+
+/* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
+static int gc__grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+        void *p;
+        size_t c;
+
+        if (n < *cap)
+                return 0;
+        c = *cap ? *cap * 2 : 16;
+        p = realloc(*arr, c * size);
+        if (!p)
+                return -ENOMEM;
+        *arr = p;
+        *cap = c;
+        return 0;
+}
+
+int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
+{
+        const char *name;
+        gc__node_slot *slot;
+        gc_capacity cap;
+        gc_label *labels = NULL;
+        size_t idx;
+        char err[256];
+        int r;
+
+        if (!a || !node || !node->name)
+                return -EINVAL;
+        name = gc_strpool_intern0(a->pool, node->name);
+        if (!name)
+                return -ENOMEM;
+        if (node->n_labels) {
+                labels = malloc(node->n_labels * sizeof(*labels));
+                if (!labels)
+                        return -ENOMEM;
+                memcpy(labels, node->labels, node->n_labels * sizeof(*labels));
+        }
+        if (gc__ptrmap_get(&a->node_map, name, &idx) < 0) {
+                r = gc__grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes, sizeof(*a->nodes));
+                if (r == 0)
+                        r = gc__ptrmap_put(&a->node_map, name, a->n_nodes);
+                if (r < 0) {
+                        free(labels);
+                        return r;
+                }
+                idx = a->n_nodes++;
+                memset(&a->nodes[idx], 0, sizeof(a->nodes[idx]));
+        }
+        slot = &a->nodes[idx];
+        gc_node_release(&slot->node);
+        slot->node = *node;
+        slot->node.name = name;
+        slot->node.labels = labels;
+        r = gc_node_classify(&a->cfg->rules, a->cfg->catalog, &slot->node, a->pool, &slot->cls,
+                             err, sizeof(err));
+        slot->priced = r == 0;
+        if (r < 0) {
+                gc_diag_add(diag, "node %s: %s; its GPUs are priced at 0", name, err);
+                slot->cls.usd_per_gpu_hour = 0;
+                if (!slot->cls.model)
+                        slot->cls.model = a->unknown;
+                if (!slot->cls.capacity_type)
+                        slot->cls.capacity_type = a->unknown;
+        }
+        if (node->geq_estimate)
+                gc_diag_add(diag, "node %s: allocatable GPU-equivalents %.4g rest on an estimated "
+                            "MIG share", name, node->alloc_geq);
+        memset(&cap, 0, sizeof(cap));
+        cap.node = name;
+        cap.model = slot->cls.model;
+        cap.capacity_type = slot->cls.capacity_type;
+        cap.geq = node->alloc_geq;
+        cap.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
+        cap.start = node->created_at;
+        cap.end = GC_OPEN;
+        return gc_ledger_put_capacity(a->ledger, &cap);
+}
+
+int gc_account_namespace(gc_accountant *a, const gc_namespace *ns)
+{
+        const char *name;
+        size_t idx;
+        int r;
+
+        if (!a || !ns || !ns->name)
+                return -EINVAL;
+        name = gc_strpool_intern0(a->pool, ns->name);
+        if (!name)
+                return -ENOMEM;
+        if (gc__ptrmap_get(&a->ns_map, name, &idx) < 0) {
+                r = gc__grow((void **)&a->nss, &a->cap_nss, a->n_nss, sizeof(*a->nss));
+                if (r == 0)
+                        r = gc__ptrmap_put(&a->ns_map, name, a->n_nss);
+                if (r < 0)
+                        return r;
+                idx = a->n_nss++;
+        }
+        a->nss[idx] = *ns;
+        a->nss[idx].name = name;
+        return 0;
+}
+
+const gc_node_class *gc_accountant_node_class(const gc_accountant *a, const char *node_name)
+{
+        const char *name;
+        size_t idx;
+
+        if (!a || !node_name)
+                return NULL;
+        /* Interning a known name allocates nothing; an unknown one is simply not found. */
+        name = gc_strpool_intern0(a->pool, node_name);
+        if (gc__ptrmap_get(&a->node_map, name, &idx) < 0)
+                return NULL;
+        return &a->nodes[idx].cls;
+}
+
+int gc_pod_interval(const gc_pod *pod, int64_t *ret_start, int64_t *ret_end)
+{
+        int64_t end = GC_OPEN;
+
+        if (!pod || !pod->node || pod->bound_at <= 0)
+                return -ENOENT;
+        if (pod->phase == GC_PHASE_SUCCEEDED || pod->phase == GC_PHASE_FAILED) {
+                end = pod->finished_at > 0 ? pod->finished_at : pod->deleting_at;
+                if (end <= 0)
+                        end = pod->bound_at; /* no trace of when it ended: bill nothing */
+        }
+        if (end < pod->bound_at)
+                end = pod->bound_at;
+        *ret_start = pod->bound_at;
+        *ret_end = end;
+        return 0;
+}
+
+int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
+{
+        const gc__node_slot *slot = NULL;
+        const gc_namespace *ns = NULL;
+        gc_attr_source ts, ps;
+        gc_usage u;
+        size_t idx;
+        int estimate = 0, r;
+        double geq;
+
+        if (!a || !pod)
+                return -EINVAL;
+        memset(&u, 0, sizeof(u));
+        if (gc_pod_interval(pod, &u.start, &u.end) < 0)
+                return 0;
+        if (gc__ptrmap_get(&a->node_map, gc_strpool_intern0(a->pool, pod->node), &idx) == 0)
+                slot = &a->nodes[idx];
+        if (pod->ns && gc__ptrmap_get(&a->ns_map, gc_strpool_intern0(a->pool, pod->ns), &idx) == 0)
+                ns = &a->nss[idx];
+        r = gc_pod_gpu_equivalents(a->cfg->res, pod, slot ? &slot->node : NULL, &geq, &estimate);
+        if (r < 0) {
+                gc_diag_add(diag, "pod %s/%s: cannot size its GPU request; not billed",
+                            pod->ns ? pod->ns : "", pod->name ? pod->name : "");
+                return 0;
+        }
+        if (pod->finished_at == 0 && (pod->phase == GC_PHASE_SUCCEEDED ||
+                                      pod->phase == GC_PHASE_FAILED))
+                gc_diag_add(diag, "pod %s/%s: finished with no end time; billed nothing",
+                            pod->ns ? pod->ns : "", pod->name ? pod->name : "");
+        gc_attribute(pod, ns, &a->attr, &u.dims[GC_DIM_TEAM], &ts, &u.dims[GC_DIM_PROJECT], &ps);
+        u.pod_uid = pod->uid && *pod->uid ? pod->uid : NULL;
+        if (!u.pod_uid) {
+                /* Hand-made objects may lack a UID: namespace/name is unique at one time. */
+                gc_buf key;
+
+                gc_buf_init(&key, 1024);
+                if (gc_buf_printf(&key, "%s/%s", pod->ns ? pod->ns : "",
+                                  pod->name ? pod->name : "") < 0) {
+                        gc_buf_free(&key);
+                        return -ENOMEM;
+                }
+                u.pod_uid = gc_strpool_intern0(a->pool, key.data);
+                gc_buf_free(&key);
+                if (!u.pod_uid)
+                        return -ENOMEM;
+        }
+        u.dims[GC_DIM_NAMESPACE] = pod->ns;
+        u.dims[GC_DIM_NODE] = pod->node;
+        u.dims[GC_DIM_POD] = pod->name;
+        u.geq = geq;
+        if (slot) {
+                u.dims[GC_DIM_MODEL] = slot->cls.model;
+                u.dims[GC_DIM_CAPACITY_TYPE] = slot->cls.capacity_type;
+                u.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
+        } else {
+                const gc_price_entry *e = NULL;
+                const char *ct = a->cfg->rules.default_capacity_type
+                                         ? a->cfg->rules.default_capacity_type
+                                         : "on-demand";
+
+                estimate = 1;
+                u.dims[GC_DIM_MODEL] = a->unknown;
+                u.dims[GC_DIM_CAPACITY_TYPE] = gc_strpool_intern0(a->pool, ct);
+                if (gc_catalog_lookup(a->cfg->catalog, "unknown", ct, NULL, &e) == 0)
+                        u.usd_per_gpu_hour = e->usd_per_gpu_hour;
+                gc_diag_add(diag,
+                            "pod %s/%s: node %s is not in the node list; priced at the catalog "
+                            "fallback %.4g per GPU-hour as an estimate",
+                            pod->ns ? pod->ns : "", pod->name ? pod->name : "", pod->node,
+                            u.usd_per_gpu_hour);
+        }
+        if (estimate || (pod->flags & (GC_POD_F_BOUND_GUESSED | GC_POD_F_END_GUESSED)))
+                u.flags |= GC_USAGE_F_ESTIMATE;
+        r = gc_ledger_put_usage(a->ledger, &u);
+        return r < 0 ? r : 1;
+}

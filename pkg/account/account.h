@@ -1,0 +1,41 @@
+/* account: turns decoded pods, nodes and namespaces into priced, attributed ledger intervals. */
+#ifndef GC_ACCOUNT_H
+#define GC_ACCOUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../ledger/ledger.h"
+#include "../model/model.h"
+#include "../price/price.h"
+#include "../util/util.h"
+
+/*
+ * The accountant remembers what pods need to be priced (each GPU node's record and class, each
+ * namespace's attribution labels) and writes intervals into a ledger it does not own. Feed nodes
+ * and namespaces before the pods that use them; a pod on a node it has not seen is priced at the
+ * catalog's fallback and noted as an estimate. See docs/architecture.md.
+ */
+typedef struct gc_accountant gc_accountant;
+
+/* cfg, pool and ledger must outlive the accountant; pool is the one the records were decoded into. */
+gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger);
+gc_accountant *gc_accountant_free(gc_accountant *a); /* accepts NULL, returns NULL */
+
+/* Classifies and prices a GPU node (copying its record) and records its capacity interval. */
+int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag);
+int gc_account_namespace(gc_accountant *a, const gc_namespace *ns);
+/* Records the pod's GPU interval; returns 1 when it holds GPUs, 0 when it does not (yet). */
+int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag);
+
+/* The class of a node seen by gc_account_node, or NULL. */
+const gc_node_class *gc_accountant_node_class(const gc_accountant *a, const char *node_name);
+
+/*
+ * When a pod held its GPUs: from binding to its end (finished pods) or GC_OPEN (still held).
+ * Returns 0 with the interval, or -ENOENT when the pod never held them (not bound).
+ */
+int gc_pod_interval(const gc_pod *pod, int64_t *ret_start, int64_t *ret_end);
+
+#endif

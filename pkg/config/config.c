@@ -1,0 +1,608 @@
+/* config: parses and validates the configuration file, on top of documented defaults. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const gc__default_team_keys[] = {"team", "app.kubernetes.io/team",
+                                                    "gpu-cost.io/team"};
+static const char *const gc__default_project_keys[] = {"project", "app.kubernetes.io/project",
+                                                       "gpu-cost.io/project", "cost-center"};
+
+static void gc__err(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void gc__err(char *err, size_t errlen, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!err || !errlen)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+}
+
+gc_config *gc_config_free(gc_config *c)
+{
+        if (!c)
+                return NULL;
+        free(c->team_keys);
+        free(c->project_keys);
+        free(c->ns_teams);
+        free(c->ns_projects);
+        gc_res_table_free(c->res);
+        gc_price_rules_free(&c->rules);
+        gc_catalog_free(c->catalog);
+        gc_strpool_free(c->pool);
+        free(c);
+        return NULL;
+}
+
+/* Replaces *ret_keys with pooled copies of keys[]. */
+static int gc__set_keys(gc_config *c, const char ***ret_keys, size_t *ret_n,
+                        const char *const *keys, size_t n)
+{
+        const char **v = calloc(n ? n : 1, sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                v[i] = gc_strpool_intern0(c->pool, keys[i]);
+                if (!v[i]) {
+                        free(v);
+                        return -ENOMEM;
+                }
+        }
+        free(*ret_keys);
+        *ret_keys = v;
+        *ret_n = n;
+        return 0;
+}
+
+gc_config *gc_config_default(void)
+{
+        gc_config *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return NULL;
+        c->pool = gc_strpool_new(GC_CONFIG_MAX_BYTES);
+        c->res = gc_res_table_new_default();
+        c->catalog = gc_catalog_builtin();
+        c->catalog_builtin = 1;
+        c->top_n = 10;
+        if (!c->pool || !c->res || !c->catalog)
+                return gc_config_free(c);
+        c->cluster = gc_strpool_intern0(c->pool, "default");
+        if (!c->cluster ||
+            gc__set_keys(c, &c->team_keys, &c->n_team_keys, gc__default_team_keys,
+                         sizeof(gc__default_team_keys) / sizeof(gc__default_team_keys[0])) < 0 ||
+            gc__set_keys(c, &c->project_keys, &c->n_project_keys, gc__default_project_keys,
+                         sizeof(gc__default_project_keys) /
+                                 sizeof(gc__default_project_keys[0])) < 0)
+                return gc_config_free(c);
+        return c;
+}
+
+void gc_config_set_catalog(gc_config *c, gc_catalog *cat)
+{
+        gc_catalog_free(c->catalog);
+        c->catalog = cat;
+        c->catalog_builtin = 0;
+}
+
+/* A label key: an optional DNS prefix and '/', then a name of at most 63 characters. */
+static int gc__valid_label_key(const char *s)
+{
+        const char *slash = strrchr(s, '/');
+        const char *name = slash ? slash + 1 : s;
+        size_t n = strlen(name);
+
+        if (n == 0 || n > 63 || (slash && (slash == s || (size_t)(slash - s) > 253)))
+                return 0;
+        for (const char *p = s; *p; p++) {
+                char ch = *p;
+
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ||
+                      ch == '/'))
+                        return 0;
+        }
+        return 1;
+}
+
+static int gc__parse_keys(gc_config *c, const cJSON *arr, const char *where, const char ***ret,
+                          size_t *ret_n, char *err, size_t errlen)
+{
+        const char *keys[GC_CONFIG_MAX_KEYS];
+        size_t n = 0;
+        const cJSON *it;
+
+        if (!cJSON_IsArray(arr)) {
+                gc__err(err, errlen, "%s: must be an array of label keys", where);
+                return -EINVAL;
+        }
+        cJSON_ArrayForEach(it, arr)
+        {
+                if (n >= GC_CONFIG_MAX_KEYS) {
+                        gc__err(err, errlen, "%s: at most %d keys", where, GC_CONFIG_MAX_KEYS);
+                        return -E2BIG;
+                }
+                if (!cJSON_IsString(it) || !gc__valid_label_key(it->valuestring)) {
+                        gc__err(err, errlen, "%s[%zu]: must be a label key (such as \"team\")",
+                                where, n);
+                        return -EINVAL;
+                }
+                keys[n++] = it->valuestring;
+        }
+        return gc__set_keys(c, ret, ret_n, keys, n);
+}
+
+/* Parses {"k":"v",...} into a malloc'd label array with pooled strings. */
+static int gc__parse_map(gc_config *c, const cJSON *obj, const char *where, int keys_are_labels,
+                         gc_label **ret, size_t *ret_n, char *err, size_t errlen)
+{
+        size_t n = 0, cap = (size_t)cJSON_GetArraySize(obj);
+        gc_label *v;
+        const cJSON *it;
+
+        if (!cJSON_IsObject(obj)) {
+                gc__err(err, errlen, "%s: must be an object of string values", where);
+                return -EINVAL;
+        }
+        if (cap > GC_CONFIG_MAX_MAP) {
+                gc__err(err, errlen, "%s: at most %d entries", where, GC_CONFIG_MAX_MAP);
+                return -E2BIG;
+        }
+        v = calloc(cap ? cap : 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        cJSON_ArrayForEach(it, obj)
+        {
+                if (!it->string || !*it->string ||
+                    (keys_are_labels && !gc__valid_label_key(it->string))) {
+                        gc__err(err, errlen, "%s: bad key \"%.64s\"", where,
+                                it->string ? it->string : "");
+                        free(v);
+                        return -EINVAL;
+                }
+                if (!cJSON_IsString(it)) {
+                        gc__err(err, errlen, "%s.%.64s: must be a string", where, it->string);
+                        free(v);
+                        return -EINVAL;
+                }
+                v[n].key = gc_strpool_intern0(c->pool, it->string);
+                v[n].value = gc_strpool_intern0(c->pool, it->valuestring);
+                if (!v[n].key || !v[n].value) {
+                        free(v);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+static int gc__check_keys(const cJSON *obj, const char *where, const char *const *known,
+                          size_t n_known, char *err, size_t errlen)
+{
+        const cJSON *it;
+
+        cJSON_ArrayForEach(it, obj)
+        {
+                size_t i;
+
+                for (i = 0; i < n_known; i++)
+                        if (it->string && strcmp(it->string, known[i]) == 0)
+                                break;
+                if (i == n_known) {
+                        gc__err(err, errlen, "%s%s%.64s: unknown field", where, *where ? "." : "",
+                                it->string ? it->string : "?");
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+/* Returns a pooled, malloc-free copy for the price rules, which own plain strdup'd strings. */
+static char *gc__dup_string(const cJSON *s)
+{
+        return cJSON_IsString(s) ? strdup(s->valuestring) : NULL;
+}
+
+static int gc__parse_number(const cJSON *v, const char *where, double lo, double hi, double *ret,
+                            char *err, size_t errlen)
+{
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+            v->valuedouble > hi) {
+                gc__err(err, errlen, "%s: must be a number in [%g, %g]", where, lo, hi);
+                return -EINVAL;
+        }
+        *ret = v->valuedouble;
+        return 0;
+}
+
+static int gc__parse_resources(gc_config *c, const cJSON *arr, char *err, size_t errlen)
+{
+        static const char *const known[] = {"name", "kind", "gpus_per_unit"};
+        const cJSON *it;
+        size_t i = 0;
+
+        if (!cJSON_IsArray(arr)) {
+                gc__err(err, errlen, "resources: must be an array");
+                return -EINVAL;
+        }
+        cJSON_ArrayForEach(it, arr)
+        {
+                char where[64];
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+                const cJSON *kind = cJSON_GetObjectItemCaseSensitive(it, "kind");
+                gc_res_kind k = GC_RES_FIXED;
+                double per_unit = 0;
+                int r;
+
+                snprintf(where, sizeof(where), "resources[%zu]", i);
+                if (i++ >= GC_CONFIG_MAX_KEYS) {
+                        gc__err(err, errlen, "resources: at most %d entries", GC_CONFIG_MAX_KEYS);
+                        return -E2BIG;
+                }
+                if (!cJSON_IsObject(it)) {
+                        gc__err(err, errlen, "%s: must be an object", where);
+                        return -EINVAL;
+                }
+                r = gc__check_keys(it, where, known, 3, err, errlen);
+                if (r < 0)
+                        return r;
+                if (!cJSON_IsString(name) || !*name->valuestring ||
+                    strlen(name->valuestring) > 253 || !strchr(name->valuestring, '/')) {
+                        gc__err(err, errlen,
+                                "%s.name: must be an extended resource name (\"vendor.com/gpu\")",
+                                where);
+                        return -EINVAL;
+                }
+                if (kind) {
+                        const char *ks = cJSON_IsString(kind) ? kind->valuestring : "";
+
+                        if (strcmp(ks, "fixed") == 0)
+                                k = GC_RES_FIXED;
+                        else if (strcmp(ks, "gpu") == 0)
+                                k = GC_RES_GPU;
+                        else if (strcmp(ks, "gpu-shared") == 0)
+                                k = GC_RES_GPU_SHARED;
+                        else if (strcmp(ks, "mig") == 0)
+                                k = GC_RES_MIG;
+                        else {
+                                gc__err(err, errlen,
+                                        "%s.kind: must be \"fixed\", \"gpu\", \"gpu-shared\" or "
+                                        "\"mig\"",
+                                        where);
+                                return -EINVAL;
+                        }
+                }
+                if (k == GC_RES_FIXED) {
+                        char w2[96];
+
+                        snprintf(w2, sizeof(w2), "%s.gpus_per_unit", where);
+                        r = gc__parse_number(cJSON_GetObjectItemCaseSensitive(it, "gpus_per_unit"),
+                                             w2, 0, 1e6, &per_unit, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+                r = gc_res_table_set(c->res, name->valuestring, k, per_unit);
+                if (r < 0) {
+                        gc__err(err, errlen, "%s: cannot add the rule", where);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_node_rule *ret,
+                          char *err, size_t errlen)
+{
+        static const char *const known[] = {"match", "capacity_type", "model", "region",
+                                            "usd_per_gpu_hour"};
+        const cJSON *match = cJSON_GetObjectItemCaseSensitive(it, "match");
+        const cJSON *price = cJSON_GetObjectItemCaseSensitive(it, "usd_per_gpu_hour");
+        char w2[96];
+        int r;
+
+        memset(ret, 0, sizeof(*ret));
+        ret->usd_per_gpu_hour = -1;
+        if (!cJSON_IsObject(it)) {
+                gc__err(err, errlen, "%s: must be an object", where);
+                return -EINVAL;
+        }
+        r = gc__check_keys(it, where, known, 5, err, errlen);
+        if (r < 0)
+                return r;
+        snprintf(w2, sizeof(w2), "%s.match", where);
+        if (!match || cJSON_GetArraySize(match) == 0) {
+                gc__err(err, errlen, "%s: must be an object of at least one label", w2);
+                return -EINVAL;
+        }
+        r = gc__parse_map(c, match, w2, 1, &ret->match, &ret->n_match, err, errlen);
+        if (r < 0)
+                return r;
+        for (int f = 0; f < 3; f++) {
+                static const char *const names[] = {"capacity_type", "model", "region"};
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, names[f]);
+                char **dst = f == 0 ? &ret->capacity_type : f == 1 ? &ret->model : &ret->region;
+
+                if (!v)
+                        continue;
+                if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 253) {
+                        gc__err(err, errlen, "%s.%s: must be a non-empty string", where,
+                                names[f]);
+                        return -EINVAL;
+                }
+                *dst = gc__dup_string(v);
+                if (!*dst)
+                        return -ENOMEM;
+        }
+        if (price) {
+                snprintf(w2, sizeof(w2), "%s.usd_per_gpu_hour", where);
+                r = gc__parse_number(price, w2, 0, 1e6, &ret->usd_per_gpu_hour, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if (!ret->capacity_type && !ret->model && !ret->region && ret->usd_per_gpu_hour < 0) {
+                gc__err(err, errlen,
+                        "%s: sets nothing (give capacity_type, model, region or usd_per_gpu_hour)",
+                        where);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static void gc__rule_free(gc_node_rule *r)
+{
+        free(r->match);
+        free(r->capacity_type);
+        free(r->model);
+        free(r->region);
+}
+
+static int gc__parse_rules(gc_config *c, const cJSON *arr, char *err, size_t errlen)
+{
+        size_t n = (size_t)cJSON_GetArraySize(arr), i = 0;
+        const cJSON *it;
+
+        if (!cJSON_IsArray(arr)) {
+                gc__err(err, errlen, "node_rules: must be an array");
+                return -EINVAL;
+        }
+        if (n > GC_CONFIG_MAX_MAP) {
+                gc__err(err, errlen, "node_rules: at most %d rules", GC_CONFIG_MAX_MAP);
+                return -E2BIG;
+        }
+        c->rules.rules = calloc(n ? n : 1, sizeof(gc_node_rule));
+        if (!c->rules.rules)
+                return -ENOMEM;
+        cJSON_ArrayForEach(it, arr)
+        {
+                char where[64];
+                int r;
+
+                snprintf(where, sizeof(where), "node_rules[%zu]", i);
+                r = gc__parse_rule(c, it, where, &c->rules.rules[i], err, errlen);
+                if (r < 0) {
+                        gc__rule_free(&c->rules.rules[i]);
+                        return r;
+                }
+                c->rules.n = ++i;
+        }
+        return 0;
+}
+
+static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errlen)
+{
+        static const char *const names[] = {"node_price",   "gpus_per_node", "years",
+                                            "utilization",  "cluster_gpus",  "ftes",
+                                            "fte_cost",     "kw_per_gpu",    "pue",
+                                            "usd_per_kwh",  "network_per_gpu_hour"};
+        double *fields[] = {&c->tco.node_price,   &c->tco.gpus_per_node, &c->tco.years,
+                            &c->tco.utilization,  &c->tco.cluster_gpus,  &c->tco.ftes,
+                            &c->tco.fte_cost,     &c->tco.kw_per_gpu,    &c->tco.pue,
+                            &c->tco.usd_per_kwh,  &c->tco.network_per_gpu_hour};
+        gc_tco_result res;
+        char inner[256];
+        int r;
+
+        if (!cJSON_IsObject(obj)) {
+                gc__err(err, errlen, "tco: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(obj, "tco", names, 11, err, errlen);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < 11; i++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, names[i]);
+                char where[64];
+
+                snprintf(where, sizeof(where), "tco.%s", names[i]);
+                if (!v) {
+                        gc__err(err, errlen, "%s: required when tco is given", where);
+                        return -EINVAL;
+                }
+                r = gc__parse_number(v, where, 0, 1e12, fields[i], err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        r = gc_tco_compute(&c->tco, &res, inner, sizeof(inner));
+        if (r < 0) {
+                gc__err(err, errlen, "tco.%s", inner);
+                return r;
+        }
+        c->has_tco = 1;
+        return 0;
+}
+
+static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
+{
+        static const char *const known[] = {"cluster",        "attribution",
+                                            "resources",      "node_rules",
+                                            "instance_types", "default_capacity_type",
+                                            "prices",         "tco",
+                                            "report"};
+        static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
+                                                 "namespace_teams", "namespace_projects"};
+        const cJSON *v, *attr;
+        int r;
+
+        if (!cJSON_IsObject(root)) {
+                gc__err(err, errlen, "configuration: must be a JSON object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(root, "", known, sizeof(known) / sizeof(known[0]), err, errlen);
+        if (r < 0)
+                return r;
+        v = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+        if (v) {
+                if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 63) {
+                        gc__err(err, errlen, "cluster: must be a name of 1 to 63 characters");
+                        return -EINVAL;
+                }
+                c->cluster = gc_strpool_intern0(c->pool, v->valuestring);
+        }
+        attr = cJSON_GetObjectItemCaseSensitive(root, "attribution");
+        if (attr) {
+                if (!cJSON_IsObject(attr)) {
+                        gc__err(err, errlen, "attribution: must be an object");
+                        return -EINVAL;
+                }
+                r = gc__check_keys(attr, "attribution", attr_known, 4, err, errlen);
+                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "team_label_keys")))
+                        r = gc__parse_keys(c, v, "attribution.team_label_keys", &c->team_keys,
+                                           &c->n_team_keys, err, errlen);
+                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "project_label_keys")))
+                        r = gc__parse_keys(c, v, "attribution.project_label_keys",
+                                           &c->project_keys, &c->n_project_keys, err, errlen);
+                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "namespace_teams")))
+                        r = gc__parse_map(c, v, "attribution.namespace_teams", 0, &c->ns_teams,
+                                          &c->n_ns_teams, err, errlen);
+                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "namespace_projects")))
+                        r = gc__parse_map(c, v, "attribution.namespace_projects", 0,
+                                          &c->ns_projects, &c->n_ns_projects, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "resources")) &&
+            (r = gc__parse_resources(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "node_rules")) &&
+            (r = gc__parse_rules(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "instance_types"))) {
+                gc_label *m = NULL;
+                size_t n = 0;
+
+                r = gc__parse_map(c, v, "instance_types", 0, &m, &n, err, errlen);
+                if (r < 0)
+                        return r;
+                /* gc_price_rules owns plain strings: copy out of the pool. */
+                c->rules.instance_models = calloc(n ? n : 1, sizeof(gc_label));
+                if (!c->rules.instance_models) {
+                        free(m);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < n; i++)
+                        c->rules.instance_models[i] = m[i];
+                c->rules.n_instance_models = n;
+                free(m);
+        }
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "default_capacity_type"))) {
+                if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 63) {
+                        gc__err(err, errlen, "default_capacity_type: must be a non-empty string");
+                        return -EINVAL;
+                }
+                c->rules.default_capacity_type = strdup(v->valuestring);
+                if (!c->rules.default_capacity_type)
+                        return -ENOMEM;
+        }
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "prices"))) {
+                gc_catalog *cat = gc_catalog_from_cjson(v, "prices", err, errlen);
+
+                if (!cat)
+                        return -EINVAL;
+                gc_config_set_catalog(c, cat);
+        }
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "tco")) &&
+            (r = gc__parse_tco(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "report"))) {
+                static const char *const rk[] = {"top_n"};
+                const cJSON *t;
+                double top;
+
+                if (!cJSON_IsObject(v)) {
+                        gc__err(err, errlen, "report: must be an object");
+                        return -EINVAL;
+                }
+                r = gc__check_keys(v, "report", rk, 1, err, errlen);
+                if (r < 0)
+                        return r;
+                t = cJSON_GetObjectItemCaseSensitive(v, "top_n");
+                if (t) {
+                        r = gc__parse_number(t, "report.top_n", 1, 1000, &top, err, errlen);
+                        if (r < 0)
+                                return r;
+                        c->top_n = (size_t)top;
+                }
+        }
+        return 0;
+}
+
+gc_config *gc_config_parse(const char *json, size_t len, char *err, size_t errlen)
+{
+        gc_config *c;
+        cJSON *root;
+        int r;
+
+        if (!json || len > GC_CONFIG_MAX_BYTES) {
+                gc__err(err, errlen, "configuration: larger than %u bytes", GC_CONFIG_MAX_BYTES);
+                return NULL;
+        }
+        root = cJSON_ParseWithLength(json, len);
+        if (!root) {
+                gc__err(err, errlen, "configuration: not valid JSON");
+                return NULL;
+        }
+        c = gc_config_default();
+        if (!c) {
+                cJSON_Delete(root);
+                gc__err(err, errlen, "configuration: out of memory");
+                return NULL;
+        }
+        r = gc__parse_root(c, root, err, errlen);
+        cJSON_Delete(root);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        gc__err(err, errlen, "configuration: out of memory");
+                return gc_config_free(c);
+        }
+        return c;
+}
+
+void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        ret->pool = pool;
+        ret->res = c->res;
+        ret->team_keys = c->team_keys;
+        ret->n_team_keys = c->n_team_keys;
+        ret->project_keys = c->project_keys;
+        ret->n_project_keys = c->n_project_keys;
+}
+
+void gc_config_attribution(const gc_config *c, gc_attribution *ret)
+{
+        ret->ns_teams = c->ns_teams;
+        ret->n_ns_teams = c->n_ns_teams;
+        ret->ns_projects = c->ns_projects;
+        ret->n_ns_projects = c->n_ns_projects;
+}

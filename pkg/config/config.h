@@ -1,0 +1,53 @@
+/* config: the one configuration file (label keys, resources, node rules, prices, TCO, reports). */
+#ifndef GC_CONFIG_H
+#define GC_CONFIG_H
+
+#include <stddef.h>
+
+#include "../ledger/ledger.h"
+#include "../model/model.h"
+#include "../price/price.h"
+#include "../util/util.h"
+
+#define GC_CONFIG_MAX_BYTES (8u << 20)
+#define GC_CONFIG_MAX_KEYS  32   /* label keys per list */
+#define GC_CONFIG_MAX_MAP   4096 /* namespace map entries, node rules, instance types */
+
+typedef struct gc_config {
+        gc_strpool *pool; /* owns every string below */
+        const char *cluster;
+        const char **team_keys;
+        size_t n_team_keys;
+        const char **project_keys;
+        size_t n_project_keys;
+        gc_label *ns_teams;
+        size_t n_ns_teams;
+        gc_label *ns_projects;
+        size_t n_ns_projects;
+        gc_res_table *res;
+        gc_price_rules rules;
+        gc_catalog *catalog; /* the configured catalog, or the built-in one */
+        int catalog_builtin; /* 1 when no catalog was configured */
+        int has_tco;
+        gc_tco_inputs tco;
+        size_t top_n;
+} gc_config;
+
+/* The defaults: documented in docs/configuration.md. */
+gc_config *gc_config_default(void);
+/*
+ * Parses a JSON configuration on top of the defaults. Unknown top-level keys are refused (a
+ * typo must not be ignored silently); err names the field ("attribution.team_label_keys[2]:
+ * must be a non-empty string").
+ */
+gc_config *gc_config_parse(const char *json, size_t len, char *err, size_t errlen);
+gc_config *gc_config_free(gc_config *c); /* accepts NULL, returns NULL */
+
+/* Replaces the catalog (ownership of cat passes to c). */
+void gc_config_set_catalog(gc_config *c, gc_catalog *cat);
+
+/* Views of the configuration for the modules that take it. */
+void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *ret);
+void gc_config_attribution(const gc_config *c, gc_attribution *ret);
+
+#endif

@@ -1,0 +1,214 @@
+/* test_util: buffers, RFC 3339 time, durations, numbers, the string pool, diagnostics. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static const struct {
+        const char *in;
+        int ok;
+        int64_t want;
+} time_cases[] = {
+        {"1970-01-01T00:00:00Z", 1, 0},
+        {"2026-11-20T09:15:03Z", 1, 1795166103},
+        {"2026-11-20T09:15:03.999999Z", 1, 1795166103}, /* fractions truncate */
+        {"2026-11-20T10:15:03+01:00", 1, 1795166103},
+        {"2026-11-20T08:45:03-00:30", 1, 1795166103},
+        {"2024-02-29T00:00:00Z", 1, 1709164800}, /* leap day */
+        {"2000-03-01T00:00:00Z", 1, 951868800},
+        {"2023-02-29T00:00:00Z", 0, 0}, /* not a leap year */
+        {"2026-13-01T00:00:00Z", 0, 0},
+        {"2026-11-20T24:00:00Z", 0, 0},
+        {"2026-11-20T09:15:03", 0, 0},  /* no zone */
+        {"2026-11-20 09:15:03Z", 1, 1795166103},
+        {"2026-11-20T09:15:03.Z", 0, 0},
+        {"2026-11-20T09:15:03Zjunk", 0, 0},
+        {"26-11-20T09:15:03Z", 0, 0},
+        {"", 0, 0},
+};
+
+START_TEST(test_time_parse)
+{
+        int64_t t = -1;
+        int r = gc_time_parse(time_cases[_i].in, strlen(time_cases[_i].in), &t);
+
+        if (time_cases[_i].ok) {
+                ck_assert_msg(r == 0, "%s should parse", time_cases[_i].in);
+                ck_assert_int_eq(t, time_cases[_i].want);
+        } else {
+                ck_assert_msg(r < 0, "%s should fail", time_cases[_i].in);
+        }
+}
+END_TEST
+
+START_TEST(test_time_format)
+{
+        char out[GC_TIME_LEN];
+
+        gc_time_format(1795166103, out);
+        ck_assert_str_eq(out, "2026-11-20T09:15:03Z");
+        gc_time_format(0, out);
+        ck_assert_str_eq(out, "1970-01-01T00:00:00Z");
+        gc_time_format(-1, out);
+        ck_assert_str_eq(out, "1969-12-31T23:59:59Z");
+        /* Round trip across many days, leap years included. */
+        for (int64_t t = 946684800; t < 4102444800; t += 86400 * 37 + 3607) {
+                int64_t back;
+
+                gc_time_format(t, out);
+                ck_assert_int_eq(gc_time_parse(out, strlen(out), &back), 0);
+                ck_assert_int_eq(back, t);
+        }
+}
+END_TEST
+
+START_TEST(test_duration)
+{
+        int64_t d;
+
+        ck_assert_int_eq(gc_duration_parse("30m", &d), 0);
+        ck_assert_int_eq(d, 1800);
+        ck_assert_int_eq(gc_duration_parse("7d", &d), 0);
+        ck_assert_int_eq(d, 604800);
+        ck_assert_int_eq(gc_duration_parse("2w", &d), 0);
+        ck_assert_int_eq(d, 1209600);
+        ck_assert_int_lt(gc_duration_parse("7", &d), 0);
+        ck_assert_int_lt(gc_duration_parse("d", &d), 0);
+        ck_assert_int_lt(gc_duration_parse("-1h", &d), 0);
+        ck_assert_int_lt(gc_duration_parse("1hh", &d), 0);
+        ck_assert_int_lt(gc_duration_parse("99999999999999999999d", &d), 0);
+}
+END_TEST
+
+START_TEST(test_numbers)
+{
+        int64_t i;
+        double x;
+
+        ck_assert_int_eq(gc_parse_int64("42", &i), 0);
+        ck_assert_int_eq(i, 42);
+        ck_assert_int_eq(gc_parse_int64("-7", &i), 0);
+        ck_assert_int_eq(i, -7);
+        ck_assert_int_lt(gc_parse_int64(" 1", &i), 0);
+        ck_assert_int_lt(gc_parse_int64("1x", &i), 0);
+        ck_assert_int_lt(gc_parse_int64("", &i), 0);
+        ck_assert_int_eq(gc_parse_int64("99999999999999999999", &i), -ERANGE);
+        ck_assert_int_eq(gc_parse_double("12.29", &x), 0);
+        ck_assert_double_eq_tol(x, 12.29, 1e-12);
+        ck_assert_int_lt(gc_parse_double("nan", &x), 0);
+        ck_assert_int_lt(gc_parse_double("inf", &x), 0);
+        ck_assert_int_lt(gc_parse_double("1e999", &x), 0);
+        ck_assert_int_lt(gc_parse_double("3.5 ", &x), 0);
+}
+END_TEST
+
+START_TEST(test_buf_limit)
+{
+        gc_buf b;
+
+        gc_buf_init(&b, 8);
+        ck_assert_int_eq(gc_buf_puts(&b, "12345678"), 0);
+        ck_assert_int_eq(gc_buf_puts(&b, "9"), -E2BIG);
+        ck_assert_uint_eq(b.len, 8);
+        ck_assert_str_eq(b.data, "12345678");
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_buf_printf(&b, "%d", 123456789), -E2BIG);
+        ck_assert_int_eq(gc_buf_printf(&b, "%d", 1234567), 0);
+        ck_assert_str_eq(b.data, "1234567");
+        gc_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_buf_json)
+{
+        gc_buf b;
+
+        gc_buf_init(&b, 1024);
+        ck_assert_int_eq(gc_buf_json_str(&b, "a\"b\\c\n\x01"), 0);
+        ck_assert_str_eq(b.data, "\"a\\\"b\\\\c\\n\\u0001\"");
+        gc_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_strpool)
+{
+        gc_strpool *p = gc_strpool_new(1 << 20);
+        const char *a, *b, *c;
+        char name[32];
+
+        ck_assert_ptr_nonnull(p);
+        a = gc_strpool_intern0(p, "team");
+        b = gc_strpool_intern(p, "teamX", 4);
+        c = gc_strpool_intern0(p, "project");
+        ck_assert_ptr_eq(a, b);
+        ck_assert_ptr_ne(a, c);
+        ck_assert_str_eq(b, "team");
+        for (int i = 0; i < 5000; i++) {
+                snprintf(name, sizeof(name), "n%d", i);
+                ck_assert_ptr_nonnull(gc_strpool_intern0(p, name));
+        }
+        ck_assert_ptr_eq(gc_strpool_intern0(p, "team"), a);
+        ck_assert_str_eq(gc_strpool_intern0(p, "n4999"), "n4999");
+        p = gc_strpool_free(p);
+        ck_assert_ptr_null(p);
+
+        p = gc_strpool_new(10);
+        ck_assert_ptr_nonnull(gc_strpool_intern0(p, "abcd"));
+        ck_assert_ptr_null(gc_strpool_intern0(p, "efghijkl")); /* over the limit */
+        gc_strpool_free(p);
+}
+END_TEST
+
+START_TEST(test_diag_bounded)
+{
+        gc_diag d;
+
+        memset(&d, 0, sizeof(d));
+        for (int i = 0; i < GC_DIAG_KEEP + 50; i++)
+                gc_diag_add(&d, "warning %d", i);
+        ck_assert_uint_eq(d.n_kept, GC_DIAG_KEEP);
+        ck_assert_uint_eq(d.n_total, GC_DIAG_KEEP + 50);
+        ck_assert_str_eq(d.msgs[0], "warning 0");
+        gc_diag_clear(&d);
+        ck_assert_uint_eq(d.n_total, 0);
+}
+END_TEST
+
+START_TEST(test_read_file)
+{
+        gc_buf b;
+
+        ck_assert_int_eq(gc_read_file(GC_SOURCE_DIR "/tests/unit/test_util.c", 1 << 20, &b), 0);
+        ck_assert_ptr_nonnull(strstr(b.data, "test_util"));
+        gc_buf_free(&b);
+        ck_assert_int_eq(gc_read_file(GC_SOURCE_DIR "/tests/unit/test_util.c", 10, &b), -E2BIG);
+        ck_assert_int_eq(gc_read_file("/nonexistent/x", 10, &b), -ENOENT);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("util");
+        TCase *tc = tcase_create("util");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_loop_test(tc, test_time_parse, 0, sizeof(time_cases) / sizeof(time_cases[0]));
+        tcase_add_test(tc, test_time_format);
+        tcase_add_test(tc, test_duration);
+        tcase_add_test(tc, test_numbers);
+        tcase_add_test(tc, test_buf_limit);
+        tcase_add_test(tc, test_buf_json);
+        tcase_add_test(tc, test_strpool);
+        tcase_add_test(tc, test_diag_bounded);
+        tcase_add_test(tc, test_read_file);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
