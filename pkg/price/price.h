@@ -82,16 +82,18 @@ typedef struct gc_node_class {
         const char *model;           /* interned */
         const char *capacity_type;   /* interned: on-demand, spot, reserved, on-prem, ... */
         const char *region;          /* interned or NULL */
-        const char *model_source;    /* static text: "annotation gpu-cost.io/gpu-model", ... */
+        const char *model_source;    /* static text: "annotation gpu-cost.io/gpu-model", ...,
+                                        or "rule 2" interned in the pool */
         const char *capacity_source; /* static text: "label karpenter.sh/capacity-type", ... */
         double usd_per_gpu_hour;
-        char price_source[160]; /* "annotation gpu-cost.io/usd-per-gpu-hour", "rule 2", or
-                                   "catalog NVIDIA-H100-80GB-HBM3/on-demand/us-east-1" */
+        char price_source[160]; /* "annotation gpu-cost.io/usd-per-gpu-hour", "rule 2" (rules[2],
+                                   counted from 0), or "catalog NVIDIA-H100-80GB-HBM3/on-demand/
+                                   us-east-1" (the matched entry's keys, "*" = any region) */
 } gc_node_class;
 
 /*
  * Model, capacity type, region and price of a node. Order of precedence for each: the node's
- * gpu-cost.io/* annotation, then the first matching user rule, then the well-known labels
+ * gpu-cost.io annotation, then the first matching user rule, then the well-known labels
  * (docs/prices.md), then the defaults. -ENOENT when no catalog entry matches (err says which
  * key); the rest of *ret is still filled then.
  */
