@@ -20,7 +20,8 @@
 
 #define GC_OPEN                 INT64_MAX /* interval end of a pod that still holds its GPUs */
 #define GC_UNATTRIBUTED         "__unattributed__"
-#define GC_LEDGER_DEFAULT_LIMIT 1000000 /* intervals or rollup rows, each */
+#define GC_FOLDED_POD           "__folded__" /* the pod key of folded hours, grouped by pod */
+#define GC_LEDGER_DEFAULT_LIMIT 1000000      /* intervals or rollup rows, each */
 
 typedef enum gc_dim {
         GC_DIM_NAMESPACE = 0,
@@ -75,43 +76,53 @@ enum {
 };
 
 typedef struct gc_usage {
-        const char *pod_uid;              /* the key */
-        const char *dims[GC_DIM_COUNT];   /* every dimension's value; NULL counts as "" */
-        double geq;                       /* GPU-equivalents held */
-        double usd_per_gpu_hour;          /* price of one whole GPU of this node */
-        int64_t start;                    /* bound to the node */
-        int64_t end;                      /* finished or deleted; GC_OPEN while held */
-        uint32_t flags;                   /* GC_USAGE_F_* */
+        const char *pod_uid;            /* the key */
+        const char *dims[GC_DIM_COUNT]; /* every dimension's value; NULL counts as "" */
+        double geq;                     /* GPU-equivalents held */
+        double usd_per_gpu_hour;        /* price of one whole GPU of this node */
+        int64_t start;                  /* bound to the node */
+        int64_t end;                    /* finished or deleted; GC_OPEN while held */
+        uint32_t flags;                 /* GC_USAGE_F_* */
 } gc_usage;
 
 typedef struct gc_capacity {
         const char *node; /* the key */
         const char *model;
         const char *capacity_type;
-        double geq;              /* allocatable GPU-equivalents */
+        double geq; /* allocatable GPU-equivalents */
         double usd_per_gpu_hour;
-        int64_t start;           /* node created (or first seen) */
-        int64_t end;             /* node gone; GC_OPEN while present */
+        int64_t start; /* node created (or first seen) */
+        int64_t end;   /* node gone; GC_OPEN while present */
 } gc_capacity;
 
 typedef struct gc_ledger_opts {
-        gc_strpool *pool;      /* required; every string given to the ledger is interned here */
-        size_t max_intervals;  /* 0 = GC_LEDGER_DEFAULT_LIMIT */
+        gc_strpool *pool;     /* required; every string given to the ledger is interned here */
+        size_t max_intervals; /* 0 = GC_LEDGER_DEFAULT_LIMIT */
         size_t max_rollup_rows;
 } gc_ledger_opts;
 
 gc_ledger *gc_ledger_new(const gc_ledger_opts *o);
 gc_ledger *gc_ledger_free(gc_ledger *l); /* accepts NULL, returns NULL */
 
-/* Insert or replace the pod's interval (by pod_uid). -E2BIG at the interval limit. */
+/*
+ * Insert or replace the pod's interval (by pod_uid). -E2BIG at the interval limit, -EINVAL for
+ * a bad record (no uid, start < 0, end < start, geq or price negative or not finite).
+ * Hours before the fold horizon are closed books: a pod not in the ledger (e.g. one folded
+ * already and seen again on a re-list) only counts from the horizon on, and not at all when it
+ * ended before it. A pod already in the ledger is replaced as given.
+ */
 int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u);
+/* The same for a node's capacity; its start never goes back before hours already folded. */
 int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c);
 /* Removes a pod's interval entirely (e.g. it never held GPUs after all). */
 int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid);
 /*
  * Folds into hourly rollups every interval that ended before `before` (rounded down to the
  * hour) and drops it; also folds capacity hours before it. Rollup hours older than
- * `keep_since` are discarded. Returns the number of intervals folded.
+ * `keep_since` are discarded. Returns the number of intervals folded. Each interval folds whole
+ * or not at all: -E2BIG at the rollup row limit leaves the rest as intervals. `before` should
+ * lag now by more than event delays (hours before it are closed books, see put_usage) and
+ * never lie ahead of now (a present node's capacity would be folded up to it).
  */
 int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since);
 
@@ -120,16 +131,17 @@ typedef struct gc_ledger_stats {
         size_t open_intervals;
         size_t capacities;
         size_t rollup_rows;
-        size_t bytes; /* memory held, approximately */
+        size_t bytes;    /* memory held, approximately (the string pool is the caller's) */
+        int64_t horizon; /* hours before it are folded; INT64_MIN when nothing is */
 } gc_ledger_stats;
 void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret);
 
 /* ---- queries -------------------------------------------------------------------------------- */
 
 typedef struct gc_query {
-        int64_t start, end;            /* [start, end) */
-        int64_t now;                   /* open intervals accrue up to min(end, now); 0 = end */
-        gc_dim by[GC_DIM_COUNT];       /* grouping, in order */
+        int64_t start, end;      /* [start, end) */
+        int64_t now;             /* open intervals accrue up to min(end, now); 0 = end */
+        gc_dim by[GC_DIM_COUNT]; /* grouping, in order */
         size_t n_by;
         const char *filter[GC_DIM_COUNT]; /* NULL = any value; else only rows with this value */
 } gc_query;
@@ -156,7 +168,50 @@ typedef struct gc_cost_summary {
         size_t n_idle_nodes;
 } gc_cost_summary;
 
+/*
+ * -EINVAL for start > end, now < 0, or a bad or repeated grouping dimension. Key strings in the
+ * summary are the pool's. Idle and capacity follow only the node, model and capacity-type
+ * filters; idle_nodes lists every node with capacity in the window, idle or not.
+ */
 int gc_ledger_query(const gc_ledger *l, const gc_query *q, gc_cost_summary *ret);
 void gc_cost_summary_free(gc_cost_summary *s); /* accepts a zeroed struct */
+
+/* ---- state, for checkpoints ----------------------------------------------------------------- */
+
+typedef struct gc_rollup {
+        int64_t hour;                   /* start of the hour bucket, a multiple of 3600 */
+        const char *dims[GC_DIM_COUNT]; /* every dimension but GC_DIM_POD (NULL there) */
+        double gpu_seconds;
+        double cost_usd;
+} gc_rollup;
+
+typedef struct gc_capacity_rollup {
+        int64_t hour;
+        const char *node;
+        const char *model;
+        const char *capacity_type;
+        double geq_seconds; /* allocatable GPU-equivalent seconds in the hour */
+        double cost_usd;
+} gc_capacity_rollup;
+
+/* Callbacks may be NULL; a non-zero return stops the walk and is returned. */
+typedef struct gc_ledger_visitor {
+        int (*usage)(void *ud, const gc_usage *u);
+        int (*capacity)(void *ud, const gc_capacity *c);
+        int (*rollup)(void *ud, const gc_rollup *r);
+        int (*capacity_rollup)(void *ud, const gc_capacity_rollup *r);
+} gc_ledger_visitor;
+
+/* Walks every record; the ledger must not change during the walk. */
+int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud);
+/* Adds into the row of the same key (restoring a checkpoint). -E2BIG at the row limit. */
+int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *r);
+int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *r);
+/*
+ * Restores the fold horizon after the records (put records first: puts are clipped to the
+ * horizon). Moves it forward only; every capacity then counts as folded up to its start.
+ * INT64_MIN (never folded) is accepted and changes nothing.
+ */
+int gc_ledger_set_horizon(gc_ledger *l, int64_t horizon);
 
 #endif

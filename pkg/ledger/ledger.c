@@ -1,0 +1,680 @@
+/* ledger: pod and capacity intervals, folding them into hourly rollups, stats and state walks. */
+#include "ledger_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- keys --------------------------------------------------------------------------------- */
+
+/* Keys of intervals hash by content, so a lookup needs no interning of a never-seen key. */
+static uint32_t gc__str_hash(const char *s)
+{
+        return gc__fin(gc_hash(s, strlen(s), 0));
+}
+
+uint32_t gc__roll_hash(int64_t hour, const char *const dims[GC__ROLL_DIMS])
+{
+        uint64_t h = (uint64_t)hour;
+
+        for (size_t d = 0; d < GC__ROLL_DIMS; d++)
+                h = gc__mix(h, dims[d]);
+        return gc__fin(h);
+}
+
+uint32_t gc__croll_hash(int64_t hour, const char *node)
+{
+        return gc__fin(gc__mix((uint64_t)hour, node));
+}
+
+typedef struct gc__iv_key {
+        const gc_ledger *l;
+        const char *uid;
+} gc__iv_key;
+
+static int gc__iv_eq(const void *ctx, size_t ix)
+{
+        const gc__iv_key *k = ctx;
+
+        const char *u = k->l->iv[ix].uid;
+
+        return u == k->uid || strcmp(u, k->uid) == 0;
+}
+
+static int gc__cap_eq(const void *ctx, size_t ix)
+{
+        const gc__iv_key *k = ctx;
+
+        const char *n = k->l->cap[ix].node;
+
+        return n == k->uid || strcmp(n, k->uid) == 0;
+}
+
+typedef struct gc__roll_key {
+        const gc_ledger *l;
+        int64_t hour;
+        const char *const *dims;
+} gc__roll_key;
+
+static int gc__roll_eq(const void *ctx, size_t ix)
+{
+        const gc__roll_key *k = ctx;
+        const gc__roll *r = &k->l->roll[ix];
+
+        return r->hour == k->hour && memcmp(r->dims, k->dims, sizeof(r->dims)) == 0;
+}
+
+static int gc__croll_eq(const void *ctx, size_t ix)
+{
+        const gc__roll_key *k = ctx;
+        const gc__croll *r = &k->l->croll[ix];
+
+        return r->hour == k->hour && r->node == k->dims[0];
+}
+
+/* ---- life ----------------------------------------------------------------------------------- */
+
+gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
+{
+        gc_ledger *l;
+
+        if (!o || !o->pool || o->max_intervals > GC__MAX_LIMIT ||
+            o->max_rollup_rows > GC__MAX_LIMIT) {
+                errno = EINVAL;
+                return NULL;
+        }
+        l = calloc(1, sizeof(*l));
+        if (!l) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        l->pool = o->pool;
+        l->max_intervals = o->max_intervals ? o->max_intervals : GC_LEDGER_DEFAULT_LIMIT;
+        l->max_rollup_rows = o->max_rollup_rows ? o->max_rollup_rows : GC_LEDGER_DEFAULT_LIMIT;
+        l->horizon = INT64_MIN;
+        l->empty = gc_strpool_intern0(o->pool, "");
+        l->unattributed = gc_strpool_intern0(o->pool, GC_UNATTRIBUTED);
+        l->folded_pod = gc_strpool_intern0(o->pool, GC_FOLDED_POD);
+        if (!l->empty || !l->unattributed || !l->folded_pod) {
+                errno = ENOMEM;
+                return gc_ledger_free(l);
+        }
+        return l;
+}
+
+gc_ledger *gc_ledger_free(gc_ledger *l)
+{
+        if (!l)
+                return NULL;
+        free(l->iv);
+        gc__index_free(&l->iv_ix);
+        free(l->cap);
+        gc__index_free(&l->cap_ix);
+        free(l->roll);
+        gc__index_free(&l->roll_ix);
+        free(l->croll);
+        gc__index_free(&l->croll_ix);
+        free(l);
+        return NULL;
+}
+
+/* ---- intervals ------------------------------------------------------------------------------ */
+
+static int gc__valid_span(int64_t start, int64_t end)
+{
+        if (start < 0 || start > GC__TIME_MAX)
+                return 0;
+        return end == GC_OPEN || (end >= start && end <= GC__TIME_MAX);
+}
+
+static int gc__valid_money(double geq, double price)
+{
+        return isfinite(geq) && geq >= 0 && isfinite(price) && price >= 0;
+}
+
+static const char *gc__intern(const gc_ledger *l, const char *s)
+{
+        return s ? gc_strpool_intern0(l->pool, s) : l->empty;
+}
+
+/* Removes item ix of a dense array indexed by t, whose slot is at pos; the last item moves in. */
+static void gc__swap_remove(gc__index *t, size_t pos, void *arr, size_t *n, size_t size, size_t ix,
+                            uint32_t last_hash)
+{
+        char *a = arr;
+        size_t last = *n - 1;
+
+        gc__index_del(t, pos);
+        if (ix != last) {
+                memcpy(a + ix * size, a + last * size, size);
+                gc__index_renumber(t, last_hash, last, ix);
+        }
+        *n = last;
+}
+
+static void gc__iv_remove(gc_ledger *l, size_t pos, size_t ix)
+{
+        uint32_t lh = gc__str_hash(l->iv[l->n_iv - 1].uid);
+
+        if (l->iv[ix].end == GC_OPEN)
+                l->n_open--;
+        gc__swap_remove(&l->iv_ix, pos, l->iv, &l->n_iv, sizeof(*l->iv), ix, lh);
+}
+
+static void gc__cap_remove(gc_ledger *l, size_t pos, size_t ix)
+{
+        uint32_t lh = gc__str_hash(l->cap[l->n_cap - 1].node);
+
+        gc__swap_remove(&l->cap_ix, pos, l->cap, &l->n_cap, sizeof(*l->cap), ix, lh);
+}
+
+int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
+{
+        gc__iv v = {0};
+        gc__iv_key k;
+        uint32_t h;
+        size_t pos;
+        int r;
+
+        if (!l || !u || !u->pod_uid || !*u->pod_uid || !gc__valid_span(u->start, u->end) ||
+            !gc__valid_money(u->geq, u->usd_per_gpu_hour))
+                return -EINVAL;
+        v.uid = gc_strpool_intern0(l->pool, u->pod_uid);
+        if (!v.uid)
+                return -ENOMEM;
+        for (size_t d = 0; d < GC_DIM_COUNT; d++) {
+                v.dims[d] = gc__intern(l, u->dims[d]);
+                if (!v.dims[d])
+                        return -ENOMEM;
+        }
+        v.geq = u->geq;
+        v.usd_per_gpu_hour = u->usd_per_gpu_hour;
+        v.start = u->start;
+        v.end = u->end;
+        v.flags = u->flags;
+
+        k.l = l;
+        k.uid = v.uid;
+        h = gc__str_hash(v.uid);
+        if (gc__index_find(&l->iv_ix, h, gc__iv_eq, &k, &pos)) {
+                gc__iv *old = &l->iv[l->iv_ix.s[pos].ix - 1];
+
+                l->n_open += (v.end == GC_OPEN) - (old->end == GC_OPEN);
+                *old = v;
+                return 0;
+        }
+        /* Unknown pod: what lies before the horizon is folded already, or was never seen. */
+        if (v.start < l->horizon) {
+                if (v.end <= l->horizon)
+                        return 0;
+                v.start = l->horizon;
+        }
+        if (l->n_iv >= l->max_intervals)
+                return -E2BIG;
+        r = gc__vec_reserve((void **)&l->iv, &l->cap_iv, l->n_iv + 1, sizeof(*l->iv));
+        if (r < 0)
+                return r;
+        r = gc__index_reserve(&l->iv_ix, l->n_iv + 1);
+        if (r < 0)
+                return r;
+        l->iv[l->n_iv] = v;
+        gc__index_add_new(&l->iv_ix, h, l->n_iv);
+        l->n_iv++;
+        l->n_open += v.end == GC_OPEN;
+        return 0;
+}
+
+int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid)
+{
+        gc__iv_key k;
+        size_t pos;
+
+        if (!l || !pod_uid)
+                return -EINVAL;
+        k.l = l;
+        k.uid = pod_uid;
+        if (!gc__index_find(&l->iv_ix, gc__str_hash(k.uid), gc__iv_eq, &k, &pos))
+                return -ENOENT;
+        gc__iv_remove(l, pos, l->iv_ix.s[pos].ix - 1);
+        return 0;
+}
+
+int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c)
+{
+        gc__cap v = {0};
+        gc__iv_key k;
+        uint32_t h;
+        size_t pos;
+        int found, r;
+
+        if (!l || !c || !c->node || !*c->node || !gc__valid_span(c->start, c->end) ||
+            !gc__valid_money(c->geq, c->usd_per_gpu_hour))
+                return -EINVAL;
+        v.node = gc_strpool_intern0(l->pool, c->node);
+        v.model = gc__intern(l, c->model);
+        v.capacity_type = gc__intern(l, c->capacity_type);
+        if (!v.node || !v.model || !v.capacity_type)
+                return -ENOMEM;
+        v.geq = c->geq;
+        v.usd_per_gpu_hour = c->usd_per_gpu_hour;
+        v.start = c->start;
+        v.end = c->end;
+
+        k.l = l;
+        k.uid = v.node;
+        h = gc__str_hash(v.node);
+        found = gc__index_find(&l->cap_ix, h, gc__cap_eq, &k, &pos);
+        /* A node is re-sent with its creation time on every update; never count folded hours. */
+        v.folded_to = found ? l->cap[l->cap_ix.s[pos].ix - 1].folded_to : l->horizon;
+        if (v.start < v.folded_to) {
+                if (v.end <= v.folded_to) {
+                        if (found)
+                                gc__cap_remove(l, pos, l->cap_ix.s[pos].ix - 1);
+                        return 0;
+                }
+                v.start = v.folded_to;
+        }
+        if (found) {
+                l->cap[l->cap_ix.s[pos].ix - 1] = v;
+                return 0;
+        }
+        if (l->n_cap >= l->max_intervals)
+                return -E2BIG;
+        r = gc__vec_reserve((void **)&l->cap, &l->cap_cap, l->n_cap + 1, sizeof(*l->cap));
+        if (r < 0)
+                return r;
+        r = gc__index_reserve(&l->cap_ix, l->n_cap + 1);
+        if (r < 0)
+                return r;
+        l->cap[l->n_cap] = v;
+        gc__index_add_new(&l->cap_ix, h, l->n_cap);
+        l->n_cap++;
+        return 0;
+}
+
+/* ---- rollups -------------------------------------------------------------------------------- */
+
+static size_t gc__rows(const gc_ledger *l)
+{
+        return l->n_roll + l->n_croll;
+}
+
+/* Makes room for `more` rows beyond the current ones, or -E2BIG; may reallocate. */
+static int gc__rows_reserve(gc_ledger *l, size_t more_roll, size_t more_croll)
+{
+        int r;
+
+        if (more_roll + more_croll > l->max_rollup_rows - gc__rows(l))
+                return -E2BIG;
+        r = gc__vec_reserve((void **)&l->roll, &l->cap_roll, l->n_roll + more_roll,
+                            sizeof(*l->roll));
+        if (r == 0)
+                r = gc__index_reserve(&l->roll_ix, l->n_roll + more_roll);
+        if (r == 0)
+                r = gc__vec_reserve((void **)&l->croll, &l->cap_croll, l->n_croll + more_croll,
+                                    sizeof(*l->croll));
+        if (r == 0)
+                r = gc__index_reserve(&l->croll_ix, l->n_croll + more_croll);
+        return r;
+}
+
+/* Adds into the (hour, dims) row; room must have been reserved when the row is new. */
+static void gc__roll_add(gc_ledger *l, int64_t hour, const char *const dims[GC__ROLL_DIMS],
+                         double gpu_seconds, double cost_usd)
+{
+        gc__roll_key k = {l, hour, dims};
+        uint32_t h = gc__roll_hash(hour, dims);
+        gc__roll *row;
+        size_t pos;
+
+        if (gc__index_find(&l->roll_ix, h, gc__roll_eq, &k, &pos)) {
+                row = &l->roll[l->roll_ix.s[pos].ix - 1];
+        } else {
+                row = &l->roll[l->n_roll];
+                memset(row, 0, sizeof(*row));
+                row->hour = hour;
+                memcpy(row->dims, dims, sizeof(row->dims));
+                gc__index_fill(&l->roll_ix, pos, h, l->n_roll);
+                l->n_roll++;
+        }
+        row->gpu_seconds += gpu_seconds;
+        row->cost_usd += cost_usd;
+}
+
+static void gc__croll_add(gc_ledger *l, int64_t hour, const char *node, const char *model,
+                          const char *capacity_type, double geq_seconds, double cost_usd)
+{
+        gc__roll_key k = {l, hour, &node};
+        uint32_t h = gc__croll_hash(hour, node);
+        gc__croll *row;
+        size_t pos;
+
+        if (gc__index_find(&l->croll_ix, h, gc__croll_eq, &k, &pos)) {
+                row = &l->croll[l->croll_ix.s[pos].ix - 1];
+        } else {
+                row = &l->croll[l->n_croll];
+                memset(row, 0, sizeof(*row));
+                row->hour = hour;
+                row->node = node;
+                gc__index_fill(&l->croll_ix, pos, h, l->n_croll);
+                l->n_croll++;
+        }
+        row->model = model;
+        row->capacity_type = capacity_type;
+        row->geq_seconds += geq_seconds;
+        row->cost_usd += cost_usd;
+}
+
+/*
+ * Counts the hour rows a span [start, end) of `geq` would add, from hour `first` on; stops
+ * counting past `cap` (the caller only needs to know it will not fit).
+ */
+static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, int64_t first,
+                                double geq, const char *const dims[GC__ROLL_DIMS], const char *node,
+                                size_t cap)
+{
+        size_t missing = 0;
+        int64_t h = gc__floor_hour(start);
+
+        if (geq <= 0)
+                return 0;
+        if (h < first)
+                h = first;
+        for (; h < end && missing <= cap; h += GC__HOUR) {
+                gc__roll_key k = {l, h, dims ? dims : &node};
+                size_t pos;
+
+                if (dims)
+                        missing += !gc__index_find(&l->roll_ix, gc__roll_hash(h, dims), gc__roll_eq,
+                                                   &k, &pos);
+                else
+                        missing += !gc__index_find(&l->croll_ix, gc__croll_hash(h, node),
+                                                   gc__croll_eq, &k, &pos);
+        }
+        return missing;
+}
+
+/* Splits [start, end) per hour from hour `first` on; room must have been reserved. */
+static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t first, double geq,
+                          double usd_per_gpu_hour, const char *const dims[GC__ROLL_DIMS],
+                          const gc__cap *c)
+{
+        int64_t h = gc__floor_hour(start);
+
+        if (geq <= 0)
+                return;
+        if (h < first)
+                h = first;
+        for (; h < end; h += GC__HOUR) {
+                int64_t lo = start > h ? start : h;
+                int64_t hi = end < h + GC__HOUR ? end : h + GC__HOUR;
+                double gs = (double)(hi - lo) * geq;
+                double cost = gs / 3600.0 * usd_per_gpu_hour;
+
+                if (hi <= lo)
+                        continue;
+                if (dims)
+                        gc__roll_add(l, h, dims, gs, cost);
+                else
+                        gc__croll_add(l, h, c->node, c->model, c->capacity_type, gs, cost);
+        }
+}
+
+/* Drops rows of hours before `first` and rebuilds the indexes when any went. */
+static void gc__drop_old(gc_ledger *l, int64_t first)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < l->n_roll; i++)
+                if (l->roll[i].hour >= first)
+                        l->roll[n++] = l->roll[i];
+        if (n != l->n_roll) {
+                l->n_roll = n;
+                gc__index_clear(&l->roll_ix);
+                for (size_t i = 0; i < n; i++)
+                        gc__index_add_new(&l->roll_ix,
+                                          gc__roll_hash(l->roll[i].hour, l->roll[i].dims), i);
+        }
+        n = 0;
+        for (size_t i = 0; i < l->n_croll; i++)
+                if (l->croll[i].hour >= first)
+                        l->croll[n++] = l->croll[i];
+        if (n != l->n_croll) {
+                l->n_croll = n;
+                gc__index_clear(&l->croll_ix);
+                for (size_t i = 0; i < n; i++)
+                        gc__index_add_new(&l->croll_ix,
+                                          gc__croll_hash(l->croll[i].hour, l->croll[i].node), i);
+        }
+}
+
+static int64_t gc__clamp_time(int64_t t)
+{
+        if (t < -GC__TIME_MAX)
+                return -GC__TIME_MAX;
+        return t > GC__TIME_MAX ? GC__TIME_MAX : t;
+}
+
+int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
+{
+        int64_t fold_to, first;
+        size_t i;
+        int folded = 0, r = 0;
+
+        if (!l)
+                return -EINVAL;
+        fold_to = gc__floor_hour(gc__clamp_time(before));
+        first = gc__floor_hour(gc__clamp_time(keep_since));
+        gc__drop_old(l, first);
+
+        /* Each interval folds whole or not at all, so a limit hit leaves no half-counted pod. */
+        for (i = 0; i < l->n_iv;) {
+                gc__iv *v = &l->iv[i];
+                size_t missing, pos;
+                gc__iv_key k = {l, v->uid};
+
+                if (v->end > fold_to) {
+                        i++;
+                        continue;
+                }
+                missing = gc__missing_hours(l, v->start, v->end, first, v->geq, v->dims, NULL,
+                                            l->max_rollup_rows - gc__rows(l));
+                r = gc__rows_reserve(l, missing, 0);
+                if (r < 0)
+                        break;
+                v = &l->iv[i];
+                gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour, v->dims,
+                              NULL);
+                gc__index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
+                gc__iv_remove(l, pos, i);
+                if (folded < INT32_MAX)
+                        folded++;
+        }
+        if (fold_to > l->horizon)
+                l->horizon = fold_to;
+        if (r < 0)
+                return r;
+
+        for (i = 0; i < l->n_cap;) {
+                gc__cap *c = &l->cap[i];
+                int64_t end = c->end < fold_to ? c->end : fold_to;
+                size_t missing, pos;
+
+                if (c->start >= fold_to) {
+                        i++;
+                        continue;
+                }
+                missing = gc__missing_hours(l, c->start, end, first, c->geq, NULL, c->node,
+                                            l->max_rollup_rows - gc__rows(l));
+                r = gc__rows_reserve(l, 0, missing);
+                if (r < 0)
+                        return r;
+                c = &l->cap[i];
+                gc__fold_span(l, c->start, end, first, c->geq, c->usd_per_gpu_hour, NULL, c);
+                if (c->end <= fold_to) {
+                        gc__iv_key k = {l, c->node};
+
+                        gc__index_find(&l->cap_ix, gc__str_hash(c->node), gc__cap_eq, &k, &pos);
+                        gc__cap_remove(l, pos, i);
+                        continue;
+                }
+                c->start = fold_to;
+                c->folded_to = fold_to;
+                i++;
+        }
+        return folded;
+}
+
+/* ---- stats and state ------------------------------------------------------------------------ */
+
+void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret)
+{
+        gc_ledger_stats s = {0};
+
+        if (!ret)
+                return;
+        s.horizon = INT64_MIN;
+        if (l) {
+                s.intervals = l->n_iv;
+                s.open_intervals = l->n_open;
+                s.capacities = l->n_cap;
+                s.rollup_rows = gc__rows(l);
+                s.horizon = l->horizon;
+                s.bytes =
+                    sizeof(*l) + l->cap_iv * sizeof(*l->iv) + l->cap_cap * sizeof(*l->cap) +
+                    l->cap_roll * sizeof(*l->roll) + l->cap_croll * sizeof(*l->croll) +
+                    (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->croll_ix.nslots) *
+                        sizeof(gc__slot);
+        }
+        *ret = s;
+}
+
+int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
+{
+        int r;
+
+        if (!l || !v)
+                return -EINVAL;
+        for (size_t i = 0; v->usage && i < l->n_iv; i++) {
+                const gc__iv *iv = &l->iv[i];
+                gc_usage u = {0};
+
+                u.pod_uid = iv->uid;
+                memcpy(u.dims, iv->dims, sizeof(u.dims));
+                u.geq = iv->geq;
+                u.usd_per_gpu_hour = iv->usd_per_gpu_hour;
+                u.start = iv->start;
+                u.end = iv->end;
+                u.flags = iv->flags;
+                if ((r = v->usage(ud, &u)) != 0)
+                        return r;
+        }
+        for (size_t i = 0; v->capacity && i < l->n_cap; i++) {
+                const gc__cap *cp = &l->cap[i];
+                gc_capacity c = {
+                    cp->node,  cp->model, cp->capacity_type, cp->geq, cp->usd_per_gpu_hour,
+                    cp->start, cp->end};
+
+                if ((r = v->capacity(ud, &c)) != 0)
+                        return r;
+        }
+        for (size_t i = 0; v->rollup && i < l->n_roll; i++) {
+                const gc__roll *rr = &l->roll[i];
+                gc_rollup o = {0};
+
+                o.hour = rr->hour;
+                memcpy(o.dims, rr->dims, sizeof(rr->dims));
+                o.gpu_seconds = rr->gpu_seconds;
+                o.cost_usd = rr->cost_usd;
+                if ((r = v->rollup(ud, &o)) != 0)
+                        return r;
+        }
+        for (size_t i = 0; v->capacity_rollup && i < l->n_croll; i++) {
+                const gc__croll *cr = &l->croll[i];
+                gc_capacity_rollup o = {cr->hour,          cr->node,        cr->model,
+                                        cr->capacity_type, cr->geq_seconds, cr->cost_usd};
+
+                if ((r = v->capacity_rollup(ud, &o)) != 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int gc__valid_row(int64_t hour, double seconds, double cost)
+{
+        return hour >= 0 && hour <= GC__TIME_MAX && hour % GC__HOUR == 0 && isfinite(seconds) &&
+               seconds >= 0 && isfinite(cost) && cost >= 0;
+}
+
+int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
+{
+        const char *dims[GC__ROLL_DIMS];
+        gc__roll_key k;
+        size_t pos;
+        int r;
+
+        if (!l || !rw || !gc__valid_row(rw->hour, rw->gpu_seconds, rw->cost_usd))
+                return -EINVAL;
+        for (size_t d = 0; d < GC__ROLL_DIMS; d++) {
+                dims[d] = gc__intern(l, rw->dims[d]);
+                if (!dims[d])
+                        return -ENOMEM;
+        }
+        k.l = l;
+        k.hour = rw->hour;
+        k.dims = dims;
+        if (!gc__index_find(&l->roll_ix, gc__roll_hash(rw->hour, dims), gc__roll_eq, &k, &pos)) {
+                r = gc__rows_reserve(l, 1, 0);
+                if (r < 0)
+                        return r;
+        }
+        gc__roll_add(l, rw->hour, dims, rw->gpu_seconds, rw->cost_usd);
+        return 0;
+}
+
+int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *rw)
+{
+        const char *node, *model, *ctype;
+        gc__roll_key k;
+        size_t pos;
+        int r;
+
+        if (!l || !rw || !rw->node || !*rw->node ||
+            !gc__valid_row(rw->hour, rw->geq_seconds, rw->cost_usd))
+                return -EINVAL;
+        node = gc_strpool_intern0(l->pool, rw->node);
+        model = gc__intern(l, rw->model);
+        ctype = gc__intern(l, rw->capacity_type);
+        if (!node || !model || !ctype)
+                return -ENOMEM;
+        k.l = l;
+        k.hour = rw->hour;
+        k.dims = &node;
+        if (!gc__index_find(&l->croll_ix, gc__croll_hash(rw->hour, node), gc__croll_eq, &k, &pos)) {
+                r = gc__rows_reserve(l, 0, 1);
+                if (r < 0)
+                        return r;
+        }
+        gc__croll_add(l, rw->hour, node, model, ctype, rw->geq_seconds, rw->cost_usd);
+        return 0;
+}
+
+int gc_ledger_set_horizon(gc_ledger *l, int64_t horizon)
+{
+        if (l && horizon == INT64_MIN) /* a ledger that never folded */
+                return 0;
+        if (!l || horizon < 0 || horizon > GC__TIME_MAX || horizon % GC__HOUR != 0)
+                return -EINVAL;
+        if (horizon <= l->horizon)
+                return 0;
+        l->horizon = horizon;
+        for (size_t i = 0; i < l->n_cap; i++) {
+                gc__cap *c = &l->cap[i];
+                int64_t to = c->start < horizon ? c->start : horizon;
+
+                if (to > c->folded_to)
+                        c->folded_to = to;
+        }
+        return 0;
+}

@@ -1,0 +1,119 @@
+/* ledger internals shared by the ledger's own files (records, hash index); not a public face. */
+#ifndef GC_LEDGER_INT_H
+#define GC_LEDGER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ledger.h"
+
+#define GC__HOUR      ((int64_t)3600)
+#define GC__TIME_MAX  ((int64_t)253402300799) /* 9999-12-31T23:59:59Z */
+#define GC__ROLL_DIMS GC_DIM_POD              /* rollups keep every dimension before the pod */
+#define GC__MAX_LIMIT ((size_t)1 << 28)       /* item indices must fit the index's uint32_t */
+
+/*
+ * Open addressing with linear probing and backward-shift deletion (no tombstones). A slot holds
+ * the key's 32-bit hash, so growing and deleting never need the items, and the item's index + 1
+ * (0 = empty), so the items themselves live in a dense array that queries scan in order.
+ */
+typedef struct gc__slot {
+        uint32_t h;
+        uint32_t ix;
+} gc__slot;
+
+typedef struct gc__index {
+        gc__slot *s;
+        size_t nslots; /* 0 or a power of two */
+        size_t count;
+} gc__index;
+
+/* Returns 1 when item `ix` has the key in ctx. */
+typedef int (*gc__eq_fn)(const void *ctx, size_t ix);
+
+/* 1 and *ret_pos = the slot when found; 0 and *ret_pos = the empty slot to fill when not. */
+int gc__index_find(const gc__index *t, uint32_t h, gc__eq_fn eq, const void *ctx, size_t *ret_pos);
+/* Makes room for n items at most 3/4 full; may reallocate the slots (and so moves positions). */
+int gc__index_reserve(gc__index *t, size_t n);
+/* Fills the empty slot a find just returned (room must have been reserved). */
+void gc__index_fill(gc__index *t, size_t pos, uint32_t h, size_t ix);
+/* Inserts a key known to be absent (room must have been reserved). */
+void gc__index_add_new(gc__index *t, uint32_t h, size_t ix);
+void gc__index_del(gc__index *t, size_t pos);
+/* The item at index `from` moved to index `to` (dense-array swap-remove). */
+void gc__index_renumber(gc__index *t, uint32_t h, size_t from, size_t to);
+void gc__index_clear(gc__index *t);
+void gc__index_free(gc__index *t);
+
+uint64_t gc__mix(uint64_t h, const void *p);
+uint32_t gc__fin(uint64_t h);
+
+/* Floor division to the hour, for any time (negative included). */
+int64_t gc__floor_hour(int64_t t);
+
+/* A pod's interval. */
+typedef struct gc__iv {
+        const char *dims[GC_DIM_COUNT];
+        const char *uid;
+        double geq;
+        double usd_per_gpu_hour;
+        int64_t start, end;
+        uint32_t flags;
+} gc__iv;
+
+/* A node's capacity interval; start has moved past the hours already folded. */
+typedef struct gc__cap {
+        const char *node, *model, *capacity_type;
+        double geq;
+        double usd_per_gpu_hour;
+        int64_t start, end;
+        int64_t folded_to; /* hours before this are in capacity rollups; INT64_MIN = none */
+} gc__cap;
+
+typedef struct gc__roll {
+        int64_t hour;
+        const char *dims[GC__ROLL_DIMS];
+        double gpu_seconds;
+        double cost_usd;
+} gc__roll;
+
+typedef struct gc__croll {
+        int64_t hour;
+        const char *node, *model, *capacity_type;
+        double geq_seconds;
+        double cost_usd;
+} gc__croll;
+
+struct gc_ledger {
+        gc_strpool *pool;
+        size_t max_intervals;
+        size_t max_rollup_rows;
+        const char *empty;        /* interned "" (a NULL dimension) */
+        const char *unattributed; /* interned GC_UNATTRIBUTED */
+        const char *folded_pod;   /* interned GC_FOLDED_POD */
+        int64_t horizon;          /* hours before this are folded; INT64_MIN = none yet */
+
+        gc__iv *iv;
+        size_t n_iv, cap_iv, n_open;
+        gc__index iv_ix;
+
+        gc__cap *cap;
+        size_t n_cap, cap_cap;
+        gc__index cap_ix;
+
+        gc__roll *roll;
+        size_t n_roll, cap_roll;
+        gc__index roll_ix;
+
+        gc__croll *croll;
+        size_t n_croll, cap_croll;
+        gc__index croll_ix;
+};
+
+uint32_t gc__roll_hash(int64_t hour, const char *const dims[GC__ROLL_DIMS]);
+uint32_t gc__croll_hash(int64_t hour, const char *node);
+
+/* Grows a dense array to hold n items of `size` bytes; may reallocate *p. */
+int gc__vec_reserve(void **p, size_t *cap, size_t n, size_t size);
+
+#endif

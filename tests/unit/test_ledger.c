@@ -1,0 +1,1010 @@
+/* test_ledger: intervals, clipping, prices, grouping, filters, idle, attribution, dims, fold. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/ledger.h"
+
+#define T0 ((int64_t)1767225600) /* 2026-01-01T00:00:00Z, on an hour */
+#define H  ((int64_t)3600)
+
+static gc_strpool *pool;
+static gc_ledger *led;
+
+static void setup(void)
+{
+        gc_ledger_opts o = {0};
+
+        pool = gc_strpool_new(64u << 20);
+        ck_assert_ptr_nonnull(pool);
+        o.pool = pool;
+        led = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(led);
+}
+
+static void teardown(void)
+{
+        led = gc_ledger_free(led);
+        pool = gc_strpool_free(pool);
+}
+
+typedef struct pod_spec {
+        const char *uid, *ns, *team, *project, *model, *ctype, *node;
+        double geq, price;
+        int64_t start, end;
+        uint32_t flags;
+} pod_spec;
+
+static int put(gc_ledger *l, const pod_spec *p)
+{
+        gc_usage u = {0};
+
+        u.pod_uid = p->uid;
+        u.dims[GC_DIM_NAMESPACE] = p->ns;
+        u.dims[GC_DIM_TEAM] = p->team;
+        u.dims[GC_DIM_PROJECT] = p->project;
+        u.dims[GC_DIM_MODEL] = p->model;
+        u.dims[GC_DIM_CAPACITY_TYPE] = p->ctype;
+        u.dims[GC_DIM_NODE] = p->node;
+        u.dims[GC_DIM_POD] = p->uid;
+        u.geq = p->geq;
+        u.usd_per_gpu_hour = p->price;
+        u.start = p->start;
+        u.end = p->end;
+        u.flags = p->flags;
+        return gc_ledger_put_usage(l, &u);
+}
+
+static int put_simple(const char *uid, double geq, double price, int64_t start, int64_t end)
+{
+        pod_spec p = {uid,  "ns", "team", "proj", "H100", "on-demand",
+                      "n1", geq,  price,  start,  end,    0};
+
+        return put(led, &p);
+}
+
+static int put_cap(gc_ledger *l, const char *node, double geq, double price, int64_t start,
+                   int64_t end)
+{
+        gc_capacity c = {node, "H100", "on-demand", geq, price, start, end};
+
+        return gc_ledger_put_capacity(l, &c);
+}
+
+static gc_query window(int64_t start, int64_t end, int64_t now, const char *by)
+{
+        gc_query q;
+        char err[128];
+
+        memset(&q, 0, sizeof(q));
+        q.start = start;
+        q.end = end;
+        q.now = now;
+        ck_assert_int_eq(gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)), 0);
+        return q;
+}
+
+static const gc_cost_row *row_of(const gc_cost_summary *s, gc_dim d, const char *v)
+{
+        for (size_t i = 0; i < s->n_rows; i++)
+                if (s->rows[i].keys[d] && strcmp(s->rows[i].keys[d], v) == 0)
+                        return &s->rows[i];
+        return NULL;
+}
+
+/* ---- exactness and clipping ----------------------------------------------------------------- */
+
+START_TEST(test_thirty_seconds)
+{
+        gc_query q = window(T0, T0 + H, 0, "");
+        gc_cost_summary s = {0};
+
+        ck_assert_int_eq(put_simple("p", 1, 3.6, T0 + 10, T0 + 40), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 1);
+        /* 30 s x 1 GPU = 30 GPU-seconds; 30/3600 h x 3.6 $/h = 0.03 $. */
+        ck_assert(s.total.gpu_seconds == 30.0);
+        ck_assert_double_eq_tol(s.total.cost_usd, 0.03, 1e-12);
+        ck_assert_uint_eq(s.total.pods, 1);
+        ck_assert(s.rows[0].gpu_seconds == 30.0);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+static const struct {
+        const char *what;
+        int64_t start, end, now; /* offsets from T0; end -1 = open */
+        double gpu_seconds;      /* window is [T0+1000, T0+2000), geq 2 */
+} clip_cases[] = {
+    {"wholly before", 0, 500, 0, 0},
+    {"wholly after", 2500, 3000, 0, 0},
+    {"ends at the window start", 500, 1000, 0, 0},
+    {"starts at the window end", 2000, 2100, 0, 0},
+    {"straddles the start", 900, 1100, 0, 2 * 100},
+    {"straddles the end", 1900, 2100, 0, 2 * 100},
+    {"inside", 1200, 1300, 0, 2 * 100},
+    {"contains the window", 0, 5000, 0, 2 * 1000},
+    {"open, now inside", 1200, -1, 1500, 2 * 300},
+    {"open, no now", 1200, -1, 0, 2 * 800},
+    {"open, now after the window", 1200, -1, 9000, 2 * 800},
+    {"open, now before it started", 1200, -1, 1100, 0},
+    {"closed past now is still counted", 1200, 1800, 1500, 2 * 600},
+};
+
+START_TEST(test_clipping)
+{
+        gc_query q;
+        gc_cost_summary s = {0};
+        int64_t end = clip_cases[_i].end < 0 ? GC_OPEN : T0 + clip_cases[_i].end;
+        int64_t now = clip_cases[_i].now ? T0 + clip_cases[_i].now : 0;
+
+        q = window(T0 + 1000, T0 + 2000, now, "pod");
+        ck_assert_int_eq(put_simple("p", 2, 1, T0 + clip_cases[_i].start, end), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_msg(s.total.gpu_seconds == clip_cases[_i].gpu_seconds, "%s: got %g want %g",
+                      clip_cases[_i].what, s.total.gpu_seconds, clip_cases[_i].gpu_seconds);
+        ck_assert_uint_eq(s.n_rows, clip_cases[_i].gpu_seconds > 0);
+        ck_assert_uint_eq(s.total.pods, clip_cases[_i].gpu_seconds > 0);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_mig_share_price)
+{
+        gc_query q = window(T0, T0 + 24 * H, 0, "");
+        gc_cost_summary s = {0};
+
+        /* A MIG slice worth 0.25 of an H100 at 12.29 $/GPU-h, held 2 h. */
+        ck_assert_int_eq(put_simple("mig", 0.25, 12.29, T0 + 3 * H, T0 + 5 * H), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_double_eq_tol(s.total.gpu_seconds / 3600.0, 0.5, 1e-12); /* GPU-hours */
+        ck_assert_double_eq_tol(s.total.cost_usd, 6.145, 1e-9);            /* 12.29 x 0.25 x 2 */
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+/* ---- grouping, ordering, filters ------------------------------------------------------------ */
+
+static const pod_spec group_pods[] = {
+    /* uid  ns    team   project            model   ctype  node geq price start end */
+    {"a", "ml", "ml", "llm", "H100", "od", "n1", 1, 2, T0, T0 + H, 0},
+    {"b", "ml", "ml", "llm", "H100", "od", "n2", 2, 2, T0, T0 + H, GC_USAGE_F_ESTIMATE},
+    {"c", "ml", "ml", "vision", "A100", "spot", "n1", 1, 4, T0, T0 + H, 0},
+    {"d", "web", "web", GC_UNATTRIBUTED, "A100", "spot", "n1", 1, 2, T0, T0 + H / 2, 0},
+};
+
+static void load_group_pods(void)
+{
+        for (size_t i = 0; i < sizeof(group_pods) / sizeof(group_pods[0]); i++)
+                ck_assert_int_eq(put(led, &group_pods[i]), 0);
+}
+
+START_TEST(test_group_team_project)
+{
+        gc_query q = window(T0, T0 + H, 0, "team,project");
+        gc_cost_summary s = {0};
+
+        load_group_pods();
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 3);
+        ck_assert_uint_eq(s.n_by, 2);
+        /* (ml,llm): 1x3600 + 2x3600 GPU-s, 2 + 4 $; (ml,vision) 3600 GPU-s, 4 $; (web,-) 1 $. */
+        ck_assert_str_eq(s.rows[0].keys[GC_DIM_TEAM], "ml");
+        ck_assert_str_eq(s.rows[0].keys[GC_DIM_PROJECT], "llm");
+        ck_assert_ptr_null(s.rows[0].keys[GC_DIM_NODE]);
+        ck_assert(s.rows[0].gpu_seconds == 10800.0);
+        ck_assert_double_eq_tol(s.rows[0].cost_usd, 6.0, 1e-12);
+        ck_assert_uint_eq(s.rows[0].pods, 2);
+        ck_assert_uint_eq(s.rows[0].estimates, 1);
+        ck_assert_str_eq(s.rows[1].keys[GC_DIM_PROJECT], "vision");
+        ck_assert_double_eq_tol(s.rows[1].cost_usd, 4.0, 1e-12);
+        ck_assert_str_eq(s.rows[2].keys[GC_DIM_TEAM], "web");
+        ck_assert_double_eq_tol(s.rows[2].cost_usd, 1.0, 1e-12);
+        ck_assert(s.total.gpu_seconds == 3600.0 + 7200.0 + 3600.0 + 1800.0);
+        ck_assert_double_eq_tol(s.total.cost_usd, 11.0, 1e-12);
+        ck_assert_uint_eq(s.total.pods, 4);
+        ck_assert(s.unattributed.gpu_seconds == 1800.0);
+        ck_assert_double_eq_tol(s.unattributed.cost_usd, 1.0, 1e-12);
+        ck_assert_uint_eq(s.unattributed.pods, 1);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_group_node)
+{
+        gc_query q = window(T0, T0 + H, 0, "node");
+        gc_cost_summary s = {0};
+
+        load_group_pods();
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 2);
+        /* n1: a 2 $ + c 4 $ + d 1 $ = 7 $, 9000 GPU-s; n2: b 4 $, 7200 GPU-s. */
+        ck_assert_str_eq(s.rows[0].keys[GC_DIM_NODE], "n1");
+        ck_assert(s.rows[0].gpu_seconds == 9000.0);
+        ck_assert_double_eq_tol(s.rows[0].cost_usd, 7.0, 1e-12);
+        ck_assert_uint_eq(s.rows[0].pods, 3);
+        ck_assert_str_eq(s.rows[1].keys[GC_DIM_NODE], "n2");
+        ck_assert(s.rows[1].gpu_seconds == 7200.0);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_order_ties)
+{
+        gc_query q = window(T0, T0 + H, 0, "team");
+        gc_cost_summary s = {0};
+        /* Same cost (2 $): "y" holds more GPU-seconds and leads; "b" and "a" tie fully. */
+        pod_spec p[] = {
+            {"1", "n", "b", "p", "m", "c", "n", 1, 2, T0, T0 + H, 0},
+            {"2", "n", "a", "p", "m", "c", "n", 1, 2, T0, T0 + H, 0},
+            {"3", "n", "y", "p", "m", "c", "n", 2, 1, T0, T0 + H, 0},
+            {"4", "n", "z", "p", "m", "c", "n", 1, 9, T0, T0 + H, 0},
+        };
+
+        for (size_t i = 0; i < 4; i++)
+                ck_assert_int_eq(put(led, &p[i]), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 4);
+        ck_assert_str_eq(s.rows[0].keys[GC_DIM_TEAM], "z");
+        ck_assert_str_eq(s.rows[1].keys[GC_DIM_TEAM], "y");
+        ck_assert_str_eq(s.rows[2].keys[GC_DIM_TEAM], "a");
+        ck_assert_str_eq(s.rows[3].keys[GC_DIM_TEAM], "b");
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+static const struct {
+        gc_dim dim;
+        const char *value;
+        size_t rows; /* grouped by project */
+        double cost;
+} filter_cases[] = {
+    {GC_DIM_TEAM, "ml", 2, 10.0},   /* a 2 + b 4 + c 4 */
+    {GC_DIM_NODE, "n2", 1, 4.0},    /* b */
+    {GC_DIM_MODEL, "A100", 2, 5.0}, /* c 4 + d 1 */
+    {GC_DIM_CAPACITY_TYPE, "spot", 2, 5.0},
+    {GC_DIM_NAMESPACE, "web", 1, 1.0},
+    {GC_DIM_POD, "c", 1, 4.0},
+    {GC_DIM_TEAM, "nobody", 0, 0.0},
+    {GC_DIM_PROJECT, GC_UNATTRIBUTED, 1, 1.0},
+};
+
+START_TEST(test_filters)
+{
+        gc_query q = window(T0, T0 + H, 0, "project");
+        gc_cost_summary s = {0};
+        char value[64];
+
+        load_group_pods();
+        /* A caller's own copy, not the pooled string: filters compare by value. */
+        snprintf(value, sizeof(value), "%s", filter_cases[_i].value);
+        q.filter[filter_cases[_i].dim] = value;
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, filter_cases[_i].rows);
+        ck_assert_double_eq_tol(s.total.cost_usd, filter_cases[_i].cost, 1e-12);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_filters_combined)
+{
+        gc_query q = window(T0, T0 + H, 0, "pod");
+        gc_cost_summary s = {0};
+
+        load_group_pods();
+        q.filter[GC_DIM_TEAM] = "ml";
+        q.filter[GC_DIM_NODE] = "n1";
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 2); /* a and c */
+        ck_assert_double_eq_tol(s.total.cost_usd, 6.0, 1e-12);
+        ck_assert_ptr_nonnull(row_of(&s, GC_DIM_POD, "a"));
+        ck_assert_ptr_nonnull(row_of(&s, GC_DIM_POD, "c"));
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+/* ---- idle capacity -------------------------------------------------------------------------- */
+
+START_TEST(test_idle)
+{
+        gc_query q = window(T0, T0 + 10 * H, 0, "");
+        gc_cost_summary s = {0};
+        pod_spec over[] = {
+            {"o1", "x", "t", "p", "H100", "od", "n2", 1, 5, T0, T0 + H, 0},
+            {"o2", "x", "t", "p", "H100", "od", "n2", 1, 5, T0, T0 + H, 0},
+        };
+
+        /* n1: 4 GPUs for 10 h at 3 $/h, one GPU held 5 h -> 35 GPU-h idle, 105 $. */
+        ck_assert_int_eq(put_cap(led, "n1", 4, 3, T0, T0 + 10 * H), 0);
+        ck_assert_int_eq(put_simple("held", 1, 3, T0, T0 + 5 * H), 0);
+        /* n2: 1 GPU for 1 h at 5 $/h, but 2 GPUs held (overcommit) -> idle clamps at 0. */
+        ck_assert_int_eq(put_cap(led, "n2", 1, 5, T0, T0 + H), 0);
+        ck_assert_int_eq(put(led, &over[0]), 0);
+        ck_assert_int_eq(put(led, &over[1]), 0);
+
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.capacity.gpu_seconds == (40.0 + 1.0) * 3600);
+        ck_assert_double_eq_tol(s.capacity.cost_usd, 40 * 3.0 + 5.0, 1e-9);
+        ck_assert_uint_eq(s.n_idle_nodes, 2);
+        ck_assert_str_eq(s.idle_nodes[0].keys[GC_DIM_NODE], "n1");
+        ck_assert_str_eq(s.idle_nodes[0].keys[GC_DIM_MODEL], "H100");
+        ck_assert_str_eq(s.idle_nodes[0].keys[GC_DIM_CAPACITY_TYPE], "on-demand");
+        ck_assert(s.idle_nodes[0].gpu_seconds == 35.0 * 3600);
+        ck_assert_double_eq_tol(s.idle_nodes[0].cost_usd, 105.0, 1e-9);
+        ck_assert_str_eq(s.idle_nodes[1].keys[GC_DIM_NODE], "n2");
+        ck_assert(s.idle_nodes[1].gpu_seconds == 0.0);
+        ck_assert(s.idle_nodes[1].cost_usd == 0.0);
+        ck_assert(s.idle.gpu_seconds == 35.0 * 3600);
+        ck_assert_double_eq_tol(s.idle.cost_usd, 105.0, 1e-9);
+        gc_cost_summary_free(&s);
+
+        /* Team filters do not narrow idle; a node filter does. */
+        q.filter[GC_DIM_TEAM] = "nobody";
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.total.gpu_seconds == 0.0);
+        ck_assert(s.idle.gpu_seconds == 35.0 * 3600);
+        gc_cost_summary_free(&s);
+        q.filter[GC_DIM_TEAM] = NULL;
+        q.filter[GC_DIM_NODE] = "n2";
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_idle_nodes, 1);
+        ck_assert(s.idle.gpu_seconds == 0.0);
+        ck_assert(s.capacity.gpu_seconds == 3600.0);
+        gc_cost_summary_free(&s);
+
+        /* The second half: n1 offers 20 GPU-h and the pod had ended, so all 20 are idle. */
+        q = window(T0 + 5 * H, T0 + 10 * H, 0, "");
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.idle.gpu_seconds == 20.0 * 3600);
+        ck_assert_double_eq_tol(s.idle.cost_usd, 60.0, 1e-9);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+/* ---- attribution ---------------------------------------------------------------------------- */
+
+static const struct {
+        const char *pod_team, *pod_project, *ns_team, *ns_project; /* NULL = no label */
+        const char *pod_ns;
+        const char *team, *project; /* expected */
+        int have_ns;
+        gc_attr_source team_src, project_src;
+} attr_cases[] = {
+    /* pod team, project; namespace team, project; pod's namespace -> team, project */
+    {"a", "p", "nt", "np", "ns1", "a", "p", 1, GC_ATTR_POD_LABEL, GC_ATTR_POD_LABEL},
+    {"a", NULL, "nt", "np", "ns1", "a", "np", 1, GC_ATTR_POD_LABEL, GC_ATTR_NAMESPACE_LABEL},
+    {NULL, "p", "nt", NULL, "ns1", "nt", "p", 1, GC_ATTR_NAMESPACE_LABEL, GC_ATTR_POD_LABEL},
+    {NULL, NULL, "nt", NULL, "ns1", "nt", "map-p1", 1, GC_ATTR_NAMESPACE_LABEL, GC_ATTR_CONFIG_MAP},
+    {NULL, NULL, NULL, NULL, "ns1", "map-t1", "map-p1", 1, GC_ATTR_CONFIG_MAP, GC_ATTR_CONFIG_MAP},
+    /* No namespace record: the maps still apply by the pod's namespace. */
+    {NULL, NULL, NULL, NULL, "ns1", "map-t1", "map-p1", 0, GC_ATTR_CONFIG_MAP, GC_ATTR_CONFIG_MAP},
+    /* ns2 is in the team map only. */
+    {NULL, NULL, NULL, NULL, "ns2", "map-t2", GC_UNATTRIBUTED, 0, GC_ATTR_CONFIG_MAP, GC_ATTR_NONE},
+    {NULL, NULL, NULL, NULL, "other", GC_UNATTRIBUTED, GC_UNATTRIBUTED, 0, GC_ATTR_NONE,
+     GC_ATTR_NONE},
+    /* An empty label value attributes nothing. */
+    {"", NULL, "nt", NULL, "other", "nt", GC_UNATTRIBUTED, 1, GC_ATTR_NAMESPACE_LABEL,
+     GC_ATTR_NONE},
+};
+
+START_TEST(test_attribution)
+{
+        static const gc_label teams[] = {{"ns1", "map-t1"}, {"ns2", "map-t2"}};
+        static const gc_label projects[] = {{"ns1", "map-p1"}};
+        gc_attribution a = {teams, 2, projects, 1};
+        gc_pod pod;
+        gc_namespace ns;
+        const char *team = NULL, *project = NULL;
+        gc_attr_source ts = GC_ATTR_NONE, ps = GC_ATTR_NONE;
+
+        memset(&pod, 0, sizeof(pod));
+        memset(&ns, 0, sizeof(ns));
+        pod.uid = "u";
+        pod.ns = attr_cases[_i].pod_ns;
+        pod.team = attr_cases[_i].pod_team;
+        pod.project = attr_cases[_i].pod_project;
+        ns.name = attr_cases[_i].pod_ns;
+        ns.team = attr_cases[_i].ns_team;
+        ns.project = attr_cases[_i].ns_project;
+        gc_attribute(&pod, attr_cases[_i].have_ns ? &ns : NULL, &a, &team, &ts, &project, &ps);
+        ck_assert_str_eq(team, attr_cases[_i].team);
+        ck_assert_int_eq(ts, attr_cases[_i].team_src);
+        ck_assert_str_eq(project, attr_cases[_i].project);
+        ck_assert_int_eq(ps, attr_cases[_i].project_src);
+}
+END_TEST
+
+START_TEST(test_attribution_no_config)
+{
+        gc_pod pod;
+        const char *team = NULL, *project = NULL;
+        gc_attr_source ts = GC_ATTR_POD_LABEL, ps = GC_ATTR_POD_LABEL;
+
+        memset(&pod, 0, sizeof(pod));
+        pod.ns = "x";
+        pod.project = "p";
+        gc_attribute(&pod, NULL, NULL, &team, &ts, &project, &ps);
+        ck_assert_str_eq(team, GC_UNATTRIBUTED);
+        ck_assert_int_eq(ts, GC_ATTR_NONE);
+        ck_assert_str_eq(project, "p");
+        ck_assert_int_eq(ps, GC_ATTR_POD_LABEL);
+}
+END_TEST
+
+/* ---- dimensions ----------------------------------------------------------------------------- */
+
+static const struct {
+        const char *csv;
+        size_t n;
+        const char *err_has; /* a word the error must name */
+        int rc;
+        gc_dim dims[3];
+} dims_cases[] = {
+    {"team,project", 2, NULL, 0, {GC_DIM_TEAM, GC_DIM_PROJECT}},
+    {"ns, gpu_model", 2, NULL, 0, {GC_DIM_NAMESPACE, GC_DIM_MODEL}},
+    {"capacity-type", 1, NULL, 0, {GC_DIM_CAPACITY_TYPE}},
+    {"capacity,node,pod", 3, NULL, 0, {GC_DIM_CAPACITY_TYPE, GC_DIM_NODE, GC_DIM_POD}},
+    {"capacity_type", 1, NULL, 0, {GC_DIM_CAPACITY_TYPE}},
+    {"", 0, NULL, 0, {0}},
+    {"team,bogus", 0, "bogus", -EINVAL, {0}},
+    {"Team", 0, "Team", -EINVAL, {0}},
+    {"team,team", 0, "duplicate", -EINVAL, {0}},
+    {"ns,namespace", 0, "namespace", -EINVAL, {0}},
+    {"team,", 0, "empty", -EINVAL, {0}},
+    {",team", 0, "empty", -EINVAL, {0}},
+};
+
+START_TEST(test_dims_parse)
+{
+        gc_dim d[GC_DIM_COUNT];
+        size_t n = 99;
+        char err[128] = "";
+        int rc = gc_dims_parse(dims_cases[_i].csv, d, &n, err, sizeof(err));
+
+        ck_assert_int_eq(rc, dims_cases[_i].rc);
+        if (rc == 0) {
+                ck_assert_uint_eq(n, dims_cases[_i].n);
+                for (size_t i = 0; i < n; i++)
+                        ck_assert_int_eq(d[i], dims_cases[_i].dims[i]);
+        } else {
+                ck_assert_uint_eq(n, 99); /* untouched on failure */
+                ck_assert_msg(strstr(err, dims_cases[_i].err_has), "error \"%s\" lacks \"%s\"", err,
+                              dims_cases[_i].err_has);
+        }
+}
+END_TEST
+
+START_TEST(test_dim_names)
+{
+        static const char *const names[] = {"namespace",     "team", "project", "model",
+                                            "capacity_type", "node", "pod"};
+        gc_dim d;
+
+        for (size_t i = 0; i < GC_DIM_COUNT; i++) {
+                ck_assert_str_eq(gc_dim_name((gc_dim)i), names[i]);
+                ck_assert_int_eq(gc_dim_parse(names[i], strlen(names[i]), &d), 0);
+                ck_assert_int_eq(d, (gc_dim)i);
+        }
+        ck_assert_ptr_null(gc_dim_name(GC_DIM_COUNT));
+        ck_assert_int_eq(gc_dim_parse("teamwork", 4, &d), 0); /* only n bytes are read */
+        ck_assert_int_eq(d, GC_DIM_TEAM);
+        ck_assert_int_eq(gc_dim_parse("teamwork", 8, &d), -EINVAL);
+}
+END_TEST
+
+/* ---- table operations and limits ------------------------------------------------------------ */
+
+START_TEST(test_upsert_replaces)
+{
+        gc_query q = window(T0, T0 + H, 0, "");
+        gc_cost_summary s = {0};
+        gc_ledger_stats st;
+
+        ck_assert_int_eq(put_simple("p", 1, 1, T0, GC_OPEN), 0);
+        gc_ledger_stats_get(led, &st);
+        ck_assert_uint_eq(st.intervals, 1);
+        ck_assert_uint_eq(st.open_intervals, 1);
+        ck_assert_int_eq(put_simple("p", 2, 1, T0, T0 + 50), 0);
+        gc_ledger_stats_get(led, &st);
+        ck_assert_uint_eq(st.intervals, 1);
+        ck_assert_uint_eq(st.open_intervals, 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.total.gpu_seconds == 100.0); /* 2 GPUs x 50 s, not the open interval */
+        ck_assert_uint_eq(s.total.pods, 1);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_forget_removes)
+{
+        gc_query q = window(T0, T0 + H, 0, "pod");
+        gc_cost_summary s = {0};
+        gc_ledger_stats st;
+        char uid[16];
+
+        ck_assert_int_eq(put_simple("a", 1, 1, T0, T0 + 10), 0);
+        ck_assert_int_eq(put_simple("b", 1, 1, T0, T0 + 20), 0);
+        ck_assert_int_eq(put_simple("c", 1, 1, T0, GC_OPEN), 0);
+        ck_assert_int_eq(gc_ledger_forget_usage(led, "a"), 0);
+        ck_assert_int_eq(gc_ledger_forget_usage(led, "a"), -ENOENT);
+        ck_assert_int_eq(gc_ledger_forget_usage(led, "never-seen"), -ENOENT);
+        /* "c" moved into a's place; it must still be found, by a caller's own copy too. */
+        ck_assert_int_eq(put_simple("c", 1, 1, T0, T0 + 30), 0);
+        gc_ledger_stats_get(led, &st);
+        ck_assert_uint_eq(st.intervals, 2);
+        ck_assert_uint_eq(st.open_intervals, 0);
+        snprintf(uid, sizeof(uid), "%s", "c");
+        ck_assert_int_eq(gc_ledger_forget_usage(led, uid), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 1);
+        ck_assert_str_eq(s.rows[0].keys[GC_DIM_POD], "b");
+        ck_assert(s.total.gpu_seconds == 20.0);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_many_puts_and_forgets)
+{
+        gc_query q = window(T0, T0 + H, 0, "");
+        gc_cost_summary s = {0};
+        char uid[32];
+
+        /* Enough to grow the index several times and shift probe runs on delete. */
+        for (int i = 0; i < 5000; i++) {
+                snprintf(uid, sizeof(uid), "pod-%d", i);
+                ck_assert_int_eq(put_simple(uid, 1, 1, T0, T0 + 1), 0);
+        }
+        for (int i = 0; i < 5000; i += 2) {
+                snprintf(uid, sizeof(uid), "pod-%d", i);
+                ck_assert_int_eq(gc_ledger_forget_usage(led, uid), 0);
+        }
+        for (int i = 0; i < 5000; i++) {
+                snprintf(uid, sizeof(uid), "pod-%d", i);
+                ck_assert_int_eq(gc_ledger_forget_usage(led, uid), i % 2 ? 0 : -ENOENT);
+        }
+        ck_assert_int_eq(put_simple("last", 1, 1, T0, T0 + 7), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.total.gpu_seconds == 7.0);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+        gc_ledger_opts o = {0};
+        gc_ledger *l;
+        gc_ledger_stats st;
+        gc_query q = window(T0, T0 + 4 * H, 0, "");
+        gc_cost_summary s = {0};
+        pod_spec p = {"p1", "n", "t", "p", "m", "c", "node", 1, 1, T0, T0 + 3 * H, 0};
+
+        o.pool = pool;
+        o.max_intervals = 2;
+        o.max_rollup_rows = 2;
+        l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(l);
+        ck_assert_int_eq(put(l, &p), 0);
+        p.uid = "p2";
+        ck_assert_int_eq(put(l, &p), 0);
+        p.uid = "p3";
+        ck_assert_int_eq(put(l, &p), -E2BIG);
+        p.uid = "p2"; /* replacing is not growing */
+        ck_assert_int_eq(put(l, &p), 0);
+        ck_assert_int_eq(put_cap(l, "n1", 1, 1, T0, GC_OPEN), 0);
+        ck_assert_int_eq(put_cap(l, "n2", 1, 1, T0, GC_OPEN), 0);
+        ck_assert_int_eq(put_cap(l, "n3", 1, 1, T0, GC_OPEN), -E2BIG);
+
+        /* Folding a 3-hour pod needs 3 rows; only 2 are allowed, so nothing is folded. */
+        ck_assert_int_eq(gc_ledger_fold(l, T0 + 4 * H, 0), -E2BIG);
+        gc_ledger_stats_get(l, &st);
+        ck_assert_uint_eq(st.intervals, 2);
+        ck_assert_uint_eq(st.rollup_rows, 0);
+        ck_assert_int_eq(gc_ledger_query(l, &q, &s), 0);
+        ck_assert(s.total.gpu_seconds == 2 * 3 * 3600.0);
+        gc_cost_summary_free(&s);
+        ck_assert_ptr_null(gc_ledger_free(l));
+
+        o.max_intervals = (size_t)1 << 30;
+        errno = 0;
+        ck_assert_ptr_null(gc_ledger_new(&o));
+        ck_assert_int_eq(errno, EINVAL);
+        ck_assert_ptr_null(gc_ledger_free(NULL));
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+        gc_query q = window(T0, T0 + H, 0, "");
+        gc_cost_summary s = {0};
+
+        ck_assert_int_eq(put_simple(NULL, 1, 1, T0, T0 + 1), -EINVAL);
+        ck_assert_int_eq(put_simple("", 1, 1, T0, T0 + 1), -EINVAL);
+        ck_assert_int_eq(put_simple("p", 1, 1, T0 + 2, T0 + 1), -EINVAL);
+        ck_assert_int_eq(put_simple("p", 1, 1, -5, T0 + 1), -EINVAL);
+        ck_assert_int_eq(put_simple("p", -1, 1, T0, T0 + 1), -EINVAL);
+        ck_assert_int_eq(put_simple("p", 1, NAN, T0, T0 + 1), -EINVAL);
+        ck_assert_int_eq(put_simple("p", INFINITY, 1, T0, T0 + 1), -EINVAL);
+        ck_assert_int_eq(put_cap(led, "", 1, 1, T0, T0 + 1), -EINVAL);
+        ck_assert_int_eq(gc_ledger_forget_usage(led, NULL), -EINVAL);
+
+        q.start = T0 + 2 * H;
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), -EINVAL);
+        q = window(T0, T0 + H, 0, "team");
+        q.by[1] = GC_DIM_TEAM;
+        q.n_by = 2;
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), -EINVAL);
+        q.by[1] = GC_DIM_COUNT;
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), -EINVAL);
+        ck_assert_ptr_null(s.rows);
+        gc_cost_summary_free(&s);
+        gc_cost_summary_free(NULL);
+}
+END_TEST
+
+/* ---- folding -------------------------------------------------------------------------------- */
+
+/* xorshift64*: a fixed seed gives the same intervals on every run and platform. */
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+        rng_state ^= rng_state >> 12;
+        rng_state ^= rng_state << 25;
+        rng_state ^= rng_state >> 27;
+        return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static int64_t rng_below(int64_t n)
+{
+        return (int64_t)(rng() % (uint64_t)n);
+}
+
+static void load_random(gc_ledger *l, size_t n)
+{
+        static const char *const teams[] = {"ml", "web", "data", "infra", GC_UNATTRIBUTED};
+        static const char *const projects[] = {"llm", "search", "etl", GC_UNATTRIBUTED};
+        static const char *const nodes[] = {"n0", "n1", "n2", "n3"};
+        static const double geqs[] = {1, 0.5, 0.25, 1.0 / 7, 2, 8};
+        char uid[32];
+
+        rng_state = 0x9e3779b97f4a7c15ULL;
+        for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+                /* Nodes come and go at odd seconds; one is still present. */
+                int64_t start = T0 + rng_below(10 * H);
+                int64_t end = i == 0 ? GC_OPEN : T0 + 30 * H + rng_below(40 * H);
+
+                ck_assert_int_eq(put_cap(l, nodes[i], 8, 1.5 + (double)i, start, end), 0);
+        }
+        for (size_t i = 0; i < n; i++) {
+                pod_spec p;
+                int64_t start = T0 + rng_below(70 * H);
+                int64_t len = rng_below(8) == 0 ? 1 + rng_below(60) : 1 + rng_below(20 * H);
+
+                snprintf(uid, sizeof(uid), "pod-%zu", i);
+                p.uid = uid;
+                p.ns = projects[rng_below(4)];
+                p.team = teams[rng_below(5)];
+                p.project = projects[rng_below(4)];
+                p.model = rng_below(2) ? "H100" : "A100";
+                p.ctype = rng_below(3) ? "on-demand" : "spot";
+                p.node = nodes[rng_below(4)];
+                p.geq = geqs[rng_below(6)];
+                p.price = 0.5 + (double)rng_below(1300) / 100.0;
+                p.start = start;
+                p.end = rng_below(10) == 0 ? GC_OPEN : start + len;
+                p.flags = 0;
+                ck_assert_int_eq(put(l, &p), 0);
+        }
+}
+
+static int close_rel(double a, double b)
+{
+        double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+
+        return fabs(a - b) <= 1e-6 * m + 1e-9;
+}
+
+static void assert_same(const gc_cost_summary *a, const gc_cost_summary *b, const char *what)
+{
+        ck_assert_msg(close_rel(a->total.gpu_seconds, b->total.gpu_seconds), "%s: total", what);
+        ck_assert_msg(close_rel(a->total.cost_usd, b->total.cost_usd), "%s: total $", what);
+        ck_assert_msg(close_rel(a->unattributed.cost_usd, b->unattributed.cost_usd),
+                      "%s: unattributed", what);
+        ck_assert_msg(close_rel(a->capacity.gpu_seconds, b->capacity.gpu_seconds), "%s: capacity",
+                      what);
+        ck_assert_msg(close_rel(a->capacity.cost_usd, b->capacity.cost_usd), "%s: capacity $",
+                      what);
+        ck_assert_msg(close_rel(a->idle.gpu_seconds, b->idle.gpu_seconds), "%s: idle", what);
+        ck_assert_msg(close_rel(a->idle.cost_usd, b->idle.cost_usd), "%s: idle $", what);
+        ck_assert_uint_eq(a->n_rows, b->n_rows);
+        ck_assert_uint_eq(a->n_idle_nodes, b->n_idle_nodes);
+        for (size_t i = 0; i < a->n_rows; i++) {
+                const gc_cost_row *r = &a->rows[i], *o = NULL;
+
+                for (size_t j = 0; j < b->n_rows && !o; j++)
+                        if (strcmp(b->rows[j].keys[GC_DIM_TEAM], r->keys[GC_DIM_TEAM]) == 0)
+                                o = &b->rows[j];
+                ck_assert_msg(o != NULL, "%s: team %s missing", what, r->keys[GC_DIM_TEAM]);
+                ck_assert_msg(close_rel(r->gpu_seconds, o->gpu_seconds), "%s: %s GPU-s %.17g %.17g",
+                              what, r->keys[GC_DIM_TEAM], r->gpu_seconds, o->gpu_seconds);
+                ck_assert_msg(close_rel(r->cost_usd, o->cost_usd), "%s: %s $", what,
+                              r->keys[GC_DIM_TEAM]);
+        }
+}
+
+static const int64_t fold_windows[][2] = {
+    {T0, T0 + 80 * H},          {T0 + 5 * H, T0 + 30 * H},  {T0 + 24 * H, T0 + 48 * H},
+    {T0 + 39 * H, T0 + 41 * H}, {T0 + 60 * H, T0 + 72 * H},
+};
+#define N_WINDOWS (sizeof(fold_windows) / sizeof(fold_windows[0]))
+
+START_TEST(test_fold_equivalence)
+{
+        gc_cost_summary before[N_WINDOWS], after;
+        const int64_t now = T0 + 72 * H + 17;
+        gc_ledger_stats st0, st1;
+        int folded;
+
+        load_random(led, 3000);
+        for (size_t w = 0; w < N_WINDOWS; w++) {
+                gc_query q = window(fold_windows[w][0], fold_windows[w][1], now, "team");
+
+                ck_assert_int_eq(gc_ledger_query(led, &q, &before[w]), 0);
+                ck_assert(before[w].total.gpu_seconds > 0);
+        }
+        gc_ledger_stats_get(led, &st0);
+        folded = gc_ledger_fold(led, T0 + 40 * H + 1234, T0 - 24 * H);
+        ck_assert_int_gt(folded, 0);
+        gc_ledger_stats_get(led, &st1);
+        ck_assert_uint_eq(st1.intervals, st0.intervals - (size_t)folded);
+        ck_assert_uint_gt(st1.rollup_rows, 0);
+        ck_assert_int_eq(st1.horizon, T0 + 40 * H);
+        for (size_t w = 0; w < N_WINDOWS; w++) {
+                gc_query q = window(fold_windows[w][0], fold_windows[w][1], now, "team");
+
+                ck_assert_int_eq(gc_ledger_query(led, &q, &after), 0);
+                assert_same(&before[w], &after, "first fold");
+                gc_cost_summary_free(&after);
+        }
+        /* Folding again, later, changes nothing either. */
+        ck_assert_int_ge(gc_ledger_fold(led, T0 + 70 * H, T0 - 24 * H), 0);
+        for (size_t w = 0; w < N_WINDOWS; w++) {
+                gc_query q = window(fold_windows[w][0], fold_windows[w][1], now, "team");
+
+                ck_assert_int_eq(gc_ledger_query(led, &q, &after), 0);
+                assert_same(&before[w], &after, "second fold");
+                gc_cost_summary_free(&after);
+                gc_cost_summary_free(&before[w]);
+        }
+}
+END_TEST
+
+static int visit_min_hour(void *ud, const gc_rollup *r)
+{
+        int64_t *min = ud;
+
+        if (r->hour < *min)
+                *min = r->hour;
+        ck_assert_ptr_null(r->dims[GC_DIM_POD]);
+        return 0;
+}
+
+START_TEST(test_fold_keep_since)
+{
+        gc_ledger_visitor v = {0};
+        int64_t min = INT64_MAX;
+        gc_query q = window(T0 + 24 * H, T0 + 72 * H, T0 + 72 * H, "team");
+        gc_cost_summary a = {0}, b = {0};
+
+        load_random(led, 2000);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &a), 0);
+        /* keep_since in the middle of an hour keeps that hour whole. */
+        ck_assert_int_gt(gc_ledger_fold(led, T0 + 60 * H, T0 + 24 * H + 600), 0);
+        v.rollup = visit_min_hour;
+        ck_assert_int_eq(gc_ledger_visit(led, &v, &min), 0);
+        ck_assert_int_eq(min, T0 + 24 * H);
+        /* Windows inside what is kept are untouched. */
+        ck_assert_int_eq(gc_ledger_query(led, &q, &b), 0);
+        assert_same(&a, &b, "keep_since");
+        gc_cost_summary_free(&a);
+        gc_cost_summary_free(&b);
+}
+END_TEST
+
+START_TEST(test_fold_hour_granular)
+{
+        gc_query q = window(T0, T0 + H, 0, "pod");
+        gc_cost_summary s = {0};
+
+        ck_assert_int_eq(put_simple("p", 1, 2, T0 + 600, T0 + 2400), 0);
+        ck_assert_int_eq(put_simple("q", 1, 2, T0 + 600, GC_OPEN), 0);
+        ck_assert_int_eq(gc_ledger_fold(led, T0 + H + 5, 0), 1); /* only the closed one */
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        /* The folded hour is wholly inside: 1800 + the open pod's 3000 s. */
+        ck_assert(s.total.gpu_seconds == 1800.0 + 3000.0);
+        ck_assert_uint_eq(s.total.pods, 1); /* folded hours add no pods */
+        ck_assert_ptr_nonnull(row_of(&s, GC_DIM_POD, GC_FOLDED_POD));
+        ck_assert_ptr_nonnull(row_of(&s, GC_DIM_POD, "q"));
+        gc_cost_summary_free(&s);
+        /* A window cutting the folded hour cannot split it: only the open pod counts. */
+        q = window(T0 + 900, T0 + H, 0, "");
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.total.gpu_seconds == 2700.0);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_fold_no_double_count)
+{
+        gc_query q = window(T0, T0 + 4 * H, T0 + 4 * H, "");
+        gc_cost_summary s = {0};
+        gc_ledger_stats st;
+
+        ck_assert_int_eq(put_simple("done", 1, 1, T0, T0 + H), 0);
+        ck_assert_int_eq(put_cap(led, "n1", 4, 1, T0, GC_OPEN), 0);
+        ck_assert_int_eq(gc_ledger_fold(led, T0 + 2 * H, 0), 1);
+        /* A re-list sends the finished pod and the node (with its creation time) again. */
+        ck_assert_int_eq(put_simple("done", 1, 1, T0, T0 + H), 0);
+        ck_assert_int_eq(put_cap(led, "n1", 4, 1, T0, GC_OPEN), 0);
+        gc_ledger_stats_get(led, &st);
+        ck_assert_uint_eq(st.intervals, 0);
+        /* A pod first seen now that began before the horizon counts from the horizon. */
+        ck_assert_int_eq(put_simple("late", 1, 1, T0 + H, T0 + 3 * H), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.total.gpu_seconds == 3600.0 + 3600.0);
+        ck_assert(s.capacity.gpu_seconds == 4 * 4 * 3600.0);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+static int cp_usage(void *ud, const gc_usage *u)
+{
+        return gc_ledger_put_usage(ud, u);
+}
+
+static int cp_capacity(void *ud, const gc_capacity *c)
+{
+        return gc_ledger_put_capacity(ud, c);
+}
+
+static int cp_rollup(void *ud, const gc_rollup *r)
+{
+        return gc_ledger_add_rollup(ud, r);
+}
+
+static int cp_capacity_rollup(void *ud, const gc_capacity_rollup *r)
+{
+        return gc_ledger_add_capacity_rollup(ud, r);
+}
+
+START_TEST(test_checkpoint_roundtrip)
+{
+        gc_ledger_visitor v = {cp_usage, cp_capacity, cp_rollup, cp_capacity_rollup};
+        gc_ledger_opts o = {0};
+        gc_ledger *copy;
+        gc_ledger_stats a, b;
+        gc_query q = window(T0, T0 + 80 * H, T0 + 72 * H, "team");
+        gc_cost_summary s1 = {0}, s2 = {0};
+
+        load_random(led, 1000);
+        ck_assert_int_gt(gc_ledger_fold(led, T0 + 30 * H, 0), 0);
+        o.pool = pool;
+        copy = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(copy);
+        ck_assert_int_eq(gc_ledger_visit(led, &v, copy), 0);
+        gc_ledger_stats_get(led, &a);
+        ck_assert_int_eq(gc_ledger_set_horizon(copy, a.horizon), 0);
+        gc_ledger_stats_get(copy, &b);
+        ck_assert_uint_eq(a.intervals, b.intervals);
+        ck_assert_uint_eq(a.open_intervals, b.open_intervals);
+        ck_assert_uint_eq(a.capacities, b.capacities);
+        ck_assert_uint_eq(a.rollup_rows, b.rollup_rows);
+        ck_assert_int_eq(a.horizon, b.horizon);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s1), 0);
+        ck_assert_int_eq(gc_ledger_query(copy, &q, &s2), 0);
+        assert_same(&s1, &s2, "restored");
+        gc_cost_summary_free(&s2);
+        /* The restored node still never counts folded hours again. */
+        ck_assert_int_eq(put_cap(copy, "n0", 8, 1.5, T0, GC_OPEN), 0);
+        ck_assert_int_eq(gc_ledger_query(copy, &q, &s2), 0);
+        ck_assert(close_rel(s1.capacity.gpu_seconds, s2.capacity.gpu_seconds));
+        gc_cost_summary_free(&s1);
+        gc_cost_summary_free(&s2);
+        ck_assert_ptr_null(gc_ledger_free(copy));
+}
+END_TEST
+
+START_TEST(test_stats_bytes)
+{
+        gc_ledger_stats a, b;
+        char uid[32];
+
+        gc_ledger_stats_get(led, &a);
+        ck_assert_int_eq(a.horizon, INT64_MIN);
+        for (int i = 0; i < 1000; i++) {
+                snprintf(uid, sizeof(uid), "pod-%d", i);
+                ck_assert_int_eq(put_simple(uid, 1, 1, T0, T0 + 1), 0);
+        }
+        gc_ledger_stats_get(led, &b);
+        /* At least the records themselves (7 dims + uid + 2 doubles + 2 times each). */
+        ck_assert_uint_ge(b.bytes - a.bytes, 1000 * (8 * sizeof(char *) + 32));
+        ck_assert_uint_lt(b.bytes, 1000 * 256);
+}
+END_TEST
+
+START_TEST(test_large_query)
+{
+        gc_query q = window(T0, T0 + 24 * H, 0, "team");
+        gc_cost_summary s = {0};
+        static const char *const teams[] = {"a", "b", "c", "d"};
+        char uid[32];
+
+        /* 100,000 one-minute pods of one GPU: 6,000,000 GPU-seconds in four rows. */
+        for (int i = 0; i < 100000; i++) {
+                pod_spec p = {uid, "ns",          teams[i % 4],       "p", "m", "c", "n", 1,
+                              3.6, T0 + i % 3600, T0 + i % 3600 + 60, 0};
+
+                snprintf(uid, sizeof(uid), "pod-%d", i);
+                ck_assert_int_eq(put(led, &p), 0);
+        }
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 4);
+        ck_assert(s.total.gpu_seconds == 6000000.0);
+        ck_assert_double_eq_tol(s.total.cost_usd, 6000.0, 1e-6);
+        ck_assert_uint_eq(s.total.pods, 100000);
+        ck_assert(s.rows[0].gpu_seconds == 1500000.0);
+        ck_assert_str_eq(s.rows[0].keys[GC_DIM_TEAM], "a"); /* equal rows: keys ascending */
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
+static Suite *ledger_suite(void)
+{
+        Suite *s = suite_create("ledger");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_thirty_seconds);
+        tcase_add_loop_test(tc, test_clipping, 0, sizeof(clip_cases) / sizeof(clip_cases[0]));
+        tcase_add_test(tc, test_mig_share_price);
+        tcase_add_test(tc, test_group_team_project);
+        tcase_add_test(tc, test_group_node);
+        tcase_add_test(tc, test_order_ties);
+        tcase_add_loop_test(tc, test_filters, 0, sizeof(filter_cases) / sizeof(filter_cases[0]));
+        tcase_add_test(tc, test_filters_combined);
+        tcase_add_test(tc, test_idle);
+        tcase_add_loop_test(tc, test_attribution, 0, sizeof(attr_cases) / sizeof(attr_cases[0]));
+        tcase_add_test(tc, test_attribution_no_config);
+        tcase_add_loop_test(tc, test_dims_parse, 0, sizeof(dims_cases) / sizeof(dims_cases[0]));
+        tcase_add_test(tc, test_dim_names);
+        tcase_add_test(tc, test_upsert_replaces);
+        tcase_add_test(tc, test_forget_removes);
+        tcase_add_test(tc, test_many_puts_and_forgets);
+        tcase_add_test(tc, test_limits);
+        tcase_add_test(tc, test_bad_input);
+        tcase_add_test(tc, test_fold_equivalence);
+        tcase_add_test(tc, test_fold_keep_since);
+        tcase_add_test(tc, test_fold_hour_granular);
+        tcase_add_test(tc, test_fold_no_double_count);
+        tcase_add_test(tc, test_checkpoint_roundtrip);
+        tcase_add_test(tc, test_stats_bytes);
+        tcase_add_test(tc, test_large_query);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(ledger_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed != 0;
+}
