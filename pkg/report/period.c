@@ -1,0 +1,1053 @@
+/* report periods: the daily and weekly spend report (Markdown and JSON) from ledger queries. */
+#include "report.h"
+#include "report_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GC_REPORT__DAY       86400
+#define GC_REPORT__MAX_DAYS  366 /* one query per day; a longer period is a different report */
+#define GC_REPORT__TOP_N     10
+#define GC_REPORT__BAR_WIDTH 20
+#define GC_REPORT__TITLE_MAX 512
+#define GC_REPORT__SPAN_LEN  (2 * GC_REPORT__TEXT_LEN + 8)
+
+static const char gc_report__method[] =
+    "How these figures are computed: GPU time is exact to the second, from the moment each pod "
+    "was bound to its node until its containers finished or it was deleted (running pods up to "
+    "the report time); a MIG slice counts as its share of the parent GPU and a time-sliced or "
+    "MPS share as 1/replicas of a GPU; each GPU-hour is priced from the price catalog by GPU "
+    "model and capacity type; idle is each node's allocatable GPUs minus those held, at the "
+    "node's price. Money is shown to the cent and hours to 2 decimals, rounded so that the "
+    "rows of each table add up to its total; report.json keeps full precision.";
+
+/* ---- ISO weeks and dates -------------------------------------------------------------------- */
+
+static int64_t gc_report__floor_div(int64_t a, int64_t b)
+{
+        int64_t q = a / b;
+
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* Monday = 0 ... Sunday = 6; 1970-01-01 was a Thursday. */
+static int gc_report__weekday(int64_t days)
+{
+        return (int)(((days % 7) + 7 + 3) % 7);
+}
+
+void gc_iso_week(int64_t t, int *ret_year, int *ret_week, int64_t *ret_monday)
+{
+        int64_t days = gc_report__floor_div(t, GC_REPORT__DAY);
+        int64_t monday = days - gc_report__weekday(days);
+        int64_t thursday = monday + 3, y;
+        unsigned m, d;
+
+        /* The ISO year is the year of the week's Thursday, and week 1 holds its first Thursday. */
+        gc_civil_from_days(thursday, &y, &m, &d);
+        if (ret_year)
+                *ret_year = (int)y;
+        if (ret_week)
+                *ret_week = (int)((thursday - gc_days_from_civil(y, 1, 1)) / 7 + 1);
+        if (ret_monday)
+                *ret_monday = monday * GC_REPORT__DAY;
+}
+
+/* "Mon 2026-11-16" for the day holding t. */
+static void gc_report__day_label(int64_t t, char out[GC_REPORT__TEXT_LEN])
+{
+        static const char *const names[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+        int64_t days = gc_report__floor_div(t, GC_REPORT__DAY), y;
+        unsigned m, d;
+
+        gc_civil_from_days(days, &y, &m, &d);
+        snprintf(out, GC_REPORT__TEXT_LEN, "%s %04lld-%02u-%02u", names[gc_report__weekday(days)],
+                 (long long)y, m, d);
+}
+
+static void gc_report__date(int64_t t, char out[GC_REPORT__TEXT_LEN])
+{
+        int64_t y;
+        unsigned m, d;
+
+        gc_civil_from_days(gc_report__floor_div(t, GC_REPORT__DAY), &y, &m, &d);
+        snprintf(out, GC_REPORT__TEXT_LEN, "%04lld-%02u-%02u", (long long)y, m, d);
+}
+
+/* "Mon 2026-11-16 – Sun 2026-11-22" for [start, end), or one day. */
+static void gc_report__span(int64_t start, int64_t end, char out[GC_REPORT__SPAN_LEN])
+{
+        char a[GC_REPORT__TEXT_LEN], b[GC_REPORT__TEXT_LEN];
+
+        gc_report__day_label(start, a);
+        gc_report__day_label(end - 1, b);
+        if (strcmp(a, b) == 0)
+                snprintf(out, GC_REPORT__SPAN_LEN, "%s", a);
+        else
+                snprintf(out, GC_REPORT__SPAN_LEN, "%s \u2013 %s", a, b);
+}
+
+/* ---- the figures ---------------------------------------------------------------------------- */
+
+typedef struct gc_report__period {
+        const gc_period_report *r;
+        const char *currency;
+        const char *kind;
+        char title[GC_REPORT__TITLE_MAX];
+        char iso_week[16];
+        int64_t prev_start;
+        gc_cost_summary tp;    /* by team, project: the headline and the JSON summary */
+        gc_cost_summary team;  /* by team */
+        gc_cost_summary model; /* by model, capacity type */
+        gc_cost_summary prev;  /* the previous period, totals only */
+        gc_cost_summary ns;    /* by namespace, team, project: where unattributed spend is */
+        gc_cost_summary pods;  /* by namespace, pod, team, project, model */
+        gc_cost_row *days;     /* one per day; keys unused */
+        int64_t *day_start, *day_end;
+        size_t n_days;
+        gc_cost_row *idle; /* idle nodes with anything idle, pointing into tp */
+        size_t n_idle;
+        gc_cost_row *unattr; /* per namespace, keys[NAMESPACE] */
+        size_t n_unattr;
+        const gc_cost_row **top; /* into pods.rows */
+        size_t n_top;
+        gc_cost_row folded; /* pod-less rows (folded history) of the pods query */
+        int has_prev;
+} gc_report__period;
+
+static void gc_report__period_free(gc_report__period *p)
+{
+        gc_cost_summary_free(&p->tp);
+        gc_cost_summary_free(&p->team);
+        gc_cost_summary_free(&p->model);
+        gc_cost_summary_free(&p->prev);
+        gc_cost_summary_free(&p->ns);
+        gc_cost_summary_free(&p->pods);
+        free(p->days);
+        free(p->day_start);
+        free(p->idle);
+        free(p->unattr);
+        free(p->top);
+}
+
+static int gc_report__query(const gc_report__period *p, int64_t start, int64_t end,
+                            const gc_dim *by, size_t n_by, gc_cost_summary *ret)
+{
+        gc_query q;
+
+        memset(&q, 0, sizeof(q));
+        q.start = start;
+        q.end = end;
+        q.now = p->r->now;
+        for (size_t i = 0; i < n_by; i++)
+                q.by[i] = by[i];
+        q.n_by = n_by;
+        return gc_ledger_query(p->r->ledger, &q, ret);
+}
+
+static const char *gc_report__key(const gc_cost_row *row, gc_dim d)
+{
+        return row->keys[d] ? row->keys[d] : "";
+}
+
+static int gc_report__is_unattributed(const gc_cost_row *row)
+{
+        return strcmp(gc_report__key(row, GC_DIM_TEAM), GC_UNATTRIBUTED) == 0 ||
+               strcmp(gc_report__key(row, GC_DIM_PROJECT), GC_UNATTRIBUTED) == 0;
+}
+
+static int gc_report__by_namespace(const void *a, const void *b)
+{
+        return strcmp(gc_report__key(a, GC_DIM_NAMESPACE), gc_report__key(b, GC_DIM_NAMESPACE));
+}
+
+/* The ledger's order: cost, then GPU-seconds, descending; then the namespace. */
+static int gc_report__by_cost(const void *a, const void *b)
+{
+        const gc_cost_row *x = a, *y = b;
+
+        if (x->cost_usd != y->cost_usd)
+                return x->cost_usd > y->cost_usd ? -1 : 1;
+        if (x->gpu_seconds != y->gpu_seconds)
+                return x->gpu_seconds > y->gpu_seconds ? -1 : 1;
+        return gc_report__by_namespace(a, b);
+}
+
+static void gc_report__add(gc_cost_row *to, const gc_cost_row *from)
+{
+        to->gpu_seconds += from->gpu_seconds;
+        to->cost_usd += from->cost_usd;
+        to->pods += from->pods;
+        to->estimates += from->estimates;
+}
+
+/* Unattributed spend per namespace, from the (namespace, team, project) rows. */
+static int gc_report__collect_unattributed(gc_report__period *p)
+{
+        size_t n = 0, k = 0;
+
+        for (size_t i = 0; i < p->ns.n_rows; i++)
+                n += gc_report__is_unattributed(&p->ns.rows[i]);
+        if (n == 0)
+                return 0;
+        p->unattr = calloc(n, sizeof(*p->unattr));
+        if (!p->unattr)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->ns.n_rows; i++) {
+                if (!gc_report__is_unattributed(&p->ns.rows[i]))
+                        continue;
+                memset(&p->unattr[k], 0, sizeof(p->unattr[k]));
+                p->unattr[k].keys[GC_DIM_NAMESPACE] = p->ns.rows[i].keys[GC_DIM_NAMESPACE];
+                gc_report__add(&p->unattr[k], &p->ns.rows[i]);
+                k++;
+        }
+        qsort(p->unattr, n, sizeof(*p->unattr), gc_report__by_namespace);
+        k = 0;
+        for (size_t i = 1; i < n; i++) {
+                if (gc_report__by_namespace(&p->unattr[k], &p->unattr[i]) == 0)
+                        gc_report__add(&p->unattr[k], &p->unattr[i]);
+                else
+                        p->unattr[++k] = p->unattr[i];
+        }
+        p->n_unattr = k + 1;
+        qsort(p->unattr, p->n_unattr, sizeof(*p->unattr), gc_report__by_cost);
+        return 0;
+}
+
+static int gc_report__collect_days(gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        int64_t first = gc_report__floor_div(r->start, GC_REPORT__DAY);
+        int64_t last = gc_report__floor_div(r->end - 1, GC_REPORT__DAY);
+        int ret = 0;
+
+        p->n_days = (size_t)(last - first + 1);
+        p->days = calloc(p->n_days, sizeof(*p->days));
+        p->day_start = calloc(2 * p->n_days, sizeof(int64_t));
+        if (!p->days || !p->day_start)
+                return -ENOMEM;
+        p->day_end = p->day_start + p->n_days;
+        for (size_t i = 0; i < p->n_days && ret == 0; i++) {
+                gc_cost_summary s;
+                int64_t ds = (first + (int64_t)i) * GC_REPORT__DAY;
+                int64_t de = ds + GC_REPORT__DAY;
+
+                memset(&s, 0, sizeof(s));
+                p->day_start[i] = ds < r->start ? r->start : ds;
+                p->day_end[i] = de > r->end ? r->end : de;
+                ret = gc_report__query(p, p->day_start[i], p->day_end[i], NULL, 0, &s);
+                if (ret == 0)
+                        gc_report__add(&p->days[i], &s.total);
+                gc_cost_summary_free(&s);
+        }
+        return ret;
+}
+
+/* A row of hours folded into the hourly history, which no longer names its pods. */
+static int gc_report__is_folded(const gc_cost_row *row)
+{
+        const char *pod = gc_report__key(row, GC_DIM_POD);
+
+#ifdef GC_FOLDED_POD
+        if (strcmp(pod, GC_FOLDED_POD) == 0)
+                return 1;
+#endif
+        return *pod == '\0';
+}
+
+static int gc_report__collect_pods(gc_report__period *p)
+{
+        size_t top_n = p->r->top_n ? p->r->top_n : GC_REPORT__TOP_N;
+
+        p->top = calloc(top_n < p->pods.n_rows ? top_n : p->pods.n_rows + 1,
+                        sizeof(const gc_cost_row *));
+        if (!p->top)
+                return -ENOMEM;
+        /* Folded hours no longer know their pods; they are counted, not listed. */
+        for (size_t i = 0; i < p->pods.n_rows; i++) {
+                const gc_cost_row *row = &p->pods.rows[i];
+
+                if (gc_report__is_folded(row))
+                        gc_report__add(&p->folded, row);
+                else if (p->n_top < top_n)
+                        p->top[p->n_top++] = row;
+        }
+        return 0;
+}
+
+static int gc_report__collect_idle(gc_report__period *p)
+{
+        p->idle = calloc(p->tp.n_idle_nodes + 1, sizeof(*p->idle));
+        if (!p->idle)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->tp.n_idle_nodes; i++) {
+                const gc_cost_row *row = &p->tp.idle_nodes[i];
+
+                if (row->gpu_seconds != 0 || row->cost_usd != 0)
+                        p->idle[p->n_idle++] = *row;
+        }
+        return 0;
+}
+
+static void gc_report__make_title(gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        char span[GC_REPORT__SPAN_LEN];
+        int year, week;
+
+        gc_iso_week(r->start, &year, &week, NULL);
+        snprintf(p->iso_week, sizeof(p->iso_week), "%04d-W%02d", year, week);
+        if (r->title) {
+                gc_strlcpy(p->title, r->title, sizeof(p->title));
+                return;
+        }
+        gc_report__span(r->start, r->end, span);
+        if (strcmp(p->kind, "weekly") == 0)
+                snprintf(p->title, sizeof(p->title), "GPU spend, week %s (%s, UTC)", p->iso_week,
+                         span);
+        else
+                snprintf(p->title, sizeof(p->title), "GPU spend, %s (UTC)", span);
+}
+
+static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
+{
+        static const gc_dim tp[] = {GC_DIM_TEAM, GC_DIM_PROJECT};
+        static const gc_dim team[] = {GC_DIM_TEAM};
+        static const gc_dim model[] = {GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
+        static const gc_dim ns[] = {GC_DIM_NAMESPACE, GC_DIM_TEAM, GC_DIM_PROJECT};
+        static const gc_dim pods[] = {GC_DIM_NAMESPACE, GC_DIM_POD, GC_DIM_TEAM, GC_DIM_PROJECT,
+                                      GC_DIM_MODEL};
+        int64_t len;
+        int ret;
+
+        memset(p, 0, sizeof(*p));
+        if (!r->ledger || r->end <= r->start || (r->n_extra_notes && !r->extra_notes))
+                return -EINVAL;
+        /* The previous period starts len before start; neither may leave int64_t. */
+        if (r->start < INT64_MIN / 2 || r->end > INT64_MAX / 2)
+                return -ERANGE;
+        len = r->end - r->start;
+        if (len > (int64_t)GC_REPORT__MAX_DAYS * GC_REPORT__DAY)
+                return -ERANGE;
+        p->r = r;
+        p->currency = r->currency && *r->currency ? r->currency : "USD";
+        p->kind = r->kind && *r->kind ? r->kind : "weekly";
+        p->prev_start = r->start - len;
+        gc_report__make_title(p);
+
+        ret = gc_report__query(p, r->start, r->end, tp, 2, &p->tp);
+        if (ret == 0)
+                ret = gc_report__query(p, r->start, r->end, team, 1, &p->team);
+        if (ret == 0)
+                ret = gc_report__query(p, r->start, r->end, model, 2, &p->model);
+        if (ret == 0)
+                ret = gc_report__query(p, p->prev_start, r->start, NULL, 0, &p->prev);
+        if (ret == 0)
+                ret = gc_report__query(p, r->start, r->end, ns, 3, &p->ns);
+        if (ret == 0)
+                ret = gc_report__query(p, r->start, r->end, pods, 5, &p->pods);
+        if (ret == 0)
+                ret = gc_report__collect_days(p);
+        if (ret == 0)
+                ret = gc_report__collect_unattributed(p);
+        if (ret == 0)
+                ret = gc_report__collect_pods(p);
+        if (ret == 0)
+                ret = gc_report__collect_idle(p);
+        p->has_prev = p->prev.total.gpu_seconds > 0 || p->prev.total.cost_usd > 0 ||
+                      p->prev.total.pods > 0 || p->prev.capacity.gpu_seconds > 0;
+        return ret;
+}
+
+static const char *gc_report__prev_word(const char *kind)
+{
+        if (strcmp(kind, "weekly") == 0)
+                return "week";
+        if (strcmp(kind, "daily") == 0)
+                return "day";
+        return "period";
+}
+
+/* ---- Markdown ------------------------------------------------------------------------------- */
+
+typedef struct gc_report__cols {
+        const char *const *heads; /* key headings, then the figure headings follow */
+        const gc_dim *dims;
+        size_t n_dims;
+        int share, pods;
+} gc_report__cols;
+
+static int gc_report__md_em(gc_report__table *t, const char *s)
+{
+        return gc_report__table_cellf(t, "**%s**", s);
+}
+
+/* A section's table: key columns, GPU-hours, cost, [share], [pods]; then a bold total row. */
+static int gc_report__md_table(gc_buf *out, const gc_report__cols *c, const gc_cost_row *rows,
+                               size_t n, const gc_cost_row *total, const char *currency)
+{
+        gc_report__table t;
+        gc_report__rounded rr = {0};
+        char align[GC_REPORT__MAX_COLS + 1] = {0};
+        char hours[GC_REPORT__TEXT_LEN], money[GC_REPORT__TEXT_LEN], pct[GC_REPORT__TEXT_LEN];
+        size_t n_cols = c->n_dims;
+        int r;
+
+        memset(align, 'l', c->n_dims);
+        align[n_cols++] = 'r';
+        align[n_cols++] = 'r';
+        if (c->share)
+                align[n_cols++] = 'r';
+        if (c->pods)
+                align[n_cols++] = 'r';
+        r = gc_report__table_init(&t, align, out->limit);
+        if (r < 0)
+                return r;
+        r = gc_report__round_rows(rows, n, total, &rr);
+        for (size_t k = 0; r == 0 && k < c->n_dims + 2; k++)
+                r = gc_report__table_cell(&t, c->heads[k]);
+        if (r == 0 && c->share)
+                r = gc_report__table_cell(&t, "Share");
+        if (r == 0 && c->pods)
+                r = gc_report__table_cell(&t, "Pods");
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                for (size_t k = 0; r == 0 && k < c->n_dims; k++)
+                        r = gc_report__table_key(&t, rows[i].keys[c->dims[k]], 1);
+                gc_report__hours(rr.centi_hours[i], hours);
+                gc_report__money(rr.cents[i], currency, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, hours);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, money);
+                if (r == 0 && c->share) {
+                        pct[0] = '\0';
+                        if (rr.share)
+                                gc_report__pct(rr.share[i], pct);
+                        r = gc_report__table_cell(&t, pct);
+                }
+                if (r == 0 && c->pods)
+                        r = gc_report__table_cellf(&t, "%u", rows[i].pods);
+        }
+        if (r == 0)
+                r = gc_report__md_em(&t, "Total");
+        for (size_t k = 1; r == 0 && k < c->n_dims; k++)
+                r = gc_report__table_cell(&t, "");
+        if (r == 0) {
+                gc_report__hours(rr.total_centi_hours, hours);
+                gc_report__money(rr.total_cents, currency, money);
+                r = gc_report__md_em(&t, hours);
+        }
+        if (r == 0)
+                r = gc_report__md_em(&t, money);
+        if (r == 0 && c->share)
+                r = rr.share ? gc_report__md_em(&t, "100.0%") : gc_report__table_cell(&t, "");
+        if (r == 0 && c->pods)
+                r = gc_report__table_cellf(&t, "**%u**", total->pods);
+        if (r == 0)
+                r = gc_report__table_markdown(&t, out);
+        gc_report__rounded_free(&rr);
+        gc_report__table_free(&t);
+        return r;
+}
+
+static int gc_report__md_days(gc_buf *out, const gc_report__period *p)
+{
+        gc_report__table t;
+        gc_report__rounded rr = {0};
+        char label[GC_REPORT__TEXT_LEN], hours[GC_REPORT__TEXT_LEN], money[GC_REPORT__TEXT_LEN];
+        double max = 0;
+        int r;
+
+        r = gc_report__table_init(&t, "lrrl", out->limit);
+        if (r < 0)
+                return r;
+        r = gc_report__round_rows(p->days, p->n_days, &p->tp.total, &rr);
+        for (size_t i = 0; i < p->n_days; i++)
+                if (isfinite(p->days[i].cost_usd) && p->days[i].cost_usd > max)
+                        max = p->days[i].cost_usd;
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Day");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "GPU-hours");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Cost");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "");
+        for (size_t i = 0; r == 0 && i < p->n_days; i++) {
+                char bar[GC_REPORT__BAR_WIDTH * 3 + 4];
+                double c = p->days[i].cost_usd;
+                long w =
+                    max > 0 && isfinite(c) && c > 0 ? lround(c / max * GC_REPORT__BAR_WIDTH) : 0;
+                size_t o = 0;
+
+                /* A day that cost something shows at least a sliver. */
+                if (w == 0 && max > 0 && c > 0) {
+                        memcpy(bar, "\u258f", 3);
+                        o = 3;
+                }
+                for (long k = 0; k < w; k++, o += 3)
+                        memcpy(bar + o, "\u2588", 3);
+                bar[o] = '\0';
+                gc_report__day_label(p->day_start[i], label);
+                gc_report__hours(rr.centi_hours[i], hours);
+                gc_report__money(rr.cents[i], p->currency, money);
+                r = gc_report__table_cell(&t, label);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, hours);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, bar);
+        }
+        gc_report__hours(rr.total_centi_hours, hours);
+        gc_report__money(rr.total_cents, p->currency, money);
+        if (r == 0)
+                r = gc_report__md_em(&t, "Total");
+        if (r == 0)
+                r = gc_report__md_em(&t, hours);
+        if (r == 0)
+                r = gc_report__md_em(&t, money);
+        if (r == 0)
+                r = gc_report__table_cell(&t, "");
+        if (r == 0)
+                r = gc_report__table_markdown(&t, out);
+        gc_report__rounded_free(&rr);
+        gc_report__table_free(&t);
+        return r;
+}
+
+static int gc_report__md_top(gc_buf *out, const gc_report__period *p)
+{
+        static const char *const heads[] = {"#",         "Pod",       "Team", "Project",
+                                            "GPU model", "GPU-hours", "Cost"};
+        gc_report__table t;
+        gc_buf name;
+        char hours[GC_REPORT__TEXT_LEN], money[GC_REPORT__TEXT_LEN];
+        int r;
+
+        r = gc_report__table_init(&t, "rllllrr", out->limit);
+        if (r < 0)
+                return r;
+        gc_buf_init(&name, out->limit);
+        for (size_t k = 0; r == 0 && k < sizeof(heads) / sizeof(heads[0]); k++)
+                r = gc_report__table_cell(&t, heads[k]);
+        for (size_t i = 0; r == 0 && i < p->n_top; i++) {
+                const gc_cost_row *row = p->top[i];
+
+                gc_buf_reset(&name);
+                r = gc_buf_printf(&name, "%s/%s", gc_report__key(row, GC_DIM_NAMESPACE),
+                                  gc_report__key(row, GC_DIM_POD));
+                if (r == 0)
+                        r = gc_report__table_cellf(&t, "%zu", i + 1);
+                if (r == 0)
+                        r = gc_report__table_key(&t, name.data, 1);
+                if (r == 0)
+                        r = gc_report__table_key(&t, row->keys[GC_DIM_TEAM], 1);
+                if (r == 0)
+                        r = gc_report__table_key(&t, row->keys[GC_DIM_PROJECT], 1);
+                if (r == 0)
+                        r = gc_report__table_key(&t, row->keys[GC_DIM_MODEL], 1);
+                gc_report__hours(gc_report__to_centi_hours(row->gpu_seconds), hours);
+                gc_report__money(gc_report__to_cents(row->cost_usd), p->currency, money);
+                /* Listed on its own, each pod's figure is rounded on its own. */
+                if (r == 0)
+                        r = gc_report__table_cell(&t, hours);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, money);
+        }
+        if (r == 0)
+                r = gc_report__table_markdown(&t, out);
+        gc_buf_free(&name);
+        gc_report__table_free(&t);
+        return r;
+}
+
+static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        const gc_cost_row *total = &p->tp.total;
+        char ts[GC_TIME_LEN];
+        size_t n = 0;
+        int ret = gc_buf_puts(out, "\n## Notes\n\n");
+
+        if (r->now && r->now < r->end && ret == 0) {
+                gc_time_format(r->now > r->start ? r->now : r->start, ts);
+                ret = gc_buf_printf(out,
+                                    "- The period is not over: pods still running are counted "
+                                    "up to %s.\n",
+                                    ts);
+                n++;
+        }
+        if (total->estimates > 0 && ret == 0) {
+                ret = gc_buf_printf(out,
+                                    "- %u of %u pods have figures that rest on estimates (for "
+                                    "example a MIG profile not in the tables, or a missing "
+                                    "timestamp).\n",
+                                    total->estimates, total->pods);
+                n++;
+        }
+        for (size_t i = 0; r->notes && i < r->notes->n_kept && ret == 0; i++, n++) {
+                ret = gc_buf_puts(out, "- ");
+                if (ret == 0)
+                        ret = gc_report__md_escape(out, r->notes->msgs[i]);
+                if (ret == 0)
+                        ret = gc_buf_append(out, "\n", 1);
+        }
+        if (r->notes && r->notes->n_total > r->notes->n_kept && ret == 0) {
+                ret = gc_buf_printf(out, "- ... and %zu more input warnings not shown.\n",
+                                    r->notes->n_total - r->notes->n_kept);
+                n++;
+        }
+        for (size_t i = 0; i < r->n_extra_notes && ret == 0; i++) {
+                if (!r->extra_notes[i])
+                        continue;
+                ret = gc_buf_puts(out, "- ");
+                if (ret == 0)
+                        ret = gc_report__md_escape(out, r->extra_notes[i]);
+                if (ret == 0)
+                        ret = gc_buf_append(out, "\n", 1);
+                n++;
+        }
+        if (n == 0 && ret == 0)
+                ret = gc_buf_puts(out, "None.\n");
+        return ret;
+}
+
+/* The headline: total, change against the previous period, idle and unattributed in brief. */
+static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
+{
+        const gc_cost_summary *s = &p->tp;
+        int64_t cents = gc_report__to_cents(s->total.cost_usd);
+        int64_t prev_cents = gc_report__to_cents(p->prev.total.cost_usd);
+        char money[GC_REPORT__TEXT_LEN], hours[GC_REPORT__TEXT_LEN], other[GC_REPORT__TEXT_LEN];
+        char span[GC_REPORT__SPAN_LEN], pct[GC_REPORT__TEXT_LEN];
+        const char *word = gc_report__prev_word(p->kind);
+        int r;
+
+        gc_report__money(cents, p->currency, money);
+        gc_report__hours(gc_report__to_centi_hours(s->total.gpu_seconds), hours);
+        r = gc_buf_printf(out, "- **Total spend: %s** for %s GPU-hours, %u pod%s.\n", money, hours,
+                          s->total.pods, s->total.pods == 1 ? "" : "s");
+        gc_report__span(p->prev_start, p->r->start, span);
+        if (r == 0 && !p->has_prev) {
+                r = gc_buf_printf(out, "- Change against the previous %s (%s): no previous data.\n",
+                                  word, span);
+        } else if (r == 0) {
+                /* The change is the difference of the figures shown, so the three add up. */
+                int64_t delta = cents - prev_cents;
+
+                gc_report__money(delta < 0 ? -delta : delta, p->currency, money);
+                gc_report__money(prev_cents, p->currency, other);
+                pct[0] = '\0';
+                if (p->prev.total.cost_usd > 0) {
+                        int64_t t = gc_report__share_tenths(
+                            s->total.cost_usd - p->prev.total.cost_usd, p->prev.total.cost_usd);
+
+                        gc_report__pct(t < 0 ? -t : t, pct);
+                }
+                r = gc_buf_printf(out, "- Change against the previous %s (%s): **%s%s", word, span,
+                                  delta < 0 ? "-" : "+", money);
+                if (r == 0 && pct[0])
+                        r = gc_buf_printf(out, " (%s%s)", delta < 0 ? "-" : "+", pct);
+                if (r == 0)
+                        r = gc_buf_printf(out, "**, from %s.\n", other);
+        }
+        if (r == 0 && s->capacity.cost_usd > 0) {
+                gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
+                gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
+                gc_report__pct(gc_report__share_tenths(s->idle.cost_usd, s->capacity.cost_usd),
+                               pct);
+                r = gc_buf_printf(out,
+                                  "- Idle GPUs you pay for: **%s** (%s GPU-hours, %s of the "
+                                  "capacity's cost).\n",
+                                  money, hours, pct);
+        }
+        if (r == 0 && s->unattributed.gpu_seconds > 0) {
+                gc_report__money(gc_report__to_cents(s->unattributed.cost_usd), p->currency, money);
+                gc_report__pct(gc_report__share_tenths(s->unattributed.cost_usd, s->total.cost_usd),
+                               pct);
+                r = gc_buf_printf(out,
+                                  "- Unattributed: **%s** (%s of spend) has no team or project; "
+                                  "see below.\n",
+                                  money, pct);
+        }
+        return r;
+}
+
+static int gc_report__md(gc_buf *out, const gc_report__period *p)
+{
+        static const char *const h_team[] = {"Team", "GPU-hours", "Cost"};
+        static const char *const h_tp[] = {"Team", "Project", "GPU-hours", "Cost"};
+        static const char *const h_model[] = {"GPU model", "Capacity type", "GPU-hours", "Cost"};
+        static const char *const h_idle[] = {"Node", "GPU model", "Capacity type", "Idle GPU-hours",
+                                             "Cost"};
+        static const char *const h_ns[] = {"Namespace", "GPU-hours", "Cost"};
+        static const gc_dim d_team[] = {GC_DIM_TEAM};
+        static const gc_dim d_tp[] = {GC_DIM_TEAM, GC_DIM_PROJECT};
+        static const gc_dim d_model[] = {GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
+        static const gc_dim d_idle[] = {GC_DIM_NODE, GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
+        static const gc_dim d_ns[] = {GC_DIM_NAMESPACE};
+        const gc_report__cols c_team = {h_team, d_team, 1, 1, 1};
+        const gc_report__cols c_tp = {h_tp, d_tp, 2, 1, 1};
+        const gc_report__cols c_model = {h_model, d_model, 2, 1, 1};
+        const gc_report__cols c_idle = {h_idle, d_idle, 3, 0, 0};
+        const gc_report__cols c_ns = {h_ns, d_ns, 1, 0, 1};
+        const gc_cost_summary *s = &p->tp;
+        char a[GC_TIME_LEN], b[GC_TIME_LEN], money[GC_REPORT__TEXT_LEN];
+        char hours[GC_REPORT__TEXT_LEN];
+        int r;
+
+        r = gc_buf_puts(out, "# ");
+        if (r == 0)
+                r = gc_report__md_escape(out, p->title);
+        if (r == 0)
+                r = gc_buf_puts(out, "\n\n");
+        if (r == 0 && p->r->cluster && *p->r->cluster) {
+                r = gc_buf_puts(out, "Cluster: ");
+                if (r == 0)
+                        r = gc_report__md_escape(out, p->r->cluster);
+                if (r == 0)
+                        r = gc_buf_puts(out, ". ");
+        }
+        gc_time_format(p->r->start, a);
+        gc_time_format(p->r->end, b);
+        if (r == 0)
+                r = gc_buf_printf(out, "Period: %s to %s (end excluded). Currency: ", a, b);
+        if (r == 0)
+                r = gc_report__md_escape(out, p->currency);
+        if (r == 0)
+                r = gc_buf_puts(out, ".\n\n");
+        if (r == 0)
+                r = gc_report__md_headline(out, p);
+
+        if (r == 0)
+                r = gc_buf_puts(out, "\n## Spend by team\n\n");
+        if (r == 0)
+                r = gc_report__md_table(out, &c_team, p->team.rows, p->team.n_rows, &s->total,
+                                        p->currency);
+        if (r == 0)
+                r = gc_buf_puts(out, "\n## Spend by team and project\n\n");
+        if (r == 0)
+                r = gc_report__md_table(out, &c_tp, s->rows, s->n_rows, &s->total, p->currency);
+        if (r == 0)
+                r = gc_buf_puts(out, "\n## Spend by GPU model and capacity type\n\n");
+        if (r == 0)
+                r = gc_report__md_table(out, &c_model, p->model.rows, p->model.n_rows, &s->total,
+                                        p->currency);
+        if (r == 0)
+                r = gc_buf_puts(out, "\n## Spend per day\n\n");
+        if (r == 0)
+                r = gc_report__md_days(out, p);
+
+        if (r == 0)
+                r = gc_buf_puts(out, "\n## Idle GPUs you pay for\n\n");
+        if (r == 0 && p->n_idle == 0) {
+                r = gc_buf_puts(out, "No idle capacity: every GPU was held by a pod.\n");
+        } else if (r == 0) {
+                gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
+                gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
+                r = gc_buf_printf(out,
+                                  "GPUs on these nodes were allocatable but held by no pod: %s "
+                                  "GPU-hours costing %s.\n\n",
+                                  hours, money);
+                if (r == 0)
+                        r = gc_report__md_table(out, &c_idle, p->idle, p->n_idle, &s->idle,
+                                                p->currency);
+        }
+
+        if (r == 0)
+                r = gc_buf_puts(out, "\n## Unattributed spend\n\n");
+        if (r == 0 && s->unattributed.gpu_seconds <= 0 && p->n_unattr == 0) {
+                r = gc_buf_puts(out, "None: every pod had a team and a project.\n");
+        } else if (r == 0) {
+                r = gc_buf_puts(out, "Pods with no team or project label (on the pod or its "
+                                     "namespace, or in the namespace map of the configuration), "
+                                     "by namespace:\n\n");
+                if (r == 0)
+                        r = gc_report__md_table(out, &c_ns, p->unattr, p->n_unattr,
+                                                &s->unattributed, p->currency);
+        }
+
+        if (r == 0)
+                r = gc_buf_printf(out, "\n## Top %zu pods\n\n", p->n_top);
+        if (r == 0 && p->n_top == 0)
+                r = gc_buf_puts(out, "No pod held a GPU in this period.\n");
+        else if (r == 0)
+                r = gc_report__md_top(out, p);
+        if (r == 0 && p->folded.gpu_seconds > 0) {
+                gc_report__money(gc_report__to_cents(p->folded.cost_usd), p->currency, money);
+                gc_report__hours(gc_report__to_centi_hours(p->folded.gpu_seconds), hours);
+                r = gc_buf_printf(out,
+                                  "\nHourly history that no longer names its pods: %s GPU-hours, "
+                                  "%s.\n",
+                                  hours, money);
+        }
+
+        if (r == 0)
+                r = gc_report__md_notes(out, p);
+        if (r == 0)
+                r = gc_buf_printf(out, "\n---\n\n_%s_\n", gc_report__method);
+        return r;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
+{
+        int r = gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
+
+        if (r == 0)
+                r = gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
+        if (r == 0)
+                r = gc_report__json_field_num(b, "cost_usd", row->cost_usd);
+        return r;
+}
+
+/* `"name":[{"<dim>":"...",...,"gpu_hours":..,"cost_usd":..,["share":..],["pods":..]},...]` */
+static int gc_report__json_rows(gc_buf *b, const char *name, const gc_dim *dims, size_t n_dims,
+                                const gc_cost_row *rows, size_t n, const gc_cost_row *total,
+                                int pods)
+{
+        int r = gc_report__json_key(b, name);
+
+        if (r == 0)
+                r = gc_buf_append(b, "[", 1);
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
+                for (size_t k = 0; r == 0 && k < n_dims; k++)
+                        r = gc_report__json_field_str(b, gc_dim_name(dims[k]),
+                                                      rows[i].keys[dims[k]]);
+                if (r == 0)
+                        r = gc_report__json_amounts(b, &rows[i]);
+                if (r == 0 && total)
+                        r = gc_report__json_field_num(
+                            b, "share",
+                            total->cost_usd > 0 ? rows[i].cost_usd / total->cost_usd : NAN);
+                if (r == 0 && pods)
+                        r = gc_report__json_field_u64(b, "pods", rows[i].pods);
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+        }
+        if (r == 0)
+                r = gc_buf_append(b, "]", 1);
+        return r;
+}
+
+static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
+{
+        int r = gc_buf_puts(b, ",\"by_day\":[");
+
+        for (size_t i = 0; r == 0 && i < p->n_days; i++) {
+                char date[GC_REPORT__TEXT_LEN];
+
+                gc_report__date(p->day_start[i], date);
+                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "date", date);
+                if (r == 0)
+                        r = gc_report__json_field_time(b, "start", p->day_start[i]);
+                if (r == 0)
+                        r = gc_report__json_field_time(b, "end", p->day_end[i]);
+                if (r == 0)
+                        r = gc_report__json_amounts(b, &p->days[i]);
+                if (r == 0)
+                        r = gc_report__json_field_u64(b, "pods", p->days[i].pods);
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+        }
+        if (r == 0)
+                r = gc_buf_append(b, "]", 1);
+        return r;
+}
+
+static int gc_report__json_top(gc_buf *b, const gc_report__period *p)
+{
+        int r = gc_buf_puts(b, ",\"top_pods\":[");
+
+        for (size_t i = 0; r == 0 && i < p->n_top; i++) {
+                const gc_cost_row *row = p->top[i];
+
+                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "namespace", row->keys[GC_DIM_NAMESPACE]);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "pod", row->keys[GC_DIM_POD]);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "team", row->keys[GC_DIM_TEAM]);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "project", row->keys[GC_DIM_PROJECT]);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "model", row->keys[GC_DIM_MODEL]);
+                if (r == 0)
+                        r = gc_report__json_amounts(b, row);
+                if (r == 0)
+                        r = gc_report__json_field_u64(b, "estimates", row->estimates);
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+        }
+        if (r == 0)
+                r = gc_buf_append(b, "]", 1);
+        return r;
+}
+
+static int gc_report__json_notes(gc_buf *b, const gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        size_t omitted = 0;
+        int ret = gc_buf_puts(b, ",\"notes\":[");
+
+        for (size_t i = 0; r->notes && i < r->notes->n_kept && ret == 0; i++) {
+                if (b->data[b->len - 1] != '[')
+                        ret = gc_buf_append(b, ",", 1);
+                if (ret == 0)
+                        ret = gc_buf_json_str(b, r->notes->msgs[i]);
+        }
+        if (r->notes && r->notes->n_total > r->notes->n_kept && ret == 0) {
+                omitted = r->notes->n_total - r->notes->n_kept;
+                if (b->data[b->len - 1] != '[')
+                        ret = gc_buf_append(b, ",", 1);
+                if (ret == 0)
+                        ret = gc_buf_printf(b, "\"... and %zu more input warnings not shown.\"",
+                                            omitted);
+        }
+        for (size_t i = 0; i < r->n_extra_notes && ret == 0; i++) {
+                if (!r->extra_notes[i])
+                        continue;
+                if (b->data[b->len - 1] != '[')
+                        ret = gc_buf_append(b, ",", 1);
+                if (ret == 0)
+                        ret = gc_buf_json_str(b, r->extra_notes[i]);
+        }
+        if (ret == 0)
+                ret = gc_buf_append(b, "]", 1);
+        if (ret == 0)
+                ret = gc_report__json_field_u64(b, "notes_omitted", omitted);
+        return ret;
+}
+
+static int gc_report__json(gc_buf *b, const gc_report__period *p)
+{
+        static const gc_dim d_team[] = {GC_DIM_TEAM};
+        static const gc_dim d_model[] = {GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
+        static const gc_dim d_idle[] = {GC_DIM_NODE, GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
+        static const gc_dim d_ns[] = {GC_DIM_NAMESPACE};
+        const gc_cost_summary *s = &p->tp;
+        double delta = s->total.cost_usd - p->prev.total.cost_usd;
+        int r;
+
+        r = gc_buf_append(b, "{", 1);
+        if (r == 0)
+                r = gc_report__json_field_str(b, "kind", p->kind);
+        if (r == 0)
+                r = gc_report__json_field_str(b, "title", p->title);
+        if (r == 0 && p->r->cluster)
+                r = gc_report__json_field_str(b, "cluster", p->r->cluster);
+        else if (r == 0)
+                r = gc_buf_puts(b, ",\"cluster\":null");
+        if (r == 0)
+                r = gc_report__json_field_str(b, "currency", p->currency);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"period\":{");
+        if (r == 0)
+                r = gc_report__json_field_time(b, "start", p->r->start);
+        if (r == 0)
+                r = gc_report__json_field_time(b, "end", p->r->end);
+        if (r == 0)
+                r = gc_report__json_field_str(b, "iso_week", p->iso_week);
+        if (r == 0)
+                r = gc_report__json_field_u64(b, "days", p->n_days);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"previous\":{");
+        if (r == 0)
+                r = gc_report__json_field_time(b, "start", p->prev_start);
+        if (r == 0)
+                r = gc_report__json_field_time(b, "end", p->r->start);
+        if (r == 0)
+                r = gc_buf_printf(b, ",\"has_data\":%s", p->has_prev ? "true" : "false");
+        if (r == 0)
+                r = gc_report__json_amounts(b, &p->prev.total);
+        if (r == 0)
+                r = gc_report__json_field_u64(b, "pods", p->prev.total.pods);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"change\":{");
+        if (r == 0)
+                r = gc_report__json_field_num(b, "cost_usd", p->has_prev ? delta : NAN);
+        if (r == 0)
+                r = gc_report__json_field_num(b, "percent",
+                                              p->has_prev && p->prev.total.cost_usd > 0
+                                                  ? delta / p->prev.total.cost_usd * 100.0
+                                                  : NAN);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"summary\":");
+        if (r == 0)
+                r = gc_report_summary_json(s, p->currency, b);
+        if (r == 0)
+                r = gc_report__json_rows(b, "by_team", d_team, 1, p->team.rows, p->team.n_rows,
+                                         &s->total, 1);
+        if (r == 0)
+                r = gc_report__json_rows(b, "by_model", d_model, 2, p->model.rows, p->model.n_rows,
+                                         &s->total, 1);
+        if (r == 0)
+                r = gc_report__json_days(b, p);
+        if (r == 0)
+                r = gc_report__json_rows(b, "idle_nodes", d_idle, 3, p->idle, p->n_idle, NULL, 0);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"unattributed\":{");
+        if (r == 0)
+                r = gc_report__json_amounts(b, &s->unattributed);
+        if (r == 0)
+                r = gc_report__json_field_u64(b, "pods", s->unattributed.pods);
+        if (r == 0)
+                r = gc_report__json_rows(b, "namespaces", d_ns, 1, p->unattr, p->n_unattr, NULL, 1);
+        if (r == 0)
+                r = gc_buf_append(b, "}", 1);
+        if (r == 0)
+                r = gc_report__json_top(b, p);
+        if (r == 0)
+                r = gc_report__json_notes(b, p);
+        if (r == 0)
+                r = gc_report__json_field_str(b, "method", gc_report__method);
+        if (r == 0)
+                r = gc_buf_append(b, "}", 1);
+        return r;
+}
+
+/* ---- entry points --------------------------------------------------------------------------- */
+
+static int gc_report__period_render(const gc_period_report *r, int json, gc_buf *out)
+{
+        gc_report__period *p;
+        size_t orig;
+        int ret;
+
+        if (!r || !out)
+                return -EINVAL;
+        /* The figures are large (several summaries); they live on the heap, not the stack. */
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        orig = out->len;
+        ret = gc_report__collect(r, p);
+        if (ret == 0)
+                ret = json ? gc_report__json(out, p) : gc_report__md(out, p);
+        if (ret < 0 && out->data) {
+                out->len = orig;
+                out->data[orig] = '\0';
+        }
+        gc_report__period_free(p);
+        free(p);
+        return ret;
+}
+
+int gc_report_period_markdown(const gc_period_report *r, gc_buf *out)
+{
+        return gc_report__period_render(r, 0, out);
+}
+
+int gc_report_period_json(const gc_period_report *r, gc_buf *out)
+{
+        return gc_report__period_render(r, 1, out);
+}

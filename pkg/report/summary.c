@@ -1,0 +1,309 @@
+/* report summaries: a ledger cost summary as JSON, an aligned text table, or a Markdown table. */
+#include "report.h"
+#include "report_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int gc_report__summary_check(const gc_cost_summary *s)
+{
+        unsigned seen = 0;
+
+        if (!s || s->n_by > GC_DIM_COUNT || (s->n_rows && !s->rows) ||
+            (s->n_idle_nodes && !s->idle_nodes))
+                return -EINVAL;
+        for (size_t i = 0; i < s->n_by; i++) {
+                if ((unsigned)s->by[i] >= GC_DIM_COUNT || (seen & (1u << s->by[i])))
+                        return -EINVAL;
+                seen |= 1u << s->by[i];
+        }
+        return 0;
+}
+
+static const char *gc_report__currency(const char *currency)
+{
+        return currency && *currency ? currency : "USD";
+}
+
+/* The figures every JSON row carries: hours, seconds and money. */
+static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
+{
+        int r = gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
+
+        if (r == 0)
+                r = gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
+        if (r == 0)
+                r = gc_report__json_field_num(b, "cost_usd", row->cost_usd);
+        return r;
+}
+
+static int gc_report__json_summary(const gc_cost_summary *s, const char *currency, gc_buf *b)
+{
+        int r;
+
+        r = gc_buf_puts(b, "{\"window\":{");
+        if (r == 0)
+                r = gc_report__json_field_time(b, "start", s->start);
+        if (r == 0)
+                r = gc_report__json_field_time(b, "end", s->end);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"by\":[");
+        for (size_t i = 0; r == 0 && i < s->n_by; i++) {
+                if (i > 0)
+                        r = gc_buf_append(b, ",", 1);
+                if (r == 0)
+                        r = gc_buf_json_str(b, gc_dim_name(s->by[i]));
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "]");
+        if (r == 0)
+                r = gc_report__json_field_str(b, "currency", gc_report__currency(currency));
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"groups\":[");
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+                const gc_cost_row *row = &s->rows[i];
+
+                r = gc_buf_puts(b, i > 0 ? ",{\"keys\":{" : "{\"keys\":{");
+                for (size_t k = 0; r == 0 && k < s->n_by; k++)
+                        r = gc_report__json_field_str(b, gc_dim_name(s->by[k]),
+                                                      row->keys[s->by[k]]);
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+                if (r == 0)
+                        r = gc_report__json_amounts(b, row);
+                if (r == 0)
+                        r = gc_report__json_field_u64(b, "pods", row->pods);
+                if (r == 0)
+                        r = gc_report__json_field_u64(b, "estimates", row->estimates);
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "],\"idle\":{");
+        if (r == 0)
+                r = gc_report__json_amounts(b, &s->idle);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"nodes\":[");
+        for (size_t i = 0; r == 0 && i < s->n_idle_nodes; i++) {
+                const gc_cost_row *row = &s->idle_nodes[i];
+
+                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "node", row->keys[GC_DIM_NODE]);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "model", row->keys[GC_DIM_MODEL]);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "capacity_type",
+                                                      row->keys[GC_DIM_CAPACITY_TYPE]);
+                if (r == 0)
+                        r = gc_report__json_amounts(b, row);
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "]},\"unattributed\":{");
+        if (r == 0)
+                r = gc_report__json_amounts(b, &s->unattributed);
+        if (r == 0)
+                r = gc_report__json_field_u64(b, "pods", s->unattributed.pods);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"capacity\":{");
+        if (r == 0)
+                r = gc_report__json_amounts(b, &s->capacity);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"total\":{");
+        if (r == 0)
+                r = gc_report__json_amounts(b, &s->total);
+        if (r == 0)
+                r = gc_report__json_field_u64(b, "pods", s->total.pods);
+        if (r == 0)
+                r = gc_report__json_field_u64(b, "estimates", s->total.estimates);
+        if (r == 0)
+                r = gc_buf_puts(b, "}}");
+        return r;
+}
+
+int gc_report_summary_json(const gc_cost_summary *s, const char *currency, gc_buf *out)
+{
+        size_t orig;
+        int r;
+
+        if (!out || gc_report__summary_check(s) < 0)
+                return -EINVAL;
+        orig = out->len;
+        r = gc_report__json_summary(s, currency, out);
+        if (r < 0 && out->data) { /* nothing half-written is left behind */
+                out->len = orig;
+                out->data[orig] = '\0';
+        }
+        return r;
+}
+
+/* "capacity_type" as a column heading: "CAPACITY-TYPE" for terminals, "Capacity type" else. */
+static void gc_report__heading(gc_dim d, int md, char out[GC_REPORT__TEXT_LEN])
+{
+        const char *name = gc_dim_name(d);
+        size_t i;
+
+        for (i = 0; name && name[i] && i < GC_REPORT__TEXT_LEN - 1; i++) {
+                char c = name[i];
+
+                if (c == '_')
+                        c = md ? ' ' : '-';
+                else if ((!md || i == 0) && c >= 'a' && c <= 'z')
+                        c = (char)(c - 'a' + 'A');
+                out[i] = c;
+        }
+        out[i] = '\0';
+}
+
+static int gc_report__cell_em(gc_report__table *t, int bold, const char *s)
+{
+        if (!s)
+                return gc_report__table_cell(t, "");
+        return bold ? gc_report__table_cellf(t, "**%s**", s) : gc_report__table_cell(t, s);
+}
+
+/* The figures of one line: GPU-hours, cost, share and pods; NULL leaves a cell blank. */
+static int gc_report__figures(gc_report__table *t, int bold, int64_t centi_hours, int64_t cents,
+                              const char *currency, const char *share, const char *pods)
+{
+        char hours[GC_REPORT__TEXT_LEN], money[GC_REPORT__TEXT_LEN];
+        int r;
+
+        gc_report__hours(centi_hours, hours);
+        gc_report__money(cents, currency, money);
+        r = gc_report__cell_em(t, bold, hours);
+        if (r == 0)
+                r = gc_report__cell_em(t, bold, money);
+        if (r == 0)
+                r = gc_report__cell_em(t, bold, share);
+        if (r == 0)
+                r = gc_report__cell_em(t, bold, pods);
+        return r;
+}
+
+/* A label in the first key column, blanks in the others. */
+static int gc_report__label(gc_report__table *t, size_t n_key_cols, const char *label)
+{
+        int r = gc_report__table_cell(t, label);
+
+        for (size_t k = 1; r == 0 && k < n_key_cols; k++)
+                r = gc_report__table_cell(t, "");
+        return r;
+}
+
+static int gc_report__summary_tab(const gc_cost_summary *s, const char *currency, int md,
+                                  gc_buf *out)
+{
+        static const char *const text_h[] = {"GPU-HOURS", "COST", "SHARE", "PODS"};
+        static const char *const md_h[] = {"GPU-hours", "Cost", "Share", "Pods"};
+        gc_report__table t;
+        gc_report__rounded rr = {0};
+        size_t n_keys = s->n_by ? s->n_by : 1;
+        char align[GC_REPORT__MAX_COLS + 1];
+        char share[GC_REPORT__TEXT_LEN], pods[GC_REPORT__TEXT_LEN];
+        int r;
+
+        memset(align, 'l', n_keys);
+        memcpy(align + n_keys, "rrrr", 5);
+        r = gc_report__table_init(&t, align, out->limit);
+        if (r < 0)
+                return r;
+        r = gc_report__round_rows(s->rows, s->n_rows, &s->total, &rr);
+        if (r < 0)
+                goto out;
+
+        for (size_t k = 0; r == 0 && k < n_keys; k++) {
+                char h[GC_REPORT__TEXT_LEN];
+
+                if (s->n_by)
+                        gc_report__heading(s->by[k], md, h);
+                else
+                        gc_strlcpy(h, md ? "Group" : "GROUP", sizeof(h));
+                r = gc_report__table_cell(&t, h);
+        }
+        for (size_t c = 0; r == 0 && c < 4; c++)
+                r = gc_report__table_cell(&t, md ? md_h[c] : text_h[c]);
+
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+                const gc_cost_row *row = &s->rows[i];
+
+                if (s->n_by == 0)
+                        r = gc_report__table_cell(&t, "(all)");
+                for (size_t k = 0; r == 0 && k < s->n_by; k++)
+                        r = gc_report__table_key(&t, row->keys[s->by[k]], md);
+                if (rr.share)
+                        gc_report__pct(rr.share[i], share);
+                snprintf(pods, sizeof(pods), "%u", row->pods);
+                if (r == 0)
+                        r = gc_report__figures(&t, 0, rr.centi_hours[i], rr.cents[i], currency,
+                                               rr.share ? share : NULL, pods);
+        }
+        if (r == 0)
+                r = gc_report__table_rule(&t);
+
+        if (r == 0)
+                r = gc_report__label(&t, n_keys,
+                                     md ? "_Idle capacity (not in total)_"
+                                        : "Idle capacity (not in total)");
+        if (r == 0)
+                r = gc_report__figures(&t, 0, gc_report__to_centi_hours(s->idle.gpu_seconds),
+                                       gc_report__to_cents(s->idle.cost_usd), currency, NULL, NULL);
+
+        if (r == 0)
+                r = gc_report__label(&t, n_keys,
+                                     md ? "_Unattributed (included above)_"
+                                        : "Unattributed (included above)");
+        if (rr.share)
+                gc_report__pct(gc_report__share_tenths(s->unattributed.cost_usd, s->total.cost_usd),
+                               share);
+        snprintf(pods, sizeof(pods), "%u", s->unattributed.pods);
+        if (r == 0)
+                r = gc_report__figures(&t, 0,
+                                       gc_report__to_centi_hours(s->unattributed.gpu_seconds),
+                                       gc_report__to_cents(s->unattributed.cost_usd), currency,
+                                       rr.share ? share : NULL, pods);
+
+        if (r == 0)
+                r = gc_report__label(&t, n_keys, md ? "**Total**" : "Total");
+        snprintf(pods, sizeof(pods), "%u", s->total.pods);
+        if (r == 0)
+                r = gc_report__figures(&t, md, rr.total_centi_hours, rr.total_cents, currency,
+                                       rr.share ? "100.0%" : NULL, pods);
+
+        if (r == 0)
+                r = md ? gc_report__table_markdown(&t, out) : gc_report__table_text(&t, out);
+out:
+        gc_report__rounded_free(&rr);
+        gc_report__table_free(&t);
+        return r;
+}
+
+static int gc_report__summary_render(const gc_cost_summary *s, const char *currency, int md,
+                                     gc_buf *out)
+{
+        size_t orig;
+        int r;
+
+        if (!out || gc_report__summary_check(s) < 0)
+                return -EINVAL;
+        orig = out->len;
+        r = gc_report__summary_tab(s, currency, md, out);
+        if (r < 0 && out->data) {
+                out->len = orig;
+                out->data[orig] = '\0';
+        }
+        return r;
+}
+
+int gc_report_summary_table(const gc_cost_summary *s, const char *currency, gc_buf *out)
+{
+        return gc_report__summary_render(s, currency, 0, out);
+}
+
+int gc_report_summary_markdown(const gc_cost_summary *s, const char *currency, gc_buf *out)
+{
+        return gc_report__summary_render(s, currency, 1, out);
+}
