@@ -861,6 +861,36 @@ START_TEST(test_fold_no_double_count)
 }
 END_TEST
 
+START_TEST(test_fold_capacity)
+{
+        gc_query q = window(T0, T0 + 2 * H, 0, "");
+        gc_cost_summary s = {0};
+        gc_ledger_stats st;
+
+        /* Hour 0 is folded at 2 $/h; the node then comes back priced at 4 $/h. */
+        ck_assert_int_eq(put_cap(led, "n1", 1, 2, T0, GC_OPEN), 0);
+        ck_assert_int_eq(gc_ledger_fold(led, T0 + H, 0), 0);
+        ck_assert_int_eq(put_cap(led, "n1", 1, 4, T0, GC_OPEN), 0);
+        ck_assert_int_eq(put_simple("p", 1, 4, T0 + H, T0 + H + 1800), 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.capacity.gpu_seconds == 2 * 3600.0);
+        ck_assert_double_eq_tol(s.capacity.cost_usd, 2.0 + 4.0, 1e-12);
+        /* 1.5 GPU-h idle at the window's time-weighted price (6 $ / 2 h = 3 $/h). */
+        ck_assert(s.idle.gpu_seconds == 5400.0);
+        ck_assert_double_eq_tol(s.idle.cost_usd, 4.5, 1e-12);
+        gc_cost_summary_free(&s);
+
+        /* The node turns out to have gone before the horizon: it stops, folded hours stay. */
+        ck_assert_int_eq(put_cap(led, "n1", 1, 4, T0, T0 + 1800), 0);
+        gc_ledger_stats_get(led, &st);
+        ck_assert_uint_eq(st.capacities, 0);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert(s.capacity.gpu_seconds == 3600.0);
+        ck_assert_uint_eq(s.n_idle_nodes, 1);
+        gc_cost_summary_free(&s);
+}
+END_TEST
+
 static int cp_usage(void *ud, const gc_usage *u)
 {
         return gc_ledger_put_usage(ud, u);
@@ -991,6 +1021,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_fold_keep_since);
         tcase_add_test(tc, test_fold_hour_granular);
         tcase_add_test(tc, test_fold_no_double_count);
+        tcase_add_test(tc, test_fold_capacity);
         tcase_add_test(tc, test_checkpoint_roundtrip);
         tcase_add_test(tc, test_stats_bytes);
         tcase_add_test(tc, test_large_query);
