@@ -251,11 +251,7 @@ static int gc_report__is_folded(const gc_cost_row *row)
 {
         const char *pod = gc_report__key(row, GC_DIM_POD);
 
-#ifdef GC_FOLDED_POD
-        if (strcmp(pod, GC_FOLDED_POD) == 0)
-                return 1;
-#endif
-        return *pod == '\0';
+        return *pod == '\0' || strcmp(pod, GC_FOLDED_POD) == 0;
 }
 
 static int gc_report__collect_pods(gc_report__period *p)
@@ -537,9 +533,16 @@ static int gc_report__md_top(gc_buf *out, const gc_report__period *p)
         for (size_t i = 0; r == 0 && i < p->n_top; i++) {
                 const gc_cost_row *row = p->top[i];
 
+                const char *ns = gc_report__key(row, GC_DIM_NAMESPACE);
+                const char *pod = gc_report__key(row, GC_DIM_POD);
+                size_t ns_len = strlen(ns);
+
+                /* The pod key is its name; a caller that already wrote "ns/name" keeps it. */
                 gc_buf_reset(&name);
-                r = gc_buf_printf(&name, "%s/%s", gc_report__key(row, GC_DIM_NAMESPACE),
-                                  gc_report__key(row, GC_DIM_POD));
+                if (ns_len && strncmp(pod, ns, ns_len) == 0 && pod[ns_len] == '/')
+                        r = gc_buf_puts(&name, pod);
+                else
+                        r = gc_buf_printf(&name, "%s/%s", ns, pod);
                 if (r == 0)
                         r = gc_report__table_cellf(&t, "%zu", i + 1);
                 if (r == 0)
@@ -772,7 +775,8 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
         }
 
         if (r == 0)
-                r = gc_buf_printf(out, "\n## Top %zu pods\n\n", p->n_top);
+                r = gc_buf_printf(out, "\n## Top %zu pod%s\n\n", p->n_top,
+                                  p->n_top == 1 ? "" : "s");
         if (r == 0 && p->n_top == 0)
                 r = gc_buf_puts(out, "No pod held a GPU in this period.\n");
         else if (r == 0)

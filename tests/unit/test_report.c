@@ -1064,6 +1064,63 @@ START_TEST(period_daily_no_previous)
 }
 END_TEST
 
+/*
+ * The week before, after the ledger folded everything that ended three days before t0 into
+ * hourly history: p0 (Mon 2026-11-09 00:00 to Tue 01:00, 25 GPU-hours, $100) is no longer a pod
+ * of its own, p6 (Sun 22:00 to t0, 2 GPU-hours, $8 of it in this week) still is. The week
+ * before that had nodes but no spend: a change in money, but no percentage.
+ */
+START_TEST(period_folded_history)
+{
+        fixture f;
+        gc_period_report r;
+        gc_buf b;
+        cJSON *j, *a;
+
+        fill_ledger(&f);
+        ck_assert_int_eq(gc_ledger_fold(f.l, f.t0 - 3 * DAY, f.t0 - 30 * DAY), 1);
+        memset(&r, 0, sizeof(r));
+        r.ledger = f.l;
+        r.kind = "weekly";
+        r.start = f.t0 - 7 * DAY;
+        r.end = f.t0;
+        r.now = f.t0 + 7 * DAY;
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "# GPU spend, week 2026-W46 (Mon 2026-11-09 \u2013 Sun 2026-11-15, UTC)\n");
+        line_of(b.data, "- **Total spend: $108.00** for 27.00 GPU-hours, 1 pod.\n");
+        line_of(b.data,
+                "- Change against the previous week (Mon 2026-11-02 \u2013 Sun 2026-11-08): "
+                "**+$108.00**, from $0.00.\n");
+        ROW(b.data, "Mon 2026-11-09", "24.00", "$96.00", bar(20));
+        ROW(b.data, "Tue 2026-11-10", "1.00", "$4.00", bar(1));
+        ROW(b.data, "Sun 2026-11-15", "2.00", "$8.00", bar(2));
+        ROW(b.data, "**Total**", "**27.00**", "**$108.00**", "");
+        line_of(b.data, "## Top 1 pod\n");
+        ROW(b.data, "1", "ml/p6", "ml", "train", A100, "2.00", "$8.00");
+        ck_assert_ptr_null(strstr(b.data, "__folded__"));
+        ck_assert_ptr_null(strstr(b.data, "\\_\\_folded\\_\\_"));
+        line_of(b.data,
+                "Hourly history that no longer names its pods: 25.00 GPU-hours, $100.00.\n");
+
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert(cJSON_IsTrue(get(get(j, "previous"), "has_data")));
+        ck_assert_double_eq_tol(num(get(j, "change"), "cost_usd"), 108.0, 1e-9);
+        ck_assert(cJSON_IsNull(get(get(j, "change"), "percent")));
+        a = get(j, "top_pods");
+        ck_assert_int_eq(cJSON_GetArraySize(a), 1);
+        ck_assert_str_eq(str(cJSON_GetArrayItem(a, 0), "pod"), "p6");
+        ck_assert_double_eq_tol(sum_of(get(j, "by_day"), "cost_usd"), 108.0, 1e-9);
+        ck_assert_double_eq_tol(sum_of(get(j, "by_team"), "cost_usd"), 108.0, 1e-9);
+        ck_assert_double_eq_tol(num(get(get(j, "summary"), "total"), "cost_usd"), 108.0, 1e-9);
+        cJSON_Delete(j);
+        gc_buf_free(&b);
+        free_ledger(&f);
+}
+END_TEST
+
 START_TEST(period_bad_input)
 {
         fixture f;
@@ -1121,6 +1178,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_json);
         tcase_add_test(tc, period_markdown);
         tcase_add_test(tc, period_daily_no_previous);
+        tcase_add_test(tc, period_folded_history);
         tcase_add_test(tc, period_bad_input);
         suite_add_tcase(s, tc);
         return s;
