@@ -309,7 +309,8 @@ def node_json(n):
     ann.update(n["annotations"])
     conds = []
     for typ, reason, msg in [
-            ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            ("MemoryPressure", "KubeletHasSufficientMemory",
+             "kubelet has sufficient memory available"),
             ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
             ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
             ("Ready", "KubeletReady", "kubelet is posting ready status")]:
@@ -603,7 +604,8 @@ def make_pod(ns, name, containers, *, labels=None, owner=None, init=(), node=Non
             term["containerID"] = s["containerID"]
             last_finish = fin if last_finish is None else max(last_finish, fin)
         else:
-            s = cstatus(c, {"running": {"startedAt": ts(cs + (restarts and rng.randint(600, 9000)))}},
+            since = cs + (restarts and rng.randint(600, 9000))
+            s = cstatus(c, {"running": {"startedAt": ts(since)}},
                         restarts=restarts if i == 0 else 0, ready=True, started=True)
             if restarts and i == 0:
                 s["lastState"] = {"terminated": {
@@ -620,7 +622,8 @@ def make_pod(ns, name, containers, *, labels=None, owner=None, init=(), node=Non
     else:
         conds = [("PodReadyToStartContainers", "True", ts(start_time + 2)),
                  ("Initialized", "True", ts(t)),
-                 ("Ready", "True", ts(app_start + 5)), ("ContainersReady", "True", ts(app_start + 5)),
+                 ("Ready", "True", ts(app_start + 5)),
+                 ("ContainersReady", "True", ts(app_start + 5)),
                  ("PodScheduled", "True", ts(bound))]
     cl = []
     for typ, s, tt in conds:

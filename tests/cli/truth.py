@@ -74,7 +74,7 @@ def parse_quantity(q):
     return v * _SUFFIX[m.group(3) or ""]
 
 
-# ---- MIG shares (NVIDIA MIG user guide; gpu-operator mig-parted config) ---------------------------
+# ---- MIG shares (NVIDIA MIG user guide; gpu-operator mig-parted config) ------------------------
 
 # parent family -> (compute slices C, memory slices M, {profile: (compute, memory slices)})
 _MIG_TABLES = {
@@ -192,7 +192,8 @@ class Config:
 
 # ---- nodes --------------------------------------------------------------------------------------
 
-_GPU_RES = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-[0-9]+g\.[0-9]+gb(\.[a-z]+)*(\.shared)?)$")
+_GPU_RES = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|"
+                      r"mig-[0-9]+g\.[0-9]+gb(\.[a-z]+)*(\.shared)?)$")
 
 
 def is_gpu_resource(name, cfg):
