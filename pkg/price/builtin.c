@@ -1,0 +1,94 @@
+/* builtin: the dated default price catalog used until the user configures their own. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "price.h"
+
+/*
+ * Every figure is explained in docs/prices.md. Keys are GPU Feature Discovery product names.
+ * A figure that is not a published list price says "estimate" in its source.
+ */
+static const struct {
+        const char *model;
+        const char *capacity_type;
+        double usd_per_gpu_hour;
+        const char *source;
+} gc__builtin[] = {
+    {"NVIDIA-H100-80GB-HBM3", "on-demand", 12.29,
+     "AWS p5.48xlarge on-demand list price, 98.32/h for 8 GPUs"},
+    {"NVIDIA-H100-80GB-HBM3", "reserved", 5.25,
+     "AWS p5.48xlarge 3-year partial-upfront reservation, about 5.25 per GPU-hour "
+     "(1-year no-upfront: 8.05)"},
+    {"NVIDIA-H100-80GB-HBM3", "spot", 5.00,
+     "conservative (low) end of the typical H100 spot range, 5-8 per GPU-hour; spot "
+     "prices move by hour and zone"},
+    {"NVIDIA-H100-80GB-HBM3", "on-prem", 2.84,
+     "estimate: owning cost of the docs/prices.md worked example (DGX H100, 3 years), "
+     "3.554 per productive GPU-hour x utilization 0.80"},
+    {"NVIDIA-H100*", "on-demand", 12.29,
+     "estimate: other H100 variants priced as the H100 80GB SXM5 (AWS p5.48xlarge on-demand)"},
+    {"NVIDIA-H100*", "reserved", 5.25,
+     "estimate: other H100 variants priced as the H100 80GB SXM5 (AWS p5.48xlarge 3-year "
+     "reservation)"},
+    {"NVIDIA-H100*", "spot", 5.00,
+     "estimate: other H100 variants priced as the H100 80GB SXM5 (conservative end of the 5-8 spot "
+     "range)"},
+    {"NVIDIA-H100*", "on-prem", 2.84,
+     "estimate: other H100 variants priced as the H100 80GB SXM5 (TCO worked example)"},
+    {"NVIDIA-H100*", "*", 12.29,
+     "estimate: H100, any other capacity type, at the on-demand list price (an upper bound)"},
+    {"NVIDIA-A100-SXM4-40GB", "*", 4.10,
+     "AWS p4d.24xlarge on-demand list price, 32.77/h for 8 GPUs; no spot or reserved "
+     "figure, so an upper bound for those"},
+    {"NVIDIA-A100-PCIE-40GB", "*", 4.10,
+     "estimate: priced as the A100 40GB SXM4 (AWS p4d.24xlarge on-demand)"},
+    {"NVIDIA-A100-SXM4-80GB", "*", 4.00,
+     "Azure ND96amsr A100 v4 on-demand list price, about 32/h for 8 GPUs; no spot or "
+     "reserved figure, so an upper bound for those"},
+    {"NVIDIA-A100-80GB-PCIe", "*", 4.00,
+     "estimate: priced as the A100 80GB SXM4 (Azure ND96amsr A100 v4 on-demand)"},
+    {"NVIDIA-A100*", "*", 4.10,
+     "estimate: other A100 variants priced as the A100 40GB SXM4 (AWS p4d.24xlarge)"},
+    {"NVIDIA-A10G", "*", 2.04,
+     "AWS g5.48xlarge on-demand list price, 16.29/h for 8 GPUs (host CPUs and memory "
+     "included)"},
+    {"NVIDIA-L4", "*", 0.80,
+     "estimate: about the AWS g6.xlarge on-demand list price (one L4 with its host)"},
+    {"Tesla-T4", "*", 0.53,
+     "estimate: about the AWS g4dn.xlarge on-demand list price (one T4 with its host)"},
+    {"NVIDIA-A16*", "*", 0.53,
+     "estimate: no cloud rents an A16; priced as the comparable T4 cloud instance. A vGPU "
+     "profile is priced as a whole GPU"},
+    {"*", "*", 2.00,
+     "estimate: catch-all for GPU models not in the catalog, a mid-range figure near the "
+     "A10G; add your models"},
+};
+
+gc_catalog *gc_catalog_builtin(void)
+{
+        const size_t n = sizeof(gc__builtin) / sizeof(gc__builtin[0]);
+        gc_catalog *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return NULL;
+        c->entries = calloc(n, sizeof(gc_price_entry));
+        c->currency = strdup("USD");
+        c->as_of = strdup("2025-06-01");
+        c->source = strdup("published cloud list prices, 2023-2025 (on-demand, 3-year reserved, "
+                           "spot ranges); entries marked estimate are not list prices");
+        if (!c->entries || !c->currency || !c->as_of || !c->source)
+                return gc_catalog_free(c);
+        for (size_t i = 0; i < n; i++) {
+                gc_price_entry *e = &c->entries[i];
+
+                /* n counts initialised entries, so a failure here frees only those. */
+                c->n = i + 1;
+                e->model = strdup(gc__builtin[i].model);
+                e->capacity_type = strdup(gc__builtin[i].capacity_type);
+                e->source = strdup(gc__builtin[i].source);
+                e->usd_per_gpu_hour = gc__builtin[i].usd_per_gpu_hour;
+                if (!e->model || !e->capacity_type || !e->source)
+                        return gc_catalog_free(c);
+        }
+        return c;
+}

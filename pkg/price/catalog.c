@@ -1,0 +1,599 @@
+/* catalog: the GPU price catalog: parsing, JSON output and most-specific-match lookup. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "price.h"
+
+#define GC__MODEL_MAX  128 /* GFD product names are far shorter; a longer one is a mistake */
+#define GC__TOKEN_MAX  63  /* a Kubernetes label value */
+#define GC__SOURCE_MAX 512
+#define GC__PATH_MAX   320
+
+static void gc__err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void gc__err(char *err, size_t errlen, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        /* The analyzer loses va_start when it inlines a variadic call across functions. */
+        if (err && errlen)
+                vsnprintf(err, errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+        va_end(ap);
+}
+
+/* "where.name", or "name" when there is no prefix. */
+static void gc__path(char *out, size_t n, const char *where, const char *name)
+{
+        if (where && *where)
+                snprintf(out, n, "%s.%s", where, name);
+        else
+                snprintf(out, n, "%s", name);
+}
+
+/* Models compare without case and with ' ' == '-', so DCGM's and GFD's spellings join. */
+static int gc__model_char(char c)
+{
+        if (c == ' ')
+                return '-';
+        return tolower((unsigned char)c);
+}
+
+/* 1 when the first n bytes of a and b are equal as model names. */
+static int gc__model_eqn(const char *a, const char *b, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (gc__model_char(a[i]) != gc__model_char(b[i]))
+                        return 0;
+                if (!a[i])
+                        return 1;
+        }
+        return 1;
+}
+
+static int gc__model_eq(const char *a, const char *b)
+{
+        size_t la = strlen(a);
+
+        return la == strlen(b) && gc__model_eqn(a, b, la);
+}
+
+static int gc__is_any(const char *s)
+{
+        return !s || strcmp(s, "*") == 0;
+}
+
+static int gc__region_eq(const char *a, const char *b)
+{
+        int any_a = gc__is_any(a), any_b = gc__is_any(b);
+
+        if (any_a || any_b || !a || !b)
+                return any_a && any_b;
+        return strcasecmp(a, b) == 0;
+}
+
+/* ---- validation --------------------------------------------------------------------------- */
+
+/* A model name or a pattern: printable, bounded, '*' only as the last character. */
+static const char *gc__check_model(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n == 0)
+                return "must be a non-empty string";
+        if (n > GC__MODEL_MAX)
+                return "must be at most 128 characters";
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)s[i];
+
+                if (c < 0x20 || c > 0x7e)
+                        return "must be printable ASCII";
+                if (c == '*' && i != n - 1)
+                        return "'*' is allowed only as the last character";
+        }
+        return NULL;
+}
+
+/* Capacity types are lower-case tokens ("on-demand", "spot", "on-prem") or "*". */
+static const char *gc__check_capacity(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (strcmp(s, "*") == 0)
+                return NULL;
+        if (n == 0 || n > GC__TOKEN_MAX)
+                return "must be \"*\" or 1 to 63 characters";
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      (i > 0 && (c == '-' || c == '_' || c == '.'))))
+                        return "must be \"*\" or lower-case letters, digits, '-', '_' and '.'";
+        }
+        return NULL;
+}
+
+/* Regions and zones as the topology labels write them ("us-east-1", "eastus", "europe-west4"). */
+static const char *gc__check_region(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (strcmp(s, "*") == 0)
+                return NULL;
+        if (n == 0 || n > GC__TOKEN_MAX)
+                return "must be \"*\" or 1 to 63 characters";
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (!(isalnum((unsigned char)c) || (i > 0 && (c == '-' || c == '_' || c == '.'))))
+                        return "must be \"*\" or letters, digits, '-', '_' and '.'";
+        }
+        return NULL;
+}
+
+/* "YYYY-MM-DD", a real calendar date. */
+static int gc__valid_date(const char *s)
+{
+        int64_t y;
+        unsigned m, d, y2m, y2d;
+        int64_t y2;
+
+        if (strlen(s) != 10 || s[4] != '-' || s[7] != '-')
+                return 0;
+        for (int i = 0; i < 10; i++)
+                if (i != 4 && i != 7 && !isdigit((unsigned char)s[i]))
+                        return 0;
+        y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+        m = (unsigned)((s[5] - '0') * 10 + (s[6] - '0'));
+        d = (unsigned)((s[8] - '0') * 10 + (s[9] - '0'));
+        if (m < 1 || m > 12 || d < 1 || d > 31)
+                return 0;
+        /* Feb 30 survives the range check: a round trip through day numbers catches it. */
+        gc_civil_from_days(gc_days_from_civil(y, m, d), &y2, &y2m, &y2d);
+        return y2 == y && y2m == m && y2d == d;
+}
+
+/* ---- building ------------------------------------------------------------------------------ */
+
+gc_catalog *gc_catalog_free(gc_catalog *c)
+{
+        if (!c)
+                return NULL;
+        for (size_t i = 0; c->entries && i < c->n; i++) {
+                free(c->entries[i].model);
+                free(c->entries[i].capacity_type);
+                free(c->entries[i].region);
+                free(c->entries[i].source);
+        }
+        free(c->entries);
+        free(c->currency);
+        free(c->as_of);
+        free(c->source);
+        free(c);
+        return NULL;
+}
+
+/*
+ * An optional string member. Returns 1 with *ret set when present, 0 when absent or null,
+ * -EINVAL (err names the field) when it is not a string.
+ */
+static int gc__opt_string(const cJSON *obj, const char *key, const char *base, const char **ret,
+                          char *err, size_t errlen)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+        char path[GC__PATH_MAX];
+
+        if (!v || cJSON_IsNull(v))
+                return 0;
+        if (!cJSON_IsString(v) || !v->valuestring) {
+                gc__path(path, sizeof(path), base, key);
+                gc__err(err, errlen, "%s: must be a string", path);
+                return -EINVAL;
+        }
+        *ret = v->valuestring;
+        return 1;
+}
+
+static int gc__dup(const char *s, char **ret)
+{
+        char *p = strdup(s);
+
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
+static int gc__parse_entry(const cJSON *it, const char *base, gc_price_entry *e, char *err,
+                           size_t errlen)
+{
+        const char *model = NULL, *cap = NULL, *region = NULL, *source = NULL, *why;
+        const cJSON *price;
+        char path[GC__PATH_MAX];
+        int r;
+
+        if (!cJSON_IsObject(it)) {
+                gc__err(err, errlen, "%s: must be an object", base);
+                return -EINVAL;
+        }
+        if ((r = gc__opt_string(it, "model", base, &model, err, errlen)) < 0 ||
+            (r = gc__opt_string(it, "capacity_type", base, &cap, err, errlen)) < 0 ||
+            (r = gc__opt_string(it, "region", base, &region, err, errlen)) < 0 ||
+            (r = gc__opt_string(it, "source", base, &source, err, errlen)) < 0)
+                return r;
+        /* Required, since unknown fields are ignored: a misspelt key must not widen a price. */
+        if (!model) {
+                gc__err(err, errlen,
+                        "%s.model: required (a GPU model, a pattern ending in '*', "
+                        "or \"*\")",
+                        base);
+                return -EINVAL;
+        }
+        if ((why = gc__check_model(model))) {
+                gc__err(err, errlen, "%s.model: %s", base, why);
+                return -EINVAL;
+        }
+        if (!cap) {
+                gc__err(err, errlen,
+                        "%s.capacity_type: required (\"on-demand\", \"spot\", "
+                        "\"reserved\", \"on-prem\", ... or \"*\")",
+                        base);
+                return -EINVAL;
+        }
+        if ((why = gc__check_capacity(cap))) {
+                gc__err(err, errlen, "%s.capacity_type: %s", base, why);
+                return -EINVAL;
+        }
+        if (region && (why = gc__check_region(region))) {
+                gc__err(err, errlen, "%s.region: %s", base, why);
+                return -EINVAL;
+        }
+        if (source && strlen(source) > GC__SOURCE_MAX) {
+                gc__err(err, errlen, "%s.source: must be at most %d characters", base,
+                        GC__SOURCE_MAX);
+                return -EINVAL;
+        }
+        price = cJSON_GetObjectItemCaseSensitive(it, "usd_per_gpu_hour");
+        if (!cJSON_IsNumber(price) || !isfinite(price->valuedouble) || price->valuedouble < 0) {
+                gc__path(path, sizeof(path), base, "usd_per_gpu_hour");
+                gc__err(err, errlen, "%s: must be a number >= 0", path);
+                return -EINVAL;
+        }
+        e->usd_per_gpu_hour = price->valuedouble;
+        if ((r = gc__dup(model, &e->model)) < 0 || (r = gc__dup(cap, &e->capacity_type)) < 0 ||
+            (region && (r = gc__dup(region, &e->region)) < 0) ||
+            (source && (r = gc__dup(source, &e->source)) < 0)) {
+                gc__err(err, errlen, "%s: out of memory", base);
+                return r;
+        }
+        return 0;
+}
+
+/* Hash of the (model, capacity type, region) key, equal for keys that lookup cannot tell apart. */
+static uint64_t gc__key_hash(const gc_price_entry *e)
+{
+        uint64_t h = 1469598103934665603ULL;
+        const char *s;
+
+        for (s = e->model ? e->model : ""; *s; s++)
+                h = (h ^ (uint64_t)gc__model_char(*s)) * 1099511628211ULL;
+        h = (h ^ 0xffu) * 1099511628211ULL;
+        for (s = e->capacity_type ? e->capacity_type : ""; *s; s++)
+                h = (h ^ (uint64_t)tolower((unsigned char)*s)) * 1099511628211ULL;
+        h = (h ^ 0xffu) * 1099511628211ULL;
+        for (s = gc__is_any(e->region) ? "*" : e->region; *s; s++)
+                h = (h ^ (uint64_t)tolower((unsigned char)*s)) * 1099511628211ULL;
+        return h;
+}
+
+static int gc__same_key(const gc_price_entry *a, const gc_price_entry *b)
+{
+        /* NULL only in a catalog built by hand: compare it as the empty string. */
+        return gc__model_eq(a->model ? a->model : "", b->model ? b->model : "") &&
+               strcasecmp(a->capacity_type ? a->capacity_type : "",
+                          b->capacity_type ? b->capacity_type : "") == 0 &&
+               gc__region_eq(a->region, b->region);
+}
+
+typedef struct gc__keyed {
+        uint64_t hash;
+        size_t idx;
+} gc__keyed;
+
+static int gc__keyed_cmp(const void *pa, const void *pb)
+{
+        const gc__keyed *a = pa, *b = pb;
+
+        if (a->hash != b->hash)
+                return a->hash < b->hash ? -1 : 1;
+        return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/*
+ * Finds two entries with the same key: sorting by hash keeps this O(n log n) for a catalog of
+ * GC_CATALOG_MAX_ENTRIES. Reports the pair whose later index is smallest, so the message is the
+ * same whatever the hash order. Returns 1 with the pair, 0 when none, -ENOMEM.
+ */
+static int gc__find_duplicate(const gc_catalog *c, size_t *ret_first, size_t *ret_second)
+{
+        gc__keyed *k;
+        size_t best_i = 0, best_j = SIZE_MAX;
+
+        if (c->n < 2)
+                return 0;
+        k = calloc(c->n, sizeof(*k));
+        if (!k)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n; i++) {
+                k[i].hash = gc__key_hash(&c->entries[i]);
+                k[i].idx = i;
+        }
+        qsort(k, c->n, sizeof(*k), gc__keyed_cmp);
+        for (size_t a = 0; a < c->n; a++) {
+                for (size_t b = a + 1; b < c->n && k[b].hash == k[a].hash; b++) {
+                        size_t i = k[a].idx, j = k[b].idx;
+
+                        if (j < best_j && gc__same_key(&c->entries[i], &c->entries[j])) {
+                                best_i = i;
+                                best_j = j;
+                        }
+                }
+        }
+        free(k);
+        if (best_j == SIZE_MAX)
+                return 0;
+        *ret_first = best_i;
+        *ret_second = best_j;
+        return 1;
+}
+
+gc_catalog *gc_catalog_from_cjson(const cJSON *obj, const char *where, char *err, size_t errlen)
+{
+        const char *currency = NULL, *as_of = NULL, *source = NULL;
+        const char *w = where ? where : "";
+        char path[GC__PATH_MAX], base[GC__PATH_MAX + 24];
+        gc_catalog *c = NULL;
+        const cJSON *prices, *it;
+        size_t n = 0, i, dup_i, dup_j;
+        int r;
+
+        if (!cJSON_IsObject(obj)) {
+                gc__err(err, errlen, "%s: must be an object", *w ? w : "catalog");
+                return NULL;
+        }
+        if (gc__opt_string(obj, "currency", w, &currency, err, errlen) < 0 ||
+            gc__opt_string(obj, "as_of", w, &as_of, err, errlen) < 0 ||
+            gc__opt_string(obj, "source", w, &source, err, errlen) < 0)
+                return NULL;
+        gc__path(path, sizeof(path), w, "currency");
+        if (!currency || strlen(currency) != 3 || !isalpha((unsigned char)currency[0]) ||
+            !isalpha((unsigned char)currency[1]) || !isalpha((unsigned char)currency[2])) {
+                gc__err(err, errlen, "%s: required, 3 letters (ISO 4217, e.g. \"USD\")", path);
+                return NULL;
+        }
+        gc__path(path, sizeof(path), w, "as_of");
+        if (as_of && !gc__valid_date(as_of)) {
+                gc__err(err, errlen, "%s: must be a date YYYY-MM-DD", path);
+                return NULL;
+        }
+        gc__path(path, sizeof(path), w, "source");
+        if (source && strlen(source) > GC__SOURCE_MAX) {
+                gc__err(err, errlen, "%s: must be at most %d characters", path, GC__SOURCE_MAX);
+                return NULL;
+        }
+        gc__path(path, sizeof(path), w, "prices");
+        prices = cJSON_GetObjectItemCaseSensitive(obj, "prices");
+        if (!cJSON_IsArray(prices)) {
+                gc__err(err, errlen, "%s: required, an array of price entries", path);
+                return NULL;
+        }
+        cJSON_ArrayForEach(it, prices)
+        {
+                if (++n > GC_CATALOG_MAX_ENTRIES) {
+                        gc__err(err, errlen, "%s: more than %d entries", path,
+                                GC_CATALOG_MAX_ENTRIES);
+                        return NULL;
+                }
+        }
+        if (n == 0) {
+                gc__err(err, errlen, "%s: must hold at least one entry", path);
+                return NULL;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c || !(c->entries = calloc(n, sizeof(gc_price_entry))))
+                goto nomem;
+        c->currency = strdup(currency);
+        if (!c->currency || (as_of && !(c->as_of = strdup(as_of))) ||
+            (source && !(c->source = strdup(source))))
+                goto nomem;
+        for (i = 0; i < 3; i++)
+                c->currency[i] = (char)toupper((unsigned char)c->currency[i]);
+        i = 0;
+        cJSON_ArrayForEach(it, prices)
+        {
+                snprintf(base, sizeof(base), "%s[%zu]", path, i);
+                /* n counts the entries parsed so far, so free() sees only initialised ones. */
+                c->n = i + 1;
+                r = gc__parse_entry(it, base, &c->entries[i], err, errlen);
+                if (r < 0)
+                        return gc_catalog_free(c);
+                i++;
+        }
+        r = gc__find_duplicate(c, &dup_i, &dup_j);
+        if (r < 0)
+                goto nomem;
+        if (r > 0) {
+                const gc_price_entry *e = &c->entries[dup_j];
+
+                gc__err(err, errlen,
+                        "%s[%zu]: same model, capacity_type and region as %s[%zu] (\"%s\", "
+                        "\"%s\", %s%s%s)",
+                        path, dup_j, path, dup_i, e->model, e->capacity_type,
+                        gc__is_any(e->region) ? "" : "\"",
+                        gc__is_any(e->region) ? "any region" : e->region,
+                        gc__is_any(e->region) ? "" : "\"");
+                return gc_catalog_free(c);
+        }
+        return c;
+nomem:
+        gc__err(err, errlen, "%s: out of memory", *w ? w : "catalog");
+        return gc_catalog_free(c);
+}
+
+gc_catalog *gc_catalog_parse(const char *json, size_t len, char *err, size_t errlen)
+{
+        const char *end = NULL;
+        gc_catalog *c;
+        cJSON *root;
+
+        if (!json || len == 0) {
+                gc__err(err, errlen, "catalog: empty");
+                return NULL;
+        }
+        if (len > GC_CATALOG_MAX_BYTES) {
+                gc__err(err, errlen, "catalog: larger than %u bytes", GC_CATALOG_MAX_BYTES);
+                return NULL;
+        }
+        root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+        if (!root) {
+                size_t at = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
+
+                gc__err(err, errlen, "catalog: not valid JSON (near byte %zu)", at);
+                return NULL;
+        }
+        /* cJSON stops after the first value; anything but blanks after it is a mistake. */
+        for (const char *p = end; p && p < json + len; p++) {
+                if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+                        gc__err(err, errlen,
+                                "catalog: unexpected data after the JSON value "
+                                "(byte %zu)",
+                                (size_t)(p - json));
+                        cJSON_Delete(root);
+                        return NULL;
+                }
+        }
+        c = gc_catalog_from_cjson(root, "", err, errlen);
+        cJSON_Delete(root);
+        return c;
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+/* The shortest of %.15g and %.17g that reads back as the same double. */
+static void gc__fmt_number(double v, char *out, size_t n)
+{
+        snprintf(out, n, "%.15g", v);
+        if (strtod(out, NULL) != v)
+                snprintf(out, n, "%.17g", v);
+}
+
+/* Appends to out (which may reallocate); -E2BIG past its limit, -EINVAL for a bad entry. */
+int gc_catalog_to_json(const gc_catalog *c, gc_buf *out)
+{
+        char num[40];
+        int r = 0;
+
+        if (!c || !out || !c->currency)
+                return -EINVAL;
+        for (size_t i = 0; i < c->n; i++) {
+                const gc_price_entry *e = &c->entries[i];
+
+                if (!e->model || !e->capacity_type || !isfinite(e->usd_per_gpu_hour) ||
+                    e->usd_per_gpu_hour < 0)
+                        return -EINVAL;
+        }
+        if ((r = gc_buf_puts(out, "{\"currency\":")) < 0 ||
+            (r = gc_buf_json_str(out, c->currency)) < 0)
+                return r;
+        if (c->as_of &&
+            ((r = gc_buf_puts(out, ",\"as_of\":")) < 0 || (r = gc_buf_json_str(out, c->as_of)) < 0))
+                return r;
+        if (c->source && ((r = gc_buf_puts(out, ",\"source\":")) < 0 ||
+                          (r = gc_buf_json_str(out, c->source)) < 0))
+                return r;
+        if ((r = gc_buf_puts(out, ",\"prices\":[")) < 0)
+                return r;
+        for (size_t i = 0; i < c->n; i++) {
+                const gc_price_entry *e = &c->entries[i];
+
+                gc__fmt_number(e->usd_per_gpu_hour, num, sizeof(num));
+                if ((r = gc_buf_puts(out, i ? ",\n{\"model\":" : "\n{\"model\":")) < 0 ||
+                    (r = gc_buf_json_str(out, e->model)) < 0 ||
+                    (r = gc_buf_puts(out, ",\"capacity_type\":")) < 0 ||
+                    (r = gc_buf_json_str(out, e->capacity_type)) < 0)
+                        return r;
+                if (e->region && ((r = gc_buf_puts(out, ",\"region\":")) < 0 ||
+                                  (r = gc_buf_json_str(out, e->region)) < 0))
+                        return r;
+                if ((r = gc_buf_printf(out, ",\"usd_per_gpu_hour\":%s", num)) < 0)
+                        return r;
+                if (e->source && ((r = gc_buf_puts(out, ",\"source\":")) < 0 ||
+                                  (r = gc_buf_json_str(out, e->source)) < 0))
+                        return r;
+                if ((r = gc_buf_puts(out, "}")) < 0)
+                        return r;
+        }
+        return gc_buf_puts(out, "\n]}");
+}
+
+/* ---- lookup -------------------------------------------------------------------------------- */
+
+/*
+ * How specifically pattern names model: -1 no match, 0 for "*", the prefix length for a glob,
+ * and above any prefix length for an exact name.
+ */
+static long gc__model_score(const char *pattern, const char *model)
+{
+        size_t n = strlen(pattern);
+
+        if (n > 0 && pattern[n - 1] == '*') {
+                n--;
+                if (strlen(model) < n || !gc__model_eqn(pattern, model, n))
+                        return -1;
+                return (long)n;
+        }
+        return gc__model_eq(pattern, model) ? GC__MODEL_MAX + 1 : -1;
+}
+
+int gc_catalog_lookup(const gc_catalog *c, const char *model, const char *capacity_type,
+                      const char *region, const gc_price_entry **ret_entry)
+{
+        const gc_price_entry *best = NULL;
+        long best_score = -1;
+
+        if (!c || !model || !capacity_type || !ret_entry)
+                return -EINVAL;
+        for (size_t i = 0; i < c->n; i++) {
+                const gc_price_entry *e = &c->entries[i];
+                long m, score;
+                int cap_exact, region_exact;
+
+                m = gc__model_score(e->model, model);
+                if (m < 0)
+                        continue;
+                cap_exact = strcmp(e->capacity_type, "*") != 0;
+                if (cap_exact && strcasecmp(e->capacity_type, capacity_type) != 0)
+                        continue;
+                region_exact = !gc__is_any(e->region);
+                if (region_exact && (!region || strcasecmp(e->region, region) != 0))
+                        continue;
+                /* Lexicographic (model, capacity type, region); '>' keeps the earlier on ties. */
+                score = m * 4 + cap_exact * 2 + region_exact;
+                if (score > best_score) {
+                        best = e;
+                        best_score = score;
+                }
+        }
+        if (!best)
+                return -ENOENT;
+        *ret_entry = best;
+        return 0;
+}
