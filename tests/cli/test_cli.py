@@ -878,3 +878,18 @@ def test_gpu_init_container_raises_the_request(cli, tmp_path):
                labels={"team": "t", "project": "p"})
     doc = _run_rules_case(cli, tmp_path, [p])
     assert doc["total"]["gpu_hours"] * 3600 == pytest.approx(7200, abs=SEC_TOL)
+
+
+def test_bound_pod_still_pending_holds_from_binding(cli, tmp_path):
+    # Bound at 12:00:00 and still ContainerCreating at the dump: the scheduler has reserved its
+    # GPU on the node since the binding (the design: "from the moment it is bound"), so it
+    # holds 1 GPU for 12 h = 43200 GPU-s; an unbound Pending pod beside it holds nothing.
+    p = mk_pod("a", "creating", "n1", [("m", {"nvidia.com/gpu": "1"}, None)], phase="Pending",
+               bound="2026-02-01T12:00:00Z", labels={"team": "t", "project": "p"})
+    p["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "ContainerCreating"}}
+    p["status"]["containerStatuses"][0]["ready"] = False
+    q = mk_pod("a", "unbound", None, [("m", {"nvidia.com/gpu": "8"}, None)], phase="Pending",
+               created="2026-02-01T01:00:00Z", labels={"team": "t", "project": "p"})
+    doc = _run_rules_case(cli, tmp_path, [p, q])
+    assert doc["total"]["gpu_hours"] * 3600 == pytest.approx(43200, abs=SEC_TOL)
+    assert doc["total"]["pods"] == 1

@@ -7,7 +7,8 @@ pages, and returns figures to compare with `gpu-cost analyze --format json`.
 The rules, in brief:
   - a pod holds GPUs from its PodScheduled=True lastTransitionTime until, if Succeeded or Failed,
     the latest container terminated.finishedAt (app, init and sidecar containers alike), else
-    until the window end; pods without a node or PodScheduled=True hold nothing;
+    until the window end; pods without a node or PodScheduled=True (unbound Pending pods) hold
+    nothing, a bound pod still Pending (ContainerCreating) holds from its binding;
   - its GPU-equivalents are its effective request per GPU resource (Kubernetes rules: app
     containers plus sidecars, at least each ordinary init container plus the sidecars started
     before it, plus overhead; requests, else limits) times the unit's share on its node;
@@ -367,8 +368,8 @@ def pod_interval(pod):
         if not ends:
             raise ValueError("finished pod without finishedAt: %s" % pod["metadata"]["name"])
         return bound, max(ends)
-    if phase == "Pending":
-        return None
+    # A bound pod still Pending (pulling images, ContainerCreating) holds its GPUs: the
+    # scheduler has reserved them on the node from the binding on (the design's rule).
     return bound, None
 
 
