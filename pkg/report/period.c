@@ -96,7 +96,8 @@ typedef struct gc_report__period {
         const gc_period_report *r;
         const char *currency;
         const char *kind;
-        char title[GC_REPORT__TITLE_MAX];
+        const char *title; /* the caller's, or title_buf */
+        char title_buf[GC_REPORT__TITLE_MAX];
         char iso_week[16];
         int64_t prev_start;
         gc_cost_summary tp;    /* by team, project: the headline and the JSON summary */
@@ -108,7 +109,7 @@ typedef struct gc_report__period {
         gc_cost_row *days;     /* one per day; keys unused */
         int64_t *day_start, *day_end;
         size_t n_days;
-        gc_cost_row *idle; /* idle nodes with anything idle, pointing into tp */
+        gc_cost_row *idle; /* copies of tp's idle nodes that have anything idle */
         size_t n_idle;
         gc_cost_row *unattr; /* per namespace, keys[NAMESPACE] */
         size_t n_unattr;
@@ -296,16 +297,16 @@ static void gc_report__make_title(gc_report__period *p)
 
         gc_iso_week(r->start, &year, &week, NULL);
         snprintf(p->iso_week, sizeof(p->iso_week), "%04d-W%02d", year, week);
-        if (r->title) {
-                gc_strlcpy(p->title, r->title, sizeof(p->title));
+        p->title = r->title;
+        if (p->title)
                 return;
-        }
         gc_report__span(r->start, r->end, span);
         if (strcmp(p->kind, "weekly") == 0)
-                snprintf(p->title, sizeof(p->title), "GPU spend, week %s (%s, UTC)", p->iso_week,
-                         span);
+                snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend, week %s (%s, UTC)",
+                         p->iso_week, span);
         else
-                snprintf(p->title, sizeof(p->title), "GPU spend, %s (UTC)", span);
+                snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend, %s (UTC)", span);
+        p->title = p->title_buf;
 }
 
 static int gc_report__collect(const gc_period_report *r, gc_report__period *p)

@@ -1103,9 +1103,15 @@ START_TEST(period_folded_history)
         line_of(b.data,
                 "Hourly history that no longer names its pods: 25.00 GPU-hours, $100.00.\n");
 
+        /* A caller's title is used as given: verbatim in JSON, escaped in Markdown. */
+        r.title = "Week \"46\" | ml";
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "# Week \"46\" \\| ml\n");
         gc_buf_reset(&b);
         ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
         j = parse(&b);
+        ck_assert_str_eq(str(j, "title"), "Week \"46\" | ml");
         ck_assert(cJSON_IsTrue(get(get(j, "previous"), "has_data")));
         ck_assert_double_eq_tol(num(get(j, "change"), "cost_usd"), 108.0, 1e-9);
         ck_assert(cJSON_IsNull(get(get(j, "change"), "percent")));
