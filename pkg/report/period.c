@@ -569,6 +569,21 @@ static int gc_report__md_top(gc_buf *out, const gc_report__period *p)
         return r;
 }
 
+/*
+ * The caller's own sentences are Markdown already (e.g. `gpu-cost analyze` as code); only line
+ * breaks and control bytes are made blanks so that each stays one item of the list.
+ */
+static int gc_report__md_line(gc_buf *out, const char *s)
+{
+        size_t from = out->len;
+        int r = gc_buf_puts(out, s);
+
+        for (size_t i = from; r == 0 && i < out->len; i++)
+                if ((unsigned char)out->data[i] < 0x20 || out->data[i] == 0x7f)
+                        out->data[i] = ' ';
+        return r;
+}
+
 static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
 {
         const gc_period_report *r = p->r;
@@ -610,7 +625,7 @@ static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
                         continue;
                 ret = gc_buf_puts(out, "- ");
                 if (ret == 0)
-                        ret = gc_report__md_escape(out, r->extra_notes[i]);
+                        ret = gc_report__md_line(out, r->extra_notes[i]);
                 if (ret == 0)
                         ret = gc_buf_append(out, "\n", 1);
                 n++;

@@ -38,11 +38,13 @@ typedef struct gc_period_report {
         const char *title;   /* e.g. "GPU spend, week 2026-W47"; NULL = made from kind */
         const char *cluster; /* optional cluster name */
         const char *currency;
-        int64_t start, end;             /* the period, [start, end) */
-        int64_t now;                    /* open intervals accrue to min(end, now) */
-        size_t top_n;                   /* top pods listed; 0 = 10 */
-        const gc_diag *notes;           /* input warnings to state in the report (may be NULL) */
-        const char *const *extra_notes; /* more sentences to state (estimates, cuts), may be NULL */
+        int64_t start, end;   /* the period, [start, end) */
+        int64_t now;          /* open intervals accrue to min(end, now) */
+        size_t top_n;         /* top pods listed; 0 = 10 */
+        const gc_diag *notes; /* input warnings to state in the report (may be NULL) */
+        /* More sentences to state (estimates, cuts), may be NULL; unlike the input warnings they
+         * are the program's own words and go into Markdown unescaped (`code` stays code). */
+        const char *const *extra_notes;
         size_t n_extra_notes;
 } gc_period_report;
 

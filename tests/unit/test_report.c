@@ -751,7 +751,7 @@ static void free_ledger(fixture *f)
 
 static void weekly(const fixture *f, gc_period_report *r, gc_diag *d)
 {
-        static const char *const extra[] = {"Prices for spot capacity are estimates."};
+        static const char *const extra[] = {"Prices for `spot` capacity are estimates."};
 
         memset(r, 0, sizeof(*r));
         r->ledger = f->l;
@@ -765,7 +765,8 @@ static void weekly(const fixture *f, gc_period_report *r, gc_diag *d)
         r->extra_notes = extra;
         r->n_extra_notes = 1;
         /* More warnings than are kept: the report says how many it leaves out. */
-        for (int i = 0; i < GC_DIAG_KEEP + 3; i++)
+        gc_diag_add(d, "pod a_b/<x>: `odd` *name*");
+        for (int i = 1; i < GC_DIAG_KEEP + 3; i++)
                 gc_diag_add(d, "pod default/w%d: skipped, no node", i);
 }
 
@@ -918,11 +919,12 @@ START_TEST(period_json)
 
         a = get(j, "notes");
         ck_assert_int_eq(cJSON_GetArraySize(a), GC_DIAG_KEEP + 2);
-        ck_assert_str_eq(cJSON_GetArrayItem(a, 0)->valuestring, "pod default/w0: skipped, no node");
+        ck_assert_str_eq(cJSON_GetArrayItem(a, 0)->valuestring, "pod a_b/<x>: `odd` *name*");
+        ck_assert_str_eq(cJSON_GetArrayItem(a, 1)->valuestring, "pod default/w1: skipped, no node");
         ck_assert_str_eq(cJSON_GetArrayItem(a, GC_DIAG_KEEP)->valuestring,
                          "... and 3 more input warnings not shown.");
         ck_assert_str_eq(cJSON_GetArrayItem(a, GC_DIAG_KEEP + 1)->valuestring,
-                         "Prices for spot capacity are estimates.");
+                         "Prices for `spot` capacity are estimates.");
         ck_assert(num(j, "notes_omitted") == 3);
         ck_assert_ptr_nonnull(strstr(str(j, "method"), "exact to the second"));
 
@@ -1000,9 +1002,11 @@ START_TEST(period_markdown)
 
         line_of(b.data, "## Notes");
         line_of(b.data, "- 1 of 6 pods have figures that rest on estimates");
-        line_of(b.data, "- pod default/w0: skipped, no node\n");
+        /* Input warnings carry names from the cluster: escaped, never Markdown. */
+        line_of(b.data, "- pod a\\_b/\\<x\\>: \\`odd\\` \\*name\\*\n");
+        line_of(b.data, "- pod default/w1: skipped, no node\n");
         line_of(b.data, "- ... and 3 more input warnings not shown.\n");
-        line_of(b.data, "- Prices for spot capacity are estimates.\n");
+        line_of(b.data, "- Prices for `spot` capacity are estimates.\n");
         line_of(b.data, "_How these figures are computed: GPU time is exact to the second");
         ck_assert_ptr_null(strstr(b.data, "The period is not over"));
 
