@@ -25,8 +25,13 @@ void gc_report__num(double v, char out[GC_REPORT__NUM_LEN])
                 gc_strlcpy(out, "0", GC_REPORT__NUM_LEN);
                 return;
         }
-        /* The shortest precision that reads back to the same double; 17 digits always do. */
-        for (prec = 1; prec < 17; prec++) {
+        /*
+         * The shortest decimal that reads back as v. When 15 significant digits read back, %g's
+         * dropping of trailing zeros already leaves the shortest form: a double's half-ulp is
+         * below half a unit in the 15th digit, so the shortest digits are v rounded to 15
+         * digits, zero-padded. Otherwise 16 or 17 digits are needed (17 always suffice).
+         */
+        for (prec = 15; prec < 17; prec++) {
                 snprintf(out, GC_REPORT__NUM_LEN, "%.*g", prec, v);
                 if (strtod(out, NULL) == v)
                         break;
@@ -34,8 +39,8 @@ void gc_report__num(double v, char out[GC_REPORT__NUM_LEN])
         if (prec == 17)
                 snprintf(out, GC_REPORT__NUM_LEN, "%.17g", v);
         /*
-         * %g writes 36000 as "3.6e+04"; people and diff tools read plain decimals better, so
-         * the same digits are written without an exponent where JavaScript does so too.
+         * %g writes 1e20 as "1e+20" and 1.5e-7 as "1.5e-07"; plain decimals read better, so the
+         * same digits are written without an exponent where JavaScript does so too.
          */
         e = strchr(out, 'e');
         if (e && fabs(v) >= 1e-7 && fabs(v) < 1e21) {
@@ -43,6 +48,14 @@ void gc_report__num(double v, char out[GC_REPORT__NUM_LEN])
                 int decimals = prec - 1 - (int)exp10;
 
                 snprintf(fixed, sizeof(fixed), "%.*f", decimals > 0 ? decimals : 0, v);
+                if (strchr(fixed, '.') || strchr(fixed, ',')) {
+                        size_t n = strlen(fixed);
+
+                        while (n > 0 && fixed[n - 1] == '0')
+                                fixed[--n] = '\0';
+                        if (n > 0 && (fixed[n - 1] == '.' || fixed[n - 1] == ','))
+                                fixed[--n] = '\0';
+                }
                 if (strtod(fixed, NULL) == v)
                         gc_strlcpy(out, fixed, GC_REPORT__NUM_LEN);
         }
