@@ -166,7 +166,8 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
 int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespace *ret,
                            char *err, size_t errlen);
 
-/* Growable arrays of records, capped at `limit` entries. */
+/* Growable arrays of records, capped at `limit` entries (0 = GC_VEC_DEFAULT_LIMIT). */
+#define GC_VEC_DEFAULT_LIMIT (1u << 20)
 typedef struct gc_pod_vec {
         gc_pod *v;
         size_t n, cap, limit;

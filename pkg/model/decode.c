@@ -1,0 +1,1001 @@
+/* model decode: one Pod, Node or Namespace (a cJSON tree) into a compact GPU cost record. */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Kubernetes limits (apimachinery validation): names are DNS subdomains or labels. */
+#define GC__NAME_MAX        253 /* object names, node names */
+#define GC__LABEL_VALUE_MAX 63  /* label values, namespace and container names */
+#define GC__LABEL_KEY_MAX   317 /* <prefix (253)>/<name (63)> */
+#define GC__UID_MAX         128
+#define GC__ANNOTATION_MAX  253 /* our own gpu-cost.io annotations */
+/* Caps on counts, far above anything real, so that no object can make decoding slow. */
+#define GC__MAX_CONTAINERS  256
+#define GC__MAX_CONDITIONS  64
+#define GC__MAX_OWNERS      64
+#define GC__MAX_NODE_LABELS 1024
+#define GC__MAX_RESOURCES   256
+#define GC__GPU_COUNT_MAX   1000000 /* units of one GPU resource */
+
+/* ---- errors and small readers ------------------------------------------------------------- */
+
+static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(errlen ? err : NULL, err ? errlen : 0, fmt, ap);
+        va_end(ap);
+        return code;
+}
+
+/* A short printable rendering of untrusted text for an error message. */
+static const char *gc__show(const char *s, char *out, size_t outlen)
+{
+        size_t i = 0;
+
+        for (; s && *s && i + 4 < outlen; s++)
+                out[i++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+        if (s && *s && outlen >= 4) {
+                memcpy(out + i, "...", 3);
+                i += 3;
+        }
+        out[i] = '\0';
+        return out;
+}
+
+/* "path.key", or "key" at the top of the object. */
+static const char *gc__where(const char *path, const char *key, char *out, size_t outlen)
+{
+        snprintf(out, outlen, "%s%s%s", path, *path ? "." : "", key);
+        return out;
+}
+
+/* Printable ASCII; spaces only when allowed. */
+static int gc__printable(const char *s, int spaces)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < (spaces ? 0x20 : 0x21) || (unsigned char)*s > 0x7e)
+                        return 0;
+        return 1;
+}
+
+/* An optional string member: absent or null gives NULL. */
+static int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces, const char *path,
+                       const char **ret, char *err, size_t errlen)
+{
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+        char w[160];
+
+        *ret = NULL;
+        if (!it || cJSON_IsNull(it))
+                return 0;
+        if (!cJSON_IsString(it) || !it->valuestring)
+                return gc__fail(err, errlen, -EINVAL, "%s: not a string",
+                                gc__where(path, key, w, sizeof(w)));
+        if (strnlen(it->valuestring, max + 1) > max)
+                return gc__fail(err, errlen, -EINVAL, "%s: longer than %zu bytes",
+                                gc__where(path, key, w, sizeof(w)), max);
+        if (!gc__printable(it->valuestring, spaces))
+                return gc__fail(err, errlen, -EINVAL, "%s: not printable ASCII",
+                                gc__where(path, key, w, sizeof(w)));
+        *ret = it->valuestring;
+        return 0;
+}
+
+static int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON **ret,
+                       char *err, size_t errlen)
+{
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+        char w[160];
+
+        *ret = NULL;
+        if (!it || cJSON_IsNull(it))
+                return 0;
+        if (!cJSON_IsObject(it))
+                return gc__fail(err, errlen, -EINVAL, "%s: not an object",
+                                gc__where(path, key, w, sizeof(w)));
+        *ret = it;
+        return 0;
+}
+
+static int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path,
+                       const cJSON **ret, char *err, size_t errlen)
+{
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+        char w[160];
+        int n = 0;
+
+        *ret = NULL;
+        if (!it || cJSON_IsNull(it))
+                return 0;
+        if (!cJSON_IsArray(it))
+                return gc__fail(err, errlen, -EINVAL, "%s: not an array",
+                                gc__where(path, key, w, sizeof(w)));
+        for (const cJSON *c = it->child; c; c = c->next)
+                if (++n > max)
+                        return gc__fail(err, errlen, -E2BIG, "%s: more than %d entries",
+                                        gc__where(path, key, w, sizeof(w)), max);
+        *ret = it;
+        return 0;
+}
+
+/* An optional RFC 3339 time: 0 when absent or null, 1 when *ret_sec was set. */
+static int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *ret_sec,
+                        char *err, size_t errlen)
+{
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+        char show[48], w[160];
+
+        if (!it || cJSON_IsNull(it))
+                return 0;
+        if (!cJSON_IsString(it) || !it->valuestring)
+                return gc__fail(err, errlen, -EINVAL, "%s: not a string",
+                                gc__where(path, key, w, sizeof(w)));
+        if (gc_time_parse(it->valuestring, strnlen(it->valuestring, 64), ret_sec) < 0)
+                return gc__fail(err, errlen, -EINVAL, "%s: not an RFC 3339 time: \"%s\"",
+                                gc__where(path, key, w, sizeof(w)),
+                                gc__show(it->valuestring, show, sizeof(show)));
+        return 1;
+}
+
+static int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, size_t errlen)
+{
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        *ret = gc_strpool_intern0(pool, s);
+        if (!*ret)
+                return gc__fail(err, errlen, -ENOMEM, "string pool full");
+        return 0;
+}
+
+/*
+ * Whole units of an extended resource: a quantity string (or a JSON number, which the API server
+ * also accepts). GPU resources cannot be fractional, so "0.5" and "500m" are errors.
+ */
+static int gc__gpu_count(const cJSON *it, const char *field, int64_t *ret_count, char *err,
+                         size_t errlen)
+{
+        char show[48];
+        int64_t milli;
+
+        if (cJSON_IsString(it) && it->valuestring) {
+                int r = gc_quantity_parse(it->valuestring, &milli);
+
+                if (r < 0)
+                        return gc__fail(err, errlen, -EINVAL, "%s: not a quantity: \"%s\"", field,
+                                        gc__show(it->valuestring, show, sizeof(show)));
+        } else if (cJSON_IsNumber(it)) {
+                double v = it->valuedouble;
+
+                if (!isfinite(v) || fabs(v) > 1e12)
+                        return gc__fail(err, errlen, -EINVAL, "%s: quantity out of range", field);
+                if (v != floor(v))
+                        return gc__fail(err, errlen, -EINVAL, "%s: not a whole number: %g", field,
+                                        v);
+                milli = (int64_t)v * 1000;
+        } else {
+                return gc__fail(err, errlen, -EINVAL, "%s: not a quantity", field);
+        }
+        if (milli < 0)
+                return gc__fail(err, errlen, -EINVAL, "%s: negative", field);
+        if (milli % 1000 != 0)
+                return gc__fail(err, errlen, -EINVAL, "%s: not a whole number: \"%s\"", field,
+                                cJSON_IsString(it) ? gc__show(it->valuestring, show, sizeof(show))
+                                                   : "?");
+        if (milli / 1000 > GC__GPU_COUNT_MAX)
+                return gc__fail(err, errlen, -ERANGE, "%s: more than %d units", field,
+                                GC__GPU_COUNT_MAX);
+        *ret_count = milli / 1000;
+        return 0;
+}
+
+/* A GPU resource name as a record may keep it. */
+static int gc__res_name_ok(const char *name, const char *path, char *err, size_t errlen)
+{
+        char show[48];
+
+        if (strnlen(name, GC__LABEL_KEY_MAX + 1) > GC__LABEL_KEY_MAX || !gc__printable(name, 0))
+                return gc__fail(err, errlen, -EINVAL, "%s[%s]: not a resource name", path,
+                                gc__show(name, show, sizeof(show)));
+        return 0;
+}
+
+/* ---- the effective request of a pod -----------------------------------------------------------
+ */
+
+typedef struct gc__acc {
+        const char *name; /* points into the cJSON tree until interned */
+        int64_t app;      /* sum over app containers */
+        int64_t sidecars; /* sum over restartable init containers so far */
+        int64_t init;     /* max over ordinary init containers of (own + sidecars before) */
+        int64_t overhead;
+} gc__acc;
+
+typedef struct gc__reqs {
+        gc__acc r[GC_POD_MAX_GPU_RES];
+        size_t n;
+        const char *container;      /* first app container asking for a GPU */
+        const char *init_container; /* first init container asking for one */
+} gc__reqs;
+
+static int gc__slot(gc__reqs *q, const char *name, char *err, size_t errlen)
+{
+        for (size_t i = 0; i < q->n; i++)
+                if (strcmp(q->r[i].name, name) == 0)
+                        return (int)i;
+        if (q->n >= GC_POD_MAX_GPU_RES)
+                return gc__fail(err, errlen, -E2BIG, "spec: more than %d GPU resources",
+                                GC_POD_MAX_GPU_RES);
+        memset(&q->r[q->n], 0, sizeof(q->r[0]));
+        q->r[q->n].name = name;
+        return (int)q->n++;
+}
+
+/*
+ * The GPU units one container holds, per slot, into units[]. Requests count; a resource only
+ * under limits counts its limit (extended resources: requests == limits). The overhead map is
+ * passed as `req` with no limits.
+ */
+static int gc__units(const cJSON *req, const char *req_path, const cJSON *lim, const char *lim_path,
+                     const gc_model_opts *o, gc__reqs *q, int64_t units[GC_POD_MAX_GPU_RES],
+                     int *ret_any, char *err, size_t errlen)
+{
+        char field[512];
+        int r, any = 0;
+
+        memset(units, 0, sizeof(int64_t) * GC_POD_MAX_GPU_RES);
+        for (int pass = 0; pass < 2; pass++) {
+                const cJSON *map = pass == 0 ? req : lim;
+                const char *path = pass == 0 ? req_path : lim_path;
+                int n = 0;
+
+                if (!map)
+                        continue;
+                for (const cJSON *it = map->child; it; it = it->next) {
+                        int64_t count;
+                        double geq;
+                        int s, est;
+
+                        if (++n > GC__MAX_RESOURCES)
+                                return gc__fail(err, errlen, -E2BIG, "%s: more than %d entries",
+                                                path, GC__MAX_RESOURCES);
+                        if (!it->string || !gc_res_table_match(o->res, it->string))
+                                continue;
+                        if (pass == 1 && req && cJSON_GetObjectItemCaseSensitive(req, it->string))
+                                continue;
+                        r = gc__res_name_ok(it->string, path, err, errlen);
+                        if (r < 0)
+                                return r;
+                        snprintf(field, sizeof(field), "%s[%s]", path, it->string);
+                        /* A name the table matches but no share can be given to (mig-foo). */
+                        if (gc_gpu_equivalents(o->res, it->string, 0, NULL, &geq, &est) < 0)
+                                return gc__fail(err, errlen, -EINVAL, "%s: not a GPU resource form",
+                                                field);
+                        r = gc__gpu_count(it, field, &count, err, errlen);
+                        if (r < 0)
+                                return r;
+                        if (count == 0)
+                                continue;
+                        s = gc__slot(q, it->string, err, errlen);
+                        if (s < 0)
+                                return s;
+                        units[s] = count;
+                        any = 1;
+                }
+        }
+        *ret_any = any;
+        return 0;
+}
+
+static int gc__containers(const cJSON *spec, const gc_model_opts *o, gc__reqs *q, int init,
+                          char *err, size_t errlen)
+{
+        const char *key = init ? "initContainers" : "containers";
+        const cJSON *arr;
+        int r, i = 0;
+
+        r = gc__opt_arr(spec, key, GC__MAX_CONTAINERS, "spec", &arr, err, errlen);
+        if (r < 0 || !arr)
+                return r;
+        for (const cJSON *c = arr->child; c; c = c->next, i++) {
+                int64_t units[GC_POD_MAX_GPU_RES];
+                const cJSON *res, *req = NULL, *lim = NULL;
+                const char *name = NULL, *policy = NULL;
+                char path[96], rpath[112], qpath[128], lpath[128];
+                int any = 0;
+
+                snprintf(path, sizeof(path), "spec.%s[%d]", key, i);
+                if (!cJSON_IsObject(c))
+                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                snprintf(rpath, sizeof(rpath), "%s.resources", path);
+                snprintf(qpath, sizeof(qpath), "%s.requests", rpath);
+                snprintf(lpath, sizeof(lpath), "%s.limits", rpath);
+                r = gc__opt_obj(c, "resources", path, &res, err, errlen);
+                if (r == 0 && res)
+                        r = gc__opt_obj(res, "requests", rpath, &req, err, errlen);
+                if (r == 0 && res)
+                        r = gc__opt_obj(res, "limits", rpath, &lim, err, errlen);
+                if (r == 0)
+                        r = gc__units(req, qpath, lim, lpath, o, q, units, &any, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &name, err,
+                                        errlen);
+                if (r == 0 && init)
+                        r = gc__opt_str(c, "restartPolicy", 32, 0, path, &policy, err, errlen);
+                if (r < 0)
+                        return r;
+                if (any && !init && !q->container)
+                        q->container = name;
+                if (any && init && !q->init_container)
+                        q->init_container = name;
+                for (size_t s = 0; s < q->n; s++) {
+                        if (!init) {
+                                q->r[s].app += units[s];
+                        } else if (policy && strcmp(policy, "Always") == 0) {
+                                q->r[s].sidecars += units[s]; /* a sidecar runs to the end */
+                        } else if (units[s] + q->r[s].sidecars > q->r[s].init) {
+                                q->r[s].init = units[s] + q->r[s].sidecars;
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The pod's effective request per GPU resource (Kubernetes resource rules). */
+static int gc__pod_reqs(const cJSON *spec, const gc_model_opts *o, gc__reqs *q, char *err,
+                        size_t errlen)
+{
+        int64_t units[GC_POD_MAX_GPU_RES] = {0};
+        const cJSON *over = NULL;
+        int r, any = 0;
+
+        memset(q, 0, sizeof(*q));
+        if (!spec)
+                return 0;
+        /* Init containers first: a sidecar counts for the ordinary init containers after it. */
+        r = gc__containers(spec, o, q, 1, err, errlen);
+        if (r == 0)
+                r = gc__containers(spec, o, q, 0, err, errlen);
+        if (r == 0)
+                r = gc__opt_obj(spec, "overhead", "spec", &over, err, errlen);
+        if (r == 0 && over)
+                r = gc__units(over, "spec.overhead", NULL, NULL, o, q, units, &any, err, errlen);
+        if (r < 0)
+                return r;
+        for (size_t s = 0; over && s < q->n; s++)
+                q->r[s].overhead += units[s];
+        return 0;
+}
+
+/* ---- labels ------------------------------------------------------------------------------ */
+
+static int gc__label_ok(const char *key, const char *value, char *err, size_t errlen)
+{
+        char show[48];
+
+        if (strnlen(key, GC__LABEL_KEY_MAX + 1) > GC__LABEL_KEY_MAX || !*key ||
+            !gc__printable(key, 0))
+                return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a label key",
+                                gc__show(key, show, sizeof(show)));
+        if (strnlen(value, GC__LABEL_VALUE_MAX + 1) > GC__LABEL_VALUE_MAX)
+                return gc__fail(err, errlen, -EINVAL,
+                                "metadata.labels[%s]: value longer than %d bytes", key,
+                                GC__LABEL_VALUE_MAX);
+        if (!gc__printable(value, 0))
+                return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: value not printable",
+                                key);
+        return 0;
+}
+
+/* The value of the first of keys[] present (non-empty) in labels, interned. */
+static int gc__first_label(const cJSON *labels, const char *const *keys, size_t n, gc_strpool *pool,
+                           const char **ret, char *err, size_t errlen)
+{
+        *ret = NULL;
+        for (size_t i = 0; labels && keys && i < n; i++) {
+                const cJSON *it;
+                int r;
+
+                if (!keys[i])
+                        continue;
+                it = cJSON_GetObjectItemCaseSensitive(labels, keys[i]);
+                if (!it || cJSON_IsNull(it))
+                        continue;
+                if (!cJSON_IsString(it) || !it->valuestring)
+                        return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a string",
+                                        keys[i]);
+                r = gc__label_ok(keys[i], it->valuestring, err, errlen);
+                if (r < 0)
+                        return r;
+                if (!*it->valuestring)
+                        continue; /* an empty team says nothing */
+                return gc__intern(pool, it->valuestring, ret, err, errlen);
+        }
+        return 0;
+}
+
+static int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err,
+                       size_t errlen)
+{
+        if (!o || !o->pool || !o->res || !ret)
+                return gc__fail(err, errlen, -EINVAL, "missing decoder options");
+        if (!cJSON_IsObject(obj))
+                return gc__fail(err, errlen, -EINVAL, "not an object");
+        return 0;
+}
+
+/* ---- pods ---------------------------------------------------------------------------------- */
+
+static gc_phase gc__phase(const char *s)
+{
+        if (!s || strcmp(s, "Pending") == 0)
+                return GC_PHASE_PENDING;
+        if (strcmp(s, "Running") == 0)
+                return GC_PHASE_RUNNING;
+        if (strcmp(s, "Succeeded") == 0)
+                return GC_PHASE_SUCCEEDED;
+        if (strcmp(s, "Failed") == 0)
+                return GC_PHASE_FAILED;
+        return GC_PHASE_UNKNOWN;
+}
+
+/* The latest state.terminated.finishedAt over one containerStatuses array; 0 when none. */
+static int gc__latest_finish(const cJSON *status, const char *key, int64_t *latest, char *err,
+                             size_t errlen)
+{
+        const cJSON *arr;
+        int r, i = 0;
+
+        r = gc__opt_arr(status, key, GC__MAX_CONTAINERS, "status", &arr, err, errlen);
+        if (r < 0 || !arr)
+                return r;
+        for (const cJSON *c = arr->child; c; c = c->next, i++) {
+                const cJSON *state, *term;
+                char path[96];
+                int64_t t = 0;
+
+                snprintf(path, sizeof(path), "status.%s[%d]", key, i);
+                if (!cJSON_IsObject(c))
+                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                r = gc__opt_obj(c, "state", path, &state, err, errlen);
+                if (r < 0)
+                        return r;
+                if (!state)
+                        continue;
+                strncat(path, ".state", sizeof(path) - strlen(path) - 1);
+                r = gc__opt_obj(state, "terminated", path, &term, err, errlen);
+                if (r < 0)
+                        return r;
+                if (!term)
+                        continue;
+                strncat(path, ".terminated", sizeof(path) - strlen(path) - 1);
+                r = gc__opt_time(term, "finishedAt", path, &t, err, errlen);
+                if (r < 0)
+                        return r;
+                if (r == 1 && t > *latest)
+                        *latest = t;
+        }
+        return 0;
+}
+
+/* PodScheduled=True time and the latest transition of any condition. */
+static int gc__conditions(const cJSON *status, int64_t *ret_sched, int64_t *ret_latest, char *err,
+                          size_t errlen)
+{
+        const cJSON *arr;
+        int r, i = 0;
+
+        *ret_sched = 0;
+        *ret_latest = 0;
+        r = gc__opt_arr(status, "conditions", GC__MAX_CONDITIONS, "status", &arr, err, errlen);
+        if (r < 0 || !arr)
+                return r;
+        for (const cJSON *c = arr->child; c; c = c->next, i++) {
+                const char *type, *st;
+                char path[64];
+                int64_t t = 0;
+
+                snprintf(path, sizeof(path), "status.conditions[%d]", i);
+                if (!cJSON_IsObject(c))
+                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                r = gc__opt_str(c, "type", 316, 0, path, &type, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "status", 16, 0, path, &st, err, errlen);
+                if (r == 0)
+                        r = gc__opt_time(c, "lastTransitionTime", path, &t, err, errlen);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                if (t > *ret_latest)
+                        *ret_latest = t;
+                if (type && st && strcmp(type, "PodScheduled") == 0 && strcmp(st, "True") == 0)
+                        *ret_sched = t;
+        }
+        return 0;
+}
+
+static int gc__controller(const cJSON *meta, gc_strpool *pool, const char **ret_kind,
+                          const char **ret_name, char *err, size_t errlen)
+{
+        const cJSON *arr;
+        int r, i = 0;
+
+        *ret_kind = NULL;
+        *ret_name = NULL;
+        r = gc__opt_arr(meta, "ownerReferences", GC__MAX_OWNERS, "metadata", &arr, err, errlen);
+        if (r < 0 || !arr)
+                return r;
+        for (const cJSON *c = arr->child; c; c = c->next, i++) {
+                const char *kind, *name;
+                char path[64];
+
+                snprintf(path, sizeof(path), "metadata.ownerReferences[%d]", i);
+                if (!cJSON_IsObject(c))
+                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "controller")))
+                        continue;
+                r = gc__opt_str(c, "kind", GC__LABEL_VALUE_MAX, 0, path, &kind, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "name", GC__NAME_MAX, 0, path, &name, err, errlen);
+                if (r == 0)
+                        r = gc__intern(pool, kind, ret_kind, err, errlen);
+                if (r == 0)
+                        r = gc__intern(pool, name, ret_name, err, errlen);
+                return r;
+        }
+        return 0;
+}
+
+int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char *err,
+                     size_t errlen)
+{
+        const cJSON *meta, *spec, *status, *labels;
+        const char *s_uid, *s_ns, *s_name, *s_node, *s_phase;
+        int64_t sched = 0, latest_cond = 0, start = 0, finish = 0;
+        gc__reqs q;
+        gc_pod p;
+        int r;
+
+        memset(&q, 0, sizeof(q));
+        r = gc__opts_ok(obj, o, ret, err, errlen);
+        if (r < 0)
+                return r;
+        r = gc__opt_obj(obj, "spec", "", &spec, err, errlen);
+        if (r == 0)
+                r = gc__pod_reqs(spec, o, &q, err, errlen);
+        if (r < 0)
+                return r;
+
+        memset(&p, 0, sizeof(p));
+        for (size_t i = 0; i < q.n; i++) {
+                int64_t app = q.r[i].app + q.r[i].sidecars;
+                int64_t eff = (app > q.r[i].init ? app : q.r[i].init) + q.r[i].overhead;
+
+                if (eff == 0)
+                        continue;
+                r = gc__intern(o->pool, q.r[i].name, &p.gpu[p.n_gpu].resource, err, errlen);
+                if (r < 0)
+                        return r;
+                p.gpu[p.n_gpu++].count = eff;
+        }
+        if (p.n_gpu == 0)
+                return 0;
+
+        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
+        if (r == 0 && !meta)
+                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
+        if (r == 0 && !s_name)
+                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
+                                errlen);
+        if (r == 0)
+                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
+        if (r == 0 &&
+            gc__opt_time(meta, "creationTimestamp", "metadata", &p.created_at, err, errlen) < 0)
+                r = -EINVAL;
+        if (r == 0 &&
+            gc__opt_time(meta, "deletionTimestamp", "metadata", &p.deleting_at, err, errlen) < 0)
+                r = -EINVAL;
+        if (r == 0)
+                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
+        if (r == 0)
+                r = gc__opt_str(spec, "nodeName", GC__NAME_MAX, 0, "spec", &s_node, err, errlen);
+        if (r == 0)
+                r = gc__opt_obj(obj, "status", "", &status, err, errlen);
+        if (r < 0)
+                return r;
+        if (!s_ns)
+                s_ns = "default"; /* what the API server assumes for an object without one */
+
+        r = gc__intern(o->pool, s_name, &p.name, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_ns, &p.ns, err, errlen);
+        if (r == 0 && s_uid) {
+                r = gc__intern(o->pool, s_uid, &p.uid, err, errlen);
+        } else if (r == 0) {
+                /* A manifest without a uid: namespace/name is unique while the object exists. */
+                char key[GC__LABEL_VALUE_MAX + GC__NAME_MAX + 2];
+
+                snprintf(key, sizeof(key), "%s/%s", s_ns, s_name);
+                r = gc__intern(o->pool, key, &p.uid, err, errlen);
+        }
+        if (r == 0)
+                r = gc__intern(o->pool, s_node, &p.node, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, q.container ? q.container : q.init_container, &p.container,
+                               err, errlen);
+        if (r == 0)
+                r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, &p.team, err,
+                                    errlen);
+        if (r == 0)
+                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool, &p.project,
+                                    err, errlen);
+        if (r == 0)
+                r = gc__controller(meta, o->pool, &p.controller_kind, &p.controller, err, errlen);
+        if (r < 0)
+                return r;
+
+        s_phase = NULL;
+        if (status) {
+                r = gc__opt_str(status, "phase", 32, 0, "status", &s_phase, err, errlen);
+                if (r == 0)
+                        r = gc__conditions(status, &sched, &latest_cond, err, errlen);
+                if (r == 0 && gc__opt_time(status, "startTime", "status", &start, err, errlen) < 0)
+                        r = -EINVAL;
+                if (r < 0)
+                        return r;
+        }
+        p.phase = gc__phase(s_phase);
+
+        if (sched) {
+                p.bound_at = sched;
+        } else if (p.node) {
+                /* Bound, but the API kept no PodScheduled time (e.g. a pod given a nodeName). */
+                p.bound_at = start ? start : p.created_at;
+                p.flags |= GC_POD_F_BOUND_GUESSED;
+        }
+
+        if (p.phase == GC_PHASE_SUCCEEDED || p.phase == GC_PHASE_FAILED) {
+                r = gc__latest_finish(status, "containerStatuses", &finish, err, errlen);
+                if (r == 0)
+                        r = gc__latest_finish(status, "initContainerStatuses", &finish, err,
+                                              errlen);
+                if (r < 0)
+                        return r;
+                if (!finish) {
+                        int64_t guess = latest_cond;
+
+                        if (!guess)
+                                guess = start > p.bound_at ? start : p.bound_at;
+                        if (!guess)
+                                guess = p.created_at;
+                        finish = guess;
+                        p.flags |= GC_POD_F_END_GUESSED;
+                }
+                /* Clocks of kubelet and scheduler differ: never end before the start. */
+                if (p.bound_at && finish < p.bound_at)
+                        finish = p.bound_at;
+                p.finished_at = finish;
+        }
+        *ret = p;
+        return 1;
+}
+
+/* ---- nodes --------------------------------------------------------------------------------- */
+
+const char *gc_node_label(const gc_node *n, const char *key)
+{
+        if (!n || !key)
+                return NULL;
+        for (size_t i = 0; i < n->n_labels; i++)
+                if (n->labels[i].key && strcmp(n->labels[i].key, key) == 0)
+                        return n->labels[i].value;
+        return NULL;
+}
+
+void gc_node_release(gc_node *n)
+{
+        if (!n)
+                return;
+        free(n->labels);
+        n->labels = NULL;
+        n->n_labels = 0;
+}
+
+/* A non-negative integer label; 0 when absent. */
+static int gc__int_label(const gc_node *n, const char *key, int64_t max, int64_t *ret, char *err,
+                         size_t errlen)
+{
+        const char *v = gc_node_label(n, key);
+        char show[48];
+        int64_t x;
+
+        *ret = 0;
+        if (!v || !*v)
+                return 0;
+        if (gc_parse_int64(v, &x) < 0 || x < 0 || x > max)
+                return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a count: \"%s\"",
+                                key, gc__show(v, show, sizeof(show)));
+        *ret = x;
+        return 0;
+}
+
+/* Copies all labels into a malloc'd array of pooled strings. */
+static int gc__node_labels(const cJSON *labels, gc_strpool *pool, gc_node *n, char *err,
+                           size_t errlen)
+{
+        size_t count = 0, i = 0;
+        int r;
+
+        if (!labels)
+                return 0;
+        for (const cJSON *c = labels->child; c; c = c->next)
+                if (++count > GC__MAX_NODE_LABELS)
+                        return gc__fail(err, errlen, -E2BIG, "metadata.labels: more than %d",
+                                        GC__MAX_NODE_LABELS);
+        if (count == 0)
+                return 0;
+        n->labels = calloc(count, sizeof(*n->labels));
+        if (!n->labels)
+                return gc__fail(err, errlen, -ENOMEM, "out of memory");
+        for (const cJSON *c = labels->child; c; c = c->next) {
+                char show[48];
+
+                if (!c->string)
+                        continue;
+                if (!cJSON_IsString(c) || !c->valuestring)
+                        return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a string",
+                                        gc__show(c->string, show, sizeof(show)));
+                r = gc__label_ok(c->string, c->valuestring, err, errlen);
+                if (r == 0)
+                        r = gc__intern(pool, c->string, &n->labels[i].key, err, errlen);
+                if (r == 0)
+                        r = gc__intern(pool, c->valuestring, &n->labels[i].value, err, errlen);
+                if (r < 0)
+                        return r;
+                i++;
+        }
+        n->n_labels = i;
+        return 0;
+}
+
+/* Product, physical model, MIG-single profile and replicas from the GPU Feature Discovery. */
+static int gc__node_gfd(gc_node *n, gc_strpool *pool, char *err, size_t errlen)
+{
+        const char *prod = gc_node_label(n, "nvidia.com/gpu.product");
+        int64_t reps;
+        int r;
+
+        n->product = prod;
+        n->mig_strategy = gc_node_label(n, "nvidia.com/mig.strategy");
+        if (prod) {
+                char model[GC__LABEL_VALUE_MAX + 1];
+                size_t len = gc_strlcpy(model, prod, sizeof(model));
+                char *mig;
+
+                if (len >= 7 && strcmp(model + len - 7, "-SHARED") == 0)
+                        model[len - 7] = '\0';
+                mig = strstr(model, "-MIG-");
+                if (mig) {
+                        *mig = '\0';
+                        if (mig[5]) {
+                                r = gc__intern(pool, mig + 5, &n->mig_single_profile, err, errlen);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                r = gc__intern(pool, model, &n->gpu_model, err, errlen);
+                if (r < 0)
+                        return r;
+        } else {
+                /* GKE names the accelerator and the MIG partition in labels of its own. */
+                n->gpu_model = gc_node_label(n, "cloud.google.com/gke-accelerator");
+        }
+        if (!n->mig_single_profile)
+                n->mig_single_profile = gc_node_label(n, "cloud.google.com/gke-gpu-partition-size");
+        if (n->mig_single_profile && !*n->mig_single_profile)
+                n->mig_single_profile = NULL;
+
+        r = gc__int_label(n, "nvidia.com/gpu.replicas", GC__GPU_COUNT_MAX, &reps, err, errlen);
+        if (r == 0 && reps <= 1)
+                r = gc__int_label(n, "cloud.google.com/gke-max-shared-clients-per-gpu",
+                                  GC__GPU_COUNT_MAX, &reps, err, errlen);
+        if (r == 0)
+                r = gc__int_label(n, "nvidia.com/gpu.count", GC__GPU_COUNT_MAX, &n->gpu_count, err,
+                                  errlen);
+        if (r == 0)
+                r = gc__int_label(n, "nvidia.com/gpu.memory", INT64_C(1) << 40, &n->gpu_memory_mib,
+                                  err, errlen);
+        if (r < 0)
+                return r;
+        n->replicas = reps > 1 ? reps : 1;
+        return 0;
+}
+
+static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *n, char *err,
+                          size_t errlen)
+{
+        const cJSON *alloc = NULL;
+        const char *which = "allocatable";
+        char field[400];
+        int r, count = 0;
+
+        if (!status)
+                return 0;
+        r = gc__opt_obj(status, "allocatable", "status", &alloc, err, errlen);
+        if (r == 0 && !alloc) {
+                which = "capacity";
+                r = gc__opt_obj(status, "capacity", "status", &alloc, err, errlen);
+        }
+        if (r < 0 || !alloc)
+                return r;
+        for (const cJSON *it = alloc->child; it; it = it->next) {
+                int64_t units = 0;
+
+                if (++count > GC__MAX_RESOURCES)
+                        return gc__fail(err, errlen, -E2BIG, "status.%s: more than %d entries",
+                                        which, GC__MAX_RESOURCES);
+                if (!it->string || !gc_res_table_match(o->res, it->string))
+                        continue;
+                snprintf(field, sizeof(field), "status.%s", which);
+                r = gc__res_name_ok(it->string, field, err, errlen);
+                if (r < 0)
+                        return r;
+                snprintf(field, sizeof(field), "status.%s[%s]", which, it->string);
+                r = gc__gpu_count(it, field, &units, err, errlen);
+                if (r < 0)
+                        return r;
+                if (units == 0)
+                        continue;
+                if (n->n_alloc >= GC_NODE_MAX_GPU_RES)
+                        return gc__fail(err, errlen, -E2BIG,
+                                        "status.%s: more than %d GPU resources", which,
+                                        GC_NODE_MAX_GPU_RES);
+                n->alloc[n->n_alloc].resource = it->string; /* interned once the node is kept */
+                n->alloc[n->n_alloc++].count = units;
+        }
+        return 0;
+}
+
+int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, char *err,
+                      size_t errlen)
+{
+        const cJSON *meta, *status, *labels, *ann;
+        const char *s_name, *s_uid, *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        gc_node n;
+        int r;
+
+        r = gc__opts_ok(obj, o, ret, err, errlen);
+        if (r < 0)
+                return r;
+        memset(&n, 0, sizeof(n));
+        r = gc__opt_obj(obj, "status", "", &status, err, errlen);
+        if (r == 0)
+                r = gc__node_alloc(status, o, &n, err, errlen);
+        if (r < 0)
+                return r;
+        if (n.n_alloc == 0)
+                return 0;
+        for (size_t i = 0; i < n.n_alloc; i++) {
+                r = gc__intern(o->pool, n.alloc[i].resource, &n.alloc[i].resource, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+
+        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
+        if (r == 0 && !meta)
+                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
+        if (r == 0 && !s_name)
+                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
+        if (r == 0 &&
+            gc__opt_time(meta, "creationTimestamp", "metadata", &n.created_at, err, errlen) < 0)
+                r = -EINVAL;
+        if (r == 0)
+                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
+        if (r == 0)
+                r = gc__opt_obj(meta, "annotations", "metadata", &ann, err, errlen);
+        if (r == 0 && ann) {
+                const char *p = "metadata.annotations";
+
+                r = gc__opt_str(ann, "gpu-cost.io/capacity-type", GC__ANNOTATION_MAX, 1, p, &s_ct,
+                                err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(ann, "gpu-cost.io/gpu-model", GC__ANNOTATION_MAX, 1, p,
+                                        &s_model, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(ann, "gpu-cost.io/usd-per-gpu-hour", GC__ANNOTATION_MAX, 1,
+                                        p, &s_price, err, errlen);
+        }
+        if (r == 0)
+                r = gc__intern(o->pool, s_name, &n.name, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_uid ? s_uid : s_name, &n.uid, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_ct, &n.ann_capacity_type, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_model, &n.ann_gpu_model, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_price, &n.ann_price, err, errlen);
+        if (r == 0)
+                r = gc__node_labels(labels, o->pool, &n, err, errlen);
+        if (r == 0)
+                r = gc__node_gfd(&n, o->pool, err, errlen);
+        if (r < 0)
+                goto fail;
+
+        for (size_t i = 0; i < n.n_alloc; i++) {
+                double g;
+                int est;
+
+                r = gc_gpu_equivalents(o->res, n.alloc[i].resource, n.alloc[i].count, &n, &g, &est);
+                if (r < 0) {
+                        r = gc__fail(err, errlen, r, "status.allocatable[%s]: no GPU share known",
+                                     n.alloc[i].resource);
+                        goto fail;
+                }
+                n.alloc_geq += g;
+                n.geq_estimate |= est;
+        }
+        *ret = n;
+        return 1;
+fail:
+        gc_node_release(&n);
+        return r;
+}
+
+/* ---- namespaces ------------------------------------------------------------------------------ */
+
+int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespace *ret, char *err,
+                           size_t errlen)
+{
+        const cJSON *meta, *labels;
+        const char *s_name;
+        gc_namespace ns;
+        int r;
+
+        r = gc__opts_ok(obj, o, ret, err, errlen);
+        if (r < 0)
+                return r;
+        memset(&ns, 0, sizeof(ns));
+        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
+        if (r == 0 && !meta)
+                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "name", GC__LABEL_VALUE_MAX, 0, "metadata", &s_name, err,
+                                errlen);
+        if (r == 0 && !s_name)
+                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+        if (r == 0)
+                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_name, &ns.name, err, errlen);
+        if (r == 0)
+                r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, &ns.team, err,
+                                    errlen);
+        if (r == 0)
+                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool,
+                                    &ns.project, err, errlen);
+        if (r < 0)
+                return r;
+        *ret = ns;
+        return 1;
+}

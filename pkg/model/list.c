@@ -1,0 +1,647 @@
+/* model lists: finds the items of a Kubernetes list without a tree of it, decodes them one by one.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Design (docs/model.md): a 100,000-pod list parsed whole by cJSON costs several times its size
+ * in nodes. Instead a scanner walks the document once, checking only strings and bracket
+ * nesting, and yields the byte range of each element of the top-level "items" array. An element
+ * is handed to cJSON alone, so memory stays near one object; one that cannot name a GPU
+ * resource (no rule's domain in its bytes and no \u escape that could spell one) is not parsed
+ * at all.
+ */
+
+#define GC__DOC_MAX_DEPTH  1024 /* brackets open at once anywhere in the document */
+#define GC__ITEM_MAX_DEPTH 64   /* within one object; real Kubernetes objects stay under 20 */
+#define GC__MAX_NEEDLES    16
+
+/* ---- the scanner ---------------------------------------------------------------------------- */
+
+/* Bytes that end a run the scanner can skip: quotes and brackets. */
+static const unsigned char gc__special[256] = {
+    ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1,
+};
+
+static const char *gc__ws(const char *p, const char *end)
+{
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+                p++;
+        return p;
+}
+
+/* p is at an opening quote; returns the byte after the closing one, or NULL. */
+static const char *gc__skip_string(const char *p, const char *end)
+{
+        p++;
+        for (;;) {
+                const char *q = memchr(p, '"', (size_t)(end - p));
+                const char *b;
+
+                if (!q)
+                        return NULL;
+                /* An odd run of backslashes before the quote escapes it. */
+                for (b = q; b > p && b[-1] == '\\'; b--)
+                        ;
+                if (((q - b) & 1) == 0)
+                        return q + 1;
+                p = q + 1;
+        }
+}
+
+/*
+ * Skips one value. Strings and the nesting of brackets are checked (types must match); scalars
+ * are runs up to a delimiter and are left to cJSON. *ret_depth is the deepest nesting inside.
+ */
+static const char *gc__skip_value(const char *p, const char *end, int *ret_depth,
+                                  const char **ret_msg)
+{
+        unsigned char stack[GC__DOC_MAX_DEPTH / 8] = {0};
+        int depth = 0, maxd = 0;
+
+        *ret_depth = 0;
+        if (p >= end) {
+                *ret_msg = "value expected";
+                return NULL;
+        }
+        if (*p == '"') {
+                p = gc__skip_string(p, end);
+                if (!p)
+                        *ret_msg = "unterminated string";
+                return p;
+        }
+        if (*p != '{' && *p != '[') {
+                const char *s = p;
+
+                while (p < end && !gc__special[(unsigned char)*p] && *p != ',' && *p != ':' &&
+                       *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
+                        p++;
+                if (p == s) {
+                        *ret_msg = "value expected";
+                        return NULL;
+                }
+                return p;
+        }
+        while (p < end) {
+                unsigned char c = (unsigned char)*p;
+
+                if (!gc__special[c]) {
+                        p++;
+                        continue;
+                }
+                if (c == '"') {
+                        p = gc__skip_string(p, end);
+                        if (!p) {
+                                *ret_msg = "unterminated string";
+                                return NULL;
+                        }
+                        continue;
+                }
+                if (c == '{' || c == '[') {
+                        if (depth >= GC__DOC_MAX_DEPTH) {
+                                *ret_msg = "nesting too deep";
+                                return NULL;
+                        }
+                        if (c == '{')
+                                stack[depth / 8] |= (unsigned char)(1u << (depth % 8));
+                        else
+                                stack[depth / 8] &= (unsigned char)~(1u << (depth % 8));
+                        depth++;
+                        if (depth > maxd)
+                                maxd = depth;
+                        p++;
+                        continue;
+                }
+                depth--;
+                if (((stack[depth / 8] >> (depth % 8)) & 1) != (c == '}')) {
+                        *ret_msg = "mismatched bracket";
+                        return NULL;
+                }
+                p++;
+                if (depth == 0) {
+                        *ret_depth = maxd;
+                        return p;
+                }
+        }
+        *ret_msg = "unexpected end of document";
+        return NULL;
+}
+
+/* ---- what one decoder call needs ------------------------------------------------------------ */
+
+typedef struct gc__decoder gc__decoder;
+
+struct gc__decoder {
+        const char *kind;      /* "Pod" */
+        const char *list_kind; /* "PodList" */
+        int prefilter;
+        /* Decodes obj and appends to out: 1 kept, 0 not, <0 error (*ret_fatal says whether to
+         * stop: out of memory, or the vector's limit). */
+        int (*decode)(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                      char *err, size_t errlen);
+        size_t (*count)(const void *out);
+        void (*truncate)(void *out, size_t n); /* drops records appended since n */
+};
+
+typedef struct gc__ctx {
+        const gc__decoder *d;
+        const gc_model_opts *o;
+        void *out;
+        gc_diag *diag;
+        gc_decode_stats st;
+        struct {
+                const char *s;
+                size_t n;
+        } needles[GC__MAX_NEEDLES];
+        size_t n_needles;
+        int prefilter;
+} gc__ctx;
+
+static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(errlen ? err : NULL, err ? errlen : 0, fmt, ap);
+        va_end(ap);
+        return code;
+}
+
+/*
+ * The strings whose absence proves an object asks for no GPU resource: the domain of each rule
+ * ("nvidia.com" of "nvidia.com/gpu"), or the whole name of a rule without one. A name JSON might
+ * write escaped (a quote, a backslash) turns the filter off.
+ */
+static void gc__needles(gc__ctx *c)
+{
+        const gc_res_table *t = c->o->res;
+
+        c->prefilter = c->d->prefilter;
+        c->n_needles = 0;
+        for (size_t i = 0; c->prefilter && i < t->n; i++) {
+                const char *name = t->rules[i].name;
+                const char *slash = strchr(name, '/');
+                size_t n = slash ? (size_t)(slash - name) : strcspn(name, "*");
+                int dup = 0;
+
+                if (n == 0 || strcspn(name, "\"\\") < n || c->n_needles >= GC__MAX_NEEDLES) {
+                        c->prefilter = 0;
+                        break;
+                }
+                for (size_t k = 0; k < c->n_needles; k++)
+                        dup |= c->needles[k].n == n && memcmp(c->needles[k].s, name, n) == 0;
+                if (!dup) {
+                        c->needles[c->n_needles].s = name;
+                        c->needles[c->n_needles++].n = n;
+                }
+        }
+}
+
+static int gc__may_hold_gpu(const gc__ctx *c, const char *s, size_t n)
+{
+        if (!c->prefilter)
+                return 1;
+        for (size_t k = 0; k < c->n_needles; k++)
+                if (memmem(s, n, c->needles[k].s, c->needles[k].n))
+                        return 1;
+        return memmem(s, n, "\\u", 2) != NULL;
+}
+
+/* "ns/name" of an object for a message, or "" when it has none. */
+static void gc__ident(const cJSON *obj, char *out, size_t outlen)
+{
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+        const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+        size_t i = 0;
+
+        out[0] = '\0';
+        if (!cJSON_IsString(name) || !name->valuestring)
+                return;
+        for (int part = 0; part < 3; part++) {
+                const char *s =
+                    part == 0   ? (cJSON_IsString(ns) && ns->valuestring ? ns->valuestring : NULL)
+                    : part == 1 ? (i ? "/" : NULL)
+                                : name->valuestring;
+
+                for (size_t k = 0; s && s[k] && k < 80 && i + 1 < outlen; k++)
+                        out[i++] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
+        }
+        out[i] = '\0';
+}
+
+/* One element of items[]: 0 when done with it (kept, ignored or skipped), <0 to stop. */
+static int gc__item(gc__ctx *c, const char *s, size_t n, size_t idx, int depth, char *err,
+                    size_t errlen)
+{
+        const cJSON *kind;
+        cJSON *obj;
+        char msg[256], id[200];
+        int r, fatal = 0;
+
+        c->st.objects++;
+        if (*s != '{') {
+                c->st.skipped++;
+                gc_diag_add(c->diag, "items[%zu]: not an object", idx);
+                return 0;
+        }
+        if (depth > GC__ITEM_MAX_DEPTH) {
+                c->st.skipped++;
+                gc_diag_add(c->diag, "items[%zu]: nested deeper than %d", idx, GC__ITEM_MAX_DEPTH);
+                return 0;
+        }
+        if (n > GC_OBJECT_MAX_BYTES) {
+                c->st.skipped++;
+                gc_diag_add(c->diag, "items[%zu]: larger than %u bytes", idx, GC_OBJECT_MAX_BYTES);
+                return 0;
+        }
+        if (!gc__may_hold_gpu(c, s, n))
+                return 0;
+        obj = cJSON_ParseWithLength(s, n);
+        if (!obj) {
+                c->st.skipped++;
+                gc_diag_add(c->diag, "items[%zu]: not valid JSON", idx);
+                return 0;
+        }
+        kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+        if (cJSON_IsString(kind) && kind->valuestring &&
+            strcmp(kind->valuestring, c->d->kind) != 0) {
+                cJSON_Delete(obj); /* another kind in a List: not ours, not an error */
+                return 0;
+        }
+        msg[0] = '\0';
+        r = c->d->decode(obj, c->o, c->out, &fatal, msg, sizeof(msg));
+        if (r < 0) {
+                gc__ident(obj, id, sizeof(id));
+                if (fatal) {
+                        r = gc__fail(err, errlen, r, "items[%zu]%s%s%s: %s", idx, *id ? " (" : "",
+                                     id, *id ? ")" : "", msg);
+                } else {
+                        c->st.skipped++;
+                        gc_diag_add(c->diag, "items[%zu]%s%s%s: %s", idx, *id ? " (" : "", id,
+                                    *id ? ")" : "", msg);
+                        r = 0;
+                }
+        } else {
+                c->st.kept += (size_t)r;
+                r = 0;
+        }
+        cJSON_Delete(obj);
+        return r;
+}
+
+/* p is at '[' of items; returns the byte after ']' via *ret_p. */
+static int gc__items(gc__ctx *c, const char *p, const char *end, const char **ret_p, char *err,
+                     size_t errlen)
+{
+        size_t idx = 0;
+        int r;
+
+        p = gc__ws(p + 1, end);
+        if (p < end && *p == ']') {
+                *ret_p = p + 1;
+                return 0;
+        }
+        for (;; idx++) {
+                const char *msg = "", *q;
+                int depth;
+
+                p = gc__ws(p, end);
+                q = gc__skip_value(p, end, &depth, &msg);
+                if (!q)
+                        return gc__fail(err, errlen, -EINVAL, "items[%zu]: %s", idx, msg);
+                r = gc__item(c, p, (size_t)(q - p), idx, depth, err, errlen);
+                if (r < 0)
+                        return r;
+                p = gc__ws(q, end);
+                if (p < end && *p == ',') {
+                        p++;
+                        continue;
+                }
+                if (p < end && *p == ']') {
+                        *ret_p = p + 1;
+                        return 0;
+                }
+                return gc__fail(err, errlen, -EINVAL, "items[%zu]: ',' or ']' expected after it",
+                                idx);
+        }
+}
+
+static int gc__key_is(const char *k, size_t n, const char *lit)
+{
+        return strlen(lit) == n && memcmp(k, lit, n) == 0;
+}
+
+static int gc__decode(const gc__decoder *d, const char *json, size_t len, const gc_model_opts *o,
+                      void *out, gc_decode_stats *ret_stats, gc_diag *diag, char *err,
+                      size_t errlen)
+{
+        const char *p, *end, *root, *kind = NULL;
+        size_t kind_len = 0, n_before;
+        int r = 0, items = 0, first = 1;
+        gc__ctx c;
+
+        if (!json || !o || !o->pool || !o->res || !out)
+                return gc__fail(err, errlen, -EINVAL, "missing argument");
+        memset(&c, 0, sizeof(c));
+        c.d = d;
+        c.o = o;
+        c.out = out;
+        c.diag = diag;
+        c.st.bytes = len;
+        gc__needles(&c);
+        n_before = d->count(out);
+
+        end = json + len;
+        root = p = gc__ws(json, end);
+        if (p >= end || *p != '{') {
+                r = gc__fail(err, errlen, -EINVAL, "not a JSON object");
+                goto done;
+        }
+        for (p++;; first = 0) {
+                const char *key, *q, *msg = "";
+                size_t key_len;
+                int depth;
+
+                p = gc__ws(p, end);
+                if (first && p < end && *p == '}') {
+                        p++;
+                        break;
+                }
+                if (p >= end || *p != '"') {
+                        r = gc__fail(err, errlen, -EINVAL, "document: object key expected");
+                        goto done;
+                }
+                key = p + 1;
+                q = gc__skip_string(p, end);
+                if (!q) {
+                        r = gc__fail(err, errlen, -EINVAL, "document: unterminated string");
+                        goto done;
+                }
+                key_len = (size_t)(q - 1 - key);
+                p = gc__ws(q, end);
+                if (p >= end || *p != ':') {
+                        r = gc__fail(err, errlen, -EINVAL, "document: ':' expected");
+                        goto done;
+                }
+                p = gc__ws(p + 1, end);
+                if (gc__key_is(key, key_len, "items") && end - p >= 4 &&
+                    memcmp(p, "null", 4) == 0) {
+                        /* Go writes an empty list as null; that is no items. */
+                        items++;
+                        p += 4;
+                } else if (gc__key_is(key, key_len, "items")) {
+                        if (items++ || p >= end || *p != '[') {
+                                r = gc__fail(err, errlen, -EINVAL,
+                                             "items: not an array, or given twice");
+                                goto done;
+                        }
+                        r = gc__items(&c, p, end, &p, err, errlen);
+                        if (r < 0)
+                                goto done;
+                } else {
+                        q = gc__skip_value(p, end, &depth, &msg);
+                        if (!q) {
+                                r = gc__fail(err, errlen, -EINVAL, "document: %.*s: %s",
+                                             (int)(key_len > 64 ? 64 : key_len), key, msg);
+                                goto done;
+                        }
+                        if (gc__key_is(key, key_len, "kind") && *p == '"') {
+                                kind = p + 1;
+                                kind_len = (size_t)(q - p - 2);
+                        }
+                        p = q;
+                }
+                p = gc__ws(p, end);
+                if (p < end && *p == ',') {
+                        p++;
+                        continue;
+                }
+                if (p < end && *p == '}') {
+                        p++;
+                        break;
+                }
+                r = gc__fail(err, errlen, -EINVAL, "document: ',' or '}' expected");
+                goto done;
+        }
+        if (gc__ws(p, end) != end) {
+                r = gc__fail(err, errlen, -EINVAL, "document: data after the end");
+                goto done;
+        }
+
+        if (items) {
+                if (kind && !gc__key_is(kind, kind_len, d->list_kind) &&
+                    !gc__key_is(kind, kind_len, "List")) {
+                        r = gc__fail(err, errlen, -EINVAL, "kind %.*s is not a %s or List",
+                                     (int)(kind_len > 64 ? 64 : kind_len), kind, d->list_kind);
+                        goto done;
+                }
+        } else if (kind && gc__key_is(kind, kind_len, d->kind)) {
+                const char *msg = "";
+                int depth;
+
+                /* One object: the whole document is the item. */
+                if (!gc__skip_value(root, end, &depth, &msg)) {
+                        r = gc__fail(err, errlen, -EINVAL, "document: %s", msg);
+                        goto done;
+                }
+                r = gc__item(&c, root, (size_t)(p - root), 0, depth, err, errlen);
+                if (r < 0)
+                        goto done;
+        } else {
+                r = gc__fail(err, errlen, -EINVAL, "no items array, and kind is not %s", d->kind);
+                goto done;
+        }
+done:
+        if (r < 0) {
+                d->truncate(out, n_before);
+                return r;
+        }
+        if (ret_stats)
+                *ret_stats = c.st;
+        return 0;
+}
+
+/* ---- vectors -------------------------------------------------------------------------------- */
+
+/* Makes room for one more element; may reallocate *v. -E2BIG at the limit. */
+static int gc__vec_grow(void **v, size_t *cap, size_t n, size_t limit, size_t elem)
+{
+        size_t ncap;
+        void *nv;
+
+        if (limit == 0)
+                limit = GC_VEC_DEFAULT_LIMIT;
+        if (n >= limit)
+                return -E2BIG;
+        if (n < *cap)
+                return 0;
+        ncap = *cap ? *cap * 2 : 64;
+        if (ncap > limit)
+                ncap = limit;
+        nv = realloc(*v, ncap * elem);
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        *cap = ncap;
+        return 0;
+}
+
+void gc_pod_vec_free(gc_pod_vec *v)
+{
+        if (!v)
+                return;
+        free(v->v);
+        v->v = NULL;
+        v->n = v->cap = 0;
+}
+
+void gc_node_vec_free(gc_node_vec *v)
+{
+        if (!v)
+                return;
+        for (size_t i = 0; i < v->n; i++)
+                gc_node_release(&v->v[i]);
+        free(v->v);
+        v->v = NULL;
+        v->n = v->cap = 0;
+}
+
+void gc_ns_vec_free(gc_ns_vec *v)
+{
+        if (!v)
+                return;
+        free(v->v);
+        v->v = NULL;
+        v->n = v->cap = 0;
+}
+
+static int gc__pod_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                          char *err, size_t errlen)
+{
+        gc_pod_vec *v = out;
+        gc_pod p;
+        int r;
+
+        r = gc_pod_from_json(obj, o, &p, err, errlen);
+        *ret_fatal = r == -ENOMEM;
+        if (r <= 0)
+                return r;
+        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        if (r < 0) {
+                *ret_fatal = 1;
+                return gc__fail(err, errlen, r, "%s",
+                                r == -E2BIG ? "more pods than the limit" : "out of memory");
+        }
+        v->v[v->n++] = p;
+        return 1;
+}
+
+static size_t gc__pod_count(const void *out)
+{
+        return ((const gc_pod_vec *)out)->n;
+}
+
+static void gc__pod_truncate(void *out, size_t n)
+{
+        ((gc_pod_vec *)out)->n = n;
+}
+
+static int gc__node_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                           char *err, size_t errlen)
+{
+        gc_node_vec *v = out;
+        gc_node nd;
+        int r;
+
+        r = gc_node_from_json(obj, o, &nd, err, errlen);
+        *ret_fatal = r == -ENOMEM;
+        if (r <= 0)
+                return r;
+        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        if (r < 0) {
+                gc_node_release(&nd);
+                *ret_fatal = 1;
+                return gc__fail(err, errlen, r, "%s",
+                                r == -E2BIG ? "more nodes than the limit" : "out of memory");
+        }
+        v->v[v->n++] = nd;
+        return 1;
+}
+
+static size_t gc__node_count(const void *out)
+{
+        return ((const gc_node_vec *)out)->n;
+}
+
+static void gc__node_truncate(void *out, size_t n)
+{
+        gc_node_vec *v = out;
+
+        while (v->n > n)
+                gc_node_release(&v->v[--v->n]);
+}
+
+static int gc__ns_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                         char *err, size_t errlen)
+{
+        gc_ns_vec *v = out;
+        gc_namespace ns;
+        int r;
+
+        r = gc_namespace_from_json(obj, o, &ns, err, errlen);
+        *ret_fatal = r == -ENOMEM;
+        if (r <= 0)
+                return r;
+        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        if (r < 0) {
+                *ret_fatal = 1;
+                return gc__fail(err, errlen, r, "%s",
+                                r == -E2BIG ? "more namespaces than the limit" : "out of memory");
+        }
+        v->v[v->n++] = ns;
+        return 1;
+}
+
+static size_t gc__ns_count(const void *out)
+{
+        return ((const gc_ns_vec *)out)->n;
+}
+
+static void gc__ns_truncate(void *out, size_t n)
+{
+        ((gc_ns_vec *)out)->n = n;
+}
+
+static const gc__decoder gc__pods = {"Pod",          "PodList",     1,
+                                     gc__pod_decode, gc__pod_count, gc__pod_truncate};
+static const gc__decoder gc__nodes = {"Node",          "NodeList",     1,
+                                      gc__node_decode, gc__node_count, gc__node_truncate};
+static const gc__decoder gc__namespaces = {"Namespace",   "NamespaceList", 0,
+                                           gc__ns_decode, gc__ns_count,    gc__ns_truncate};
+
+int gc_decode_pods(const char *json, size_t len, const gc_model_opts *o, gc_pod_vec *out,
+                   gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen)
+{
+        return gc__decode(&gc__pods, json, len, o, out, ret_stats, diag, err, errlen);
+}
+
+int gc_decode_nodes(const char *json, size_t len, const gc_model_opts *o, gc_node_vec *out,
+                    gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen)
+{
+        return gc__decode(&gc__nodes, json, len, o, out, ret_stats, diag, err, errlen);
+}
+
+int gc_decode_namespaces(const char *json, size_t len, const gc_model_opts *o, gc_ns_vec *out,
+                         gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen)
+{
+        return gc__decode(&gc__namespaces, json, len, o, out, ret_stats, diag, err, errlen);
+}

@@ -1,0 +1,718 @@
+/* model units: GPU resource names, Kubernetes quantities, MIG shares and GPU-equivalents. */
+#include "model.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Resource names are <DNS subdomain (253)>/<name (63)> at most. */
+#define GC__RES_NAME_MAX  317
+#define GC__RES_RULES_MAX 256
+#define GC__QTY_MAX_LEN   64
+#define GC__MODEL_MAX_LEN 253
+
+/* ---- the resource-name table ----------------------------------------------------------------- */
+
+gc_res_table *gc_res_table_free(gc_res_table *t)
+{
+        if (!t)
+                return NULL;
+        for (size_t i = 0; i < t->n; i++)
+                free(t->rules[i].name);
+        free(t->rules);
+        free(t);
+        return NULL;
+}
+
+gc_res_table *gc_res_table_new_default(void)
+{
+        gc_res_table *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return NULL;
+        if (gc_res_table_set(t, "nvidia.com/gpu", GC_RES_GPU, 1.0) < 0 ||
+            gc_res_table_set(t, "nvidia.com/gpu.shared", GC_RES_GPU_SHARED, 1.0) < 0 ||
+            gc_res_table_set(t, "nvidia.com/mig-*", GC_RES_MIG, 1.0) < 0)
+                return gc_res_table_free(t);
+        return t;
+}
+
+static int gc__res_name_valid(const char *name)
+{
+        size_t n = strlen(name);
+
+        if (n == 0 || n > GC__RES_NAME_MAX)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)name[i];
+
+                /* '*' only as the last byte, marking a prefix rule. */
+                if (c == '*' && i != n - 1)
+                        return 0;
+                if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\')
+                        return 0;
+        }
+        return 1;
+}
+
+/* May reallocate t->rules. */
+int gc_res_table_set(gc_res_table *t, const char *name, gc_res_kind kind, double gpus_per_unit)
+{
+        gc_res_rule *rules;
+        char *copy;
+
+        if (!t || !name || !gc__res_name_valid(name))
+                return -EINVAL;
+        if (kind != GC_RES_GPU && kind != GC_RES_GPU_SHARED && kind != GC_RES_MIG &&
+            kind != GC_RES_FIXED)
+                return -EINVAL;
+        if (kind == GC_RES_FIXED &&
+            (!isfinite(gpus_per_unit) || gpus_per_unit < 0 || gpus_per_unit > 1000.0))
+                return -ERANGE;
+        if (kind != GC_RES_FIXED)
+                gpus_per_unit = 0;
+        for (size_t i = 0; i < t->n; i++) {
+                if (strcmp(t->rules[i].name, name) == 0) {
+                        t->rules[i].kind = kind;
+                        t->rules[i].gpus_per_unit = gpus_per_unit;
+                        return 0;
+                }
+        }
+        if (t->n >= GC__RES_RULES_MAX)
+                return -E2BIG;
+        copy = strdup(name);
+        if (!copy)
+                return -ENOMEM;
+        rules = realloc(t->rules, (t->n + 1) * sizeof(*rules));
+        if (!rules) {
+                free(copy);
+                return -ENOMEM;
+        }
+        t->rules = rules;
+        t->rules[t->n].name = copy;
+        t->rules[t->n].kind = kind;
+        t->rules[t->n].gpus_per_unit = gpus_per_unit;
+        t->n++;
+        return 0;
+}
+
+const gc_res_rule *gc_res_table_match(const gc_res_table *t, const char *resource)
+{
+        const gc_res_rule *best = NULL;
+        size_t best_len = 0;
+
+        if (!t || !resource)
+                return NULL;
+        for (size_t i = 0; i < t->n; i++) {
+                const char *name = t->rules[i].name;
+                size_t n = strlen(name);
+
+                if (n > 0 && name[n - 1] == '*') {
+                        /* The longest prefix wins, so a narrower rule can override a broad one. */
+                        if (strncmp(resource, name, n - 1) == 0 && (!best || best_len < n - 1)) {
+                                best = &t->rules[i];
+                                best_len = n - 1;
+                        }
+                } else if (strcmp(resource, name) == 0) {
+                        return &t->rules[i];
+                }
+        }
+        return best;
+}
+
+/* ---- quantities ------------------------------------------------------------------------------ */
+
+/* Multiplies *v by m; -ERANGE when the product passes INT64_MAX. */
+static int gc__mul(uint64_t *v, uint64_t m)
+{
+        if (*v != 0 && m > (uint64_t)INT64_MAX / *v)
+                return -ERANGE;
+        *v *= m;
+        return 0;
+}
+
+/*
+ * Quantities follow k8s.io/apimachinery resource.Quantity: <sign><digits>[.<digits>][suffix],
+ * suffix one of the binary (Ki..Ei), decimal (n u m "" k M G T P E) or exponent (e3, E-2) forms.
+ * Values below a thousandth round up, as Quantity.MilliValue does.
+ */
+int gc_quantity_parse(const char *s, int64_t *ret_milli)
+{
+        static const char bin[] = "KMGTPE";
+        const char *p;
+        uint64_t mant = 0;
+        int neg = 0, digits = 0, frac = 0, exp10 = 0, bin_pow = 0;
+        size_t len;
+
+        if (!s || !ret_milli)
+                return -EINVAL;
+        len = strnlen(s, GC__QTY_MAX_LEN + 1);
+        if (len == 0 || len > GC__QTY_MAX_LEN)
+                return -EINVAL;
+        p = s;
+        if (*p == '+' || *p == '-')
+                neg = *p++ == '-';
+        for (int seen_dot = 0, pend = 0; *p == '.' || (*p >= '0' && *p <= '9'); p++) {
+                int d = *p - '0';
+
+                if (*p == '.') {
+                        if (seen_dot)
+                                return -EINVAL;
+                        seen_dot = 1;
+                        continue;
+                }
+                digits++;
+                /* Zeros at the end of a fraction change nothing: count them only when a digit
+                 * follows, so "1.000000000000000000000" does not overflow. */
+                if (seen_dot && d == 0) {
+                        pend++;
+                        continue;
+                }
+                for (int z = 0; z < pend; z++)
+                        if (gc__mul(&mant, 10) < 0)
+                                return -ERANGE;
+                if (seen_dot)
+                        frac += pend + 1;
+                pend = 0;
+                if (gc__mul(&mant, 10) < 0 || mant > (uint64_t)INT64_MAX - (uint64_t)d)
+                        return -ERANGE;
+                mant += (uint64_t)d;
+        }
+        if (digits == 0)
+                return -EINVAL;
+        if (*p && p[1] == 'i') {
+                const char *b = strchr(bin, *p);
+
+                if (!b || p[2] != '\0')
+                        return -EINVAL;
+                bin_pow = (int)(b - bin) + 1;
+                p += 2;
+        } else if (*p == 'e' || *p == 'E') {
+                const char *q = p + 1;
+                int eneg = 0, ev = 0, ed = 0;
+
+                if (*q == '+' || *q == '-')
+                        eneg = *q++ == '-';
+                for (; *q >= '0' && *q <= '9'; q++, ed++) {
+                        if (ev > 1000)
+                                return -ERANGE;
+                        ev = ev * 10 + (*q - '0');
+                }
+                if (ed > 0) {
+                        exp10 = eneg ? -ev : ev;
+                        p = q;
+                } else if (*p == 'E' && p[1] == '\0') {
+                        exp10 = 18;
+                        p++;
+                } else {
+                        return -EINVAL;
+                }
+        } else if (*p) {
+                switch (*p) {
+                case 'n':
+                        exp10 = -9;
+                        break;
+                case 'u':
+                        exp10 = -6;
+                        break;
+                case 'm':
+                        exp10 = -3;
+                        break;
+                case 'k':
+                        exp10 = 3;
+                        break;
+                case 'M':
+                        exp10 = 6;
+                        break;
+                case 'G':
+                        exp10 = 9;
+                        break;
+                case 'T':
+                        exp10 = 12;
+                        break;
+                case 'P':
+                        exp10 = 15;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+                if (p[1] != '\0')
+                        return -EINVAL;
+                p++;
+        }
+        if (*p != '\0')
+                return -EINVAL;
+
+        /* milli = mant * 10^(exp10 - frac + 3) * 1024^bin_pow, rounded up. */
+        {
+                int e = exp10 - frac + 3;
+                uint64_t v = mant;
+
+                for (int i = 0; i < bin_pow; i++)
+                        if (gc__mul(&v, 1024) < 0)
+                                return -ERANGE;
+                for (; e > 0 && v != 0; e--)
+                        if (gc__mul(&v, 10) < 0)
+                                return -ERANGE;
+                for (; e < 0 && v > 1; e++)
+                        v = v / 10 + (v % 10 != 0);
+                if (v > (uint64_t)INT64_MAX)
+                        return -ERANGE;
+                *ret_milli = neg ? -(int64_t)v : (int64_t)v;
+        }
+        return 0;
+}
+
+/* ---- MIG shares ------------------------------------------------------------------------------ */
+
+typedef struct gc__mig_profile {
+        const char *name; /* "<c>g.<m>gb" */
+        uint8_t compute;  /* compute slices */
+        uint8_t memory;   /* memory slices */
+} gc__mig_profile;
+
+typedef struct gc__mig_family {
+        const char *name;
+        uint8_t compute_total; /* C */
+        uint8_t memory_total;  /* M */
+        int memory_gb;
+        const gc__mig_profile *profiles;
+} gc__mig_family;
+
+/* The NVIDIA MIG user guide's profile tables, as docs/model.md lists them. */
+static const gc__mig_profile gc__mig_a30[] = {
+    {"1g.6gb", 1, 1}, {"2g.12gb", 2, 2}, {"4g.24gb", 4, 4}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_a100_40[] = {
+    {"1g.5gb", 1, 1},  {"1g.10gb", 1, 2}, {"2g.10gb", 2, 2}, {"3g.20gb", 3, 4},
+    {"4g.20gb", 4, 4}, {"7g.40gb", 7, 8}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_80[] = {
+    {"1g.10gb", 1, 1}, {"1g.20gb", 1, 2}, {"2g.20gb", 2, 2}, {"3g.40gb", 3, 4},
+    {"4g.40gb", 4, 4}, {"7g.80gb", 7, 8}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_94[] = {
+    {"1g.12gb", 1, 1}, {"1g.24gb", 1, 2}, {"2g.24gb", 2, 2}, {"3g.47gb", 3, 4},
+    {"4g.47gb", 4, 4}, {"7g.94gb", 7, 8}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_96[] = {
+    {"1g.12gb", 1, 1}, {"1g.24gb", 1, 2}, {"2g.24gb", 2, 2}, {"3g.48gb", 3, 4},
+    {"4g.48gb", 4, 4}, {"7g.96gb", 7, 8}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_141[] = {
+    {"1g.18gb", 1, 1}, {"1g.35gb", 1, 2},  {"2g.35gb", 2, 2}, {"3g.71gb", 3, 4},
+    {"4g.71gb", 4, 4}, {"7g.141gb", 7, 8}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_144[] = {
+    {"1g.18gb", 1, 1}, {"1g.36gb", 1, 2},  {"2g.36gb", 2, 2}, {"3g.72gb", 3, 4},
+    {"4g.72gb", 4, 4}, {"7g.144gb", 7, 8}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_180[] = {
+    {"1g.23gb", 1, 1}, {"1g.45gb", 1, 2},  {"2g.45gb", 2, 2}, {"3g.90gb", 3, 4},
+    {"4g.90gb", 4, 4}, {"7g.180gb", 7, 8}, {NULL, 0, 0}};
+static const gc__mig_profile gc__mig_186[] = {
+    {"1g.23gb", 1, 1}, {"1g.47gb", 1, 2},  {"2g.47gb", 2, 2}, {"3g.93gb", 3, 4},
+    {"4g.93gb", 4, 4}, {"7g.186gb", 7, 8}, {NULL, 0, 0}};
+
+enum {
+        GC__FAM_A30,
+        GC__FAM_A100_40,
+        GC__FAM_80,
+        GC__FAM_94,
+        GC__FAM_96,
+        GC__FAM_141,
+        GC__FAM_144,
+        GC__FAM_180,
+        GC__FAM_186,
+        GC__FAM_COUNT,
+};
+
+static const gc__mig_family gc__mig_families[GC__FAM_COUNT] = {
+    [GC__FAM_A30] = {"A30 24GB", 4, 4, 24, gc__mig_a30},
+    [GC__FAM_A100_40] = {"A100 40GB", 7, 8, 40, gc__mig_a100_40},
+    [GC__FAM_80] = {"80GB (A100, H100, H800)", 7, 8, 80, gc__mig_80},
+    [GC__FAM_94] = {"H100 94GB", 7, 8, 94, gc__mig_94},
+    [GC__FAM_96] = {"96GB (H100, GH200, H20)", 7, 8, 96, gc__mig_96},
+    [GC__FAM_141] = {"H200 141GB", 7, 8, 141, gc__mig_141},
+    [GC__FAM_144] = {"GH200 144GB", 7, 8, 144, gc__mig_144},
+    [GC__FAM_180] = {"B200 180GB", 7, 8, 180, gc__mig_180},
+    [GC__FAM_186] = {"GB200 186GB", 7, 8, 186, gc__mig_186},
+};
+
+/* A "<digits>G" or "<digits>GB" token (memory size in a product name); 0 when not one. */
+static int gc__size_token(const char *tok, size_t n)
+{
+        int v = 0;
+        size_t i = 0;
+
+        while (i < n && tok[i] >= '0' && tok[i] <= '9' && v < 100000)
+                v = v * 10 + (tok[i++] - '0');
+        if (i == 0)
+                return 0;
+        if (i + 1 == n && tok[i] == 'G')
+                return v;
+        if (i + 2 == n && tok[i] == 'G' && tok[i + 1] == 'B')
+                return v;
+        return 0;
+}
+
+/*
+ * The MIG family of a GPU model, or -1. The model is split into dash- (or space-) separated
+ * tokens so that "H20" never matches "H200": the GPU name must be a whole token.
+ */
+static int gc__mig_family_of(const char *model, int *ret_size_gb)
+{
+        char buf[GC__MODEL_MAX_LEN + 1];
+        const char *tok[16];
+        size_t tlen[16], nt = 0, n;
+        int gpu = -1, size_gb = 0, nvl = 0;
+
+        *ret_size_gb = 0;
+        if (!model)
+                return -1;
+        n = strnlen(model, GC__MODEL_MAX_LEN + 1);
+        if (n > GC__MODEL_MAX_LEN)
+                return -1;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)model[i];
+
+                buf[i] = c == ' ' || c == '_' ? '-' : (char)toupper(c);
+        }
+        buf[n] = '\0';
+        for (size_t i = 0; i < n && nt < 16;) {
+                size_t j = i;
+
+                while (j < n && buf[j] != '-')
+                        j++;
+                if (j > i) {
+                        tok[nt] = buf + i;
+                        tlen[nt] = j - i;
+                        nt++;
+                }
+                i = j + 1;
+        }
+        for (size_t k = 0; k < nt; k++) {
+                static const struct {
+                        const char *name;
+                        int id;
+                } gpus[] = {{"A30", 0},  {"A100", 1},  {"A800", 1}, {"H100", 2}, {"H800", 2},
+                            {"H200", 3}, {"GH200", 4}, {"H20", 5},  {"B200", 6}, {"GB200", 7}};
+                int sz;
+
+                /* Everything from "MIG" on names the slice, not the parent. */
+                if (tlen[k] == 3 && memcmp(tok[k], "MIG", 3) == 0)
+                        break;
+                if (tlen[k] == 3 && memcmp(tok[k], "NVL", 3) == 0)
+                        nvl = 1;
+                sz = gc__size_token(tok[k], tlen[k]);
+                if (sz && !size_gb)
+                        size_gb = sz;
+                for (size_t g = 0; gpu < 0 && g < sizeof(gpus) / sizeof(gpus[0]); g++)
+                        if (strlen(gpus[g].name) == tlen[k] &&
+                            memcmp(gpus[g].name, tok[k], tlen[k]) == 0)
+                                gpu = gpus[g].id;
+        }
+        *ret_size_gb = size_gb;
+        switch (gpu) {
+        case 0:
+                return GC__FAM_A30;
+        case 1:
+                return size_gb == 80 ? GC__FAM_80 : GC__FAM_A100_40;
+        case 2:
+                if (size_gb == 94 || (nvl && size_gb != 96))
+                        return GC__FAM_94;
+                return size_gb == 96 ? GC__FAM_96 : GC__FAM_80;
+        case 3:
+                return GC__FAM_141;
+        case 4:
+                return size_gb == 144 ? GC__FAM_144 : GC__FAM_96;
+        case 5:
+                return GC__FAM_96;
+        case 6:
+                return GC__FAM_180;
+        case 7:
+                return GC__FAM_186;
+        default:
+                return -1;
+        }
+}
+
+/*
+ * Splits "<c>g.<m>gb[suffixes]" into c, m and the length of the base name. Suffixes are
+ * ([.+-][a-z]+)*; *ret_known_suffix is 0 when one of them is not me, gfx or all.
+ */
+static int gc__mig_profile_parse(const char *p, int *ret_c, int *ret_m, size_t *ret_base,
+                                 int *ret_known_suffix)
+{
+        const char *s = p;
+        int c = 0, m = 0, known = 1;
+
+        if (!p || *s < '1' || *s > '9')
+                return -EINVAL;
+        while (*s >= '0' && *s <= '9' && c < 1000)
+                c = c * 10 + (*s++ - '0');
+        if (*s++ != 'g' || *s++ != '.' || *s < '1' || *s > '9')
+                return -EINVAL;
+        while (*s >= '0' && *s <= '9' && m < 100000)
+                m = m * 10 + (*s++ - '0');
+        if (s[0] != 'g' || s[1] != 'b')
+                return -EINVAL;
+        s += 2;
+        *ret_base = (size_t)(s - p);
+        while (*s) {
+                const char *w;
+
+                if (*s != '.' && *s != '+' && *s != '-')
+                        return -EINVAL;
+                w = ++s;
+                while (*s >= 'a' && *s <= 'z')
+                        s++;
+                if (s == w)
+                        return -EINVAL;
+                if (!((s - w == 2 && memcmp(w, "me", 2) == 0) ||
+                      (s - w == 3 && memcmp(w, "gfx", 3) == 0) ||
+                      (s - w == 3 && memcmp(w, "all", 3) == 0)))
+                        known = 0;
+        }
+        if (c < 1 || c > 7 || m < 1)
+                return -EINVAL;
+        *ret_c = c;
+        *ret_m = m;
+        *ret_known_suffix = known;
+        return 0;
+}
+
+static const gc__mig_profile *gc__mig_lookup(const gc__mig_family *f, const char *base, size_t n)
+{
+        for (const gc__mig_profile *q = f->profiles; q->name; q++)
+                if (strlen(q->name) == n && memcmp(q->name, base, n) == 0)
+                        return q;
+        return NULL;
+}
+
+/*
+ * Memory slices of a 1g profile the tables do not place: the larger 1g holds two eighths of the
+ * memory. Decided by the parent's memory when known, else by what every table that lists the
+ * name agrees on, else the smaller.
+ */
+static int gc__mig_1g_memory(int parent_gb, const char *base, size_t n, int mem_gb)
+{
+        int seen1 = 0, seen2 = 0;
+
+        if (parent_gb > 0)
+                return (int64_t)mem_gb * 16 >= (int64_t)parent_gb * 3 ? 2 : 1;
+        for (int f = 0; f < GC__FAM_COUNT; f++) {
+                const gc__mig_profile *q = gc__mig_lookup(&gc__mig_families[f], base, n);
+
+                if (q && gc__mig_families[f].memory_total == 8) {
+                        seen1 |= q->memory == 1;
+                        seen2 |= q->memory == 2;
+                }
+        }
+        return seen2 && !seen1 ? 2 : 1;
+}
+
+int gc_mig_share(const char *parent_model, const char *profile, double *ret_share,
+                 int *ret_estimate)
+{
+        int c, m, known_suffix, fam, mem, size_gb;
+        size_t base;
+        double share;
+
+        if (!profile || !ret_share || !ret_estimate)
+                return -EINVAL;
+        if (gc__mig_profile_parse(profile, &c, &m, &base, &known_suffix) < 0)
+                return -EINVAL;
+        fam = gc__mig_family_of(parent_model, &size_gb);
+        if (fam >= 0) {
+                const gc__mig_family *f = &gc__mig_families[fam];
+                const gc__mig_profile *q = gc__mig_lookup(f, profile, base);
+
+                if (q) {
+                        share = fmax((double)q->compute / f->compute_total,
+                                     (double)q->memory / f->memory_total);
+                        *ret_share = share;
+                        *ret_estimate = !known_suffix;
+                        return 0;
+                }
+        }
+        /* The pattern: C=7, M=8; 1g -> 1 or 2, 2g -> 2, 3g and 4g -> 4, 7g -> 8 slices. */
+        switch (c) {
+        case 1:
+                mem = gc__mig_1g_memory(fam >= 0 ? gc__mig_families[fam].memory_gb : size_gb,
+                                        profile, base, m);
+                break;
+        case 2:
+                mem = 2;
+                break;
+        case 3:
+        case 4:
+                mem = 4;
+                break;
+        case 7:
+                mem = 8;
+                break;
+        default: /* 5g and 6g exist on no GPU; keep the memory share above the compute share */
+                mem = c + 1;
+        }
+        share = fmax(c / 7.0, mem / 8.0);
+        *ret_share = share > 1.0 ? 1.0 : share;
+        *ret_estimate = 1;
+        return 0;
+}
+
+/* ---- GPU-equivalents ------------------------------------------------------------------------- */
+
+/* The MIG profile a resource name carries: "nvidia.com/mig-1g.10gb.me.shared" -> "1g.10gb.me". */
+static int gc__mig_profile_of(const char *resource, char *out, size_t outlen, int *ret_shared)
+{
+        const char *slash = strrchr(resource, '/');
+        const char *p = slash ? slash + 1 : resource;
+        size_t n;
+
+        if (strncmp(p, "mig-", 4) == 0)
+                p += 4;
+        n = strlen(p);
+        *ret_shared = 0;
+        if (n > 7 && strcmp(p + n - 7, ".shared") == 0) {
+                n -= 7;
+                *ret_shared = 1;
+        }
+        if (n == 0 || n >= outlen)
+                return -EINVAL;
+        memcpy(out, p, n);
+        out[n] = '\0';
+        return 0;
+}
+
+static int gc__ends_with(const char *s, const char *suffix)
+{
+        size_t n = strlen(s), k = strlen(suffix);
+
+        return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Replicas per device for a shared resource: the per-profile label first, then gpu.replicas. */
+static int64_t gc__replicas(const gc_node *node, const char *mig_resource_profile)
+{
+        if (node && mig_resource_profile) {
+                char key[GC__RES_NAME_MAX + 32];
+                const char *v;
+                int64_t r;
+
+                snprintf(key, sizeof(key), "nvidia.com/mig-%s.replicas", mig_resource_profile);
+                v = gc_node_label(node, key);
+                if (v && gc_parse_int64(v, &r) == 0 && r > 1 && r <= 1000000)
+                        return r;
+        }
+        return node && node->replicas > 1 ? node->replicas : 1;
+}
+
+/* The share of one nvidia.com/gpu device on a node running MIG strategy single. */
+static int gc__mig_single_share(const gc_node *node, double *ret_share, int *ret_estimate)
+{
+        const char *gi;
+        int64_t c;
+
+        if (node->mig_single_profile)
+                return gc_mig_share(node->gpu_model, node->mig_single_profile, ret_share,
+                                    ret_estimate);
+        gi = gc_node_label(node, "nvidia.com/gpu.slices.gi");
+        if (node->mig_strategy && strcmp(node->mig_strategy, "single") == 0 && gi &&
+            gc_parse_int64(gi, &c) == 0 && c >= 1 && c <= 7) {
+                char profile[32];
+
+                /* No profile in the product label: the slice count gives the pattern's share. */
+                snprintf(profile, sizeof(profile), "%dg.1gb", (int)c);
+                if (gc_mig_share(NULL, profile, ret_share, ret_estimate) == 0) {
+                        *ret_estimate = 1;
+                        return 0;
+                }
+        }
+        *ret_share = 1.0;
+        *ret_estimate = 0;
+        return 0;
+}
+
+int gc_gpu_equivalents(const gc_res_table *t, const char *resource, int64_t count,
+                       const gc_node *node, double *ret_geq, int *ret_estimate)
+{
+        const gc_res_rule *rule;
+        double unit = 1.0;
+        int est = 0, r;
+
+        if (!t || !resource || !ret_geq || !ret_estimate || count < 0)
+                return -EINVAL;
+        rule = gc_res_table_match(t, resource);
+        if (!rule)
+                return -ENOENT;
+        switch (rule->kind) {
+        case GC_RES_FIXED:
+                unit = rule->gpus_per_unit;
+                break;
+        case GC_RES_GPU:
+        case GC_RES_GPU_SHARED: {
+                int shared = rule->kind == GC_RES_GPU_SHARED;
+
+                if (!node) {
+                        est = shared; /* replicas unknown */
+                        break;
+                }
+                r = gc__mig_single_share(node, &unit, &est);
+                if (r < 0)
+                        return r;
+                if (node->replicas > 1 ||
+                    (node->product && gc__ends_with(node->product, "-SHARED")))
+                        shared = 1;
+                if (shared) {
+                        if (node->replicas <= 1)
+                                est = 1;
+                        unit /= (double)gc__replicas(node, NULL);
+                }
+                break;
+        }
+        case GC_RES_MIG: {
+                char profile[GC__RES_NAME_MAX + 1];
+                int shared;
+
+                r = gc__mig_profile_of(resource, profile, sizeof(profile), &shared);
+                if (r < 0)
+                        return r;
+                r = gc_mig_share(node ? node->gpu_model : NULL, profile, &unit, &est);
+                if (r < 0)
+                        return r;
+                if (shared) {
+                        int64_t reps = gc__replicas(node, profile);
+
+                        if (reps <= 1)
+                                est = 1;
+                        unit /= (double)reps;
+                }
+                break;
+        }
+        default:
+                return -EINVAL;
+        }
+        *ret_geq = unit * (double)count;
+        *ret_estimate = est;
+        return 0;
+}
+
+int gc_pod_gpu_equivalents(const gc_res_table *t, const gc_pod *pod, const gc_node *node,
+                           double *ret_geq, int *ret_estimate)
+{
+        double sum = 0;
+        int est = 0;
+
+        if (!t || !pod || !ret_geq || !ret_estimate || pod->n_gpu > GC_POD_MAX_GPU_RES)
+                return -EINVAL;
+        for (size_t i = 0; i < pod->n_gpu; i++) {
+                double g;
+                int e, r;
+
+                r = gc_gpu_equivalents(t, pod->gpu[i].resource, pod->gpu[i].count, node, &g, &e);
+                if (r < 0)
+                        return r;
+                sum += g;
+                est |= e;
+        }
+        *ret_geq = sum;
+        *ret_estimate = est;
+        return 0;
+}
