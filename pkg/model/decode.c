@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +23,9 @@
 
 /* ---- errors and small readers ------------------------------------------------------------- */
 
-static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(errlen ? err : NULL, err ? errlen : 0, fmt, ap);
-        va_end(ap);
-        return code;
-}
+/* Writes the message into err (when given) and evaluates to code. */
+#define gc__fail(err, errlen, code, ...)                                                           \
+        (snprintf((errlen) ? (err) : NULL, (err) ? (errlen) : 0, __VA_ARGS__), (code))
 
 /* A short printable rendering of untrusted text for an error message. */
 static const char *gc__show(const char *s, char *out, size_t outlen)
@@ -461,7 +451,7 @@ static int gc__latest_finish(const cJSON *status, const char *key, int64_t *late
         if (r < 0 || !arr)
                 return r;
         for (const cJSON *c = arr->child; c; c = c->next, i++) {
-                const cJSON *state, *term;
+                const cJSON *state = NULL, *term = NULL;
                 char path[96];
                 int64_t t = 0;
 
@@ -502,7 +492,7 @@ static int gc__conditions(const cJSON *status, int64_t *ret_sched, int64_t *ret_
         if (r < 0 || !arr)
                 return r;
         for (const cJSON *c = arr->child; c; c = c->next, i++) {
-                const char *type, *st;
+                const char *type = NULL, *st = NULL;
                 char path[64];
                 int64_t t = 0;
 
@@ -538,7 +528,7 @@ static int gc__controller(const cJSON *meta, gc_strpool *pool, const char **ret_
         if (r < 0 || !arr)
                 return r;
         for (const cJSON *c = arr->child; c; c = c->next, i++) {
-                const char *kind, *name;
+                const char *kind = NULL, *name = NULL;
                 char path[64];
 
                 snprintf(path, sizeof(path), "metadata.ownerReferences[%d]", i);
@@ -561,8 +551,8 @@ static int gc__controller(const cJSON *meta, gc_strpool *pool, const char **ret_
 int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char *err,
                      size_t errlen)
 {
-        const cJSON *meta, *spec, *status, *labels;
-        const char *s_uid, *s_ns, *s_name, *s_node, *s_phase;
+        const cJSON *meta = NULL, *spec = NULL, *status = NULL, *labels = NULL;
+        const char *s_uid = NULL, *s_ns = NULL, *s_name = NULL, *s_node = NULL, *s_phase = NULL;
         int64_t sched = 0, latest_cond = 0, start = 0, finish = 0;
         gc__reqs q;
         gc_pod p;
@@ -875,8 +865,8 @@ static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *
 int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, char *err,
                       size_t errlen)
 {
-        const cJSON *meta, *status, *labels, *ann;
-        const char *s_name, *s_uid, *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        const cJSON *meta = NULL, *status = NULL, *labels = NULL, *ann = NULL;
+        const char *s_name = NULL, *s_uid = NULL, *s_ct = NULL, *s_model = NULL, *s_price = NULL;
         gc_node n;
         int r;
 
@@ -967,8 +957,8 @@ fail:
 int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespace *ret, char *err,
                            size_t errlen)
 {
-        const cJSON *meta, *labels;
-        const char *s_name;
+        const cJSON *meta = NULL, *labels = NULL;
+        const char *s_name = NULL;
         gc_namespace ns;
         int r;
 

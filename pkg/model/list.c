@@ -3,7 +3,6 @@
 #include "model.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,18 +161,9 @@ typedef struct gc__ctx {
         int prefilter;
 } gc__ctx;
 
-static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int gc__fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(errlen ? err : NULL, err ? errlen : 0, fmt, ap);
-        va_end(ap);
-        return code;
-}
+/* Writes the message into err (when given) and evaluates to code. */
+#define gc__fail(err, errlen, code, ...)                                                           \
+        (snprintf((errlen) ? (err) : NULL, (err) ? (errlen) : 0, __VA_ARGS__), (code))
 
 /*
  * The strings whose absence proves an object asks for no GPU resource: the domain of each rule
