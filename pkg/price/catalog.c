@@ -33,10 +33,15 @@ static void gc__err(char *err, size_t errlen, const char *fmt, ...)
 /* "where.name", or "name" when there is no prefix. */
 static void gc__path(char *out, size_t n, const char *where, const char *name)
 {
+        int r;
+
         if (where && *where)
-                snprintf(out, n, "%s.%s", where, name);
+                r = snprintf(out, n, "%s.%s", where, name);
         else
-                snprintf(out, n, "%s", name);
+                r = snprintf(out, n, "%s", name);
+        /* A path longer than the buffer is cut short: the message still starts with the field. */
+        if (r < 0 && n > 0)
+                out[0] = '\0';
 }
 
 /* Models compare without case and with ' ' == '-', so DCGM's and GFD's spellings join. */

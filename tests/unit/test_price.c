@@ -143,6 +143,44 @@ START_TEST(test_lookup_tie_earlier_wins)
 }
 END_TEST
 
+/* The example catalog and matching table of docs/prices.md, so the page stays true. */
+static const char DOCS_CATALOG[] =
+    "{\"currency\":\"USD\",\"as_of\":\"2025-06-01\",\"source\":\"our negotiated prices\","
+    "\"prices\":["
+    "{\"model\":\"NVIDIA-H100-80GB-HBM3\",\"capacity_type\":\"reserved\","
+    "\"usd_per_gpu_hour\":4.10},"
+    "{\"model\":\"NVIDIA-H100-80GB-HBM3\",\"capacity_type\":\"spot\",\"region\":\"us-east-1\","
+    "\"usd_per_gpu_hour\":5.60,\"source\":\"average spot price, May 2025\"},"
+    "{\"model\":\"NVIDIA-A100*\",\"capacity_type\":\"*\",\"usd_per_gpu_hour\":3.40},"
+    "{\"model\":\"*\",\"capacity_type\":\"*\",\"usd_per_gpu_hour\":2.00}]}";
+
+static const struct {
+        const char *model, *capacity, *region;
+        double want;
+} docs_cases[] = {
+    {"NVIDIA-H100-80GB-HBM3", "spot", "us-east-1", 5.60},
+    {"NVIDIA H100 80GB HBM3", "spot", "us-east-1", 5.60},
+    {"NVIDIA-H100-80GB-HBM3", "spot", "eu-west-1", 2.00},
+    {"NVIDIA-H100-80GB-HBM3", "reserved", NULL, 4.10},
+    {"NVIDIA-A100-SXM4-80GB", "spot", NULL, 3.40},
+    {"Tesla-T4", "on-demand", NULL, 2.00},
+};
+
+START_TEST(test_docs_example)
+{
+        char err[256] = "";
+        gc_catalog *c = gc_catalog_parse(DOCS_CATALOG, strlen(DOCS_CATALOG), err, sizeof(err));
+        const gc_price_entry *e = NULL;
+
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_int_eq(gc_catalog_lookup(c, docs_cases[_i].model, docs_cases[_i].capacity,
+                                           docs_cases[_i].region, &e),
+                         0);
+        ck_assert(e->usd_per_gpu_hour == docs_cases[_i].want);
+        gc_catalog_free(c);
+}
+END_TEST
+
 /* ---- parsing -------------------------------------------------------------------------------- */
 
 #define ENTRY(fields) "{\"currency\":\"USD\",\"prices\":[" fields "]}"
@@ -1384,6 +1422,7 @@ static Suite *price_suite(void)
         tcase_add_loop_test(tc, test_lookup, 0, sizeof(lookup_cases) / sizeof(lookup_cases[0]));
         tcase_add_test(tc, test_lookup_no_catchall);
         tcase_add_test(tc, test_lookup_tie_earlier_wins);
+        tcase_add_loop_test(tc, test_docs_example, 0, sizeof(docs_cases) / sizeof(docs_cases[0]));
         tcase_add_loop_test(tc, test_bad_catalog, 0,
                             sizeof(bad_catalogs) / sizeof(bad_catalogs[0]));
         tcase_add_test(tc, test_catalog_limits);
