@@ -588,20 +588,26 @@ static int gc__ends_with(const char *s, const char *suffix)
         return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Replicas per device for a shared resource: the per-profile label first, then gpu.replicas. */
-static int64_t gc__replicas(const gc_node *node, const char *mig_resource_profile)
+/* A per-profile GFD label "nvidia.com/mig-<p>.<what>", or NULL. */
+static const char *gc__mig_label(const gc_node *node, const char *profile, const char *what)
 {
-        if (node && mig_resource_profile) {
-                char key[GC__RES_NAME_MAX + 32];
-                const char *v;
-                int64_t r;
+        char key[GC__RES_NAME_MAX + 32];
 
-                snprintf(key, sizeof(key), "nvidia.com/mig-%s.replicas", mig_resource_profile);
-                v = gc_node_label(node, key);
-                if (v && gc_parse_int64(v, &r) == 0 && r > 1 && r <= 1000000)
-                        return r;
-        }
-        return node && node->replicas > 1 ? node->replicas : 1;
+        if (!node)
+                return NULL;
+        snprintf(key, sizeof(key), "nvidia.com/mig-%s.%s", profile, what);
+        return gc_node_label(node, key);
+}
+
+/* nvidia.com/mig-<p>.replicas when above 1, else 0. */
+static int64_t gc__mig_replicas(const gc_node *node, const char *profile)
+{
+        const char *v = gc__mig_label(node, profile, "replicas");
+        int64_t r;
+
+        if (v && gc_parse_int64(v, &r) == 0 && r > 1 && r <= 1000000)
+                return r;
+        return 0;
 }
 
 /* The share of one nvidia.com/gpu device on a node running MIG strategy single. */
@@ -660,15 +666,15 @@ int gc_gpu_equivalents(const gc_res_table *t, const char *resource, int64_t coun
                 if (node->replicas > 1 ||
                     (node->product && gc__ends_with(node->product, "-SHARED")))
                         shared = 1;
-                if (shared) {
-                        if (node->replicas <= 1)
-                                est = 1;
-                        unit /= (double)gc__replicas(node, NULL);
-                }
+                if (shared && node->replicas > 1)
+                        unit /= (double)node->replicas;
+                else if (shared)
+                        est = 1; /* shared, but by how many is unknown */
                 break;
         }
         case GC_RES_MIG: {
                 char profile[GC__RES_NAME_MAX + 1];
+                int64_t reps;
                 int shared;
 
                 r = gc__mig_profile_of(resource, profile, sizeof(profile), &shared);
@@ -677,12 +683,23 @@ int gc_gpu_equivalents(const gc_res_table *t, const char *resource, int64_t coun
                 r = gc_mig_share(node ? node->gpu_model : NULL, profile, &unit, &est);
                 if (r < 0)
                         return r;
-                if (shared) {
-                        int64_t reps = gc__replicas(node, profile);
-
-                        if (reps <= 1)
-                                est = 1;
+                /*
+                 * Time-sliced MIG devices keep their name unless renamed to .shared; either way
+                 * the per-profile replicas label says how many share one device. A .shared name
+                 * falls back to the node's replicas.
+                 */
+                reps = gc__mig_replicas(node, profile);
+                if (shared && reps == 0 && node && node->replicas > 1)
+                        reps = node->replicas;
+                if (reps > 1) {
                         unit /= (double)reps;
+                } else if (shared) {
+                        est = 1; /* shared, but by how many is unknown */
+                } else {
+                        const char *prod = gc__mig_label(node, profile, "product");
+
+                        if (prod && gc__ends_with(prod, "-SHARED"))
+                                est = 1;
                 }
                 break;
         }

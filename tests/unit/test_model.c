@@ -355,6 +355,15 @@ static const struct {
     {"MIG mixed shared, node replicas 3: 6 x 2/8 / 3",
      "{'nvidia.com/gpu.product':'NVIDIA-A100-SXM4-40GB','nvidia.com/gpu.replicas':'3'}",
      "{'nvidia.com/mig-1g.10gb.shared':'6'}", 0.5, 0},
+    {"MIG mixed time-sliced, not renamed: 14 x mig-1g.5gb (1/7) / 2",
+     "{'nvidia.com/gpu.product':'NVIDIA-A100-SXM4-40GB','nvidia.com/mig.strategy':'mixed',"
+     "'nvidia.com/mig-1g.5gb.replicas':'2','nvidia.com/mig-1g.5gb.product':"
+     "'NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED'}",
+     "{'nvidia.com/mig-1g.5gb':'14','nvidia.com/mig-2g.10gb':'3'}", 1.0 + 3 * 2.0 / 7, 0},
+    {"MIG -SHARED product without replicas: estimate",
+     "{'nvidia.com/gpu.product':'NVIDIA-A100-SXM4-40GB','nvidia.com/mig-1g.5gb.product':"
+     "'NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED'}",
+     "{'nvidia.com/mig-1g.5gb':'7'}", 1.0, 1},
     {"MIG on an unknown model: pattern, estimate", "{'nvidia.com/gpu.product':'NVIDIA-X1'}",
      "{'nvidia.com/mig-3g.40gb':'2'}", 1.0, 1},
     {"configured amd.com/gpu (1.0 each)", "{}", "{'amd.com/gpu':'3'}", 3.0, 0},
