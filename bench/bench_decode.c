@@ -50,60 +50,59 @@ static int gen_pod(FILE *f, long i, int gpu)
         int day = 1 + (int)(i % 20), hour = (int)(i % 24);
 
         return fprintf(
-                f,
-                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"creationTimestamp\":"
-                "\"2026-11-%02dT%02d:00:00Z\",\"generateName\":\"%s-worker-7d9f8c6b5-\","
-                "\"labels\":{\"app\":\"%s-worker\",\"pod-template-hash\":\"7d9f8c6b5\","
-                "\"team\":\"%s\",\"project\":\"p%ld\"},\"name\":\"%s-worker-7d9f8c6b5-%06ld\","
-                "\"namespace\":\"ns-%s\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
-                "\"blockOwnerDeletion\":true,\"controller\":true,\"kind\":\"ReplicaSet\","
-                "\"name\":\"%s-worker-7d9f8c6b5\",\"uid\":\"0b6e3f1c-1d2e-4f5a-9b8c-%012ld\"}],"
-                "\"resourceVersion\":\"%ld\",\"uid\":\"7f3c2a1b-4d5e-6f70-8192-%012ld\"},"
-                "\"spec\":{\"containers\":[{\"args\":[\"--port=8080\",\"--log-level=info\"],"
-                "\"env\":[{\"name\":\"MODEL_DIR\",\"value\":\"/models\"},{\"name\":\"POD_NAME\","
-                "\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":"
-                "\"metadata.name\"}}}],\"image\":\"registry.example.com/%s/worker:1.4.2\","
-                "\"imagePullPolicy\":\"IfNotPresent\",\"livenessProbe\":{\"failureThreshold\":3,"
-                "\"httpGet\":{\"path\":\"/healthz\",\"port\":8080,\"scheme\":\"HTTP\"},"
-                "\"periodSeconds\":10,\"successThreshold\":1,\"timeoutSeconds\":1},\"name\":"
-                "\"worker\",\"ports\":[{\"containerPort\":8080,\"name\":\"http\",\"protocol\":"
-                "\"TCP\"}],\"resources\":{\"limits\":{\"cpu\":\"4\",\"memory\":\"16Gi\"%s%s%s},"
-                "\"requests\":{\"cpu\":\"2\",\"memory\":\"8Gi\"%s%s%s}},\"terminationMessagePath\":"
-                "\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\",\"volumeMounts\":"
-                "[{\"mountPath\":\"/var/run/secrets/kubernetes.io/serviceaccount\",\"name\":"
-                "\"kube-api-access-x7k2p\",\"readOnly\":true}]}],\"dnsPolicy\":\"ClusterFirst\","
-                "\"enableServiceLinks\":true,\"nodeName\":\"node-%04ld\",\"preemptionPolicy\":"
-                "\"PreemptLowerPriority\",\"priority\":0,\"restartPolicy\":\"Always\","
-                "\"schedulerName\":\"default-scheduler\",\"securityContext\":{},"
-                "\"serviceAccount\":\"default\",\"serviceAccountName\":\"default\","
-                "\"terminationGracePeriodSeconds\":30,\"tolerations\":[{\"effect\":\"NoExecute\","
-                "\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
-                "\"tolerationSeconds\":300},{\"effect\":\"NoExecute\",\"key\":"
-                "\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"tolerationSeconds\":"
-                "300}],\"volumes\":[{\"name\":\"kube-api-access-x7k2p\",\"projected\":{"
-                "\"defaultMode\":420,\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":"
-                "3607,\"path\":\"token\"}},{\"configMap\":{\"items\":[{\"key\":\"ca.crt\",\"path\":"
-                "\"ca.crt\"}],\"name\":\"kube-root-ca.crt\"}}]}}]},\"status\":{\"conditions\":["
-                "{\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-%02dT%02d:00:02Z\","
-                "\"status\":\"True\",\"type\":\"Initialized\"},{\"lastProbeTime\":null,"
-                "\"lastTransitionTime\":\"2026-11-%02dT%02d:00:40Z\",\"status\":\"True\",\"type\":"
-                "\"Ready\"},{\"lastProbeTime\":null,\"lastTransitionTime\":"
-                "\"2026-11-%02dT%02d:00:40Z\",\"status\":\"True\",\"type\":\"ContainersReady\"},"
-                "{\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-%02dT%02d:00:01Z\","
-                "\"status\":\"True\",\"type\":\"PodScheduled\"}],\"containerStatuses\":[{"
-                "\"containerID\":\"containerd://%064ld\",\"image\":"
-                "\"registry.example.com/%s/worker:1.4.2\",\"imageID\":\"registry.example.com/%s/"
-                "worker@sha256:%064ld\",\"lastState\":{},\"name\":\"worker\",\"ready\":true,"
-                "\"restartCount\":0,\"started\":true,\"state\":{\"running\":{\"startedAt\":"
-                "\"2026-11-%02dT%02d:00:39Z\"}}}],\"hostIP\":\"10.0.%ld.%ld\",\"phase\":"
-                "\"Running\",\"podIP\":\"10.244.%ld.%ld\",\"podIPs\":[{\"ip\":\"10.244.%ld.%ld\"}],"
-                "\"qosClass\":\"Burstable\",\"startTime\":\"2026-11-%02dT%02d:00:01Z\"}}",
-                day, hour, team, team, team, i % 40, team, i, team, team, i, 1000 + i, i, team,
-                gpu ? ",\"" : "", gpu ? resources[i % 3] : "", gpu ? "\":\"1\"" : "",
-                gpu ? ",\"" : "", gpu ? resources[i % 3] : "", gpu ? "\":\"1\"" : "", node, day,
-                hour, day, hour, day, hour, day, hour, i, team, team, i, day, hour,
-                (node / 250) % 256, node % 250, (i / 250) % 256, i % 250, (i / 250) % 256,
-                i % 250, day, hour);
+            f,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"creationTimestamp\":"
+            "\"2026-11-%02dT%02d:00:00Z\",\"generateName\":\"%s-worker-7d9f8c6b5-\","
+            "\"labels\":{\"app\":\"%s-worker\",\"pod-template-hash\":\"7d9f8c6b5\","
+            "\"team\":\"%s\",\"project\":\"p%ld\"},\"name\":\"%s-worker-7d9f8c6b5-%06ld\","
+            "\"namespace\":\"ns-%s\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+            "\"blockOwnerDeletion\":true,\"controller\":true,\"kind\":\"ReplicaSet\","
+            "\"name\":\"%s-worker-7d9f8c6b5\",\"uid\":\"0b6e3f1c-1d2e-4f5a-9b8c-%012ld\"}],"
+            "\"resourceVersion\":\"%ld\",\"uid\":\"7f3c2a1b-4d5e-6f70-8192-%012ld\"},"
+            "\"spec\":{\"containers\":[{\"args\":[\"--port=8080\",\"--log-level=info\"],"
+            "\"env\":[{\"name\":\"MODEL_DIR\",\"value\":\"/models\"},{\"name\":\"POD_NAME\","
+            "\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":"
+            "\"metadata.name\"}}}],\"image\":\"registry.example.com/%s/worker:1.4.2\","
+            "\"imagePullPolicy\":\"IfNotPresent\",\"livenessProbe\":{\"failureThreshold\":3,"
+            "\"httpGet\":{\"path\":\"/healthz\",\"port\":8080,\"scheme\":\"HTTP\"},"
+            "\"periodSeconds\":10,\"successThreshold\":1,\"timeoutSeconds\":1},\"name\":"
+            "\"worker\",\"ports\":[{\"containerPort\":8080,\"name\":\"http\",\"protocol\":"
+            "\"TCP\"}],\"resources\":{\"limits\":{\"cpu\":\"4\",\"memory\":\"16Gi\"%s%s%s},"
+            "\"requests\":{\"cpu\":\"2\",\"memory\":\"8Gi\"%s%s%s}},\"terminationMessagePath\":"
+            "\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\",\"volumeMounts\":"
+            "[{\"mountPath\":\"/var/run/secrets/kubernetes.io/serviceaccount\",\"name\":"
+            "\"kube-api-access-x7k2p\",\"readOnly\":true}]}],\"dnsPolicy\":\"ClusterFirst\","
+            "\"enableServiceLinks\":true,\"nodeName\":\"node-%04ld\",\"preemptionPolicy\":"
+            "\"PreemptLowerPriority\",\"priority\":0,\"restartPolicy\":\"Always\","
+            "\"schedulerName\":\"default-scheduler\",\"securityContext\":{},"
+            "\"serviceAccount\":\"default\",\"serviceAccountName\":\"default\","
+            "\"terminationGracePeriodSeconds\":30,\"tolerations\":[{\"effect\":\"NoExecute\","
+            "\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
+            "\"tolerationSeconds\":300},{\"effect\":\"NoExecute\",\"key\":"
+            "\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"tolerationSeconds\":"
+            "300}],\"volumes\":[{\"name\":\"kube-api-access-x7k2p\",\"projected\":{"
+            "\"defaultMode\":420,\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":"
+            "3607,\"path\":\"token\"}},{\"configMap\":{\"items\":[{\"key\":\"ca.crt\",\"path\":"
+            "\"ca.crt\"}],\"name\":\"kube-root-ca.crt\"}}]}}]},\"status\":{\"conditions\":["
+            "{\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-%02dT%02d:00:02Z\","
+            "\"status\":\"True\",\"type\":\"Initialized\"},{\"lastProbeTime\":null,"
+            "\"lastTransitionTime\":\"2026-11-%02dT%02d:00:40Z\",\"status\":\"True\",\"type\":"
+            "\"Ready\"},{\"lastProbeTime\":null,\"lastTransitionTime\":"
+            "\"2026-11-%02dT%02d:00:40Z\",\"status\":\"True\",\"type\":\"ContainersReady\"},"
+            "{\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-%02dT%02d:00:01Z\","
+            "\"status\":\"True\",\"type\":\"PodScheduled\"}],\"containerStatuses\":[{"
+            "\"containerID\":\"containerd://%064ld\",\"image\":"
+            "\"registry.example.com/%s/worker:1.4.2\",\"imageID\":\"registry.example.com/%s/"
+            "worker@sha256:%064ld\",\"lastState\":{},\"name\":\"worker\",\"ready\":true,"
+            "\"restartCount\":0,\"started\":true,\"state\":{\"running\":{\"startedAt\":"
+            "\"2026-11-%02dT%02d:00:39Z\"}}}],\"hostIP\":\"10.0.%ld.%ld\",\"phase\":"
+            "\"Running\",\"podIP\":\"10.244.%ld.%ld\",\"podIPs\":[{\"ip\":\"10.244.%ld.%ld\"}],"
+            "\"qosClass\":\"Burstable\",\"startTime\":\"2026-11-%02dT%02d:00:01Z\"}}",
+            day, hour, team, team, team, i % 40, team, i, team, team, i, 1000 + i, i, team,
+            gpu ? ",\"" : "", gpu ? resources[i % 3] : "", gpu ? "\":\"1\"" : "", gpu ? ",\"" : "",
+            gpu ? resources[i % 3] : "", gpu ? "\":\"1\"" : "", node, day, hour, day, hour, day,
+            hour, day, hour, i, team, team, i, day, hour, (node / 250) % 256, node % 250,
+            (i / 250) % 256, i % 250, (i / 250) % 256, i % 250, day, hour);
 }
 
 static int cmd_gen(const char *path, long n, long pct)
@@ -135,9 +134,9 @@ static int cmd_cjson(const gc_buf *in)
                 fprintf(stderr, "cjson: parse failed\n");
                 return 1;
         }
-        printf("mode=cjson bytes=%zu items=%d parse_s=%.4f mb_s=%.1f peak_rss_kib=%ld",
-               in->len, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "items")),
-               t1 - t0, (double)in->len / 1e6 / (t1 - t0), peak_rss_kib());
+        printf("mode=cjson bytes=%zu items=%d parse_s=%.4f mb_s=%.1f peak_rss_kib=%ld", in->len,
+               cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "items")), t1 - t0,
+               (double)in->len / 1e6 / (t1 - t0), peak_rss_kib());
         cJSON_Delete(root);
         t2 = now_s();
         printf(" delete_s=%.4f\n", t2 - t1);
@@ -176,8 +175,7 @@ static int cmd_decode(const gc_buf *in)
         printf("mode=decode bytes=%zu items=%zu gpu_pods=%zu decode_s=%.4f account_s=%.4f "
                "total_s=%.4f mb_s=%.1f pods_s=%.0f peak_rss_kib=%ld\n",
                in->len, st.objects, pods.n, t1 - t0, t2 - t1, t2 - t0,
-               (double)in->len / 1e6 / (t2 - t0), (double)st.objects / (t2 - t0),
-               peak_rss_kib());
+               (double)in->len / 1e6 / (t2 - t0), (double)st.objects / (t2 - t0), peak_rss_kib());
         rc = 0;
 finish:
         gc_diag_clear(&diag);

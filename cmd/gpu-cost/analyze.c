@@ -156,8 +156,7 @@ static int analysis_load(analysis *a, const input *pods, const input *nodes, con
                         return r;
                 }
         }
-        r = gc_decode_pods(pods->data, pods->len, &mo, &a->pods, &st, &a->diag, err,
-                           sizeof(err));
+        r = gc_decode_pods(pods->data, pods->len, &mo, &a->pods, &st, &a->diag, err, sizeof(err));
         if (r < 0) {
                 cli_error("%s: %s", pods->name, err);
                 return r;
@@ -250,36 +249,40 @@ static int write_out(const gc_buf *b)
 }
 
 static const char analyze_usage[] =
-        "Usage: gpu-cost analyze --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
-        "                        [--config FILE] --window START,END [--by DIMS]\n"
-        "                        [--format table|json|markdown]\n"
-        "\n"
-        "Cost of the GPUs held by the pods of `kubectl get pods -A -o json` (FILE, or - for\n"
-        "standard input) over the window [START, END), RFC 3339 times. Pods still running\n"
-        "accrue up to END. Nodes come from `kubectl get nodes -o json`, namespace labels from\n"
-        "`kubectl get namespaces -o json`.\n"
-        "\n"
-        "  --pods FILE        pod list (required)\n"
-        "  --nodes FILE       node list (required): GPU model, MIG and sharing, capacity type\n"
-        "  --namespaces FILE  namespace list: team/project labels on namespaces\n"
-        "  --prices FILE      price catalog JSON (replaces the configured or built-in one)\n"
-        "  --config FILE      configuration JSON (label keys, namespace map, node rules, ...)\n"
-        "  --window S,E       the window, e.g. 2026-11-16T00:00:00Z,2026-11-23T00:00:00Z\n"
-        "  --by DIMS          grouping: namespace, team, project, model, capacity_type, node, pod\n"
-        "                     (comma-separated; default team,project)\n"
-        "  --format F         table (default), json or markdown\n"
-        "\n"
-        "Exit status: 0 on success, 2 on bad input (the message names the file and field).\n";
+    "Usage: gpu-cost analyze --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
+    "                        [--config FILE] --window START,END [--by DIMS]\n"
+    "                        [--format table|json|markdown]\n"
+    "\n"
+    "Cost of the GPUs held by the pods of `kubectl get pods -A -o json` (FILE, or - for\n"
+    "standard input) over the window [START, END), RFC 3339 times. Pods still running\n"
+    "accrue up to END. Nodes come from `kubectl get nodes -o json`, namespace labels from\n"
+    "`kubectl get namespaces -o json`.\n"
+    "\n"
+    "  --pods FILE        pod list (required)\n"
+    "  --nodes FILE       node list (required): GPU model, MIG and sharing, capacity type\n"
+    "  --namespaces FILE  namespace list: team/project labels on namespaces\n"
+    "  --prices FILE      price catalog JSON (replaces the configured or built-in one)\n"
+    "  --config FILE      configuration JSON (label keys, namespace map, node rules, ...)\n"
+    "  --window S,E       the window, e.g. 2026-11-16T00:00:00Z,2026-11-23T00:00:00Z\n"
+    "  --by DIMS          grouping: namespace, team, project, model, capacity_type, node, pod\n"
+    "                     (comma-separated; default team,project)\n"
+    "  --format F         table (default), json or markdown\n"
+    "\n"
+    "Exit status: 0 on success, 2 on bad input (the message names the file and field).\n";
 
 int cmd_analyze(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"pods", required_argument, NULL, 'p'},   {"nodes", required_argument, NULL, 'n'},
-                {"namespaces", required_argument, NULL, 's'},
-                {"prices", required_argument, NULL, 'P'}, {"config", required_argument, NULL, 'c'},
-                {"window", required_argument, NULL, 'w'}, {"by", required_argument, NULL, 'b'},
-                {"format", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+            {"pods", required_argument, NULL, 'p'},
+            {"nodes", required_argument, NULL, 'n'},
+            {"namespaces", required_argument, NULL, 's'},
+            {"prices", required_argument, NULL, 'P'},
+            {"config", required_argument, NULL, 'c'},
+            {"window", required_argument, NULL, 'w'},
+            {"by", required_argument, NULL, 'b'},
+            {"format", required_argument, NULL, 'f'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
         };
         const char *pods_path = NULL, *nodes_path = NULL, *ns_path = NULL, *prices_path = NULL;
         const char *config_path = NULL, *window = NULL, *by = "team,project";
@@ -400,16 +403,15 @@ finish:
 }
 
 static const char demo_usage[] =
-        "Usage: gpu-cost demo [--format markdown|json]\n"
-        "\n"
-        "Prints the weekly GPU spend report of a bundled example cluster (H100 nodes with MIG,\n"
-        "time-sliced T4s, spot and on-demand A100s, an on-premises node; five teams), as a team\n"
-        "lead would read it. Needs no cluster and no files: the example is built in. The same\n"
-        "files are in examples/ for `gpu-cost analyze`.\n";
+    "Usage: gpu-cost demo [--format markdown|json]\n"
+    "\n"
+    "Prints the weekly GPU spend report of a bundled example cluster (H100 nodes with MIG,\n"
+    "time-sliced T4s, spot and on-demand A100s, an on-premises node; five teams), as a team\n"
+    "lead would read it. Needs no cluster and no files: the example is built in. The same\n"
+    "files are in examples/ for `gpu-cost analyze`.\n";
 
 /* Reads "now" and "window" from the embedded demo.json. */
-static int demo_settings(const input *in, int64_t *ret_now, int64_t *ret_start,
-                         int64_t *ret_end)
+static int demo_settings(const input *in, int64_t *ret_now, int64_t *ret_start, int64_t *ret_end)
 {
         cJSON *root = cJSON_ParseWithLength(in->data, in->len);
         const cJSON *now = cJSON_GetObjectItemCaseSensitive(root, "now");
@@ -429,9 +431,9 @@ static int demo_settings(const input *in, int64_t *ret_now, int64_t *ret_start,
 int cmd_demo(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"format", required_argument, NULL, 'f'},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+            {"format", required_argument, NULL, 'f'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
         };
         out_format fmt = FMT_MARKDOWN;
         input pods, nodes, nss, config, settings;

@@ -6,17 +6,17 @@
 #include "cli.h"
 
 static const char gc__usage[] =
-        "gpu-cost: what your Kubernetes GPUs cost, by team and project, to the second.\n"
-        "\n"
-        "Usage: gpu-cost <command> [flags]\n"
-        "\n"
-        "Commands:\n"
-        "  demo       print the weekly report of a bundled example cluster (no cluster needed)\n"
-        "  analyze    cost of `kubectl get pods/nodes/namespaces -o json` dumps over a window\n"
-        "  tco        cost per productive GPU-hour of owning GPUs, and the break-even utilization\n"
-        "  version    print the version\n"
-        "\n"
-        "Run `gpu-cost <command> --help` for a command's flags.\n";
+    "gpu-cost: what your Kubernetes GPUs cost, by team and project, to the second.\n"
+    "\n"
+    "Usage: gpu-cost <command> [flags]\n"
+    "\n"
+    "Commands:\n"
+    "  demo       print the weekly report of a bundled example cluster (no cluster needed)\n"
+    "  analyze    cost of `kubectl get pods/nodes/namespaces -o json` dumps over a window\n"
+    "  tco        cost per productive GPU-hour of owning GPUs, and the break-even utilization\n"
+    "  version    print the version\n"
+    "\n"
+    "Run `gpu-cost <command> --help` for a command's flags.\n";
 
 void cli_error(const char *fmt, ...)
 {

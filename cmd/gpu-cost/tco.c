@@ -8,27 +8,39 @@
 #include "price/price.h"
 
 static const char tco_usage[] =
-        "Usage: gpu-cost tco --node-price N --gpus-per-node N --years N --utilization U\n"
-        "                    --cluster-gpus N --ftes N --fte-cost N --kw-per-gpu N --pue N\n"
-        "                    --usd-per-kwh N --network-per-gpu-hour N [--cloud-price P]\n"
-        "                    [--format text|json]\n"
-        "       gpu-cost tco --annual-cost N --cloud-price P [--format text|json]\n"
-        "\n"
-        "The first form prices one productive GPU-hour of owned hardware:\n"
-        "  hardware   = node_price / gpus_per_node / years / (8760 x U)\n"
-        "  operations = ftes x fte_cost / (cluster_gpus x 8760 x U)\n"
-        "  power      = kw_per_gpu x 8760 x pue x usd_per_kwh / (8760 x U)\n"
-        "  total      = hardware + operations + power + network_per_gpu_hour\n"
-        "With --cloud-price, or in the second form, it also prints the break-even utilization\n"
-        "annual_cost / (8760 x cloud_price): above it owning is cheaper, below it renting is.\n"
-        "U is a fraction in (0, 1]; measure it, do not assume it.\n";
+    "Usage: gpu-cost tco --node-price N --gpus-per-node N --years N --utilization U\n"
+    "                    --cluster-gpus N --ftes N --fte-cost N --kw-per-gpu N --pue N\n"
+    "                    --usd-per-kwh N --network-per-gpu-hour N [--cloud-price P]\n"
+    "                    [--format text|json]\n"
+    "       gpu-cost tco --annual-cost N --cloud-price P [--format text|json]\n"
+    "\n"
+    "The first form prices one productive GPU-hour of owned hardware:\n"
+    "  hardware   = node_price / gpus_per_node / years / (8760 x U)\n"
+    "  operations = ftes x fte_cost / (cluster_gpus x 8760 x U)\n"
+    "  power      = kw_per_gpu x 8760 x pue x usd_per_kwh / (8760 x U)\n"
+    "  total      = hardware + operations + power + network_per_gpu_hour\n"
+    "With --cloud-price, or in the second form, it also prints the break-even utilization\n"
+    "annual_cost / (8760 x cloud_price): above it owning is cheaper, below it renting is.\n"
+    "U is a fraction in (0, 1]; measure it, do not assume it.\n";
 
-enum { O_NODE_PRICE, O_GPUS, O_YEARS, O_UTIL, O_CLUSTER, O_FTES, O_FTE_COST, O_KW, O_PUE,
-       O_KWH, O_NET, O_COUNT };
+enum {
+        O_NODE_PRICE,
+        O_GPUS,
+        O_YEARS,
+        O_UTIL,
+        O_CLUSTER,
+        O_FTES,
+        O_FTE_COST,
+        O_KW,
+        O_PUE,
+        O_KWH,
+        O_NET,
+        O_COUNT
+};
 
 static const char *const tco_names[O_COUNT] = {
-        "node-price", "gpus-per-node", "years",      "utilization", "cluster-gpus", "ftes",
-        "fte-cost",   "kw-per-gpu",    "pue",        "usd-per-kwh", "network-per-gpu-hour",
+    "node-price", "gpus-per-node", "years", "utilization", "cluster-gpus",         "ftes",
+    "fte-cost",   "kw-per-gpu",    "pue",   "usd-per-kwh", "network-per-gpu-hour",
 };
 
 static int tco_number(const char *flag, const char *s, double *ret)
@@ -43,22 +55,22 @@ static int tco_number(const char *flag, const char *s, double *ret)
 int cmd_tco(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"node-price", required_argument, NULL, 0},
-                {"gpus-per-node", required_argument, NULL, 0},
-                {"years", required_argument, NULL, 0},
-                {"utilization", required_argument, NULL, 0},
-                {"cluster-gpus", required_argument, NULL, 0},
-                {"ftes", required_argument, NULL, 0},
-                {"fte-cost", required_argument, NULL, 0},
-                {"kw-per-gpu", required_argument, NULL, 0},
-                {"pue", required_argument, NULL, 0},
-                {"usd-per-kwh", required_argument, NULL, 0},
-                {"network-per-gpu-hour", required_argument, NULL, 0},
-                {"annual-cost", required_argument, NULL, 'a'},
-                {"cloud-price", required_argument, NULL, 'c'},
-                {"format", required_argument, NULL, 'f'},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+            {"node-price", required_argument, NULL, 0},
+            {"gpus-per-node", required_argument, NULL, 0},
+            {"years", required_argument, NULL, 0},
+            {"utilization", required_argument, NULL, 0},
+            {"cluster-gpus", required_argument, NULL, 0},
+            {"ftes", required_argument, NULL, 0},
+            {"fte-cost", required_argument, NULL, 0},
+            {"kw-per-gpu", required_argument, NULL, 0},
+            {"pue", required_argument, NULL, 0},
+            {"usd-per-kwh", required_argument, NULL, 0},
+            {"network-per-gpu-hour", required_argument, NULL, 0},
+            {"annual-cost", required_argument, NULL, 'a'},
+            {"cloud-price", required_argument, NULL, 'c'},
+            {"format", required_argument, NULL, 'f'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
         };
         double v[O_COUNT];
         int set[O_COUNT] = {0};
@@ -127,11 +139,17 @@ int cmd_tco(int argc, char **argv)
                         return GC_EXIT_USAGE;
                 }
                 in = (gc_tco_inputs){
-                        .node_price = v[O_NODE_PRICE], .gpus_per_node = v[O_GPUS],
-                        .years = v[O_YEARS], .utilization = v[O_UTIL],
-                        .cluster_gpus = v[O_CLUSTER], .ftes = v[O_FTES],
-                        .fte_cost = v[O_FTE_COST], .kw_per_gpu = v[O_KW], .pue = v[O_PUE],
-                        .usd_per_kwh = v[O_KWH], .network_per_gpu_hour = v[O_NET],
+                    .node_price = v[O_NODE_PRICE],
+                    .gpus_per_node = v[O_GPUS],
+                    .years = v[O_YEARS],
+                    .utilization = v[O_UTIL],
+                    .cluster_gpus = v[O_CLUSTER],
+                    .ftes = v[O_FTES],
+                    .fte_cost = v[O_FTE_COST],
+                    .kw_per_gpu = v[O_KW],
+                    .pue = v[O_PUE],
+                    .usd_per_kwh = v[O_KWH],
+                    .network_per_gpu_hour = v[O_NET],
                 };
                 if (gc_tco_compute(&in, &res, err, sizeof(err)) < 0) {
                         /* err names the input in the file's spelling; flags use dashes. */
@@ -157,8 +175,7 @@ int cmd_tco(int argc, char **argv)
                                "\"operations_per_hour\":%.17g,\"power_per_hour\":%.17g,"
                                "\"network_per_hour\":%.17g,",
                                res.usd_per_productive_gpu_hour, res.hardware_per_hour,
-                               res.operations_per_hour, res.power_per_hour,
-                               res.network_per_hour);
+                               res.operations_per_hour, res.power_per_hour, res.network_per_hour);
                 printf("\"annual_cost_per_gpu\":%.17g", annual);
                 if (have_cloud)
                         printf(",\"cloud_usd_per_gpu_hour\":%.17g,\"break_even_utilization\":%.17g",
@@ -167,8 +184,7 @@ int cmd_tco(int argc, char **argv)
                 return GC_EXIT_OK;
         }
         if (!have_annual) {
-                printf("Cost per productive GPU-hour at %.1f%% utilization\n",
-                       v[O_UTIL] * 100.0);
+                printf("Cost per productive GPU-hour at %.1f%% utilization\n", v[O_UTIL] * 100.0);
                 printf("  hardware     %10.4f\n", res.hardware_per_hour);
                 printf("  operations   %10.4f\n", res.operations_per_hour);
                 printf("  power        %10.4f\n", res.power_per_hour);

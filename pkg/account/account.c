@@ -193,8 +193,9 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         slot->node = *node;
         slot->node.name = name;
         slot->node.labels = labels;
-        r = gc_node_classify(&a->cfg->rules, a->cfg->catalog, &slot->node, a->pool, &slot->cls,
-                             err, sizeof(err));
+        memset(&slot->cls, 0, sizeof(slot->cls));
+        r = gc_node_classify(&a->cfg->rules, a->cfg->catalog, &slot->node, a->pool, &slot->cls, err,
+                             sizeof(err));
         slot->priced = r == 0;
         if (r < 0) {
                 gc_diag_add(diag, "node %s: %s; its GPUs are priced at 0", name, err);
@@ -205,8 +206,10 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
                         slot->cls.capacity_type = a->unknown;
         }
         if (node->geq_estimate)
-                gc_diag_add(diag, "node %s: allocatable GPU-equivalents %.4g rest on an estimated "
-                            "MIG share", name, node->alloc_geq);
+                gc_diag_add(diag,
+                            "node %s: allocatable GPU-equivalents %.4g rest on an estimated "
+                            "MIG share",
+                            name, node->alloc_geq);
         memset(&cap, 0, sizeof(cap));
         cap.node = name;
         cap.model = slot->cls.model;
@@ -299,8 +302,8 @@ int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "");
                 return 0;
         }
-        if (pod->finished_at == 0 && (pod->phase == GC_PHASE_SUCCEEDED ||
-                                      pod->phase == GC_PHASE_FAILED))
+        if (pod->finished_at == 0 &&
+            (pod->phase == GC_PHASE_SUCCEEDED || pod->phase == GC_PHASE_FAILED))
                 gc_diag_add(diag, "pod %s/%s: finished with no end time; billed nothing",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "");
         gc_attribute(pod, ns, &a->attr, &u.dims[GC_DIM_TEAM], &ts, &u.dims[GC_DIM_PROJECT], &ps);
@@ -331,8 +334,8 @@ int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
         } else {
                 const gc_price_entry *e = NULL;
                 const char *ct = a->cfg->rules.default_capacity_type
-                                         ? a->cfg->rules.default_capacity_type
-                                         : "on-demand";
+                                     ? a->cfg->rules.default_capacity_type
+                                     : "on-demand";
 
                 estimate = 1;
                 u.dims[GC_DIM_MODEL] = a->unknown;

@@ -19,7 +19,8 @@
  */
 typedef struct gc_accountant gc_accountant;
 
-/* cfg, pool and ledger must outlive the accountant; pool is the one the records were decoded into. */
+/* cfg, pool and ledger must outlive the accountant; pool is the one the records were decoded into.
+ */
 gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger);
 gc_accountant *gc_accountant_free(gc_accountant *a); /* accepts NULL, returns NULL */
 

@@ -14,7 +14,7 @@ static const char *const gc__default_project_keys[] = {"project", "app.kubernete
                                                        "gpu-cost.io/project", "cost-center"};
 
 static void gc__err(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void gc__err(char *err, size_t errlen, const char *fmt, ...)
 {
         va_list ap;
@@ -81,8 +81,8 @@ gc_config *gc_config_default(void)
             gc__set_keys(c, &c->team_keys, &c->n_team_keys, gc__default_team_keys,
                          sizeof(gc__default_team_keys) / sizeof(gc__default_team_keys[0])) < 0 ||
             gc__set_keys(c, &c->project_keys, &c->n_project_keys, gc__default_project_keys,
-                         sizeof(gc__default_project_keys) /
-                                 sizeof(gc__default_project_keys[0])) < 0)
+                         sizeof(gc__default_project_keys) / sizeof(gc__default_project_keys[0])) <
+                0)
                 return gc_config_free(c);
         return c;
 }
@@ -107,8 +107,7 @@ static int gc__valid_label_key(const char *s)
                 char ch = *p;
 
                 if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ||
-                      ch == '/'))
+                      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '/'))
                         return 0;
         }
         return 1;
@@ -336,8 +335,7 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
                 if (!v)
                         continue;
                 if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 253) {
-                        gc__err(err, errlen, "%s.%s: must be a non-empty string", where,
-                                names[f]);
+                        gc__err(err, errlen, "%s.%s: must be a non-empty string", where, names[f]);
                         return -EINVAL;
                 }
                 *dst = gc__dup_string(v);
@@ -401,14 +399,13 @@ static int gc__parse_rules(gc_config *c, const cJSON *arr, char *err, size_t err
 
 static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errlen)
 {
-        static const char *const names[] = {"node_price",   "gpus_per_node", "years",
-                                            "utilization",  "cluster_gpus",  "ftes",
-                                            "fte_cost",     "kw_per_gpu",    "pue",
-                                            "usd_per_kwh",  "network_per_gpu_hour"};
-        double *fields[] = {&c->tco.node_price,   &c->tco.gpus_per_node, &c->tco.years,
-                            &c->tco.utilization,  &c->tco.cluster_gpus,  &c->tco.ftes,
-                            &c->tco.fte_cost,     &c->tco.kw_per_gpu,    &c->tco.pue,
-                            &c->tco.usd_per_kwh,  &c->tco.network_per_gpu_hour};
+        static const char *const names[] = {
+            "node_price", "gpus_per_node", "years", "utilization", "cluster_gpus",        "ftes",
+            "fte_cost",   "kw_per_gpu",    "pue",   "usd_per_kwh", "network_per_gpu_hour"};
+        double *fields[] = {&c->tco.node_price,  &c->tco.gpus_per_node,       &c->tco.years,
+                            &c->tco.utilization, &c->tco.cluster_gpus,        &c->tco.ftes,
+                            &c->tco.fte_cost,    &c->tco.kw_per_gpu,          &c->tco.pue,
+                            &c->tco.usd_per_kwh, &c->tco.network_per_gpu_hour};
         gc_tco_result res;
         char inner[256];
         int r;
@@ -444,11 +441,10 @@ static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errle
 
 static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
 {
-        static const char *const known[] = {"cluster",        "attribution",
-                                            "resources",      "node_rules",
-                                            "instance_types", "default_capacity_type",
-                                            "prices",         "tco",
-                                            "report"};
+        static const char *const known[] = {
+            "cluster",        "attribution",           "resources", "node_rules",
+            "instance_types", "default_capacity_type", "prices",    "tco",
+            "report"};
         static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
                                                  "namespace_teams", "namespace_projects"};
         const cJSON *v, *attr;
@@ -480,8 +476,8 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                         r = gc__parse_keys(c, v, "attribution.team_label_keys", &c->team_keys,
                                            &c->n_team_keys, err, errlen);
                 if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "project_label_keys")))
-                        r = gc__parse_keys(c, v, "attribution.project_label_keys",
-                                           &c->project_keys, &c->n_project_keys, err, errlen);
+                        r = gc__parse_keys(c, v, "attribution.project_label_keys", &c->project_keys,
+                                           &c->n_project_keys, err, errlen);
                 if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "namespace_teams")))
                         r = gc__parse_map(c, v, "attribution.namespace_teams", 0, &c->ns_teams,
                                           &c->n_ns_teams, err, errlen);
@@ -523,6 +519,10 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                 c->rules.default_capacity_type = strdup(v->valuestring);
                 if (!c->rules.default_capacity_type)
                         return -ENOMEM;
+                /* Capacity types are keys in reports: one spelling, lower case. */
+                for (char *p = c->rules.default_capacity_type; *p; p++)
+                        if (*p >= 'A' && *p <= 'Z')
+                                *p = (char)(*p - 'A' + 'a');
         }
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "prices"))) {
                 gc_catalog *cat = gc_catalog_from_cjson(v, "prices", err, errlen);

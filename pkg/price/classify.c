@@ -266,8 +266,15 @@ static int gc__classify_model(const gc_price_rules *r, const gc_node *n, const g
                 if (!cls->model_source)
                         return -ENOMEM;
         } else if (n->gpu_model && *n->gpu_model) {
-                gc_strlcpy(buf, n->gpu_model, sizeof(buf));
-                cls->model_source = "label nvidia.com/gpu.product";
+                /* The model module falls back to the GKE accelerator name when GFD is absent:
+                   map it to the GFD spelling so one model has one key in reports. */
+                const char *m =
+                    gc__map_find(gc__gke_models, sizeof(gc__gke_models) / sizeof(gc__gke_models[0]),
+                                 n->gpu_model);
+
+                gc_strlcpy(buf, m ? m : n->gpu_model, sizeof(buf));
+                cls->model_source =
+                    m ? "label cloud.google.com/gke-accelerator" : "label nvidia.com/gpu.product";
         } else if ((v = n->product) || (v = gc__label(n, "nvidia.com/gpu.product"))) {
                 /* A record decoded without the model module's stripping: strip here. */
                 gc__strip_product(v, buf);

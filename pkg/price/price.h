@@ -103,15 +103,15 @@ int gc_node_classify(const gc_price_rules *r, const gc_catalog *c, const gc_node
 /* ---- owning GPUs (docs/prices.md) --------------------------------------------------------- */
 
 typedef struct gc_tco_inputs {
-        double node_price;           /* purchase price of one node, installed */
+        double node_price; /* purchase price of one node, installed */
         double gpus_per_node;
-        double years;                /* amortization */
-        double utilization;          /* fraction of hours doing productive work, (0, 1] */
-        double cluster_gpus;         /* GPUs the operations staff run */
-        double ftes;                 /* operations staff */
-        double fte_cost;             /* fully loaded cost of one, per year */
-        double kw_per_gpu;           /* average power draw */
-        double pue;                  /* data-centre power usage effectiveness, >= 1 */
+        double years;        /* amortization */
+        double utilization;  /* fraction of hours doing productive work, (0, 1] */
+        double cluster_gpus; /* GPUs the operations staff run */
+        double ftes;         /* operations staff */
+        double fte_cost;     /* fully loaded cost of one, per year */
+        double kw_per_gpu;   /* average power draw */
+        double pue;          /* data-centre power usage effectiveness, >= 1 */
         double usd_per_kwh;
         double network_per_gpu_hour; /* fabric cost per productive GPU-hour */
 } gc_tco_inputs;

@@ -316,8 +316,9 @@ void gc_time_format(int64_t sec, char out[GC_TIME_LEN])
         }
         {
                 /* Written digit by digit: every field is in range here, and the width is fixed. */
-                unsigned v[6] = {(unsigned)y, m, d, (unsigned)(rem / 3600),
-                                 (unsigned)(rem / 60 % 60), (unsigned)(rem % 60)};
+                unsigned v[6] = {
+                    (unsigned)y,         m, d, (unsigned)(rem / 3600), (unsigned)(rem / 60 % 60),
+                    (unsigned)(rem % 60)};
                 static const char sep[] = "--T::Z";
                 char *o = out;
 

@@ -25,7 +25,7 @@ void gc_buf_init(gc_buf *b, size_t limit);
 int gc_buf_append(gc_buf *b, const void *p, size_t n);
 int gc_buf_puts(gc_buf *b, const char *s);
 int gc_buf_printf(gc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int gc_buf_vprintf(gc_buf *b, const char *fmt, va_list ap);
+int gc_buf_vprintf(gc_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included. */
 int gc_buf_json_str(gc_buf *b, const char *s);
 void gc_buf_reset(gc_buf *b);

@@ -24,21 +24,21 @@ START_TEST(test_defaults)
 END_TEST
 
 static const char full[] =
-        "{\"cluster\":\"prod-eu\","
-        "\"attribution\":{\"team_label_keys\":[\"squad\"],\"project_label_keys\":[\"app\"],"
-        "\"namespace_teams\":{\"sandbox\":\"research\"},\"namespace_projects\":{\"sandbox\":\"x\"}},"
-        "\"resources\":[{\"name\":\"amd.com/gpu\",\"kind\":\"fixed\",\"gpus_per_unit\":1},"
-        "{\"name\":\"nvidia.com/gpucores\",\"gpus_per_unit\":0.01}],"
-        "\"node_rules\":[{\"match\":{\"node-pool\":\"dgx\"},\"capacity_type\":\"on-prem\","
-        "\"usd_per_gpu_hour\":3.56},{\"match\":{\"gpu\":\"*\"},\"region\":\"onprem-1\"}],"
-        "\"instance_types\":{\"p5.48xlarge\":\"NVIDIA-H100-80GB-HBM3\"},"
-        "\"default_capacity_type\":\"reserved\","
-        "\"prices\":{\"currency\":\"EUR\",\"prices\":[{\"model\":\"*\",\"capacity_type\":\"*\","
-        "\"usd_per_gpu_hour\":1.5}]},"
-        "\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":0.8,"
-        "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
-        "\"usd_per_kwh\":0.1,\"network_per_gpu_hour\":0.1},"
-        "\"report\":{\"top_n\":25}}";
+    "{\"cluster\":\"prod-eu\","
+    "\"attribution\":{\"team_label_keys\":[\"squad\"],\"project_label_keys\":[\"app\"],"
+    "\"namespace_teams\":{\"sandbox\":\"research\"},\"namespace_projects\":{\"sandbox\":\"x\"}},"
+    "\"resources\":[{\"name\":\"amd.com/gpu\",\"kind\":\"fixed\",\"gpus_per_unit\":1},"
+    "{\"name\":\"nvidia.com/gpucores\",\"gpus_per_unit\":0.01}],"
+    "\"node_rules\":[{\"match\":{\"node-pool\":\"dgx\"},\"capacity_type\":\"on-prem\","
+    "\"usd_per_gpu_hour\":3.56},{\"match\":{\"gpu\":\"*\"},\"region\":\"onprem-1\"}],"
+    "\"instance_types\":{\"p5.48xlarge\":\"NVIDIA-H100-80GB-HBM3\"},"
+    "\"default_capacity_type\":\"reserved\","
+    "\"prices\":{\"currency\":\"EUR\",\"prices\":[{\"model\":\"*\",\"capacity_type\":\"*\","
+    "\"usd_per_gpu_hour\":1.5}]},"
+    "\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":0.8,"
+    "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
+    "\"usd_per_kwh\":0.1,\"network_per_gpu_hour\":0.1},"
+    "\"report\":{\"top_n\":25}}";
 
 START_TEST(test_full)
 {
@@ -80,36 +80,35 @@ static const struct {
         const char *json;
         const char *field; /* the error must contain this */
 } bad[] = {
-        {"[]", "configuration"},
-        {"{", "not valid JSON"},
-        {"{\"clustr\":\"x\"}", "clustr: unknown field"},
-        {"{\"cluster\":\"\"}", "cluster"},
-        {"{\"attribution\":{\"team_label_keys\":[\"ok\",5]}}", "attribution.team_label_keys[1]"},
-        {"{\"attribution\":{\"team_label_keys\":[\"bad key!\"]}}",
-         "attribution.team_label_keys[0]"},
-        {"{\"attribution\":{\"team_keys\":[]}}", "attribution.team_keys: unknown field"},
-        {"{\"attribution\":{\"namespace_teams\":{\"a\":1}}}", "attribution.namespace_teams.a"},
-        {"{\"resources\":[{\"name\":\"gpu\",\"gpus_per_unit\":1}]}", "resources[0].name"},
-        {"{\"resources\":[{\"name\":\"x.com/gpu\"}]}", "resources[0].gpus_per_unit"},
-        {"{\"resources\":[{\"name\":\"x.com/gpu\",\"gpus_per_unit\":-1}]}",
-         "resources[0].gpus_per_unit"},
-        {"{\"resources\":[{\"name\":\"x.com/gpu\",\"kind\":\"half\"}]}", "resources[0].kind"},
-        {"{\"node_rules\":[{\"match\":{}}]}", "node_rules[0].match"},
-        {"{\"node_rules\":[{\"match\":{\"a\":\"b\"}}]}", "node_rules[0]: sets nothing"},
-        {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"usd_per_gpu_hour\":\"3\"}]}",
-         "node_rules[0].usd_per_gpu_hour"},
-        {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"capacity\":\"spot\"}]}",
-         "node_rules[0].capacity: unknown field"},
-        {"{\"default_capacity_type\":7}", "default_capacity_type"},
-        {"{\"prices\":{\"currency\":\"USD\",\"prices\":[{\"model\":\"*\",\"capacity_type\":\"*\","
-         "\"usd_per_gpu_hour\":-2}]}}",
-         "prices"},
-        {"{\"tco\":{\"node_price\":1}}", "tco.gpus_per_node"},
-        {"{\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":1.5,"
-         "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
-         "\"usd_per_kwh\":0.1,\"network_per_gpu_hour\":0.1}}",
-         "utilization"},
-        {"{\"report\":{\"top_n\":0}}", "report.top_n"},
+    {"[]", "configuration"},
+    {"{", "not valid JSON"},
+    {"{\"clustr\":\"x\"}", "clustr: unknown field"},
+    {"{\"cluster\":\"\"}", "cluster"},
+    {"{\"attribution\":{\"team_label_keys\":[\"ok\",5]}}", "attribution.team_label_keys[1]"},
+    {"{\"attribution\":{\"team_label_keys\":[\"bad key!\"]}}", "attribution.team_label_keys[0]"},
+    {"{\"attribution\":{\"team_keys\":[]}}", "attribution.team_keys: unknown field"},
+    {"{\"attribution\":{\"namespace_teams\":{\"a\":1}}}", "attribution.namespace_teams.a"},
+    {"{\"resources\":[{\"name\":\"gpu\",\"gpus_per_unit\":1}]}", "resources[0].name"},
+    {"{\"resources\":[{\"name\":\"x.com/gpu\"}]}", "resources[0].gpus_per_unit"},
+    {"{\"resources\":[{\"name\":\"x.com/gpu\",\"gpus_per_unit\":-1}]}",
+     "resources[0].gpus_per_unit"},
+    {"{\"resources\":[{\"name\":\"x.com/gpu\",\"kind\":\"half\"}]}", "resources[0].kind"},
+    {"{\"node_rules\":[{\"match\":{}}]}", "node_rules[0].match"},
+    {"{\"node_rules\":[{\"match\":{\"a\":\"b\"}}]}", "node_rules[0]: sets nothing"},
+    {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"usd_per_gpu_hour\":\"3\"}]}",
+     "node_rules[0].usd_per_gpu_hour"},
+    {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"capacity\":\"spot\"}]}",
+     "node_rules[0].capacity: unknown field"},
+    {"{\"default_capacity_type\":7}", "default_capacity_type"},
+    {"{\"prices\":{\"currency\":\"USD\",\"prices\":[{\"model\":\"*\",\"capacity_type\":\"*\","
+     "\"usd_per_gpu_hour\":-2}]}}",
+     "prices"},
+    {"{\"tco\":{\"node_price\":1}}", "tco.gpus_per_node"},
+    {"{\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":1.5,"
+     "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
+     "\"usd_per_kwh\":0.1,\"network_per_gpu_hour\":0.1}}",
+     "utilization"},
+    {"{\"report\":{\"top_n\":0}}", "report.top_n"},
 };
 
 START_TEST(test_bad)
