@@ -19,8 +19,8 @@
  * counts 1/replicas. See docs/model.md.
  */
 
-#define GC_POD_MAX_GPU_RES  4  /* distinct GPU resource names one pod may ask for */
-#define GC_NODE_MAX_GPU_RES 16 /* distinct GPU resource names one node may offer */
+#define GC_POD_MAX_GPU_RES  4          /* distinct GPU resource names one pod may ask for */
+#define GC_NODE_MAX_GPU_RES 16         /* distinct GPU resource names one node may offer */
 #define GC_OBJECT_MAX_BYTES (4u << 20) /* one Kubernetes object, as JSON */
 
 /* ---- the resource-name table (extensible from configuration) ------------------------------ */
@@ -114,22 +114,22 @@ typedef struct gc_node {
         const char *name;
         gc_label *labels; /* all labels of a GPU node (malloc'd array, pooled strings) */
         size_t n_labels;
-        const char *ann_capacity_type; /* annotation gpu-cost.io/capacity-type */
-        const char *ann_gpu_model;     /* annotation gpu-cost.io/gpu-model */
-        const char *ann_price;         /* annotation gpu-cost.io/usd-per-gpu-hour (text) */
+        const char *ann_capacity_type;         /* annotation gpu-cost.io/capacity-type */
+        const char *ann_gpu_model;             /* annotation gpu-cost.io/gpu-model */
+        const char *ann_price;                 /* annotation gpu-cost.io/usd-per-gpu-hour (text) */
         gc_gpu_req alloc[GC_NODE_MAX_GPU_RES]; /* status.allocatable GPU resources */
         uint8_t n_alloc;
         int64_t created_at;
         /* From the GPU Feature Discovery labels: */
-        const char *product;     /* nvidia.com/gpu.product as written */
-        const char *gpu_model;   /* the physical model: product without -MIG-<p> / -SHARED */
+        const char *product;            /* nvidia.com/gpu.product as written */
+        const char *gpu_model;          /* the physical model: product without -MIG-<p> / -SHARED */
         const char *mig_strategy;       /* nvidia.com/mig.strategy, or NULL */
         const char *mig_single_profile; /* "1g.10gb" when the product ends in -MIG-1g.10gb */
-        int64_t replicas;       /* nvidia.com/gpu.replicas; 1 when absent or 0 */
-        int64_t gpu_count;      /* nvidia.com/gpu.count; 0 when absent */
-        int64_t gpu_memory_mib; /* nvidia.com/gpu.memory; 0 when absent */
-        double alloc_geq;       /* allocatable GPU-equivalents (sum over alloc[]) */
-        int geq_estimate;       /* 1 when alloc_geq rests on an estimated MIG share */
+        int64_t replicas;               /* nvidia.com/gpu.replicas; 1 when absent or 0 */
+        int64_t gpu_count;              /* nvidia.com/gpu.count; 0 when absent */
+        int64_t gpu_memory_mib;         /* nvidia.com/gpu.memory; 0 when absent */
+        double alloc_geq;               /* allocatable GPU-equivalents (sum over alloc[]) */
+        int geq_estimate;               /* 1 when alloc_geq rests on an estimated MIG share */
 } gc_node;
 
 typedef struct gc_namespace {
@@ -145,9 +145,9 @@ void gc_node_release(gc_node *n); /* frees labels; accepts a zeroed record */
 /* ---- decoding -------------------------------------------------------------------------------- */
 
 typedef struct gc_model_opts {
-        gc_strpool *pool;                /* required: every record string goes here */
-        const gc_res_table *res;         /* required */
-        const char *const *team_keys;    /* label keys, in order of preference */
+        gc_strpool *pool;             /* required: every record string goes here */
+        const gc_res_table *res;      /* required */
+        const char *const *team_keys; /* label keys, in order of preference */
         size_t n_team_keys;
         const char *const *project_keys;
         size_t n_project_keys;
@@ -163,8 +163,8 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
 int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, char *err,
                       size_t errlen);
 /* Namespaces are always kept (returns 1), since their labels attribute pods. */
-int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespace *ret,
-                           char *err, size_t errlen);
+int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespace *ret, char *err,
+                           size_t errlen);
 
 /* Growable arrays of records, capped at `limit` entries (0 = GC_VEC_DEFAULT_LIMIT). */
 #define GC_VEC_DEFAULT_LIMIT (1u << 20)
@@ -186,10 +186,10 @@ void gc_node_vec_free(gc_node_vec *v); /* releases every node */
 void gc_ns_vec_free(gc_ns_vec *v);
 
 typedef struct gc_decode_stats {
-        size_t objects;  /* items seen */
-        size_t kept;     /* records appended */
-        size_t skipped;  /* items refused (each one noted in the gc_diag) */
-        size_t bytes;    /* input bytes */
+        size_t objects; /* items seen */
+        size_t kept;    /* records appended */
+        size_t skipped; /* items refused (each one noted in the gc_diag) */
+        size_t bytes;   /* input bytes */
 } gc_decode_stats;
 
 /*
