@@ -1,0 +1,233 @@
+/* test_account: pods and nodes decoded, priced, attributed and queried, with figures by hand. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account/account.h"
+
+/* 2026-11-16T00:00:00Z */
+#define T0 1794787200
+
+static const char nodes_json[] =
+    "{\"kind\":\"NodeList\",\"items\":["
+    /* an H100 node, MIG mixed: 7 x 1g.10gb and 1 x 3g.40gb allocatable, Karpenter spot */
+    "{\"metadata\":{\"name\":\"h100-a\",\"uid\":\"n1\",\"creationTimestamp\":"
+    "\"2026-11-01T00:00:00Z\",\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\","
+    "\"nvidia.com/mig.strategy\":\"mixed\",\"karpenter.sh/capacity-type\":\"spot\"}},"
+    "\"status\":{\"allocatable\":{\"nvidia.com/mig-1g.10gb\":\"4\","
+    "\"nvidia.com/mig-3g.40gb\":\"1\",\"cpu\":\"96\"}}},"
+    /* a T4 node, time-sliced 4 GPUs x 4 replicas, priced by annotation */
+    "{\"metadata\":{\"name\":\"t4-a\",\"uid\":\"n2\",\"creationTimestamp\":"
+    "\"2026-11-01T00:00:00Z\",\"labels\":{\"nvidia.com/gpu.product\":\"Tesla-T4-SHARED\","
+    "\"nvidia.com/gpu.replicas\":\"4\",\"nvidia.com/gpu.count\":\"4\"},"
+    "\"annotations\":{\"gpu-cost.io/usd-per-gpu-hour\":\"0.40\"}},"
+    "\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"16\"}}}]}";
+
+static const char ns_json[] = "{\"kind\":\"NamespaceList\",\"items\":["
+                              "{\"metadata\":{\"name\":\"ml\",\"labels\":{\"team\":\"research\"}}},"
+                              "{\"metadata\":{\"name\":\"misc\"}}]}";
+
+#define POD(name, uid, ns, labels, node, phase, res, count, bound, fin)                            \
+        "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\",\"uid\":\"" uid             \
+        "\",\"creationTimestamp\":\"2026-11-16T00:00:00Z\",\"labels\":{" labels "}},"              \
+        "\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"resources\":"       \
+        "{\"limits\":{\"" res "\":\"" count "\"}}}]},\"status\":{\"phase\":\"" phase "\","         \
+        "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\","                          \
+        "\"lastTransitionTime\":\"" bound "\"}],\"containerStatuses\":[{\"name\":\"c\","           \
+        "\"state\":{" fin "}}]}}"
+
+static const char pods_json[] = "{\"kind\":\"PodList\",\"items\":["
+    /* 3g.40gb (4/8 of an H100) for 2 h, finished: research via namespace label */
+    POD("train", "p1", "ml", "\"project\":\"llm\"", "h100-a", "Succeeded", "nvidia.com/mig-3g.40gb",
+        "1", "2026-11-16T01:00:00Z",
+        "\"terminated\":{\"startedAt\":\"2026-11-16T01:00:05Z\","
+        "\"finishedAt\":\"2026-11-16T03:00:00Z\"}") ","
+    /* two time-sliced units (2/4 of a T4), running since 10:00 */
+    POD("serve", "p2", "misc", "\"team\":\"web\",\"project\":\"chat\"", "t4-a", "Running",
+        "nvidia.com/gpu", "2", "2026-11-16T10:00:00Z",
+        "\"running\":{\"startedAt\":\"2026-11-16T10:00:30Z\"}") ","
+    /* a 30-second job on an unknown node: priced at the catalog fallback, an estimate */
+    POD("blip", "p3", "misc", "", "gone-node", "Succeeded", "nvidia.com/gpu", "1",
+        "2026-11-16T05:00:00Z",
+        "\"terminated\":{\"finishedAt\":\"2026-11-16T05:00:30Z\"}") ","
+                                                                    /* not bound: costs nothing */
+                                                                    "{\"metadata\":{\"name\":"
+                                                                    "\"wait\",\"namespace\":\"ml\","
+                                                                    "\"uid\":\"p4\"},"
+                                                                    "\"spec\":{\"containers\":[{"
+                                                                    "\"name\":\"c\",\"resources\":{"
+                                                                    "\"limits\":"
+                                                                    "{\"nvidia.com/"
+                                                                    "gpu\":\"8\"}}}]},\"status\":{"
+                                                                    "\"phase\":\"Pending\"}}"
+                                                                    "]}";
+
+typedef struct fixture {
+        gc_config *cfg;
+        gc_strpool *pool;
+        gc_ledger *ledger;
+        gc_accountant *acct;
+        gc_pod_vec pods;
+        gc_node_vec nodes;
+        gc_ns_vec nss;
+        gc_diag diag;
+} fixture;
+
+static void load(fixture *f)
+{
+        gc_ledger_opts lo;
+        gc_model_opts mo;
+        gc_decode_stats st;
+        char err[256];
+
+        memset(f, 0, sizeof(*f));
+        f->cfg = gc_config_default();
+        f->pool = gc_strpool_new(1 << 20);
+        memset(&lo, 0, sizeof(lo));
+        lo.pool = f->pool;
+        f->ledger = gc_ledger_new(&lo);
+        f->acct = gc_accountant_new(f->cfg, f->pool, f->ledger);
+        ck_assert_ptr_nonnull(f->acct);
+        f->pods.limit = f->nodes.limit = f->nss.limit = 100;
+        gc_config_model_opts(f->cfg, f->pool, &mo);
+        ck_assert_int_eq(gc_decode_nodes(nodes_json, strlen(nodes_json), &mo, &f->nodes, &st,
+                                         &f->diag, err, sizeof(err)),
+                         0);
+        ck_assert_int_eq(gc_decode_namespaces(ns_json, strlen(ns_json), &mo, &f->nss, &st, &f->diag,
+                                              err, sizeof(err)),
+                         0);
+        ck_assert_msg(gc_decode_pods(pods_json, strlen(pods_json), &mo, &f->pods, &st, &f->diag,
+                                     err, sizeof(err)) == 0,
+                      "%s", err);
+        ck_assert_uint_eq(f->nodes.n, 2);
+        ck_assert_uint_eq(f->pods.n, 4);
+        for (size_t i = 0; i < f->nodes.n; i++)
+                ck_assert_int_eq(gc_account_node(f->acct, &f->nodes.v[i], &f->diag), 0);
+        for (size_t i = 0; i < f->nss.n; i++)
+                ck_assert_int_eq(gc_account_namespace(f->acct, &f->nss.v[i]), 0);
+}
+
+static void unload(fixture *f)
+{
+        gc_accountant_free(f->acct);
+        gc_ledger_free(f->ledger);
+        gc_pod_vec_free(&f->pods);
+        gc_node_vec_free(&f->nodes);
+        gc_ns_vec_free(&f->nss);
+        gc_strpool_free(f->pool);
+        gc_config_free(f->cfg);
+        gc_diag_clear(&f->diag);
+}
+
+static const gc_cost_row *row_for(const gc_cost_summary *s, const char *team)
+{
+        for (size_t i = 0; i < s->n_rows; i++)
+                if (strcmp(s->rows[i].keys[GC_DIM_TEAM], team) == 0)
+                        return &s->rows[i];
+        return NULL;
+}
+
+START_TEST(test_day)
+{
+        const gc_price_entry *spot = NULL, *fallback = NULL;
+        const gc_node_class *h100;
+        const gc_cost_row *r;
+        gc_cost_summary s;
+        gc_query q;
+        fixture f;
+        int held[4];
+
+        load(&f);
+        for (size_t i = 0; i < f.pods.n; i++)
+                held[i] = gc_account_pod(f.acct, &f.pods.v[i], &f.diag);
+        ck_assert_int_eq(held[0], 1);
+        ck_assert_int_eq(held[1], 1);
+        ck_assert_int_eq(held[2], 1);
+        ck_assert_int_eq(held[3], 0); /* pending, unbound */
+
+        h100 = gc_accountant_node_class(f.acct, "h100-a");
+        ck_assert_ptr_nonnull(h100);
+        ck_assert_str_eq(h100->capacity_type, "spot");
+        ck_assert_int_eq(
+            gc_catalog_lookup(f.cfg->catalog, "NVIDIA-H100-80GB-HBM3", "spot", NULL, &spot), 0);
+        ck_assert_double_eq_tol(h100->usd_per_gpu_hour, spot->usd_per_gpu_hour, 1e-12);
+        ck_assert_int_eq(gc_catalog_lookup(f.cfg->catalog, "unknown", "on-demand", NULL, &fallback),
+                         0);
+
+        memset(&q, 0, sizeof(q));
+        q.start = T0;
+        q.end = T0 + 86400;
+        q.now = T0 + 12 * 3600; /* the running pod has run 2 h by now */
+        q.by[0] = GC_DIM_TEAM;
+        q.n_by = 1;
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s), 0);
+
+        /* research: 0.5 GPU x 2 h = 1 GPU-hour = 3600 GPU-seconds at the H100 spot price */
+        r = row_for(&s, "research");
+        ck_assert_ptr_nonnull(r);
+        ck_assert_double_eq_tol(r->gpu_seconds, 3600.0, 1e-9);
+        ck_assert_double_eq_tol(r->cost_usd, spot->usd_per_gpu_hour, 1e-9);
+        /* web: 2 of 16 T4 units = 0.5 GPU x 2 h = 1 GPU-hour at the annotated 0.40 */
+        r = row_for(&s, "web");
+        ck_assert_ptr_nonnull(r);
+        ck_assert_double_eq_tol(r->gpu_seconds, 3600.0, 1e-9);
+        ck_assert_double_eq_tol(r->cost_usd, 0.40, 1e-9);
+        /* the 30-second job: 30 GPU-seconds at the fallback price, unattributed, an estimate */
+        r = row_for(&s, GC_UNATTRIBUTED);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_double_eq_tol(r->gpu_seconds, 30.0, 1e-9);
+        ck_assert_double_eq_tol(r->cost_usd, 30.0 / 3600.0 * fallback->usd_per_gpu_hour, 1e-9);
+        ck_assert_uint_eq(r->estimates, 1);
+        ck_assert_double_eq_tol(s.total.gpu_seconds, 7230.0, 1e-9);
+
+        /* Capacity: H100 4/7 + 4/8 GPU, T4 4 GPU, each for the 12 h up to now. */
+        ck_assert_double_eq_tol(s.capacity.gpu_seconds, (4.0 / 7.0 + 0.5 + 4.0) * 12 * 3600, 1e-6);
+        gc_cost_summary_free(&s);
+        ck_assert_uint_ge(f.diag.n_total, 1); /* the unknown node was noted */
+        unload(&f);
+}
+END_TEST
+
+START_TEST(test_interval)
+{
+        gc_pod p;
+        int64_t s, e;
+
+        memset(&p, 0, sizeof(p));
+        ck_assert_int_lt(gc_pod_interval(&p, &s, &e), 0); /* unbound */
+        p.node = "n";
+        p.bound_at = 100;
+        p.phase = GC_PHASE_RUNNING;
+        ck_assert_int_eq(gc_pod_interval(&p, &s, &e), 0);
+        ck_assert_int_eq(s, 100);
+        ck_assert(e == GC_OPEN);
+        p.phase = GC_PHASE_SUCCEEDED;
+        p.finished_at = 130;
+        ck_assert_int_eq(gc_pod_interval(&p, &s, &e), 0);
+        ck_assert_int_eq(e, 130);
+        p.finished_at = 50; /* finished before bound: clamped, never negative */
+        ck_assert_int_eq(gc_pod_interval(&p, &s, &e), 0);
+        ck_assert_int_eq(e, 100);
+        p.finished_at = 0;
+        p.deleting_at = 160;
+        ck_assert_int_eq(gc_pod_interval(&p, &s, &e), 0);
+        ck_assert_int_eq(e, 160);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("account");
+        TCase *tc = tcase_create("account");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_day);
+        tcase_add_test(tc, test_interval);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
