@@ -14,7 +14,11 @@
 # Kubernetes release, so it gets its own wrapper module (helm/) with no replace directives.
 set -euo pipefail
 
-K8S_VERSION=${K8S_VERSION:-v1.33.5}
+# v1.33.13 rather than the first choice v1.33.5: the Go module proxy used for these builds
+# serves no zip for k8s.io/endpointslice and k8s.io/externaljwt v0.33.5 (403 "not available"),
+# so v1.33.5 cannot be built; v1.33.13 is the same minor with every staging module present and
+# still pins etcd v3.5.21.
+K8S_VERSION=${K8S_VERSION:-v1.33.13}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 
