@@ -277,7 +277,9 @@ int gc_pod_interval(const gc_pod *pod, int64_t *ret_start, int64_t *ret_end)
         return 0;
 }
 
-int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
+/* Records the pod's interval; end_override > 0 replaces the end gc_pod_interval gives. */
+static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_override,
+                           int estimate_end, gc_diag *diag)
 {
         const gc__node_slot *slot = NULL;
         const gc_namespace *ns = NULL;
@@ -292,6 +294,8 @@ int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
         memset(&u, 0, sizeof(u));
         if (gc_pod_interval(pod, &u.start, &u.end) < 0)
                 return 0;
+        if (end_override > 0)
+                u.end = end_override < u.start ? u.start : end_override;
         if (gc__ptrmap_get(&a->node_map, gc_strpool_intern0(a->pool, pod->node), &idx) == 0)
                 slot = &a->nodes[idx];
         if (pod->ns && gc__ptrmap_get(&a->ns_map, gc_strpool_intern0(a->pool, pod->ns), &idx) == 0)
@@ -348,8 +352,58 @@ int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "", pod->node,
                             u.usd_per_gpu_hour);
         }
-        if (estimate || (pod->flags & (GC_POD_F_BOUND_GUESSED | GC_POD_F_END_GUESSED)))
+        if (estimate || estimate_end ||
+            (pod->flags & (GC_POD_F_BOUND_GUESSED | GC_POD_F_END_GUESSED)))
                 u.flags |= GC_USAGE_F_ESTIMATE;
         r = gc_ledger_put_usage(a->ledger, &u);
         return r < 0 ? r : 1;
+}
+
+int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
+{
+        return gc__account_pod(a, pod, 0, 0, diag);
+}
+
+int gc_account_pod_gone(gc_accountant *a, const gc_pod *pod, int64_t seen_gone, int estimate,
+                        gc_diag *diag)
+{
+        int64_t end;
+
+        if (!a || !pod)
+                return -EINVAL;
+        if (pod->phase == GC_PHASE_SUCCEEDED || pod->phase == GC_PHASE_FAILED)
+                return gc__account_pod(a, pod, 0, estimate, diag);
+        if (pod->terminated_at > 0 && pod->terminated_at <= seen_gone)
+                end = pod->terminated_at;
+        else if (pod->deleting_at > 0 && pod->deleting_at <= seen_gone)
+                end = pod->deleting_at;
+        else
+                end = seen_gone;
+        if (end <= 0)
+                end = 1; /* never 0: that means "no override" */
+        return gc__account_pod(a, pod, end, estimate, diag);
+}
+
+int gc_account_node_gone(gc_accountant *a, const char *node_name, int64_t end)
+{
+        const char *name;
+        gc__node_slot *slot;
+        gc_capacity cap;
+        size_t idx;
+
+        if (!a || !node_name)
+                return -EINVAL;
+        name = gc_strpool_intern0(a->pool, node_name);
+        if (gc__ptrmap_get(&a->node_map, name, &idx) < 0)
+                return -ENOENT;
+        slot = &a->nodes[idx];
+        memset(&cap, 0, sizeof(cap));
+        cap.node = name;
+        cap.model = slot->cls.model;
+        cap.capacity_type = slot->cls.capacity_type;
+        cap.geq = slot->node.alloc_geq;
+        cap.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
+        cap.start = slot->node.created_at;
+        cap.end = end < cap.start ? cap.start : end;
+        return gc_ledger_put_capacity(a->ledger, &cap);
 }

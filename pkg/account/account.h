@@ -30,6 +30,18 @@ int gc_account_namespace(gc_accountant *a, const gc_namespace *ns);
 /* Records the pod's GPU interval; returns 1 when it holds GPUs, 0 when it does not (yet). */
 int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag);
 
+/*
+ * The pod is gone from the API at `seen_gone` (a DELETED event, or absent from a re-LIST). Its
+ * interval ends at: finished_at if it had finished; else terminated_at if every container had
+ * stopped; else its deletionTimestamp if set and not later than seen_gone; else seen_gone.
+ * `estimate` flags the interval (used when the moment is not known, e.g. deleted while the
+ * controller was away). Returns 1 when it held GPUs, 0 when it never did.
+ */
+int gc_account_pod_gone(gc_accountant *a, const gc_pod *pod, int64_t seen_gone, int estimate,
+                        gc_diag *diag);
+/* The node is gone at `end`: its capacity interval ends there. -ENOENT for a node never seen. */
+int gc_account_node_gone(gc_accountant *a, const char *node_name, int64_t end);
+
 /* The class of a node seen by gc_account_node, or NULL. */
 const gc_node_class *gc_accountant_node_class(const gc_accountant *a, const char *node_name);
 

@@ -441,8 +441,9 @@ static gc_phase gc__phase(const char *s)
 }
 
 /* The latest state.terminated.finishedAt over one containerStatuses array; 0 when none. */
-static int gc__latest_finish(const cJSON *status, const char *key, int64_t *latest, char *err,
-                             size_t errlen)
+/* The latest finishedAt of the containers under key; *unfinished counts those not terminated. */
+static int gc__latest_finish(const cJSON *status, const char *key, int64_t *latest, int *unfinished,
+                             char *err, size_t errlen)
 {
         const cJSON *arr;
         int r, i = 0;
@@ -461,18 +462,24 @@ static int gc__latest_finish(const cJSON *status, const char *key, int64_t *late
                 r = gc__opt_obj(c, "state", path, &state, err, errlen);
                 if (r < 0)
                         return r;
-                if (!state)
+                if (!state) {
+                        (*unfinished)++;
                         continue;
+                }
                 strncat(path, ".state", sizeof(path) - strlen(path) - 1);
                 r = gc__opt_obj(state, "terminated", path, &term, err, errlen);
                 if (r < 0)
                         return r;
-                if (!term)
+                if (!term) {
+                        (*unfinished)++;
                         continue;
+                }
                 strncat(path, ".terminated", sizeof(path) - strlen(path) - 1);
                 r = gc__opt_time(term, "finishedAt", path, &t, err, errlen);
                 if (r < 0)
                         return r;
+                if (r != 1)
+                        (*unfinished)++;
                 if (r == 1 && t > *latest)
                         *latest = t;
         }
@@ -660,11 +667,26 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
                 p.flags |= GC_POD_F_BOUND_GUESSED;
         }
 
+        if (status && p.phase != GC_PHASE_SUCCEEDED && p.phase != GC_PHASE_FAILED) {
+                const cJSON *cs = cJSON_GetObjectItemCaseSensitive(status, "containerStatuses");
+                int unfinished = 0;
+                int64_t done = 0;
+
+                /* Every app container has stopped (e.g. a pod being deleted): when it did. */
+                r = gc__latest_finish(status, "containerStatuses", &done, &unfinished, err, errlen);
+                if (r < 0)
+                        return r;
+                if (cJSON_GetArraySize(cs) > 0 && unfinished == 0)
+                        p.terminated_at = done < p.bound_at ? p.bound_at : done;
+        }
         if (p.phase == GC_PHASE_SUCCEEDED || p.phase == GC_PHASE_FAILED) {
-                r = gc__latest_finish(status, "containerStatuses", &finish, err, errlen);
+                int unfinished = 0;
+
+                r = gc__latest_finish(status, "containerStatuses", &finish, &unfinished, err,
+                                      errlen);
                 if (r == 0)
-                        r = gc__latest_finish(status, "initContainerStatuses", &finish, err,
-                                              errlen);
+                        r = gc__latest_finish(status, "initContainerStatuses", &finish, &unfinished,
+                                              err, errlen);
                 if (r < 0)
                         return r;
                 if (!finish) {

@@ -102,11 +102,13 @@ typedef struct gc_pod {
         gc_gpu_req gpu[GC_POD_MAX_GPU_RES]; /* the effective request, per GPU resource */
         uint8_t n_gpu;
         gc_phase phase;
-        uint32_t flags;      /* GC_POD_F_* */
-        int64_t created_at;  /* metadata.creationTimestamp */
-        int64_t bound_at;    /* PodScheduled=True lastTransitionTime; 0 = not bound */
-        int64_t finished_at; /* Succeeded/Failed: the latest container finishedAt; else 0 */
-        int64_t deleting_at; /* metadata.deletionTimestamp; 0 = none */
+        uint32_t flags;        /* GC_POD_F_* */
+        int64_t created_at;    /* metadata.creationTimestamp */
+        int64_t bound_at;      /* PodScheduled=True lastTransitionTime; 0 = not bound */
+        int64_t finished_at;   /* Succeeded/Failed: the latest container finishedAt; else 0 */
+        int64_t deleting_at;   /* metadata.deletionTimestamp; 0 = none */
+        int64_t terminated_at; /* not Succeeded/Failed, yet every app container has terminated
+                                  (e.g. being deleted): the latest finishedAt; else 0 */
 } gc_pod;
 
 typedef struct gc_node {

@@ -1,5 +1,6 @@
 /* test_account: pods and nodes decoded, priced, attributed and queried, with figures by hand. */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +189,62 @@ START_TEST(test_day)
 }
 END_TEST
 
+START_TEST(test_gone)
+{
+        gc_cost_summary s;
+        gc_query q;
+        gc_pod serve;
+        fixture f;
+        const gc_cost_row *r;
+
+        load(&f);
+        serve = f.pods.v[1]; /* running since 10:00, 0.5 GPU at 0.40 */
+        ck_assert_str_eq(serve.name, "serve");
+        memset(&q, 0, sizeof(q));
+        q.start = T0;
+        q.end = T0 + 86400;
+        q.now = T0 + 86400;
+        q.by[0] = GC_DIM_TEAM;
+        q.n_by = 1;
+
+        /* deletionTimestamp 10:30, seen gone at 11:00: ends 10:30 */
+        serve.deleting_at = T0 + 10 * 3600 + 1800;
+        ck_assert_int_eq(gc_account_pod_gone(f.acct, &serve, T0 + 11 * 3600, 0, NULL), 1);
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s), 0);
+        r = row_for(&s, "web");
+        ck_assert_double_eq_tol(r->gpu_seconds, 0.5 * 1800, 1e-9);
+        ck_assert_uint_eq(r->estimates, 0);
+        gc_cost_summary_free(&s);
+
+        /* every container stopped at 10:10: that wins over the deletion time */
+        serve.terminated_at = T0 + 10 * 3600 + 600;
+        ck_assert_int_eq(gc_account_pod_gone(f.acct, &serve, T0 + 11 * 3600, 0, NULL), 1);
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s), 0);
+        ck_assert_double_eq_tol(row_for(&s, "web")->gpu_seconds, 0.5 * 600, 1e-9);
+        gc_cost_summary_free(&s);
+
+        /* deletionTimestamp in the future (graceful deletion not over), no stopped containers:
+           the moment it was seen gone, flagged as an estimate */
+        serve.terminated_at = 0;
+        serve.deleting_at = T0 + 12 * 3600;
+        ck_assert_int_eq(gc_account_pod_gone(f.acct, &serve, T0 + 11 * 3600, 1, NULL), 1);
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s), 0);
+        r = row_for(&s, "web");
+        ck_assert_double_eq_tol(r->gpu_seconds, 0.5 * 3600, 1e-9);
+        ck_assert_uint_eq(r->estimates, 1);
+        gc_cost_summary_free(&s);
+
+        /* the T4 node goes at 12:00: capacity 4 GPUs x 12 h; the H100 stays all day */
+        ck_assert_int_eq(gc_account_node_gone(f.acct, "t4-a", T0 + 12 * 3600), 0);
+        ck_assert_int_eq(gc_account_node_gone(f.acct, "nope", T0), -ENOENT);
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s), 0);
+        ck_assert_double_eq_tol(s.capacity.gpu_seconds, 4.0 * 12 * 3600 + (4.0 / 7.0 + 0.5) * 86400,
+                                1e-6);
+        gc_cost_summary_free(&s);
+        unload(&f);
+}
+END_TEST
+
 START_TEST(test_interval)
 {
         gc_pod p;
@@ -223,6 +280,7 @@ int main(void)
         int failed;
 
         tcase_add_test(tc, test_day);
+        tcase_add_test(tc, test_gone);
         tcase_add_test(tc, test_interval);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
