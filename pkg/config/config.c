@@ -34,6 +34,7 @@ gc_config *gc_config_free(gc_config *c)
         free(c->project_keys);
         free(c->ns_teams);
         free(c->ns_projects);
+        free(c->team_namespaces);
         gc_res_table_free(c->res);
         gc_price_rules_free(&c->rules);
         gc_catalog_free(c->catalog);
@@ -74,6 +75,8 @@ gc_config *gc_config_default(void)
         c->catalog = gc_catalog_builtin();
         c->catalog_builtin = 1;
         c->top_n = 10;
+        c->daily_retention_days = 35;
+        c->weekly_retention_weeks = 12;
         if (!c->pool || !c->res || !c->catalog)
                 return gc_config_free(c);
         c->cluster = gc_strpool_intern0(c->pool, "default");
@@ -439,6 +442,77 @@ static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errle
         return 0;
 }
 
+/* "+05:30", "-08:00", "Z" or "+00:00": a fixed offset from UTC. */
+static int gc__parse_offset(const char *s, int64_t *ret)
+{
+        int h, m;
+
+        if (strcmp(s, "Z") == 0 || strcmp(s, "UTC") == 0) {
+                *ret = 0;
+                return 0;
+        }
+        if (strlen(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':')
+                return -EINVAL;
+        for (int i = 1; i < 6; i++)
+                if (i != 3 && (s[i] < '0' || s[i] > '9'))
+                        return -EINVAL;
+        h = (s[1] - '0') * 10 + (s[2] - '0');
+        m = (s[4] - '0') * 10 + (s[5] - '0');
+        if (h > 14 || m > 59)
+                return -EINVAL;
+        *ret = (s[0] == '-' ? -1 : 1) * (int64_t)(h * 3600 + m * 60);
+        return 0;
+}
+
+static int gc__parse_report(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        static const char *const rk[] = {"top_n", "utc_offset", "daily_retention_days",
+                                         "weekly_retention_weeks", "team_namespaces"};
+        const cJSON *t;
+        double num;
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "report: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(v, "report", rk, sizeof(rk) / sizeof(rk[0]), err, errlen);
+        if (r < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "top_n"))) {
+                r = gc__parse_number(t, "report.top_n", 1, 1000, &num, err, errlen);
+                if (r < 0)
+                        return r;
+                c->top_n = (size_t)num;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "utc_offset")) &&
+            (!cJSON_IsString(t) || gc__parse_offset(t->valuestring, &c->utc_offset_s) < 0)) {
+                gc__err(err, errlen,
+                        "report.utc_offset: must be a UTC offset such as \"+00:00\" or "
+                        "\"-05:00\"");
+                return -EINVAL;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "daily_retention_days"))) {
+                r = gc__parse_number(t, "report.daily_retention_days", 1, 3660, &num, err, errlen);
+                if (r < 0)
+                        return r;
+                c->daily_retention_days = (int64_t)num;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "weekly_retention_weeks"))) {
+                r = gc__parse_number(t, "report.weekly_retention_weeks", 1, 520, &num, err, errlen);
+                if (r < 0)
+                        return r;
+                c->weekly_retention_weeks = (int64_t)num;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "team_namespaces"))) {
+                r = gc__parse_map(c, t, "report.team_namespaces", 0, &c->team_namespaces,
+                                  &c->n_team_namespaces, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
 {
         static const char *const known[] = {
@@ -534,26 +608,9 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "tco")) &&
             (r = gc__parse_tco(c, v, err, errlen)) < 0)
                 return r;
-        if ((v = cJSON_GetObjectItemCaseSensitive(root, "report"))) {
-                static const char *const rk[] = {"top_n"};
-                const cJSON *t;
-                double top;
-
-                if (!cJSON_IsObject(v)) {
-                        gc__err(err, errlen, "report: must be an object");
-                        return -EINVAL;
-                }
-                r = gc__check_keys(v, "report", rk, 1, err, errlen);
-                if (r < 0)
-                        return r;
-                t = cJSON_GetObjectItemCaseSensitive(v, "top_n");
-                if (t) {
-                        r = gc__parse_number(t, "report.top_n", 1, 1000, &top, err, errlen);
-                        if (r < 0)
-                                return r;
-                        c->top_n = (size_t)top;
-                }
-        }
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "report")) &&
+            (r = gc__parse_report(c, v, err, errlen)) < 0)
+                return r;
         return 0;
 }
 

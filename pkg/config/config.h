@@ -31,6 +31,11 @@ typedef struct gc_config {
         int has_tco;
         gc_tco_inputs tco;
         size_t top_n;
+        int64_t utc_offset_s;         /* report days start at 00:00 at this offset */
+        int64_t daily_retention_days; /* daily report ConfigMaps kept */
+        int64_t weekly_retention_weeks;
+        gc_label *team_namespaces; /* team -> namespace for per-team report copies */
+        size_t n_team_namespaces;
 } gc_config;
 
 /* The defaults: documented in docs/configuration.md. */

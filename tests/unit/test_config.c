@@ -38,7 +38,8 @@ static const char full[] =
     "\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":0.8,"
     "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
     "\"usd_per_kwh\":0.1,\"network_per_gpu_hour\":0.1},"
-    "\"report\":{\"top_n\":25}}";
+    "\"report\":{\"top_n\":25,\"utc_offset\":\"+05:30\",\"daily_retention_days\":7,"
+    "\"weekly_retention_weeks\":4,\"team_namespaces\":{\"research\":\"ml\"}}}";
 
 START_TEST(test_full)
 {
@@ -72,6 +73,11 @@ START_TEST(test_full)
         ck_assert_int_eq(c->has_tco, 1);
         ck_assert_double_eq_tol(c->tco.pue, 1.3, 1e-12);
         ck_assert_uint_eq(c->top_n, 25);
+        ck_assert_int_eq(c->utc_offset_s, 5 * 3600 + 1800);
+        ck_assert_int_eq(c->daily_retention_days, 7);
+        ck_assert_int_eq(c->weekly_retention_weeks, 4);
+        ck_assert_uint_eq(c->n_team_namespaces, 1);
+        ck_assert_str_eq(c->team_namespaces[0].value, "ml");
         gc_config_free(c);
 }
 END_TEST
@@ -109,6 +115,10 @@ static const struct {
      "\"usd_per_kwh\":0.1,\"network_per_gpu_hour\":0.1}}",
      "utilization"},
     {"{\"report\":{\"top_n\":0}}", "report.top_n"},
+    {"{\"report\":{\"utc_offset\":\"+5\"}}", "report.utc_offset"},
+    {"{\"report\":{\"utc_offset\":\"+15:00\"}}", "report.utc_offset"},
+    {"{\"report\":{\"daily_retention_days\":0}}", "report.daily_retention_days"},
+    {"{\"report\":{\"team_namespaces\":[]}}", "report.team_namespaces"},
 };
 
 START_TEST(test_bad)
