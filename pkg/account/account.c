@@ -5,14 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An open-addressing map from an interned string pointer to a slot index. */
-typedef struct gc__ptrmap {
-        const char **keys;
-        size_t *vals;
-        size_t nslots;
-        size_t count;
-} gc__ptrmap;
-
 typedef struct gc__node_slot {
         gc_node node; /* own copy: labels array duplicated, strings pooled */
         gc_node_class cls;
@@ -28,83 +20,10 @@ struct gc_accountant {
         size_t n_nodes, cap_nodes;
         gc_namespace *nss;
         size_t n_nss, cap_nss;
-        gc__ptrmap node_map;
-        gc__ptrmap ns_map;
+        gc_ptrmap node_map;
+        gc_ptrmap ns_map;
         const char *unknown; /* pooled "unknown" */
 };
-
-static size_t gc__ptr_hash(const char *p, size_t mask)
-{
-        uintptr_t v = (uintptr_t)p;
-
-        v ^= v >> 17;
-        v *= (uintptr_t)0x9E3779B97F4A7C15ULL;
-        return (size_t)(v >> 7) & mask;
-}
-
-static int gc__ptrmap_get(const gc__ptrmap *m, const char *key, size_t *ret)
-{
-        size_t j;
-
-        if (!m->nslots || !key)
-                return -ENOENT;
-        j = gc__ptr_hash(key, m->nslots - 1);
-        while (m->keys[j]) {
-                if (m->keys[j] == key) {
-                        *ret = m->vals[j];
-                        return 0;
-                }
-                j = (j + 1) & (m->nslots - 1);
-        }
-        return -ENOENT;
-}
-
-/* May reallocate the map's arrays. */
-static int gc__ptrmap_put(gc__ptrmap *m, const char *key, size_t val)
-{
-        size_t j;
-
-        if ((m->count + 1) * 4 > m->nslots * 3) {
-                size_t n = m->nslots ? m->nslots * 2 : 64;
-                const char **k = calloc(n, sizeof(*k));
-                size_t *v = calloc(n, sizeof(*v));
-
-                if (!k || !v) {
-                        free(k);
-                        free(v);
-                        return -ENOMEM;
-                }
-                for (size_t i = 0; i < m->nslots; i++) {
-                        if (!m->keys[i])
-                                continue;
-                        j = gc__ptr_hash(m->keys[i], n - 1);
-                        while (k[j])
-                                j = (j + 1) & (n - 1);
-                        k[j] = m->keys[i];
-                        v[j] = m->vals[i];
-                }
-                free(m->keys);
-                free(m->vals);
-                m->keys = k;
-                m->vals = v;
-                m->nslots = n;
-        }
-        j = gc__ptr_hash(key, m->nslots - 1);
-        while (m->keys[j] && m->keys[j] != key)
-                j = (j + 1) & (m->nslots - 1);
-        if (!m->keys[j])
-                m->count++;
-        m->keys[j] = key;
-        m->vals[j] = val;
-        return 0;
-}
-
-static void gc__ptrmap_free(gc__ptrmap *m)
-{
-        free(m->keys);
-        free(m->vals);
-        memset(m, 0, sizeof(*m));
-}
 
 gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger)
 {
@@ -133,8 +52,8 @@ gc_accountant *gc_accountant_free(gc_accountant *a)
                 gc_node_release(&a->nodes[i].node);
         free(a->nodes);
         free(a->nss);
-        gc__ptrmap_free(&a->node_map);
-        gc__ptrmap_free(&a->ns_map);
+        gc_ptrmap_free(&a->node_map);
+        gc_ptrmap_free(&a->ns_map);
         free(a);
         return NULL;
 }
@@ -177,10 +96,10 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
                         return -ENOMEM;
                 memcpy(labels, node->labels, node->n_labels * sizeof(*labels));
         }
-        if (gc__ptrmap_get(&a->node_map, name, &idx) < 0) {
+        if (gc_ptrmap_get(&a->node_map, name, &idx) < 0) {
                 r = gc__grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes, sizeof(*a->nodes));
                 if (r == 0)
-                        r = gc__ptrmap_put(&a->node_map, name, a->n_nodes);
+                        r = gc_ptrmap_put(&a->node_map, name, a->n_nodes);
                 if (r < 0) {
                         free(labels);
                         return r;
@@ -232,10 +151,10 @@ int gc_account_namespace(gc_accountant *a, const gc_namespace *ns)
         name = gc_strpool_intern0(a->pool, ns->name);
         if (!name)
                 return -ENOMEM;
-        if (gc__ptrmap_get(&a->ns_map, name, &idx) < 0) {
+        if (gc_ptrmap_get(&a->ns_map, name, &idx) < 0) {
                 r = gc__grow((void **)&a->nss, &a->cap_nss, a->n_nss, sizeof(*a->nss));
                 if (r == 0)
-                        r = gc__ptrmap_put(&a->ns_map, name, a->n_nss);
+                        r = gc_ptrmap_put(&a->ns_map, name, a->n_nss);
                 if (r < 0)
                         return r;
                 idx = a->n_nss++;
@@ -254,7 +173,7 @@ const gc_node_class *gc_accountant_node_class(const gc_accountant *a, const char
                 return NULL;
         /* Interning a known name allocates nothing; an unknown one is simply not found. */
         name = gc_strpool_intern0(a->pool, node_name);
-        if (gc__ptrmap_get(&a->node_map, name, &idx) < 0)
+        if (gc_ptrmap_get(&a->node_map, name, &idx) < 0)
                 return NULL;
         return &a->nodes[idx].cls;
 }
@@ -296,9 +215,9 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 return 0;
         if (end_override > 0)
                 u.end = end_override < u.start ? u.start : end_override;
-        if (gc__ptrmap_get(&a->node_map, gc_strpool_intern0(a->pool, pod->node), &idx) == 0)
+        if (gc_ptrmap_get(&a->node_map, gc_strpool_intern0(a->pool, pod->node), &idx) == 0)
                 slot = &a->nodes[idx];
-        if (pod->ns && gc__ptrmap_get(&a->ns_map, gc_strpool_intern0(a->pool, pod->ns), &idx) == 0)
+        if (pod->ns && gc_ptrmap_get(&a->ns_map, gc_strpool_intern0(a->pool, pod->ns), &idx) == 0)
                 ns = &a->nss[idx];
         r = gc_pod_gpu_equivalents(a->cfg->res, pod, slot ? &slot->node : NULL, &geq, &estimate);
         if (r < 0) {
@@ -394,7 +313,7 @@ int gc_account_node_gone(gc_accountant *a, const char *node_name, int64_t end)
         if (!a || !node_name)
                 return -EINVAL;
         name = gc_strpool_intern0(a->pool, node_name);
-        if (gc__ptrmap_get(&a->node_map, name, &idx) < 0)
+        if (gc_ptrmap_get(&a->node_map, name, &idx) < 0)
                 return -ENOENT;
         slot = &a->nodes[idx];
         memset(&cap, 0, sizeof(cap));

@@ -572,3 +572,130 @@ void gc_diag_clear(gc_diag *d)
         d->n_kept = 0;
         d->n_total = 0;
 }
+
+/* ---- pointer map --------------------------------------------------------------------------- */
+
+static size_t gc__ptr_slot(const void *p, size_t mask)
+{
+        uint64_t v = (uint64_t)(uintptr_t)p;
+
+        v ^= v >> 33;
+        v *= 0xff51afd7ed558ccdULL;
+        v ^= v >> 33;
+        return (size_t)v & mask;
+}
+
+int gc_ptrmap_get(const gc_ptrmap *m, const void *key, size_t *ret_val)
+{
+        size_t j;
+
+        if (!m || !key || !m->nslots)
+                return -ENOENT;
+        j = gc__ptr_slot(key, m->nslots - 1);
+        while (m->keys[j]) {
+                if (m->keys[j] == key) {
+                        *ret_val = m->vals[j];
+                        return 0;
+                }
+                j = (j + 1) & (m->nslots - 1);
+        }
+        return -ENOENT;
+}
+
+/* Rehashes into a table of n slots (a power of two); reallocates both arrays. */
+static int gc__ptrmap_resize(gc_ptrmap *m, size_t n)
+{
+        const void **k = calloc(n, sizeof(*k));
+        size_t *v = calloc(n, sizeof(*v));
+
+        if (!k || !v) {
+                free(k);
+                free(v);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < m->nslots; i++) {
+                size_t j;
+
+                if (!m->keys[i])
+                        continue;
+                j = gc__ptr_slot(m->keys[i], n - 1);
+                while (k[j])
+                        j = (j + 1) & (n - 1);
+                k[j] = m->keys[i];
+                v[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = k;
+        m->vals = v;
+        m->nslots = n;
+        return 0;
+}
+
+int gc_ptrmap_put(gc_ptrmap *m, const void *key, size_t val)
+{
+        size_t j;
+        int r;
+
+        if (!m || !key)
+                return -EINVAL;
+        if ((m->count + 1) * 4 > m->nslots * 3) {
+                r = gc__ptrmap_resize(m, m->nslots ? m->nslots * 2 : 64);
+                if (r < 0)
+                        return r;
+        }
+        j = gc__ptr_slot(key, m->nslots - 1);
+        while (m->keys[j] && m->keys[j] != key)
+                j = (j + 1) & (m->nslots - 1);
+        if (!m->keys[j])
+                m->count++;
+        m->keys[j] = key;
+        m->vals[j] = val;
+        return 0;
+}
+
+int gc_ptrmap_del(gc_ptrmap *m, const void *key)
+{
+        size_t j, i, mask;
+
+        if (!m || !key || !m->nslots)
+                return -ENOENT;
+        mask = m->nslots - 1;
+        j = gc__ptr_slot(key, mask);
+        while (m->keys[j] && m->keys[j] != key)
+                j = (j + 1) & mask;
+        if (!m->keys[j])
+                return -ENOENT;
+        /* Backward shift: pull later members of the probe run into the hole. */
+        i = j;
+        for (;;) {
+                size_t home;
+
+                i = (i + 1) & mask;
+                if (!m->keys[i])
+                        break;
+                home = gc__ptr_slot(m->keys[i], mask);
+                /* Move keys[i] into the hole j unless its home lies cyclically in (j, i]. */
+                if ((j < i) ? (home <= j || home > i) : (home <= j && home > i)) {
+                        m->keys[j] = m->keys[i];
+                        m->vals[j] = m->vals[i];
+                        j = i;
+                }
+        }
+        m->keys[j] = NULL;
+        m->vals[j] = 0;
+        m->count--;
+        return 0;
+}
+
+void gc_ptrmap_free(gc_ptrmap *m)
+{
+        if (!m)
+                return;
+        free(m->keys);
+        free(m->vals);
+        m->keys = NULL;
+        m->vals = NULL;
+        m->nslots = 0;
+        m->count = 0;
+}

@@ -73,6 +73,24 @@ const char *gc_strpool_intern(gc_strpool *p, const char *s, size_t n);
 const char *gc_strpool_intern0(gc_strpool *p, const char *s);
 size_t gc_strpool_bytes(const gc_strpool *p);
 
+/*
+ * A map from pointers (interned strings, so equal strings are equal pointers) to indexes:
+ * open addressing with linear probing and backward-shift deletion. Zero-initialise to use.
+ */
+typedef struct gc_ptrmap {
+        const void **keys;
+        size_t *vals;
+        size_t nslots; /* a power of two, or 0 */
+        size_t count;
+} gc_ptrmap;
+
+int gc_ptrmap_get(const gc_ptrmap *m, const void *key, size_t *ret_val);
+/* Inserts or replaces; may reallocate the map's arrays. */
+int gc_ptrmap_put(gc_ptrmap *m, const void *key, size_t val);
+/* -ENOENT when absent. */
+int gc_ptrmap_del(gc_ptrmap *m, const void *key);
+void gc_ptrmap_free(gc_ptrmap *m);
+
 /* FNV-1a, for hash tables. */
 uint64_t gc_hash(const void *p, size_t n, uint64_t seed);
 

@@ -189,6 +189,38 @@ START_TEST(test_read_file)
 }
 END_TEST
 
+START_TEST(test_ptrmap)
+{
+        static char keys[5000];
+        gc_ptrmap m;
+        size_t v;
+
+        memset(&m, 0, sizeof(m));
+        ck_assert_int_eq(gc_ptrmap_get(&m, &keys[0], &v), -ENOENT);
+        for (size_t i = 0; i < 5000; i++)
+                ck_assert_int_eq(gc_ptrmap_put(&m, &keys[i], i), 0);
+        ck_assert_uint_eq(m.count, 5000);
+        /* delete every third, then check every key against a model */
+        for (size_t i = 0; i < 5000; i += 3)
+                ck_assert_int_eq(gc_ptrmap_del(&m, &keys[i]), 0);
+        ck_assert_int_eq(gc_ptrmap_del(&m, &keys[0]), -ENOENT);
+        for (size_t i = 0; i < 5000; i++) {
+                int r = gc_ptrmap_get(&m, &keys[i], &v);
+
+                if (i % 3 == 0) {
+                        ck_assert_int_eq(r, -ENOENT);
+                } else {
+                        ck_assert_int_eq(r, 0);
+                        ck_assert_uint_eq(v, i);
+                }
+        }
+        ck_assert_int_eq(gc_ptrmap_put(&m, &keys[1], 77), 0);
+        ck_assert_int_eq(gc_ptrmap_get(&m, &keys[1], &v), 0);
+        ck_assert_uint_eq(v, 77);
+        gc_ptrmap_free(&m);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("util");
@@ -205,6 +237,7 @@ int main(void)
         tcase_add_test(tc, test_strpool);
         tcase_add_test(tc, test_diag_bounded);
         tcase_add_test(tc, test_read_file);
+        tcase_add_test(tc, test_ptrmap);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
