@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and the tests need; does nothing when they are present.
 set -eu
 
-PKGS="cmake make gcc pkg-config libcjson-dev libcurl4-openssl-dev libwebsockets-dev libssl-dev
+PKGS="cmake make gcc pkg-config libcjson-dev libcurl4-openssl-dev libyaml-dev libwebsockets-dev libssl-dev
 check clang clang-format clang-tidy libclang-rt-14-dev"
 
 missing=""

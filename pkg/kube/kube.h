@@ -23,20 +23,22 @@
 /* ---- where the API server is and how to trust it ------------------------------------------- */
 
 typedef struct gc_kube_config {
-        char *server;           /* "https://10.0.0.1:443" (IPv6 hosts in brackets) */
-        char *ca_file;          /* PEM bundle file, or NULL */
-        char *ca_data;          /* PEM bundle text (kubeconfig certificate-authority-data), or NULL */
-        char *token;            /* a fixed bearer token, or NULL */
-        char *token_file;       /* re-read every 60 s and after a 401 (bound SA tokens rotate) */
+        char *server;     /* "https://10.0.0.1:443" (IPv6 hosts in brackets) */
+        char *ca_file;    /* PEM bundle file, or NULL */
+        char *ca_data;    /* PEM bundle text (kubeconfig certificate-authority-data), or NULL */
+        char *token;      /* a fixed bearer token, or NULL */
+        char *token_file; /* re-read every 60 s and after a 401 (bound SA tokens rotate) */
         char *client_cert_file; /* client certificate auth: files ... */
         char *client_key_file;
-        char *client_cert_data; /* ... or PEM text from a kubeconfig (written to private temp files) */
+        char *client_cert_data; /* ... or PEM text from a kubeconfig (given to libcurl in memory) */
         char *client_key_data;
-        char *namespace;        /* the controller's own namespace, when known */
+        char *namespace; /* the controller's own namespace, when known */
 } gc_kube_config;
 
 /* In a pod: KUBERNETES_SERVICE_HOST/PORT and /var/run/secrets/kubernetes.io/serviceaccount/. */
 int gc_kube_config_incluster(gc_kube_config *ret, char *err, size_t errlen);
+/* The same with the service-account files in sa_dir (tests, unusual mounts). */
+int gc_kube_config_incluster_dir(const char *sa_dir, gc_kube_config *ret, char *err, size_t errlen);
 /* A kubeconfig file (YAML): the current context, or `context` when not NULL. */
 int gc_kube_config_load(const char *path, const char *context, gc_kube_config *ret, char *err,
                         size_t errlen);
@@ -99,10 +101,10 @@ typedef struct gc_kube_watch_opts {
         const char *field_selector; /* optional, unescaped */
         int page_limit;             /* LIST page size; 0 = 500 */
         int timeout_seconds;        /* server-side watch timeout; 0 = a random 300..600 */
-        int idle_seconds;           /* client-side: nothing for this long = half-open; 0 = timeout+30 */
-        double backoff_min_s;       /* 0 = 0.5 */
-        double backoff_max_s;       /* 0 = 30 */
-        size_t max_line;            /* 0 = GC_KUBE_MAX_LINE */
+        int idle_seconds;     /* client-side: nothing for this long = half-open; 0 = timeout+30 */
+        double backoff_min_s; /* 0 = 0.5 */
+        double backoff_max_s; /* 0 = 30 */
+        size_t max_line;      /* 0 = GC_KUBE_MAX_LINE */
 } gc_kube_watch_opts;
 
 /*
@@ -151,8 +153,8 @@ int gc_kube_configmap_put(gc_kube *k, const char *ns, const char *name, const gc
                           size_t n_labels, const gc_kube_kv *data, size_t n_data, char *err,
                           size_t errlen);
 /* The ConfigMap's object (caller deletes); -ENOENT when there is none. */
-int gc_kube_configmap_get(gc_kube *k, const char *ns, const char *name, cJSON **ret_obj,
-                          char *err, size_t errlen);
+int gc_kube_configmap_get(gc_kube *k, const char *ns, const char *name, cJSON **ret_obj, char *err,
+                          size_t errlen);
 /* Names of the ConfigMaps matching a label selector (caller frees each and the array). */
 int gc_kube_configmap_list(gc_kube *k, const char *ns, const char *label_selector,
                            char ***ret_names, size_t *ret_n, char *err, size_t errlen);
@@ -169,11 +171,11 @@ typedef struct gc_kube_lease {
         const char *identity;
         int duration_s; /* leaseDurationSeconds; 0 = 15 */
         /* kept by gc_kube_lease_tick */
-        char holder[256];          /* holderIdentity last observed */
-        char record_rv[64];        /* resourceVersion of the last observed record */
-        char observed_renew[40];   /* renewTime last observed (as text) */
-        int64_t observed_at_mono;  /* monotonic seconds when the record last changed */
-        int64_t renewed_at_mono;   /* monotonic seconds of our last successful renewal */
+        char holder[256];         /* holderIdentity last observed */
+        char record_rv[64];       /* resourceVersion of the last observed record */
+        char observed_renew[40];  /* renewTime last observed (as text) */
+        int64_t observed_at_mono; /* monotonic seconds when the record last changed */
+        int64_t renewed_at_mono;  /* monotonic seconds of our last successful renewal */
         int leader;
 } gc_kube_lease;
 
@@ -183,12 +185,13 @@ typedef struct gc_kube_lease {
  * machines). Sets *ret_leader; a failed renewal keeps leadership only while
  * now < renewed_at + duration_s - 2 (so two leaders never overlap). now_mono: CLOCK_MONOTONIC s.
  */
-int gc_kube_lease_tick(gc_kube *k, gc_kube_lease *l, int64_t now_mono, int *ret_leader,
-                       char *err, size_t errlen);
+int gc_kube_lease_tick(gc_kube *k, gc_kube_lease *l, int64_t now_mono, int *ret_leader, char *err,
+                       size_t errlen);
 /* Gives the lease up (holderIdentity cleared) if we hold it, so a standby takes over at once. */
 int gc_kube_lease_release(gc_kube *k, gc_kube_lease *l, char *err, size_t errlen);
 
-/* ---- helpers ---------------------------------------------------------------------------------- */
+/* ---- helpers ----------------------------------------------------------------------------------
+ */
 
 /* Appends s percent-encoded for a URL query value. */
 int gc_kube_escape(gc_buf *out, const char *s);

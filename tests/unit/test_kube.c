@@ -1,0 +1,925 @@
+/* test_kube: line splitter, list scanner, kubeconfig, escaping, lease decisions; no network. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kube/kube.h"
+#include "kube/kube_int.h"
+
+/* ---- the line splitter ----------------------------------------------------------------------- */
+
+#define MAX_GOT 64
+
+typedef struct got {
+        char *lines[MAX_GOT];
+        size_t n;
+        size_t drops;
+        int fail_at; /* return -EIO on this line (1-based), 0 = never */
+} got;
+
+static int got_line(void *ud, const char *line, size_t len)
+{
+        got *g = ud;
+
+        if (!line) {
+                g->drops++;
+                return 0;
+        }
+        ck_assert_uint_lt(g->n, MAX_GOT);
+        /* Lines are not NUL-terminated and must not contain the newline. */
+        ck_assert_ptr_null(memchr(line, '\n', len));
+        g->lines[g->n] = strndup(line, len);
+        g->n++;
+        if (g->fail_at && (int)g->n == g->fail_at)
+                return -EIO;
+        return 0;
+}
+
+static void got_free(got *g)
+{
+        for (size_t i = 0; i < g->n; i++)
+                free(g->lines[i]);
+        memset(g, 0, sizeof(*g));
+}
+
+static const struct {
+        const char *in;
+        size_t max;
+        size_t n_lines;
+        const char *lines[6];
+        size_t drops;
+} line_cases[] = {
+    {"", 16, 0, {NULL}, 0},
+    {"abc\n", 16, 1, {"abc"}, 0},
+    {"abc", 16, 0, {NULL}, 0}, /* no trailing newline: still pending */
+    {"a\nbb\nccc\n", 16, 3, {"a", "bb", "ccc"}, 0},
+    {"\n\nx\n\n", 16, 4, {"", "", "x", ""}, 0}, /* empty lines are lines */
+    {"a\nlast", 16, 1, {"a"}, 0},
+    {"abcde\nabcdef\nxy\n", 5, 2, {"abcde", "xy"}, 1}, /* 5 fits, 6 is dropped */
+    {"abcdefghij\nk\n", 3, 1, {"k"}, 1},
+    {"toolongline\ntoolongagain\nok\n", 4, 1, {"ok"}, 2},
+    {"{\"type\":\"ADDED\"}\r\n", 64, 1, {"{\"type\":\"ADDED\"}\r"}, 0},
+};
+
+static void check_lines(size_t c, got *g)
+{
+        ck_assert_uint_eq(g->n, line_cases[c].n_lines);
+        for (size_t i = 0; i < g->n; i++)
+                ck_assert_str_eq(g->lines[i], line_cases[c].lines[i]);
+        ck_assert_uint_eq(g->drops, line_cases[c].drops);
+}
+
+/* Every way to cut the input in two, and byte by byte. */
+START_TEST(test_lines_every_boundary)
+{
+        const char *in = line_cases[_i].in;
+        size_t n = strlen(in);
+
+        for (size_t cut = 0; cut <= n; cut++) {
+                gc_kube_lines s;
+                got g = {0};
+
+                gc_kube_lines_init(&s, line_cases[_i].max);
+                ck_assert_int_eq(gc_kube_lines_feed(&s, in, cut, got_line, &g), 0);
+                ck_assert_int_eq(gc_kube_lines_feed(&s, in + cut, n - cut, got_line, &g), 0);
+                check_lines((size_t)_i, &g);
+                /* Pending never holds more than the cap. */
+                ck_assert_uint_le(s.pending.len, line_cases[_i].max);
+                ck_assert_uint_eq(s.scanned, s.pending.len);
+                gc_kube_lines_release(&s);
+                got_free(&g);
+        }
+        {
+                gc_kube_lines s;
+                got g = {0};
+
+                gc_kube_lines_init(&s, line_cases[_i].max);
+                for (size_t i = 0; i < n; i++)
+                        ck_assert_int_eq(gc_kube_lines_feed(&s, in + i, 1, got_line, &g), 0);
+                check_lines((size_t)_i, &g);
+                gc_kube_lines_release(&s);
+                got_free(&g);
+        }
+}
+END_TEST
+
+/* Three slices, every pair of cut points. */
+START_TEST(test_lines_three_slices)
+{
+        const char *in = "first\nsecond line\n\nthird\nfourth, longer than the others\nend\n";
+        const char *want[] = {"first", "second line", "", "third", "end"};
+        size_t n = strlen(in);
+
+        for (size_t a = 0; a <= n; a++) {
+                for (size_t b = a; b <= n; b++) {
+                        gc_kube_lines s;
+                        got g = {0};
+
+                        gc_kube_lines_init(&s, 12); /* "fourth, ..." (31 bytes) is dropped */
+                        ck_assert_int_eq(gc_kube_lines_feed(&s, in, a, got_line, &g), 0);
+                        ck_assert_int_eq(gc_kube_lines_feed(&s, in + a, b - a, got_line, &g), 0);
+                        ck_assert_int_eq(gc_kube_lines_feed(&s, in + b, n - b, got_line, &g), 0);
+                        ck_assert_uint_eq(g.n, 5);
+                        for (size_t i = 0; i < 5; i++)
+                                ck_assert_str_eq(g.lines[i], want[i]);
+                        ck_assert_uint_eq(g.drops, 1);
+                        gc_kube_lines_release(&s);
+                        got_free(&g);
+                }
+        }
+}
+END_TEST
+
+static size_t drop_len;
+
+static int drop_line(void *ud, const char *line, size_t len)
+{
+        (void)ud;
+        if (!line)
+                drop_len = len;
+        return 0;
+}
+
+START_TEST(test_lines_drop_report)
+{
+        gc_kube_lines s;
+
+        /* The report counts the bytes dropped when the cap was passed, once per line. */
+        gc_kube_lines_init(&s, 4);
+        drop_len = 0;
+        ck_assert_int_eq(gc_kube_lines_feed(&s, "abc", 3, drop_line, NULL), 0);
+        ck_assert_uint_eq(drop_len, 0);
+        ck_assert_int_eq(gc_kube_lines_feed(&s, "defg", 4, drop_line, NULL), 0);
+        ck_assert_uint_eq(drop_len, 7);
+        drop_len = 0;
+        ck_assert_int_eq(gc_kube_lines_feed(&s, "hijklmn", 7, drop_line, NULL), 0);
+        ck_assert_uint_eq(drop_len, 0); /* already reported */
+        ck_assert_uint_eq(s.pending.len, 0);
+        ck_assert_int_eq(gc_kube_lines_feed(&s, "\nab\n", 4, drop_line, NULL), 0);
+        ck_assert_uint_eq(drop_len, 0);
+        gc_kube_lines_release(&s);
+}
+END_TEST
+
+START_TEST(test_lines_callback_error)
+{
+        gc_kube_lines s;
+        got g = {0};
+
+        g.fail_at = 2;
+        gc_kube_lines_init(&s, 64);
+        ck_assert_int_eq(gc_kube_lines_feed(&s, "a\nb\nc\n", 6, got_line, &g), -EIO);
+        ck_assert_uint_eq(g.n, 2); /* stopped at the failing line */
+        gc_kube_lines_release(&s);
+        got_free(&g);
+        gc_kube_lines_release(NULL);
+}
+END_TEST
+
+/* ---- the list scanner ------------------------------------------------------------------------ */
+
+typedef struct items {
+        char *json[MAX_GOT];
+        size_t n;
+        size_t dropped;
+} items;
+
+static int item_cb(void *ud, const char *json, size_t len)
+{
+        items *it = ud;
+
+        if (!json) {
+                it->dropped++;
+                return 0;
+        }
+        ck_assert_uint_lt(it->n, MAX_GOT);
+        it->json[it->n++] = strndup(json, len);
+        return 0;
+}
+
+static void items_free(items *it)
+{
+        for (size_t i = 0; i < it->n; i++)
+                free(it->json[i]);
+        memset(it, 0, sizeof(*it));
+}
+
+static const char *const list_doc =
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"12345\","
+    "\"continue\":\"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ\"},\"items\":[ {\"metadata\":{\"name\":\"a\"}},"
+    "{\"metadata\":{\"name\":\"b]}\\\"{[\"},\"spec\":{\"x\":[1,2,{\"y\":\"}\"}]}} ,\n"
+    "{\"metadata\":{\"name\":\"c\\\\\"}}],\"extra\":[[\"items\"],{\"items\":[{}]}],\"n\":-1.5e3,"
+    "\"t\":true }\n";
+
+START_TEST(test_scan_every_boundary)
+{
+        size_t n = strlen(list_doc);
+
+        for (size_t cut = 0; cut <= n; cut++) {
+                gc__kube_scan s;
+                items it = {0};
+                cJSON *meta, *o;
+
+                gc__kube_scan_init(&s, 4096, item_cb, &it);
+                ck_assert_int_eq(gc__kube_scan_feed(&s, list_doc, cut), 0);
+                ck_assert_int_eq(gc__kube_scan_feed(&s, list_doc + cut, n - cut), 0);
+                ck_assert_int_eq(gc__kube_scan_finish(&s), 0);
+                ck_assert_uint_eq(it.n, 3);
+                ck_assert_str_eq(it.json[0], "{\"metadata\":{\"name\":\"a\"}}");
+                /* Brackets and quotes inside strings do not end an item. */
+                o = cJSON_Parse(it.json[1]);
+                ck_assert_ptr_nonnull(o);
+                ck_assert_str_eq(gc_kube_meta(o, "name"), "b]}\"{[");
+                cJSON_Delete(o);
+                o = cJSON_Parse(it.json[2]);
+                ck_assert_str_eq(gc_kube_meta(o, "name"), "c\\");
+                cJSON_Delete(o);
+                meta = cJSON_ParseWithLength(s.meta.data, s.meta.len);
+                ck_assert_str_eq(cJSON_GetObjectItem(meta, "resourceVersion")->valuestring,
+                                 "12345");
+                cJSON_Delete(meta);
+                gc__kube_scan_release(&s);
+                items_free(&it);
+        }
+}
+END_TEST
+
+START_TEST(test_scan_bytewise_and_caps)
+{
+        gc__kube_scan s;
+        items it = {0};
+        const char *doc = "{\"items\":[{\"a\":\"0123456789\"},{\"b\":1}],\"metadata\":{}}";
+
+        /* One byte at a time, and an item cap that drops the first (18 bytes) only. */
+        gc__kube_scan_init(&s, 16, item_cb, &it);
+        for (size_t i = 0; doc[i]; i++)
+                ck_assert_int_eq(gc__kube_scan_feed(&s, doc + i, 1), 0);
+        ck_assert_int_eq(gc__kube_scan_finish(&s), 0);
+        ck_assert_uint_eq(it.dropped, 1);
+        ck_assert_uint_eq(it.n, 1);
+        ck_assert_str_eq(it.json[0], "{\"b\":1}");
+        ck_assert_uint_eq(s.n_items, 2);
+        gc__kube_scan_release(&s);
+        items_free(&it);
+}
+END_TEST
+
+static const struct {
+        const char *doc;
+        int feed_ok;
+        int complete;
+        size_t n_items;
+} scan_cases[] = {
+    {"{}", 1, 1, 0},
+    {"{\"items\":[]}", 1, 1, 0},
+    {"{\"items\":null}", 1, 1, 0},
+    {" {\"items\":[{}, {}]} \n", 1, 1, 2},
+    {"{\"items\":[{}", 1, 0, 1},       /* truncated */
+    {"{\"items\":[{\"a\":1", 1, 0, 0}, /* truncated inside an item */
+    {"[]", 0, 0, 0},                   /* not an object */
+    {"{\"items\":[1,2]}", 0, 0, 0},    /* items are objects */
+    {"{\"a\" 1}", 0, 0, 0},
+    {"{\"a\":1}x", 0, 1, 0},
+    {"{,}", 0, 0, 0},
+};
+
+START_TEST(test_scan_table)
+{
+        gc__kube_scan s;
+        items it = {0};
+        const char *doc = scan_cases[_i].doc;
+        int r;
+
+        gc__kube_scan_init(&s, 1024, item_cb, &it);
+        r = gc__kube_scan_feed(&s, doc, strlen(doc));
+        if (scan_cases[_i].feed_ok) {
+                ck_assert_int_eq(r, 0);
+                ck_assert_int_eq(gc__kube_scan_finish(&s) == 0, scan_cases[_i].complete);
+                ck_assert_uint_eq(it.n, scan_cases[_i].n_items);
+        } else {
+                ck_assert_int_eq(r, -EINVAL);
+        }
+        gc__kube_scan_release(&s);
+        items_free(&it);
+}
+END_TEST
+
+/* ---- base64, escaping, metadata ---------------------------------------------------------------
+ */
+
+static const struct {
+        const char *in;
+        const char *out; /* NULL: refused */
+} b64_cases[] = {
+    {"aGVsbG8=", "hello"},   {"aGk=", "hi"},         {"aA==", "h"},           {"", ""},
+    {"aGVs\nbG8=", "hello"}, {"aGVsbG8", NULL},      {"aGk", NULL},           {"aA=", NULL},
+    {"a===", NULL},          {"aGk=aGk=", NULL},     {"aGk*", NULL},          {"aB==", NULL},
+    {"aGVsbG8==", NULL},     {"Zm9vYmFy", "foobar"}, {"Zm9v YmFy", "foobar"},
+};
+
+START_TEST(test_base64)
+{
+        gc_buf b;
+        int r;
+
+        gc_buf_init(&b, 1024);
+        r = gc__kube_base64_decode(b64_cases[_i].in, strlen(b64_cases[_i].in), &b);
+        if (b64_cases[_i].out) {
+                ck_assert_msg(r == 0, "%s should decode", b64_cases[_i].in);
+                ck_assert_str_eq(b.data, b64_cases[_i].out);
+        } else {
+                ck_assert_msg(r < 0, "%s should be refused", b64_cases[_i].in);
+        }
+        gc_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_escape)
+{
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+            {"app=gpu-cost", "app%3Dgpu-cost"},
+            {"a b&c", "a%20b%26c"},
+            {"gpu-cost.io/kind in (report,checkpoint)",
+             "gpu-cost.io%2Fkind%20in%20%28report%2Ccheckpoint%29"},
+            {"~._-AZaz09", "~._-AZaz09"},
+            {"\xc3\xa9", "%C3%A9"},
+            {"", ""},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                gc_buf b;
+
+                gc_buf_init(&b, 256);
+                ck_assert_int_eq(gc_kube_escape(&b, cases[i].in), 0);
+                ck_assert_str_eq(b.data ? b.data : "", cases[i].out);
+                gc_buf_free(&b);
+        }
+        {
+                gc_buf b;
+
+                gc_buf_init(&b, 4);
+                ck_assert_int_eq(gc_kube_escape(&b, "a b"), -E2BIG);
+                gc_buf_free(&b);
+        }
+}
+END_TEST
+
+START_TEST(test_meta)
+{
+        cJSON *o = cJSON_Parse("{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"007\","
+                               "\"generation\":3}}");
+
+        ck_assert_str_eq(gc_kube_meta(o, "name"), "n");
+        /* Kept as the text it is: "007" is not 7. */
+        ck_assert_str_eq(gc_kube_meta(o, "resourceVersion"), "007");
+        ck_assert_ptr_null(gc_kube_meta(o, "generation"));
+        ck_assert_ptr_null(gc_kube_meta(o, "uid"));
+        ck_assert_ptr_null(gc_kube_meta(NULL, "name"));
+        cJSON_Delete(o);
+}
+END_TEST
+
+/* ---- kubeconfig --------------------------------------------------------------------------------
+ */
+
+#define CERT_B64                                                                                   \
+        "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
+#define KEY_B64                                                                                    \
+        "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY2Zha2UKLS0tLS1FTkQgRUMgUFJJVkFURSBLRVktLS0t" \
+        "LQo="
+#define CERT_PEM "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+#define KEY_PEM  "-----BEGIN EC PRIVATE KEY-----\nMHcfake\n-----END EC PRIVATE KEY-----\n"
+
+static const char *const kc_full = "apiVersion: v1\n"
+                                   "kind: Config\n"
+                                   "clusters:\n"
+                                   "- name: prod\n"
+                                   "  cluster:\n"
+                                   "    server: https://10.0.0.1:6443\n"
+                                   "    certificate-authority-data: " CERT_B64 "\n"
+                                   "- name: dev\n"
+                                   "  cluster:\n"
+                                   "    server: https://[fd00::1]:443/\n"
+                                   "    certificate-authority: certs/ca.pem\n"
+                                   "users:\n"
+                                   "- name: admin\n"
+                                   "  user:\n"
+                                   "    client-certificate-data: " CERT_B64 "\n"
+                                   "    client-key-data: " KEY_B64 "\n"
+                                   "- name: bot\n"
+                                   "  user:\n"
+                                   "    token: \"abc.def-123\"\n"
+                                   "- name: filebot\n"
+                                   "  user:\n"
+                                   "    tokenFile: /var/run/token\n"
+                                   "    client-certificate: /etc/c.pem\n"
+                                   "    client-key: k.pem\n"
+                                   "contexts:\n"
+                                   "- name: prod-admin\n"
+                                   "  context: {cluster: prod, user: admin, namespace: gpu-cost}\n"
+                                   "- name: dev-bot\n"
+                                   "  context:\n"
+                                   "    cluster: dev\n"
+                                   "    user: bot\n"
+                                   "- name: dev-file\n"
+                                   "  context:\n"
+                                   "    cluster: dev\n"
+                                   "    user: filebot\n"
+                                   "    namespace: ~\n"
+                                   "- name: anon\n"
+                                   "  context:\n"
+                                   "    cluster: prod\n"
+                                   "current-context: prod-admin\n"
+                                   "preferences: {}\n";
+
+START_TEST(test_kubeconfig_current_context)
+{
+        gc_kube_config c;
+        char err[256] = "";
+
+        memset(&c, 0xff, sizeof(c)); /* ret is written whole on success */
+        ck_assert_int_eq(gc__kube_config_parse(kc_full, strlen(kc_full), "/home/u/.kube", NULL, &c,
+                                               err, sizeof(err)),
+                         0);
+        ck_assert_str_eq(c.server, "https://10.0.0.1:6443");
+        ck_assert_str_eq(c.ca_data, CERT_PEM);
+        ck_assert_ptr_null(c.ca_file);
+        ck_assert_str_eq(c.client_cert_data, CERT_PEM);
+        ck_assert_str_eq(c.client_key_data, KEY_PEM);
+        ck_assert_ptr_null(c.token);
+        ck_assert_str_eq(c.namespace, "gpu-cost");
+        gc_kube_config_release(&c);
+        ck_assert_ptr_null(c.server);
+        gc_kube_config_release(&c); /* twice is fine */
+}
+END_TEST
+
+START_TEST(test_kubeconfig_contexts)
+{
+        gc_kube_config c;
+        char err[256] = "";
+
+        ck_assert_int_eq(gc__kube_config_parse(kc_full, strlen(kc_full), "/home/u/.kube", "dev-bot",
+                                               &c, err, sizeof(err)),
+                         0);
+        ck_assert_str_eq(c.server, "https://[fd00::1]:443/");
+        /* Relative to the kubeconfig's directory. */
+        ck_assert_str_eq(c.ca_file, "/home/u/.kube/certs/ca.pem");
+        ck_assert_str_eq(c.token, "abc.def-123");
+        ck_assert_ptr_null(c.namespace);
+        ck_assert_ptr_null(c.client_cert_data);
+        gc_kube_config_release(&c);
+
+        ck_assert_int_eq(gc__kube_config_parse(kc_full, strlen(kc_full), "/home/u/.kube",
+                                               "dev-file", &c, err, sizeof(err)),
+                         0);
+        ck_assert_str_eq(c.token_file, "/var/run/token");
+        ck_assert_str_eq(c.client_cert_file, "/etc/c.pem");
+        ck_assert_str_eq(c.client_key_file, "/home/u/.kube/k.pem");
+        ck_assert_ptr_null(c.namespace);
+        gc_kube_config_release(&c);
+
+        /* A context without a user: anonymous. */
+        ck_assert_int_eq(
+            gc__kube_config_parse(kc_full, strlen(kc_full), NULL, "anon", &c, err, sizeof(err)), 0);
+        ck_assert_ptr_null(c.token);
+        ck_assert_ptr_null(c.client_cert_data);
+        gc_kube_config_release(&c);
+}
+END_TEST
+
+static const struct {
+        const char *yaml;
+        const char *context;
+        const char *err; /* a substring of the message */
+} kc_bad[] = {
+    {"", NULL, "kubeconfig: empty"},
+    {"- a\n- b\n", NULL, "not a mapping"},
+    {"a: [\n", NULL, "kubeconfig: line"},
+    {"clusters: []\n", NULL, "current-context: missing"},
+    {"current-context: x\n", NULL, "contexts: missing"},
+    {"current-context: x\ncontexts:\n- name: y\n  context: {cluster: c}\n", NULL,
+     "contexts: no entry named \"x\""},
+    {"current-context: x\ncontexts: {a: b}\n", NULL, "contexts: not a list"},
+    {"current-context: x\ncontexts:\n- name: x\n", NULL, "contexts[0].context: missing"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {user: u}\n", NULL,
+     "contexts[0].context.cluster: missing"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+     "  cluster: {certificate-authority: /ca}\n",
+     NULL, "clusters[0].cluster.server: missing"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+     "  cluster: {server: ftp://h}\n",
+     NULL, "clusters[0].cluster.server: not an http(s) URL"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+     "  cluster: {server: 'https://h', insecure-skip-tls-verify: true}\n",
+     NULL, "clusters[0].cluster.insecure-skip-tls-verify: not supported"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+     "  cluster: {server: 'https://h', certificate-authority-data: 'not*base64'}\n",
+     NULL, "clusters[0].cluster.certificate-authority-data: not base64"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+     "  cluster: {server: 'https://h', certificate-authority-data: 'bm90IHBlbQ=='}\n",
+     NULL, "clusters[0].cluster.certificate-authority-data: not PEM data"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+     "- name: c\n  cluster: {server: 'https://h'}\nusers:\n- name: other\n  user: {}\n"
+     "- name: u\n  user: {client-key-data: '%%%'}\n",
+     NULL, "users[1].user.client-key-data: not base64"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+     "- name: c\n  cluster: {server: 'https://h'}\nusers:\n"
+     "- name: u\n  user: {client-certificate-data: " CERT_B64 "}\n",
+     NULL, "users[0].user.client-key: missing"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+     "- name: c\n  cluster: {server: 'https://h'}\nusers:\n"
+     "- name: u\n  user: {exec: {command: aws}}\n",
+     NULL, "users[0].user.exec: not supported"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+     "- name: c\n  cluster: {server: 'https://h'}\nusers:\n"
+     "- name: u\n  user: {token: \"a\\r\\nX-Evil: 1\"}\n",
+     NULL, "users[0].user.token: not a bearer token"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+     "- name: c\n  cluster: {server: [a]}\n",
+     NULL, "clusters[0].cluster.server: not a string"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+     "- name: c\n  cluster: {server: 'https://h'}\n",
+     NULL, "users: missing"},
+    {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n"
+     "- name: c\n  cluster: {server: \"https://h\\0\"}\n",
+     NULL, "contains a NUL byte"},
+    {"current-context: x\n", "", "contexts: missing"},
+};
+
+START_TEST(test_kubeconfig_errors)
+{
+        gc_kube_config c;
+        char err[256] = "";
+        int r;
+
+        memset(&c, 0, sizeof(c));
+        r = gc__kube_config_parse(kc_bad[_i].yaml, strlen(kc_bad[_i].yaml), NULL,
+                                  kc_bad[_i].context, &c, err, sizeof(err));
+        ck_assert_msg(r < 0, "case %d should fail", _i);
+        ck_assert_msg(strstr(err, kc_bad[_i].err) != NULL, "case %d: \"%s\" lacks \"%s\"", _i, err,
+                      kc_bad[_i].err);
+        ck_assert_ptr_null(c.server); /* untouched on failure */
+}
+END_TEST
+
+static char tmpdir[64];
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+        char path[256];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static void rm_tmpdir(void)
+{
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_kubeconfig_load_file)
+{
+        gc_kube_config c;
+        char err[256] = "", path[256];
+
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_kube.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        write_file(tmpdir, "config", kc_full);
+        snprintf(path, sizeof(path), "%s/config", tmpdir);
+        ck_assert_int_eq(gc_kube_config_load(path, "dev-file", &c, err, sizeof(err)), 0);
+        {
+                char want[256];
+
+                snprintf(want, sizeof(want), "%s/k.pem", tmpdir);
+                ck_assert_str_eq(c.client_key_file, want);
+        }
+        gc_kube_config_release(&c);
+        /* Bounded: a file over 1 MiB is refused before parsing. */
+        {
+                FILE *f = fopen(path, "w");
+
+                for (int i = 0; i < 70000; i++)
+                        fputs("# padding line\n", f);
+                fclose(f);
+        }
+        ck_assert_int_eq(gc_kube_config_load(path, NULL, &c, err, sizeof(err)), -E2BIG);
+        snprintf(path, sizeof(path), "%s/absent", tmpdir);
+        ck_assert_int_eq(gc_kube_config_load(path, NULL, &c, err, sizeof(err)), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(err, "absent"));
+        rm_tmpdir();
+}
+END_TEST
+
+START_TEST(test_incluster)
+{
+        gc_kube_config c;
+        char err[256] = "", want[256];
+
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_kube.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        write_file(tmpdir, "token", "  tok-1\n");
+        write_file(tmpdir, "ca.crt", CERT_PEM);
+        write_file(tmpdir, "namespace", "gpu-cost\n");
+        unsetenv("KUBERNETES_SERVICE_HOST");
+        setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+        ck_assert_int_eq(gc_kube_config_incluster_dir(tmpdir, &c, err, sizeof(err)), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(err, "KUBERNETES_SERVICE_HOST"));
+        setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+        ck_assert_int_eq(gc_kube_config_incluster_dir(tmpdir, &c, err, sizeof(err)), 0);
+        ck_assert_str_eq(c.server, "https://[fd00::1]:443"); /* IPv6 in brackets */
+        ck_assert_str_eq(c.namespace, "gpu-cost");
+        snprintf(want, sizeof(want), "%s/token", tmpdir);
+        ck_assert_str_eq(c.token_file, want);
+        snprintf(want, sizeof(want), "%s/ca.crt", tmpdir);
+        ck_assert_str_eq(c.ca_file, want);
+        gc_kube_config_release(&c);
+        setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+        setenv("KUBERNETES_SERVICE_PORT", "99999", 1);
+        ck_assert_int_eq(gc_kube_config_incluster_dir(tmpdir, &c, err, sizeof(err)), -EINVAL);
+        setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
+        ck_assert_int_eq(gc_kube_config_incluster_dir(tmpdir, &c, err, sizeof(err)), 0);
+        ck_assert_str_eq(c.server, "https://10.0.0.1:6443");
+        gc_kube_config_release(&c);
+        rm_tmpdir();
+}
+END_TEST
+
+/* ---- the client: construction and tokens (no request leaves the machine) -----------------------
+ */
+
+START_TEST(test_client_tokens)
+{
+        gc_kube_config cfg;
+        gc_kube *k;
+        char err[256] = "", path[256];
+
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_kube.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        snprintf(path, sizeof(path), "%s/token", tmpdir);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = "https://127.0.0.1:1/";
+        cfg.token_file = path;
+
+        /* Missing, empty, and header-injecting tokens are refused. */
+        ck_assert_ptr_null(gc_kube_new(&cfg, err, sizeof(err)));
+        ck_assert_ptr_nonnull(strstr(err, "token file"));
+        write_file(tmpdir, "token", " \n\t\n");
+        ck_assert_ptr_null(gc_kube_new(&cfg, err, sizeof(err)));
+        ck_assert_ptr_nonnull(strstr(err, "empty"));
+        write_file(tmpdir, "token", "abc\r\nX-Evil: 1\n");
+        ck_assert_ptr_null(gc_kube_new(&cfg, err, sizeof(err)));
+        ck_assert_ptr_nonnull(strstr(err, "not a bearer token"));
+
+        /* Trimmed. */
+        write_file(tmpdir, "token", "\n  tok-1 \n");
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        ck_assert_str_eq(k->token, "tok-1");
+        ck_assert_str_eq(k->server, "https://127.0.0.1:1");
+        k = gc_kube_free(k);
+        ck_assert_ptr_null(k);
+        ck_assert_ptr_null(gc_kube_free(NULL));
+
+        /* A fixed token is the fallback while the file cannot be read. */
+        unlink(path);
+        cfg.token = "fixed";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_ptr_nonnull(k);
+        ck_assert_str_eq(k->token, "fixed");
+        gc_kube_free(k);
+        rm_tmpdir();
+}
+END_TEST
+
+START_TEST(test_client_config_errors)
+{
+        gc_kube_config cfg;
+        char err[256] = "";
+
+        memset(&cfg, 0, sizeof(cfg));
+        ck_assert_ptr_null(gc_kube_new(&cfg, err, sizeof(err)));
+        ck_assert_str_eq(err, "server: missing");
+        cfg.server = "ftp://h";
+        ck_assert_ptr_null(gc_kube_new(&cfg, err, sizeof(err)));
+        ck_assert_ptr_nonnull(strstr(err, "server"));
+        cfg.server = "https://h";
+        cfg.client_cert_data = CERT_PEM;
+        ck_assert_ptr_null(gc_kube_new(&cfg, err, sizeof(err)));
+        ck_assert_ptr_nonnull(strstr(err, "client-key"));
+}
+END_TEST
+
+START_TEST(test_client_unreachable)
+{
+        gc_kube_config cfg;
+        gc_kube *k;
+        gc_buf body;
+        long status = -1;
+        char err[256] = "";
+
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = "https://127.0.0.1:1";
+        cfg.token = "secret-token";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_ptr_nonnull(k);
+        ck_assert_int_eq(
+            gc_kube_request(k, "GET", "/api", NULL, NULL, 0, &status, &body, err, sizeof(err)),
+            -ECONNREFUSED);
+        ck_assert_int_eq(status, -1); /* untouched on failure */
+        ck_assert_ptr_null(strstr(err, "secret-token"));
+        gc_buf_free(&body);
+        ck_assert_int_eq(
+            gc_kube_request(k, "GET", "api", NULL, NULL, 0, &status, &body, err, sizeof(err)),
+            -EINVAL);
+        gc_buf_free(&body);
+        gc_kube_free(k);
+}
+END_TEST
+
+/* ConfigMap input is checked before anything is sent (the server here does not exist). */
+START_TEST(test_configmap_validation)
+{
+        gc_kube_config cfg;
+        gc_kube *k;
+        char err[256] = "";
+        char *big = malloc((1u << 20) + 1);
+        gc_kube_kv bad_key[] = {{"report.md", "x"}, {"bad/key", "y"}};
+        gc_kube_kv dup[] = {{"a", "x"}, {"a", "y"}};
+        gc_kube_kv huge[] = {{"a", NULL}, {"b", "c"}};
+
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = "https://127.0.0.1:1";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_ptr_nonnull(k);
+        ck_assert_int_eq(
+            gc_kube_configmap_put(k, "ns", "cm", NULL, 0, bad_key, 2, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "bad/key"));
+        ck_assert_int_eq(gc_kube_configmap_put(k, "ns", "cm", NULL, 0, dup, 2, err, sizeof(err)),
+                         -EINVAL);
+        ck_assert_int_eq(
+            gc_kube_configmap_put(k, "Bad_NS", "cm", NULL, 0, NULL, 0, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "namespace"));
+        ck_assert_int_eq(
+            gc_kube_configmap_put(k, "ns", "cm/../x", NULL, 0, NULL, 0, err, sizeof(err)), -EINVAL);
+        /* Keys count too: 1 MiB - 1 of value plus a 1-byte key fits, plus a second does not. */
+        memset(big, 'x', (1u << 20) - 1);
+        big[(1u << 20) - 1] = '\0';
+        huge[0].value = big;
+        ck_assert_int_eq(gc_kube_configmap_put(k, "ns", "cm", NULL, 0, huge, 2, err, sizeof(err)),
+                         -E2BIG);
+        /* Within the limit it gets as far as the (absent) server. */
+        ck_assert_int_eq(gc_kube_configmap_put(k, "ns", "cm", NULL, 0, huge, 1, err, sizeof(err)),
+                         -ECONNREFUSED);
+        free(big);
+        gc_kube_free(k);
+}
+END_TEST
+
+/* ---- lease decisions ------------------------------------------------------------------------- */
+
+START_TEST(test_lease_decide)
+{
+        gc_kube_lease l;
+
+        memset(&l, 0, sizeof(l));
+        l.identity = "me";
+        l.duration_s = 15;
+        /* No holder (released): take it at once. */
+        ck_assert_int_eq(gc__lease_decide(&l, "", "1", "", 0, 100), GC__LEASE_ACQUIRE);
+        /* Someone else's lease, first seen now: wait a full duration by our clock, whatever its
+         * renewTime says (another machine's clock). */
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "2", "2020-01-01T00:00:00.000000Z", 15, 100),
+                         GC__LEASE_WAIT);
+        ck_assert_int_eq(l.observed_at_mono, 100);
+        ck_assert_str_eq(l.holder, "other");
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "2", "2020-01-01T00:00:00.000000Z", 15, 114),
+                         GC__LEASE_WAIT);
+        /* It renews at 110: the clock starts again. */
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "3", "2020-01-01T00:00:10.000000Z", 15, 110),
+                         GC__LEASE_WAIT);
+        ck_assert_int_eq(l.observed_at_mono, 110);
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "3", "2020-01-01T00:00:10.000000Z", 15, 124),
+                         GC__LEASE_WAIT);
+        /* Unchanged for 15 s: expired. */
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "3", "2020-01-01T00:00:10.000000Z", 15, 125),
+                         GC__LEASE_ACQUIRE);
+        /* The record's own duration counts. */
+        ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 200), GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 259), GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 260), GC__LEASE_ACQUIRE);
+        /* Ours: renew. */
+        ck_assert_int_eq(gc__lease_decide(&l, "me", "5", "y", 15, 300), GC__LEASE_RENEW);
+        /* A new resourceVersion alone (same holder and renewTime) is a change too. */
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "6", "z", 15, 400), GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 414), GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 428), GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 429), GC__LEASE_ACQUIRE);
+}
+END_TEST
+
+START_TEST(test_lease_args)
+{
+        gc_kube_config cfg;
+        gc_kube *k;
+        gc_kube_lease l;
+        char err[256] = "";
+        int leader = -1;
+
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = "https://127.0.0.1:1";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        memset(&l, 0, sizeof(l));
+        l.ns = "gpu-cost";
+        l.name = "gpu-cost-controller";
+        ck_assert_int_eq(gc_kube_lease_tick(k, &l, 1, &leader, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "identity"));
+        l.identity = "pod-a";
+        /* Unreachable, never leader: not leader, and the transport error is returned. */
+        ck_assert_int_eq(gc_kube_lease_tick(k, &l, 1, &leader, err, sizeof(err)), -ECONNREFUSED);
+        ck_assert_int_eq(leader, 0);
+        /* Was leader, renewed at 100 with 15 s: stays leader up to 112, not at 113. */
+        l.leader = 1;
+        l.renewed_at_mono = 100;
+        ck_assert_int_lt(gc_kube_lease_tick(k, &l, 112, &leader, err, sizeof(err)), 0);
+        ck_assert_int_eq(leader, 1);
+        ck_assert_int_lt(gc_kube_lease_tick(k, &l, 113, &leader, err, sizeof(err)), 0);
+        ck_assert_int_eq(leader, 0);
+        gc_kube_free(k);
+}
+END_TEST
+
+static Suite *kube_suite(void)
+{
+        Suite *s = suite_create("kube");
+        TCase *t;
+
+        t = tcase_create("lines");
+        tcase_add_loop_test(t, test_lines_every_boundary, 0,
+                            (int)(sizeof(line_cases) / sizeof(line_cases[0])));
+        tcase_add_test(t, test_lines_three_slices);
+        tcase_add_test(t, test_lines_drop_report);
+        tcase_add_test(t, test_lines_callback_error);
+        suite_add_tcase(s, t);
+
+        t = tcase_create("scan");
+        tcase_add_test(t, test_scan_every_boundary);
+        tcase_add_test(t, test_scan_bytewise_and_caps);
+        tcase_add_loop_test(t, test_scan_table, 0,
+                            (int)(sizeof(scan_cases) / sizeof(scan_cases[0])));
+        suite_add_tcase(s, t);
+
+        t = tcase_create("helpers");
+        tcase_add_loop_test(t, test_base64, 0, (int)(sizeof(b64_cases) / sizeof(b64_cases[0])));
+        tcase_add_test(t, test_escape);
+        tcase_add_test(t, test_meta);
+        suite_add_tcase(s, t);
+
+        t = tcase_create("kubeconfig");
+        tcase_add_test(t, test_kubeconfig_current_context);
+        tcase_add_test(t, test_kubeconfig_contexts);
+        tcase_add_loop_test(t, test_kubeconfig_errors, 0,
+                            (int)(sizeof(kc_bad) / sizeof(kc_bad[0])));
+        tcase_add_test(t, test_kubeconfig_load_file);
+        tcase_add_test(t, test_incluster);
+        suite_add_tcase(s, t);
+
+        t = tcase_create("client");
+        tcase_add_test(t, test_client_tokens);
+        tcase_add_test(t, test_client_config_errors);
+        tcase_add_test(t, test_client_unreachable);
+        tcase_add_test(t, test_configmap_validation);
+        suite_add_tcase(s, t);
+
+        t = tcase_create("lease");
+        tcase_add_test(t, test_lease_decide);
+        tcase_add_test(t, test_lease_args);
+        suite_add_tcase(s, t);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(kube_suite());
+        int failed;
+
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        curl_global_cleanup();
+        return failed != 0;
+}
