@@ -1,0 +1,890 @@
+/* httpd: the libwebsockets server: listening, limits, routing, response writing, TLS reload. */
+#include "httpd_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <libwebsockets.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#define CHUNK_BYTES 8192 /* one lws_write() of body */
+#define HDR_BYTES   1024 /* status line, Content-Type, Content-Length, Server */
+#define TICK_US     (200 * LWS_US_PER_MS)
+#define PROTOCOL    "gc-httpd"
+
+/*
+ * lws counts its own descriptors against fd_limit_per_thread: the listening socket and the
+ * pipe lws_cancel_service() writes to. Past the limit it stops accepting, so further clients
+ * wait in the kernel's backlog until a connection closes.
+ */
+#define LWS_OWN_FDS 2
+
+struct route {
+        char *path;
+        size_t len;
+        unsigned flags;
+        gc_httpd_handler fn;
+        void *ud;
+};
+
+struct file_stamp {
+        bool ok;
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+};
+
+/* lws per-session data: the response being written on this connection. */
+struct conn {
+        gc_buf body;
+        size_t sent;
+        bool active;
+};
+
+struct gc_httpd {
+        struct lws_context *ctx;
+        struct lws_vhost *vh;
+        /* lws keeps pointers to these for the context's life. */
+        struct lws_protocols protocols[2];
+        struct lws_http_mount mount;
+        struct lws_token_limits token_limits;
+        char host[INET6_ADDRSTRLEN];
+        lws_sorted_usec_list_t tick;
+
+        struct route routes[GC_HTTPD_MAX_ROUTES];
+        size_t n_routes;
+
+        size_t max_url, max_header, max_response;
+        int idle_sec, max_conns, port;
+
+        char *cert, *key;
+        int tls_check_sec;
+        lws_usec_t next_tls_check_us;
+        struct file_stamp cert_loaded, key_loaded; /* the pair being served */
+        struct file_stamp cert_bad, key_bad;       /* the last pair refused, warned about once */
+
+        gc_httpd_log_fn log;
+        void *log_ud;
+
+        atomic_bool stop_req;
+
+        unsigned char *wbuf; /* LWS_PRE headroom, then headers or one body chunk */
+        size_t wbuf_len;
+};
+
+static const struct {
+        enum lws_token_indexes tok;
+        const char *name;
+} methods[] = {
+    {WSI_TOKEN_GET_URI, "GET"},       {WSI_TOKEN_HEAD_URI, "HEAD"},
+    {WSI_TOKEN_POST_URI, "POST"},
+#if defined(LWS_WITH_HTTP_UNCOMMON_HEADERS)
+    {WSI_TOKEN_PUT_URI, "PUT"},       {WSI_TOKEN_PATCH_URI, "PATCH"},
+    {WSI_TOKEN_DELETE_URI, "DELETE"}, {WSI_TOKEN_OPTIONS_URI, "OPTIONS"},
+#endif
+    {WSI_TOKEN_CONNECT, "CONNECT"},
+};
+
+/* ---- logging ------------------------------------------------------------------------------- */
+
+static void hlog(const struct gc_httpd *h, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void hlog(const struct gc_httpd *h, int level, const char *fmt, ...)
+{
+        char msg[512];
+        va_list ap;
+
+        if (!h->log)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        h->log(h->log_ud, level, msg);
+}
+
+/* lws's log level and emitter are process-wide, so its messages go to one server's hook. */
+static pthread_mutex_t lws_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static const struct gc_httpd *lws_log_owner;
+
+static void lws_emit(int level, const char *line)
+{
+        char msg[512];
+        size_t n;
+
+        pthread_mutex_lock(&lws_log_mu);
+        if (lws_log_owner && lws_log_owner->log) {
+                gc_strlcpy(msg, line, sizeof(msg));
+                n = strlen(msg);
+                while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+                        msg[--n] = '\0';
+                lws_log_owner->log(lws_log_owner->log_ud,
+                                   level == LLL_ERR ? GC_HTTPD_LOG_ERROR : GC_HTTPD_LOG_WARN, msg);
+        }
+        pthread_mutex_unlock(&lws_log_mu);
+}
+
+/* ---- TLS files ------------------------------------------------------------------------------ */
+
+static struct file_stamp file_stamp(const char *path)
+{
+        struct file_stamp s = {0};
+        struct stat st;
+
+        if (stat(path, &st) == 0) {
+                s.ok = true;
+                s.dev = st.st_dev;
+                s.ino = st.st_ino;
+                s.size = st.st_size;
+                s.mtime = st.st_mtim;
+        }
+        return s;
+}
+
+static bool stamp_eq(const struct file_stamp *a, const struct file_stamp *b)
+{
+        return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+               a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* An encrypted key would otherwise make OpenSSL prompt on the terminal. */
+static int no_password(char *buf, int size, int rwflag, void *ud)
+{
+        (void)buf;
+        (void)size;
+        (void)rwflag;
+        (void)ud;
+        return 0;
+}
+
+/*
+ * Loads the pair into a scratch SSL_CTX, so a half-rotated or broken pair is refused before
+ * lws replaces the certificate it serves.
+ */
+static int tls_pair_check(const char *cert, const char *key, char *msg, size_t msglen)
+{
+        SSL_CTX *ctx;
+        int r = 0;
+
+        ctx = SSL_CTX_new(TLS_server_method());
+        if (!ctx) {
+                snprintf(msg, msglen, "tls: out of memory");
+                return -ENOMEM;
+        }
+        SSL_CTX_set_default_passwd_cb(ctx, no_password);
+        if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
+                snprintf(msg, msglen, "tls_cert_file: no PEM certificate chain in %s", cert);
+                r = -EINVAL;
+        } else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+                   SSL_CTX_check_private_key(ctx) != 1) {
+                snprintf(msg, msglen,
+                         "tls_key_file: %s is not an unencrypted PEM key matching the certificate",
+                         key);
+                r = -EINVAL;
+        }
+        ERR_clear_error();
+        SSL_CTX_free(ctx);
+        return r;
+}
+
+static void tls_check(struct gc_httpd *h)
+{
+        struct file_stamp c = file_stamp(h->cert), k = file_stamp(h->key);
+        char msg[512];
+
+        if (stamp_eq(&c, &h->cert_loaded) && stamp_eq(&k, &h->key_loaded))
+                return;
+        if (stamp_eq(&c, &h->cert_bad) && stamp_eq(&k, &h->key_bad))
+                return;
+        if (!c.ok || !k.ok) {
+                snprintf(msg, sizeof(msg), "%s: cannot stat %s",
+                         c.ok ? "tls_key_file" : "tls_cert_file", c.ok ? h->key : h->cert);
+        } else if (tls_pair_check(h->cert, h->key, msg, sizeof(msg)) == 0) {
+                /* lws reloads every vhost that was created with these two paths. */
+                if (lws_tls_cert_updated(h->ctx, h->cert, h->key, NULL, 0, NULL, 0) == 0) {
+                        h->cert_loaded = c;
+                        h->key_loaded = k;
+                        hlog(h, GC_HTTPD_LOG_INFO, "tls: loaded the new certificate from %s",
+                             h->cert);
+                        return;
+                }
+                snprintf(msg, sizeof(msg), "tls: libwebsockets refused the new certificate");
+        }
+        h->cert_bad = c;
+        h->key_bad = k;
+        hlog(h, GC_HTTPD_LOG_WARN, "%s; still serving the previous certificate", msg);
+}
+
+static void on_tick(lws_sorted_usec_list_t *sul)
+{
+        struct gc_httpd *h = lws_container_of(sul, struct gc_httpd, tick);
+        lws_usec_t now = lws_now_usecs();
+
+        if (h->cert && now >= h->next_tls_check_us) {
+                tls_check(h);
+                h->next_tls_check_us = now + (lws_usec_t)h->tls_check_sec * LWS_US_PER_SEC;
+        }
+        /* Also bounds how long lws_service() sleeps, so *stop is seen promptly. */
+        lws_sul_schedule(h->ctx, 0, &h->tick, on_tick, TICK_US);
+}
+
+/* ---- requests -------------------------------------------------------------------------------- */
+
+static const struct route *route_find(const struct gc_httpd *h, const char *path)
+{
+        const struct route *best = NULL;
+        size_t n = strlen(path);
+
+        for (size_t i = 0; i < h->n_routes; i++) {
+                const struct route *r = &h->routes[i];
+
+                if (!(r->flags & GC_HTTPD_PREFIX)) {
+                        if (r->len == n && !memcmp(r->path, path, n))
+                                return r;
+                        continue;
+                }
+                if (n < r->len || memcmp(r->path, path, r->len) != 0)
+                        continue;
+                /* "/a" must not match "/ab". */
+                if (r->path[r->len - 1] != '/' && path[r->len] != '\0' && path[r->len] != '/')
+                        continue;
+                if (!best || r->len > best->len)
+                        best = r;
+        }
+        return best;
+}
+
+static bool has_ctl(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                        return true;
+        return false;
+}
+
+/* What the request line said, decoded by lws; owned by the caller (free_target). */
+struct target {
+        char *path;
+        char *args; /* the parameters, each NUL-terminated, pointed into by params */
+        gc_httpd_param *params;
+        size_t n_params;
+        gc_buf query;
+};
+
+static void free_target(struct target *t)
+{
+        free(t->path);
+        free(t->args);
+        free(t->params);
+        gc_buf_free(&t->query);
+}
+
+/*
+ * lws 4.1 ends the target at a decoded CR or LF, or at the token limit, and skips the rest of
+ * the line: a request line without its HTTP version was cut, so refuse it rather than serve
+ * what was left. Checked last, so a target over the limit is still a 414.
+ */
+static int check_version(struct lws *wsi, const char **ret_msg)
+{
+        if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) > 0)
+                return 0;
+        *ret_msg = "malformed request line";
+        return 400;
+}
+
+/* 0, or an HTTP status (400, 414, 500) with *ret_msg saying why. */
+static int read_target(const struct gc_httpd *h, struct lws *wsi, enum lws_token_indexes tok,
+                       struct target *t, const char **ret_msg)
+{
+        int len, total, n;
+        size_t off = 0;
+
+        len = lws_hdr_total_length(wsi, tok);
+        if (len <= 0) {
+                *ret_msg = "missing request target";
+                return 400;
+        }
+        /* lws stops storing a token at its limit: reaching it means the URL was cut. */
+        if ((size_t)len >= h->max_url) {
+                *ret_msg = "URL too long";
+                return 414;
+        }
+        t->path = malloc((size_t)len + 1);
+        if (!t->path || lws_hdr_copy(wsi, t->path, len + 1, tok) != len) {
+                *ret_msg = "out of memory";
+                return 500;
+        }
+        if (has_ctl(t->path, (size_t)len)) {
+                *ret_msg = "control character in the path";
+                return 400;
+        }
+
+        total = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS);
+        if (total <= 0)
+                return check_version(wsi, ret_msg);
+        /* Each parameter is copied with a NUL in place of the '&' that lws counts. */
+        t->args = malloc((size_t)total + 1);
+        t->params = calloc(GC_HTTPD_MAX_PARAMS, sizeof(*t->params));
+        if (!t->args || !t->params) {
+                *ret_msg = "out of memory";
+                return 500;
+        }
+        for (int i = 0;; i++) {
+                char *frag = t->args + off, *eq;
+
+                n = lws_hdr_copy_fragment(wsi, frag, total + 1 - (int)off, WSI_TOKEN_HTTP_URI_ARGS,
+                                          i);
+                if (n == -1)
+                        break;
+                if (n < 0) {
+                        *ret_msg = "malformed query";
+                        return 400;
+                }
+                off += (size_t)n + 1;
+                if ((size_t)n >= h->max_url) {
+                        *ret_msg = "URL too long";
+                        return 414;
+                }
+                if (n == 0)
+                        continue;
+                /* lws 4.1 lets %00 and other control bytes through in parameters. */
+                if (memchr(frag, '\0', (size_t)n) || has_ctl(frag, (size_t)n)) {
+                        *ret_msg = "control character in a query parameter";
+                        return 400;
+                }
+                if (t->n_params == GC_HTTPD_MAX_PARAMS) {
+                        *ret_msg = "too many query parameters";
+                        return 400;
+                }
+                eq = strchr(frag, '=');
+                if (eq)
+                        *eq = '\0';
+                t->params[t->n_params].name = frag;
+                t->params[t->n_params].value = eq ? eq + 1 : "";
+                t->n_params++;
+        }
+        if (gc_httpd__query_encode(&t->query, t->params, t->n_params) < 0) {
+                *ret_msg = "URL too long";
+                return 414;
+        }
+        return check_version(wsi, ret_msg);
+}
+
+static void conn_reset(struct conn *c)
+{
+        gc_buf_free(&c->body);
+        c->sent = 0;
+        c->active = false;
+}
+
+static bool content_type_ok(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        return n > 0 && n < 128 && !has_ctl(s, n);
+}
+
+/* Writes the headers, then either completes the transaction or queues the body. */
+static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bool head,
+                         gc_httpd_response *res)
+{
+        unsigned char *start = h->wbuf + LWS_PRE, *p = start, *end = h->wbuf + h->wbuf_len - 1;
+        bool no_body = res->status == 204 || res->status == 304;
+        const char *hp, *he;
+
+        if (no_body) {
+                gc_buf_reset(&res->body);
+                if (lws_add_http_header_status(wsi, (unsigned)res->status, &p, end))
+                        return -1;
+        } else if (lws_add_http_common_headers(wsi, (unsigned)res->status, res->content_type,
+                                               (lws_filepos_t)res->body.len, &p, end)) {
+                return -1;
+        }
+        hp = res->headers_.data;
+        he = hp ? hp + res->headers_.len : hp;
+        while (hp && hp < he) {
+                char name[GC_HTTPD__MAX_HDR_NAME + 2];
+                const char *value = hp + strlen(hp) + 1;
+
+                /* lws wants the name with its colon. */
+                snprintf(name, sizeof(name), "%s:", hp);
+                if (lws_add_http_header_by_name(wsi, (const unsigned char *)name,
+                                                (const unsigned char *)value, (int)strlen(value),
+                                                &p, end))
+                        return -1;
+                hp = value + strlen(value) + 1;
+        }
+        if (lws_finalize_write_http_header(wsi, start, &p, end))
+                return -1;
+        if (head || res->body.len == 0)
+                return lws_http_transaction_completed(wsi) ? -1 : 0;
+
+        c->body = res->body;
+        gc_buf_init(&res->body, 0);
+        c->sent = 0;
+        c->active = true;
+        /* A client that stops reading must not hold the connection. */
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, h->idle_sec);
+        lws_callback_on_writable(wsi);
+        return 0;
+}
+
+static void free_header_cache(struct gc_httpd__req *priv)
+{
+        for (size_t i = 0; i < priv->n_hdr; i++)
+                free(priv->hdr_vals[i]);
+        priv->n_hdr = 0;
+}
+
+static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+{
+        struct gc_httpd__req priv = {.wsi = wsi};
+        gc_httpd_request req = {.query = "", .internal_ = &priv};
+        gc_httpd_response res = {.status = 200, .content_type = "application/json"};
+        struct target t = {0};
+        const struct route *rt;
+        const char *msg = NULL;
+        size_t mi;
+        int status, r;
+
+        conn_reset(c);
+        gc_buf_init(&res.body, h->max_response);
+        gc_buf_init(&res.headers_, GC_HTTPD__MAX_EXTRA_HEADERS);
+        /* Percent-encoding at most triples a byte. */
+        gc_buf_init(&t.query, 3 * (size_t)lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) + 1);
+
+        for (mi = 0; mi < sizeof(methods) / sizeof(methods[0]); mi++)
+                if (lws_hdr_total_length(wsi, methods[mi].tok) > 0)
+                        break;
+        if (mi == sizeof(methods) / sizeof(methods[0])) {
+                gc_httpd_error(&res, 400, "unsupported request");
+                goto send;
+        }
+        req.method = methods[mi].name;
+        req.head = methods[mi].tok == WSI_TOKEN_HEAD_URI;
+
+        status = read_target(h, wsi, methods[mi].tok, &t, &msg);
+        if (status) {
+                gc_httpd_error(&res, status, msg);
+                goto send;
+        }
+        req.path = t.path;
+        req.params = t.params;
+        req.n_params = t.n_params;
+        if (t.query.data)
+                req.query = t.query.data;
+
+        rt = route_find(h, t.path);
+        if (!rt) {
+                gc_httpd_error(&res, 404, "not found");
+                goto send;
+        }
+        if (methods[mi].tok != WSI_TOKEN_GET_URI && !req.head) {
+                gc_httpd_error(&res, 405, "method not allowed");
+                gc_httpd_add_header(&res, "Allow", "GET, HEAD");
+                goto send;
+        }
+        r = rt->fn(rt->ud, &req, &res);
+        if (r < 0) {
+                gc_httpd_error(&res, 500, r == -E2BIG ? "response too large" : "internal error");
+        } else if (res.status < 200 || res.status > 599 || !content_type_ok(res.content_type)) {
+                gc_buf_reset(&res.headers_);
+                gc_httpd_error(&res, 500, "internal error: invalid response");
+        }
+send:
+        r = send_response(h, wsi, c, req.head, &res);
+        free_header_cache(&priv);
+        free_target(&t);
+        gc_buf_free(&res.body);
+        gc_buf_free(&res.headers_);
+        return r;
+}
+
+static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+{
+        size_t n;
+        bool last;
+
+        if (!c->active)
+                return 0;
+        n = c->body.len - c->sent;
+        if (n > CHUNK_BYTES)
+                n = CHUNK_BYTES;
+        last = c->sent + n == c->body.len;
+        memcpy(h->wbuf + LWS_PRE, c->body.data + c->sent, n);
+        /* lws keeps what the socket did not take and sends it before the next writeable. */
+        if (lws_write(wsi, h->wbuf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) !=
+            (int)n)
+                return -1;
+        c->sent += n;
+        if (!last) {
+                lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, h->idle_sec);
+                lws_callback_on_writable(wsi);
+                return 0;
+        }
+        conn_reset(c);
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+        return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                    size_t len)
+{
+        struct lws_context *ctx = lws_get_context(wsi);
+        struct gc_httpd *h = ctx ? lws_context_user(ctx) : NULL;
+        struct conn *c = user;
+
+        (void)in;
+        (void)len;
+        switch (reason) {
+        case LWS_CALLBACK_HTTP:
+                return h && c ? on_request(h, wsi, c) : -1;
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+                return h && c ? on_writeable(h, wsi, c) : -1;
+        case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        case LWS_CALLBACK_CLOSED_HTTP:
+                if (c)
+                        conn_reset(c);
+                return 0;
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+                /* No websocket or h2c upgrades: hang up. */
+                return -1;
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+                return 1;
+        default:
+                return 0;
+        }
+}
+
+/* ---- handler helpers that need lws ------------------------------------------------------- */
+
+const char *gc_httpd_header(const gc_httpd_request *req, const char *name)
+{
+        struct gc_httpd__req *priv;
+        char lname[GC_HTTPD__MAX_HDR_NAME + 2];
+        char *v = NULL;
+        size_t n;
+        int len = -1, tok;
+
+        if (!req || !req->internal_ || !gc_httpd__header_name_ok(name))
+                return NULL;
+        priv = req->internal_;
+        if (priv->n_hdr == GC_HTTPD__MAX_HDR_LOOKUPS)
+                return NULL;
+        /* lws stores header names lower-case with their colon. */
+        n = strlen(name);
+        for (size_t i = 0; i < n; i++)
+                lname[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
+        lname[n] = ':';
+        lname[n + 1] = '\0';
+
+        for (tok = 0; tok < WSI_TOKEN_COUNT; tok++) {
+                const char *s = (const char *)lws_token_to_string((enum lws_token_indexes)tok);
+
+                if (s && !strcmp(s, lname))
+                        break;
+        }
+        if (tok < WSI_TOKEN_COUNT) {
+                len = lws_hdr_total_length(priv->wsi, (enum lws_token_indexes)tok);
+                if (len <= 0)
+                        return NULL;
+                v = malloc((size_t)len + 1);
+                if (!v || lws_hdr_copy(priv->wsi, v, len + 1, (enum lws_token_indexes)tok) < 0)
+                        goto fail;
+        } else {
+#if defined(LWS_WITH_CUSTOM_HEADERS)
+                len = lws_hdr_custom_length(priv->wsi, lname, (int)n + 1);
+                if (len < 0)
+                        return NULL;
+                v = malloc((size_t)len + 1);
+                if (!v || lws_hdr_custom_copy(priv->wsi, v, len + 1, lname, (int)n + 1) < 0)
+                        goto fail;
+#else
+                return NULL;
+#endif
+        }
+        priv->hdr_vals[priv->n_hdr++] = v;
+        return v;
+fail:
+        free(v);
+        return NULL;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------- */
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!err || !errlen)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+}
+
+/* Copies o's settings into h, with defaults; 0 or -EINVAL with err naming the field. */
+static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family, char *err,
+                     size_t errlen)
+{
+        h->max_conns = o->max_connections ? o->max_connections : GC_HTTPD_DEFAULT_MAX_CONNECTIONS;
+        h->max_url = o->max_url_bytes ? o->max_url_bytes : GC_HTTPD_DEFAULT_MAX_URL_BYTES;
+        h->max_header =
+            o->max_header_bytes ? o->max_header_bytes : GC_HTTPD_DEFAULT_MAX_HEADER_BYTES;
+        h->idle_sec = o->idle_timeout_sec ? o->idle_timeout_sec : GC_HTTPD_DEFAULT_IDLE_TIMEOUT_SEC;
+        h->max_response =
+            o->max_response_bytes ? o->max_response_bytes : GC_HTTPD_DEFAULT_MAX_RESPONSE_BYTES;
+        h->tls_check_sec = o->tls_check_sec ? o->tls_check_sec : GC_HTTPD_DEFAULT_TLS_CHECK_SEC;
+        h->log = o->log;
+        h->log_ud = o->log_ud;
+
+        if (gc_httpd__parse_listen(o->listen, h->host, sizeof(h->host), &h->port, ret_family) < 0) {
+                set_err(err, errlen, "listen: \"%.64s\" is not IPV4:PORT or [IPV6]:PORT",
+                        o->listen ? o->listen : "");
+                return -EINVAL;
+        }
+        if (h->max_conns < 1 || h->max_conns > 10000) {
+                set_err(err, errlen, "max_connections: %d is not in 1..10000", h->max_conns);
+                return -EINVAL;
+        }
+        /* lws's token limit is 16-bit; the URL needs room for "/" and a NUL. */
+        if (h->max_url < 16 || h->max_url > 60000) {
+                set_err(err, errlen, "max_url_bytes: %zu is not in 16..60000", h->max_url);
+                return -EINVAL;
+        }
+        if (h->max_header < 256 || h->max_header > (1u << 20)) {
+                set_err(err, errlen, "max_header_bytes: %zu is not in 256..1048576", h->max_header);
+                return -EINVAL;
+        }
+        if (h->idle_sec < 1 || h->idle_sec > 3600) {
+                set_err(err, errlen, "idle_timeout_sec: %d is not in 1..3600", h->idle_sec);
+                return -EINVAL;
+        }
+        /* Room for the server's own JSON errors. */
+        if (h->max_response < 1024 || h->max_response > (1u << 30)) {
+                set_err(err, errlen, "max_response_bytes: %zu is not in 1024..1073741824",
+                        h->max_response);
+                return -EINVAL;
+        }
+        if (h->tls_check_sec < 1 || h->tls_check_sec > 86400) {
+                set_err(err, errlen, "tls_check_sec: %d is not in 1..86400", h->tls_check_sec);
+                return -EINVAL;
+        }
+        if (!o->tls_cert_file != !o->tls_key_file) {
+                set_err(err, errlen, "%s: set both tls_cert_file and tls_key_file, or neither",
+                        o->tls_cert_file ? "tls_key_file" : "tls_cert_file");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
+{
+        struct lws_context_creation_info ci, vi;
+        struct gc_httpd *h;
+        char msg[512];
+        int family;
+
+        if (!o) {
+                set_err(err, errlen, "opts: missing");
+                return NULL;
+        }
+        h = calloc(1, sizeof(*h));
+        if (!h) {
+                set_err(err, errlen, "out of memory");
+                return NULL;
+        }
+        if (take_opts(h, o, &family, err, errlen) < 0)
+                goto fail;
+        if (o->tls_cert_file) {
+                h->cert = strdup(o->tls_cert_file);
+                h->key = strdup(o->tls_key_file);
+                if (!h->cert || !h->key) {
+                        set_err(err, errlen, "out of memory");
+                        goto fail;
+                }
+                h->cert_loaded = file_stamp(h->cert);
+                h->key_loaded = file_stamp(h->key);
+                if (tls_pair_check(h->cert, h->key, msg, sizeof(msg)) < 0) {
+                        set_err(err, errlen, "%s", msg);
+                        goto fail;
+                }
+        }
+        h->wbuf_len = LWS_PRE + CHUNK_BYTES + HDR_BYTES + 2 * GC_HTTPD__MAX_EXTRA_HEADERS;
+        h->wbuf = malloc(h->wbuf_len);
+        if (!h->wbuf) {
+                set_err(err, errlen, "out of memory");
+                goto fail;
+        }
+
+        pthread_mutex_lock(&lws_log_mu);
+        if (h->log)
+                lws_log_owner = h;
+        pthread_mutex_unlock(&lws_log_mu);
+        lws_set_log_level(LLL_ERR | LLL_WARN, lws_emit);
+
+        h->protocols[0] = (struct lws_protocols){
+            .name = PROTOCOL,
+            .callback = callback,
+            .per_session_data_size = sizeof(struct conn),
+        };
+        h->mount = (struct lws_http_mount){
+            .mountpoint = "/",
+            .mountpoint_len = 1,
+            .origin = PROTOCOL,
+            .origin_protocol = LWSMPRO_CALLBACK,
+        };
+        for (int i = 0; i < WSI_TOKEN_COUNT; i++)
+                h->token_limits.token_limit[i] = (unsigned short)h->max_url;
+
+        memset(&ci, 0, sizeof(ci));
+        ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+        if (h->cert)
+                ci.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        ci.port = CONTEXT_PORT_NO_LISTEN;
+        ci.gid = -1;
+        ci.uid = -1;
+        ci.user = h;
+        ci.server_string = "gpu-cost";
+        ci.token_limits = &h->token_limits;
+        /* One header table per connection holds the request line and every header. */
+        ci.max_http_header_data2 = (unsigned)(h->max_url + h->max_header + 256);
+        ci.max_http_header_pool2 = (unsigned)h->max_conns;
+        ci.fd_limit_per_thread = (unsigned)(h->max_conns + LWS_OWN_FDS);
+        h->ctx = lws_create_context(&ci);
+        if (!h->ctx) {
+                set_err(err, errlen, "listen: cannot start the server (libwebsockets context)");
+                goto fail;
+        }
+
+        memset(&vi, 0, sizeof(vi));
+        vi.vhost_name = "default";
+        vi.port = h->port;
+        vi.iface = h->host[0] ? h->host : NULL;
+        vi.protocols = h->protocols;
+        vi.mounts = &h->mount;
+        vi.user = h;
+        vi.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+        if (family == AF_INET)
+                vi.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+        else if (h->host[0])
+                vi.options |=
+                    LWS_SERVER_OPTION_IPV6_V6ONLY_MODIFY | LWS_SERVER_OPTION_IPV6_V6ONLY_VALUE;
+        vi.keepalive_timeout = h->idle_sec;
+        vi.timeout_secs = (unsigned)h->idle_sec;
+        vi.timeout_secs_ah_idle = (unsigned)h->idle_sec;
+        if (h->cert) {
+                vi.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+                vi.ssl_cert_filepath = h->cert;
+                vi.ssl_private_key_filepath = h->key;
+                vi.ssl_options_set =
+                    SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_COMPRESSION;
+                /* HTTP/1.1 only: the limits and timeouts here are per connection. */
+                vi.alpn = "http/1.1";
+        }
+        h->vh = lws_create_vhost(h->ctx, &vi);
+        if (!h->vh) {
+                set_err(err, errlen, "listen: cannot listen on %s (in use or not a local address)",
+                        o->listen);
+                goto fail;
+        }
+        h->port = lws_get_vhost_listen_port(h->vh);
+        h->next_tls_check_us = lws_now_usecs() + (lws_usec_t)h->tls_check_sec * LWS_US_PER_SEC;
+        return h;
+fail:
+        gc_httpd_free(h);
+        return NULL;
+}
+
+gc_httpd *gc_httpd_free(gc_httpd *h)
+{
+        if (!h)
+                return NULL;
+        if (h->ctx) {
+                lws_sul_cancel(&h->tick);
+                lws_context_destroy(h->ctx);
+        }
+        pthread_mutex_lock(&lws_log_mu);
+        if (lws_log_owner == h)
+                lws_log_owner = NULL;
+        pthread_mutex_unlock(&lws_log_mu);
+        for (size_t i = 0; i < h->n_routes; i++)
+                free(h->routes[i].path);
+        free(h->cert);
+        free(h->key);
+        free(h->wbuf);
+        free(h);
+        return NULL;
+}
+
+int gc_httpd_port(const gc_httpd *h)
+{
+        return h ? h->port : -EINVAL;
+}
+
+int gc_httpd_route(gc_httpd *h, const char *path, unsigned flags, gc_httpd_handler fn, void *ud)
+{
+        struct route *r;
+        size_t n;
+
+        if (!h || !path || path[0] != '/' || !fn || (flags & ~GC_HTTPD_PREFIX))
+                return -EINVAL;
+        n = strlen(path);
+        if (n >= h->max_url || has_ctl(path, n))
+                return -EINVAL;
+        for (size_t i = 0; i < h->n_routes; i++)
+                if (h->routes[i].flags == flags && !strcmp(h->routes[i].path, path))
+                        return -EEXIST;
+        if (h->n_routes == GC_HTTPD_MAX_ROUTES)
+                return -E2BIG;
+        r = &h->routes[h->n_routes];
+        r->path = strdup(path);
+        if (!r->path)
+                return -ENOMEM;
+        r->len = n;
+        r->flags = flags;
+        r->fn = fn;
+        r->ud = ud;
+        h->n_routes++;
+        return 0;
+}
+
+int gc_httpd_run(gc_httpd *h, const volatile sig_atomic_t *stop)
+{
+        int r = 0;
+
+        if (!h)
+                return -EINVAL;
+        lws_sul_schedule(h->ctx, 0, &h->tick, on_tick, TICK_US);
+        while (!(stop && *stop) && !atomic_load(&h->stop_req)) {
+                if (lws_service(h->ctx, 0) < 0) {
+                        r = -EIO;
+                        break;
+                }
+        }
+        lws_sul_cancel(&h->tick);
+        atomic_store(&h->stop_req, true);
+        return r;
+}
+
+void gc_httpd_stop(gc_httpd *h)
+{
+        if (!h)
+                return;
+        atomic_store(&h->stop_req, true);
+        lws_cancel_service(h->ctx);
+}

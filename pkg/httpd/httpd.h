@@ -1,0 +1,137 @@
+/* httpd: a small, bounded, read-only HTTP/1.1 server (libwebsockets) for health, API and metrics.
+ */
+#ifndef GC_HTTPD_H
+#define GC_HTTPD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../util/util.h"
+
+/*
+ * One gc_httpd serves one listening address from one thread: gc_httpd_run() runs the event loop
+ * in the caller's thread and every handler is called there, one at a time. Handlers must not
+ * block: they read data another thread has published (an immutable, reference-counted snapshot)
+ * and answer at once. Only GET and HEAD are served; HEAD gets the headers GET would get.
+ * Nothing here prints: messages go to the log hook. See docs/httpd.md.
+ */
+
+/* Defaults used when an option is left 0. */
+#define GC_HTTPD_DEFAULT_MAX_CONNECTIONS    64
+#define GC_HTTPD_DEFAULT_MAX_URL_BYTES      4096
+#define GC_HTTPD_DEFAULT_MAX_HEADER_BYTES   8192
+#define GC_HTTPD_DEFAULT_IDLE_TIMEOUT_SEC   10
+#define GC_HTTPD_DEFAULT_MAX_RESPONSE_BYTES (16u << 20)
+#define GC_HTTPD_DEFAULT_TLS_CHECK_SEC      10
+
+#define GC_HTTPD_MAX_ROUTES 64 /* routes per server */
+#define GC_HTTPD_MAX_PARAMS 64 /* query parameters per request; more is a 400 */
+
+enum { GC_HTTPD_LOG_ERROR = 0, GC_HTTPD_LOG_WARN = 1, GC_HTTPD_LOG_INFO = 2 };
+
+/*
+ * msg is one line without a newline, never containing a request header. Called on the thread
+ * that runs the server (or the one calling gc_httpd_new). libwebsockets' own messages (errors
+ * and warnings) are process-wide: they go to the hook of the most recently created server that
+ * has one, and are dropped when no server has one.
+ */
+typedef void (*gc_httpd_log_fn)(void *log_ud, int level, const char *msg);
+
+typedef struct gc_httpd_opts {
+        /* "127.0.0.1:8080", "0.0.0.0:8080" (all IPv4), "[::1]:8080", "[::]:8080" (all, dual
+         * stack); literal addresses only. Port 0 picks a free port: see gc_httpd_port(). */
+        const char *listen;
+        /* TLS when both are set: PEM certificate chain and private key. The files are checked
+         * every tls_check_sec seconds and a new, consistent pair is loaded without a restart. */
+        const char *tls_cert_file;
+        const char *tls_key_file;
+        int tls_check_sec;
+        int max_connections;       /* open connections; more wait in the kernel's backlog */
+        size_t max_url_bytes;      /* path or one query parameter after decoding; longer is 414 */
+        size_t max_header_bytes;   /* request headers in all; more and the connection is closed */
+        int idle_timeout_sec;      /* to send a whole request, between keep-alive requests, and
+                                    * between pieces of a response the client is slow to read */
+        size_t max_response_bytes; /* a body larger than this is a 500 */
+        gc_httpd_log_fn log;       /* NULL: silent */
+        void *log_ud;
+} gc_httpd_opts;
+
+typedef struct gc_httpd_param {
+        const char *name; /* decoded; lws turns a %3D inside a name into '_' */
+        const char *value;
+} gc_httpd_param;
+
+typedef struct gc_httpd_request {
+        const char *method; /* "GET" or "HEAD" */
+        bool head;          /* the body will not be sent (the handler may still fill it) */
+        const char *path;   /* decoded and normalised ("/a/../b" is "/b"), starts with '/' */
+        /* The parameters in order, decoded ('+' is a space). */
+        const gc_httpd_param *params;
+        size_t n_params;
+        /* The parameters re-encoded canonically ("a=1&b=x%20y"), "" when none: libwebsockets
+         * decodes the request line as it reads it, so the bytes as sent are not kept. */
+        const char *query;
+        void *internal_; /* private */
+} gc_httpd_request;
+
+typedef struct gc_httpd_response {
+        int status;               /* 200 unless set; 200..599 */
+        const char *content_type; /* "application/json" unless set; must outlive the call */
+        gc_buf body;              /* limited to max_response_bytes */
+        gc_buf headers_;          /* private: see gc_httpd_add_header() */
+} gc_httpd_response;
+
+/*
+ * A handler fills res. Returning a negative errno (e.g. from gc_buf_printf) discards the body
+ * and answers 500 with a JSON error. All pointers in req are valid until it returns.
+ */
+typedef int (*gc_httpd_handler)(void *ud, const gc_httpd_request *req, gc_httpd_response *res);
+
+typedef struct gc_httpd gc_httpd;
+
+/* Validates o (err names the field) and binds the listening socket. */
+gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen);
+/* Call only when gc_httpd_run() is not running (join its thread first). Accepts NULL. */
+gc_httpd *gc_httpd_free(gc_httpd *h);
+
+/* The port actually bound (useful with port 0). */
+int gc_httpd_port(const gc_httpd *h);
+
+#define GC_HTTPD_PREFIX 1u /* path matches itself and everything below it */
+
+/*
+ * Before gc_httpd_run(). path starts with '/'. An exact route wins over prefixes, and the
+ * longest prefix wins among them; a prefix "/a" or "/a/" matches "/a/..." but not "/ab".
+ * -EEXIST for a duplicate, -E2BIG past GC_HTTPD_MAX_ROUTES.
+ */
+int gc_httpd_route(gc_httpd *h, const char *path, unsigned flags, gc_httpd_handler fn, void *ud);
+
+/*
+ * Serves in the calling thread until *stop becomes nonzero (stop may be NULL; it is checked at
+ * least every 200 ms, so a signal handler may set it) or gc_httpd_stop() is called. Returns 0,
+ * or a negative errno if the event loop failed. Once stopped, the server does not run again.
+ */
+int gc_httpd_run(gc_httpd *h, const volatile sig_atomic_t *stop);
+/* Thread-safe and async-signal-unsafe: asks gc_httpd_run() to return soon. */
+void gc_httpd_stop(gc_httpd *h);
+
+/* ---- for handlers -------------------------------------------------------------------------- */
+
+/* The first value of query parameter name (exact, case-sensitive), or NULL. */
+const char *gc_httpd_query(const gc_httpd_request *req, const char *name);
+/*
+ * A request header's value (name case-insensitive, e.g. "Authorization"), or NULL if absent.
+ * Repeated headers are joined with ','. Valid until the handler returns.
+ */
+const char *gc_httpd_header(const gc_httpd_request *req, const char *name);
+/*
+ * Adds a response header. -EINVAL for a name that is not a token or a value with control
+ * characters, or for headers the server writes itself (Content-Length, Content-Type,
+ * Connection, Transfer-Encoding); -E2BIG past 4 KiB of extra headers.
+ */
+int gc_httpd_add_header(gc_httpd_response *res, const char *name, const char *value);
+/* Sets status and a JSON body {"error":msg,"status":N}; the body written so far is discarded. */
+int gc_httpd_error(gc_httpd_response *res, int status, const char *msg);
+
+#endif

@@ -1,0 +1,165 @@
+/* httpd: listen-address parsing, query encoding and the helpers handlers call on a response. */
+#include "httpd_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "../util/util.h"
+
+int gc_httpd__parse_listen(const char *s, char *ret_host, size_t hostlen, int *ret_port,
+                           int *ret_family)
+{
+        char host[INET6_ADDRSTRLEN];
+        unsigned char addr[sizeof(struct in6_addr)];
+        const char *colon, *hs, *he;
+        int64_t port;
+        int family;
+
+        if (!s || !*s)
+                return -EINVAL;
+        if (s[0] == '[') {
+                hs = s + 1;
+                he = strchr(hs, ']');
+                if (!he || he[1] != ':')
+                        return -EINVAL;
+                colon = he + 1;
+                family = AF_INET6;
+        } else {
+                hs = s;
+                colon = strrchr(s, ':');
+                if (!colon)
+                        return -EINVAL;
+                he = colon;
+                family = AF_INET;
+        }
+        if (he == hs || (size_t)(he - hs) >= sizeof(host))
+                return -EINVAL;
+        memcpy(host, hs, (size_t)(he - hs));
+        host[he - hs] = '\0';
+        if (inet_pton(family, host, addr) != 1)
+                return -EINVAL;
+        /* Digits only: gc_parse_int64 would accept a sign. */
+        if (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+            strlen(colon + 1) > 5)
+                return -EINVAL;
+        if (gc_parse_int64(colon + 1, &port) < 0 || port > 65535)
+                return -EINVAL;
+        if (strlen(host) >= hostlen)
+                return -E2BIG;
+        if ((family == AF_INET && !strcmp(host, "0.0.0.0")) ||
+            (family == AF_INET6 && !memcmp(addr, &in6addr_any, sizeof(in6addr_any))))
+                host[0] = '\0';
+        gc_strlcpy(ret_host, host, hostlen);
+        *ret_port = (int)port;
+        *ret_family = family;
+        return 0;
+}
+
+static int encode_part(gc_buf *b, const char *s)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        const unsigned char *p;
+        int r = 0;
+
+        for (p = (const unsigned char *)s; *p && r == 0; p++) {
+                if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+                        r = gc_buf_append(b, p, 1);
+                } else {
+                        char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+
+                        r = gc_buf_append(b, esc, sizeof(esc));
+                }
+        }
+        return r;
+}
+
+int gc_httpd__query_encode(gc_buf *b, const gc_httpd_param *params, size_t n)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < n && r == 0; i++) {
+                if (i)
+                        r = gc_buf_puts(b, "&");
+                if (r == 0)
+                        r = encode_part(b, params[i].name);
+                if (r == 0)
+                        r = gc_buf_puts(b, "=");
+                if (r == 0)
+                        r = encode_part(b, params[i].value);
+        }
+        return r;
+}
+
+const char *gc_httpd_query(const gc_httpd_request *req, const char *name)
+{
+        if (!req || !name)
+                return NULL;
+        for (size_t i = 0; i < req->n_params; i++)
+                if (!strcmp(req->params[i].name, name))
+                        return req->params[i].value;
+        return NULL;
+}
+
+bool gc_httpd__header_name_ok(const char *name)
+{
+        size_t n;
+
+        if (!name)
+                return false;
+        n = strlen(name);
+        if (n == 0 || n > GC_HTTPD__MAX_HDR_NAME)
+                return false;
+        /* tchar from RFC 9110 section 5.6.2 */
+        return strspn(name, "!#$%&'*+-.^_`|~0123456789"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") == n;
+}
+
+int gc_httpd_add_header(gc_httpd_response *res, const char *name, const char *value)
+{
+        static const char *const reserved[] = {"content-length", "content-type", "connection",
+                                               "transfer-encoding"};
+        size_t old;
+        int r;
+
+        if (!res || !value || !gc_httpd__header_name_ok(name))
+                return -EINVAL;
+        for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+                if (!strcasecmp(name, reserved[i]))
+                        return -EINVAL;
+        /* Control characters would let a value start a header or a body of its own. */
+        for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+                if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+                        return -EINVAL;
+        /* Stored as "name\0value\0" pairs; rolled back whole on -E2BIG. */
+        old = res->headers_.len;
+        r = gc_buf_append(&res->headers_, name, strlen(name) + 1);
+        if (r == 0)
+                r = gc_buf_append(&res->headers_, value, strlen(value) + 1);
+        if (r < 0 && res->headers_.data) {
+                res->headers_.len = old;
+                res->headers_.data[old] = '\0';
+        }
+        return r;
+}
+
+int gc_httpd_error(gc_httpd_response *res, int status, const char *msg)
+{
+        int r;
+
+        if (!res || status < 200 || status > 599 || !msg)
+                return -EINVAL;
+        res->status = status;
+        res->content_type = "application/json";
+        gc_buf_reset(&res->body);
+        r = gc_buf_puts(&res->body, "{\"error\":");
+        if (r == 0)
+                r = gc_buf_json_str(&res->body, msg);
+        if (r == 0)
+                r = gc_buf_printf(&res->body, ",\"status\":%d}", status);
+        return r;
+}
