@@ -276,8 +276,8 @@ static bool has_ctl(const char *s, size_t n)
 /* What the request line said, decoded by lws; owned by the caller (free_target). */
 struct target {
         char *path;
-        char *args; /* the parameters, each NUL-terminated, pointed into by params */
-        gc_httpd_param *params;
+        gc_httpd_param *params; /* owns the block args points into */
+        char *args;             /* the parameters, each NUL-terminated */
         size_t n_params;
         gc_buf query;
 };
@@ -285,7 +285,6 @@ struct target {
 static void free_target(struct target *t)
 {
         free(t->path);
-        free(t->args);
         free(t->params);
         gc_buf_free(&t->query);
 }
@@ -333,13 +332,16 @@ static int read_target(const struct gc_httpd *h, struct lws *wsi, enum lws_token
         total = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS);
         if (total <= 0)
                 return check_version(wsi, ret_msg);
-        /* Each parameter is copied with a NUL in place of the '&' that lws counts. */
-        t->args = malloc((size_t)total + 1);
-        t->params = calloc(GC_HTTPD_MAX_PARAMS, sizeof(*t->params));
-        if (!t->args || !t->params) {
+        /*
+         * One block: the parameter array, then the parameters' text, each copied with a NUL in
+         * place of the '&' that lws counts.
+         */
+        t->params = malloc(GC_HTTPD_MAX_PARAMS * sizeof(*t->params) + (size_t)total + 1);
+        if (!t->params) {
                 *ret_msg = "out of memory";
                 return 500;
         }
+        t->args = (char *)(t->params + GC_HTTPD_MAX_PARAMS);
         for (int i = 0;; i++) {
                 char *frag = t->args + off, *eq;
 

@@ -5,6 +5,10 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -845,26 +849,98 @@ END_TEST
 
 /* ---- TLS ------------------------------------------------------------------------------------ */
 
+static void write_pem(const char *dir, const char *file, X509 *x, EVP_PKEY *key)
+{
+        char path[256];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        if (x)
+                ck_assert_int_eq(PEM_write_X509(f, x), 1);
+        else
+                ck_assert_int_eq(PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL), 1);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static void add_ext(X509 *x, int nid, const char *value)
+{
+        X509V3_CTX ctx;
+        X509_EXTENSION *ext;
+
+        X509V3_set_ctx_nodb(&ctx);
+        X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+        ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+        ck_assert_ptr_nonnull(ext);
+        ck_assert_int_eq(X509_add_ext(x, ext, -1), 1);
+        X509_EXTENSION_free(ext);
+}
+
+/* A self-signed P-256 certificate for 127.0.0.1, as <name>.crt and <name>.key in dir. */
 static void make_cert(const char *dir, const char *name)
 {
-        char cmd[1024];
+        static long serial = 1;
+        EVP_PKEY *key = EVP_EC_gen("P-256");
+        X509 *x = X509_new();
+        X509_NAME *subject;
+        char file[64];
 
-        snprintf(cmd, sizeof(cmd),
-                 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-                 "-keyout %s/%s.key -out %s/%s.crt -days 2 -subj /CN=127.0.0.1 "
-                 "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
-                 dir, name, dir, name);
-        ck_assert_msg(system(cmd) == 0, "openssl failed: %s", cmd);
+        ck_assert_ptr_nonnull(key);
+        ck_assert_ptr_nonnull(x);
+        X509_set_version(x, 2);
+        ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
+        X509_gmtime_adj(X509_getm_notBefore(x), -60);
+        X509_gmtime_adj(X509_getm_notAfter(x), 2 * 86400);
+        X509_set_pubkey(x, key);
+        subject = X509_get_subject_name(x);
+        X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC, (const unsigned char *)name, -1, -1,
+                                   0);
+        X509_set_issuer_name(x, subject);
+        add_ext(x, NID_basic_constraints, "critical,CA:TRUE");
+        add_ext(x, NID_subject_key_identifier, "hash");
+        add_ext(x, NID_subject_alt_name, "IP:127.0.0.1");
+        ck_assert_int_gt(X509_sign(x, key, EVP_sha256()), 0);
+        snprintf(file, sizeof(file), "%s.crt", name);
+        write_pem(dir, file, x, NULL);
+        snprintf(file, sizeof(file), "%s.key", name);
+        write_pem(dir, file, NULL, key);
+        X509_free(x);
+        EVP_PKEY_free(key);
 }
 
 /* Replaces dst by src the way a Secret volume does: a new file renamed over the old. */
 static void install(const char *dir, const char *src, const char *dst)
 {
-        char cmd[1024];
+        char from[256], tmp[256], to[256], buf[8192];
+        FILE *in, *out;
+        size_t n;
 
-        snprintf(cmd, sizeof(cmd), "cp %s/%s %s/%s.tmp && mv %s/%s.tmp %s/%s", dir, src, dir, dst,
-                 dir, dst, dir, dst);
-        ck_assert_int_eq(system(cmd), 0);
+        snprintf(from, sizeof(from), "%s/%s", dir, src);
+        snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, dst);
+        snprintf(to, sizeof(to), "%s/%s", dir, dst);
+        in = fopen(from, "r");
+        out = fopen(tmp, "w");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_ptr_nonnull(out);
+        while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+                ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+        fclose(in);
+        ck_assert_int_eq(fclose(out), 0);
+        ck_assert_int_eq(rename(tmp, to), 0);
+}
+
+static void remove_dir(const char *dir)
+{
+        static const char *const files[] = {"one.crt", "one.key", "two.crt",
+                                            "two.key", "tls.crt", "tls.key"};
+        char path[256];
+
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+                unlink(path);
+        }
+        ck_assert_int_eq(rmdir(dir), 0);
 }
 
 struct logbuf {
@@ -886,7 +962,7 @@ static void log_to_buf(void *ud, int level, const char *msg)
 START_TEST(test_tls_and_reload)
 {
         char dir[] = "/tmp/test_httpd_XXXXXX", cert[128], key[128], ca1[128], ca2[128];
-        char url[128], cmd[256];
+        char url[128];
         struct logbuf lb = {.mu = PTHREAD_MUTEX_INITIALIZER};
         gc_httpd_opts o = {.tls_check_sec = 1, .log = log_to_buf, .log_ud = &lb};
         struct srv s = {0};
@@ -960,8 +1036,7 @@ START_TEST(test_tls_and_reload)
         ck_assert_msg(strstr(lb.text, "1 tls_key_file: ") != NULL, "log: %s", lb.text);
         ck_assert_msg(strstr(lb.text, "2 tls: loaded the new certificate") != NULL, "log: %s",
                       lb.text);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        ck_assert_int_eq(system(cmd), 0);
+        remove_dir(dir);
 }
 END_TEST
 
