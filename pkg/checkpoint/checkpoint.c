@@ -1,0 +1,1340 @@
+/* checkpoint: encodes a ledger into ConfigMap-sized JSON chunks and restores it all-or-nothing. */
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#define GC_CP__TIME_MAX    ((int64_t)253402300799) /* 9999-12-31T23:59:59Z, as the ledger */
+#define GC_CP__HOUR        ((int64_t)3600)
+#define GC_CP__HEADER_ROOM 1024 /* the header's bytes at most (identity <= 253 plain bytes) */
+#define GC_CP__MAX_ENTRIES 1024 /* chunks a caller may hand to one decode */
+#define GC_CP__NUM_LEN     32
+#define GC_CP__MAX_STRS    8 /* strings of one record (a pod interval's uid and 7 dims) */
+
+enum { GC_CP__USAGE = 0, GC_CP__CAPACITY, GC_CP__ROLLUP, GC_CP__CROLLUP, GC_CP__N_SECTIONS };
+
+static const char *const gc_cp__section[GC_CP__N_SECTIONS] = {"usage", "capacity", "rollups",
+                                                              "capacity_rollups"};
+/* Strings, then numbers, per record of each section (docs/checkpoint.md). */
+static const size_t gc_cp__n_strs[GC_CP__N_SECTIONS] = {8, 3, 6, 3};
+static const size_t gc_cp__n_nums[GC_CP__N_SECTIONS] = {5, 4, 3, 3};
+
+static void gc_cp__err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void gc_cp__err(char *err, size_t errlen, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!err || errlen == 0)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+}
+
+void gc_checkpoint_name(size_t chunk, char out[GC_CHECKPOINT_NAME_MAX])
+{
+        if (chunk == 0)
+                snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s", GC_CHECKPOINT_NAME);
+        else
+                snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s-%zu", GC_CHECKPOINT_NAME, chunk);
+}
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as the same double: exact, and short. */
+static void gc_cp__num(double v, char out[GC_CP__NUM_LEN])
+{
+        for (int prec = 15; prec <= 17; prec++) {
+                snprintf(out, GC_CP__NUM_LEN, "%.*g", prec, v);
+                if (strtod(out, NULL) == v)
+                        return;
+        }
+}
+
+static int gc_cp__valid_id(const char *s)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] >= 0x7f || s[n] == '"' ||
+                    s[n] == '\\')
+                        return 0;
+        return n > 0 && n <= GC_CHECKPOINT_MAX_ID;
+}
+
+/* ---- encoding ------------------------------------------------------------------------------- */
+
+/* The strings of the chunk being built, by interned pointer (every ledger string is interned). */
+typedef struct gc_cp__strtab {
+        const char **keys;
+        uint32_t *ix;
+        size_t nslots, count;
+} gc_cp__strtab;
+
+static size_t gc_cp__ptr_slot(const gc_cp__strtab *t, const char *p)
+{
+        uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+
+        return (size_t)(h >> 20) & (t->nslots - 1);
+}
+
+/* 1 and *ret the index when p is in the table. */
+static int gc_cp__strtab_find(const gc_cp__strtab *t, const char *p, uint32_t *ret)
+{
+        if (t->nslots == 0)
+                return 0;
+        for (size_t i = gc_cp__ptr_slot(t, p);; i = (i + 1) & (t->nslots - 1)) {
+                if (!t->keys[i])
+                        return 0;
+                if (t->keys[i] == p) {
+                        *ret = t->ix[i];
+                        return 1;
+                }
+        }
+}
+
+/* Adds a pointer known to be absent; may reallocate the slots. */
+static int gc_cp__strtab_add(gc_cp__strtab *t, const char *p, uint32_t ix)
+{
+        size_t i;
+
+        if ((t->count + 1) * 4 > t->nslots * 3) {
+                gc_cp__strtab g = {0};
+
+                g.nslots = t->nslots ? t->nslots * 2 : 256;
+                g.keys = calloc(g.nslots, sizeof(*g.keys));
+                g.ix = calloc(g.nslots, sizeof(*g.ix));
+                if (!g.keys || !g.ix) {
+                        free(g.keys);
+                        free(g.ix);
+                        return -ENOMEM;
+                }
+                for (size_t k = 0; k < t->nslots; k++) {
+                        if (!t->keys[k])
+                                continue;
+                        for (i = gc_cp__ptr_slot(&g, t->keys[k]); g.keys[i];
+                             i = (i + 1) & (g.nslots - 1))
+                                ;
+                        g.keys[i] = t->keys[k];
+                        g.ix[i] = t->ix[k];
+                }
+                g.count = t->count;
+                free(t->keys);
+                free(t->ix);
+                *t = g;
+        }
+        for (i = gc_cp__ptr_slot(t, p); t->keys[i]; i = (i + 1) & (t->nslots - 1))
+                ;
+        t->keys[i] = p;
+        t->ix[i] = ix;
+        t->count++;
+        return 0;
+}
+
+static void gc_cp__strtab_clear(gc_cp__strtab *t)
+{
+        if (t->nslots) {
+                memset(t->keys, 0, t->nslots * sizeof(*t->keys));
+                memset(t->ix, 0, t->nslots * sizeof(*t->ix));
+        }
+        t->count = 0;
+}
+
+static void gc_cp__strtab_free(gc_cp__strtab *t)
+{
+        free(t->keys);
+        free(t->ix);
+        memset(t, 0, sizeof(*t));
+}
+
+/* Consecutive hours of one rollup key with the same figures, not written yet. */
+typedef struct gc_cp__run {
+        int section;
+        const char *strs[GC_CP__MAX_STRS];
+        int64_t hour; /* the first */
+        size_t hours; /* 0 = no run */
+        double v[2];
+} gc_cp__run;
+
+typedef struct gc_cp__enc {
+        size_t limit;                     /* bytes of a chunk's body */
+        gc_buf strings;                   /* the chunk's string table, comma separated */
+        gc_buf sec[GC_CP__N_SECTIONS];    /* its records, comma separated */
+        size_t n_str, n_records;          /* in the chunk being built */
+        gc_cp__strtab tab;                /* string -> index in the chunk */
+        gc_buf rec, rec_strs;             /* one record, and its strings new to the chunk */
+        gc_buf *bodies;                   /* finished chunk bodies */
+        size_t n_bodies;                  /* at most GC_CHECKPOINT_MAX_CHUNKS */
+        size_t counts[GC_CP__N_SECTIONS]; /* records in all */
+        uint64_t hash;                    /* of every body, in order */
+        gc_cp__run run;                   /* rollup rows being gathered */
+        char *err;
+        size_t errlen;
+} gc_cp__enc;
+
+/* Bytes of the body if closed now, plus `more`. */
+static size_t gc_cp__body_len(const gc_cp__enc *e, size_t more)
+{
+        /* `"strings":[`, `],"usage":[`, ..., `]}` */
+        size_t n = 16 + e->strings.len + more;
+
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
+                n += strlen(gc_cp__section[s]) + 6 + e->sec[s].len;
+        return n;
+}
+
+/* Finishes the chunk being built (its body) and starts an empty one. */
+static int gc_cp__close_chunk(gc_cp__enc *e)
+{
+        gc_buf body;
+        int r;
+
+        if (e->n_bodies >= GC_CHECKPOINT_MAX_CHUNKS) {
+                gc_cp__err(e->err, e->errlen,
+                           "checkpoint: more than %d chunks of %zu bytes would be needed",
+                           GC_CHECKPOINT_MAX_CHUNKS, e->limit + GC_CP__HEADER_ROOM);
+                return -E2BIG;
+        }
+        gc_buf_init(&body, GC_CHECKPOINT_MAX_CHUNK);
+        r = gc_buf_puts(&body, "\"strings\":[");
+        if (r == 0)
+                r = gc_buf_append(&body, e->strings.data ? e->strings.data : "", e->strings.len);
+        for (size_t s = 0; r == 0 && s < GC_CP__N_SECTIONS; s++) {
+                r = gc_buf_printf(&body, "],\"%s\":[", gc_cp__section[s]);
+                if (r == 0)
+                        r = gc_buf_append(&body, e->sec[s].data ? e->sec[s].data : "",
+                                          e->sec[s].len);
+        }
+        if (r == 0)
+                r = gc_buf_puts(&body, "]}");
+        if (r < 0) {
+                gc_buf_free(&body);
+                return r;
+        }
+        e->hash = gc_hash(body.data, body.len, e->hash);
+        e->bodies[e->n_bodies++] = body;
+        gc_buf_reset(&e->strings);
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
+                gc_buf_reset(&e->sec[s]);
+        gc_cp__strtab_clear(&e->tab);
+        e->n_str = 0;
+        e->n_records = 0;
+        return 0;
+}
+
+/* Formats the record into e->rec and its new strings into e->rec_strs; ret_new = their count. */
+static int gc_cp__format(gc_cp__enc *e, const char *const *strs, size_t n_strs, const char *nums,
+                         const char **ret_new, size_t *ret_n_new)
+{
+        size_t n_new = 0;
+        int r = 0;
+
+        gc_buf_reset(&e->rec);
+        gc_buf_reset(&e->rec_strs);
+        r = gc_buf_append(&e->rec, "[", 1);
+        for (size_t i = 0; r == 0 && i < n_strs; i++) {
+                uint32_t ix = 0;
+                size_t k;
+
+                if (!gc_cp__strtab_find(&e->tab, strs[i], &ix)) {
+                        for (k = 0; k < n_new && ret_new[k] != strs[i]; k++)
+                                ;
+                        if (k == n_new) {
+                                if (e->strings.len || e->rec_strs.len)
+                                        r = gc_buf_append(&e->rec_strs, ",", 1);
+                                if (r == 0)
+                                        r = gc_buf_json_str(&e->rec_strs, strs[i]);
+                                ret_new[n_new++] = strs[i];
+                        }
+                        ix = (uint32_t)(e->n_str + k);
+                }
+                if (r == 0)
+                        r = gc_buf_printf(&e->rec, i ? ",%u" : "%u", ix);
+        }
+        if (r == 0)
+                r = gc_buf_puts(&e->rec, nums);
+        if (r == 0)
+                r = gc_buf_append(&e->rec, "]", 1);
+        *ret_n_new = n_new;
+        return r;
+}
+
+/* Appends one record (its strings by index into the chunk's table), closing the chunk if full. */
+static int gc_cp__record(gc_cp__enc *e, int section, const char *const *strs, const char *nums)
+{
+        size_t n_strs = gc_cp__n_strs[section];
+        const char *fresh[GC_CP__MAX_STRS];
+        size_t n_new = 0;
+        int r;
+
+        for (size_t i = 0; i < n_strs; i++) {
+                if (strlen(strs[i]) > GC_CHECKPOINT_MAX_STRING) {
+                        gc_cp__err(e->err, e->errlen,
+                                   "checkpoint: %s record: a string of %zu bytes (more than %d)",
+                                   gc_cp__section[section], strlen(strs[i]),
+                                   GC_CHECKPOINT_MAX_STRING);
+                        return -E2BIG;
+                }
+        }
+        for (int attempt = 0;; attempt++) {
+                size_t need;
+
+                r = gc_cp__format(e, strs, n_strs, nums, fresh, &n_new);
+                if (r < 0)
+                        return r;
+                need = gc_cp__body_len(e, e->rec_strs.len + e->rec.len + 1);
+                if (need <= e->limit)
+                        break;
+                /* A record always fits an empty chunk: strings are bounded, chunks are not tiny. */
+                if (attempt > 0 || e->n_records == 0)
+                        return -E2BIG;
+                r = gc_cp__close_chunk(e);
+                if (r < 0)
+                        return r;
+        }
+        r = gc_buf_append(&e->strings, e->rec_strs.data, e->rec_strs.len);
+        for (size_t k = 0; r == 0 && k < n_new; k++)
+                r = gc_cp__strtab_add(&e->tab, fresh[k], (uint32_t)(e->n_str + k));
+        if (r == 0 && e->sec[section].len)
+                r = gc_buf_append(&e->sec[section], ",", 1);
+        if (r == 0)
+                r = gc_buf_append(&e->sec[section], e->rec.data, e->rec.len);
+        if (r < 0)
+                return r;
+        e->n_str += n_new;
+        e->n_records++;
+        e->counts[section]++;
+        return 0;
+}
+
+static const char *gc_cp__s(const char *s)
+{
+        return s ? s : "";
+}
+
+static int gc_cp__time(gc_buf *b, int64_t t)
+{
+        return t == GC_OPEN ? gc_buf_puts(b, ",null") : gc_buf_printf(b, ",%lld", (long long)t);
+}
+
+static int gc_cp__nums(gc_buf *b, const double *v, size_t n)
+{
+        char num[GC_CP__NUM_LEN];
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                gc_cp__num(v[i], num);
+                r = gc_buf_printf(b, ",%s", num);
+        }
+        return r;
+}
+
+static int gc_cp__enc_usage(void *ud, const gc_usage *u)
+{
+        gc_cp__enc *e = ud;
+        const char *strs[GC_CP__MAX_STRS];
+        double money[2] = {u->geq, u->usd_per_gpu_hour};
+        gc_buf nums;
+        int r;
+
+        strs[0] = u->pod_uid;
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                strs[1 + d] = gc_cp__s(u->dims[d]);
+        gc_buf_init(&nums, 256);
+        r = gc_cp__nums(&nums, money, 2);
+        if (r == 0)
+                r = gc_cp__time(&nums, u->start);
+        if (r == 0)
+                r = gc_cp__time(&nums, u->end);
+        if (r == 0)
+                r = gc_buf_printf(&nums, ",%u", u->flags);
+        if (r == 0)
+                r = gc_cp__record(e, GC_CP__USAGE, strs, nums.data);
+        gc_buf_free(&nums);
+        return r;
+}
+
+static int gc_cp__enc_capacity(void *ud, const gc_capacity *c)
+{
+        gc_cp__enc *e = ud;
+        const char *strs[3] = {c->node, gc_cp__s(c->model), gc_cp__s(c->capacity_type)};
+        double money[2] = {c->geq, c->usd_per_gpu_hour};
+        gc_buf nums;
+        int r;
+
+        gc_buf_init(&nums, 256);
+        r = gc_cp__nums(&nums, money, 2);
+        if (r == 0)
+                r = gc_cp__time(&nums, c->start);
+        if (r == 0)
+                r = gc_cp__time(&nums, c->end);
+        if (r == 0)
+                r = gc_cp__record(e, GC_CP__CAPACITY, strs, nums.data);
+        gc_buf_free(&nums);
+        return r;
+}
+
+/*
+ * Rollup rows come in runs: a pod folded over many hours adds one row per hour with the same
+ * figures, and a node's capacity is the same every hour. Consecutive rows of the same key whose
+ * hours follow each other and whose figures are equal bit for bit are written as one record
+ * with a count of hours, which makes the rollups several times smaller.
+ */
+static int gc_cp__same_bits(double a, double b)
+{
+        uint64_t x, y;
+
+        memcpy(&x, &a, sizeof(x));
+        memcpy(&y, &b, sizeof(y));
+        return x == y;
+}
+
+static int gc_cp__run_flush(gc_cp__enc *e)
+{
+        gc_cp__run *u = &e->run;
+        double v[2] = {u->v[0], u->v[1]};
+        gc_buf nums;
+        int r;
+
+        if (u->hours == 0)
+                return 0;
+        gc_buf_init(&nums, 256);
+        r = gc_cp__time(&nums, u->hour);
+        if (r == 0)
+                r = gc_cp__nums(&nums, v, 2);
+        if (r == 0 && u->hours > 1)
+                r = gc_buf_printf(&nums, ",%zu", u->hours);
+        if (r == 0)
+                r = gc_cp__record(e, u->section, u->strs, nums.data);
+        /* Every hour of the run is a row of the ledger. */
+        if (r == 0)
+                e->counts[u->section] += u->hours - 1;
+        gc_buf_free(&nums);
+        u->hours = 0;
+        return r;
+}
+
+static int gc_cp__run_add(gc_cp__enc *e, int section, const char *const *strs, size_t n_strs,
+                          int64_t hour, double v0, double v1)
+{
+        gc_cp__run *u = &e->run;
+        int same = u->hours > 0 && u->section == section &&
+                   u->hour + (int64_t)u->hours * 3600 == hour && gc_cp__same_bits(u->v[0], v0) &&
+                   gc_cp__same_bits(u->v[1], v1);
+        int r;
+
+        for (size_t i = 0; same && i < n_strs; i++)
+                same = u->strs[i] == strs[i];
+        if (same) {
+                u->hours++;
+                return 0;
+        }
+        r = gc_cp__run_flush(e);
+        if (r < 0)
+                return r;
+        u->section = section;
+        for (size_t i = 0; i < n_strs; i++)
+                u->strs[i] = strs[i];
+        u->hour = hour;
+        u->v[0] = v0;
+        u->v[1] = v1;
+        u->hours = 1;
+        return 0;
+}
+
+static int gc_cp__enc_rollup(void *ud, const gc_rollup *rw)
+{
+        gc_cp__enc *e = ud;
+        const char *strs[GC_DIM_POD];
+
+        for (size_t d = 0; d < GC_DIM_POD; d++)
+                strs[d] = gc_cp__s(rw->dims[d]);
+        return gc_cp__run_add(e, GC_CP__ROLLUP, strs, GC_DIM_POD, rw->hour, rw->gpu_seconds,
+                              rw->cost_usd);
+}
+
+static int gc_cp__enc_crollup(void *ud, const gc_capacity_rollup *rw)
+{
+        gc_cp__enc *e = ud;
+        const char *strs[3] = {rw->node, gc_cp__s(rw->model), gc_cp__s(rw->capacity_type)};
+
+        return gc_cp__run_add(e, GC_CP__CROLLUP, strs, 3, rw->hour, rw->geq_seconds, rw->cost_usd);
+}
+
+static void gc_cp__enc_free(gc_cp__enc *e)
+{
+        gc_buf_free(&e->strings);
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
+                gc_buf_free(&e->sec[s]);
+        gc_buf_free(&e->rec);
+        gc_buf_free(&e->rec_strs);
+        gc_cp__strtab_free(&e->tab);
+        gc_checkpoint_chunks_free(e->bodies, e->n_bodies);
+        e->bodies = NULL;
+        e->n_bodies = 0;
+}
+
+void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n)
+{
+        if (!chunks)
+                return;
+        for (size_t i = 0; i < n; i++)
+                gc_buf_free(&chunks[i]);
+        free(chunks);
+}
+
+/* Header + body of every chunk, now that the number of chunks and the write id are known. */
+static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *controller,
+                           int64_t horizon, gc_buf **ret_chunks)
+{
+        char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
+        gc_buf *out;
+        uint64_t h = e->hash;
+        int r = 0;
+
+        h = gc_hash(&written_at, sizeof(written_at), h);
+        h = gc_hash(controller, strlen(controller), h);
+        h = gc_hash(&horizon, sizeof(horizon), h);
+        h = gc_hash(e->counts, sizeof(e->counts), h);
+        snprintf(write_id, sizeof(write_id), "%016llx", (unsigned long long)h);
+        gc_time_format(written_at, when);
+        out = calloc(e->n_bodies, sizeof(*out));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < e->n_bodies; i++)
+                gc_buf_init(&out[i], GC_CHECKPOINT_MAX_CHUNK);
+        for (size_t i = 0; r == 0 && i < e->n_bodies; i++) {
+                gc_buf *b = &out[i];
+
+                r = gc_buf_printf(b,
+                                  "{\"version\":%d,\"write\":\"%s\",\"chunk\":%zu,\"of\":%zu,"
+                                  "\"written_at\":\"%s\",\"controller\":\"%s\",\"horizon\":",
+                                  GC_CHECKPOINT_VERSION, write_id, i, e->n_bodies, when,
+                                  controller);
+                if (r == 0)
+                        r = horizon == INT64_MIN ? gc_buf_puts(b, "null")
+                                                 : gc_buf_printf(b, "%lld", (long long)horizon);
+                if (r == 0)
+                        r = gc_buf_printf(b,
+                                          ",\"counts\":{\"usage\":%zu,\"capacity\":%zu,"
+                                          "\"rollups\":%zu,\"capacity_rollups\":%zu},",
+                                          e->counts[0], e->counts[1], e->counts[2], e->counts[3]);
+                if (r == 0)
+                        r = gc_buf_append(b, e->bodies[i].data, e->bodies[i].len);
+                /* The body is no longer needed: keep the peak near one copy of the checkpoint. */
+                gc_buf_free(&e->bodies[i]);
+        }
+        if (r < 0) {
+                gc_checkpoint_chunks_free(out, e->n_bodies);
+                return r;
+        }
+        *ret_chunks = out;
+        return 0;
+}
+
+int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *controller,
+                         size_t chunk_bytes, gc_buf **ret_chunks, size_t *ret_n, char *err,
+                         size_t errlen)
+{
+        static const gc_ledger_visitor v = {gc_cp__enc_usage, gc_cp__enc_capacity,
+                                            gc_cp__enc_rollup, gc_cp__enc_crollup};
+        gc_ledger_stats st;
+        gc_cp__enc e;
+        gc_buf *chunks = NULL;
+        size_t n = 0;
+        int r;
+
+        if (err && errlen)
+                err[0] = '\0';
+        if (!l || !controller || !ret_chunks || !ret_n) {
+                gc_cp__err(err, errlen, "checkpoint: no ledger, identity or result");
+                return -EINVAL;
+        }
+        if (chunk_bytes == 0)
+                chunk_bytes = GC_CHECKPOINT_CHUNK_BYTES;
+        if (chunk_bytes < GC_CHECKPOINT_MIN_CHUNK || chunk_bytes > GC_CHECKPOINT_MAX_CHUNK) {
+                gc_cp__err(err, errlen, "checkpoint: chunk_bytes %zu not in [%u, %u]", chunk_bytes,
+                           GC_CHECKPOINT_MIN_CHUNK, GC_CHECKPOINT_MAX_CHUNK);
+                return -EINVAL;
+        }
+        if (!gc_cp__valid_id(controller)) {
+                gc_cp__err(err, errlen,
+                           "checkpoint: controller: must be 1-%d printable ASCII bytes without "
+                           "quotes or backslashes",
+                           GC_CHECKPOINT_MAX_ID);
+                return -EINVAL;
+        }
+        if (written_at < 0 || written_at > GC_CP__TIME_MAX) {
+                gc_cp__err(err, errlen, "checkpoint: written_at %lld out of range",
+                           (long long)written_at);
+                return -EINVAL;
+        }
+        memset(&e, 0, sizeof(e));
+        e.limit = chunk_bytes - GC_CP__HEADER_ROOM;
+        e.err = err;
+        e.errlen = errlen;
+        gc_buf_init(&e.strings, chunk_bytes);
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
+                gc_buf_init(&e.sec[s], chunk_bytes);
+        gc_buf_init(&e.rec, chunk_bytes);
+        gc_buf_init(&e.rec_strs, chunk_bytes);
+        e.bodies = calloc(GC_CHECKPOINT_MAX_CHUNKS, sizeof(*e.bodies));
+        if (!e.bodies) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        gc_ledger_stats_get(l, &st);
+        r = gc_ledger_visit(l, &v, &e);
+        if (r == 0)
+                r = gc_cp__run_flush(&e);
+        /* The last chunk, or the only one of an empty ledger. */
+        if (r == 0 && (e.n_records > 0 || e.n_bodies == 0))
+                r = gc_cp__close_chunk(&e);
+        if (r == 0)
+                r = gc_cp__assemble(&e, written_at, controller, st.horizon, &chunks);
+        if (r == 0) {
+                n = e.n_bodies;
+                *ret_chunks = chunks;
+                *ret_n = n;
+        }
+finish:
+        if (r < 0 && err && errlen && !err[0])
+                gc_cp__err(err, errlen, "checkpoint: %s", strerror(-r));
+        gc_cp__enc_free(&e);
+        return r;
+}
+
+/* ---- decoding ------------------------------------------------------------------------------- */
+
+static int gc_cp__int(const cJSON *v, int64_t lo, int64_t hi, int64_t *ret)
+{
+        double d;
+
+        if (!cJSON_IsNumber(v))
+                return -EINVAL;
+        d = v->valuedouble;
+        /* Every integer here is below 2^53, where doubles are exact. */
+        if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi)
+                return -EINVAL;
+        *ret = (int64_t)d;
+        return 0;
+}
+
+static const cJSON *gc_cp__member(const cJSON *o, const char *name)
+{
+        return cJSON_GetObjectItemCaseSensitive(o, name);
+}
+
+static int gc_cp__is_hex16(const char *s)
+{
+        if (strlen(s) != 16)
+                return 0;
+        for (size_t i = 0; i < 16; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return 0;
+        return 1;
+}
+
+static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, size_t errlen)
+{
+        const cJSON *v, *counts;
+        int64_t x;
+
+        memset(h, 0, sizeof(*h));
+        if (!cJSON_IsObject(root)) {
+                gc_cp__err(err, errlen, "not a JSON object");
+                return -EINVAL;
+        }
+        v = gc_cp__member(root, "version");
+        if (gc_cp__int(v, 0, INT32_MAX, &x) < 0) {
+                gc_cp__err(err, errlen, "version: missing or not an integer");
+                return -EINVAL;
+        }
+        if (x != GC_CHECKPOINT_VERSION) {
+                gc_cp__err(err, errlen, "version: %lld is not supported (this build reads %d)",
+                           (long long)x, GC_CHECKPOINT_VERSION);
+                return -EINVAL;
+        }
+        h->version = (int)x;
+        v = gc_cp__member(root, "write");
+        if (!cJSON_IsString(v) || !gc_cp__is_hex16(v->valuestring)) {
+                gc_cp__err(err, errlen, "write: must be 16 lower-case hex digits");
+                return -EINVAL;
+        }
+        memcpy(h->write_id, v->valuestring, GC_CHECKPOINT_WRITE_LEN);
+        if (gc_cp__int(gc_cp__member(root, "of"), 1, GC_CHECKPOINT_MAX_CHUNKS, &x) < 0) {
+                gc_cp__err(err, errlen, "of: must be an integer in [1, %d]",
+                           GC_CHECKPOINT_MAX_CHUNKS);
+                return -EINVAL;
+        }
+        h->of = (size_t)x;
+        if (gc_cp__int(gc_cp__member(root, "chunk"), 0, GC_CHECKPOINT_MAX_CHUNKS - 1, &x) < 0) {
+                gc_cp__err(err, errlen, "chunk: must be an integer in [0, %d]",
+                           GC_CHECKPOINT_MAX_CHUNKS - 1);
+                return -EINVAL;
+        }
+        h->chunk = (size_t)x;
+        v = gc_cp__member(root, "written_at");
+        if (!cJSON_IsString(v) ||
+            gc_time_parse(v->valuestring, strlen(v->valuestring), &h->written_at) < 0 ||
+            h->written_at < 0 || h->written_at > GC_CP__TIME_MAX) {
+                gc_cp__err(err, errlen, "written_at: must be an RFC 3339 time");
+                return -EINVAL;
+        }
+        v = gc_cp__member(root, "controller");
+        if (!cJSON_IsString(v) || !gc_cp__valid_id(v->valuestring)) {
+                gc_cp__err(err, errlen, "controller: must be 1-%d printable ASCII bytes",
+                           GC_CHECKPOINT_MAX_ID);
+                return -EINVAL;
+        }
+        gc_strlcpy(h->controller, v->valuestring, sizeof(h->controller));
+        v = gc_cp__member(root, "horizon");
+        if (cJSON_IsNull(v)) {
+                h->horizon = INT64_MIN;
+        } else if (gc_cp__int(v, 0, GC_CP__TIME_MAX, &h->horizon) < 0 ||
+                   h->horizon % GC_CP__HOUR != 0) {
+                gc_cp__err(err, errlen, "horizon: must be null or a whole hour in UTC seconds");
+                return -EINVAL;
+        }
+        counts = gc_cp__member(root, "counts");
+        if (!cJSON_IsObject(counts)) {
+                gc_cp__err(err, errlen, "counts: missing or not an object");
+                return -EINVAL;
+        }
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++) {
+                size_t *dst[GC_CP__N_SECTIONS] = {&h->usage, &h->capacity, &h->rollups,
+                                                  &h->capacity_rollups};
+
+                if (gc_cp__int(gc_cp__member(counts, gc_cp__section[s]), 0, INT32_MAX, &x) < 0) {
+                        gc_cp__err(err, errlen, "counts.%s: must be a count", gc_cp__section[s]);
+                        return -EINVAL;
+                }
+                *dst[s] = (size_t)x;
+        }
+        if (h->chunk >= h->of) {
+                gc_cp__err(err, errlen, "chunk: %zu is not below of (%zu)", h->chunk, h->of);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static cJSON *gc_cp__parse(const char *data, size_t len, char *err, size_t errlen)
+{
+        cJSON *root;
+
+        if (!data) {
+                gc_cp__err(err, errlen, "no data");
+                return NULL;
+        }
+        if (len > GC_CHECKPOINT_MAX_CHUNK) {
+                gc_cp__err(err, errlen, "%zu bytes, more than the %u a chunk may have", len,
+                           GC_CHECKPOINT_MAX_CHUNK);
+                return NULL;
+        }
+        root = cJSON_ParseWithLength(data, len);
+        if (!root)
+                gc_cp__err(err, errlen, "not valid JSON");
+        return root;
+}
+
+int gc_checkpoint_peek(const char *data, size_t len, gc_checkpoint_header *ret, char *err,
+                       size_t errlen)
+{
+        gc_checkpoint_header h;
+        cJSON *root;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        root = gc_cp__parse(data, len, err, errlen);
+        if (!root)
+                return -EINVAL;
+        r = gc_cp__header(root, &h, err, errlen);
+        cJSON_Delete(root);
+        if (r == 0)
+                *ret = h;
+        return r;
+}
+
+/* One record's fields, read from its JSON array. */
+typedef struct gc_cp__fields {
+        const char *s[GC_CP__MAX_STRS];
+        double d[5];
+        int64_t t[2];
+        uint32_t flags;
+        size_t hours; /* rollups: the figures repeat for this many hours from t[0] */
+} gc_cp__fields;
+
+static int gc_cp__time_field(const cJSON *v, int open_ok, int64_t *ret)
+{
+        if (open_ok && cJSON_IsNull(v)) {
+                *ret = GC_OPEN;
+                return 0;
+        }
+        return gc_cp__int(v, 0, GC_CP__TIME_MAX, ret);
+}
+
+static int gc_cp__money(const cJSON *v, double *ret)
+{
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+                return -EINVAL;
+        *ret = v->valuedouble;
+        return 0;
+}
+
+/* What each number of a record is, in order (docs/checkpoint.md). */
+typedef enum gc_cp__kind {
+        GC_CP__MONEY,
+        GC_CP__START,
+        GC_CP__END,
+        GC_CP__HOUR_START,
+        GC_CP__FLAGS
+} gc_cp__kind;
+
+typedef struct gc_cp__num_spec {
+        const char *name;
+        gc_cp__kind kind;
+} gc_cp__num_spec;
+
+static const gc_cp__num_spec gc_cp__nums_of[GC_CP__N_SECTIONS][5] = {
+    {{"geq", GC_CP__MONEY},
+     {"usd_per_gpu_hour", GC_CP__MONEY},
+     {"start", GC_CP__START},
+     {"end", GC_CP__END},
+     {"flags", GC_CP__FLAGS}},
+    {{"geq", GC_CP__MONEY},
+     {"usd_per_gpu_hour", GC_CP__MONEY},
+     {"start", GC_CP__START},
+     {"end", GC_CP__END}},
+    {{"hour", GC_CP__HOUR_START}, {"gpu_seconds", GC_CP__MONEY}, {"cost_usd", GC_CP__MONEY}},
+    {{"hour", GC_CP__HOUR_START}, {"geq_seconds", GC_CP__MONEY}, {"cost_usd", GC_CP__MONEY}},
+};
+
+/* Reads one number of a record into f; money fills d[] in order, times t[0] then t[1]. */
+static int gc_cp__read_num(const cJSON *v, gc_cp__kind kind, gc_cp__fields *f, size_t *n_money)
+{
+        int64_t x;
+
+        switch (kind) {
+        case GC_CP__MONEY:
+                return gc_cp__money(v, &f->d[(*n_money)++]);
+        case GC_CP__START:
+                return gc_cp__time_field(v, 0, &f->t[0]);
+        case GC_CP__END:
+                return gc_cp__time_field(v, 1, &f->t[1]);
+        case GC_CP__HOUR_START:
+                if (gc_cp__time_field(v, 0, &f->t[0]) < 0 || f->t[0] % GC_CP__HOUR != 0)
+                        return -EINVAL;
+                return 0;
+        default:
+                if (gc_cp__int(v, 0, UINT32_MAX, &x) < 0)
+                        return -EINVAL;
+                f->flags = (uint32_t)x;
+                return 0;
+        }
+}
+
+/* Reads and checks a record; on error, names the field in err. */
+static int gc_cp__read(int section, const cJSON *rec, const char *const *strings, size_t n_strings,
+                       gc_cp__fields *f, char *err, size_t errlen)
+{
+        size_t ns = gc_cp__n_strs[section], nn = gc_cp__n_nums[section];
+        const cJSON *v;
+        size_t i = 0, size, n_money = 0;
+        int64_t x;
+
+        memset(f, 0, sizeof(*f));
+        f->hours = 1;
+        size = cJSON_IsArray(rec) ? (size_t)cJSON_GetArraySize(rec) : 0;
+        /* Rollup records may end with a count of hours that repeat the figures. */
+        if (size != ns + nn && (section < GC_CP__ROLLUP || size != ns + nn + 1)) {
+                gc_cp__err(err, errlen, "must be an array of %zu values", ns + nn);
+                return -EINVAL;
+        }
+        cJSON_ArrayForEach(v, rec)
+        {
+                if (i < ns) {
+                        if (gc_cp__int(v, 0, (int64_t)n_strings - 1, &x) < 0) {
+                                gc_cp__err(err, errlen,
+                                           "value %zu: must index the chunk's %zu strings", i,
+                                           n_strings);
+                                return -EINVAL;
+                        }
+                        f->s[i] = strings[x];
+                } else if (i < ns + nn) {
+                        const gc_cp__num_spec *sp = &gc_cp__nums_of[section][i - ns];
+
+                        if (gc_cp__read_num(v, sp->kind, f, &n_money) < 0) {
+                                gc_cp__err(err, errlen, "%s: out of range or not a number",
+                                           sp->name);
+                                return -EINVAL;
+                        }
+                } else {
+                        if (gc_cp__int(v, 1, (GC_CP__TIME_MAX - f->t[0]) / GC_CP__HOUR + 1, &x) <
+                            0) {
+                                gc_cp__err(err, errlen, "hours: must be a count of hours");
+                                return -EINVAL;
+                        }
+                        f->hours = (size_t)x;
+                }
+                i++;
+        }
+        for (i = 0; i < ns; i++)
+                if (!f->s[i])
+                        return -EINVAL;
+        /* What the ledger itself would refuse, refused before anything is put. */
+        if (section != GC_CP__ROLLUP && !*f->s[0]) {
+                gc_cp__err(err, errlen, "%s: must not be empty",
+                           section == GC_CP__USAGE ? "pod_uid" : "node");
+                return -EINVAL;
+        }
+        if ((section == GC_CP__USAGE || section == GC_CP__CAPACITY) && f->t[1] != GC_OPEN &&
+            f->t[1] < f->t[0]) {
+                gc_cp__err(err, errlen, "end: before start");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f)
+{
+        switch (section) {
+        case GC_CP__USAGE: {
+                gc_usage u;
+
+                memset(&u, 0, sizeof(u));
+                u.pod_uid = f->s[0];
+                for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                        u.dims[d] = f->s[1 + d];
+                u.geq = f->d[0];
+                u.usd_per_gpu_hour = f->d[1];
+                u.start = f->t[0];
+                u.end = f->t[1];
+                u.flags = f->flags;
+                return gc_ledger_put_usage(l, &u);
+        }
+        case GC_CP__CAPACITY: {
+                gc_capacity c = {f->s[0], f->s[1], f->s[2], f->d[0], f->d[1], f->t[0], f->t[1]};
+
+                return gc_ledger_put_capacity(l, &c);
+        }
+        case GC_CP__ROLLUP: {
+                gc_rollup rw;
+                int r = 0;
+
+                memset(&rw, 0, sizeof(rw));
+                for (size_t d = 0; d < GC_DIM_POD; d++)
+                        rw.dims[d] = f->s[d];
+                rw.gpu_seconds = f->d[0];
+                rw.cost_usd = f->d[1];
+                for (size_t k = 0; r == 0 && k < f->hours; k++) {
+                        rw.hour = f->t[0] + (int64_t)k * GC_CP__HOUR;
+                        r = gc_ledger_add_rollup(l, &rw);
+                }
+                return r;
+        }
+        default: {
+                gc_capacity_rollup rw = {f->t[0], f->s[0], f->s[1], f->s[2], f->d[0], f->d[1]};
+                int r = 0;
+
+                for (size_t k = 0; r == 0 && k < f->hours; k++) {
+                        rw.hour = f->t[0] + (int64_t)k * GC_CP__HOUR;
+                        r = gc_ledger_add_capacity_rollup(l, &rw);
+                }
+                return r;
+        }
+        }
+}
+
+/*
+ * Checks a chunk's string table and records, counting them into counts[]; with l, also puts
+ * them into the ledger.
+ */
+static int gc_cp__body(const cJSON *root, gc_ledger *l, size_t counts[GC_CP__N_SECTIONS], char *err,
+                       size_t errlen)
+{
+        const cJSON *strs = gc_cp__member(root, "strings"), *v;
+        const char **table = NULL;
+        char sub[256];
+        size_t n_strings, i = 0;
+        int r = 0;
+
+        if (!cJSON_IsArray(strs)) {
+                gc_cp__err(err, errlen, "strings: missing or not an array");
+                return -EINVAL;
+        }
+        n_strings = (size_t)cJSON_GetArraySize(strs);
+        table = calloc(n_strings + 1, sizeof(*table));
+        if (!table)
+                return -ENOMEM;
+        cJSON_ArrayForEach(v, strs)
+        {
+                if (!cJSON_IsString(v) || strlen(v->valuestring) > GC_CHECKPOINT_MAX_STRING) {
+                        gc_cp__err(err, errlen, "strings[%zu]: not a string of at most %d bytes", i,
+                                   GC_CHECKPOINT_MAX_STRING);
+                        r = -EINVAL;
+                        goto finish;
+                }
+                table[i++] = v->valuestring;
+        }
+        for (int s = 0; s < GC_CP__N_SECTIONS; s++) {
+                const cJSON *sec = gc_cp__member(root, gc_cp__section[s]), *rec;
+                size_t k = 0;
+
+                if (!cJSON_IsArray(sec)) {
+                        gc_cp__err(err, errlen, "%s: missing or not an array", gc_cp__section[s]);
+                        r = -EINVAL;
+                        goto finish;
+                }
+                cJSON_ArrayForEach(rec, sec)
+                {
+                        gc_cp__fields f;
+
+                        r = gc_cp__read(s, rec, table, n_strings, &f, sub, sizeof(sub));
+                        if (r < 0) {
+                                gc_cp__err(err, errlen, "%s[%zu]: %s", gc_cp__section[s], k, sub);
+                                goto finish;
+                        }
+                        if (l && (r = gc_cp__apply(l, s, &f)) < 0) {
+                                gc_cp__err(err, errlen, "%s[%zu]: the ledger refused it: %s",
+                                           gc_cp__section[s], k, strerror(-r));
+                                goto finish;
+                        }
+                        k++;
+                        counts[s] += f.hours;
+                }
+        }
+finish:
+        free(table);
+        return r;
+}
+
+typedef struct gc_cp__entry {
+        gc_checkpoint_header h;
+        size_t counts[GC_CP__N_SECTIONS]; /* rows its records make */
+        int present;
+} gc_cp__entry;
+
+static int gc_cp__collect_open(void *ud, const gc_usage *u)
+{
+        gc_checkpoint_info *info = ud;
+        gc_checkpoint_open *o;
+
+        if (u->end != GC_OPEN)
+                return 0;
+        o = &info->open[info->n_open++];
+        o->pod_uid = u->pod_uid;
+        memcpy(o->dims, u->dims, sizeof(o->dims));
+        o->geq = u->geq;
+        o->start = u->start;
+        return 0;
+}
+
+/* Which entries make up the write named by chunk 0; every chunk 1..of-1 must be among them. */
+static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *ret_ignored,
+                         char *err, size_t errlen)
+{
+        unsigned char seen[GC_CHECKPOINT_MAX_CHUNKS] = {0};
+        size_t auth = SIZE_MAX, ignored = 0;
+        char name[GC_CHECKPOINT_NAME_MAX];
+
+        for (size_t i = 0; i < n; i++) {
+                if (!ent[i].present || ent[i].h.chunk != 0)
+                        continue;
+                if (auth != SIZE_MAX && strcmp(ent[auth].h.write_id, ent[i].h.write_id) != 0) {
+                        gc_cp__err(err, errlen, "two chunks 0, of writes %s and %s",
+                                   ent[auth].h.write_id, ent[i].h.write_id);
+                        return -EINVAL;
+                }
+                auth = i;
+        }
+        if (auth == SIZE_MAX) {
+                gc_cp__err(err, errlen, "chunk 0 (ConfigMap %s) is missing", GC_CHECKPOINT_NAME);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const gc_checkpoint_header *a = &ent[auth].h, *h = &ent[i].h;
+
+                if (!ent[i].present)
+                        continue;
+                if (strcmp(h->write_id, a->write_id) != 0) {
+                        if (h->chunk >= a->of) {
+                                /* Left over from an earlier write that needed more chunks. */
+                                ent[i].present = 0;
+                                ignored++;
+                                continue;
+                        }
+                        gc_cp__err(err, errlen,
+                                   "chunk %zu is of write %s, chunk 0 of write %s: a write that "
+                                   "did not finish",
+                                   h->chunk, h->write_id, a->write_id);
+                        return -EINVAL;
+                }
+                if (h->of != a->of || h->written_at != a->written_at || h->horizon != a->horizon ||
+                    strcmp(h->controller, a->controller) != 0 || h->usage != a->usage ||
+                    h->capacity != a->capacity || h->rollups != a->rollups ||
+                    h->capacity_rollups != a->capacity_rollups) {
+                        gc_cp__err(err, errlen, "chunk %zu: its header differs from chunk 0's",
+                                   h->chunk);
+                        return -EINVAL;
+                }
+                if (seen[h->chunk]) {
+                        gc_cp__err(err, errlen, "chunk %zu of write %s is given twice", h->chunk,
+                                   h->write_id);
+                        return -EINVAL;
+                }
+                seen[h->chunk] = 1;
+        }
+        for (size_t c = 1; c < ent[auth].h.of; c++) {
+                if (seen[c])
+                        continue;
+                gc_checkpoint_name(c, name);
+                gc_cp__err(err, errlen, "chunk %zu of %zu (ConfigMap %s) of write %s is missing", c,
+                           ent[auth].h.of, name, ent[auth].h.write_id);
+                return -EINVAL;
+        }
+        *ret_auth = auth;
+        *ret_ignored = ignored;
+        return 0;
+}
+
+int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *lens, size_t n,
+                         size_t max_intervals, size_t max_rollup_rows, gc_checkpoint_info *ret,
+                         char *err, size_t errlen)
+{
+        static const gc_ledger_visitor open_v = {gc_cp__collect_open, NULL, NULL, NULL};
+        size_t counts[GC_CP__N_SECTIONS] = {0};
+        gc_checkpoint_info info;
+        gc_cp__entry *ent = NULL;
+        gc_ledger_stats st;
+        char sub[512];
+        size_t auth = 0, ignored = 0;
+        const gc_checkpoint_header *a;
+        int r = 0;
+
+        memset(&info, 0, sizeof(info));
+        if (err && errlen)
+                err[0] = '\0';
+        if (!l || (n && (!chunks || !lens)) || !ret) {
+                gc_cp__err(err, errlen, "checkpoint: no ledger, chunks or result");
+                return -EINVAL;
+        }
+        if (n > GC_CP__MAX_ENTRIES) {
+                gc_cp__err(err, errlen, "checkpoint: %zu chunks given, at most %d", n,
+                           GC_CP__MAX_ENTRIES);
+                return -E2BIG;
+        }
+        gc_ledger_stats_get(l, &st);
+        if (st.intervals || st.capacities || st.rollup_rows || st.horizon != INT64_MIN) {
+                gc_cp__err(err, errlen, "checkpoint: the ledger to restore into is not empty");
+                return -EINVAL;
+        }
+        if (max_intervals == 0)
+                max_intervals = GC_LEDGER_DEFAULT_LIMIT;
+        if (max_rollup_rows == 0)
+                max_rollup_rows = GC_LEDGER_DEFAULT_LIMIT;
+        ent = calloc(n + 1, sizeof(*ent));
+        if (!ent)
+                return -ENOMEM;
+
+        /* Pass 1: every header and record checked, nothing put. */
+        for (size_t i = 0; i < n && r == 0; i++) {
+                cJSON *root;
+
+                if (!chunks[i])
+                        continue;
+                root = gc_cp__parse(chunks[i], lens[i], sub, sizeof(sub));
+                if (!root) {
+                        gc_cp__err(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
+                        r = -EINVAL;
+                        break;
+                }
+                r = gc_cp__header(root, &ent[i].h, sub, sizeof(sub));
+                if (r == 0) {
+                        r = gc_cp__body(root, NULL, ent[i].counts, sub, sizeof(sub));
+                        ent[i].present = 1;
+                }
+                if (r < 0)
+                        gc_cp__err(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
+                cJSON_Delete(root);
+        }
+        if (r == 0)
+                r = gc_cp__select(ent, n, &auth, &ignored, sub, sizeof(sub));
+        if (r < 0) {
+                if (err && errlen && !err[0])
+                        gc_cp__err(err, errlen, "checkpoint: %s", sub);
+                goto finish;
+        }
+        a = &ent[auth].h;
+        if (a->usage > max_intervals || a->capacity > max_intervals ||
+            a->rollups + a->capacity_rollups > max_rollup_rows) {
+                gc_cp__err(err, errlen,
+                           "checkpoint: %zu pod intervals, %zu capacities and %zu rollup rows "
+                           "exceed the ledger's limits (%zu intervals, %zu rollup rows)",
+                           a->usage, a->capacity, a->rollups + a->capacity_rollups, max_intervals,
+                           max_rollup_rows);
+                r = -E2BIG;
+                goto finish;
+        }
+
+        /* The rows the records make must be what the header says, before any is put. */
+        for (size_t i = 0; i < n; i++)
+                for (size_t s = 0; ent[i].present && s < GC_CP__N_SECTIONS; s++)
+                        counts[s] += ent[i].counts[s];
+        if (counts[0] != a->usage || counts[1] != a->capacity || counts[2] != a->rollups ||
+            counts[3] != a->capacity_rollups) {
+                gc_cp__err(err, errlen,
+                           "checkpoint: the chunks hold %zu/%zu/%zu/%zu records, the header "
+                           "says %zu/%zu/%zu/%zu (usage/capacity/rollups/capacity_rollups)",
+                           counts[0], counts[1], counts[2], counts[3], a->usage, a->capacity,
+                           a->rollups, a->capacity_rollups);
+                r = -EINVAL;
+                goto finish;
+        }
+
+        /*
+         * Pass 2: the records go into the ledger in the order they were written (so the ledger
+         * walks them as the original did), then the horizon (puts clip to it).
+         */
+        for (size_t c = 0; c < a->of && r == 0; c++) {
+                size_t i = 0;
+                cJSON *root;
+
+                while (!ent[i].present || ent[i].h.chunk != c)
+                        i++;
+                root = gc_cp__parse(chunks[i], lens[i], sub, sizeof(sub));
+                if (!root) {
+                        r = -ENOMEM; /* it parsed in pass 1 */
+                        break;
+                }
+                memset(counts, 0, sizeof(counts));
+                r = gc_cp__body(root, l, counts, sub, sizeof(sub));
+                if (r < 0)
+                        gc_cp__err(err, errlen, "checkpoint: chunk %zu: %s", c, sub);
+                cJSON_Delete(root);
+        }
+        if (r < 0)
+                goto finish;
+        r = gc_ledger_set_horizon(l, a->horizon);
+        if (r < 0) {
+                gc_cp__err(err, errlen, "checkpoint: horizon: refused by the ledger");
+                goto finish;
+        }
+        gc_ledger_stats_get(l, &st);
+        /* A key given twice would have been merged: the checkpoint was not what a ledger writes. */
+        if (st.intervals != a->usage || st.capacities != a->capacity ||
+            st.rollup_rows != a->rollups + a->capacity_rollups) {
+                gc_cp__err(err, errlen, "checkpoint: records with the same key given twice");
+                r = -EINVAL;
+                goto finish;
+        }
+        info.header = *a;
+        info.ignored = ignored;
+        info.open = calloc(st.open_intervals + 1, sizeof(*info.open));
+        if (!info.open) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        r = gc_ledger_visit(l, &open_v, &info);
+finish:
+        free(ent);
+        if (r < 0) {
+                if (err && errlen && !err[0])
+                        gc_cp__err(err, errlen, "checkpoint: %s", strerror(-r));
+                gc_checkpoint_info_release(&info);
+                return r;
+        }
+        *ret = info;
+        return 0;
+}
+
+void gc_checkpoint_info_release(gc_checkpoint_info *info)
+{
+        if (!info)
+                return;
+        free(info->open);
+        info->open = NULL;
+        info->n_open = 0;
+}
+
+/* ---- pods deleted while the controller was away -------------------------------------------- */
+
+typedef struct gc_cp__open_list {
+        gc_usage *u;
+        size_t n, cap;
+        int (*seen)(void *ud, const char *pod_uid);
+        void *ud;
+} gc_cp__open_list;
+
+static int gc_cp__gather_missing(void *ud, const gc_usage *u)
+{
+        gc_cp__open_list *o = ud;
+
+        if (u->end != GC_OPEN || o->seen(o->ud, u->pod_uid))
+                return 0;
+        if (o->n == o->cap) {
+                size_t cap = o->cap ? o->cap * 2 : 64;
+                gc_usage *p = realloc(o->u, cap * sizeof(*p));
+
+                if (!p)
+                        return -ENOMEM;
+                o->u = p;
+                o->cap = cap;
+        }
+        o->u[o->n++] = *u;
+        return 0;
+}
+
+int gc_checkpoint_close_missing(gc_ledger *l, int (*seen)(void *ud, const char *pod_uid), void *ud,
+                                int64_t end_time, size_t *ret_count, double *ret_gpu_seconds)
+{
+        static const gc_ledger_visitor v = {gc_cp__gather_missing, NULL, NULL, NULL};
+        gc_cp__open_list o = {0};
+        double gs = 0;
+        int r;
+
+        if (!l || !seen || end_time < 0 || end_time > GC_CP__TIME_MAX)
+                return -EINVAL;
+        o.seen = seen;
+        o.ud = ud;
+        /* The ledger must not change during a walk: gather first, then end them. */
+        r = gc_ledger_visit(l, &v, &o);
+        for (size_t i = 0; r == 0 && i < o.n; i++) {
+                gc_usage u = o.u[i];
+
+                u.end = end_time > u.start ? end_time : u.start;
+                u.flags |= GC_USAGE_F_ESTIMATE;
+                r = gc_ledger_put_usage(l, &u);
+                gs += (double)(u.end - u.start) * u.geq;
+        }
+        free(o.u);
+        if (r < 0)
+                return r;
+        if (ret_count)
+                *ret_count = o.n;
+        if (ret_gpu_seconds)
+                *ret_gpu_seconds = gs;
+        return 0;
+}
+
+int gc_checkpoint_estimate_note(size_t count, double gpu_seconds, int64_t end_time, gc_buf *out)
+{
+        char when[GC_TIME_LEN];
+
+        if (!out || !isfinite(gpu_seconds) || gpu_seconds < 0)
+                return -EINVAL;
+        gc_time_format(end_time, when);
+        return gc_buf_printf(out,
+                             "%zu pod%s running at the last checkpoint (%s) %s deleted while the "
+                             "controller was not running; %s counted up to that time, the last "
+                             "moment %s known to exist: %.2f GPU-hours rest on this estimate.",
+                             count, count == 1 ? "" : "s", when, count == 1 ? "was" : "were",
+                             count == 1 ? "it is" : "they are", count == 1 ? "it was" : "they were",
+                             gpu_seconds / 3600.0);
+}

@@ -1,0 +1,117 @@
+/* checkpoint: a ledger as chunks of JSON small enough for ConfigMaps, and back
+ * (docs/checkpoint.md). */
+#ifndef GC_CHECKPOINT_H
+#define GC_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ledger/ledger.h"
+#include "../util/util.h"
+
+/*
+ * A checkpoint is one write of the whole ledger (every pod interval, capacity interval, rollup
+ * row, capacity rollup row and the fold horizon) split into n chunks. Every chunk is a JSON
+ * object that carries the header {"version":1,"write":"<id>","chunk":i,"of":n,"written_at":...,
+ * "controller":...,"horizon":...,"counts":{...}} and its own string table, so each chunk is read
+ * on its own; a restore needs all n chunks of the same write or restores nothing.
+ */
+
+#define GC_CHECKPOINT_VERSION     1
+#define GC_CHECKPOINT_CHUNK_BYTES (900u * 1024u) /* a ConfigMap value, with room for the rest */
+#define GC_CHECKPOINT_MIN_CHUNK   (16u * 1024u)  /* smallest chunk_bytes accepted (tests) */
+#define GC_CHECKPOINT_MAX_CHUNK   (1u << 20)     /* a chunk larger than this is refused */
+#define GC_CHECKPOINT_MAX_CHUNKS  128            /* chunks of one write */
+#define GC_CHECKPOINT_MAX_STRING  1024           /* bytes of one string (uid, label, name) */
+#define GC_CHECKPOINT_MAX_ID      253            /* bytes of the controller's identity */
+#define GC_CHECKPOINT_WRITE_LEN   17             /* write id: 16 hex digits and the NUL */
+
+#define GC_CHECKPOINT_NAME     "gpu-cost-checkpoint" /* chunk 0's ConfigMap; chunk i adds -i */
+#define GC_CHECKPOINT_KEY      "checkpoint.json"     /* the ConfigMap data key */
+#define GC_CHECKPOINT_NAME_MAX 64
+
+/* The ConfigMap that holds chunk i: "gpu-cost-checkpoint", "gpu-cost-checkpoint-1", ... */
+void gc_checkpoint_name(size_t chunk, char out[GC_CHECKPOINT_NAME_MAX]);
+
+/*
+ * Writes the ledger as chunks of at most chunk_bytes each (0 = GC_CHECKPOINT_CHUNK_BYTES; at
+ * least GC_CHECKPOINT_MIN_CHUNK). *ret_chunks is an array of *ret_n buffers the caller frees
+ * with gc_checkpoint_chunks_free. controller is the writer's identity (printable ASCII without
+ * quotes or backslashes, at most GC_CHECKPOINT_MAX_ID bytes). The write id is a hash of the
+ * whole content and written_at, so chunks of different writes do not mix. -E2BIG when a string
+ * is longer than GC_CHECKPOINT_MAX_STRING or more than GC_CHECKPOINT_MAX_CHUNKS chunks would
+ * be needed; err says which.
+ * Write chunk 0 last: it is the one a restore reads first, so a write that stopped half-way
+ * leaves chunks that a restore refuses instead of a mix that looks complete.
+ */
+int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *controller,
+                         size_t chunk_bytes, gc_buf **ret_chunks, size_t *ret_n, char *err,
+                         size_t errlen);
+void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n); /* accepts NULL */
+
+/* What one chunk says about its write, read without restoring anything. */
+typedef struct gc_checkpoint_header {
+        int version;
+        char write_id[GC_CHECKPOINT_WRITE_LEN];
+        size_t chunk; /* this chunk's index */
+        size_t of;    /* chunks in the write */
+        int64_t written_at;
+        char controller[GC_CHECKPOINT_MAX_ID + 1];
+        int64_t horizon; /* INT64_MIN when the ledger had never folded */
+        size_t usage, capacity, rollups, capacity_rollups; /* records in the whole write */
+} gc_checkpoint_header;
+
+/* Reads a chunk's header (e.g. chunk 0, to learn how many ConfigMaps to fetch). */
+int gc_checkpoint_peek(const char *data, size_t len, gc_checkpoint_header *ret, char *err,
+                       size_t errlen);
+
+/* A pod interval that was open (still holding its GPUs) when the checkpoint was written. */
+typedef struct gc_checkpoint_open {
+        const char *pod_uid;            /* the ledger's interned strings */
+        const char *dims[GC_DIM_COUNT]; /* namespace, team, ..., pod */
+        double geq;
+        int64_t start;
+} gc_checkpoint_open;
+
+typedef struct gc_checkpoint_info {
+        gc_checkpoint_header header; /* of the write restored (chunk index 0) */
+        size_t ignored;              /* chunks given that belong to another write, past `of` */
+        gc_checkpoint_open *open;    /* open intervals restored */
+        size_t n_open;
+} gc_checkpoint_info;
+
+/*
+ * Restores a checkpoint into l, which must be empty (nothing put, never folded). chunks[i] of
+ * lens[i] bytes may come in any order, and an entry may be NULL (a ConfigMap that was not
+ * there). Chunk 0 names the write; every chunk 1..of-1 must be present and of that write, else
+ * -EINVAL with err naming what is missing or mixed, before anything is put into l. Chunks of
+ * another write with an index past `of` (left over from a longer earlier write) are ignored and
+ * counted. Chunks over GC_CHECKPOINT_MAX_CHUNK bytes, an unknown version, and counts above
+ * max_intervals or max_rollup_rows (0 = GC_LEDGER_DEFAULT_LIMIT; pass the ledger's own) are
+ * refused. Strings are interned into the ledger's pool; doubles come back bit for bit.
+ * On success *ret lists the open intervals restored (release with gc_checkpoint_info_release).
+ * On a failure after validation (out of memory, the ledger's own limits) l holds part of the
+ * checkpoint and must be discarded.
+ */
+int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *lens, size_t n,
+                         size_t max_intervals, size_t max_rollup_rows, gc_checkpoint_info *ret,
+                         char *err, size_t errlen);
+void gc_checkpoint_info_release(gc_checkpoint_info *info); /* accepts a zeroed struct */
+
+/*
+ * After a restore and the first full LIST of pods: ends at end_time (normally the checkpoint's
+ * written_at, the last moment those pods were known to exist; never before an interval's start)
+ * every open interval whose pod `seen` says is gone, and flags it GC_USAGE_F_ESTIMATE. Returns
+ * in *ret_count how many were ended and in *ret_gpu_seconds the GPU-seconds they hold in all
+ * (what rests on the estimate). seen(ud, uid) returns non-zero for a pod the API still shows.
+ */
+int gc_checkpoint_close_missing(gc_ledger *l, int (*seen)(void *ud, const char *pod_uid), void *ud,
+                                int64_t end_time, size_t *ret_count, double *ret_gpu_seconds);
+
+/*
+ * The report note for pods ended by gc_checkpoint_close_missing: how many, their GPU-hours,
+ * and how they were estimated. Appends one sentence (Markdown) to out.
+ */
+int gc_checkpoint_estimate_note(size_t count, double gpu_seconds, int64_t end_time, gc_buf *out);
+
+#endif

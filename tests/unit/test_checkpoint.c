@@ -1,0 +1,827 @@
+/* test_checkpoint: ledger round trips through chunks, refusals of partial or mixed writes,
+ * estimates. */
+#include <check.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint/checkpoint.h"
+#include "ledger/ledger.h"
+#include "util/util.h"
+
+#define H   ((int64_t)3600)
+#define DAY ((int64_t)86400)
+
+typedef struct fixture {
+        gc_strpool *pool;
+        gc_ledger *l;
+} fixture;
+
+static void fx_new(fixture *f)
+{
+        gc_ledger_opts o = {0};
+
+        f->pool = gc_strpool_new(64u << 20);
+        ck_assert_ptr_nonnull(f->pool);
+        o.pool = f->pool;
+        f->l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f->l);
+}
+
+static void fx_free(fixture *f)
+{
+        f->l = gc_ledger_free(f->l);
+        f->pool = gc_strpool_free(f->pool);
+}
+
+/* Monday 2026-11-02 00:00 UTC. */
+static int64_t t0(void)
+{
+        return gc_days_from_civil(2026, 11, 2) * DAY;
+}
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+        rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+        return (uint32_t)(rng_state >> 33) % n;
+}
+
+static void put_pod(gc_ledger *l, const char *uid, const char *ns, const char *team,
+                    const char *project, const char *node, const char *model, double geq,
+                    double price, int64_t start, int64_t end, uint32_t flags)
+{
+        gc_usage u;
+
+        memset(&u, 0, sizeof(u));
+        u.pod_uid = uid;
+        u.dims[GC_DIM_NAMESPACE] = ns;
+        u.dims[GC_DIM_TEAM] = team;
+        u.dims[GC_DIM_PROJECT] = project;
+        u.dims[GC_DIM_MODEL] = model;
+        u.dims[GC_DIM_CAPACITY_TYPE] = "on-demand";
+        u.dims[GC_DIM_NODE] = node;
+        u.dims[GC_DIM_POD] = uid;
+        u.geq = geq;
+        u.usd_per_gpu_hour = price;
+        u.start = start;
+        u.end = end;
+        u.flags = flags;
+        ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
+}
+
+/*
+ * 40 nodes and 6,000 pods over 12 days from t0: short and long, open (about 1 in 10) and
+ * closed, MIG shares (1/7, 3/7) and whole GPUs, some estimates; then history before day 6 is
+ * folded into hourly rollups, so the ledger holds every kind of record and a horizon.
+ */
+static void fill_big(gc_ledger *l, int64_t *ret_now)
+{
+        static const double shares[] = {1.0, 2.0, 1.0 / 7.0, 3.0 / 7.0, 0.5};
+        static const char *const models[] = {"NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB",
+                                             "NVIDIA-L4"};
+        char uid[32], ns[16], team[16], project[16], node[16];
+        int64_t base = t0();
+
+        rng_state = 42;
+        for (int i = 0; i < 40; i++) {
+                gc_capacity c;
+
+                snprintf(node, sizeof(node), "node-%02d", i);
+                memset(&c, 0, sizeof(c));
+                c.node = node;
+                c.model = models[i % 3];
+                c.capacity_type = i % 4 == 0 ? "spot" : "on-demand";
+                c.geq = 8;
+                c.usd_per_gpu_hour = 2.5 + i * 0.37;
+                c.start = base - (int64_t)rnd(3) * DAY + rnd(3600);
+                c.end = i % 13 == 5 ? base + 9 * DAY + 1234 : GC_OPEN;
+                ck_assert_int_eq(gc_ledger_put_capacity(l, &c), 0);
+        }
+        for (int i = 0; i < 6000; i++) {
+                int n = (int)rnd(40);
+                int64_t start = base + (int64_t)rnd((uint32_t)(11 * DAY));
+                int64_t end = rnd(10) == 0 ? GC_OPEN : start + 30 + (int64_t)rnd(2 * DAY);
+
+                snprintf(uid, sizeof(uid), "uid-%05d", i);
+                snprintf(ns, sizeof(ns), "ns-%d", i % 30);
+                snprintf(team, sizeof(team), "team-%d", i % 12);
+                snprintf(project, sizeof(project), "proj-%d", i % 40);
+                snprintf(node, sizeof(node), "node-%02d", n);
+                put_pod(l, uid, ns, i % 17 == 3 ? GC_UNATTRIBUTED : team, project, node,
+                        models[n % 3], shares[rnd(5)], 2.5 + n * 0.37, start, end,
+                        rnd(20) == 0 ? GC_USAGE_F_ESTIMATE : 0);
+        }
+        ck_assert_int_gt(gc_ledger_fold(l, base + 6 * DAY + 1800, base - DAY), 0);
+        *ret_now = base + 12 * DAY;
+}
+
+/* ---- comparing two ledgers record by record (bit for bit) -------------------------------- */
+
+typedef struct records {
+        gc_usage *u;
+        size_t n_u;
+        gc_capacity *c;
+        size_t n_c;
+        gc_rollup *r;
+        size_t n_r;
+        gc_capacity_rollup *cr;
+        size_t n_cr;
+} records;
+
+static int grab_u(void *ud, const gc_usage *u)
+{
+        records *rs = ud;
+
+        /* Doubling: sanitizers make every realloc a copy. */
+        if ((rs->n_u & (rs->n_u - 1)) == 0)
+                rs->u = realloc(rs->u, (rs->n_u ? 2 * rs->n_u : 1) * sizeof(*rs->u));
+        rs->u[rs->n_u++] = *u;
+        return 0;
+}
+
+static int grab_c(void *ud, const gc_capacity *c)
+{
+        records *rs = ud;
+
+        /* Doubling: sanitizers make every realloc a copy. */
+        if ((rs->n_c & (rs->n_c - 1)) == 0)
+                rs->c = realloc(rs->c, (rs->n_c ? 2 * rs->n_c : 1) * sizeof(*rs->c));
+        rs->c[rs->n_c++] = *c;
+        return 0;
+}
+
+static int grab_r(void *ud, const gc_rollup *r)
+{
+        records *rs = ud;
+
+        /* Doubling: sanitizers make every realloc a copy. */
+        if ((rs->n_r & (rs->n_r - 1)) == 0)
+                rs->r = realloc(rs->r, (rs->n_r ? 2 * rs->n_r : 1) * sizeof(*rs->r));
+        rs->r[rs->n_r++] = *r;
+        return 0;
+}
+
+static int grab_cr(void *ud, const gc_capacity_rollup *r)
+{
+        records *rs = ud;
+
+        /* Doubling: sanitizers make every realloc a copy. */
+        if ((rs->n_cr & (rs->n_cr - 1)) == 0)
+                rs->cr = realloc(rs->cr, (rs->n_cr ? 2 * rs->n_cr : 1) * sizeof(*rs->cr));
+        rs->cr[rs->n_cr++] = *r;
+        return 0;
+}
+
+static void grab(const gc_ledger *l, records *rs)
+{
+        gc_ledger_visitor v = {grab_u, grab_c, grab_r, grab_cr};
+
+        memset(rs, 0, sizeof(*rs));
+        ck_assert_int_eq(gc_ledger_visit(l, &v, rs), 0);
+}
+
+static void records_free(records *rs)
+{
+        free(rs->u);
+        free(rs->c);
+        free(rs->r);
+        free(rs->cr);
+}
+
+static int same_double(double a, double b)
+{
+        uint64_t x, y;
+
+        memcpy(&x, &a, sizeof(x));
+        memcpy(&y, &b, sizeof(y));
+        return x == y;
+}
+
+/* The restore walks the records in the order they were written: the same order, same bits. */
+static void assert_same_records(const gc_ledger *a, const gc_ledger *b)
+{
+        records x, y;
+
+        grab(a, &x);
+        grab(b, &y);
+        ck_assert_uint_eq(x.n_u, y.n_u);
+        ck_assert_uint_eq(x.n_c, y.n_c);
+        ck_assert_uint_eq(x.n_r, y.n_r);
+        ck_assert_uint_eq(x.n_cr, y.n_cr);
+        for (size_t i = 0; i < x.n_u; i++) {
+                ck_assert_str_eq(x.u[i].pod_uid, y.u[i].pod_uid);
+                for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                        ck_assert_str_eq(x.u[i].dims[d], y.u[i].dims[d]);
+                ck_assert(same_double(x.u[i].geq, y.u[i].geq));
+                ck_assert(same_double(x.u[i].usd_per_gpu_hour, y.u[i].usd_per_gpu_hour));
+                ck_assert_int_eq(x.u[i].start, y.u[i].start);
+                ck_assert_int_eq(x.u[i].end, y.u[i].end);
+                ck_assert_uint_eq(x.u[i].flags, y.u[i].flags);
+        }
+        for (size_t i = 0; i < x.n_c; i++) {
+                ck_assert_str_eq(x.c[i].node, y.c[i].node);
+                ck_assert_str_eq(x.c[i].model, y.c[i].model);
+                ck_assert_str_eq(x.c[i].capacity_type, y.c[i].capacity_type);
+                ck_assert(same_double(x.c[i].geq, y.c[i].geq));
+                ck_assert(same_double(x.c[i].usd_per_gpu_hour, y.c[i].usd_per_gpu_hour));
+                ck_assert_int_eq(x.c[i].start, y.c[i].start);
+                ck_assert_int_eq(x.c[i].end, y.c[i].end);
+        }
+        for (size_t i = 0; i < x.n_r; i++) {
+                ck_assert_int_eq(x.r[i].hour, y.r[i].hour);
+                for (size_t d = 0; d < GC_DIM_POD; d++)
+                        ck_assert_str_eq(x.r[i].dims[d], y.r[i].dims[d]);
+                ck_assert(same_double(x.r[i].gpu_seconds, y.r[i].gpu_seconds));
+                ck_assert(same_double(x.r[i].cost_usd, y.r[i].cost_usd));
+        }
+        for (size_t i = 0; i < x.n_cr; i++) {
+                ck_assert_int_eq(x.cr[i].hour, y.cr[i].hour);
+                ck_assert_str_eq(x.cr[i].node, y.cr[i].node);
+                ck_assert_str_eq(x.cr[i].model, y.cr[i].model);
+                ck_assert(same_double(x.cr[i].geq_seconds, y.cr[i].geq_seconds));
+                ck_assert(same_double(x.cr[i].cost_usd, y.cr[i].cost_usd));
+        }
+        records_free(&x);
+        records_free(&y);
+}
+
+static void assert_close(double a, double b)
+{
+        ck_assert_msg(fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b))), "%.17g != %.17g", a,
+                      b);
+}
+
+/* With q, the grouping keys must match too (totals have none). */
+static void assert_rows_close(const gc_cost_row *a, const gc_cost_row *b, const gc_query *q)
+{
+        for (size_t k = 0; q && k < q->n_by; k++)
+                ck_assert_str_eq(a->keys[q->by[k]], b->keys[q->by[k]]);
+        assert_close(a->gpu_seconds, b->gpu_seconds);
+        assert_close(a->cost_usd, b->cost_usd);
+        ck_assert_uint_eq(a->pods, b->pods);
+        ck_assert_uint_eq(a->estimates, b->estimates);
+}
+
+/* Both ledgers answer the same query the same: groups, totals, idle per node. */
+static void assert_same_query(const gc_ledger *a, const gc_ledger *b, int64_t start, int64_t end,
+                              int64_t now, gc_dim by)
+{
+        gc_query q;
+        gc_cost_summary x, y;
+
+        memset(&q, 0, sizeof(q));
+        q.start = start;
+        q.end = end;
+        q.now = now;
+        q.by[0] = by;
+        q.n_by = 1;
+        ck_assert_int_eq(gc_ledger_query(a, &q, &x), 0);
+        ck_assert_int_eq(gc_ledger_query(b, &q, &y), 0);
+        ck_assert_uint_eq(x.n_rows, y.n_rows);
+        for (size_t i = 0; i < x.n_rows; i++)
+                assert_rows_close(&x.rows[i], &y.rows[i], &q);
+        assert_rows_close(&x.total, &y.total, NULL);
+        assert_close(x.unattributed.cost_usd, y.unattributed.cost_usd);
+        assert_close(x.capacity.gpu_seconds, y.capacity.gpu_seconds);
+        assert_close(x.capacity.cost_usd, y.capacity.cost_usd);
+        assert_close(x.idle.gpu_seconds, y.idle.gpu_seconds);
+        assert_close(x.idle.cost_usd, y.idle.cost_usd);
+        ck_assert_uint_eq(x.n_idle_nodes, y.n_idle_nodes);
+        for (size_t i = 0; i < x.n_idle_nodes; i++) {
+                ck_assert_str_eq(x.idle_nodes[i].keys[GC_DIM_NODE],
+                                 y.idle_nodes[i].keys[GC_DIM_NODE]);
+                assert_close(x.idle_nodes[i].gpu_seconds, y.idle_nodes[i].gpu_seconds);
+                assert_close(x.idle_nodes[i].cost_usd, y.idle_nodes[i].cost_usd);
+        }
+        gc_cost_summary_free(&x);
+        gc_cost_summary_free(&y);
+}
+
+/* Encodes a's ledger and restores it into b (fresh); returns the number of chunks. */
+static size_t roundtrip(const gc_ledger *a, fixture *b, size_t chunk_bytes,
+                        gc_checkpoint_info *info)
+{
+        gc_buf *chunks = NULL;
+        const char **data;
+        size_t *lens, n = 0;
+        char err[512];
+
+        ck_assert_int_eq(gc_checkpoint_encode(a, t0() + 12 * DAY, "ctl-0", chunk_bytes, &chunks, &n,
+                                              err, sizeof(err)),
+                         0);
+        ck_assert_uint_ge(n, 1);
+        data = calloc(n, sizeof(*data));
+        lens = calloc(n, sizeof(*lens));
+        /* Any order: hand them over back to front. */
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_uint_le(chunks[i].len,
+                                  chunk_bytes ? chunk_bytes : GC_CHECKPOINT_CHUNK_BYTES);
+                data[n - 1 - i] = chunks[i].data;
+                lens[n - 1 - i] = chunks[i].len;
+        }
+        fx_new(b);
+        ck_assert_msg(gc_checkpoint_decode(b->l, data, lens, n, 0, 0, info, err, sizeof(err)) == 0,
+                      "decode: %s", err);
+        free(data);
+        free(lens);
+        gc_checkpoint_chunks_free(chunks, n);
+        return n;
+}
+
+START_TEST(roundtrip_big)
+{
+        fixture a, b;
+        gc_checkpoint_info info;
+        gc_ledger_stats sa, sb;
+        int64_t now, base = t0();
+        size_t n;
+        static const gc_dim dims[] = {GC_DIM_TEAM, GC_DIM_NODE, GC_DIM_PROJECT, GC_DIM_POD};
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        gc_ledger_stats_get(a.l, &sa);
+        ck_assert_uint_gt(sa.rollup_rows, 1000);
+        ck_assert_uint_gt(sa.intervals, 2000);
+        ck_assert_uint_gt(sa.open_intervals, 100);
+
+        n = roundtrip(a.l, &b, 64u * 1024u, &info);
+        ck_assert_uint_gt(n, 3); /* it had to be split */
+        ck_assert_uint_eq(info.header.of, n);
+        ck_assert_str_eq(info.header.controller, "ctl-0");
+        ck_assert_int_eq(info.header.written_at, base + 12 * DAY);
+        ck_assert_uint_eq(info.ignored, 0);
+        ck_assert_uint_eq(info.n_open, sa.open_intervals);
+        for (size_t i = 0; i < info.n_open; i++) {
+                ck_assert_ptr_nonnull(info.open[i].pod_uid);
+                ck_assert_str_eq(info.open[i].dims[GC_DIM_POD], info.open[i].pod_uid);
+        }
+
+        gc_ledger_stats_get(b.l, &sb);
+        ck_assert_uint_eq(sa.intervals, sb.intervals);
+        ck_assert_uint_eq(sa.open_intervals, sb.open_intervals);
+        ck_assert_uint_eq(sa.capacities, sb.capacities);
+        ck_assert_uint_eq(sa.rollup_rows, sb.rollup_rows);
+        ck_assert_int_eq(sa.horizon, sb.horizon);
+        ck_assert_int_eq(sb.horizon, base + 6 * DAY);
+        assert_same_records(a.l, b.l);
+
+        for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+                assert_same_query(a.l, b.l, base, base + 12 * DAY, now, dims[k]);
+                /* A window cutting hours, across the horizon. */
+                assert_same_query(a.l, b.l, base + 5 * DAY + 1234, base + 8 * DAY + 77, now,
+                                  dims[k]);
+        }
+        for (int64_t d = 0; d < 12; d++)
+                assert_same_query(a.l, b.l, base + d * DAY, base + (d + 1) * DAY, now, GC_DIM_TEAM);
+
+        /* The restored ledger keeps working like the original: fold both alike. */
+        ck_assert_int_eq(gc_ledger_fold(a.l, base + 9 * DAY, base),
+                         gc_ledger_fold(b.l, base + 9 * DAY, base));
+        assert_same_query(a.l, b.l, base, base + 12 * DAY, now, GC_DIM_NODE);
+
+        gc_checkpoint_info_release(&info);
+        fx_free(&a);
+        fx_free(&b);
+}
+END_TEST
+
+START_TEST(roundtrip_default_chunk)
+{
+        fixture a, b;
+        gc_checkpoint_info info;
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        /* 6,000 pods with small string tables fit one 900 KiB chunk. */
+        ck_assert_uint_eq(roundtrip(a.l, &b, 0, &info), 1);
+        assert_same_records(a.l, b.l);
+        gc_checkpoint_info_release(&info);
+        fx_free(&a);
+        fx_free(&b);
+}
+END_TEST
+
+START_TEST(roundtrip_empty)
+{
+        fixture a, b;
+        gc_checkpoint_info info;
+        gc_ledger_stats st;
+
+        fx_new(&a);
+        ck_assert_uint_eq(roundtrip(a.l, &b, 0, &info), 1);
+        gc_ledger_stats_get(b.l, &st);
+        ck_assert_uint_eq(st.intervals + st.capacities + st.rollup_rows, 0);
+        ck_assert_int_eq(st.horizon, INT64_MIN);
+        ck_assert_int_eq(info.header.horizon, INT64_MIN);
+        ck_assert_uint_eq(info.n_open, 0);
+        gc_checkpoint_info_release(&info);
+        fx_free(&a);
+        fx_free(&b);
+}
+END_TEST
+
+/* Doubles that have no short decimal form, extremes, and strings that need escaping. */
+START_TEST(roundtrip_exact_values)
+{
+        static const double geqs[] = {0.1,         1.0 / 3.0,           1.0 / 7.0, 1e-300,
+                                      DBL_MAX / 4, 123456789.123456789, 5e-324,    0.0};
+        static const char *const names[] = {"quote\"d",    "back\\slash", "tab\there", "nl\nx",
+                                            "ctl\x01\x1f", "caf\xc3\xa9", "",          "a/b"};
+        fixture a, b;
+        gc_checkpoint_info info;
+        char uid[16];
+
+        fx_new(&a);
+        for (size_t i = 0; i < sizeof(geqs) / sizeof(geqs[0]); i++) {
+                snprintf(uid, sizeof(uid), "p%zu", i);
+                put_pod(a.l, uid, names[i], names[(i + 1) % 8], names[(i + 2) % 8],
+                        names[(i + 3) % 8], names[(i + 4) % 8], geqs[i], geqs[7 - i], t0(),
+                        i % 2 ? GC_OPEN : t0() + 1, (uint32_t)i << 28);
+        }
+        ck_assert_uint_eq(roundtrip(a.l, &b, 0, &info), 1);
+        assert_same_records(a.l, b.l);
+        ck_assert_uint_eq(info.n_open, 4);
+        gc_checkpoint_info_release(&info);
+        fx_free(&a);
+        fx_free(&b);
+}
+END_TEST
+
+START_TEST(names_and_peek)
+{
+        fixture a;
+        gc_buf *chunks = NULL;
+        gc_checkpoint_header h;
+        char name[GC_CHECKPOINT_NAME_MAX], err[256];
+        size_t n = 0;
+        int64_t now;
+
+        gc_checkpoint_name(0, name);
+        ck_assert_str_eq(name, "gpu-cost-checkpoint");
+        gc_checkpoint_name(12, name);
+        ck_assert_str_eq(name, "gpu-cost-checkpoint-12");
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        ck_assert_int_eq(gc_checkpoint_encode(a.l, t0(), "pod-7", GC_CHECKPOINT_MIN_CHUNK, &chunks,
+                                              &n, err, sizeof(err)),
+                         0);
+        ck_assert_uint_gt(n, 10);
+        ck_assert_int_eq(gc_checkpoint_peek(chunks[3].data, chunks[3].len, &h, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(h.chunk, 3);
+        ck_assert_uint_eq(h.of, n);
+        ck_assert_int_eq(h.version, GC_CHECKPOINT_VERSION);
+        ck_assert_int_eq(h.written_at, t0());
+        ck_assert_str_eq(h.controller, "pod-7");
+        ck_assert_uint_eq(strlen(h.write_id), 16);
+        {
+                gc_ledger_stats st;
+
+                gc_ledger_stats_get(a.l, &st);
+                ck_assert_uint_eq(h.usage, st.intervals);
+                ck_assert_uint_eq(h.capacity, st.capacities);
+                ck_assert_uint_eq(h.rollups + h.capacity_rollups, st.rollup_rows);
+        }
+        ck_assert_int_eq(gc_checkpoint_peek("{\"version\":1}", 13, &h, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "write"));
+        gc_checkpoint_chunks_free(chunks, n);
+        fx_free(&a);
+}
+END_TEST
+
+/* ---- refusals ----------------------------------------------------------------------------- */
+
+typedef struct writes {
+        fixture a;
+        gc_buf *w1, *w2; /* the same ledger written at two times: two writes of 16 KiB chunks */
+        size_t n1, n2;
+} writes;
+
+static void writes_make(writes *w)
+{
+        char err[256];
+        int64_t now;
+
+        fx_new(&w->a);
+        fill_big(w->a.l, &now);
+        ck_assert_int_eq(gc_checkpoint_encode(w->a.l, t0(), "ctl", GC_CHECKPOINT_MIN_CHUNK, &w->w1,
+                                              &w->n1, err, sizeof(err)),
+                         0);
+        ck_assert_int_eq(gc_checkpoint_encode(w->a.l, t0() + 60, "ctl", GC_CHECKPOINT_MIN_CHUNK,
+                                              &w->w2, &w->n2, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(w->n1, w->n2);
+        ck_assert_uint_gt(w->n1, 4);
+}
+
+static void writes_free(writes *w)
+{
+        gc_checkpoint_chunks_free(w->w1, w->n1);
+        gc_checkpoint_chunks_free(w->w2, w->n2);
+        fx_free(&w->a);
+}
+
+typedef struct refusal {
+        const char *what;
+        int expect;
+        const char *err_has;
+} refusal;
+
+static const refusal refusals[] = {
+    {"missing chunk 2", -EINVAL, "chunk 2 of"},
+    {"missing chunk 0", -EINVAL, "chunk 0 (ConfigMap gpu-cost-checkpoint) is missing"},
+    {"chunk 1 of another write", -EINVAL, "did not finish"},
+    {"chunk 0 of another write", -EINVAL, "did not finish"},
+    {"truncated chunk", -EINVAL, "not valid JSON"},
+    {"chunk given twice", -EINVAL, "given twice"},
+    {"chunk over 1 MiB", -EINVAL, "more than the 1048576"},
+    {"version 2", -EINVAL, "version: 2 is not supported"},
+    {"counts over the ledger's limit", -E2BIG, "exceed the ledger's limits"},
+    {"string index out of range", -EINVAL, "must index the chunk's"},
+    {"ledger not empty", -EINVAL, "not empty"},
+    {"nothing given", -EINVAL, "chunk 0"},
+};
+
+/* Replaces the first occurrence of from by to in a copy of b (the caller frees it). */
+static char *edited(const gc_buf *b, const char *from, const char *to, size_t *ret_len)
+{
+        const char *at = strstr(b->data, from);
+        gc_buf out;
+
+        ck_assert_ptr_nonnull(at);
+        gc_buf_init(&out, GC_CHECKPOINT_MAX_CHUNK * 2);
+        ck_assert_int_eq(gc_buf_append(&out, b->data, (size_t)(at - b->data)), 0);
+        ck_assert_int_eq(gc_buf_puts(&out, to), 0);
+        ck_assert_int_eq(gc_buf_puts(&out, at + strlen(from)), 0);
+        *ret_len = out.len;
+        return gc_buf_steal(&out);
+}
+
+START_TEST(refuse)
+{
+        const refusal *c = &refusals[_i];
+        writes w;
+        fixture b;
+        const char *data[64];
+        size_t lens[64], n, max_iv = 0;
+        char *own = NULL, err[512];
+        gc_checkpoint_info info = {0};
+        gc_ledger_stats st;
+        int r;
+
+        writes_make(&w);
+        fx_new(&b);
+        ck_assert_uint_le(w.n1 + 1, 64);
+        n = w.n1;
+        for (size_t i = 0; i < n; i++) {
+                data[i] = w.w1[i].data;
+                lens[i] = w.w1[i].len;
+        }
+        switch (_i) {
+        case 0:
+                data[2] = NULL; /* its ConfigMap was not found */
+                break;
+        case 1:
+                data[0] = NULL;
+                break;
+        case 2:
+                data[1] = w.w2[1].data;
+                lens[1] = w.w2[1].len;
+                break;
+        case 3:
+                data[0] = w.w2[0].data;
+                lens[0] = w.w2[0].len;
+                break;
+        case 4:
+                lens[3] /= 2;
+                break;
+        case 5:
+                data[n] = data[2];
+                lens[n] = lens[2];
+                n++;
+                break;
+        case 6:
+                own = malloc(GC_CHECKPOINT_MAX_CHUNK + 2);
+                memset(own, ' ', GC_CHECKPOINT_MAX_CHUNK + 1);
+                memcpy(own, data[1], lens[1]);
+                data[1] = own;
+                lens[1] = GC_CHECKPOINT_MAX_CHUNK + 1;
+                break;
+        case 7:
+                own = edited(&w.w1[0], "\"version\":1", "\"version\":2", &lens[0]);
+                data[0] = own;
+                break;
+        case 8:
+                max_iv = 100;
+                break;
+        case 9:
+                own = edited(&w.w1[1], "\"usage\":[[0,", "\"usage\":[[999999,", &lens[1]);
+                data[1] = own;
+                break;
+        case 10:
+                put_pod(b.l, "x", "ns", "t", "p", "n", "m", 1, 1, t0(), GC_OPEN, 0);
+                break;
+        case 11:
+                n = 0;
+                break;
+        }
+        r = gc_checkpoint_decode(b.l, data, lens, n, max_iv, 0, &info, err, sizeof(err));
+        ck_assert_msg(r == c->expect, "%s: returned %d (%s)", c->what, r, err);
+        ck_assert_msg(strstr(err, c->err_has) != NULL, "%s: error \"%s\" lacks \"%s\"", c->what,
+                      err, c->err_has);
+        ck_assert_ptr_null(info.open);
+        /* Refused before anything was put: the ledger is as it was. */
+        gc_ledger_stats_get(b.l, &st);
+        ck_assert_uint_eq(st.intervals, _i == 10 ? 1 : 0);
+        ck_assert_uint_eq(st.capacities + st.rollup_rows, 0);
+        free(own);
+        fx_free(&b);
+        writes_free(&w);
+}
+END_TEST
+
+/* A shorter write over a longer one: the old chunks past `of` are left over and ignored. */
+START_TEST(leftover_chunks_ignored)
+{
+        writes w;
+        fixture small, b;
+        gc_buf *s = NULL;
+        const char *data[64];
+        size_t lens[64], ns = 0, n = 0;
+        gc_checkpoint_info info;
+        char err[256];
+
+        writes_make(&w);
+        fx_new(&small);
+        put_pod(small.l, "only", "ns", "t", "p", "node", "m", 1, 2, t0(), GC_OPEN, 0);
+        ck_assert_int_eq(
+            gc_checkpoint_encode(small.l, t0() + 99, "ctl", 0, &s, &ns, err, sizeof(err)), 0);
+        ck_assert_uint_eq(ns, 1);
+        data[n] = s[0].data;
+        lens[n++] = s[0].len;
+        for (size_t i = 1; i < w.n1; i++) {
+                data[n] = w.w1[i].data;
+                lens[n++] = w.w1[i].len;
+        }
+        fx_new(&b);
+        ck_assert_int_eq(gc_checkpoint_decode(b.l, data, lens, n, 0, 0, &info, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(info.ignored, w.n1 - 1);
+        ck_assert_uint_eq(info.n_open, 1);
+        ck_assert_str_eq(info.open[0].pod_uid, "only");
+        ck_assert_int_eq(info.open[0].start, t0());
+        ck_assert(info.open[0].geq == 1.0);
+        assert_same_records(small.l, b.l);
+        gc_checkpoint_info_release(&info);
+        gc_checkpoint_chunks_free(s, ns);
+        fx_free(&small);
+        fx_free(&b);
+        writes_free(&w);
+}
+END_TEST
+
+START_TEST(encode_limits)
+{
+        fixture a;
+        gc_buf *chunks = NULL;
+        size_t n = 0;
+        char err[256], big[GC_CHECKPOINT_MAX_STRING + 2];
+
+        fx_new(&a);
+        ck_assert_int_eq(
+            gc_checkpoint_encode(a.l, t0(), "bad\"id", 0, &chunks, &n, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "controller"));
+        ck_assert_int_eq(
+            gc_checkpoint_encode(a.l, t0(), "ctl", 1000, &chunks, &n, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "chunk_bytes"));
+        memset(big, 'x', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        put_pod(a.l, "p", big, "t", "p", "n", "m", 1, 1, t0(), GC_OPEN, 0);
+        ck_assert_int_eq(gc_checkpoint_encode(a.l, t0(), "ctl", 0, &chunks, &n, err, sizeof(err)),
+                         -E2BIG);
+        ck_assert_ptr_nonnull(strstr(err, "1025 bytes"));
+        ck_assert_ptr_null(chunks);
+        fx_free(&a);
+}
+END_TEST
+
+/* ---- pods deleted while the controller was away -----------------------------------------------
+ */
+
+static int seen_b(void *ud, const char *uid)
+{
+        (void)ud;
+        return strcmp(uid, "b") == 0;
+}
+
+START_TEST(close_missing)
+{
+        fixture f;
+        gc_query q;
+        gc_cost_summary s;
+        records rs;
+        size_t count = 99;
+        double gs = -1;
+        int64_t base = t0(), ckpt = base + 10 * H;
+        gc_buf note;
+
+        fx_new(&f);
+        /* a: 2 GPUs from 00:00; b: still shown; c: 1/7 GPU from 04:00; d: closed already;
+         * e: started after the checkpoint time (never before its own start). */
+        put_pod(f.l, "a", "ns", "t", "p", "n1", "m", 2, 4.0, base, GC_OPEN, 0);
+        put_pod(f.l, "b", "ns", "t", "p", "n1", "m", 1, 4.0, base, GC_OPEN, 0);
+        put_pod(f.l, "c", "ns", "t", "p", "n1", "m", 1.0 / 7.0, 4.0, base + 4 * H, GC_OPEN, 0);
+        put_pod(f.l, "d", "ns", "t", "p", "n1", "m", 1, 4.0, base, base + H, 0);
+        put_pod(f.l, "e", "ns", "t", "p", "n1", "m", 1, 4.0, ckpt + 60, GC_OPEN, 0);
+        ck_assert_int_eq(gc_checkpoint_close_missing(f.l, seen_b, NULL, ckpt, &count, &gs), 0);
+        ck_assert_uint_eq(count, 3);
+        /* a: 10 h x 2 = 72,000; c: 6 h x 1/7 = 3,085.714...; e: 0 */
+        ck_assert_double_eq_tol(gs, 72000.0 + 21600.0 / 7.0, 1e-9);
+
+        grab(f.l, &rs);
+        for (size_t i = 0; i < rs.n_u; i++) {
+                const gc_usage *u = &rs.u[i];
+
+                if (strcmp(u->pod_uid, "a") == 0 || strcmp(u->pod_uid, "c") == 0) {
+                        ck_assert_int_eq(u->end, ckpt);
+                        ck_assert_uint_eq(u->flags, GC_USAGE_F_ESTIMATE);
+                } else if (strcmp(u->pod_uid, "e") == 0) {
+                        ck_assert_int_eq(u->end, u->start);
+                        ck_assert_uint_eq(u->flags, GC_USAGE_F_ESTIMATE);
+                } else if (strcmp(u->pod_uid, "b") == 0) {
+                        ck_assert_int_eq(u->end, GC_OPEN);
+                        ck_assert_uint_eq(u->flags, 0);
+                } else {
+                        ck_assert_int_eq(u->end, base + H);
+                        ck_assert_uint_eq(u->flags, 0);
+                }
+        }
+        records_free(&rs);
+
+        /* The day's report sees a and c as estimates, and no GPU time after the checkpoint. */
+        memset(&q, 0, sizeof(q));
+        q.start = base;
+        q.end = base + DAY;
+        q.now = base + DAY;
+        ck_assert_int_eq(gc_ledger_query(f.l, &q, &s), 0);
+        ck_assert_uint_eq(s.total.estimates, 2);
+        /* a 20 h, b 24 h, c 6/7 h, d 1 h: 45.857... GPU-hours */
+        ck_assert_double_eq_tol(s.total.gpu_seconds, (20.0 + 24.0 + 6.0 / 7.0 + 1.0) * 3600.0,
+                                1e-6);
+        gc_cost_summary_free(&s);
+
+        gc_buf_init(&note, 4096);
+        ck_assert_int_eq(gc_checkpoint_estimate_note(count, gs, ckpt, &note), 0);
+        ck_assert_str_eq(note.data,
+                         "3 pods running at the last checkpoint (2026-11-02T10:00:00Z) were "
+                         "deleted while the controller was not running; they are counted up to "
+                         "that time, the last moment they were known to exist: 20.86 GPU-hours "
+                         "rest on this estimate.");
+        gc_buf_free(&note);
+
+        /* Nothing left to close: a second call changes nothing. */
+        ck_assert_int_eq(gc_checkpoint_close_missing(f.l, seen_b, NULL, ckpt, &count, &gs), 0);
+        ck_assert_uint_eq(count, 0);
+        ck_assert(gs == 0.0);
+        ck_assert_int_eq(gc_checkpoint_close_missing(f.l, NULL, NULL, ckpt, &count, &gs), -EINVAL);
+        fx_free(&f);
+}
+END_TEST
+
+static Suite *checkpoint_suite(void)
+{
+        Suite *s = suite_create("checkpoint");
+        TCase *tc = tcase_create("core");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, roundtrip_big);
+        tcase_add_test(tc, roundtrip_default_chunk);
+        tcase_add_test(tc, roundtrip_empty);
+        tcase_add_test(tc, roundtrip_exact_values);
+        tcase_add_test(tc, names_and_peek);
+        tcase_add_loop_test(tc, refuse, 0, sizeof(refusals) / sizeof(refusals[0]));
+        tcase_add_test(tc, leftover_chunks_ignored);
+        tcase_add_test(tc, encode_limits);
+        tcase_add_test(tc, close_missing);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(checkpoint_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed != 0;
+}
