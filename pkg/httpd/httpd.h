@@ -113,7 +113,7 @@ int gc_httpd_route(gc_httpd *h, const char *path, unsigned flags, gc_httpd_handl
  * or a negative errno if the event loop failed. Once stopped, the server does not run again.
  */
 int gc_httpd_run(gc_httpd *h, const volatile sig_atomic_t *stop);
-/* Thread-safe and async-signal-unsafe: asks gc_httpd_run() to return soon. */
+/* Asks gc_httpd_run() to return soon; from any thread, but not a signal handler (use *stop). */
 void gc_httpd_stop(gc_httpd *h);
 
 /* ---- for handlers -------------------------------------------------------------------------- */

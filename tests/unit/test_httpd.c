@@ -73,6 +73,20 @@ static int h_big(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
         return r;
 }
 
+/* 8 MiB of 'z', more than socket buffers hold. */
+static int h_huge(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        static char block[65536];
+        int r = 0;
+
+        (void)ud;
+        (void)req;
+        memset(block, 'z', sizeof(block));
+        for (int i = 0; i < 128 && r == 0; i++)
+                r = gc_buf_append(&res->body, block, sizeof(block));
+        return r;
+}
+
 static int h_fail(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
 {
         (void)ud;
@@ -107,6 +121,7 @@ static void add_routes(gc_httpd *h)
         ck_assert_int_eq(gc_httpd_route(h, "/echo", 0, h_echo, NULL), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/big", 0, h_big, NULL), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/fail", 0, h_fail, NULL), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/huge", 0, h_huge, NULL), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/teapot", 0, h_teapot, NULL), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api", GC_HTTPD_PREFIX, h_prefix, "api"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api/v1/", GC_HTTPD_PREFIX, h_prefix, "v1"), 0);
@@ -172,7 +187,7 @@ static void request(CURL *c, const char *url, const char *method, const char *ca
                     struct curl_slist *hdrs, struct resp *r)
 {
         memset(r, 0, sizeof(*r));
-        gc_buf_init(&r->body, 4u << 20);
+        gc_buf_init(&r->body, 16u << 20);
         gc_buf_init(&r->headers, 1u << 16);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -794,6 +809,71 @@ START_TEST(test_slow_client_dropped)
 }
 END_TEST
 
+static int connect_small_window(int port)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        int fd = socket(AF_INET, SOCK_STREAM, 0), small = 8192;
+
+        ck_assert_int_ge(fd, 0);
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        return fd;
+}
+
+/* Bytes read from fd until EOF, an error or limit_sec. */
+static size_t drain(int fd, double limit_sec)
+{
+        struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
+        double t0 = now_sec();
+        size_t total = 0;
+        char buf[65536];
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (now_sec() - t0 < limit_sec) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+
+                if (n > 0)
+                        total += (size_t)n;
+                else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                        break;
+        }
+        return total;
+}
+
+START_TEST(test_stalled_and_vanishing_readers)
+{
+        static const char get_huge[] = "GET /huge HTTP/1.1\r\nHost: x\r\n\r\n";
+        gc_httpd_opts o = {.idle_timeout_sec = 1};
+        struct srv s = {0};
+        struct resp r;
+        char url[128];
+        size_t got;
+        int fd;
+
+        srv_start(&s, &o);
+        /* A client that stops reading is dropped before it has the whole body. */
+        fd = connect_small_window(s.port);
+        ck_assert_int_eq(write(fd, get_huge, strlen(get_huge)), (ssize_t)strlen(get_huge));
+        usleep(2500000);
+        got = drain(fd, 3.0);
+        ck_assert_msg(got < (8u << 20), "a stalled reader got %zu bytes", got);
+        close(fd);
+
+        /* A client that goes away mid-body: its response is freed (ASan) and others served. */
+        fd = connect_small_window(s.port);
+        ck_assert_int_eq(write(fd, get_huge, strlen(get_huge)), (ssize_t)strlen(get_huge));
+        usleep(100000);
+        close(fd);
+        snprintf(url, sizeof(url), "%s/huge", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_uint_eq(r.body.len, 8u << 20);
+        resp_free(&r);
+        srv_stop(&s);
+}
+END_TEST
+
 START_TEST(test_raw_requests)
 {
         static const struct {
@@ -1100,6 +1180,7 @@ static Suite *httpd_suite(void)
         tcase_add_test(tc, test_oversized_headers);
         tcase_add_test(tc, test_many_connections);
         tcase_add_test(tc, test_slow_client_dropped);
+        tcase_add_test(tc, test_stalled_and_vanishing_readers);
         tcase_add_test(tc, test_raw_requests);
         tcase_add_test(tc, test_tls_and_reload);
         tcase_add_test(tc, test_stop_flag);
