@@ -498,7 +498,9 @@ static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
                 goto send;
         }
         r = rt->fn(rt->ud, &req, &res);
+        /* A failed answer keeps none of what the handler set. */
         if (r < 0) {
+                gc_buf_reset(&res.headers_);
                 gc_httpd_error(&res, 500, r == -E2BIG ? "response too large" : "internal error");
         } else if (res.status < 200 || res.status > 599 || !content_type_ok(res.content_type)) {
                 gc_buf_reset(&res.headers_);
