@@ -100,6 +100,18 @@ static int h_prefix(void *ud, const gc_httpd_request *req, gc_httpd_response *re
         return gc_buf_printf(&res->body, "%s %s", (const char *)ud, req->path);
 }
 
+/* ud "status": an impossible status; "type": a content type that would inject a header. */
+static int h_invalid(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        (void)req;
+        gc_httpd_add_header(res, "X-Kept", "no");
+        if (!strcmp(ud, "status"))
+                res->status = 99;
+        else
+                res->content_type = "text/plain\r\nSet-Cookie: a=b";
+        return gc_buf_puts(&res->body, "x");
+}
+
 static int h_teapot(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
 {
         (void)ud;
@@ -123,6 +135,8 @@ static void add_routes(gc_httpd *h)
         ck_assert_int_eq(gc_httpd_route(h, "/fail", 0, h_fail, NULL), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/huge", 0, h_huge, NULL), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/teapot", 0, h_teapot, NULL), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/invalid/status", 0, h_invalid, "status"), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/invalid/type", 0, h_invalid, "type"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api", GC_HTTPD_PREFIX, h_prefix, "api"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api/v1/", GC_HTTPD_PREFIX, h_prefix, "v1"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api/v1/exact", 0, h_prefix, "exact"), 0);
@@ -483,6 +497,17 @@ START_TEST(test_errors_json)
         ck_assert_int_eq(r.status, 500);
         ck_assert_str_eq(r.body.data, "{\"error\":\"response too large\",\"status\":500}");
         resp_free(&r);
+
+        for (int i = 0; i < 2; i++) {
+                snprintf(url, sizeof(url), "%s/invalid/%s", s.base, i ? "type" : "status");
+                get(url, NULL, &r);
+                ck_assert_int_eq(r.status, 500);
+                ck_assert_str_eq(r.body.data,
+                                 "{\"error\":\"internal error: invalid response\",\"status\":500}");
+                ck_assert(!has_header(&r, "X-Kept"));
+                ck_assert(!has_header(&r, "Set-Cookie"));
+                resp_free(&r);
+        }
 
         snprintf(url, sizeof(url), "%s/teapot", s.base);
         get(url, NULL, &r);
