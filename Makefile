@@ -50,5 +50,20 @@ fuzz: setup
 	cmake --build $(BUILD_FUZZ) -j $(JOBS)
 	./scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
+# End-to-end: the pinned kube-apiserver/etcd/kubectl/helm (built once, cached outside the
+# repository), the smoke test of that control plane, the kube client's test, then the
+# controller's scenarios (tests/e2e/README.md). About 10 minutes warm; E2E_TIMEOUT bounds it.
+E2E_TIMEOUT ?= 1800
+.PHONY: e2e-tools e2e
+
+e2e-tools:
+	./scripts/e2e-build.sh
+
+e2e: build e2e-tools
+	./tests/e2e/smoke.sh
+	if [ -x tests/e2e/kube/run.sh ]; then ./tests/e2e/kube/run.sh $(abspath $(BUILD)); fi
+	E2E_REQUIRE=1 GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
+		timeout $(E2E_TIMEOUT) python3 -m pytest -q tests/e2e
+
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

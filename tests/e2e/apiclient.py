@@ -62,7 +62,8 @@ class Api:
         self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
                                                 timeout=self.timeout)
 
-    def request(self, method, path, body=None, content_type="application/json", retries=3):
+    def raw(self, method, path, body=None, content_type="application/json", retries=3):
+        """(status, body bytes)."""
         data = None
         if body is not None:
             data = body if isinstance(body, (bytes, str)) else json.dumps(body)
@@ -78,24 +79,29 @@ class Api:
                 resp = self.conn.getresponse()
                 raw = resp.read()
                 self.requests += 1
-                try:
-                    doc = json.loads(raw) if raw else None
-                except ValueError:
-                    doc = raw.decode("utf-8", "replace")
-                return resp.status, doc
+                return resp.status, raw
             except (http.client.HTTPException, OSError) as e:
-                # A kept-alive connection the server closed (or a restart): reconnect. Only
-                # idempotent retries are safe in general; the harness retries a write only when
-                # the request could not have been sent (RemoteDisconnected before a response is
-                # the usual stale keep-alive case).
+                # A kept-alive connection the server closed, or a restarted server: reconnect.
+                # Writes are retried only when they cannot have reached the server (the
+                # connection was refused or dropped before any answer).
                 last = e
                 self.close()
-                if method not in ("GET",) and not isinstance(
+                if method != "GET" and not isinstance(
                         e, (http.client.RemoteDisconnected, ConnectionResetError,
                             BrokenPipeError, ConnectionRefusedError)):
                     raise
                 time.sleep(0.2 * (attempt + 1))
         raise last
+
+    def request(self, method, path, body=None, content_type="application/json", retries=3):
+        """(status, decoded JSON body, or the text when it is not one JSON document, or
+        None when empty)."""
+        status, raw = self.raw(method, path, body, content_type, retries)
+        try:
+            doc = json.loads(raw) if raw else None
+        except ValueError:
+            doc = raw.decode("utf-8", "replace")
+        return status, doc
 
     def call(self, method, path, body=None, content_type="application/json", ok=()):
         status, doc = self.request(method, path, body, content_type)
@@ -132,12 +138,10 @@ class Api:
 
     def metrics(self):
         """Prometheus text of /metrics as {(name, frozenset(labels)): value}."""
-        status, _ = self.request("GET", "/readyz")
-        self.conn.request("GET", "/metrics", headers={"Authorization": "Bearer " + self.token})
-        resp = self.conn.getresponse()
-        text = resp.read().decode()
-        if resp.status != 200:
-            raise ApiError("GET", "/metrics", resp.status, text[:200])
+        status, raw = self.raw("GET", "/metrics")
+        text = raw.decode()
+        if status != 200:
+            raise ApiError("GET", "/metrics", status, text[:200])
         out = {}
         for line in text.splitlines():
             if not line or line.startswith("#"):

@@ -60,9 +60,12 @@ class Cluster:
 
     def _load(self):
         self.env = read_env(str(self.dir))
-        for a in (self.api, self.ctrl_api):
-            if a is not None:
-                a.close()
+        if self.api is not None:
+            # A restart keeps the port, CA and tokens: the same clients reconnect (others,
+            # such as a running replay, hold references to them).
+            self.api.close()
+            self.ctrl_api.close()
+            return
         self.api = Api(self.env["E2E_SERVER"], self.env["E2E_CA"], self.env["E2E_ADMIN_TOKEN"])
         self.ctrl_api = Api(self.env["E2E_SERVER"], self.env["E2E_CA"],
                             self.env["E2E_CONTROLLER_TOKEN"])

@@ -1,0 +1,369 @@
+"""The controller against a real kube-apiserver: an eight-day replay (sim.py) and the ground
+truth computed from it (truth.py), under disruption.
+
+Each scenario gets a fresh cluster (the controller's totals are cluster-wide), applies
+deploy/rbac.yaml and runs build/gpu-cost-controller as a subprocess with the controller's own
+kubeconfig (the ServiceAccount's token, bound only by the shipped roles), checkpoint and report
+intervals of 5 s. Its logs (JSON lines) go to <tmp>/<identity>.log, printed on failure.
+
+Every complete UTC day and ISO week must be reported exactly as the truth says: per team and
+project to 1e-6 GPU-seconds and to the cent, plus totals, unattributed, capacity and idle per
+node. (Pods deleted in real time all end today, so complete periods never depend on a
+deletion's exact moment.)
+"""
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+import e2e_truth as truth
+import harness
+import sim
+
+CFG = json.loads(harness.CONFIG.read_text())
+TEAM_RBAC = harness.HERE / "rbac-team-ml-research.yaml"
+LEASE_S = 8          # --lease-duration in the two-replica scenario
+TAKEOVER_MARGIN = 6  # a renewal or observation period (2 s each) and scheduling slack
+
+
+class Scenario:
+    def __init__(self, cluster, binary, logdir):
+        self.cluster, self.binary, self.logdir = cluster, binary, logdir
+        self.replay = sim.Replay(cluster.api, cluster.etcd)
+        self.replay.setup()  # namespaces (gpu-cost included) and nodes
+        cluster.apply(harness.RBAC)
+        cluster.apply(TEAM_RBAC)
+        cluster.wait_controller_can()
+        self.controllers = []
+
+    def controller(self, ident="gpu-cost-0", extra=()):
+        c = harness.Controller(self.binary, self.cluster, self.logdir / (ident + ".log"),
+                               ident=ident, extra=extra)
+        self.controllers.append(c)
+        return c
+
+    def truth(self, exclude=None):
+        return truth.Truth(self.replay.record(), CFG, exclude)
+
+    def close(self):
+        for c in self.controllers:
+            c.stop(timeout=10)
+
+
+@pytest.fixture
+def scenario(cluster, controller_bin, tmp_path):
+    s = Scenario(cluster, controller_bin, tmp_path)
+    yield s
+    s.close()
+    for c in s.controllers:
+        print("controller log %s (last lines):\n%s" % (c.log_path, harness.tail(c.log_path, 30)))
+    print("cluster: %s" % cluster.dir)
+
+
+def wait_checkpoint(cluster, timeout=20):
+    """Waits until the controller writes its checkpoint afresh, a second from now (so what
+    happened before is in it). False on timeout."""
+    time.sleep(1.0)
+
+    def rv():
+        status, doc = cluster.api.request(
+            "GET", "/api/v1/namespaces/%s/configmaps/gpu-cost-checkpoint" % harness.NS)
+        return doc["metadata"]["resourceVersion"] if status == 200 else None
+
+    rv0 = rv()
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = rv()
+        if r is not None and r != rv0:
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def check_documents(s, t, reports):
+    """Every report parses and stays under 1 MiB; complete periods' report.md names the
+    total; the -latest copies equal the newest complete period's report."""
+    now = time.time()
+    for r in reports.values():
+        assert r.size < harness.MIB, "%s: %d bytes" % (r.name, r.size)
+        assert r.error is None, (r.name, r.error)
+        assert r.md, "%s: no report.md" % r.name
+    for name, start, end in t.complete_days(now) + t.complete_weeks(now):
+        r = reports[name]
+        total = r.json["summary"]["total"]["cost_usd"]
+        assert harness.money(total) in r.md, "%s: report.md does not name the total %s" % (
+            name, harness.money(total))
+        assert r.json.get("kind") in ("daily", "weekly"), name
+    days, weeks = t.complete_days(now), t.complete_weeks(now)
+    want = {"gpu-cost-report-daily-latest": days[-1][0]}
+    if weeks:
+        want["gpu-cost-report-weekly-latest"] = weeks[-1][0]
+    deadline = time.time() + 30
+    while True:
+        reports = harness.read_reports(s.cluster)
+        diff = [k for k, v in want.items()
+                if k not in reports or reports[k].json != reports[v].json]
+        if not diff or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert not diff, "-latest copies differ from %s" % {k: want[k] for k in diff}
+
+
+def check_team_copy(s, t):
+    """report.team_namespaces maps vision -> ml-research: the weekly-latest copy there holds
+    vision's groups of the newest complete week, exactly."""
+    weeks = t.complete_weeks(time.time())
+    if not weeks:
+        return
+    name, start, end = weeks[-1]
+    deadline = time.time() + 30
+    while True:
+        rep = harness.read_reports(s.cluster, "ml-research").get("gpu-cost-report-weekly-latest")
+        bad = ["missing"] if rep is None else (
+            [rep.error] if rep.error else
+            harness.compare_summary("ml-research copy of " + name, rep.json["summary"],
+                                    t.window(start, end), only_team="vision"))
+        if not bad or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert not bad, "\n".join(bad)
+    teams = {g["keys"].get("team") for g in rep.json["summary"]["groups"]}
+    assert teams == {"vision"}, teams
+    assert rep.size < harness.MIB
+
+
+def check_logs(s):
+    """JSON lines, and never a token."""
+    env = s.cluster.env
+    for c in s.controllers:
+        text = c.log_path.read_text(errors="replace")
+        for tok in (env["E2E_CONTROLLER_TOKEN"], env["E2E_ADMIN_TOKEN"]):
+            assert tok not in text, "%s: a bearer token is in the log" % c.log_path
+        assert c.log_records(), "%s: no JSON log lines" % c.log_path
+
+
+# ---- (a) the whole week, live ------------------------------------------------------------------
+
+def test_live_replay_reports_equal_truth(scenario):
+    s = scenario
+    c = s.controller().start()
+    c.wait_ready()
+    s.replay.run()
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    check_team_copy(s, t)
+    cps = s.cluster.configmaps(selector="gpu-cost.io/kind=checkpoint")
+    assert "gpu-cost-checkpoint" in cps, sorted(cps)
+    assert c.stop() == 0, "SIGTERM must checkpoint and exit 0"
+    check_logs(s)
+
+
+# ---- a week of history already in the cluster when the controller starts -----------------------
+
+def test_initial_sync_of_a_week_of_history(scenario):
+    s = scenario
+    # The reclaimed spot node's deletion waits until the controller watches, so that it knows
+    # the node its pods ran on.
+    s.replay.hold_back("node_delete")
+    s.replay.run(stop=len(s.replay.events))
+    started = time.time()
+    c = s.controller().start()
+    c.wait_ready()
+    assert s.replay.release() == 1
+    # Pods deleted before the controller first listed them are beyond its knowledge.
+    t = s.truth(exclude=lambda p: p["deleted"])
+    print("initial sync: ready %.1f s after start" % (time.time() - started))
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    check_logs(s)
+
+
+# ---- (b) SIGKILL mid-replay, restart ------------------------------------------------------------
+
+def test_sigkill_mid_replay_and_restart(scenario):
+    s = scenario
+    state = {}
+    c = s.controller().start()
+    c.wait_ready()
+
+    def freeze(r):
+        r.hold_back("create", "delete")
+        state["checkpointed"] = wait_checkpoint(s.cluster)
+
+    def kill(r):
+        c.kill(signal.SIGKILL)
+        # One running pod goes while the controller is down: the restart must call its end
+        # an estimate (it ends today, so complete periods stay exact).
+        state["victim"] = r.running_pods()[0]
+        r.delete_pod_now(state["victim"])
+
+    def restart(r):
+        c2 = s.controller().start()  # the same identity: the Lease is still its own
+        c2.wait_ready()
+        state["c2"] = c2
+        r.release()
+
+    s.replay.run(hooks=[(0.30, freeze), (0.33, kill), (0.45, restart)])
+    assert state["checkpointed"], "no checkpoint written within 20 s"
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=state["c2"])
+    check_documents(s, t, reports)
+    today = truth.day_name(truth.floor_day(time.time()))
+    deadline = time.time() + 30
+    while True:
+        rep = harness.read_reports(s.cluster).get(today)
+        est = rep.json["summary"]["total"].get("estimates", 0) if rep and rep.json else 0
+        if est >= 1 or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert est >= 1, "%s: the pod deleted while the controller was down (%s) is not " \
+        "reported as an estimate" % (today, state["victim"])
+    assert "estimat" in rep.md.lower(), "%s: report.md says nothing of the estimate" % today
+    check_logs(s)
+
+
+# ---- (c) kube-apiserver restart mid-replay ------------------------------------------------------
+
+def test_apiserver_restart_mid_replay(scenario):
+    s = scenario
+    state = {}
+    c = s.controller().start()
+    c.wait_ready()
+
+    def restart(r):
+        r.hold_back("create", "delete")
+        time.sleep(1)
+        s.cluster.restart_apiserver()
+
+    def resync(r):
+        state["watching"] = s.cluster.wait_watchers(1)
+        time.sleep(1)
+        r.release()
+
+    s.replay.run(hooks=[(0.5, restart), (0.6, resync)])
+    assert state["watching"], "the controller did not watch pods, nodes and namespaces again"
+    assert c.alive(), "the controller exited over a kube-apiserver restart:\n" + \
+        harness.tail(c.log_path)
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    assert c.get("/healthz") == 200 and c.get("/readyz") == 200
+    check_logs(s)
+
+
+# ---- (d) forced watch expiry (410) --------------------------------------------------------------
+
+def test_forced_watch_expiry_relists(scenario):
+    s = scenario
+    state = {}
+    c = s.controller().start()
+    c.wait_ready()
+
+    def expire(r):
+        r.hold_back("create", "delete")
+        time.sleep(1)
+        state["rv"] = harness.expire_watches(s.cluster)
+        state["answer"] = harness.watch_answer(s.cluster, "/api/v1/pods", state["rv"])
+
+    def resync(r):
+        state["watching"] = s.cluster.wait_watchers(1)
+        state["lists"] = s.cluster.request_count("pods", "LIST")
+        time.sleep(1)
+        r.release()
+
+    s.replay.run(hooks=[(0.5, expire), (0.6, resync)])
+    assert state["answer"] == "410", "the server still replays from the old resourceVersion"
+    assert state["watching"], "the controller did not watch pods, nodes and namespaces again"
+    assert state["lists"] >= 1, "no LIST of pods after the 410: the controller did not re-list"
+    assert c.alive(), harness.tail(c.log_path)
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    check_logs(s)
+
+
+# ---- (e) two replicas: one writer, fail-over --------------------------------------------------
+
+def test_two_replicas_one_writer_and_takeover(scenario):
+    s = scenario
+    state = {"violations": []}
+    lease = ["--lease-duration", "%ds" % LEASE_S]
+    a = s.controller("gpu-cost-a", lease).start()
+    a.wait_ready()
+    b = s.controller("gpu-cost-b", lease).start()
+    deadline = time.time() + 20
+    while time.time() < deadline and not any(
+            "standby" in json.dumps(r).lower() for r in b.log_records()):
+        time.sleep(0.5)
+    assert any("standby" in json.dumps(r).lower() for r in b.log_records()), \
+        "the second replica does not log that it is standby:\n" + harness.tail(b.log_path)
+    holder = (s.cluster.lease() or {}).get("spec", {}).get("holderIdentity")
+    assert holder == "gpu-cost-a", holder
+
+    def failover(r):
+        r.hold_back("create", "delete")
+        state["checkpointed"] = wait_checkpoint(s.cluster)
+        t_kill = time.time()
+        a.kill(signal.SIGKILL)
+        time.sleep(0.5)  # a write the leader had in flight lands
+        snap = {n: cm["metadata"]["resourceVersion"] for n, cm in s.cluster.configmaps().items()}
+        while time.time() < t_kill + LEASE_S + TAKEOVER_MARGIN + 10:
+            cms = s.cluster.configmaps()
+            holder = (s.cluster.lease() or {}).get("spec", {}).get("holderIdentity")
+            if holder == "gpu-cost-b":
+                state["takeover_s"] = time.time() - t_kill
+                break
+            # read before the Lease still held by the dead leader: nobody may have written
+            changed = sorted(n for n, cm in cms.items()
+                             if snap.get(n) != cm["metadata"]["resourceVersion"])
+            if changed:
+                state["violations"].append(changed)
+            time.sleep(0.2)
+        b.wait_ready(timeout=60)
+        state["b_checkpointed"] = wait_checkpoint(s.cluster)
+        r.release()
+
+    s.replay.run(hooks=[(0.5, failover)])
+    assert state["checkpointed"]
+    assert not state["violations"], "ConfigMaps changed while nobody held the lease: %s" % \
+        state["violations"][:3]
+    assert "takeover_s" in state, "the standby did not take the lease over"
+    assert state["takeover_s"] <= LEASE_S + TAKEOVER_MARGIN, state["takeover_s"]
+    assert state["b_checkpointed"], "the new leader wrote no checkpoint"
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=b)
+    check_documents(s, t, reports)
+    assert (s.cluster.lease() or {}).get("spec", {}).get("holderIdentity") == "gpu-cost-b"
+    check_logs(s)
+
+
+# ---- (f) RBAC: a verb taken away fails loudly ---------------------------------------------------
+
+def test_missing_list_on_pods_fails_loudly(scenario):
+    s = scenario
+    s.replay.run(stop=200)  # GPU pods exist: a report of zero would be a lie
+    path = "/apis/rbac.authorization.k8s.io/v1/clusterroles/gpu-cost-controller"
+    cr = s.cluster.api.get(path)
+    cr["rules"] = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "watch"]},
+                   {"apiGroups": [""], "resources": ["nodes", "namespaces"],
+                    "verbs": ["get", "list", "watch"]}]
+    s.cluster.api.call("PUT", path, cr)
+    s.cluster.wait_controller_can("/api/v1/pods?limit=1", want=403)
+    s.cluster.wait_controller_can("/api/v1/nodes?limit=1", want=200)
+    c = s.controller().start()
+    rc = c.wait_exit(60)
+    assert rc is not None, "the controller kept running without list on pods"
+    assert rc != 0, "the controller exited 0 without list on pods"
+    recs = c.log_records()
+    named = [r for r in recs if "list" in json.dumps(r).lower() and "pods" in json.dumps(r).lower()
+             and str(r.get("level", "")).lower() in ("error", "fatal")]
+    assert named, "no error log line names the refused verb (list) and resource (pods):\n" + \
+        harness.tail(c.log_path)
+    for r in harness.read_reports(s.cluster).values():
+        total = (r.json or {}).get("summary", {}).get("total", {})
+        assert total.get("gpu_seconds", 0) > 0, "%s: a zero report was written" % r.name
+    check_logs(s)
