@@ -680,7 +680,9 @@ class Replay:
         return got
 
     # -- the replay itself
-    def run(self, hooks=(), start=0, stop=None):
+    def run(self, hooks=(), start=0, stop=None, release=True):
+        """Events [start, stop); at the end of the plan, held events run too unless
+        release=False."""
         n = len(self.events)
         stop = n if stop is None else stop
         marks = sorted((int(f * n), i, fn) for i, (f, fn) in enumerate(hooks))
@@ -691,7 +693,7 @@ class Replay:
             self.done = idx + 1
         for _, _, fn in marks:
             fn(self)
-        if stop == n:
+        if stop == n and release:
             self.release()
 
     def hold_back(self, *kinds):

@@ -169,7 +169,7 @@ def test_initial_sync_of_a_week_of_history(scenario):
     # The reclaimed spot node's deletion waits until the controller watches, so that it knows
     # the node its pods ran on.
     s.replay.hold_back("node_delete")
-    s.replay.run(stop=len(s.replay.events))
+    s.replay.run(release=False)
     started = time.time()
     c = s.controller().start()
     c.wait_ready()
