@@ -117,7 +117,7 @@ const char *gc_kube_meta(const cJSON *obj, const char *field)
                 return NULL;
         m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
         v = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, field) : NULL;
-        return cJSON_IsString(v) ? v->valuestring : NULL;
+        return v && cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
 }
 
 void gc__kube_status_msg(const gc_buf *body, long status, char *err, size_t errlen)
@@ -131,7 +131,7 @@ void gc__kube_status_msg(const gc_buf *body, long status, char *err, size_t errl
                 j = cJSON_ParseWithLength(body->data, body->len);
         if (j)
                 m = cJSON_GetObjectItemCaseSensitive(j, "message");
-        if (cJSON_IsString(m) && m->valuestring[0])
+        if (m && cJSON_IsString(m) && m->valuestring && m->valuestring[0])
                 snprintf(err, errlen, "HTTP %ld: %s", status, m->valuestring);
         else
                 snprintf(err, errlen, "HTTP %ld", status);

@@ -274,7 +274,8 @@ static int gc__set_pem(gc__kc *kc, char **dst, const char *s, const char *path, 
         *dst = gc_buf_steal(&b);
         return 0;
 fail:
-        explicit_bzero(b.data, b.len);
+        if (b.data)
+                explicit_bzero(b.data, b.len);
         gc_buf_free(&b);
         return r;
 }

@@ -35,6 +35,7 @@ struct gc_kube {
         int64_t token_read_mono;
         uint64_t rng;
         int busy; /* a transfer is running: ops called from it must not start another */
+        unsigned long n_conflicts; /* 409s that ConfigMap writes re-read and retried (tests) */
         char errbuf[CURL_ERROR_SIZE];
 };
 

@@ -36,7 +36,9 @@ gc__lease_action gc__lease_decide(gc_kube_lease *l, const char *holder, const ch
                 duration_s = l->duration_s > 0 ? l->duration_s : GC__LEASE_DEFAULT_S;
         if (duration_s > GC__LEASE_MAX_S)
                 duration_s = GC__LEASE_MAX_S;
-        if (now_mono < l->observed_at_mono + duration_s)
+        /* Whole seconds: the record was seen at observed_at + [0, 1), so waiting until strictly
+         * past observed_at + duration guarantees a full duration has gone by. */
+        if (now_mono <= l->observed_at_mono + duration_s)
                 return GC__LEASE_WAIT;
         return GC__LEASE_ACQUIRE;
 }
@@ -153,9 +155,12 @@ static int gc__lease_write(gc_kube *k, gc_kube_lease *l, const char *method, cJS
                 const char *rv = gc_kube_meta(o, "resourceVersion");
 
                 /* What we wrote is the record now observed, as of now. */
-                gc_strlcpy(l->holder, cJSON_IsString(h) ? h->valuestring : "", sizeof(l->holder));
+                gc_strlcpy(l->holder,
+                           h && cJSON_IsString(h) && h->valuestring ? h->valuestring : "",
+                           sizeof(l->holder));
                 gc_strlcpy(l->record_rv, rv ? rv : "", sizeof(l->record_rv));
-                gc_strlcpy(l->observed_renew, cJSON_IsString(rt) ? rt->valuestring : "",
+                gc_strlcpy(l->observed_renew,
+                           rt && cJSON_IsString(rt) && rt->valuestring ? rt->valuestring : "",
                            sizeof(l->observed_renew));
                 l->observed_at_mono = now_mono;
                 cJSON_Delete(o);
@@ -212,7 +217,7 @@ static const char *gc__spec_str(const cJSON *spec, const char *key)
 {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, key);
 
-        return cJSON_IsString(v) ? v->valuestring : "";
+        return v && cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
 }
 
 static double gc__spec_num(const cJSON *spec, const char *key)

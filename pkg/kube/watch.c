@@ -208,13 +208,14 @@ static gc__outcome gc__list_page(gc__watch *w, const char *cont, char **ret_cont
         if (w->scan.meta.len)
                 meta = cJSON_ParseWithLength(w->scan.meta.data, w->scan.meta.len);
         v = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-        if (!cJSON_IsString(v) || !v->valuestring[0] || gc__set_rv(w, v->valuestring) < 0) {
+        if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0] ||
+            gc__set_rv(w, v->valuestring) < 0) {
                 snprintf(w->msg, sizeof(w->msg), "LIST %s: no usable metadata.resourceVersion",
                          w->o->path);
                 goto out;
         }
         v = cJSON_GetObjectItemCaseSensitive(meta, "continue");
-        *ret_continue = strdup(cJSON_IsString(v) ? v->valuestring : "");
+        *ret_continue = strdup(v && cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
         if (!*ret_continue) {
                 snprintf(w->msg, sizeof(w->msg), "out of memory");
                 goto out;
@@ -257,7 +258,7 @@ again:
                         gc__note(w, GC_KUBE_NOTE_EXPIRED, 410, w->msg);
                         goto again;
                 }
-                if (out != GC__OK || !cont[0])
+                if (out != GC__OK || !cont || !cont[0])
                         break;
                 if (w->stop && *w->stop) {
                         out = GC__STOPPED;
@@ -314,7 +315,8 @@ static int gc__event(gc__watch *w, const cJSON *ev)
 
                 w->stream_code = cJSON_IsNumber(code) ? (long)code->valuedouble : 0;
                 snprintf(w->msg, sizeof(w->msg), "watch ERROR %ld: %s", w->stream_code,
-                         cJSON_IsString(m) ? m->valuestring : "(no message)");
+                         m && cJSON_IsString(m) && m->valuestring ? m->valuestring
+                                                                  : "(no message)");
                 w->stream_outcome = w->stream_code == 410 ? GC__EXPIRED : GC__RETRY;
                 return GC__END_STREAM;
         } else {

@@ -806,7 +806,7 @@ START_TEST(test_lease_decide)
                          GC__LEASE_WAIT);
         ck_assert_int_eq(l.observed_at_mono, 100);
         ck_assert_str_eq(l.holder, "other");
-        ck_assert_int_eq(gc__lease_decide(&l, "other", "2", "2020-01-01T00:00:00.000000Z", 15, 114),
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "2", "2020-01-01T00:00:00.000000Z", 15, 115),
                          GC__LEASE_WAIT);
         /* It renews at 110: the clock starts again. */
         ck_assert_int_eq(gc__lease_decide(&l, "other", "3", "2020-01-01T00:00:10.000000Z", 15, 110),
@@ -814,20 +814,23 @@ START_TEST(test_lease_decide)
         ck_assert_int_eq(l.observed_at_mono, 110);
         ck_assert_int_eq(gc__lease_decide(&l, "other", "3", "2020-01-01T00:00:10.000000Z", 15, 124),
                          GC__LEASE_WAIT);
-        /* Unchanged for 15 s: expired. */
+        /* Unchanged for 15 s by a clock counting whole seconds: seen at 110.0-110.99, so only
+         * 126 is surely 15 s later. */
         ck_assert_int_eq(gc__lease_decide(&l, "other", "3", "2020-01-01T00:00:10.000000Z", 15, 125),
+                         GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "3", "2020-01-01T00:00:10.000000Z", 15, 126),
                          GC__LEASE_ACQUIRE);
         /* The record's own duration counts. */
         ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 200), GC__LEASE_WAIT);
-        ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 259), GC__LEASE_WAIT);
-        ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 260), GC__LEASE_ACQUIRE);
+        ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 260), GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "third", "4", "x", 60, 261), GC__LEASE_ACQUIRE);
         /* Ours: renew. */
         ck_assert_int_eq(gc__lease_decide(&l, "me", "5", "y", 15, 300), GC__LEASE_RENEW);
         /* A new resourceVersion alone (same holder and renewTime) is a change too. */
         ck_assert_int_eq(gc__lease_decide(&l, "other", "6", "z", 15, 400), GC__LEASE_WAIT);
         ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 414), GC__LEASE_WAIT);
-        ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 428), GC__LEASE_WAIT);
-        ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 429), GC__LEASE_ACQUIRE);
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 429), GC__LEASE_WAIT);
+        ck_assert_int_eq(gc__lease_decide(&l, "other", "7", "z", 15, 430), GC__LEASE_ACQUIRE);
 }
 END_TEST
 
