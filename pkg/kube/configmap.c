@@ -334,7 +334,9 @@ int gc_kube_configmap_list(gc_kube *k, const char *ns, const char *label_selecto
                 } else if (r == 0) {
                         list = cJSON_ParseWithLength(body.data, body.len);
                         items = cJSON_GetObjectItemCaseSensitive(list, "items");
-                        if (!cJSON_IsArray(items) && !(cJSON_IsObject(list) && !items)) {
+                        if (!cJSON_IsArray(items) &&
+                            !(cJSON_IsObject(list) && (!items || cJSON_IsNull(items)))) {
+                                /* An empty metadata list says "items":null. */
                                 snprintf(err, errlen, "configmap list: not a list");
                                 r = -EPROTO;
                         }
