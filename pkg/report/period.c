@@ -4,16 +4,18 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GC_REPORT__DAY       86400
-#define GC_REPORT__MAX_DAYS  366 /* one query per day; a longer period is a different report */
-#define GC_REPORT__TOP_N     10
-#define GC_REPORT__BAR_WIDTH 20
-#define GC_REPORT__TITLE_MAX 512
-#define GC_REPORT__SPAN_LEN  (2 * GC_REPORT__TEXT_LEN + 8)
+#define GC_REPORT__DAY        86400
+#define GC_REPORT__MAX_DAYS   366 /* one query per day; a longer period is a different report */
+#define GC_REPORT__TOP_N      10
+#define GC_REPORT__BAR_WIDTH  20
+#define GC_REPORT__TITLE_MAX  512
+#define GC_REPORT__SPAN_LEN   (2 * GC_REPORT__TEXT_LEN + 8)
+#define GC_REPORT__MAX_OFFSET (18 * 3600) /* a UTC offset, either way */
 
 static const char gc_report__method[] =
     "How these figures are computed: GPU time is exact to the second, from the moment each pod "
@@ -56,11 +58,11 @@ void gc_iso_week(int64_t t, int *ret_year, int *ret_week, int64_t *ret_monday)
                 *ret_monday = monday * GC_REPORT__DAY;
 }
 
-/* "Mon 2026-11-16" for the day holding t. */
-static void gc_report__day_label(int64_t t, char out[GC_REPORT__TEXT_LEN])
+/* "Mon 2026-11-16" for the day holding t, at the offset off east of UTC. */
+static void gc_report__day_label(int64_t t, int64_t off, char out[GC_REPORT__TEXT_LEN])
 {
         static const char *const names[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-        int64_t days = gc_report__floor_div(t, GC_REPORT__DAY), y;
+        int64_t days = gc_report__floor_div(t + off, GC_REPORT__DAY), y;
         unsigned m, d;
 
         gc_civil_from_days(days, &y, &m, &d);
@@ -68,22 +70,34 @@ static void gc_report__day_label(int64_t t, char out[GC_REPORT__TEXT_LEN])
                  (long long)y, m, d);
 }
 
-static void gc_report__date(int64_t t, char out[GC_REPORT__TEXT_LEN])
+static void gc_report__date(int64_t t, int64_t off, char out[GC_REPORT__TEXT_LEN])
 {
         int64_t y;
         unsigned m, d;
 
-        gc_civil_from_days(gc_report__floor_div(t, GC_REPORT__DAY), &y, &m, &d);
+        gc_civil_from_days(gc_report__floor_div(t + off, GC_REPORT__DAY), &y, &m, &d);
         snprintf(out, GC_REPORT__TEXT_LEN, "%04lld-%02u-%02u", (long long)y, m, d);
 }
 
+/* "UTC" or "UTC+05:30": the time zone the report's days are in (|off| <= 18 h, checked). */
+static void gc_report__zone(int64_t off, char out[16])
+{
+        unsigned a = (unsigned)(off < 0 ? -off : off) % (100u * 3600u);
+
+        if (off == 0)
+                snprintf(out, 16, "UTC");
+        else
+                snprintf(out, 16, "UTC%c%02u:%02u", off < 0 ? '-' : '+', a / 3600u,
+                         a % 3600u / 60u);
+}
+
 /* "Mon 2026-11-16 – Sun 2026-11-22" for [start, end), or one day. */
-static void gc_report__span(int64_t start, int64_t end, char out[GC_REPORT__SPAN_LEN])
+static void gc_report__span(int64_t start, int64_t end, int64_t off, char out[GC_REPORT__SPAN_LEN])
 {
         char a[GC_REPORT__TEXT_LEN], b[GC_REPORT__TEXT_LEN];
 
-        gc_report__day_label(start, a);
-        gc_report__day_label(end - 1, b);
+        gc_report__day_label(start, off, a);
+        gc_report__day_label(end - 1, off, b);
         if (strcmp(a, b) == 0)
                 snprintf(out, GC_REPORT__SPAN_LEN, "%s", a);
         else
@@ -91,6 +105,17 @@ static void gc_report__span(int64_t start, int64_t end, char out[GC_REPORT__SPAN
 }
 
 /* ---- the figures ---------------------------------------------------------------------------- */
+
+#define GC_REPORT__OWN_NOTES 4
+#define GC_REPORT__NOTE_LEN  640
+
+/* A table's rows as shown: the first n, then (when n_more > 0) rows[n] sums the n_more left out. */
+typedef struct gc_report__shown {
+        const gc_cost_row *rows;
+        size_t n, n_more;
+        gc_cost_row *own; /* rows when cut: a copy of the first n and the summed rest */
+        char label[48];   /* the summed row's key */
+} gc_report__shown;
 
 typedef struct gc_report__period {
         const gc_period_report *r;
@@ -117,6 +142,15 @@ typedef struct gc_report__period {
         size_t n_top;
         gc_cost_row folded; /* pod-less rows (folded history) of the pods query */
         int has_prev;
+        int64_t off;   /* utc_offset_s */
+        int64_t up_to; /* where running pods' figures stop: min(now, end), end when now = 0 */
+        int partial;   /* the period is not over at now */
+        /* The tables as shown, cut to max_rows with the rest summed in a last row. */
+        gc_report__shown sh_team, sh_tp, sh_model, sh_idle, sh_unattr;
+        gc_report__shown sh_nodes; /* the summary's idle.nodes (every node with capacity) */
+        size_t cut_to;             /* max_rows when any table was cut, else 0 */
+        char own_notes[GC_REPORT__OWN_NOTES][GC_REPORT__NOTE_LEN]; /* the report's own notes */
+        size_t n_own;
 } gc_report__period;
 
 static void gc_report__period_free(gc_report__period *p)
@@ -132,6 +166,12 @@ static void gc_report__period_free(gc_report__period *p)
         free(p->idle);
         free(p->unattr);
         free(p->top);
+        free(p->sh_team.own);
+        free(p->sh_tp.own);
+        free(p->sh_model.own);
+        free(p->sh_idle.own);
+        free(p->sh_unattr.own);
+        free(p->sh_nodes.own);
 }
 
 static int gc_report__query(const gc_report__period *p, int64_t start, int64_t end,
@@ -143,6 +183,7 @@ static int gc_report__query(const gc_report__period *p, int64_t start, int64_t e
         q.start = start;
         q.end = end;
         q.now = p->r->now;
+        q.filter[GC_DIM_TEAM] = p->r->team;
         for (size_t i = 0; i < n_by; i++)
                 q.by[i] = by[i];
         q.n_by = n_by;
@@ -221,8 +262,8 @@ static int gc_report__collect_unattributed(gc_report__period *p)
 static int gc_report__collect_days(gc_report__period *p)
 {
         const gc_period_report *r = p->r;
-        int64_t first = gc_report__floor_div(r->start, GC_REPORT__DAY);
-        int64_t last = gc_report__floor_div(r->end - 1, GC_REPORT__DAY);
+        int64_t first = gc_report__floor_div(r->start + p->off, GC_REPORT__DAY);
+        int64_t last = gc_report__floor_div(r->end - 1 + p->off, GC_REPORT__DAY);
         int ret = 0;
 
         p->n_days = (size_t)(last - first + 1);
@@ -233,7 +274,7 @@ static int gc_report__collect_days(gc_report__period *p)
         p->day_end = p->day_start + p->n_days;
         for (size_t i = 0; i < p->n_days && ret == 0; i++) {
                 gc_cost_summary s;
-                int64_t ds = (first + (int64_t)i) * GC_REPORT__DAY;
+                int64_t ds = (first + (int64_t)i) * GC_REPORT__DAY - p->off;
                 int64_t de = ds + GC_REPORT__DAY;
 
                 memset(&s, 0, sizeof(s));
@@ -280,6 +321,9 @@ static int gc_report__collect_idle(gc_report__period *p)
         p->idle = calloc(p->tp.n_idle_nodes + 1, sizeof(*p->idle));
         if (!p->idle)
                 return -ENOMEM;
+        /* Idle GPUs belong to the whole cluster: a team's report leaves them out. */
+        if (p->r->team)
+                return 0;
         for (size_t i = 0; i < p->tp.n_idle_nodes; i++) {
                 const gc_cost_row *row = &p->tp.idle_nodes[i];
 
@@ -295,18 +339,96 @@ static void gc_report__make_title(gc_report__period *p)
         char span[GC_REPORT__SPAN_LEN];
         int year, week;
 
-        gc_iso_week(r->start, &year, &week, NULL);
+        char zone[16], who[GC_REPORT__TITLE_MAX / 2];
+
+        gc_iso_week(r->start + p->off, &year, &week, NULL);
         snprintf(p->iso_week, sizeof(p->iso_week), "%04d-W%02d", year, week);
         p->title = r->title;
         if (p->title)
                 return;
-        gc_report__span(r->start, r->end, span);
+        gc_report__span(r->start, r->end, p->off, span);
+        gc_report__zone(p->off, zone);
+        who[0] = '\0';
+        if (r->team)
+                snprintf(who, sizeof(who), " of team %.200s", r->team);
         if (strcmp(p->kind, "weekly") == 0)
-                snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend, week %s (%s, UTC)",
-                         p->iso_week, span);
+                snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend%s, week %s (%s, %s)", who,
+                         p->iso_week, span, zone);
         else
-                snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend, %s (UTC)", span);
+                snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend%s, %s (%s)", who, span,
+                         zone);
         p->title = p->title_buf;
+}
+
+/* Shows at most max_rows of a table's rows; the rest are summed into one last row. */
+static int gc_report__cut(gc_report__period *p, const gc_cost_row *rows, size_t n, gc_dim label_dim,
+                          gc_report__shown *ret)
+{
+        size_t max = p->r->max_rows;
+
+        ret->rows = rows;
+        ret->n = n;
+        if (max == 0 || n <= max)
+                return 0;
+        ret->own = calloc(max + 1, sizeof(*ret->own));
+        if (!ret->own)
+                return -ENOMEM;
+        memcpy(ret->own, rows, max * sizeof(*rows));
+        for (size_t i = max; i < n; i++)
+                gc_report__add(&ret->own[max], &rows[i]);
+        ret->n_more = n - max;
+        snprintf(ret->label, sizeof(ret->label), "(%zu more rows)", ret->n_more);
+        /* The summed row names no group: blank cells, not "(none)", beside its label. */
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                ret->own[max].keys[d] = " ";
+        ret->own[max].keys[label_dim] = ret->label;
+        ret->rows = ret->own;
+        ret->n = max;
+        p->cut_to = max;
+        return 0;
+}
+
+static void gc_report__own_note(gc_report__period *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void gc_report__own_note(gc_report__period *p, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (p->n_own >= GC_REPORT__OWN_NOTES)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(p->own_notes[p->n_own++], GC_REPORT__NOTE_LEN, fmt, ap);
+        va_end(ap);
+}
+
+/* What the report itself has to say about how it was made: in Markdown and JSON alike. */
+static void gc_report__own_notes(gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        gc_ledger_stats st;
+        char zone[16];
+
+        if (p->cut_to)
+                gc_report__own_note(p,
+                                    "Tables are cut to their first %zu row%s by cost; the rows "
+                                    "left out of each are summed in its last row, so every "
+                                    "total is complete.",
+                                    p->cut_to, p->cut_to == 1 ? "" : "s");
+        if (r->team)
+                gc_report__own_note(p, "This report covers the spend of one team. Idle GPUs and "
+                                       "capacity belong to the whole cluster and are left out.");
+        /* Folded history counts whole hours only: a day starting on the half hour loses two. */
+        gc_ledger_stats_get(r->ledger, &st);
+        if (p->off % 3600 != 0 && st.horizon != INT64_MIN && st.horizon > r->start) {
+                gc_report__zone(p->off, zone);
+                gc_report__own_note(p,
+                                    "Days start at 00:00 %s, inside an hour: hourly history "
+                                    "already folded is counted by whole hours, so the hour cut "
+                                    "by this period's start and the one cut by its end are left "
+                                    "out of it.",
+                                    zone);
+        }
 }
 
 static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
@@ -323,6 +445,9 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         memset(p, 0, sizeof(*p));
         if (!r->ledger || r->end <= r->start || (r->n_extra_notes && !r->extra_notes))
                 return -EINVAL;
+        if (r->utc_offset_s < -GC_REPORT__MAX_OFFSET || r->utc_offset_s > GC_REPORT__MAX_OFFSET ||
+            r->utc_offset_s % 60 != 0 || (r->team && !*r->team))
+                return -EINVAL;
         /* The previous period starts len before start; neither may leave int64_t. */
         if (r->start < INT64_MIN / 2 || r->end > INT64_MAX / 2)
                 return -ERANGE;
@@ -333,6 +458,9 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         p->currency = r->currency && *r->currency ? r->currency : "USD";
         p->kind = r->kind && *r->kind ? r->kind : "weekly";
         p->prev_start = r->start - len;
+        p->off = r->utc_offset_s;
+        p->up_to = r->now && r->now < r->end ? (r->now > r->start ? r->now : r->start) : r->end;
+        p->partial = p->up_to < r->end;
         gc_report__make_title(p);
 
         ret = gc_report__query(p, r->start, r->end, tp, 2, &p->tp);
@@ -354,8 +482,24 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                 ret = gc_report__collect_pods(p);
         if (ret == 0)
                 ret = gc_report__collect_idle(p);
+        /* A team's previous period is its own spend; capacity is the cluster's. */
         p->has_prev = p->prev.total.gpu_seconds > 0 || p->prev.total.cost_usd > 0 ||
-                      p->prev.total.pods > 0 || p->prev.capacity.gpu_seconds > 0;
+                      p->prev.total.pods > 0 || (!r->team && p->prev.capacity.gpu_seconds > 0);
+        if (ret == 0)
+                ret = gc_report__cut(p, p->team.rows, p->team.n_rows, GC_DIM_TEAM, &p->sh_team);
+        if (ret == 0)
+                ret = gc_report__cut(p, p->tp.rows, p->tp.n_rows, GC_DIM_TEAM, &p->sh_tp);
+        if (ret == 0)
+                ret = gc_report__cut(p, p->model.rows, p->model.n_rows, GC_DIM_MODEL, &p->sh_model);
+        if (ret == 0)
+                ret = gc_report__cut(p, p->idle, p->n_idle, GC_DIM_NODE, &p->sh_idle);
+        if (ret == 0)
+                ret = gc_report__cut(p, p->unattr, p->n_unattr, GC_DIM_NAMESPACE, &p->sh_unattr);
+        if (ret == 0)
+                ret = gc_report__cut(p, p->tp.idle_nodes, r->team ? 0 : p->tp.n_idle_nodes,
+                                     GC_DIM_NODE, &p->sh_nodes);
+        if (ret == 0)
+                gc_report__own_notes(p);
         return ret;
 }
 
@@ -450,6 +594,13 @@ static int gc_report__md_table(gc_buf *out, const gc_report__cols *c, const gc_c
         return r;
 }
 
+/* A table as shown: its rows, and the summed rest as one more row when it was cut. */
+static int gc_report__md_shown(gc_buf *out, const gc_report__cols *c, const gc_report__shown *sh,
+                               const gc_cost_row *total, const char *currency)
+{
+        return gc_report__md_table(out, c, sh->rows, sh->n + (sh->n_more > 0), total, currency);
+}
+
 static int gc_report__md_days(gc_buf *out, const gc_report__period *p)
 {
         gc_report__table t;
@@ -488,7 +639,7 @@ static int gc_report__md_days(gc_buf *out, const gc_report__period *p)
                 for (long k = 0; k < w; k++, o += 3)
                         memcpy(bar + o, "\u2588", 3);
                 bar[o] = '\0';
-                gc_report__day_label(p->day_start[i], label);
+                gc_report__day_label(p->day_start[i], p->off, label);
                 gc_report__hours(rr.centi_hours[i], hours);
                 gc_report__money(rr.cents[i], p->currency, money);
                 r = gc_report__table_cell(&t, label);
@@ -620,6 +771,8 @@ static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
                                     r->notes->n_total - r->notes->n_kept);
                 n++;
         }
+        for (size_t i = 0; i < p->n_own && ret == 0; i++, n++)
+                ret = gc_buf_printf(out, "- %s\n", p->own_notes[i]);
         for (size_t i = 0; i < r->n_extra_notes && ret == 0; i++) {
                 if (!r->extra_notes[i])
                         continue;
@@ -650,7 +803,7 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
         gc_report__hours(gc_report__to_centi_hours(s->total.gpu_seconds), hours);
         r = gc_buf_printf(out, "- **Total spend: %s** for %s GPU-hours, %u pod%s.\n", money, hours,
                           s->total.pods, s->total.pods == 1 ? "" : "s");
-        gc_report__span(p->prev_start, p->r->start, span);
+        gc_report__span(p->prev_start, p->r->start, p->off, span);
         if (r == 0 && !p->has_prev) {
                 r = gc_buf_printf(out, "- Change against the previous %s (%s): no previous data.\n",
                                   word, span);
@@ -674,7 +827,7 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
                 if (r == 0)
                         r = gc_buf_printf(out, "**, from %s.\n", other);
         }
-        if (r == 0 && s->capacity.cost_usd > 0) {
+        if (r == 0 && s->capacity.cost_usd > 0 && !p->r->team) {
                 gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
                 gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
                 gc_report__pct(gc_report__share_tenths(s->idle.cost_usd, s->capacity.cost_usd),
@@ -731,6 +884,13 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                 if (r == 0)
                         r = gc_buf_puts(out, ". ");
         }
+        if (r == 0 && p->r->team) {
+                r = gc_buf_puts(out, "Team: ");
+                if (r == 0)
+                        r = gc_report__md_escape(out, p->r->team);
+                if (r == 0)
+                        r = gc_buf_puts(out, ". ");
+        }
         gc_time_format(p->r->start, a);
         gc_time_format(p->r->end, b);
         if (r == 0)
@@ -739,31 +899,38 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                 r = gc_report__md_escape(out, p->currency);
         if (r == 0)
                 r = gc_buf_puts(out, ".\n\n");
+        if (r == 0 && p->partial) {
+                gc_time_format(p->up_to, a);
+                r = gc_buf_printf(out,
+                                  "**Partial: figures up to %s.** The period is not over; "
+                                  "this report is rewritten until it is.\n\n",
+                                  a);
+        }
         if (r == 0)
                 r = gc_report__md_headline(out, p);
 
         if (r == 0)
                 r = gc_buf_puts(out, "\n## Spend by team\n\n");
         if (r == 0)
-                r = gc_report__md_table(out, &c_team, p->team.rows, p->team.n_rows, &s->total,
-                                        p->currency);
+                r = gc_report__md_shown(out, &c_team, &p->sh_team, &s->total, p->currency);
         if (r == 0)
                 r = gc_buf_puts(out, "\n## Spend by team and project\n\n");
         if (r == 0)
-                r = gc_report__md_table(out, &c_tp, s->rows, s->n_rows, &s->total, p->currency);
+                r = gc_report__md_shown(out, &c_tp, &p->sh_tp, &s->total, p->currency);
         if (r == 0)
                 r = gc_buf_puts(out, "\n## Spend by GPU model and capacity type\n\n");
         if (r == 0)
-                r = gc_report__md_table(out, &c_model, p->model.rows, p->model.n_rows, &s->total,
-                                        p->currency);
+                r = gc_report__md_shown(out, &c_model, &p->sh_model, &s->total, p->currency);
         if (r == 0)
                 r = gc_buf_puts(out, "\n## Spend per day\n\n");
         if (r == 0)
                 r = gc_report__md_days(out, p);
 
-        if (r == 0)
+        if (r == 0 && !p->r->team)
                 r = gc_buf_puts(out, "\n## Idle GPUs you pay for\n\n");
-        if (r == 0 && p->n_idle == 0) {
+        if (r == 0 && p->r->team) {
+                /* The cluster's idle GPUs are no team's spend: see the notes. */
+        } else if (r == 0 && p->n_idle == 0) {
                 r = gc_buf_puts(out, "No idle capacity: every GPU was held by a pod.\n");
         } else if (r == 0) {
                 gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
@@ -773,8 +940,7 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                                   "GPU-hours costing %s.\n\n",
                                   hours, money);
                 if (r == 0)
-                        r = gc_report__md_table(out, &c_idle, p->idle, p->n_idle, &s->idle,
-                                                p->currency);
+                        r = gc_report__md_shown(out, &c_idle, &p->sh_idle, &s->idle, p->currency);
         }
 
         if (r == 0)
@@ -786,8 +952,8 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                                      "namespace, or in the namespace map of the configuration), "
                                      "by namespace:\n\n");
                 if (r == 0)
-                        r = gc_report__md_table(out, &c_ns, p->unattr, p->n_unattr,
-                                                &s->unattributed, p->currency);
+                        r = gc_report__md_shown(out, &c_ns, &p->sh_unattr, &s->unattributed,
+                                                p->currency);
         }
 
         if (r == 0)
@@ -856,6 +1022,42 @@ static int gc_report__json_rows(gc_buf *b, const char *name, const gc_dim *dims,
         return r;
 }
 
+/* `"name":{"rows":n,...}`: what a cut table left out, summed; nothing when it was not cut. */
+static int gc_report__json_omitted(gc_buf *b, const char *name, const gc_report__shown *sh,
+                                   int pods)
+{
+        const gc_cost_row *more = &sh->rows[sh->n];
+        int r;
+
+        if (sh->n_more == 0)
+                return 0;
+        r = gc_report__json_key(b, name);
+        if (r == 0)
+                r = gc_buf_append(b, "{", 1);
+        if (r == 0)
+                r = gc_report__json_field_u64(b, "rows", sh->n_more);
+        if (r == 0)
+                r = gc_report__json_amounts(b, more);
+        if (r == 0 && pods)
+                r = gc_report__json_field_u64(b, "pods", more->pods);
+        if (r == 0)
+                r = gc_buf_append(b, "}", 1);
+        return r;
+}
+
+/* A cut table: its rows as shown, then `"<name>_omitted":{...}` summing the rows left out. */
+static int gc_report__json_shown(gc_buf *b, const char *name, const gc_dim *dims, size_t n_dims,
+                                 const gc_report__shown *sh, const gc_cost_row *total, int pods)
+{
+        char key[64];
+        int r = gc_report__json_rows(b, name, dims, n_dims, sh->rows, sh->n, total, pods);
+
+        snprintf(key, sizeof(key), "%s_omitted", name);
+        if (r == 0)
+                r = gc_report__json_omitted(b, key, sh, pods);
+        return r;
+}
+
 static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
 {
         int r = gc_buf_puts(b, ",\"by_day\":[");
@@ -863,7 +1065,7 @@ static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
         for (size_t i = 0; r == 0 && i < p->n_days; i++) {
                 char date[GC_REPORT__TEXT_LEN];
 
-                gc_report__date(p->day_start[i], date);
+                gc_report__date(p->day_start[i], p->off, date);
                 r = gc_buf_puts(b, i > 0 ? ",{" : "{");
                 if (r == 0)
                         r = gc_report__json_field_str(b, "date", date);
@@ -933,6 +1135,12 @@ static int gc_report__json_notes(gc_buf *b, const gc_report__period *p)
                         ret = gc_buf_printf(b, "\"... and %zu more input warnings not shown.\"",
                                             omitted);
         }
+        for (size_t i = 0; i < p->n_own && ret == 0; i++) {
+                if (b->data[b->len - 1] != '[')
+                        ret = gc_buf_append(b, ",", 1);
+                if (ret == 0)
+                        ret = gc_buf_json_str(b, p->own_notes[i]);
+        }
         for (size_t i = 0; i < r->n_extra_notes && ret == 0; i++) {
                 if (!r->extra_notes[i])
                         continue;
@@ -955,9 +1163,23 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         static const gc_dim d_idle[] = {GC_DIM_NODE, GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
         static const gc_dim d_ns[] = {GC_DIM_NAMESPACE};
         const gc_cost_summary *s = &p->tp;
+        gc_cost_summary shown = p->tp;
         double delta = s->total.cost_usd - p->prev.total.cost_usd;
+        char zone[16];
         int r;
 
+        /* The summary as shown: its groups cut like the tables; no cluster idle for a team. */
+        shown.rows = (gc_cost_row *)p->sh_tp.rows;
+        shown.n_rows = p->sh_tp.n;
+        shown.idle_nodes = (gc_cost_row *)p->sh_nodes.rows;
+        shown.n_idle_nodes = p->sh_nodes.n;
+        if (p->r->team) {
+                shown.idle.gpu_seconds = shown.idle.cost_usd = NAN;
+                shown.capacity.gpu_seconds = shown.capacity.cost_usd = NAN;
+                shown.idle_nodes = NULL;
+                shown.n_idle_nodes = 0;
+        }
+        gc_report__zone(p->off, zone);
         r = gc_buf_append(b, "{", 1);
         if (r == 0)
                 r = gc_report__json_field_str(b, "kind", p->kind);
@@ -967,6 +1189,10 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 r = gc_report__json_field_str(b, "cluster", p->r->cluster);
         else if (r == 0)
                 r = gc_buf_puts(b, ",\"cluster\":null");
+        if (r == 0 && p->r->team)
+                r = gc_report__json_field_str(b, "team", p->r->team);
+        else if (r == 0)
+                r = gc_buf_puts(b, ",\"team\":null");
         if (r == 0)
                 r = gc_report__json_field_str(b, "currency", p->currency);
         if (r == 0)
@@ -979,6 +1205,14 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 r = gc_report__json_field_str(b, "iso_week", p->iso_week);
         if (r == 0)
                 r = gc_report__json_field_u64(b, "days", p->n_days);
+        if (r == 0)
+                r = gc_report__json_field_str(b, "time_zone", zone);
+        if (r == 0)
+                r = gc_report__json_field_num(b, "utc_offset_seconds", (double)p->off);
+        if (r == 0)
+                r = gc_buf_printf(b, ",\"partial\":%s", p->partial ? "true" : "false");
+        if (r == 0)
+                r = gc_report__json_field_time(b, "figures_up_to", p->up_to);
         if (r == 0)
                 r = gc_buf_puts(b, "},\"previous\":{");
         if (r == 0)
@@ -1003,17 +1237,19 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         if (r == 0)
                 r = gc_buf_puts(b, "},\"summary\":");
         if (r == 0)
-                r = gc_report_summary_json(s, p->currency, b);
+                r = gc_report_summary_json(&shown, p->currency, b);
         if (r == 0)
-                r = gc_report__json_rows(b, "by_team", d_team, 1, p->team.rows, p->team.n_rows,
-                                         &s->total, 1);
+                r = gc_report__json_omitted(b, "summary_groups_omitted", &p->sh_tp, 1);
+        if (r == 0 && !p->r->team)
+                r = gc_report__json_omitted(b, "summary_idle_nodes_omitted", &p->sh_nodes, 0);
         if (r == 0)
-                r = gc_report__json_rows(b, "by_model", d_model, 2, p->model.rows, p->model.n_rows,
-                                         &s->total, 1);
+                r = gc_report__json_shown(b, "by_team", d_team, 1, &p->sh_team, &s->total, 1);
+        if (r == 0)
+                r = gc_report__json_shown(b, "by_model", d_model, 2, &p->sh_model, &s->total, 1);
         if (r == 0)
                 r = gc_report__json_days(b, p);
         if (r == 0)
-                r = gc_report__json_rows(b, "idle_nodes", d_idle, 3, p->idle, p->n_idle, NULL, 0);
+                r = gc_report__json_shown(b, "idle_nodes", d_idle, 3, &p->sh_idle, NULL, 0);
         if (r == 0)
                 r = gc_buf_puts(b, ",\"unattributed\":{");
         if (r == 0)
@@ -1021,13 +1257,17 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         if (r == 0)
                 r = gc_report__json_field_u64(b, "pods", s->unattributed.pods);
         if (r == 0)
-                r = gc_report__json_rows(b, "namespaces", d_ns, 1, p->unattr, p->n_unattr, NULL, 1);
+                r = gc_report__json_shown(b, "namespaces", d_ns, 1, &p->sh_unattr, NULL, 1);
         if (r == 0)
                 r = gc_buf_append(b, "}", 1);
         if (r == 0)
                 r = gc_report__json_top(b, p);
         if (r == 0)
                 r = gc_report__json_notes(b, p);
+        if (r == 0 && p->cut_to)
+                r = gc_report__json_field_u64(b, "rows_cut_to", p->cut_to);
+        else if (r == 0)
+                r = gc_buf_puts(b, ",\"rows_cut_to\":null");
         if (r == 0)
                 r = gc_report__json_field_str(b, "method", gc_report__method);
         if (r == 0)

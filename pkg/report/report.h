@@ -46,6 +46,13 @@ typedef struct gc_period_report {
          * are the program's own words and go into Markdown unescaped (`code` stays code). */
         const char *const *extra_notes;
         size_t n_extra_notes;
+        /* For the controller's report ConfigMaps; all zero keeps the behaviour described above. */
+        int64_t utc_offset_s; /* days start at 00:00 at this offset east of UTC (dates, per-day
+                                 rows, ISO week, title); whole minutes, at most 18 h */
+        const char *team;     /* only this team's spend; idle and capacity, which belong to the
+                                 whole cluster, are left out (null in JSON) and the report says so */
+        size_t max_rows;      /* each table lists at most this many rows and sums the rest in one
+                                 last row, and the report says so; 0 = every row */
 } gc_period_report;
 
 /*
@@ -53,6 +60,8 @@ typedef struct gc_period_report {
  * spend by team, by team and project, by GPU model and capacity type, spend per day, idle
  * capacity per node, unattributed spend, top pods, and the notes. Markdown and JSON carry the
  * same figures; the JSON's "summary" member is the cost-summary shape grouped by team, project.
+ * A period not over at `now` is marked partial, with the time its figures run to. -EINVAL for a
+ * bad utc_offset_s or an empty team.
  */
 int gc_report_period_markdown(const gc_period_report *r, gc_buf *out);
 int gc_report_period_json(const gc_period_report *r, gc_buf *out);

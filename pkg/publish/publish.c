@@ -1,0 +1,471 @@
+/* publish: the report ConfigMaps' periods, names, hashes, size-capped contents and expiry. */
+#include "publish.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GC_PUB__DAY        ((int64_t)86400)
+#define GC_PUB__WEEK       (7 * GC_PUB__DAY)
+#define GC_PUB__TIME_MAX   ((int64_t)253402300799) /* 9999-12-31T23:59:59Z */
+#define GC_PUB__MAX_OFFSET ((int64_t)18 * 3600)
+#define GC_PUB__MIN_BYTES  (16u * 1024u)
+#define GC_PUB__MAX_BYTES  (1u << 20)
+#define GC_PUB__MAX_DAYS   3660 /* as the configuration allows */
+#define GC_PUB__MAX_WEEKS  520
+#define GC_PUB__MAX_TOP_N  1000
+#define GC_PUB__TOP_N      10
+#define GC_PUB__FORMAT     1 /* bump when the reports' layout changes: every hash changes */
+#define GC_PUB__NOTE_LEN   256
+
+/* Rows per table tried in turn until a report fits; 0 = every row. */
+static const size_t gc_pub__levels[] = {0, 1000, 500, 250, 100, 50, 20, 10, 5, 1};
+
+static int64_t gc_pub__floor_div(int64_t a, int64_t b)
+{
+        int64_t q = a / b;
+
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The options with defaults filled in, or -EINVAL. */
+static int gc_pub__opts(const gc_publish_opts *o, gc_publish_opts *ret)
+{
+        gc_publish_opts v;
+
+        if (!o)
+                return -EINVAL;
+        v = *o;
+        if (v.daily_retention_days == 0)
+                v.daily_retention_days = GC_PUBLISH_DEFAULT_DAILY_DAYS;
+        if (v.weekly_retention_weeks == 0)
+                v.weekly_retention_weeks = GC_PUBLISH_DEFAULT_WEEKLY_WEEKS;
+        if (v.max_bytes == 0)
+                v.max_bytes = GC_PUBLISH_MAX_BYTES;
+        if (v.top_n == 0)
+                v.top_n = GC_PUB__TOP_N;
+        if (v.utc_offset_s < -GC_PUB__MAX_OFFSET || v.utc_offset_s > GC_PUB__MAX_OFFSET ||
+            v.utc_offset_s % 60 != 0 || v.daily_retention_days < 1 ||
+            v.daily_retention_days > GC_PUB__MAX_DAYS || v.weekly_retention_weeks < 1 ||
+            v.weekly_retention_weeks > GC_PUB__MAX_WEEKS || v.max_bytes < GC_PUB__MIN_BYTES ||
+            v.max_bytes > GC_PUB__MAX_BYTES || v.top_n > GC_PUB__MAX_TOP_N)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int gc_pub__valid_now(int64_t now)
+{
+        /* Retention reaches back at most 10 years; the week after now must still be a time. */
+        return now >= 0 && now <= GC_PUB__TIME_MAX - 2 * GC_PUB__WEEK;
+}
+
+/* Day number (since 1970-01-01) of the local day holding t. */
+static int64_t gc_pub__local_day(int64_t t, int64_t off)
+{
+        return gc_pub__floor_div(t + off, GC_PUB__DAY);
+}
+
+/* Start (UTC seconds) of the ISO week holding t, at the offset. */
+static int64_t gc_pub__week_start(int64_t t, int64_t off)
+{
+        int64_t monday;
+
+        gc_iso_week(t + off, NULL, NULL, &monday);
+        return monday - off;
+}
+
+static void gc_pub__name(gc_publish_kind kind, int64_t start, int64_t off,
+                         char out[GC_PUBLISH_NAME_MAX])
+{
+        if (kind == GC_PUBLISH_DAILY) {
+                int64_t y;
+                unsigned m, d;
+
+                gc_civil_from_days(gc_pub__local_day(start, off), &y, &m, &d);
+                snprintf(out, GC_PUBLISH_NAME_MAX, GC_PUBLISH_PREFIX "daily-%04lld-%02u-%02u",
+                         (long long)y, m, d);
+        } else {
+                int year, week;
+
+                gc_iso_week(start + off, &year, &week, NULL);
+                snprintf(out, GC_PUBLISH_NAME_MAX, GC_PUBLISH_PREFIX "weekly-%04d-w%02d", year,
+                         week);
+        }
+}
+
+/* ---- hashing what a report would show ---------------------------------------------------------
+ */
+
+static uint64_t gc_pub__hash_str(uint64_t h, const char *s)
+{
+        if (!s)
+                s = "";
+        /* The NUL too, so that ("ab","c") and ("a","bc") differ. */
+        return gc_hash(s, strlen(s) + 1, h);
+}
+
+static uint64_t gc_pub__hash_i64(uint64_t h, int64_t v)
+{
+        return gc_hash(&v, sizeof(v), h);
+}
+
+/*
+ * Figures to 9 significant digits: far below the cent the report shows, yet above the noise of
+ * sums re-associated when the ledger's records move (a fold, a restart), which would otherwise
+ * rewrite a report that says the same.
+ */
+static uint64_t gc_pub__hash_num(uint64_t h, double v)
+{
+        char num[40];
+
+        snprintf(num, sizeof(num), "%.9g", v);
+        return gc_pub__hash_str(h, num);
+}
+
+static uint64_t gc_pub__hash_row(uint64_t h, const gc_cost_row *row)
+{
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                h = gc_pub__hash_str(h, row->keys[d]);
+        h = gc_pub__hash_num(h, row->gpu_seconds);
+        h = gc_pub__hash_num(h, row->cost_usd);
+        h = gc_pub__hash_i64(h, row->pods);
+        return gc_pub__hash_i64(h, row->estimates);
+}
+
+static int gc_pub__query(const gc_ledger *l, int64_t start, int64_t end, int64_t now, int by_all,
+                         gc_cost_summary *ret)
+{
+        gc_query q;
+
+        memset(&q, 0, sizeof(q));
+        q.start = start;
+        q.end = end;
+        q.now = now;
+        if (by_all) {
+                for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                        q.by[d] = (gc_dim)d;
+                q.n_by = GC_DIM_COUNT;
+        }
+        return gc_ledger_query(l, &q, ret);
+}
+
+/*
+ * Whether the period has data, and the hash of everything its report shows: every pod's (and
+ * folded hour's) figures in the period by every dimension, each node's capacity and idle time,
+ * the previous period's total, and the options that shape the report.
+ */
+static int gc_pub__examine(const gc_ledger *l, const gc_publish_opts *o, int64_t now,
+                           gc_publish_period *p, int *ret_has_data)
+{
+        gc_cost_summary cur, prev;
+        uint64_t h = 0;
+        int r;
+
+        memset(&cur, 0, sizeof(cur));
+        memset(&prev, 0, sizeof(prev));
+        r = gc_pub__query(l, p->start, p->end, now, 1, &cur);
+        if (r == 0 && (cur.n_rows > 0 || cur.n_idle_nodes > 0))
+                r = gc_pub__query(l, 2 * p->start - p->end, p->start, now, 0, &prev);
+        if (r < 0)
+                goto finish;
+        *ret_has_data = cur.n_rows > 0 || cur.n_idle_nodes > 0;
+        h = gc_pub__hash_i64(h, GC_PUB__FORMAT);
+        h = gc_pub__hash_i64(h, p->kind);
+        h = gc_pub__hash_i64(h, p->start);
+        h = gc_pub__hash_i64(h, p->end);
+        h = gc_pub__hash_i64(h, p->complete ? p->end : now);
+        h = gc_pub__hash_str(h, o->cluster);
+        h = gc_pub__hash_str(h, o->currency);
+        h = gc_pub__hash_i64(h, (int64_t)o->top_n);
+        h = gc_pub__hash_i64(h, o->utc_offset_s);
+        for (size_t i = 0; i < cur.n_rows; i++)
+                h = gc_pub__hash_row(h, &cur.rows[i]);
+        for (size_t i = 0; i < cur.n_idle_nodes; i++)
+                h = gc_pub__hash_row(h, &cur.idle_nodes[i]);
+        h = gc_pub__hash_row(h, &cur.capacity);
+        h = gc_pub__hash_row(h, &prev.total);
+        h = gc_pub__hash_row(h, &prev.capacity);
+        p->hash = h;
+finish:
+        gc_cost_summary_free(&cur);
+        gc_cost_summary_free(&prev);
+        return r;
+}
+
+/* ---- the plan ---------------------------------------------------------------------------------
+ */
+
+static int gc_pub__consider(const gc_ledger *l, const gc_publish_opts *o, int64_t now,
+                            gc_publish_kind kind, int64_t start, int64_t end, gc_publish_plan *plan)
+{
+        gc_publish_period *p = &plan->periods[plan->n_periods];
+        int has = 0, r;
+
+        memset(p, 0, sizeof(*p));
+        p->kind = kind;
+        p->start = start;
+        p->end = end;
+        p->complete = end <= now;
+        gc_pub__name(kind, start, o->utc_offset_s, p->name);
+        r = gc_pub__examine(l, o, now, p, &has);
+        if (r == 0 && has)
+                plan->n_periods++;
+        return r;
+}
+
+int gc_publish_plan_make(const gc_ledger *l, const gc_publish_opts *opts, int64_t now,
+                         gc_publish_plan *ret)
+{
+        gc_publish_opts o;
+        gc_publish_plan plan;
+        int64_t today, week;
+        int r;
+
+        if (!l || !ret || gc_pub__opts(opts, &o) < 0 || !gc_pub__valid_now(now))
+                return -EINVAL;
+        memset(&plan, 0, sizeof(plan));
+        plan.periods = calloc((size_t)(o.daily_retention_days + o.weekly_retention_weeks),
+                              sizeof(*plan.periods));
+        if (!plan.periods)
+                return -ENOMEM;
+        today = gc_pub__local_day(now, o.utc_offset_s) * GC_PUB__DAY - o.utc_offset_s;
+        week = gc_pub__week_start(now, o.utc_offset_s);
+        r = 0;
+        for (int64_t i = o.daily_retention_days - 1; r == 0 && i >= 0; i--) {
+                int64_t s = today - i * GC_PUB__DAY;
+
+                if (s >= 0)
+                        r = gc_pub__consider(l, &o, now, GC_PUBLISH_DAILY, s, s + GC_PUB__DAY,
+                                             &plan);
+        }
+        for (int64_t i = o.weekly_retention_weeks - 1; r == 0 && i >= 0; i--) {
+                int64_t s = week - i * GC_PUB__WEEK;
+
+                if (s >= 0)
+                        r = gc_pub__consider(l, &o, now, GC_PUBLISH_WEEKLY, s, s + GC_PUB__WEEK,
+                                             &plan);
+        }
+        if (r < 0) {
+                gc_publish_plan_release(&plan);
+                return r;
+        }
+        /* Periods are in ascending order: the last complete one of each kind is the newest. */
+        for (size_t i = 0; i < plan.n_periods; i++) {
+                const gc_publish_period *p = &plan.periods[i];
+
+                if (!p->complete)
+                        continue;
+                if (p->kind == GC_PUBLISH_DAILY)
+                        plan.latest_daily = p;
+                else
+                        plan.latest_weekly = p;
+        }
+        *ret = plan;
+        return 0;
+}
+
+void gc_publish_plan_release(gc_publish_plan *p)
+{
+        if (!p)
+                return;
+        free(p->periods);
+        memset(p, 0, sizeof(*p));
+}
+
+/* ---- one period's ConfigMap data --------------------------------------------------------------
+ */
+
+int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_publish_period *p,
+                      int64_t now, const char *team, const char *const *notes, size_t n_notes,
+                      gc_publish_report *ret)
+{
+        const char **all = NULL;
+        char cut_note[GC_PUB__NOTE_LEN];
+        gc_publish_opts o;
+        gc_period_report rep;
+        gc_buf json, md;
+        int r = -E2BIG;
+
+        if (!l || !p || !ret || (n_notes && !notes) || (team && !*team) ||
+            gc_pub__opts(opts, &o) < 0 || now < 0 || p->end <= p->start)
+                return -EINVAL;
+        all = calloc(n_notes + 1, sizeof(*all));
+        if (!all)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_notes; i++)
+                all[i] = notes[i];
+        gc_buf_init(&json, o.max_bytes);
+        gc_buf_init(&md, o.max_bytes);
+        memset(&rep, 0, sizeof(rep));
+        rep.ledger = l;
+        rep.kind = p->kind == GC_PUBLISH_DAILY ? "daily" : "weekly";
+        rep.cluster = o.cluster;
+        rep.currency = o.currency;
+        rep.start = p->start;
+        rep.end = p->end;
+        rep.now = now;
+        rep.utc_offset_s = o.utc_offset_s;
+        rep.team = team;
+        rep.extra_notes = all;
+        for (size_t k = 0; k < sizeof(gc_pub__levels) / sizeof(gc_pub__levels[0]); k++) {
+                size_t rows = gc_pub__levels[k];
+
+                rep.max_rows = rows;
+                rep.top_n = rows && rows < o.top_n ? rows : o.top_n;
+                rep.n_extra_notes = n_notes;
+                if (rows) {
+                        snprintf(cut_note, sizeof(cut_note),
+                                 "Cut to fit a ConfigMap (%zu KiB for report.json and report.md "
+                                 "together): at most %zu rows per table and the top %zu pods "
+                                 "are listed.",
+                                 o.max_bytes / 1024, rows, rep.top_n);
+                        all[n_notes] = cut_note;
+                        rep.n_extra_notes = n_notes + 1;
+                }
+                gc_buf_reset(&json);
+                gc_buf_reset(&md);
+                json.limit = o.max_bytes;
+                r = gc_report_period_json(&rep, &json);
+                if (r == 0) {
+                        md.limit = o.max_bytes - json.len;
+                        r = gc_report_period_markdown(&rep, &md);
+                }
+                if (r != -E2BIG)
+                        break;
+        }
+        if (r == 0) {
+                ret->json = json;
+                ret->md = md;
+                ret->rows_cut = rep.max_rows;
+                ret->top_n = rep.top_n;
+        } else {
+                gc_buf_free(&json);
+                gc_buf_free(&md);
+        }
+        free(all);
+        return r;
+}
+
+void gc_publish_report_release(gc_publish_report *r)
+{
+        if (!r)
+                return;
+        gc_buf_free(&r->json);
+        gc_buf_free(&r->md);
+        r->rows_cut = 0;
+        r->top_n = 0;
+}
+
+void gc_publish_labels(gc_publish_kind kind, gc_publish_label ret[GC_PUBLISH_N_LABELS])
+{
+        ret[0].key = "app.kubernetes.io/name";
+        ret[0].value = "gpu-cost";
+        ret[1].key = "gpu-cost.io/kind";
+        ret[1].value = "report";
+        ret[2].key = "gpu-cost.io/period";
+        ret[2].value = kind == GC_PUBLISH_DAILY ? "daily" : "weekly";
+}
+
+/* ---- names and expiry -------------------------------------------------------------------------
+ */
+
+/* n decimal digits at s, or -1. */
+static int64_t gc_pub__digits(const char *s, size_t n)
+{
+        int64_t v = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -1;
+                v = v * 10 + (s[i] - '0');
+        }
+        return v;
+}
+
+int gc_publish_name_parse(const char *name, int64_t utc_offset_s, gc_publish_kind *ret_kind,
+                          int64_t *ret_start)
+{
+        static const char daily[] = GC_PUBLISH_PREFIX "daily-";
+        static const char weekly[] = GC_PUBLISH_PREFIX "weekly-";
+        size_t nd = sizeof(daily) - 1, nw = sizeof(weekly) - 1;
+        int64_t days, start;
+        gc_publish_kind kind;
+
+        if (!name || utc_offset_s < -GC_PUB__MAX_OFFSET || utc_offset_s > GC_PUB__MAX_OFFSET)
+                return -EINVAL;
+        if (strncmp(name, daily, nd) == 0 && strlen(name) == nd + 10 && name[nd + 4] == '-' &&
+            name[nd + 7] == '-') {
+                int64_t y = gc_pub__digits(name + nd, 4), m = gc_pub__digits(name + nd + 5, 2);
+                int64_t d = gc_pub__digits(name + nd + 8, 2), yy;
+                unsigned mm, dd;
+
+                if (y < 1970 || m < 1 || m > 12 || d < 1 || d > 31)
+                        return -ENOENT;
+                days = gc_days_from_civil(y, (unsigned)m, (unsigned)d);
+                /* 2026-02-30 is not a day: it must come back as written. */
+                gc_civil_from_days(days, &yy, &mm, &dd);
+                if (yy != y || mm != m || dd != d)
+                        return -ENOENT;
+                kind = GC_PUBLISH_DAILY;
+                start = days * GC_PUB__DAY - utc_offset_s;
+        } else if (strncmp(name, weekly, nw) == 0 && strlen(name) == nw + 8 &&
+                   name[nw + 4] == '-' && name[nw + 5] == 'w') {
+                int64_t y = gc_pub__digits(name + nw, 4), w = gc_pub__digits(name + nw + 6, 2);
+                int64_t jan4, monday;
+                int iy, iw;
+
+                if (y < 1970 || w < 1 || w > 53)
+                        return -ENOENT;
+                /* Week 1 is the one holding 4 January; 1970-01-01 was a Thursday. */
+                jan4 = gc_days_from_civil(y, 1, 4);
+                monday = jan4 - ((jan4 % 7 + 7 + 3) % 7) + 7 * (w - 1);
+                gc_iso_week(monday * GC_PUB__DAY, &iy, &iw, NULL);
+                if (iy != y || iw != w) /* a week 53 the year does not have */
+                        return -ENOENT;
+                kind = GC_PUBLISH_WEEKLY;
+                start = monday * GC_PUB__DAY - utc_offset_s;
+        } else {
+                return -ENOENT;
+        }
+        if (ret_kind)
+                *ret_kind = kind;
+        if (ret_start)
+                *ret_start = start;
+        return 0;
+}
+
+int gc_publish_expired(const gc_publish_opts *opts, int64_t now, const char *const *names, size_t n,
+                       const char ***ret, size_t *ret_n)
+{
+        gc_publish_opts o;
+        int64_t oldest_day, oldest_week;
+        const char **out;
+        size_t k = 0;
+
+        if (!ret || !ret_n || (n && !names) || gc_pub__opts(opts, &o) < 0 ||
+            !gc_pub__valid_now(now))
+                return -EINVAL;
+        oldest_day =
+            (gc_pub__local_day(now, o.utc_offset_s) - (o.daily_retention_days - 1)) * GC_PUB__DAY -
+            o.utc_offset_s;
+        oldest_week =
+            gc_pub__week_start(now, o.utc_offset_s) - (o.weekly_retention_weeks - 1) * GC_PUB__WEEK;
+        out = calloc(n + 1, sizeof(*out));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                gc_publish_kind kind;
+                int64_t start;
+
+                if (!names[i] || gc_publish_name_parse(names[i], o.utc_offset_s, &kind, &start) < 0)
+                        continue;
+                if (start < (kind == GC_PUBLISH_DAILY ? oldest_day : oldest_week))
+                        out[k++] = names[i];
+        }
+        *ret = out;
+        *ret_n = k;
+        return 0;
+}
