@@ -50,7 +50,7 @@ typedef struct gc_period_report {
         int64_t utc_offset_s; /* days start at 00:00 at this offset east of UTC (dates, per-day
                                  rows, ISO week, title); whole minutes, at most 18 h */
         const char *team;     /* only this team's spend; idle and capacity, which belong to the
-                                 whole cluster, are left out (null in JSON) and the report says so */
+                                 whole cluster, are left out (null in JSON), as the notes say */
         size_t max_rows;      /* each table lists at most this many rows and sums the rest in one
                                  last row, and the report says so; 0 = every row */
 } gc_period_report;
