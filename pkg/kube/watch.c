@@ -412,7 +412,9 @@ static gc__outcome gc__watch_once(gc__watch *w, int *ret_healthy)
         r = gc__kube_do(w->k, "GET", q.data, NULL, NULL, 0, &io, &status, &body, &f, err,
                         sizeof(err));
         w->status = status;
-        if (r == GC__END_STREAM) {
+        if (w->cb_err < 0) {
+                out = GC__FATAL;
+        } else if (r == GC__END_STREAM) {
                 out = w->stream_outcome;
                 w->status = out == GC__BAD ? 200 : w->stream_code;
         } else if (r < 0 || status != 200) {

@@ -1,10 +1,16 @@
 /* test_kube: line splitter, list scanner, kubeconfig, escaping, lease decisions; no network. */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kube/kube.h"
@@ -865,6 +871,378 @@ START_TEST(test_lease_args)
 }
 END_TEST
 
+/* ---- the watch loop against a scripted HTTP server on loopback ----------------------------------
+ */
+
+/*
+ * A real kube-apiserver (tests/e2e/kube) cannot be made to send a broken line, an in-stream 500
+ * or a 503 on cue; this server answers each request with the next step of a script, so every
+ * transition of the list/watch loop is checked in order.
+ */
+typedef struct step {
+        const char *path; /* the request's path and query must start with this */
+        long status;
+        const char *body;
+        long hold; /* send the headers, then nothing, and keep the connection open */
+} step;
+
+#define FAKE_MAX 32
+
+typedef struct fake {
+        int lfd, port;
+        const step *script;
+        size_t n, next;
+        char req[FAKE_MAX][512];
+        char auth[FAKE_MAX][64];
+        int held[FAKE_MAX];
+        size_t n_held;
+        volatile int stop;
+        pthread_t th;
+} fake;
+
+static void fake_serve_one(fake *f, int c)
+{
+        char buf[16384], head[256];
+        size_t len = 0;
+        const step *s;
+        char *line_end, *a;
+
+        while (len < sizeof(buf) - 1) {
+                ssize_t n = read(c, buf + len, sizeof(buf) - 1 - len);
+
+                if (n <= 0)
+                        break;
+                len += (size_t)n;
+                buf[len] = '\0';
+                if (strstr(buf, "\r\n\r\n"))
+                        break;
+        }
+        buf[len] = '\0';
+        if (f->next >= FAKE_MAX) {
+                close(c);
+                return;
+        }
+        line_end = strstr(buf, "\r\n");
+        if (line_end)
+                *line_end = '\0';
+        gc_strlcpy(f->req[f->next], buf, sizeof(f->req[0]));
+        a = line_end ? strstr(line_end + 2, "Authorization: Bearer ") : NULL;
+        if (a) {
+                char *e = strstr(a, "\r\n");
+
+                if (e)
+                        *e = '\0';
+                gc_strlcpy(f->auth[f->next], a + 22, sizeof(f->auth[0]));
+        }
+        s = f->next < f->n ? &f->script[f->next] : NULL;
+        f->next++;
+        snprintf(head, sizeof(head),
+                 "HTTP/1.1 %ld X\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
+                 s ? s->status : 500L);
+        if (write(c, head, strlen(head)) < 0 ||
+            (s && s->body && !s->hold && write(c, s->body, strlen(s->body)) < 0)) {
+                close(c);
+                return;
+        }
+        if (s && s->hold && f->n_held < FAKE_MAX) {
+                f->held[f->n_held++] = c;
+                return;
+        }
+        close(c);
+}
+
+static void *fake_thread(void *arg)
+{
+        fake *f = arg;
+
+        while (!f->stop) {
+                struct pollfd p = {f->lfd, POLLIN, 0};
+
+                if (poll(&p, 1, 50) == 1) {
+                        int c = accept(f->lfd, NULL, NULL);
+
+                        if (c >= 0)
+                                fake_serve_one(f, c);
+                }
+        }
+        return NULL;
+}
+
+static void fake_start(fake *f, const step *script, size_t n)
+{
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof(sa);
+
+        memset(f, 0, sizeof(*f));
+        f->script = script;
+        f->n = n;
+        f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+        ck_assert_int_ge(f->lfd, 0);
+        memset(&sa, 0, sizeof(sa));
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(f->lfd, 8), 0);
+        ck_assert_int_eq(getsockname(f->lfd, (struct sockaddr *)&sa, &sl), 0);
+        f->port = ntohs(sa.sin_port);
+        ck_assert_int_eq(pthread_create(&f->th, NULL, fake_thread, f), 0);
+}
+
+static void fake_stop(fake *f)
+{
+        f->stop = 1;
+        pthread_join(f->th, NULL);
+        for (size_t i = 0; i < f->n_held; i++)
+                close(f->held[i]);
+        close(f->lfd);
+}
+
+typedef struct trace {
+        char log[4096]; /* what the callbacks saw, in order */
+        int list_begin, list_end;
+} trace;
+
+static void trace_add(trace *t, const char *s)
+{
+        size_t n = strlen(t->log);
+
+        snprintf(t->log + n, sizeof(t->log) - n, "%s%s", n ? " " : "", s);
+}
+
+static int tr_list_begin(void *ud)
+{
+        trace *t = ud;
+
+        t->list_begin++;
+        trace_add(t, "[");
+        return 0;
+}
+
+static int tr_list_end(void *ud)
+{
+        trace *t = ud;
+
+        t->list_end++;
+        trace_add(t, "]");
+        return 0;
+}
+
+static int tr_object(void *ud, gc_kube_event ev, const cJSON *obj)
+{
+        static const char *const evs[] = {"+", "~", "-"};
+        char s[64];
+
+        snprintf(s, sizeof(s), "%s%s", evs[ev], gc_kube_meta(obj, "name"));
+        trace_add(ud, s);
+        return 0;
+}
+
+static void tr_note(void *ud, gc_kube_note note, long status, const char *msg)
+{
+        static const char *const notes[] = {"LISTED", "START", "END",       "EXPIRED",
+                                            "IDLE",   "RETRY", "FORBIDDEN", "BAD"};
+        char s[64];
+
+        (void)msg;
+        if (note == GC_KUBE_NOTE_WATCH_START) {
+                trace_add(ud, "START");
+                return;
+        }
+        snprintf(s, sizeof(s), "%s:%ld", notes[note], status);
+        trace_add(ud, s);
+}
+
+#define LIST_PATH  "GET /api/v1/pods?limit=500"
+#define WATCH_PATH "GET /api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=60"
+
+static const step script[] = {
+    /* 0 */ {LIST_PATH " ", 200,
+             "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\","
+             "\"resourceVersion\":\"5\"}}]}",
+             0},
+    /* 1: an event, a bookmark, then a line that is not JSON: LIST again */
+    {WATCH_PATH "&resourceVersion=10 ", 200,
+     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"11\"}}}\n"
+     "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n"
+     "not json\n",
+     0},
+    /* 2 */
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+     "{\"metadata\":{\"name\":\"b\"}}]}",
+     0},
+    /* 3: an in-stream error that is not 410: back off, watch again from the same place */
+    {WATCH_PATH "&resourceVersion=20 ", 200,
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}}\n",
+     0},
+    /* 4 */
+    {WATCH_PATH "&resourceVersion=20 ", 503, "{\"kind\":\"Status\",\"message\":\"busy\"}", 0},
+    /* 5: nothing at all: cut after idle_seconds, resumed from the same place */
+    {WATCH_PATH "&resourceVersion=20 ", 200, NULL, 1},
+    /* 6: an event (whose RV is not used: 410 follows), then 410 in the stream */
+    {WATCH_PATH "&resourceVersion=20 ", 200,
+     "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"21\"}}}"
+     "\r\n{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}"
+     "\n",
+     0},
+    /* 7-9: the first page, a stale continue token, the LIST again from the top */
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"30\",\"continue\":\"c/1\"},\"items\":[{\"metadata\":{"
+     "\"name\":\"a\"}}]}",
+     0},
+    {LIST_PATH "&continue=c%2F1 ", 410, "{\"kind\":\"Status\",\"code\":410}", 0},
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"31\"},\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+     "{\"metadata\":{\"name\":\"c\"}}]}",
+     0},
+    /* 10-11: 401 (the token file is read again, the request retried once), then 403: stop */
+    {WATCH_PATH "&resourceVersion=31 ", 401, "{\"kind\":\"Status\",\"code\":401}", 0},
+    {WATCH_PATH "&resourceVersion=31 ", 403,
+     "{\"kind\":\"Status\",\"code\":403,\"message\":\"pods is forbidden\"}", 0},
+};
+
+START_TEST(test_watch_state_machine)
+{
+        static const gc_kube_watch_ops ops = {
+            .list_begin = tr_list_begin,
+            .object = tr_object,
+            .list_end = tr_list_end,
+            .note = tr_note,
+        };
+        gc_kube_watch_opts o;
+        gc_kube_config cfg;
+        gc_kube *k;
+        fake f;
+        trace t;
+        char server[64], path[256], err[256];
+        volatile sig_atomic_t stop = 0;
+        size_t n = sizeof(script) / sizeof(script[0]);
+
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_kube.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        write_file(tmpdir, "token", "old-token\n");
+        snprintf(path, sizeof(path), "%s/token", tmpdir);
+        fake_start(&f, script, n);
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        cfg.token_file = path;
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        /* Rotated, but within 60 s nothing reads it again until a 401 says so. */
+        write_file(tmpdir, "token", "new-token\n");
+
+        memset(&o, 0, sizeof(o));
+        o.path = "/api/v1/pods";
+        o.timeout_seconds = 60;
+        o.idle_seconds = 1;
+        o.backoff_min_s = 0.01;
+        o.backoff_max_s = 0.02;
+        memset(&t, 0, sizeof(t));
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, &t, &stop), -EACCES);
+        fake_stop(&f);
+
+        ck_assert_uint_eq(f.next, n);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(strncmp(f.req[i], script[i].path, strlen(script[i].path)) == 0,
+                              "request %zu: got \"%s\", want \"%s...\"", i, f.req[i],
+                              script[i].path);
+        for (size_t i = 0; i < 11; i++)
+                ck_assert_str_eq(f.auth[i], "old-token");
+        ck_assert_str_eq(f.auth[11], "new-token");
+        ck_assert_str_eq(t.log, "[ +a ] LISTED:200 START +b BAD:200 "
+                                "[ +a +b ] LISTED:200 START RETRY:500 "
+                                "START RETRY:503 START IDLE:0 START ~a EXPIRED:410 "
+                                "[ +a EXPIRED:410 [ +a +c ] LISTED:200 START FORBIDDEN:403");
+        ck_assert_int_eq(t.list_begin, 4);
+        ck_assert_int_eq(t.list_end, 3);
+        gc_kube_free(k);
+        rm_tmpdir();
+}
+END_TEST
+
+typedef struct retries {
+        int n;
+        double delay[16];
+        long status;
+} retries;
+
+static void count_retry(void *ud, gc_kube_note note, long status, const char *msg)
+{
+        retries *r = ud;
+        const char *p = strstr(msg, "retrying in ");
+
+        if (note != GC_KUBE_NOTE_RETRY || r->n >= 16)
+                return;
+        r->status = status;
+        r->delay[r->n++] = p ? strtod(p + 12, NULL) : -1;
+}
+
+static int no_object(void *ud, gc_kube_event ev, const cJSON *obj)
+{
+        (void)ud;
+        (void)ev;
+        (void)obj;
+        return 0;
+}
+
+typedef struct bg_watch {
+        gc_kube *k;
+        gc_kube_watch_opts o;
+        gc_kube_watch_ops ops;
+        retries r;
+        volatile sig_atomic_t stop;
+        int result;
+} bg_watch;
+
+static void *bg_watch_run(void *arg)
+{
+        bg_watch *b = arg;
+
+        b->result = gc_kube_watch_run(b->k, &b->o, &b->ops, &b->r, &b->stop);
+        return NULL;
+}
+
+/* Nobody listens: transport errors back off, doubling with jitter up to the cap; stop is prompt. */
+START_TEST(test_watch_backoff)
+{
+        gc_kube_config cfg;
+        bg_watch b;
+        pthread_t th;
+        char err[256];
+        struct timespec t0, t1;
+
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = "https://127.0.0.1:1";
+        memset(&b, 0, sizeof(b));
+        b.k = gc_kube_new(&cfg, err, sizeof(err));
+        b.o.path = "/api/v1/nodes";
+        b.o.backoff_min_s = 0.1;
+        b.o.backoff_max_s = 0.4;
+        b.ops.object = no_object;
+        b.ops.note = count_retry;
+        ck_assert_int_eq(pthread_create(&th, NULL, bg_watch_run, &b), 0);
+        sleep(2);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        b.stop = 1;
+        pthread_join(th, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ck_assert_int_eq(b.result, 0);
+        /* Stopped within the 100 ms nap granularity, not after a whole backoff. */
+        ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 300);
+        ck_assert_int_eq(b.r.status, 0); /* transport errors carry no HTTP status */
+        /* 0.1, 0.2, 0.4, 0.4, ... each jittered to [50%, 100%]: about 6 in 2 s. */
+        ck_assert_int_ge(b.r.n, 4);
+        ck_assert_msg(b.r.delay[0] >= 0.05 - 1e-9 && b.r.delay[0] <= 0.1 + 1e-9, "%f",
+                      b.r.delay[0]);
+        ck_assert(b.r.delay[1] >= 0.1 - 1e-9 && b.r.delay[1] <= 0.2 + 1e-9);
+        for (int i = 2; i < b.r.n; i++)
+                ck_assert_msg(b.r.delay[i] >= 0.2 - 1e-9 && b.r.delay[i] <= 0.4 + 1e-9, "%d: %f", i,
+                              b.r.delay[i]);
+        gc_kube_free(b.k);
+}
+END_TEST
+
 static Suite *kube_suite(void)
 {
         Suite *s = suite_create("kube");
@@ -905,6 +1283,11 @@ static Suite *kube_suite(void)
         tcase_add_test(t, test_client_config_errors);
         tcase_add_test(t, test_client_unreachable);
         tcase_add_test(t, test_configmap_validation);
+        suite_add_tcase(s, t);
+
+        t = tcase_create("watch");
+        tcase_add_test(t, test_watch_state_machine);
+        tcase_add_test(t, test_watch_backoff);
         suite_add_tcase(s, t);
 
         t = tcase_create("lease");

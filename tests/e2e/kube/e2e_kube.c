@@ -975,12 +975,80 @@ START_TEST(test_lease)
 }
 END_TEST
 
+/* The other ways in: a kubeconfig (CA as data, given to libcurl in memory), the in-cluster files,
+ * and a rotated token file: a 401 makes the client read the file again and retry once. */
+START_TEST(test_auth_paths)
+{
+        gc_kube_config cfg;
+        gc_kube *k;
+        char err[512], path[512], dir[64], cmd[1024];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/admin.kubeconfig", env_dir);
+        ck_assert_msg(gc_kube_config_load(path, NULL, &cfg, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_ptr_nonnull(cfg.ca_data);
+        ck_assert_ptr_null(cfg.ca_file);
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        gc_kube_config_release(&cfg);
+        ck_assert_int_eq(api(k, "GET", "/api/v1/namespaces/default", NULL, NULL, NULL), 200);
+        gc_kube_free(k);
+
+        /* In a pod: the service host and port, and the service account's files. */
+        snprintf(dir, sizeof(dir), "/tmp/e2e-kube-sa.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s/ca.crt'", env_ca, dir);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(path, sizeof(path), "%s/token", dir);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "not-a-valid-token\n");
+        fclose(f);
+        setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+        setenv("KUBERNETES_SERVICE_PORT", strrchr(env_server, ':') + 1, 1);
+        ck_assert_msg(gc_kube_config_incluster_dir(dir, &cfg, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_str_eq(cfg.server, env_server);
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        gc_kube_config_release(&cfg);
+        ck_assert_int_eq(api(k, "GET", "/api/v1/namespaces/default", NULL, NULL, NULL), 401);
+        /* The kubelet rotates the token: the next 401 reads it again, and the retry works. */
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "%s\n", env_admin);
+        fclose(f);
+        ck_assert_int_eq(api(k, "GET", "/api/v1/namespaces/default", NULL, NULL, NULL), 200);
+        gc_kube_free(k);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        ck_assert_int_eq(system(cmd), 0);
+
+        /* TLS is verified: trusted CAs that did not sign the server's certificate are refused. */
+        if (access("/etc/ssl/certs/ca-certificates.crt", R_OK) == 0) {
+                gc_buf b;
+                long status = 0;
+
+                memset(&cfg, 0, sizeof(cfg));
+                cfg.server = (char *)env_server;
+                cfg.ca_file = "/etc/ssl/certs/ca-certificates.crt";
+                cfg.token = (char *)env_admin;
+                k = gc_kube_new(&cfg, err, sizeof(err));
+                ck_assert_ptr_nonnull(k);
+                ck_assert_int_eq(
+                    gc_kube_request(k, "GET", "/api", NULL, NULL, 0, &status, &b, err, sizeof(err)),
+                    -EPROTO);
+                gc_buf_free(&b);
+                gc_kube_free(k);
+        }
+}
+END_TEST
+
 static Suite *e2e_suite(void)
 {
         Suite *s = suite_create("e2e_kube");
         TCase *t = tcase_create("apiserver");
 
         tcase_set_timeout(t, 90);
+        tcase_add_test(t, test_auth_paths);
         tcase_add_test(t, test_paged_list_stale_continue);
         tcase_add_test(t, test_watch_events);
         tcase_add_test(t, test_idle_timeout);

@@ -18,6 +18,7 @@ if [ ! -x "$bin" ]; then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/gpu-cost-e2e-kube.XXXXXX")
+# shellcheck disable=SC2317 # called by the trap
 finish() {
 	local rc=$?
 	if [ "${E2E_KEEP:-0}" = 1 ]; then
