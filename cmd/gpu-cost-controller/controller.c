@@ -1,0 +1,226 @@
+/* controller: wiring, leader election, and the main loop's timers (docs/controller.md). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_int.h"
+#include "log.h"
+
+int64_t ctl_now(void)
+{
+        return (int64_t)time(NULL);
+}
+
+int64_t ctl_mono(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec;
+}
+
+static void ctl__free(ctl *c)
+{
+        c->kw = gc_kube_free(c->kw);
+        gc_kube_config_release(&c->kcfg);
+        c->acct = gc_accountant_free(c->acct);
+        c->ledger = gc_ledger_free(c->ledger);
+        free(c->pods);
+        gc_ptrmap_free(&c->pod_map);
+        for (int i = 0; i < 2; i++) {
+                free(c->named[i]);
+                gc_ptrmap_free(&c->named_map[i]);
+        }
+        c->pool = gc_strpool_free(c->pool);
+        c->cfg = gc_config_free(c->cfg);
+        gc_diag_clear(&c->diag);
+        pthread_mutex_destroy(&c->mu);
+}
+
+/* Loads the configuration and the API server's address; returns an exit status or 0. */
+static int ctl__setup(ctl *c, const ctl_opts *o)
+{
+        gc_ledger_opts lo;
+        char err[512];
+        gc_buf file;
+        int r;
+
+        c->o = o;
+        pthread_mutex_init(&c->mu, NULL);
+        if (o->config_path) {
+                r = gc_read_file(o->config_path, GC_CONFIG_MAX_BYTES, &file);
+                if (r < 0) {
+                        ctl_log(CTL_ERROR, "cannot read the configuration", "file", o->config_path,
+                                "error", strerror(-r), NULL);
+                        return 2;
+                }
+                c->cfg = gc_config_parse(file.data, file.len, err, sizeof(err));
+                gc_buf_free(&file);
+                if (!c->cfg) {
+                        ctl_log(CTL_ERROR, "bad configuration", "file", o->config_path, "error",
+                                err, NULL);
+                        return 2;
+                }
+        } else {
+                c->cfg = gc_config_default();
+        }
+        if (o->kubeconfig)
+                r = gc_kube_config_load(o->kubeconfig, o->context, &c->kcfg, err, sizeof(err));
+        else
+                r = gc_kube_config_incluster(&c->kcfg, err, sizeof(err));
+        if (r < 0) {
+                ctl_log(CTL_ERROR, "cannot find the API server", "kubeconfig",
+                        o->kubeconfig ? o->kubeconfig : "(in-cluster)", "error", err, NULL);
+                return 2;
+        }
+        c->ns = o->ns ? o->ns : c->kcfg.namespace;
+        if (!c->ns || !*c->ns) {
+                ctl_log(CTL_ERROR, "no namespace: give --namespace or GPU_COST_NAMESPACE", NULL);
+                return 2;
+        }
+        c->kw = gc_kube_new(&c->kcfg, err, sizeof(err));
+        c->pool = gc_strpool_new((size_t)1 << 30);
+        if (!c->kw || !c->pool || !c->cfg) {
+                ctl_log(CTL_ERROR, "cannot start", "error", c->kw ? "out of memory" : err, NULL);
+                return 1;
+        }
+        memset(&lo, 0, sizeof(lo));
+        lo.pool = c->pool;
+        c->ledger = gc_ledger_new(&lo);
+        if (c->ledger)
+                c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
+        if (!c->acct) {
+                ctl_log(CTL_ERROR, "cannot start", "error", "out of memory", NULL);
+                return 1;
+        }
+        gc_config_model_opts(c->cfg, c->pool, &c->mo);
+        return 0;
+}
+
+/* Namespaces and nodes first, so that pods are priced from the first LIST on. */
+static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
+{
+        int r = ctl_informer_start(c, CTL_NAMESPACES);
+
+        if (r == 0)
+                r = ctl_informer_start(c, CTL_NODES);
+        if (r < 0)
+                return r;
+        while (!*stop && !atomic_load(&c->fatal) &&
+               !(atomic_load(&c->inf[CTL_NAMESPACES].synced) &&
+                 atomic_load(&c->inf[CTL_NODES].synced))) {
+                atomic_store(&c->last_tick, (long)ctl_mono());
+                usleep(50 * 1000);
+        }
+        if (*stop || atomic_load(&c->fatal))
+                return 0;
+        return ctl_informer_start(c, CTL_PODS);
+}
+
+/* One Lease attempt; returns 1 leader, 0 not, -1 when leadership was lost. */
+static int ctl__lease(ctl *c, gc_kube_lease *lease)
+{
+        char err[256];
+        int leader = 0, r;
+
+        r = gc_kube_lease_tick(c->kw, lease, ctl_mono(), &leader, err, sizeof(err));
+        if (r < 0)
+                ctl_log(CTL_WARN, "lease update failed", "lease", lease->name, "error", err, NULL);
+        if (c->leader && !leader) {
+                c->leader = 0;
+                return -1;
+        }
+        if (!c->leader && leader)
+                ctl_log(CTL_INFO, "became the leader", "lease", lease->name, "identity",
+                        lease->identity, NULL);
+        c->leader = leader;
+        return leader;
+}
+
+int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
+{
+        gc_kube_lease lease;
+        int64_t next_checkpoint = 0, next_report = 0, next_lease = 0, now;
+        int rc, watching = 0, was_standby = 0;
+        char err[256];
+        ctl c;
+
+        memset(&c, 0, sizeof(c));
+        rc = ctl__setup(&c, o);
+        if (rc != 0)
+                goto finish;
+        rc = 1;
+        if (ctl_health_start(&c) < 0)
+                goto finish;
+        memset(&lease, 0, sizeof(lease));
+        lease.ns = c.ns;
+        lease.name = o->lease_name;
+        lease.identity = o->id;
+        lease.duration_s = (int)o->lease_duration_s;
+        c.leader = !o->leader_election;
+        ctl_log(CTL_INFO, "started", "namespace", c.ns, "identity", o->id, "server", c.kcfg.server,
+                NULL);
+
+        while (!*stop && !atomic_load(&c.fatal)) {
+                atomic_store(&c.last_tick, (long)ctl_mono());
+                if (o->leader_election && ctl_mono() >= next_lease) {
+                        next_lease = ctl_mono() + 2;
+                        if (ctl__lease(&c, &lease) < 0) {
+                                ctl_fatal(&c, "lost the leader lease: exiting so that only one "
+                                              "replica writes");
+                                break;
+                        }
+                        if (!c.leader && !was_standby) {
+                                ctl_log(CTL_INFO, "standby: another replica holds the lease",
+                                        "holder", lease.holder, NULL);
+                                was_standby = 1;
+                        }
+                }
+                if (c.leader && !watching) {
+                        if (ctl_checkpoint_restore(&c) < 0)
+                                break;
+                        if (ctl__start_watching(&c, stop) < 0) {
+                                ctl_fatal(&c, "cannot start the informer threads");
+                                break;
+                        }
+                        watching = 1;
+                }
+                if (watching && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
+                        atomic_store(&c.ready, 1);
+                        ctl_log(CTL_INFO, "ready", NULL);
+                }
+                now = ctl_now();
+                if (atomic_load(&c.ready) && now >= next_checkpoint) {
+                        next_checkpoint = now + o->checkpoint_interval_s;
+                        ctl_checkpoint_save(&c);
+                }
+                if (atomic_load(&c.ready) && now >= next_report) {
+                        next_report = now + o->report_interval_s;
+                        ctl_publish(&c, now);
+                }
+                usleep(200 * 1000);
+        }
+        ctl_informers_stop(&c);
+        if (atomic_load(&c.fatal)) {
+                ctl_log(CTL_ERROR, c.fatal_msg, NULL);
+                rc = 1;
+        } else {
+                rc = 0;
+        }
+        if (watching && c.leader && atomic_load(&c.ready) && !atomic_load(&c.fatal)) {
+                /* SIGTERM: keep what we know, then let a standby take over at once. */
+                if (ctl_checkpoint_save(&c) < 0)
+                        rc = 1;
+        }
+        if (o->leader_election && c.leader &&
+            gc_kube_lease_release(c.kw, &lease, err, sizeof(err)) < 0)
+                ctl_log(CTL_WARN, "cannot release the lease", "error", err, NULL);
+        ctl_health_stop(&c);
+        ctl_log(CTL_INFO, "stopped", NULL);
+finish:
+        ctl__free(&c);
+        return rc;
+}

@@ -1,0 +1,102 @@
+/* ctl_int: the controller's state, shared by its files (main loop, informers, writers). */
+#ifndef CTL_INT_H
+#define CTL_INT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "account/account.h"
+#include "config/config.h"
+#include "kube/kube.h"
+#include "ledger/ledger.h"
+#include "model/model.h"
+#include "util/util.h"
+
+#include "controller.h"
+
+enum { CTL_NAMESPACES = 0, CTL_NODES, CTL_PODS, CTL_KINDS };
+
+typedef struct ctl_pod {
+        gc_pod pod;   /* the last observed record (pooled strings) */
+        uint32_t gen; /* the LIST generation it was last seen in */
+} ctl_pod;
+
+typedef struct ctl_named {
+        const char *name; /* pooled */
+        uint32_t gen;
+        /* what pricing of the pods depends on, to re-price them only when it changes */
+        const char *a, *b;
+        double x;
+} ctl_named;
+
+typedef struct ctl ctl;
+
+typedef struct ctl_informer {
+        ctl *c;
+        int kind;
+        pthread_t thread;
+        int started;
+        atomic_int synced;    /* the first LIST completed */
+        atomic_long relists;  /* LISTs after the first (410, bad events, reconnects) */
+        atomic_long restarts; /* watches resumed */
+        atomic_long last_event;
+} ctl_informer;
+
+struct ctl {
+        const ctl_opts *o;
+        gc_config *cfg;
+        gc_kube_config kcfg;
+        const char *ns; /* our namespace */
+        gc_kube *kw;    /* requests from the main thread: Lease, checkpoint, reports */
+
+        pthread_mutex_t mu; /* guards everything below up to `diag` */
+        gc_strpool *pool;
+        gc_ledger *ledger;
+        gc_accountant *acct;
+        gc_model_opts mo;
+        ctl_pod *pods;
+        size_t n_pods, cap_pods;
+        gc_ptrmap pod_map;   /* uid -> index in pods */
+        ctl_named *named[2]; /* namespaces, nodes */
+        size_t n_named[2], cap_named[2];
+        gc_ptrmap named_map[2];
+        uint32_t gen[CTL_KINDS];
+        int64_t restored_at; /* checkpoint time when one was restored, else 0 */
+        int restore_pending; /* the first pod LIST after a restore is not yet complete */
+        uint64_t changes;    /* bumped by every accounted change, for report refreshes */
+        gc_diag diag;        /* notes for reports (estimates, skipped objects) */
+
+        ctl_informer inf[CTL_KINDS];
+        volatile sig_atomic_t inf_stop;
+        atomic_int fatal;
+        char fatal_msg[512];
+
+        atomic_int ready;
+        atomic_long last_tick;
+        int leader;
+};
+
+/* Informers (informer.c). */
+int ctl_informer_start(ctl *c, int kind);
+void ctl_informers_stop(ctl *c);
+void ctl_fatal(ctl *c, const char *msg);
+
+/* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
+int ctl_checkpoint_restore(ctl *c);
+int ctl_checkpoint_save(ctl *c);
+/* After the first pod LIST following a restore: end open intervals of pods that are gone. */
+void ctl_checkpoint_close_missing(ctl *c);
+
+/* Reports (publish_io.c). */
+int ctl_publish(ctl *c, int64_t now);
+
+/* Health server (health.c). */
+int ctl_health_start(ctl *c);
+void ctl_health_stop(ctl *c);
+
+int64_t ctl_now(void);
+int64_t ctl_mono(void);
+
+#endif

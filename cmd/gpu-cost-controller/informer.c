@@ -1,0 +1,414 @@
+/* informer: list/watch threads for namespaces, nodes and pods, feeding the accountant. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_int.h"
+#include "log.h"
+
+static const char *const ctl__kind_names[CTL_KINDS] = {"namespaces", "nodes", "pods"};
+static const char *const ctl__paths[CTL_KINDS] = {"/api/v1/namespaces", "/api/v1/nodes",
+                                                  "/api/v1/pods"};
+
+void ctl_fatal(ctl *c, const char *msg)
+{
+        int expected = 0;
+
+        if (atomic_compare_exchange_strong(&c->fatal, &expected, 1))
+                gc_strlcpy(c->fatal_msg, msg, sizeof(c->fatal_msg));
+        c->inf_stop = 1;
+}
+
+/* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
+static int ctl__grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+        void *p;
+        size_t nc;
+
+        if (n < *cap)
+                return 0;
+        nc = *cap ? *cap * 2 : 64;
+        p = realloc(*arr, nc * size);
+        if (!p)
+                return -ENOMEM;
+        *arr = p;
+        *cap = nc;
+        return 0;
+}
+
+/* Re-prices every pod matching (node or namespace): their inputs changed. Under c->mu. */
+static void ctl__reaccount(ctl *c, const char *node, const char *ns)
+{
+        for (size_t i = 0; i < c->n_pods; i++) {
+                const gc_pod *p = &c->pods[i].pod;
+
+                if ((node && p->node == node) || (ns && p->ns == ns))
+                        gc_account_pod(c->acct, p, &c->diag);
+        }
+}
+
+/* Finds or adds a namespace/node entry; sets *ret_new. Under c->mu. */
+static ctl_named *ctl__named(ctl *c, int which, const char *name, int *ret_new)
+{
+        size_t idx;
+
+        *ret_new = 0;
+        if (gc_ptrmap_get(&c->named_map[which], name, &idx) == 0)
+                return &c->named[which][idx];
+        if (ctl__grow((void **)&c->named[which], &c->cap_named[which], c->n_named[which],
+                      sizeof(ctl_named)) < 0 ||
+            gc_ptrmap_put(&c->named_map[which], name, c->n_named[which]) < 0)
+                return NULL;
+        idx = c->n_named[which]++;
+        memset(&c->named[which][idx], 0, sizeof(ctl_named));
+        c->named[which][idx].name = name;
+        *ret_new = 1;
+        return &c->named[which][idx];
+}
+
+static void ctl__named_remove(ctl *c, int which, const char *name)
+{
+        size_t idx, last;
+
+        if (gc_ptrmap_get(&c->named_map[which], name, &idx) < 0)
+                return;
+        gc_ptrmap_del(&c->named_map[which], name);
+        last = --c->n_named[which];
+        if (idx != last) {
+                c->named[which][idx] = c->named[which][last];
+                gc_ptrmap_put(&c->named_map[which], c->named[which][idx].name, idx);
+        }
+}
+
+static void ctl__pod_remove(ctl *c, size_t idx)
+{
+        size_t last = --c->n_pods;
+
+        gc_ptrmap_del(&c->pod_map, c->pods[idx].pod.uid);
+        if (idx != last) {
+                c->pods[idx] = c->pods[last];
+                gc_ptrmap_put(&c->pod_map, c->pods[idx].pod.uid, idx);
+        }
+}
+
+static int ctl__on_namespace(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
+{
+        gc_namespace ns;
+        ctl_named *e;
+        char err[256];
+        int r, is_new;
+
+        (void)now;
+        r = gc_namespace_from_json(obj, &c->mo, &ns, err, sizeof(err));
+        if (r <= 0) {
+                if (r < 0)
+                        gc_diag_add(&c->diag, "namespace %s skipped: %s",
+                                    gc_kube_meta(obj, "name") ? gc_kube_meta(obj, "name") : "?",
+                                    err);
+                return 0;
+        }
+        if (ev == GC_KUBE_DELETED) {
+                ctl__named_remove(c, 0, ns.name);
+                return 0;
+        }
+        e = ctl__named(c, 0, ns.name, &is_new);
+        if (!e)
+                return -ENOMEM;
+        e->gen = c->gen[CTL_NAMESPACES];
+        r = gc_account_namespace(c->acct, &ns);
+        if (r < 0)
+                return r;
+        if (!is_new && (e->a != ns.team || e->b != ns.project)) {
+                ctl__reaccount(c, NULL, ns.name);
+                c->changes++;
+        }
+        e->a = ns.team;
+        e->b = ns.project;
+        return 0;
+}
+
+static int ctl__on_node(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
+{
+        const gc_node_class *cls;
+        gc_node n;
+        ctl_named *e;
+        char err[256];
+        int r, is_new;
+
+        memset(&n, 0, sizeof(n));
+        r = gc_node_from_json(obj, &c->mo, &n, err, sizeof(err));
+        if (r < 0) {
+                gc_diag_add(&c->diag, "node %s skipped: %s",
+                            gc_kube_meta(obj, "name") ? gc_kube_meta(obj, "name") : "?", err);
+                return 0;
+        }
+        if (r == 0) {
+                /* Not (or no longer) a GPU node: if it was one, its capacity ends now. */
+                const char *name = gc_strpool_intern0(c->pool, gc_kube_meta(obj, "name"));
+                size_t idx;
+
+                if (name && gc_ptrmap_get(&c->named_map[1], name, &idx) == 0) {
+                        gc_account_node_gone(c->acct, name, now);
+                        ctl__named_remove(c, 1, name);
+                        c->changes++;
+                }
+                return 0;
+        }
+        if (ev == GC_KUBE_DELETED) {
+                gc_account_node_gone(c->acct, n.name, now);
+                ctl__named_remove(c, 1, n.name);
+                gc_node_release(&n);
+                c->changes++;
+                return 0;
+        }
+        r = gc_account_node(c->acct, &n, &c->diag);
+        gc_node_release(&n);
+        if (r < 0)
+                return r;
+        e = ctl__named(c, 1, n.name, &is_new);
+        if (!e)
+                return -ENOMEM;
+        e->gen = c->gen[CTL_NODES];
+        cls = gc_accountant_node_class(c->acct, n.name);
+        if (cls && (is_new || e->a != cls->model || e->b != cls->capacity_type ||
+                    e->x != cls->usd_per_gpu_hour)) {
+                ctl__reaccount(c, n.name, NULL);
+                e->a = cls->model;
+                e->b = cls->capacity_type;
+                e->x = cls->usd_per_gpu_hour;
+        }
+        c->changes++;
+        return 0;
+}
+
+static int ctl__on_pod(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
+{
+        gc_pod p;
+        size_t idx;
+        char err[256];
+        int r;
+
+        r = gc_pod_from_json(obj, &c->mo, &p, err, sizeof(err));
+        if (r < 0) {
+                const char *ns = gc_kube_meta(obj, "namespace"), *name = gc_kube_meta(obj, "name");
+
+                gc_diag_add(&c->diag, "pod %s/%s skipped: %s", ns ? ns : "?", name ? name : "?",
+                            err);
+                ctl_log(CTL_WARN, "pod skipped", "namespace", ns, "pod", name, "error", err, NULL);
+                return 0;
+        }
+        if (r == 0)
+                return 0; /* holds no GPU */
+        if (ev == GC_KUBE_DELETED) {
+                r = gc_account_pod_gone(c->acct, &p, now, 0, &c->diag);
+                if (gc_ptrmap_get(&c->pod_map, p.uid, &idx) == 0)
+                        ctl__pod_remove(c, idx);
+                c->changes++;
+                return r < 0 ? r : 0;
+        }
+        if (gc_ptrmap_get(&c->pod_map, p.uid, &idx) < 0) {
+                r = ctl__grow((void **)&c->pods, &c->cap_pods, c->n_pods, sizeof(ctl_pod));
+                if (r == 0)
+                        r = gc_ptrmap_put(&c->pod_map, p.uid, c->n_pods);
+                if (r < 0)
+                        return r;
+                idx = c->n_pods++;
+        }
+        c->pods[idx].pod = p;
+        c->pods[idx].gen = c->gen[CTL_PODS];
+        c->changes++;
+        r = gc_account_pod(c->acct, &p, &c->diag);
+        return r < 0 ? r : 0;
+}
+
+static int ctl__list_begin(void *ud)
+{
+        ctl_informer *inf = ud;
+        ctl *c = inf->c;
+
+        pthread_mutex_lock(&c->mu);
+        c->gen[inf->kind]++;
+        pthread_mutex_unlock(&c->mu);
+        return 0;
+}
+
+/* Objects not seen in the LIST that just completed are gone. */
+static int ctl__list_end(void *ud)
+{
+        ctl_informer *inf = ud;
+        ctl *c = inf->c;
+        int64_t now = ctl_now();
+        uint32_t gen;
+
+        pthread_mutex_lock(&c->mu);
+        gen = c->gen[inf->kind];
+        if (inf->kind == CTL_PODS) {
+                for (size_t i = 0; i < c->n_pods;) {
+                        if (c->pods[i].gen == gen) {
+                                i++;
+                                continue;
+                        }
+                        gc_account_pod_gone(c->acct, &c->pods[i].pod, now, 0, &c->diag);
+                        ctl__pod_remove(c, i);
+                        c->changes++;
+                }
+                if (c->restore_pending) {
+                        ctl_checkpoint_close_missing(c);
+                        c->restore_pending = 0;
+                }
+        } else {
+                int which = inf->kind == CTL_NODES ? 1 : 0;
+
+                for (size_t i = 0; i < c->n_named[which];) {
+                        if (c->named[which][i].gen == gen) {
+                                i++;
+                                continue;
+                        }
+                        if (which == 1)
+                                gc_account_node_gone(c->acct, c->named[which][i].name, now);
+                        ctl__named_remove(c, which, c->named[which][i].name);
+                        c->changes++;
+                }
+        }
+        pthread_mutex_unlock(&c->mu);
+        if (!atomic_exchange(&inf->synced, 1))
+                ctl_log(CTL_INFO, "initial sync done", "resource", ctl__kind_names[inf->kind],
+                        NULL);
+        else
+                atomic_fetch_add(&inf->relists, 1);
+        return 0;
+}
+
+static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
+{
+        ctl_informer *inf = ud;
+        ctl *c = inf->c;
+        int64_t now = ctl_now();
+        int r;
+
+        atomic_store(&inf->last_event, (long)now);
+        pthread_mutex_lock(&c->mu);
+        if (inf->kind == CTL_PODS)
+                r = ctl__on_pod(c, ev, obj, now);
+        else if (inf->kind == CTL_NODES)
+                r = ctl__on_node(c, ev, obj, now);
+        else
+                r = ctl__on_namespace(c, ev, obj, now);
+        pthread_mutex_unlock(&c->mu);
+        if (r < 0) {
+                char msg[256];
+
+                snprintf(msg, sizeof(msg), "%s: cannot record an object: %s",
+                         ctl__kind_names[inf->kind], strerror(-r));
+                ctl_fatal(c, msg);
+        }
+        return r;
+}
+
+static void ctl__note(void *ud, gc_kube_note note, long http_status, const char *msg)
+{
+        ctl_informer *inf = ud;
+        char status[24];
+
+        snprintf(status, sizeof(status), "%ld", http_status);
+        switch (note) {
+        case GC_KUBE_NOTE_LISTED:
+                ctl_log(CTL_DEBUG, "listed", "resource", ctl__kind_names[inf->kind], "detail", msg,
+                        NULL);
+                break;
+        case GC_KUBE_NOTE_WATCH_START:
+                atomic_fetch_add(&inf->restarts, 1);
+                ctl_log(CTL_DEBUG, "watch started", "resource", ctl__kind_names[inf->kind],
+                        "detail", msg, NULL);
+                break;
+        case GC_KUBE_NOTE_WATCH_END:
+                ctl_log(CTL_DEBUG, "watch ended by the server", "resource",
+                        ctl__kind_names[inf->kind], NULL);
+                break;
+        case GC_KUBE_NOTE_EXPIRED:
+                ctl_log(CTL_INFO, "watch expired (410): listing again", "resource",
+                        ctl__kind_names[inf->kind], "detail", msg, NULL);
+                break;
+        case GC_KUBE_NOTE_IDLE_TIMEOUT:
+                ctl_log(CTL_WARN, "watch idle too long: reconnecting", "resource",
+                        ctl__kind_names[inf->kind], NULL);
+                break;
+        case GC_KUBE_NOTE_RETRY:
+                ctl_log(CTL_WARN, "API request failed: retrying", "resource",
+                        ctl__kind_names[inf->kind], "status", status, "detail", msg, NULL);
+                break;
+        case GC_KUBE_NOTE_FORBIDDEN:
+                ctl_log(CTL_ERROR, "the API server refused list/watch: check the ClusterRole",
+                        "resource", ctl__kind_names[inf->kind], "verb", "list,watch", "status",
+                        status, "detail", msg, NULL);
+                break;
+        case GC_KUBE_NOTE_BAD_EVENT:
+                ctl_log(CTL_WARN, "bad watch event skipped: listing again", "resource",
+                        ctl__kind_names[inf->kind], "detail", msg, NULL);
+                break;
+        }
+}
+
+static void *ctl__informer_main(void *arg)
+{
+        ctl_informer *inf = arg;
+        ctl *c = inf->c;
+        gc_kube_watch_ops ops = {
+            .list_begin = ctl__list_begin,
+            .object = ctl__object,
+            .list_end = ctl__list_end,
+            .note = ctl__note,
+        };
+        gc_kube_watch_opts wo;
+        char err[256], msg[400];
+        gc_kube *k;
+        int r;
+
+        memset(&wo, 0, sizeof(wo));
+        wo.path = ctl__paths[inf->kind];
+        k = gc_kube_new(&c->kcfg, err, sizeof(err));
+        if (!k) {
+                snprintf(msg, sizeof(msg), "%s: API client: %s", ctl__kind_names[inf->kind], err);
+                ctl_fatal(c, msg);
+                return NULL;
+        }
+        r = gc_kube_watch_run(k, &wo, &ops, inf, &c->inf_stop);
+        gc_kube_free(k);
+        if (r == -EACCES) {
+                snprintf(msg, sizeof(msg),
+                         "forbidden to list/watch %s: the ClusterRole must grant get, list and "
+                         "watch on %s",
+                         ctl__kind_names[inf->kind], ctl__kind_names[inf->kind]);
+                ctl_fatal(c, msg);
+        } else if (r < 0 && !atomic_load(&c->fatal)) {
+                snprintf(msg, sizeof(msg), "%s: watch failed: %s", ctl__kind_names[inf->kind],
+                         strerror(-r));
+                ctl_fatal(c, msg);
+        }
+        return NULL;
+}
+
+int ctl_informer_start(ctl *c, int kind)
+{
+        ctl_informer *inf = &c->inf[kind];
+        int r;
+
+        inf->c = c;
+        inf->kind = kind;
+        r = pthread_create(&inf->thread, NULL, ctl__informer_main, inf);
+        if (r != 0)
+                return -r;
+        inf->started = 1;
+        return 0;
+}
+
+void ctl_informers_stop(ctl *c)
+{
+        c->inf_stop = 1;
+        for (int i = 0; i < CTL_KINDS; i++) {
+                if (c->inf[i].started)
+                        pthread_join(c->inf[i].thread, NULL);
+                c->inf[i].started = 0;
+        }
+}

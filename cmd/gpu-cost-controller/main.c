@@ -1,0 +1,192 @@
+/* gpu-cost-controller: flags, environment and signals around the controller (docs/controller.md).
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "controller.h"
+#include "log.h"
+#include "util/util.h"
+
+static volatile sig_atomic_t ctl__stop;
+
+static void ctl__on_signal(int sig)
+{
+        (void)sig;
+        ctl__stop = 1;
+}
+
+static const char usage[] =
+    "Usage: gpu-cost-controller [flags]\n"
+    "\n"
+    "Watches the Kubernetes API for pods holding GPUs and publishes their cost by team and\n"
+    "project as report ConfigMaps (docs/controller.md).\n"
+    "\n"
+    "  --config FILE             configuration JSON (env GPU_COST_CONFIG)\n"
+    "  --kubeconfig FILE         use a kubeconfig instead of the service account (env\n"
+    "                            KUBECONFIG)\n"
+    "  --context NAME            kubeconfig context (default: the current one)\n"
+    "  --namespace NS            where checkpoint, reports and Lease live (env\n"
+    "                            GPU_COST_NAMESPACE; default: the service account's)\n"
+    "  --listen ADDR:PORT        /healthz and /readyz (env GPU_COST_LISTEN; 0.0.0.0:8080)\n"
+    "  --id NAME                 identity in the Lease (env POD_NAME; default: host name)\n"
+    "  --checkpoint-interval D   checkpoint every D (default 60s)\n"
+    "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
+    "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
+    "  --lease-name NAME         Lease for leader election (default gpu-cost-controller)\n"
+    "  --lease-duration D        (default 15s)\n"
+    "  --no-leader-election      run as the only replica\n"
+    "  --log-level L             debug, info, warn or error (default info)\n"
+    "\n"
+    "Durations: 90s, 5m, 1h. Exit status: 0 after SIGTERM, 1 on a fatal error, 2 on bad\n"
+    "flags or configuration.\n";
+
+static int duration_flag(const char *name, const char *v, int64_t min, int64_t *ret)
+{
+        if (gc_duration_parse(v, ret) < 0 || *ret < min) {
+                fprintf(stderr,
+                        "gpu-cost-controller: --%s: expected a duration of at least %llds "
+                        "(90s, 5m, 1h), got \"%s\"\n",
+                        name, (long long)min, v);
+                return -1;
+        }
+        return 0;
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+        const char *v = getenv(name);
+
+        return v && *v ? v : def;
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option opts[] = {
+            {"config", required_argument, NULL, 'c'},
+            {"kubeconfig", required_argument, NULL, 'k'},
+            {"context", required_argument, NULL, 'x'},
+            {"namespace", required_argument, NULL, 'n'},
+            {"listen", required_argument, NULL, 'l'},
+            {"id", required_argument, NULL, 'i'},
+            {"checkpoint-interval", required_argument, NULL, 'C'},
+            {"report-interval", required_argument, NULL, 'R'},
+            {"fold-after", required_argument, NULL, 'F'},
+            {"lease-name", required_argument, NULL, 'L'},
+            {"lease-duration", required_argument, NULL, 'D'},
+            {"no-leader-election", no_argument, NULL, 'N'},
+            {"log-level", required_argument, NULL, 'v'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
+        };
+        static char host[256];
+        struct sigaction sa;
+        ctl_opts o;
+        int ch, rc, level;
+
+        memset(&o, 0, sizeof(o));
+        o.config_path = env_or("GPU_COST_CONFIG", NULL);
+        o.kubeconfig = env_or("KUBECONFIG", NULL);
+        o.ns = env_or("GPU_COST_NAMESPACE", NULL);
+        o.listen = env_or("GPU_COST_LISTEN", "0.0.0.0:8080");
+        o.id = env_or("POD_NAME", NULL);
+        o.lease_name = "gpu-cost-controller";
+        o.lease_duration_s = 15;
+        o.leader_election = 1;
+        o.checkpoint_interval_s = 60;
+        o.report_interval_s = 300;
+        o.fold_after_s = 6 * 3600;
+        opterr = 0;
+        while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (ch) {
+                case 'c':
+                        o.config_path = optarg;
+                        break;
+                case 'k':
+                        o.kubeconfig = optarg;
+                        break;
+                case 'x':
+                        o.context = optarg;
+                        break;
+                case 'n':
+                        o.ns = optarg;
+                        break;
+                case 'l':
+                        o.listen = optarg;
+                        break;
+                case 'i':
+                        o.id = optarg;
+                        break;
+                case 'C':
+                        if (duration_flag("checkpoint-interval", optarg, 1,
+                                          &o.checkpoint_interval_s) < 0)
+                                return 2;
+                        break;
+                case 'R':
+                        if (duration_flag("report-interval", optarg, 1, &o.report_interval_s) < 0)
+                                return 2;
+                        break;
+                case 'F':
+                        if (duration_flag("fold-after", optarg, 3600, &o.fold_after_s) < 0)
+                                return 2;
+                        break;
+                case 'L':
+                        o.lease_name = optarg;
+                        break;
+                case 'D':
+                        if (duration_flag("lease-duration", optarg, 5, &o.lease_duration_s) < 0)
+                                return 2;
+                        break;
+                case 'N':
+                        o.leader_election = 0;
+                        break;
+                case 'v':
+                        level = ctl_log_parse_level(optarg);
+                        if (level < 0) {
+                                fprintf(stderr,
+                                        "gpu-cost-controller: --log-level: expected "
+                                        "debug, info, warn or error, got \"%s\"\n",
+                                        optarg);
+                                return 2;
+                        }
+                        ctl_log_set_level(level);
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return 0;
+                default:
+                        fprintf(stderr,
+                                "gpu-cost-controller: unknown or incomplete flag \"%s\" (see "
+                                "--help)\n",
+                                argv[optind - 1]);
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "gpu-cost-controller: unexpected argument \"%s\"\n", argv[optind]);
+                return 2;
+        }
+        if (!o.id) {
+                if (gethostname(host, sizeof(host) - 1) < 0)
+                        gc_strlcpy(host, "gpu-cost-controller", sizeof(host));
+                o.id = host;
+        }
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = ctl__on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+                ctl_log(CTL_ERROR, "cannot initialise libcurl", NULL);
+                return 1;
+        }
+        rc = ctl_run(&o, &ctl__stop);
+        curl_global_cleanup();
+        return rc;
+}

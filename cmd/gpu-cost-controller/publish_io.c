@@ -1,0 +1,189 @@
+/* publish_io: report ConfigMaps, refreshed when their figures change (docs/controller.md). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_int.h"
+#include "log.h"
+#include "publish/publish.h"
+
+/* What this process last wrote under each name: a complete period is rewritten only on change. */
+#define CTL_WRITTEN_MAX 512
+static struct {
+        char name[GC_PUBLISH_NAME_MAX + 64];
+        uint64_t hash;
+} ctl__written[CTL_WRITTEN_MAX];
+static size_t ctl__n_written;
+
+static int ctl__unchanged(const char *name, uint64_t hash)
+{
+        for (size_t i = 0; i < ctl__n_written; i++)
+                if (strcmp(ctl__written[i].name, name) == 0)
+                        return ctl__written[i].hash == hash;
+        return 0;
+}
+
+static void ctl__remember(const char *name, uint64_t hash)
+{
+        size_t i;
+
+        for (i = 0; i < ctl__n_written; i++)
+                if (strcmp(ctl__written[i].name, name) == 0)
+                        break;
+        if (i == ctl__n_written) {
+                if (ctl__n_written == CTL_WRITTEN_MAX)
+                        i = 0; /* forget the oldest: at worst one extra write */
+                else
+                        ctl__n_written++;
+        }
+        gc_strlcpy(ctl__written[i].name, name, sizeof(ctl__written[i].name));
+        ctl__written[i].hash = hash;
+}
+
+static void ctl__opts(const ctl *c, gc_publish_opts *o)
+{
+        memset(o, 0, sizeof(*o));
+        o->cluster = c->cfg->cluster;
+        o->currency = c->cfg->catalog->currency;
+        o->top_n = c->cfg->top_n;
+        o->utc_offset_s = c->cfg->utc_offset_s;
+        o->daily_retention_days = c->cfg->daily_retention_days;
+        o->weekly_retention_weeks = c->cfg->weekly_retention_weeks;
+}
+
+/* Renders under the lock, writes outside it. */
+static int ctl__write(ctl *c, const gc_publish_opts *po, const gc_publish_period *p, const char *ns,
+                      const char *name, const char *team, int64_t now)
+{
+        gc_publish_label labels[GC_PUBLISH_N_LABELS];
+        gc_kube_kv kl[GC_PUBLISH_N_LABELS], data[2];
+        const char *notes[GC_DIAG_KEEP];
+        gc_publish_report rep;
+        char err[512];
+        size_t n_notes;
+        int r;
+
+        memset(&rep, 0, sizeof(rep));
+        pthread_mutex_lock(&c->mu);
+        n_notes = c->diag.n_kept;
+        for (size_t i = 0; i < n_notes; i++)
+                notes[i] = c->diag.msgs[i];
+        r = gc_publish_render(c->ledger, po, p, now, team, notes, n_notes, &rep);
+        pthread_mutex_unlock(&c->mu);
+        if (r < 0) {
+                ctl_log(CTL_ERROR, "cannot render a report", "configmap", name, "error",
+                        strerror(-r), NULL);
+                goto finish;
+        }
+        gc_publish_labels(p->kind, labels);
+        for (size_t i = 0; i < GC_PUBLISH_N_LABELS; i++) {
+                kl[i].key = labels[i].key;
+                kl[i].value = labels[i].value;
+        }
+        data[0].key = GC_PUBLISH_KEY_JSON;
+        data[0].value = rep.json.data;
+        data[1].key = GC_PUBLISH_KEY_MD;
+        data[1].value = rep.md.data;
+        r = gc_kube_configmap_put(c->kw, ns, name, kl, GC_PUBLISH_N_LABELS, data, 2, err,
+                                  sizeof(err));
+        if (r < 0)
+                ctl_log(CTL_ERROR, "cannot write a report", "namespace", ns, "configmap", name,
+                        "error", err, NULL);
+        else if (rep.rows_cut)
+                ctl_log(CTL_WARN, "report tables cut to fit a ConfigMap", "configmap", name, NULL);
+finish:
+        gc_publish_report_release(&rep);
+        return r;
+}
+
+/* Removes report ConfigMaps past retention. */
+static void ctl__expire(ctl *c, const gc_publish_opts *po, int64_t now)
+{
+        const char **expired = NULL;
+        char **names = NULL;
+        size_t n = 0, n_expired = 0;
+        char err[256];
+
+        if (gc_kube_configmap_list(c->kw, c->ns, GC_PUBLISH_SELECTOR, &names, &n, err,
+                                   sizeof(err)) < 0) {
+                ctl_log(CTL_WARN, "cannot list report ConfigMaps", "error", err, NULL);
+                return;
+        }
+        if (gc_publish_expired(po, now, (const char *const *)names, n, &expired, &n_expired) == 0) {
+                for (size_t i = 0; i < n_expired; i++) {
+                        if (gc_kube_configmap_delete(c->kw, c->ns, expired[i], err, sizeof(err)) <
+                            0)
+                                ctl_log(CTL_WARN, "cannot delete an expired report", "configmap",
+                                        expired[i], "error", err, NULL);
+                        else
+                                ctl_log(CTL_INFO, "expired report deleted", "configmap", expired[i],
+                                        NULL);
+                }
+        }
+        free(expired);
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+int ctl_publish(ctl *c, int64_t now)
+{
+        gc_publish_opts po;
+        gc_publish_plan plan;
+        size_t written = 0;
+        int r, failed = 0;
+
+        ctl__opts(c, &po);
+        memset(&plan, 0, sizeof(plan));
+        pthread_mutex_lock(&c->mu);
+        r = gc_publish_plan_make(c->ledger, &po, now, &plan);
+        pthread_mutex_unlock(&c->mu);
+        if (r < 0) {
+                ctl_log(CTL_ERROR, "cannot plan the reports", "error", strerror(-r), NULL);
+                return r;
+        }
+        for (size_t i = 0; i < plan.n_periods; i++) {
+                const gc_publish_period *p = &plan.periods[i];
+
+                if (p->complete && ctl__unchanged(p->name, p->hash))
+                        continue;
+                if (ctl__write(c, &po, p, c->ns, p->name, NULL, now) < 0) {
+                        failed++;
+                        continue;
+                }
+                written++;
+                if (p->complete)
+                        ctl__remember(p->name, p->hash);
+        }
+        for (int k = 0; k < 2; k++) {
+                const gc_publish_period *p = k == 0 ? plan.latest_daily : plan.latest_weekly;
+                const char *name = k == 0 ? GC_PUBLISH_DAILY_LATEST : GC_PUBLISH_WEEKLY_LATEST;
+
+                if (!p || ctl__unchanged(name, p->hash))
+                        continue;
+                if (ctl__write(c, &po, p, c->ns, name, NULL, now) == 0)
+                        ctl__remember(name, p->hash);
+                else
+                        failed++;
+        }
+        /* Each team's own weekly report, in its namespace. */
+        for (size_t t = 0; plan.latest_weekly && t < c->cfg->n_team_namespaces; t++) {
+                const gc_label *tn = &c->cfg->team_namespaces[t];
+                char key[GC_PUBLISH_NAME_MAX + 64];
+
+                snprintf(key, sizeof(key), "%s/%s", tn->value, tn->key);
+                if (ctl__unchanged(key, plan.latest_weekly->hash))
+                        continue;
+                if (ctl__write(c, &po, plan.latest_weekly, tn->value, GC_PUBLISH_WEEKLY_LATEST,
+                               tn->key, now) == 0)
+                        ctl__remember(key, plan.latest_weekly->hash);
+                else
+                        failed++;
+        }
+        ctl__expire(c, &po, now);
+        if (written)
+                ctl_log(CTL_DEBUG, "reports written", NULL);
+        gc_publish_plan_release(&plan);
+        return failed ? -EIO : 0;
+}
