@@ -38,6 +38,7 @@ typedef struct gc__watch {
 
         /* per transfer */
         int cb_err;
+        int scan_err;               /* the LIST scanner refused the body */
         gc__outcome stream_outcome; /* what the stream handler saw, when it ended the stream */
         long stream_code;           /* the code of an in-stream ERROR */
         size_t n_events;
@@ -155,8 +156,11 @@ static int gc__list_item(void *ud, const char *json, size_t len)
 static int gc__list_feed(void *ud, const char *p, size_t n)
 {
         gc__watch *w = ud;
+        int r = gc__kube_scan_feed(&w->scan, p, n);
 
-        return gc__kube_scan_feed(&w->scan, p, n);
+        if (r < 0 && w->cb_err == 0)
+                w->scan_err = r;
+        return r;
 }
 
 /* One page: on success *ret_continue is the next token ("" at the end) and w->rv the list's. */
@@ -193,9 +197,16 @@ static gc__outcome gc__list_page(gc__watch *w, const char *cont, char **ret_cont
         io.stream = gc__list_feed;
         io.stream_ud = w;
         io.stop = w->stop;
+        w->scan_err = 0;
         r = gc__kube_do(w->k, "GET", q.data, NULL, NULL, 0, &io, &status, &body, &f, err,
                         sizeof(err));
         w->status = status;
+        if (r < 0 && w->scan_err == r) {
+                w->status = 200; /* only a 200 answer is scanned */
+                snprintf(w->msg, sizeof(w->msg), "LIST %s: %s", w->o->path,
+                         r == -ENOMEM ? "out of memory" : "the answer is not a JSON list");
+                goto out;
+        }
         if (r < 0 || status != 200) {
                 out = gc__classify(w, r, status, &f, &body, err);
                 goto out;
@@ -528,7 +539,7 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         double d = gc__next_delay(w);
                         size_t n = strlen(w->msg);
 
-                        snprintf(w->msg + n, sizeof(w->msg) - n, "; retrying in %.1f s", d);
+                        snprintf(w->msg + n, sizeof(w->msg) - n, "; retrying in %.2f s", d);
                         gc__note(w, GC_KUBE_NOTE_RETRY, w->status, w->msg);
                         if (gc__kube_sleep(d, stop))
                                 goto done;

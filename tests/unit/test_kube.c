@@ -1056,10 +1056,13 @@ static void tr_note(void *ud, gc_kube_note note, long status, const char *msg)
 #define WATCH_PATH "GET /api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=60"
 
 static const step script[] = {
-    /* 0 */ {LIST_PATH " ", 200,
-             "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\","
-             "\"resourceVersion\":\"5\"}}]}",
-             0},
+    /* a body that is no list (a proxy's error page, say): back off, LIST again */
+    {LIST_PATH " ", 200, "<html>bad gateway</html>", 0},
+    /* 0 */
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\","
+     "\"resourceVersion\":\"5\"}}]}",
+     0},
     /* 1: an event, a bookmark, then a line that is not JSON: LIST again */
     {WATCH_PATH "&resourceVersion=10 ", 200,
      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"11\"}}}\n"
@@ -1147,14 +1150,14 @@ START_TEST(test_watch_state_machine)
                 ck_assert_msg(strncmp(f.req[i], script[i].path, strlen(script[i].path)) == 0,
                               "request %zu: got \"%s\", want \"%s...\"", i, f.req[i],
                               script[i].path);
-        for (size_t i = 0; i < 11; i++)
+        for (size_t i = 0; i < 12; i++)
                 ck_assert_str_eq(f.auth[i], "old-token");
-        ck_assert_str_eq(f.auth[11], "new-token");
-        ck_assert_str_eq(t.log, "[ +a ] LISTED:200 START +b BAD:200 "
+        ck_assert_str_eq(f.auth[12], "new-token");
+        ck_assert_str_eq(t.log, "[ RETRY:200 [ +a ] LISTED:200 START +b BAD:200 "
                                 "[ +a +b ] LISTED:200 START RETRY:500 "
                                 "START RETRY:503 START IDLE:0 START ~a EXPIRED:410 "
                                 "[ +a EXPIRED:410 [ +a +c ] LISTED:200 START FORBIDDEN:403");
-        ck_assert_int_eq(t.list_begin, 4);
+        ck_assert_int_eq(t.list_begin, 5);
         ck_assert_int_eq(t.list_end, 3);
         gc_kube_free(k);
         rm_tmpdir();
