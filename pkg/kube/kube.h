@@ -85,11 +85,12 @@ typedef enum gc_kube_note {
 } gc_kube_note;
 
 typedef struct gc_kube_watch_ops {
-        /* A fresh LIST starts: the objects that follow replace all this resource's objects. */
+        /* A fresh LIST starts: the objects that follow replace all this resource's objects. A LIST
+         * that fails part-way is followed by another list_begin, never by list_end. Optional. */
         int (*list_begin)(void *ud);
         /* One object (valid only during the call). Return < 0 to stop the watch with that error. */
         int (*object)(void *ud, gc_kube_event ev, const cJSON *obj);
-        /* The LIST is complete: any object not delivered since list_begin is gone. */
+        /* The LIST is complete: any object not delivered since list_begin is gone. Optional. */
         int (*list_end)(void *ud);
         /* Optional: what happened, for logs and metrics. */
         void (*note)(void *ud, gc_kube_note note, long http_status, const char *msg);
@@ -112,7 +113,8 @@ typedef struct gc_kube_watch_opts {
  * last resourceVersion seen, bookmarks included), forever, calling ops from this thread, until
  * *stop becomes non-zero (looked at least every second, also mid-transfer). resourceVersions are
  * opaque strings. 410 (status, or in-stream ERROR with code 410) and a stale continue token lead
- * to a new LIST; errors back off with jitter. Returns 0 when stopped, -EACCES after 401/403
+ * to a new LIST; errors back off with jitter. ops run inside the transfer: they must not use k
+ * (that fails with -EBUSY), another gc_kube is fine. Returns 0 when stopped, -EACCES after 401/403
  * (RBAC must fail loudly, never look like an empty cluster), or the negative code an ops callback
  * returned.
  */
@@ -182,7 +184,8 @@ typedef struct gc_kube_lease {
 /*
  * Acquires or renews. A lease held by another identity is taken only when its record has not
  * changed for duration_s by our own monotonic clock (never by comparing clocks across
- * machines). Sets *ret_leader; a failed renewal keeps leadership only while
+ * machines; the record's own leaseDurationSeconds counts when it has one). Sets *ret_leader, also
+ * when it returns an error: a failed renewal keeps leadership only while
  * now < renewed_at + duration_s - 2 (so two leaders never overlap). now_mono: CLOCK_MONOTONIC s.
  */
 int gc_kube_lease_tick(gc_kube *k, gc_kube_lease *l, int64_t now_mono, int *ret_leader, char *err,
