@@ -303,13 +303,14 @@ gc_kube *gc_kube_new(const gc_kube_config *cfg, char *err, size_t errlen)
 
                 r = gc__token_read(k->token_file, &t, err, errlen);
                 if (r < 0 && !k->token)
-                        goto fail_msg;
+                        goto fail;
                 if (r == 0) {
                         gc__free_secret(k->token);
                         k->token = t;
                 }
                 k->token_read_mono = gc__kube_mono_s();
         }
+        r = -ENOMEM;
         k->curl = curl_easy_init();
         if (!k->curl)
                 goto fail;
@@ -318,8 +319,8 @@ gc_kube *gc_kube_new(const gc_kube_config *cfg, char *err, size_t errlen)
         k->rng = seed | 1;
         return k;
 fail:
-        snprintf(err, errlen, "out of memory");
-fail_msg:
+        if (r == -ENOMEM)
+                snprintf(err, errlen, "out of memory");
         gc_kube_free(k);
         return NULL;
 }

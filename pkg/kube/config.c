@@ -519,15 +519,15 @@ int gc_kube_config_incluster_dir(const char *sa_dir, gc_kube_config *ret, char *
         r = gc_buf_printf(&b, strchr(host, ':') ? "https://[%s]:%lld" : "https://%s:%lld", host,
                           (long long)pn);
         if (r < 0)
-                goto fail;
+                goto out;
         c.server = gc_buf_steal(&b);
         r = gc_buf_printf(&b, "%s/token", sa_dir);
         if (r < 0)
-                goto fail;
+                goto out;
         c.token_file = gc_buf_steal(&b);
         r = gc_buf_printf(&b, "%s/ca.crt", sa_dir);
         if (r < 0)
-                goto fail;
+                goto out;
         c.ca_file = gc_buf_steal(&b);
         if (access(c.token_file, R_OK) < 0 || access(c.ca_file, R_OK) < 0) {
                 r = -errno;
@@ -537,7 +537,7 @@ int gc_kube_config_incluster_dir(const char *sa_dir, gc_kube_config *ret, char *
         }
         r = gc_buf_printf(&b, "%s/namespace", sa_dir);
         if (r < 0)
-                goto fail;
+                goto out;
         {
                 gc_buf nsb;
 
@@ -554,9 +554,9 @@ int gc_kube_config_incluster_dir(const char *sa_dir, gc_kube_config *ret, char *
         gc_buf_free(&b);
         *ret = c;
         return 0;
-fail:
-        snprintf(err, errlen, "out of memory");
 out:
+        if (r == -ENOMEM)
+                snprintf(err, errlen, "out of memory");
         gc_buf_free(&b);
         gc_kube_config_release(&c);
         return r;
