@@ -120,13 +120,16 @@ class Cluster:
         return {r: metric(m, "apiserver_longrunning_requests", resource=r, verb="WATCH")
                 for r in ("pods", "nodes", "namespaces")}
 
-    def wait_watchers(self, n=1, timeout=60, stable=2):
+    def wait_watchers(self, n=1, timeout=60, stable=2, alive=None):
         """Waits until n more watches than at start-up are open on each of pods, nodes and
         namespaces, seen on `stable` polls a second apart: the controller has re-listed (or
-        resumed) and is watching again. Returns False on timeout."""
+        resumed) and is watching again. Returns False on timeout, or at once when alive()
+        says the watcher is gone."""
         deadline = time.time() + timeout
         seen = 0
         while time.time() < deadline:
+            if alive is not None and not alive():
+                return False
             try:
                 c = self.watch_counts()
                 ok = all(c[r] >= self.baseline.get(r, 0) + n for r in c)

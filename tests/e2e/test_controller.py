@@ -250,15 +250,15 @@ def test_apiserver_restart_mid_replay(scenario):
         state["outage_s"] = time.time() - t0
 
     def resync(r):
-        state["watching"] = s.cluster.wait_watchers(1)
+        state["watching"] = s.cluster.wait_watchers(1, alive=c.alive)
         time.sleep(1)
         r.release()
 
     s.replay.run(hooks=[(0.5, restart), (0.6, resync)])
     print("kube-apiserver restart: %.1f s" % state["outage_s"])
+    assert c.alive(), "the controller exited (status %s) over a kube-apiserver restart:\n%s" % (
+        c.proc.returncode, harness.tail(c.log_path, 12))
     assert state["watching"], "the controller did not watch pods, nodes and namespaces again"
-    assert c.alive(), "the controller exited over a kube-apiserver restart:\n" + \
-        harness.tail(c.log_path)
     t = s.truth()
     reports = harness.wait_reports(s.cluster, t, controller=c)
     check_documents(s, t, reports)
@@ -281,16 +281,17 @@ def test_forced_watch_expiry_relists(scenario):
         state["answer"] = harness.watch_answer(s.cluster, "/api/v1/pods", state["rv"])
 
     def resync(r):
-        state["watching"] = s.cluster.wait_watchers(1)
+        state["watching"] = s.cluster.wait_watchers(1, alive=c.alive)
         state["lists"] = s.cluster.request_count("pods", "LIST")
         time.sleep(1)
         r.release()
 
     s.replay.run(hooks=[(0.5, expire), (0.6, resync)])
     assert state["answer"] == "410", "the server still replays from the old resourceVersion"
+    assert c.alive(), "the controller exited (status %s) after the forced 410:\n%s" % (
+        c.proc.returncode, harness.tail(c.log_path, 12))
     assert state["watching"], "the controller did not watch pods, nodes and namespaces again"
     assert state["lists"] >= 1, "no LIST of pods after the 410: the controller did not re-list"
-    assert c.alive(), harness.tail(c.log_path)
     t = s.truth()
     reports = harness.wait_reports(s.cluster, t, controller=c)
     check_documents(s, t, reports)
@@ -343,6 +344,7 @@ def test_two_replicas_one_writer_and_takeover(scenario):
     assert not state["violations"], "ConfigMaps changed while nobody held the lease: %s" % \
         state["violations"][:3]
     assert "takeover_s" in state, "the standby did not take the lease over"
+    print("takeover after %.1f s" % state["takeover_s"])
     assert state["takeover_s"] <= LEASE_S + TAKEOVER_MARGIN, state["takeover_s"]
     assert state["b_checkpointed"], "the new leader wrote no checkpoint"
     t = s.truth()
