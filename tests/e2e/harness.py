@@ -269,9 +269,16 @@ class Report:
             self.error = "report.json: %s" % e
 
 
+class Reports(dict):
+    """name -> Report, and `now`: when they were read."""
+    now = 0.0
+
+
 def read_reports(cluster, ns=NS):
-    return {name: Report(cm) for name, cm in
-            cluster.configmaps(ns, "gpu-cost.io/kind=report").items()}
+    out = Reports((name, Report(cm)) for name, cm in
+                  cluster.configmaps(ns, "gpu-cost.io/kind=report").items())
+    out.now = time.time()
+    return out
 
 
 def _gs_ok(got, want):
@@ -324,6 +331,7 @@ def compare_summary(where, summary, tw, only_team=None):
 def check_reports(cluster, truth, now, ns=NS):
     """(reports, mismatches) for every complete day and ISO week of the truth."""
     reports = read_reports(cluster, ns)
+    reports.now = now
     bad = []
     for name, start, end in truth.complete_days(now) + truth.complete_weeks(now):
         r = reports.get(name)
