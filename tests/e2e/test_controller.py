@@ -13,7 +13,6 @@ deletion's exact moment.)
 """
 
 import json
-import os
 import signal
 import time
 
