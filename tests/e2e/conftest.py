@@ -18,6 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 # tests/cli has a truth.py too: this directory's is registered as e2e_truth.
 _spec = importlib.util.spec_from_file_location("e2e_truth", HERE / "truth.py")
