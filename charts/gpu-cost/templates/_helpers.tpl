@@ -1,0 +1,102 @@
+{{/* Names, labels and small computed values shared by the templates. */}}
+
+{{/* The chart name, or nameOverride. */}}
+{{- define "gpu-cost.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The prefix of object names: fullnameOverride, else the release name when it already contains
+the chart name, else "<release>-<chart>". 52 characters leave room for "-controller".
+*/}}
+{{- define "gpu-cost.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 52 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the controller's objects: Deployment, RBAC, default ServiceAccount and Lease. */}}
+{{- define "gpu-cost.controllerName" -}}
+{{- printf "%s-controller" (include "gpu-cost.fullname" .) -}}
+{{- end -}}
+
+{{- define "gpu-cost.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Selector labels: stable for the life of a release (a Deployment's selector is immutable). */}}
+{{- define "gpu-cost.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpu-cost.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end -}}
+
+{{/* Labels of every object. */}}
+{{- define "gpu-cost.labels" -}}
+helm.sh/chart: {{ include "gpu-cost.chart" . }}
+{{ include "gpu-cost.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: gpu-cost
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "gpu-cost.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "gpu-cost.controllerName" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "gpu-cost.leaseName" -}}
+{{- default (include "gpu-cost.controllerName" .) .Values.leaderElection.leaseName -}}
+{{- end -}}
+
+{{- define "gpu-cost.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The configuration file: .Values.config as JSON, without the optional sections (prices, tco) when
+they are empty, since an empty catalog or cost model is an error to the controller and "keep the
+built-in one" to the user.
+*/}}
+{{- define "gpu-cost.configJson" -}}
+{{- $cfg := omit .Values.config "prices" "tco" -}}
+{{- with .Values.config.prices }}{{ $_ := set $cfg "prices" . }}{{ end -}}
+{{- with .Values.config.tco }}{{ $_ := set $cfg "tco" . }}{{ end -}}
+{{- toPrettyJson $cfg -}}
+{{- end -}}
+
+{{/*
+Namespaces of the per-team report copies (report.team_namespaces), sorted. Every copy is named
+gpu-cost-report-weekly-latest, so two teams in one namespace would overwrite each other's, and a
+team in the release namespace would overwrite the whole cluster's: both are refused.
+*/}}
+{{- define "gpu-cost.teamNamespaces" -}}
+{{- $seen := dict -}}
+{{- range $team, $ns := (dig "report" "team_namespaces" dict .Values.config) -}}
+{{- if eq $ns $.Release.Namespace -}}
+{{- fail (printf "config.report.team_namespaces.%s: %q is the release namespace, where the team's copy would replace the cluster's own gpu-cost-report-weekly-latest" $team $ns) -}}
+{{- end -}}
+{{- if hasKey $seen $ns -}}
+{{- fail (printf "config.report.team_namespaces: teams %q and %q share the namespace %q, where their copies would overwrite each other" (get $seen $ns) $team $ns) -}}
+{{- end -}}
+{{- $_ := set $seen $ns $team -}}
+{{- end -}}
+{{- toJson (keys $seen | sortAlpha) -}}
+{{- end -}}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The Helm chart's tests (`make chart-test`): lint and template tests, the chart against a real
+# kube-apiserver, and the container image's build recipe. See tests/chart/README.md.
+#
+# Usage: tests/chart/run.sh [--update]
+#   --update   rewrite deploy/gpu-cost.yaml from the chart first
+# Environment: E2E_BIN (helm, kubectl, kube-apiserver, etcd; scripts/e2e-build.sh builds them),
+# GPU_COST, GPU_COST_CONTROLLER (default build/gpu-cost, build/gpu-cost-controller).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+E2E_BIN=${E2E_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-e2e/bin}
+export E2E_BIN
+
+say() { echo "chart-test: $*"; }
+
+python3 -c 'import yaml, pytest' 2>/dev/null || {
+	echo "chart-test: needs Python 3 with PyYAML and pytest (Debian: python3-yaml python3-pytest)" >&2
+	exit 1
+}
+./scripts/e2e-build.sh >/dev/null
+
+if [ "${1:-}" = "--update" ]; then
+	{
+		echo "# gpu-cost: plain manifests for clusters without Helm, rendered from charts/gpu-cost with"
+		echo "# its default values. Do not edit: change the chart and run tests/chart/run.sh --update."
+		echo "#"
+		echo "#   kubectl create namespace gpu-cost"
+		echo "#   kubectl apply -f deploy/gpu-cost.yaml"
+		echo "#"
+		echo "# helm template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0"
+		"$E2E_BIN/helm" template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0
+	} >deploy/gpu-cost.yaml.tmp
+	mv deploy/gpu-cost.yaml.tmp deploy/gpu-cost.yaml
+	say "deploy/gpu-cost.yaml rewritten"
+fi
+
+say "templates, lint, schema, configuration"
+CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_templates.py
+say "against kube-apiserver: server-side dry run of every scenario, helm install/upgrade/uninstall, the controller under the chart's RBAC"
+CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_cluster.py
+say "container image recipe"
+./tests/chart/image-check.sh
+say "all passed"

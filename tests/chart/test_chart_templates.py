@@ -1,0 +1,580 @@
+"""The Helm chart without a cluster: lint, the values schema (and that it refuses what the
+controller's parser refuses), the rendered security context, RBAC, configuration, checksum and
+optional objects, and that deploy/gpu-cost.yaml is the chart's current rendering."""
+
+import hashlib
+import json
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import (CHART, CI_VALUES, GPU_COST, INVALID_VALUES, NAMESPACE, REPO, helm, need,
+                      render, render_fails, template_args)
+
+EXAMPLES = REPO / "examples"
+WINDOW = "2026-11-16T00:00:00Z,2026-11-23T00:00:00Z"
+# Every verb any gpu-cost role may hold; "*" and escalation verbs never.
+CONTROLLER_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
+SCENARIOS = ["default"] + [f.name for f in CI_VALUES]
+
+
+def rules_set(rules):
+    """A role's rules as (apiGroup, resource, verb) triples, the grant they amount to."""
+    out = set()
+    for r in rules:
+        for g in r.get("apiGroups", []):
+            for res in r.get("resources", []):
+                for v in r.get("verbs", []):
+                    out.add((g, res, v))
+    return out
+
+
+def rules_normalised(rules):
+    """A role's rules with each list sorted, for an exact comparison rule by rule."""
+    return sorted(json.dumps({k: sorted(v) if isinstance(v, list) else v for k, v in r.items()},
+                             sort_keys=True) for r in rules)
+
+
+def deploy_rbac():
+    docs = [d for d in yaml.safe_load_all((REPO / "deploy" / "rbac.yaml").read_text()) if d]
+    return {d["kind"]: d for d in docs}
+
+
+def run_cli_config(config_text, tmp_path):
+    need(GPU_COST, "build it (make build) or set GPU_COST")
+    f = tmp_path / "config.json"
+    f.write_text(config_text)
+    return subprocess.run([str(GPU_COST), "analyze", "--config", str(f),
+                           "--pods", str(EXAMPLES / "pods.json"),
+                           "--nodes", str(EXAMPLES / "nodes.json"),
+                           "--namespaces", str(EXAMPLES / "namespaces.json"),
+                           "--window", WINDOW, "--format", "json"],
+                          capture_output=True, text=True, timeout=60)
+
+
+def values_file(tmp_path, values):
+    f = tmp_path / "values.yaml"
+    f.write_text(yaml.safe_dump(values))
+    return f
+
+
+# ---------------------------------------------------------------------------------------------
+# Chart metadata, lint, schema
+
+
+def test_chart_metadata():
+    c = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert c["apiVersion"] == "v2"
+    assert c["name"] == "gpu-cost"
+    assert c["kubeVersion"] == ">=1.25.0-0"
+    assert c["appVersion"] == "0.1.0" and c["version"] == "0.1.0"
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
+    assert schema["additionalProperties"] is False
+
+
+def test_ci_scenarios_exist():
+    names = {f.name for f in CI_VALUES}
+    assert {"auth-values.yaml", "team-reports-values.yaml", "servicemonitor-values.yaml",
+            "onprem-prices-values.yaml"} <= names
+
+
+@pytest.mark.parametrize("values", [None] + CI_VALUES, ids=lambda v: v.name if v else "default")
+def test_lint_strict(values):
+    args = ["lint", "--strict", str(CHART), "--namespace", NAMESPACE]
+    if values:
+        args += ["-f", str(values)]
+    cp = helm(*args)
+    assert "0 chart(s) failed" in cp.stdout
+    assert "[WARNING]" not in cp.stdout and "[ERROR]" not in cp.stdout
+
+
+@pytest.mark.parametrize("values", INVALID_VALUES, ids=lambda v: v.name)
+def test_invalid_values_refused(values):
+    head = values.read_text().splitlines()
+    expect = head[0].removeprefix("# expect: ")
+    err = render_fails([values])
+    assert expect in err, err
+    if not any(line.startswith("# stage: template") for line in head):
+        # A schema error fails `helm lint` as well (a template's fail() is only INFO there).
+        cp = helm("lint", "--strict", str(CHART), "-f", str(values), check=False)
+        assert cp.returncode != 0 and expect in cp.stdout + cp.stderr, cp.stdout + cp.stderr
+
+
+def test_schema_covers_every_value():
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+
+    def walk(v, s, path):
+        if not isinstance(v, dict) or s.get("additionalProperties") is not False:
+            return
+        for k, sub in v.items():
+            assert k in s.get("properties", {}), "%s%s has no schema" % (path, k)
+            walk(sub, s["properties"][k], path + k + ".")
+
+    walk(values, schema, "")
+
+
+def test_every_value_documented():
+    """Each key in values.yaml has a "# --" comment, or an ancestor has one (a Kubernetes
+    object such as resources is documented as a whole), or it is a section of documented keys."""
+    lines = (CHART / "values.yaml").read_text().splitlines()
+    keys = []  # (indent, name, documented, line number)
+    for i, line in enumerate(lines):
+        m = re.match(r"^( *)([A-Za-z0-9_.\-/]+):( |$)", line)
+        if not m:
+            continue
+        j, doc = i - 1, False
+        while j >= 0 and lines[j].lstrip().startswith("#"):
+            doc = doc or lines[j].lstrip().startswith("# --")
+            j -= 1
+        keys.append((len(m.group(1)), m.group(2), doc, i + 1))
+    bad = []
+    for n, (indent, name, doc, lineno) in enumerate(keys):
+        children = []
+        for ind2, _, _, _ in keys[n + 1:]:
+            if ind2 <= indent:
+                break
+            children.append(ind2)
+        ancestors_doc = False
+        cur = indent
+        for ind0, _, doc0, _ in reversed(keys[:n]):
+            if ind0 < cur:
+                ancestors_doc = ancestors_doc or doc0
+                cur = ind0
+        if not doc and not ancestors_doc and not children:
+            bad.append("values.yaml:%d %s" % (lineno, name))
+    assert not bad, "undocumented values: " + ", ".join(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Deployment
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_security_context(scenarios, scenario):
+    r = scenarios[scenario]
+    pod = r.deployment()["spec"]["template"]["spec"]
+    psc = pod["securityContext"]
+    assert psc["runAsNonRoot"] is True and psc["runAsUser"] == 65532
+    assert psc["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["automountServiceAccountToken"] is True
+    assert pod.get("hostNetwork") is not True and pod.get("hostPID") is not True
+    assert len(pod["containers"]) == 1 and "initContainers" not in pod
+    sc = r.container()["securityContext"]
+    assert sc["runAsNonRoot"] is True and sc["runAsUser"] == 65532
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["privileged"] is False
+    assert sc["capabilities"] == {"drop": ["ALL"]}
+    assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_container(scenarios, scenario):
+    r = scenarios[scenario]
+    c = r.container()
+    assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert c["resources"]["requests"] == {"cpu": "50m", "memory": "32Mi"}
+    assert c["resources"]["limits"] == {"memory": "64Mi"}
+    args = c["args"]
+    assert "--config=/etc/gpu-cost/config.json" in args
+    assert "--listen=0.0.0.0:8080" in args
+    for flag in ("--checkpoint-interval=", "--report-interval=", "--log-level=", "--fold-after="):
+        assert sum(a.startswith(flag) for a in args) == 1, flag
+    env = {e["name"]: e for e in c["env"]}
+    assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert env["GPU_COST_NAMESPACE"]["valueFrom"] == {
+        "fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert c["volumeMounts"] == [{"name": "config", "mountPath": "/etc/gpu-cost",
+                                  "readOnly": True}]
+    vols = r.deployment()["spec"]["template"]["spec"]["volumes"]
+    assert vols == [{"name": "config", "configMap": {"name": "gpu-cost-config"}}]
+    assert "config.json" in r.one("ConfigMap", "gpu-cost-config")["data"]
+
+
+def test_default_args_and_replicas(default_render):
+    d = default_render.deployment()
+    assert d["spec"]["replicas"] == 2
+    assert default_render.container()["args"] == [
+        "--config=/etc/gpu-cost/config.json", "--listen=0.0.0.0:8080",
+        "--checkpoint-interval=60s", "--report-interval=5m", "--fold-after=6h",
+        "--log-level=info", "--lease-name=gpu-cost-controller", "--lease-duration=15s"]
+    # A standby is never ready: a rollout must not wait for new ready pods before stopping the
+    # old leader.
+    assert d["spec"]["strategy"] == {"type": "RollingUpdate",
+                                     "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "100%"}}
+    anti = d["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+    assert anti["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"][
+        "topologyKey"] == "kubernetes.io/hostname"
+
+
+def test_single_replica_without_leader_election(scenarios):
+    r = scenarios["onprem-prices-values.yaml"]
+    d = r.deployment()
+    assert d["spec"]["replicas"] == 1
+    assert d["spec"]["strategy"] == {"type": "Recreate"}
+    args = r.container()["args"]
+    assert "--no-leader-election" in args and "--log-level=debug" in args
+    assert not any(a.startswith("--lease-") for a in args)
+    assert "affinity" not in d["spec"]["template"]["spec"]
+    # No Lease, so no grant on Leases either.
+    assert all(t[1] != "leases" for t in rules_set(r.one("Role")["rules"]))
+
+
+def test_extra_args_and_image(tmp_path):
+    r = render(sets=["extraArgs[0]=--fold-after=12h", "image.repository=registry.example/gc",
+                     "image.tag=0.1.0-rc1"])
+    assert r.container()["args"][-1] == "--fold-after=12h"
+    assert r.container()["image"] == "registry.example/gc:0.1.0-rc1"
+    digest = "sha256:" + "ab" * 32
+    r = render(sets=["image.digest=" + digest])
+    assert r.container()["image"] == "gpu-cost-controller@" + digest
+
+
+def test_labels_and_selector(scenarios):
+    for name, r in scenarios.items():
+        for o in r.objects:
+            labels = o["metadata"]["labels"]
+            assert labels["app.kubernetes.io/name"] == "gpu-cost", (name, o["kind"])
+            assert labels["app.kubernetes.io/instance"] == "gpu-cost"
+            assert labels["app.kubernetes.io/managed-by"] == "Helm"
+            assert labels["helm.sh/chart"] == "gpu-cost-0.1.0"
+            # The controller deletes report ConfigMaps by this label: never on the chart's.
+            assert "gpu-cost.io/kind" not in labels
+        d = r.deployment()
+        sel = d["spec"]["selector"]["matchLabels"]
+        assert sel == {"app.kubernetes.io/name": "gpu-cost", "app.kubernetes.io/instance": "gpu-cost",
+                       "app.kubernetes.io/component": "controller"}
+        pod_labels = d["spec"]["template"]["metadata"]["labels"]
+        assert sel.items() <= pod_labels.items()
+        assert r.one("Service")["spec"]["selector"] == sel
+
+
+def test_service(default_render):
+    s = default_render.one("Service")
+    assert s["metadata"]["name"] == "gpu-cost"
+    assert s["spec"]["type"] == "ClusterIP"
+    assert s["spec"]["ports"] == [{"name": "http", "port": 8080, "targetPort": "http",
+                                   "protocol": "TCP"}]
+
+
+# ---------------------------------------------------------------------------------------------
+# RBAC
+
+
+def test_rbac_matches_deploy_rbac(default_render):
+    """The chart's roles grant exactly what deploy/rbac.yaml grants (which the e2e tests prove
+    sufficient and minimal), so the two cannot drift apart."""
+    want = deploy_rbac()
+    for kind in ("ClusterRole", "Role"):
+        got = default_render.one(kind)
+        assert rules_normalised(got["rules"]) == rules_normalised(want[kind]["rules"]), kind
+        assert rules_set(got["rules"]) == rules_set(want[kind]["rules"]), kind
+        assert got["metadata"]["name"] == want[kind]["metadata"]["name"]
+    # The same identity as deploy/rbac.yaml for the release "gpu-cost" in "gpu-cost".
+    sa = default_render.one("ServiceAccount")
+    assert (sa["metadata"]["name"], sa["metadata"]["namespace"]) == (
+        want["ServiceAccount"]["metadata"]["name"], want["ServiceAccount"]["metadata"]["namespace"])
+    for kind, role in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+        b = default_render.one(kind)
+        assert b["roleRef"] == want[kind]["roleRef"]
+        assert b["subjects"] == want[kind]["subjects"]
+        assert b["roleRef"]["kind"] == role
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_no_wildcards_or_extra_verbs(scenarios, scenario):
+    r = scenarios[scenario]
+    for o in r.all("ClusterRole") + r.all("Role"):
+        for rule in o["rules"]:
+            for field in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule.get(field, []), (o["metadata"]["name"], rule)
+            assert set(rule["verbs"]) <= CONTROLLER_VERBS, rule
+            assert "secrets" not in rule["resources"]
+            assert "resourceNames" not in rule and "nonResourceURLs" not in rule
+    # Writes only in the release namespace and the team namespaces, never cluster-wide.
+    cluster = rules_set(r.one("ClusterRole")["rules"])
+    writes = {t for t in cluster if t[2] not in ("get", "list", "watch")}
+    assert writes <= {("authentication.k8s.io", "tokenreviews", "create"),
+                      ("authorization.k8s.io", "subjectaccessreviews", "create")}
+
+
+def test_auth_rbac_only_when_enabled(scenarios):
+    base = rules_set(scenarios["default"].one("ClusterRole")["rules"])
+    auth = rules_set(scenarios["auth-values.yaml"].one("ClusterRole")["rules"])
+    assert not any(t[1] in ("tokenreviews", "subjectaccessreviews") for t in base)
+    assert auth - base == {("authentication.k8s.io", "tokenreviews", "create"),
+                           ("authorization.k8s.io", "subjectaccessreviews", "create")}
+    assert base <= auth
+    for name, r in scenarios.items():
+        if name != "auth-values.yaml":
+            assert rules_set(r.one("ClusterRole")["rules"]) == base, name
+
+
+def test_team_roles_only_when_configured(scenarios):
+    for name, r in scenarios.items():
+        roles = [o for o in r.all("Role") + r.all("RoleBinding")
+                 if o["metadata"]["namespace"] != NAMESPACE]
+        if name != "team-reports-values.yaml":
+            assert roles == [], name
+    r = scenarios["team-reports-values.yaml"]
+    example = [d for d in yaml.safe_load_all(
+        (REPO / "tests" / "e2e" / "rbac-team-ml-research.yaml").read_text()) if d]
+    example_role = [d for d in example if d["kind"] == "Role"][0]
+    teams = {o["metadata"]["namespace"]: o for o in r.all("Role")
+             if o["metadata"]["namespace"] != NAMESPACE}
+    assert sorted(teams) == ["ml-research", "nlp"]
+    for ns, role in teams.items():
+        assert role["metadata"]["name"] == "gpu-cost-report-writer"
+        # exactly the grant of the example the e2e tests use
+        assert rules_normalised(role["rules"]) == rules_normalised(example_role["rules"])
+        assert rules_set(role["rules"]) == {("", "configmaps", v)
+                                            for v in ("get", "create", "update")}
+        binding = [b for b in r.all("RoleBinding") if b["metadata"]["namespace"] == ns][0]
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                      "name": "gpu-cost-report-writer"}
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpu-cost-controller",
+                                        "namespace": NAMESPACE}]
+
+
+def test_rbac_and_service_account_can_be_left_out():
+    r = render(sets=["rbac.create=false", "serviceAccount.create=false",
+                     "serviceAccount.name=existing"])
+    assert not r.all("ClusterRole") and not r.all("Role") and not r.all("ServiceAccount")
+    assert r.deployment()["spec"]["template"]["spec"]["serviceAccountName"] == "existing"
+    err = render_fails(sets=["serviceAccount.create=false"])
+    assert "serviceAccount.name is required" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# The configuration
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_config_accepted_by_the_cli(scenarios, scenario, tmp_path):
+    text = scenarios[scenario].one("ConfigMap", "gpu-cost-config")["data"]["config.json"]
+    json.loads(text)
+    cp = run_cli_config(text, tmp_path)
+    assert cp.returncode == 0, cp.stderr
+    assert json.loads(cp.stdout)["total"]["pods"] > 0
+
+
+def test_config_is_the_values(scenarios):
+    want = yaml.safe_load((CHART / "ci" / "onprem-prices-values.yaml").read_text())["config"]
+    got = scenarios["onprem-prices-values.yaml"].config()
+    # Every section given is rendered as given (maps merge with the defaults, lists replace).
+    for key in ("cluster", "resources", "node_rules", "prices", "tco", "default_capacity_type"):
+        assert got[key] == want[key], key
+    assert got["attribution"] == want["attribution"]
+    assert got["report"] == dict(want["report"], team_namespaces={})
+    assert got["instance_types"] == want["instance_types"]
+
+
+def test_default_config_is_the_documented_default(default_render):
+    got = default_render.config()
+    assert "prices" not in got and "tco" not in got  # built-in catalog, no cost model
+    assert got["cluster"] == "default"
+    assert got["attribution"]["team_label_keys"] == ["team", "app.kubernetes.io/team",
+                                                     "gpu-cost.io/team"]
+    assert got["attribution"]["project_label_keys"] == [
+        "project", "app.kubernetes.io/project", "gpu-cost.io/project", "cost-center"]
+    assert got["report"] == {"top_n": 10, "utc_offset": "+00:00", "daily_retention_days": 35,
+                             "weekly_retention_weeks": 12, "team_namespaces": {}}
+
+
+# Configurations the controller's parser refuses must fail at `helm install` already (schema),
+# and those it accepts must pass: (name, config values, field the parser names or None).
+AGREEMENT = [
+    ("cluster name", {"cluster": "prod-eu"}, None),
+    ("offset Z", {"report": {"utc_offset": "Z"}}, None),
+    ("offset west", {"report": {"utc_offset": "-05:00"}}, None),
+    ("offset +14", {"report": {"utc_offset": "+14:00"}}, None),
+    ("gpu kind, no share", {"resources": [{"name": "example.com/gpu", "kind": "gpu"}]}, None),
+    ("fractional share", {"resources": [{"name": "nvidia.com/gpucores", "gpus_per_unit": 0.01}]},
+     None),
+    ("prefix resource", {"resources": [{"name": "amd.com/*", "kind": "fixed",
+                                        "gpus_per_unit": 1}]}, None),
+    ("rule on presence", {"node_rules": [{"match": {"gpu-cost.io/pool": "*"},
+                                          "capacity_type": "reserved"}]}, None),
+    ("catalog with notes", {"prices": {"currency": "usd", "prices": [
+        {"model": "NVIDIA-H100*", "capacity_type": "spot", "usd_per_gpu_hour": 3.1,
+         "note": "kept for people"}]}}, None),
+    ("prefixed label key", {"attribution": {"team_label_keys": ["example.com/team"]}}, None),
+    ("longest retention", {"report": {"daily_retention_days": 3660,
+                                      "weekly_retention_weeks": 520}}, None),
+    ("empty cluster", {"cluster": ""}, "cluster"),
+    ("long cluster", {"cluster": "c" * 64}, "cluster"),
+    ("top_n too big", {"report": {"top_n": 1001}}, "report.top_n"),
+    ("offset +15", {"report": {"utc_offset": "+15:00"}}, "report.utc_offset"),
+    ("offset :60", {"report": {"utc_offset": "+05:60"}}, "report.utc_offset"),
+    ("retention 0", {"report": {"daily_retention_days": 0}}, "report.daily_retention_days"),
+    ("weeks 521", {"report": {"weekly_retention_weeks": 521}}, "report.weekly_retention_weeks"),
+    ("unknown kind", {"resources": [{"name": "amd.com/gpu", "kind": "vgpu",
+                                     "gpus_per_unit": 1}]}, "resources[0].kind"),
+    ("name without vendor", {"resources": [{"name": "gpu", "gpus_per_unit": 1}]},
+     "resources[0].name"),
+    ("share too big", {"resources": [{"name": "amd.com/gpu", "gpus_per_unit": 2e6}]},
+     "resources[0].gpus_per_unit"),
+    ("empty match", {"node_rules": [{"match": {}, "capacity_type": "reserved"}]},
+     "node_rules[0].match"),
+    ("rule price too big", {"node_rules": [{"match": {"a": "b"}, "usd_per_gpu_hour": 1e7}]},
+     "node_rules[0].usd_per_gpu_hour"),
+    ("label key space", {"attribution": {"project_label_keys": ["cost center"]}},
+     "attribution.project_label_keys[0]"),
+    ("33 label keys", {"attribution": {"team_label_keys": ["k%d" % i for i in range(33)]}},
+     "attribution.team_label_keys"),
+    ("team not a string", {"attribution": {"namespace_teams": {"ns": 5}}},
+     "attribution.namespace_teams"),
+    ("empty capacity type", {"default_capacity_type": ""}, "default_capacity_type"),
+    ("currency EURO", {"prices": {"currency": "EURO", "prices": [
+        {"model": "*", "capacity_type": "*", "usd_per_gpu_hour": 1}]}}, "prices.currency"),
+    ("no prices", {"prices": {"currency": "EUR", "prices": []}}, "prices.prices"),
+    ("star inside model", {"prices": {"currency": "EUR", "prices": [
+        {"model": "NV*IDIA", "capacity_type": "*", "usd_per_gpu_hour": 1}]}},
+     "prices.prices[0].model"),
+    ("capacity upper case", {"prices": {"currency": "EUR", "prices": [
+        {"model": "*", "capacity_type": "On-Demand", "usd_per_gpu_hour": 1}]}},
+     "prices.prices[0].capacity_type"),
+    ("catalog price negative", {"prices": {"currency": "EUR", "prices": [
+        {"model": "*", "capacity_type": "*", "usd_per_gpu_hour": -1}]}},
+     "prices.prices[0].usd_per_gpu_hour"),
+]
+TCO = {"node_price": 425000, "gpus_per_node": 8, "years": 3, "utilization": 0.8,
+       "cluster_gpus": 64, "ftes": 1.5, "fte_cost": 250000, "kw_per_gpu": 0.56, "pue": 1.3,
+       "usd_per_kwh": 0.1, "network_per_gpu_hour": 0.1}
+AGREEMENT += [
+    ("tco", {"tco": TCO}, None),
+    ("utilization 1.5", {"tco": dict(TCO, utilization=1.5)}, "tco.utilization"),
+    ("utilization 0", {"tco": dict(TCO, utilization=0)}, "tco.utilization"),
+    ("pue below 1", {"tco": dict(TCO, pue=0.9)}, "tco.pue"),
+    ("no years", {"tco": dict(TCO, years=0)}, "tco.years"),
+    ("tco without ftes", {"tco": {k: v for k, v in TCO.items() if k != "ftes"}}, "tco.ftes"),
+    ("tco typo", {"tco": dict(TCO, fte_costs=1)}, "tco.fte_costs"),
+]
+
+
+@pytest.mark.parametrize("name,config,field", AGREEMENT, ids=[a[0] for a in AGREEMENT])
+def test_schema_and_parser_agree(name, config, field, tmp_path):
+    f = values_file(tmp_path, {"config": config})
+    if field is None:
+        r = render([f])
+        cp = run_cli_config(r.one("ConfigMap", "gpu-cost-config")["data"]["config.json"],
+                            tmp_path)
+        assert cp.returncode == 0, cp.stderr
+        return
+    render_fails([f])
+    # Past the schema, the controller's own parser refuses it too, naming the field.
+    r = render([f], extra=["--skip-schema-validation"])
+    cp = run_cli_config(r.one("ConfigMap", "gpu-cost-config")["data"]["config.json"], tmp_path)
+    assert cp.returncode == 2, cp.stderr
+    assert field in cp.stderr, cp.stderr
+
+
+def checksum(r):
+    return r.deployment()["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+
+
+def test_checksum_follows_the_config(default_render):
+    base = checksum(default_render)
+    assert re.fullmatch(r"[0-9a-f]{64}", base)
+    assert checksum(render()) == base  # deterministic
+    assert checksum(render(sets=["logLevel=debug", "replicas=3"])) == base  # not config
+    changed = {checksum(render(sets=[s])) for s in (
+        "config.cluster=prod", "config.report.top_n=20",
+        "config.attribution.namespace_teams.batch=platform")}
+    assert base not in changed and len(changed) == 3
+    cm = default_render.one("ConfigMap", "gpu-cost-config")["data"]["config.json"]
+    assert hashlib.sha256(cm.rstrip("\n").encode()).hexdigest() == base
+
+
+# ---------------------------------------------------------------------------------------------
+# Optional objects
+
+
+def test_optional_objects_off_by_default(default_render):
+    assert default_render.kinds() == sorted([
+        "ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
+        "RoleBinding", "Service", "Deployment"])
+
+
+def test_servicemonitor_pdb_networkpolicy_dashboard(scenarios):
+    r = scenarios["servicemonitor-values.yaml"]
+    sm = r.one("ServiceMonitor")
+    assert sm["apiVersion"] == "monitoring.coreos.com/v1"
+    assert sm["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    assert sm["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s",
+                                        "scrapeTimeout": "10s", "honorLabels": False}]
+    assert sm["spec"]["selector"]["matchLabels"] == r.deployment()["spec"]["selector"][
+        "matchLabels"]
+
+    pdb = r.one("PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+
+    np_ = r.one("NetworkPolicy")["spec"]
+    assert np_["policyTypes"] == ["Ingress", "Egress"]
+    assert np_["ingress"] == [{"ports": [{"port": "http", "protocol": "TCP"}], "from": [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]}]
+    api, dns = np_["egress"]
+    assert api == {"ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}],
+                   "to": [{"ipBlock": {"cidr": "10.0.0.1/32"}}]}
+    assert sorted((p["port"], p["protocol"]) for p in dns["ports"]) == [(53, "TCP"), (53, "UDP")]
+
+    cm = r.one("ConfigMap", "gpu-cost-dashboard")
+    assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert cm["metadata"]["annotations"] == {"grafana_folder": "FinOps"}
+    dash = json.loads(cm["data"]["gpu-cost.json"])
+    assert dash["uid"] == "gpu-cost" and dash["panels"]
+    for p in dash["panels"]:
+        for t in p["targets"]:
+            assert re.search(r"\b(gpu_cost_[a-z_]+|node_gpu_hourly_cost)\b", t["expr"]), t
+
+
+def test_pdb_needs_two_replicas():
+    assert not render(sets=["podDisruptionBudget.enabled=true", "replicas=1"]).all(
+        "PodDisruptionBudget")
+    r = render(sets=["podDisruptionBudget.enabled=true"], extra=["--kube-version", "1.26.0"])
+    assert "unhealthyPodEvictionPolicy" not in r.one("PodDisruptionBudget")["spec"]
+
+
+def test_networkpolicy_defaults():
+    np_ = render(sets=["networkPolicy.enabled=true"]).one("NetworkPolicy")["spec"]
+    # any source, but only the HTTP port; the API server on any address, only its ports
+    assert np_["ingress"] == [{"ports": [{"port": "http", "protocol": "TCP"}]}]
+    assert "to" not in np_["egress"][0]
+    assert np_["egress"][1]["to"][0]["podSelector"]["matchLabels"] == {"k8s-app": "kube-dns"}
+
+
+def test_kube_version_floor():
+    err = render_fails(extra=["--kube-version", "1.24.0"])
+    assert "kubeVersion" in err or ">=1.25.0-0" in err
+
+
+def test_names_follow_the_release():
+    r = render(release="finops", namespace="cost")
+    assert r.deployment()["metadata"]["name"] == "finops-gpu-cost-controller"
+    assert r.one("ClusterRole")["metadata"]["name"] == "finops-gpu-cost-controller"
+    assert r.one("ClusterRoleBinding")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "finops-gpu-cost-controller", "namespace": "cost"}]
+    assert "--lease-name=finops-gpu-cost-controller" in r.container()["args"]
+    assert all(o["metadata"].get("namespace", "cost") == "cost" for o in r.objects)
+
+
+# ---------------------------------------------------------------------------------------------
+# deploy/gpu-cost.yaml
+
+
+def test_rendered_manifests_up_to_date():
+    """deploy/gpu-cost.yaml is a comment header, then `helm template gpu-cost charts/gpu-cost
+    --namespace gpu-cost --kube-version 1.33.0`; tests/chart/run.sh --update rewrites it."""
+    want = helm(*template_args()).stdout
+    lines = (REPO / "deploy" / "gpu-cost.yaml").read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if line == "---\n")
+    assert all(line.startswith("#") for line in lines[:first])
+    assert "".join(lines[first:]) == want, (
+        "deploy/gpu-cost.yaml is stale: run tests/chart/run.sh --update")
