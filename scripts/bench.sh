@@ -34,3 +34,22 @@ BEGIN {
 	printf "peak RSS: ours %.0f MiB = %.2fx input (target <= 2x): %s; cJSON %.0f MiB = %.2fx input\n",
 		rss / 1024, rssx, rssx <= 2 ? "met" : "MISSED", cjrss / 1024, cjrss * 1024 / bytes
 }'
+
+# The controller's initial sync and RSS against a real kube-apiserver + etcd, beside a client-go
+# informer program in the same run (bench/controller_sync.py). Needs Go for the pinned e2e
+# tools (scripts/e2e-build.sh: a no-op when its cache is current) and the peer; skipped without
+# it, or with BENCH_CONTROLLER=0. BENCH_SYNC_PODS / BENCH_SYNC_GPU_PODS change the cluster.
+echo
+echo "== controller initial sync of ${BENCH_SYNC_PODS:-10000} pods (${BENCH_SYNC_GPU_PODS:-1000} with GPUs) from kube-apiserver vs a client-go informer"
+if [ "${BENCH_CONTROLLER:-1}" = 0 ]; then
+	echo "skipped (BENCH_CONTROLLER=0)"
+elif ! command -v go >/dev/null; then
+	echo "skipped: go is not installed (needed to build the e2e tools and bench/informer-peer)"
+else
+	echo "(scripts/e2e-build.sh: builds the pinned tools once, 10-20 minutes cold; log in $OUT/e2e-build.log)"
+	./scripts/e2e-build.sh >"$OUT/e2e-build.log" 2>&1 || {
+		cat "$OUT/e2e-build.log" >&2
+		exit 1
+	}
+	python3 bench/controller_sync.py --build "$BUILD"
+fi

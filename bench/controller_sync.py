@@ -1,0 +1,666 @@
+#!/usr/bin/env python3
+"""Benchmark of gpu-cost-controller's initial sync against a real kube-apiserver, beside the
+peer a Go controller would be (bench/informer-peer, a client-go SharedInformerFactory), in one
+run against the same server.
+
+What it does:
+  1. starts etcd + kube-apiserver (scripts/e2e-cluster.sh) in a temporary directory, creates
+     namespace gpu-cost and applies deploy/rbac.yaml;
+  2. writes GPU nodes (the real H100 GPU Feature Discovery label set), CPU nodes, team
+     namespaces, and N pods of which G ask for GPUs: Deployment-style pods with labels, owner
+     references, env, probes, volumes, tolerations, some with a sidecar, bound to a node and
+     with a Running status (conditions, container statuses, IPs), written in parallel;
+  3. runs build/gpu-cost-controller under its own ServiceAccount identity (the controller
+     kubeconfig, bound only by deploy/rbac.yaml) and measures the time from exec to /readyz
+     200 and its RSS (VmRSS, VmHWM of /proc/<pid>/status) a few seconds after that;
+  4. runs informer-peer with the same identity, plain, then with --strip-managed-fields, then
+     with --protobuf, each to its cache sync, and measures the same;
+  5. starts the controller again (it restores its checkpoint), replays tests/e2e/sim.py's
+     seven days of GPU churn into the same cluster while it runs, and reads its RSS once it has
+     checkpointed and published the reports.
+
+Everything it starts is stopped on exit, failure and SIGINT/SIGTERM included.
+
+Usage: bench/controller_sync.py [--build DIR] [--pods N] [--gpu-pods G] [--no-replay] [--keep]
+  E2E_BIN: the e2e tools and informer-peer (default ~/.cache/gpu-cost-e2e/bin)
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+E2E = REPO / "tests" / "e2e"
+sys.path.insert(0, str(E2E))
+
+import sim  # noqa: E402
+from apiclient import Api, ApiError, Etcd, read_env  # noqa: E402
+
+CLUSTER = REPO / "scripts" / "e2e-cluster.sh"
+RBAC = REPO / "deploy" / "rbac.yaml"
+CONFIG = E2E / "config.json"
+PEER_SRC = HERE / "informer-peer"
+NS = "gpu-cost"
+GPUS_PER_NODE = 8
+SETTLE_S = 3.0      # RSS is read this long after ready/synced, for both sides
+TEAMS = ["vision", "language", "ads", "search", "platform"]
+ENVS = ["prod", "staging", "dev", "batch"]
+MIB = 1024.0
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def e2e_bin():
+    return Path(os.environ.get("E2E_BIN") or
+                Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") /
+                "gpu-cost-e2e" / "bin")
+
+
+# ---- the informer peer ------------------------------------------------------------------------
+
+def build_peer(bindir):
+    """Builds informer-peer into the e2e tools' cache (not the repository) unless its stamp (a
+    hash of the sources, go.sum and the Go version) is current. Same flags as the e2e tools."""
+    env = dict(os.environ, GOTOOLCHAIN="local", CGO_ENABLED="0", GOFLAGS="-mod=readonly")
+    gover = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True,
+                           env=env, check=True).stdout.strip()
+    h = hashlib.sha256()
+    for name in ("go.mod", "go.sum", "main.go"):
+        h.update((PEER_SRC / name).read_bytes())
+    h.update(("go=%s ldflags=-s -w" % gover).encode())
+    want = h.hexdigest()
+    out, stamp = bindir / "informer-peer", bindir / ".stamp-informer-peer"
+    if out.exists() and stamp.exists() and stamp.read_text().strip() == want:
+        return out
+    say("building informer-peer (%s) into %s" % (gover, bindir))
+    t0 = time.time()
+    tmp = bindir / ".informer-peer.tmp"
+    subprocess.run(["go", "build", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp), "."],
+                   cwd=str(PEER_SRC), env=env, check=True)
+    os.replace(tmp, out)
+    stamp.write_text(want + "\n")
+    say("built informer-peer in %.0f s" % (time.time() - t0))
+    return out
+
+
+# ---- what the cluster holds -------------------------------------------------------------------
+
+def gpu_node(name, i):
+    labels = sim._cloud_node(name, "p5.48xlarge", "us-east-1", "us-east-1" + "abcd"[i % 4], {
+        "eks.amazonaws.com/capacityType": "ON_DEMAND",
+        "eks.amazonaws.com/nodegroup": "gpu-h100",
+        "nvidia.com/gpu.count": str(GPUS_PER_NODE)})
+    alloc = {"cpu": "191", "memory": "2013522892Ki", "pods": "110",
+             "ephemeral-storage": "3770517200Ki", "nvidia.com/gpu": str(GPUS_PER_NODE)}
+    return labels, alloc
+
+
+def cpu_node(name, i):
+    labels = {
+        "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/hostname": name,
+        "node.kubernetes.io/instance-type": "m6i.8xlarge",
+        "beta.kubernetes.io/instance-type": "m6i.8xlarge",
+        "topology.kubernetes.io/region": "us-east-1",
+        "topology.kubernetes.io/zone": "us-east-1" + "abcd"[i % 4],
+        "failure-domain.beta.kubernetes.io/region": "us-east-1",
+        "failure-domain.beta.kubernetes.io/zone": "us-east-1" + "abcd"[i % 4],
+        "eks.amazonaws.com/capacityType": "ON_DEMAND",
+        "eks.amazonaws.com/nodegroup": "general",
+        "eks.amazonaws.com/nodegroup-image": "ami-0c2b8ca1dad447f8a",
+        "k8s.io/cloud-provider-aws": "a94967527effcefb5f5829f529c0a1b9",
+    }
+    alloc = {"cpu": "31850m", "memory": "124681488Ki", "pods": "110",
+             "ephemeral-storage": "95551679124"}
+    return labels, alloc
+
+
+def node_status(name, i, alloc):
+    now = sim.rfc3339(time.time())
+    conds = [{"type": t, "status": "False", "reason": "Kubelet" + r,
+              "message": "kubelet has " + m, "lastHeartbeatTime": now,
+              "lastTransitionTime": now}
+             for t, r, m in (("MemoryPressure", "HasSufficientMemory", "sufficient memory"),
+                             ("DiskPressure", "HasNoDiskPressure", "no disk pressure"),
+                             ("PIDPressure", "HasSufficientPID", "sufficient PID available"))]
+    conds.append({"type": "Ready", "status": "True", "reason": "KubeletReady",
+                  "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
+                  "lastTransitionTime": now})
+    return {"capacity": dict(alloc), "allocatable": dict(alloc), "conditions": conds,
+            "addresses": [{"type": "InternalIP", "address": "10.0.%d.%d" % (i // 250, i % 250)},
+                          {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"architecture": "amd64", "bootID": "%08x-0000-4000-8000-%012x" % (i, i),
+                         "containerRuntimeVersion": "containerd://1.7.27",
+                         "kernelVersion": "6.1.132-147.221.amzn2023.x86_64",
+                         "kubeProxyVersion": "", "kubeletVersion": "v1.33.1-eks-b9364f6",
+                         "machineID": "ec2%029x" % i, "operatingSystem": "linux",
+                         "osImage": "Amazon Linux 2023.7.20250512",
+                         "systemUUID": "ec2%05x-0000-0000-0000-%012x" % (i, i)},
+            "images": [{"names": ["registry.example.com/%s/worker@sha256:%064x" % (t, k),
+                                  "registry.example.com/%s/worker:1.4.%d" % (t, k)],
+                        "sizeBytes": 1200000000 + k} for k, t in enumerate(TEAMS)]}
+
+
+def pod(i, ns, team, node, gpus, rng):
+    """A Deployment-style pod, as a scheduler and kubelet would leave it, without status."""
+    app = "%s-worker" % team if not gpus else "%s-trainer" % team
+    h = "%09x" % (rng.getrandbits(36))
+    image = "registry.example.com/%s/%s:1.4.%d" % (team, app, i % 7)
+    res = {"limits": {"cpu": "4", "memory": "16Gi"}, "requests": {"cpu": "2", "memory": "8Gi"}}
+    if gpus:
+        res["limits"]["nvidia.com/gpu"] = str(gpus)
+        res["requests"]["nvidia.com/gpu"] = str(gpus)
+    sa_vol = "kube-api-access-%05x" % rng.getrandbits(20)
+    main = {
+        "name": "main", "image": image, "imagePullPolicy": "IfNotPresent",
+        "args": ["--port=8080", "--log-level=info", "--config=/etc/%s/config.yaml" % app],
+        "env": [{"name": "MODEL_DIR", "value": "/models"},
+                {"name": "TEAM", "value": team},
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                {"name": "GOMAXPROCS", "valueFrom": {"resourceFieldRef": {
+                    "resource": "limits.cpu", "containerName": "main"}}}],
+        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
+                  {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}],
+        "resources": res,
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                          "periodSeconds": 10, "timeoutSeconds": 1, "failureThreshold": 3},
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": 8080, "scheme": "HTTP"},
+                           "periodSeconds": 5, "timeoutSeconds": 1, "failureThreshold": 3},
+        "volumeMounts": [{"name": "config", "mountPath": "/etc/%s" % app, "readOnly": True},
+                         {"name": "scratch", "mountPath": "/scratch"},
+                         {"name": sa_vol, "readOnly": True,
+                          "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
+    }
+    containers = [main]
+    if i % 4 == 0:
+        containers.append({
+            "name": "log-shipper", "image": "fluent/fluent-bit:3.0.7",
+            "args": ["--config=/fluent-bit/etc/fluent-bit.conf"],
+            "resources": {"limits": {"cpu": "200m", "memory": "128Mi"},
+                          "requests": {"cpu": "50m", "memory": "64Mi"}},
+            "volumeMounts": [{"name": "scratch", "mountPath": "/scratch", "readOnly": True}]})
+    volumes = [
+        {"name": "config", "configMap": {"name": app + "-config", "defaultMode": 420}},
+        {"name": "scratch", "emptyDir": {"sizeLimit": "20Gi"}},
+        {"name": sa_vol, "projected": {"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt",
+                           "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}]
+    tolerations = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 300},
+                   {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 300}]
+    if gpus:
+        tolerations.append({"key": "nvidia.com/gpu", "operator": "Exists",
+                            "effect": "NoSchedule"})
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": "%s-%s-%05d" % (app, h[:5], i), "namespace": ns,
+            "generateName": "%s-%s-" % (app, h[:5]),
+            "labels": {"app": app, "pod-template-hash": h[:9], "team": team,
+                       "project": "p%d" % (i % 40), "app.kubernetes.io/name": app,
+                       "app.kubernetes.io/version": "1.4.%d" % (i % 7)},
+            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
+                            "kubectl.kubernetes.io/restartedAt": "2026-11-01T08:00:00Z"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                 "name": "%s-%s" % (app, h[:9]), "controller": True,
+                                 "blockOwnerDeletion": True,
+                                 "uid": "0b6e3f1c-1d2e-4f5a-9b8c-%012x" % (i // 10)}]},
+        "spec": {"containers": containers, "volumes": volumes, "tolerations": tolerations,
+                 "nodeName": node, "serviceAccountName": "default",
+                 "terminationGracePeriodSeconds": 30,
+                 "nodeSelector": {"kubernetes.io/os": "linux"}},
+    }
+
+
+def pod_status(p, i, node_ip, t0):
+    ts = sim.rfc3339
+    started = t0 + 40
+    cs = [{"name": c["name"], "image": c["image"],
+           "imageID": c["image"].rsplit(":", 1)[0] + "@sha256:%064x" % (i * 7 + k),
+           "containerID": "containerd://%064x" % (i * 131 + k), "ready": True, "started": True,
+           "restartCount": 0, "lastState": {}, "state": {"running": {"startedAt": ts(started)}}}
+          for k, c in enumerate(p["spec"]["containers"])]
+    return {"status": {
+        "phase": "Running", "qosClass": "Burstable", "hostIP": node_ip,
+        "hostIPs": [{"ip": node_ip}],
+        "podIP": "10.244.%d.%d" % (i // 250 % 256, i % 250 + 2),
+        "podIPs": [{"ip": "10.244.%d.%d" % (i // 250 % 256, i % 250 + 2)}],
+        "startTime": ts(t0 + 1),
+        "conditions": [
+            {"type": "PodReadyToStartContainers", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts(t0 + 3)},
+            {"type": "Initialized", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts(t0 + 1)},
+            {"type": "Ready", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts(started + 1)},
+            {"type": "ContainersReady", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts(started + 1)},
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts(t0)}],
+        "containerStatuses": cs}}
+
+
+def populate(env, n_pods, n_gpu, workers):
+    """Namespaces, nodes and pods; returns a summary dict."""
+    rng = random.Random(20261122)
+    api = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"])
+    namespaces = []
+    for t in TEAMS:
+        for e in ENVS:
+            ns = "%s-%s" % (t, e)
+            lab = {"team": t, "environment": e}
+            if e == "prod":
+                lab["project"] = t + "-serving"
+            api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": ns, "labels": lab}})
+            namespaces.append((ns, t))
+
+    # GPU requests: a mix of 1, 2, 4 and 8 whole GPUs, packed first-fit onto 8-GPU nodes.
+    sizes = [rng.choice((1, 1, 1, 1, 2, 2, 4, 8)) for _ in range(n_gpu)]
+    free, place = [], []
+    for g in sizes:
+        k = next((j for j, f in enumerate(free) if f >= g), None)
+        if k is None:
+            free.append(GPUS_PER_NODE)
+            k = len(free) - 1
+        free[k] -= g
+        place.append(k)
+    n_gpu_nodes = len(free)
+    n_cpu_nodes = max(1, (n_pods - n_gpu + 89) // 90)
+    nodes = []  # (name, ip)
+    for i in range(n_gpu_nodes + n_cpu_nodes):
+        gpu = i < n_gpu_nodes
+        name = "gpu-h100-%04d" % i if gpu else "cpu-m6i-%04d" % (i - n_gpu_nodes)
+        labels, alloc = gpu_node(name, i) if gpu else cpu_node(name, i)
+        api.call("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                                           "metadata": {"name": name, "labels": labels},
+                                           "spec": {"providerID": "aws:///us-east-1a/i-%017x"
+                                                    % i}})
+        st = node_status(name, i, alloc)
+        api.merge_patch("/api/v1/nodes/%s/status" % name, {"status": st})
+        nodes.append((name, st["addresses"][0]["address"]))
+
+    # Pod i < n_pods: GPU pods spread evenly through the sequence.
+    every = n_pods / n_gpu if n_gpu else 0
+    gpu_idx = {int(k * every): k for k in range(n_gpu)}
+    t0 = int(time.time()) - 3 * 86400
+    jobs = []
+    for i in range(n_pods):
+        ns, team = namespaces[i % len(namespaces)]
+        if i in gpu_idx:
+            k = gpu_idx[i]
+            node, gpus = nodes[place[k]], sizes[k]
+        else:
+            node, gpus = nodes[n_gpu_nodes + i % n_cpu_nodes], 0
+        p = pod(i, ns, team, node[0], gpus, rng)
+        jobs.append((p, pod_status(p, i, node[1], t0 + (i % 1000) * 60)))
+
+    local = threading.local()
+
+    def client():
+        if not hasattr(local, "api"):
+            local.api = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"])
+        return local.api
+
+    def write(job):
+        p, st = job
+        a = client()
+        path = "/api/v1/namespaces/%s/pods" % p["metadata"]["namespace"]
+        a.call("POST", path, p)
+        a.merge_patch("%s/%s/status" % (path, p["metadata"]["name"]), st)
+
+    start = time.time()
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+        for _ in ex.map(write, jobs):
+            done += 1
+            if done % 2000 == 0:
+                say("  %d pods written (%.0f s)" % (done, time.time() - start))
+    el = time.time() - start
+    listed = api.get("/api/v1/pods?limit=1")
+    return {"namespaces": len(namespaces), "gpu_nodes": n_gpu_nodes, "cpu_nodes": n_cpu_nodes,
+            "gpus": sum(sizes), "pods": n_pods, "gpu_pods": n_gpu, "write_s": el,
+            "pod_bytes": len(json.dumps(jobs[0][0])) + len(json.dumps(jobs[0][1])),
+            "remaining": listed["metadata"].get("remainingItemCount")}
+
+
+# ---- processes ------------------------------------------------------------------------------
+
+def proc_mem(pid):
+    """(VmRSS, VmHWM, RssAnon) in KiB. RssAnon is the private part: RSS less the mapped
+    binary and shared libraries."""
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM", "RssAnon"):
+                out[k] = int(v.split()[0])
+    return out["VmRSS"], out["VmHWM"], out["RssAnon"]
+
+
+class Procs:
+    """Every process this benchmark starts, so that all are stopped whatever happens."""
+
+    def __init__(self):
+        self.procs = []
+
+    def start(self, args, log):
+        f = open(log, "ab")
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("GPU_COST_") and k not in ("KUBECONFIG", "POD_NAME")}
+        p = subprocess.Popen(args, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))
+        f.close()
+        self.procs.append(p)
+        return p
+
+    @staticmethod
+    def stop(p, timeout=20):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        return p.returncode
+
+    def stop_all(self):
+        for p in self.procs:
+            self.stop(p, timeout=10)
+
+
+def tail(path, n=30):
+    try:
+        return "".join(Path(path).read_text(errors="replace").splitlines(True)[-n:])
+    except OSError:
+        return "(no log)"
+
+
+def http_status(url):
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return None
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def controller_args(binary, cdir, port, extra=()):
+    return [str(binary), "--config", str(CONFIG), "--kubeconfig",
+            str(cdir / "controller.kubeconfig"), "--namespace", NS, "--no-leader-election",
+            "--listen", "127.0.0.1:%d" % port, "--id", "bench-0"] + list(extra)
+
+
+def run_controller_sync(procs, binary, cdir, logdir, timeout=300):
+    port = free_port()
+    log = logdir / "controller-sync.log"
+    t0 = time.monotonic()
+    p = procs.start(controller_args(binary, cdir, port), log)
+    while True:
+        if p.poll() is not None:
+            raise RuntimeError("controller exited with %s before /readyz:\n%s" % (
+                p.returncode, tail(log)))
+        if http_status("http://127.0.0.1:%d/readyz" % port) == 200:
+            break
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError("controller not ready after %d s:\n%s" % (timeout, tail(log)))
+        time.sleep(0.02)
+    ready_s = time.monotonic() - t0
+    time.sleep(SETTLE_S)
+    rss, hwm, anon = proc_mem(p.pid)
+    rc = procs.stop(p)
+    if rc != 0:
+        raise RuntimeError("controller exited %s after SIGTERM:\n%s" % (rc, tail(log)))
+    return {"ready_s": ready_s, "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon}
+
+
+def run_peer(procs, peer, cdir, logdir, flags, timeout=300):
+    log = logdir / ("peer%s.log" % "".join(flags).replace("--", "-"))
+    t0 = time.monotonic()
+    p = procs.start([str(peer), "--kubeconfig", str(cdir / "controller.kubeconfig")] + flags,
+                    log)
+    line = None
+    while line is None:
+        if p.poll() is not None:
+            raise RuntimeError("informer-peer exited with %s before sync:\n%s" % (
+                p.returncode, tail(log)))
+        for ln in Path(log).read_text(errors="replace").splitlines():
+            if ln.startswith("synced "):
+                line = ln
+        if line is None:
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError("informer-peer not synced after %d s:\n%s" % (timeout,
+                                                                                 tail(log)))
+            time.sleep(0.02)
+    synced_s = time.monotonic() - t0
+    time.sleep(SETTLE_S)
+    rss, hwm, anon = proc_mem(p.pid)
+    # Then, for the record: the live heap after a forced collection (the cache itself, without
+    # the garbage of the initial LIST) and the RSS once the freed pages went back to the OS.
+    p.send_signal(signal.SIGUSR1)
+    gc_line = None
+    deadline = time.monotonic() + 30
+    while gc_line is None and time.monotonic() < deadline:
+        gc_line = next((ln for ln in Path(log).read_text(errors="replace").splitlines()
+                        if ln.startswith("gc ")), None)
+        time.sleep(0.05)
+    if gc_line is None:
+        raise RuntimeError("informer-peer did not answer SIGUSR1:\n%s" % tail(log))
+    time.sleep(0.5)
+    rss_gc = proc_mem(p.pid)[0]
+    procs.stop(p)
+    fields = dict(kv.split("=", 1) for kv in line.split()[1:])
+    gc = dict(kv.split("=", 1) for kv in gc_line.split()[1:])
+    return {"ready_s": synced_s, "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon,
+            "line": line,
+            "own_sync_s": float(fields["sync_s"]), "pods": int(fields["pods"]),
+            "gpu_pods": int(fields["gpu_pods"]), "heap_mib": float(fields["heap_inuse_mib"]),
+            "live_heap_mib": float(gc["heap_alloc_mib"]), "rss_gc_kib": rss_gc}
+
+
+def checkpoint_rv(api):
+    status, doc = api.request("GET", "/api/v1/namespaces/%s/configmaps/gpu-cost-checkpoint" % NS)
+    return doc["metadata"]["resourceVersion"] if status == 200 else None
+
+
+def run_replay(procs, binary, cdir, logdir, env, timeout=300):
+    """The controller restarts (restoring its checkpoint), the seven-day replay runs while it
+    watches, then its RSS once it has checkpointed and published again."""
+    port = free_port()
+    log = logdir / "controller-replay.log"
+    p = procs.start(controller_args(binary, cdir, port, ["--checkpoint-interval", "5s",
+                                                         "--report-interval", "5s"]), log)
+    t0 = time.monotonic()
+    while http_status("http://127.0.0.1:%d/readyz" % port) != 200:
+        if p.poll() is not None or time.monotonic() - t0 > timeout:
+            raise RuntimeError("controller (replay) not ready:\n%s" % tail(log))
+        time.sleep(0.05)
+    time.sleep(SETTLE_S)
+    before = proc_mem(p.pid)
+    api = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"])
+    r = sim.Replay(api, Etcd(env["E2E_ETCD_URL"]))
+    t1 = time.time()
+    r.setup()
+    r.run()
+    replay_s = time.time() - t1
+    # Two fresh checkpoints after the replay: everything it wrote has been folded in, written
+    # out, and the reports of the replayed days published (same loop, every 5 s).
+    for _ in range(2):
+        rv0 = checkpoint_rv(api)
+        deadline = time.time() + 60
+        while checkpoint_rv(api) == rv0:
+            if p.poll() is not None or time.time() > deadline:
+                raise RuntimeError("no fresh checkpoint after the replay:\n%s" % tail(log))
+            time.sleep(0.25)
+    time.sleep(SETTLE_S)
+    rss, hwm, anon = proc_mem(p.pid)
+    cms = api.get("/api/v1/namespaces/%s/configmaps" % NS)["items"]
+    reports = [c for c in cms if (c["metadata"].get("labels") or {}).get("gpu-cost.io/kind") ==
+               "report"]
+    ckpt = [c for c in cms if c["metadata"]["name"].startswith("gpu-cost-checkpoint")]
+    ckpt_bytes = sum(len(v.encode()) for c in ckpt for v in (c.get("data") or {}).values())
+    rc = procs.stop(p)
+    if rc != 0:
+        raise RuntimeError("controller (replay) exited %s after SIGTERM:\n%s" % (rc, tail(log)))
+    st = r.stats()
+    return {"rss_before_kib": before[0], "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon,
+            "replay_s": replay_s,
+            "replay_pods": st["pods"], "replay_events": st["events"], "reports": len(reports),
+            "checkpoint_bytes": ckpt_bytes}
+
+
+# ---- main -----------------------------------------------------------------------------------
+
+def mib(kib):
+    return kib / MIB
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=str(REPO / "build"), help="the CMake build directory")
+    ap.add_argument("--pods", type=int, default=int(os.environ.get("BENCH_SYNC_PODS", 10000)))
+    ap.add_argument("--gpu-pods", type=int,
+                    default=int(os.environ.get("BENCH_SYNC_GPU_PODS", 1000)))
+    ap.add_argument("--workers", type=int, default=8, help="parallel writers of pods")
+    ap.add_argument("--no-replay", action="store_true", help="skip the seven-day replay")
+    ap.add_argument("--keep", action="store_true", help="keep the cluster directory")
+    a = ap.parse_args(argv)
+
+    binary = Path(a.build).resolve() / "gpu-cost-controller"
+    bindir = e2e_bin()
+    if not binary.exists():
+        sys.exit("controller-sync: %s not built" % binary)
+    if not (bindir / "kube-apiserver").exists():
+        sys.exit("controller-sync: no e2e tools in %s (scripts/e2e-build.sh)" % bindir)
+    peer = build_peer(bindir)
+
+    # SIGTERM/SIGINT unwind through the finally below, which stops everything.
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    cdir = Path(tempfile.mkdtemp(prefix="gpu-cost-bench-"))
+    logdir = cdir / "logs"
+    logdir.mkdir()
+    procs = Procs()
+    ok = False
+    try:
+        t = time.time()
+        cp = subprocess.run([str(CLUSTER), "start", str(cdir)], capture_output=True, text=True,
+                            timeout=240)
+        if cp.returncode != 0:
+            raise RuntimeError("e2e-cluster.sh start:\n%s%s" % (cp.stdout, cp.stderr))
+        env = read_env(str(cdir))
+        kubectl = [env["KUBECTL"], "--kubeconfig", str(cdir / "admin.kubeconfig")]
+        subprocess.run(kubectl + ["create", "namespace", NS], check=True, capture_output=True)
+        subprocess.run(kubectl + ["apply", "-f", str(RBAC)], check=True, capture_output=True)
+        ctrl_api = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_CONTROLLER_TOKEN"])
+        deadline = time.time() + 15
+        while ctrl_api.request("GET", "/api/v1/pods?limit=1")[0] != 200:
+            if time.time() > deadline:
+                raise RuntimeError("the controller identity is still refused after RBAC")
+            time.sleep(0.1)
+        say("cluster ready in %.1f s (%s)" % (time.time() - t, cdir))
+
+        say("writing %d pods (%d with GPUs) with %d writers" % (a.pods, a.gpu_pods, a.workers))
+        pop = populate(env, a.pods, a.gpu_pods, a.workers)
+        say("cluster: %(pods)d pods (%(gpu_pods)d with GPUs, %(gpus)d GPUs), %(gpu_nodes)d GPU "
+            "nodes + %(cpu_nodes)d CPU nodes, %(namespaces)d team namespaces; pods written, "
+            "bound and given status in %(write_s).0f s; a pod's create + status body about "
+            "%(pod_bytes)d bytes" % pop)
+
+        ours = run_controller_sync(procs, binary, cdir, logdir)
+        say("ours: gpu-cost-controller ready_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f" % (
+            ours["ready_s"], mib(ours["rss_kib"]), mib(ours["hwm_kib"]), mib(ours["anon_kib"])))
+        peers = {}
+        for name, flags in (("informer", []),
+                            ("informer --strip-managed-fields", ["--strip-managed-fields"]),
+                            ("informer --protobuf", ["--protobuf"])):
+            r = run_peer(procs, peer, cdir, logdir, flags)
+            if r["pods"] < a.pods or r["gpu_pods"] != a.gpu_pods:
+                raise RuntimeError("%s saw %d pods, %d with GPUs" % (name, r["pods"],
+                                                                      r["gpu_pods"]))
+            peers[name] = r
+            say("peer: %s synced_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f "
+                "heap_inuse_mib=%.1f; after a forced GC: live_heap_mib=%.1f rss_mib=%.1f" % (
+                    name, r["ready_s"], mib(r["rss_kib"]), mib(r["hwm_kib"]), mib(r["anon_kib"]),
+                    r["heap_mib"], r["live_heap_mib"], mib(r["rss_gc_kib"])))
+
+        plain = peers["informer"]
+        ratio = ours["rss_kib"] / plain["rss_kib"]
+        say("RSS after syncing %d pods: ours %.1f MiB (target < 20 MB: %s), informer %.1f MiB; "
+            "ours/informer %.3f = 1/%.1f (target <= 1/5: %s)" % (
+                a.pods, mib(ours["rss_kib"]),
+                "met" if ours["rss_kib"] * 1024 < 20e6 else "MISSED", mib(plain["rss_kib"]),
+                ratio, 1 / ratio, "met" if ratio <= 0.2 else "MISSED"))
+        for name, r in peers.items():
+            if name != "informer":
+                say("  vs %s: ours/peer RSS %.3f" % (name, ours["rss_kib"] / r["rss_kib"]))
+        say("  vs the informer after a forced GC returned its garbage (its floor): ours/peer "
+            "RSS %.3f = 1/%.1f" % (ours["rss_kib"] / plain["rss_gc_kib"],
+                                  plain["rss_gc_kib"] / ours["rss_kib"]))
+        say("time to sync: ours %.2f s, informer %.2f s (ours/informer %.2fx)" % (
+            ours["ready_s"], plain["ready_s"], ours["ready_s"] / plain["ready_s"]))
+
+        if a.no_replay:
+            say("seven-day replay: skipped (--no-replay)")
+        else:
+            rep = run_replay(procs, binary, cdir, logdir, env)
+            say("seven-day replay (tests/e2e/sim.py: %(replay_pods)d GPU-churn pods, "
+                "%(replay_events)d events, %(replay_s).0f s) into the same cluster while the "
+                "controller runs: %(reports)d report ConfigMaps, checkpoint %(checkpoint_bytes)d "
+                "bytes" % rep)
+            say("ours after the replay: rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f (rss %.1f MiB "
+                "before it; target < 20 MB: %s)" % (mib(rep["rss_kib"]), mib(rep["hwm_kib"]),
+                                                   mib(rep["anon_kib"]),
+                                                   mib(rep["rss_before_kib"]),
+                                        "met" if rep["rss_kib"] * 1024 < 20e6 else "MISSED"))
+        ok = True
+    finally:
+        procs.stop_all()
+        subprocess.run([str(CLUSTER), "stop", str(cdir)], capture_output=True, timeout=60)
+        if a.keep or not ok:
+            say("cluster directory and logs kept in %s" % cdir)
+        else:
+            shutil.rmtree(cdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (RuntimeError, ApiError, subprocess.CalledProcessError) as e:
+        print("controller-sync: FAILED: %s" % e, file=sys.stderr)
+        sys.exit(1)
