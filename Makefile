@@ -40,7 +40,14 @@ cli-test: build
 lint: setup
 	./scripts/lint.sh
 
-test: unit unit-asan cli-test lint
+test: unit unit-asan cli-test lint chart-test
+
+# The Helm chart: lint, template tests, server-side dry run and helm install against the pinned
+# kube-apiserver, the controller under the chart's RBAC, the image recipe (tests/chart/README.md).
+.PHONY: chart-test
+chart-test: build e2e-tools
+	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
+		./tests/chart/run.sh
 
 bench: build
 	./scripts/bench.sh $(BUILD)

@@ -1,0 +1,312 @@
+"""The Helm chart against the real kube-apiserver of the e2e harness (tests/e2e/README.md):
+every rendered object of every scenario passes a server-side dry run; `helm install` with the
+README's values file, `helm upgrade` and `helm uninstall` work; and the controller, running with
+a token of the chart's own ServiceAccount (TokenRequest API) and the configuration the chart
+rendered, syncs, takes the Lease, checkpoints and writes a report: the chart's RBAC suffices.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import (CHART, CI_VALUES, E2E_BIN, GPU_COST_CONTROLLER, HELM, KUBECTL, NAMESPACE,
+                      REPO, HERE, helm, need, template_args)
+
+SCENARIOS = [None] + CI_VALUES
+TEAM_NAMESPACES = ["ml-research", "nlp"]
+
+
+class Cluster:
+    def __init__(self, path):
+        self.dir = path
+        self.kubeconfig = path / "admin.kubeconfig"
+
+    def start(self):
+        subprocess.run([str(REPO / "scripts" / "e2e-cluster.sh"), "start", str(self.dir)],
+                       check=True, timeout=180, env=dict(os.environ, E2E_BIN=str(E2E_BIN)))
+        self.env = {}
+        for line in (self.dir / "env").read_text().splitlines():
+            m = re.match(r"^([A-Z0-9_]+)=(.*)$", line)
+            if m:
+                self.env[m.group(1)] = m.group(2).strip("'")
+
+    def stop(self):
+        subprocess.run([str(REPO / "scripts" / "e2e-cluster.sh"), "stop", str(self.dir)],
+                       timeout=120, env=dict(os.environ, E2E_BIN=str(E2E_BIN)))
+
+    def kubectl(self, *args, check=True, kubeconfig=None, stdin=None):
+        cp = subprocess.run([str(KUBECTL), "--kubeconfig", str(kubeconfig or self.kubeconfig),
+                             *args], capture_output=True, text=True, timeout=120, input=stdin)
+        if check and cp.returncode != 0:
+            raise AssertionError("kubectl %s: exit %d\n%s" % (" ".join(args), cp.returncode,
+                                                              cp.stderr))
+        return cp
+
+    def helm(self, *args, check=True):
+        return helm("--kubeconfig", str(self.kubeconfig), *args, check=check)
+
+    def get(self, *args):
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    for tool in ("kube-apiserver", "etcd", "kubectl", "helm"):
+        need(E2E_BIN / tool, "run scripts/e2e-build.sh")
+    c = Cluster(tmp_path_factory.mktemp("chart-cluster"))
+    c.start()
+    try:
+        for ns in [NAMESPACE] + TEAM_NAMESPACES:
+            c.kubectl("create", "namespace", ns)
+        c.kubectl("apply", "-f", str(HERE / "fixtures" / "servicemonitor-crd.yaml"))
+        c.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                  "crd/servicemonitors.monitoring.coreos.com")
+        yield c
+    finally:
+        c.stop()
+        if os.environ.get("E2E_KEEP") != "1":
+            shutil.rmtree(c.dir / "etcd", ignore_errors=True)
+
+
+def rendered(values):
+    return helm(*template_args([values] if values else [])).stdout
+
+
+def dry_run(cluster, text):
+    return cluster.kubectl("apply", "--dry-run=server", "--validate=strict", "-f", "-",
+                           stdin=text, check=False)
+
+
+@pytest.mark.parametrize("values", SCENARIOS, ids=lambda v: v.name if v else "default")
+def test_server_side_dry_run(cluster, values):
+    text = rendered(values)
+    objects = [d for d in yaml.safe_load_all(text) if d]
+    cp = dry_run(cluster, text)
+    assert cp.returncode == 0, cp.stderr
+    # every object accepted, none created, and no warning (deprecated API, unknown field)
+    done = [line for line in cp.stdout.splitlines() if line.endswith("(server dry run)")]
+    assert len(done) == len(objects), cp.stdout
+    assert "Warning" not in cp.stderr, cp.stderr
+    assert cluster.kubectl("get", "clusterrole", "gpu-cost-controller",
+                           check=False).returncode != 0
+
+
+def test_plain_manifests_dry_run(cluster):
+    text = (REPO / "deploy" / "gpu-cost.yaml").read_text()
+    cp = dry_run(cluster, text)
+    assert cp.returncode == 0 and "Warning" not in cp.stderr, cp.stderr
+
+
+def test_dry_run_catches_a_bad_object(cluster):
+    """The dry run validates for real: a misspelt field and a wrong type are refused."""
+    objects = [d for d in yaml.safe_load_all(rendered(None)) if d]
+    dep = [o for o in objects if o["kind"] == "Deployment"][0]
+    bad = json.loads(json.dumps(dep))
+    bad["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFS"] = True
+    cp = dry_run(cluster, yaml.safe_dump(bad))
+    assert cp.returncode != 0 and "readOnlyRootFS" in cp.stderr, cp.stderr
+    bad = json.loads(json.dumps(dep))
+    bad["spec"]["template"]["spec"]["securityContext"]["runAsUser"] = "nobody"
+    cp = dry_run(cluster, yaml.safe_dump(bad))
+    assert cp.returncode != 0, cp.stdout
+
+
+def readme_values():
+    """The values file that the README's "Install with Helm" section documents."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Install with Helm", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block, "README.md: no yaml block under Install with Helm"
+    return block.group(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_status(url):
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return 0
+
+
+def wait_for(what, fn, timeout=60):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.5)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def sa_kubeconfig(cluster, path, sa):
+    """A kubeconfig holding a token of the chart's ServiceAccount, from the TokenRequest API."""
+    token = cluster.kubectl("-n", NAMESPACE, "create", "token", sa, "--duration", "1h").stdout
+    cfg = json.loads(cluster.kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
+    cfg["users"][0]["user"] = {"token": token.strip()}
+    path.write_text(json.dumps(cfg))
+    path.chmod(0o600)
+    return path
+
+
+def add_gpu_workload(cluster, scheduled):
+    """A node with one T4 and a pod of team vision holding it since `scheduled`, written as the
+    scheduler and kubelet would (the harness runs neither)."""
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "gpu-t4-0", "labels": {"nvidia.com/gpu.product": "Tesla-T4",
+                                                    "nvidia.com/gpu.count": "1"}}}))
+    cluster.kubectl("patch", "node", "gpu-t4-0", "--subresource=status", "--type=merge", "-p",
+                    json.dumps({"status": {"capacity": {"nvidia.com/gpu": "1"},
+                                           "allocatable": {"nvidia.com/gpu": "1"}}}))
+    cluster.kubectl("label", "namespace", "ml-research", "team=vision", "--overwrite")
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "train-0", "namespace": "ml-research",
+                     "labels": {"project": "detection"}},
+        "spec": {"nodeName": "gpu-t4-0", "containers": [{
+            "name": "train", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+            "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}))
+    t = scheduled.strftime("%Y-%m-%dT%H:%M:%SZ")
+    cluster.kubectl("-n", "ml-research", "patch", "pod", "train-0", "--subresource=status",
+                    "--type=merge", "-p", json.dumps({"status": {
+                        "phase": "Running", "startTime": t,
+                        "conditions": [{"type": "PodScheduled", "status": "True",
+                                        "lastTransitionTime": t}],
+                        "containerStatuses": [{"name": "train", "ready": True,
+                                               "restartCount": 0, "image": "pytorch",
+                                               "imageID": "", "state": {
+                                                   "running": {"startedAt": t}}}]}}))
+
+
+def local_day(t, offset):
+    """The date of t where days start at the configured UTC offset ("+HH:MM")."""
+    m = re.fullmatch(r"([+-])(\d\d):(\d\d)", offset)
+    delta = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+    return (t + delta if m.group(1) == "+" else t - delta).strftime("%Y-%m-%d")
+
+
+def can_i(cluster, kubeconfig, verb, resource, ns=None):
+    args = ["auth", "can-i", verb, resource] + (["-n", ns] if ns else [])
+    return cluster.kubectl(*args, kubeconfig=kubeconfig, check=False).stdout.strip()
+
+
+def test_install_run_upgrade_uninstall(cluster, tmp_path):
+    need(GPU_COST_CONTROLLER, "build it (make build) or set GPU_COST_CONTROLLER")
+    values = tmp_path / "my-values.yaml"
+    values.write_text(readme_values())
+    cp = cluster.helm("install", "gpu-cost", str(CHART), "--namespace", NAMESPACE, "-f",
+                      str(values))
+    notes = cp.stdout
+    assert "kubectl -n gpu-cost port-forward svc/gpu-cost 8080:8080" in notes
+    assert ("kubectl -n gpu-cost get cm gpu-cost-report-weekly-latest -o jsonpath="
+            "'{.data.report\\.md}'") in notes
+    assert "kubectl -n ml-research get cm gpu-cost-report-weekly-latest" in notes
+
+    dep = cluster.get("deployment", "-n", NAMESPACE, "gpu-cost-controller")
+    sum1 = dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+    sa = dep["spec"]["template"]["spec"]["serviceAccountName"]
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    config = cluster.get("configmap", "-n", NAMESPACE, "gpu-cost-config")["data"]["config.json"]
+    want = yaml.safe_load(readme_values())["config"]
+    assert json.loads(config)["cluster"] == want["cluster"]
+
+    # The controller as the chart deploys it: its ServiceAccount's token, its rendered
+    # configuration and flags (the listen address and intervals adapted to a test).
+    kubeconfig = sa_kubeconfig(cluster, tmp_path / "sa.kubeconfig", sa)
+    (tmp_path / "config.json").write_text(config)
+    scheduled = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=2)
+    add_gpu_workload(cluster, scheduled)
+    port = free_port()
+    argv = [str(GPU_COST_CONTROLLER)] + [
+        a for a in args if not a.startswith(("--config=", "--listen="))] + [
+        "--config", str(tmp_path / "config.json"), "--listen", "127.0.0.1:%d" % port,
+        "--kubeconfig", str(kubeconfig), "--checkpoint-interval=2s", "--report-interval=2s"]
+    log = tmp_path / "controller.log"
+    env = dict(os.environ, POD_NAME="gpu-cost-controller-0", GPU_COST_NAMESPACE=NAMESPACE)
+    env.pop("KUBECONFIG", None)
+    with open(log, "w") as logf:
+        proc = subprocess.Popen(argv, stdout=logf, stderr=logf, env=env)
+    try:
+        wait_for("/readyz", lambda: http_status("http://127.0.0.1:%d/readyz" % port) == 200
+                 or proc.poll() is not None)
+        assert proc.poll() is None, log.read_text()
+        assert http_status("http://127.0.0.1:%d/healthz" % port) == 200
+        lease = cluster.get("lease", "-n", NAMESPACE, "gpu-cost-controller")
+        assert lease["spec"]["holderIdentity"] == "gpu-cost-controller-0"
+        wait_for("the checkpoint", lambda: cluster.kubectl(
+            "get", "configmap", "-n", NAMESPACE, "gpu-cost-checkpoint", check=False
+        ).returncode == 0)
+        day = "gpu-cost-report-daily-" + local_day(scheduled, want["report"]["utc_offset"])
+        wait_for(day, lambda: cluster.kubectl("get", "configmap", "-n", NAMESPACE, day,
+                                              check=False).returncode == 0)
+        report = cluster.kubectl("get", "cm", "-n", NAMESPACE, day, "-o",
+                                 "jsonpath={.data.report\\.json}").stdout
+        summary = json.dumps(json.loads(report))
+        assert "vision" in summary and "detection" in summary, summary[:2000]
+        md = cluster.kubectl("get", "cm", "-n", NAMESPACE, day, "-o",
+                             "jsonpath={.data.report\\.md}").stdout
+        assert md.startswith("#") and "$" in md, md[:500]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert lines and not [x for x in lines if x["level"] == "error"], log.read_text()
+    token = json.loads(kubeconfig.read_text())["users"][0]["user"]["token"]
+    assert token not in log.read_text()
+
+    # What the chart's RBAC grants that identity, and what it does not.
+    for verb, res, ns in [("list", "pods", None), ("watch", "nodes", None),
+                          ("get", "namespaces", None), ("delete", "configmaps", NAMESPACE),
+                          ("update", "leases.coordination.k8s.io", NAMESPACE),
+                          ("create", "configmaps", "ml-research")]:
+        assert can_i(cluster, kubeconfig, verb, res, ns) == "yes", (verb, res, ns)
+    for verb, res, ns in [("get", "secrets", NAMESPACE), ("list", "secrets", None),
+                          ("delete", "pods", None), ("patch", "nodes", None),
+                          ("create", "configmaps", "default"),
+                          ("delete", "configmaps", "ml-research"),
+                          ("create", "configmaps", "nlp"),
+                          ("delete", "leases.coordination.k8s.io", NAMESPACE),
+                          ("create", "tokenreviews.authentication.k8s.io", None)]:
+        assert can_i(cluster, kubeconfig, verb, res, ns) == "no", (verb, res, ns)
+
+    # helm upgrade: a configuration change rolls the pods (new checksum); auth adds its grant.
+    cluster.helm("upgrade", "gpu-cost", str(CHART), "--namespace", NAMESPACE, "-f", str(values),
+                 "--set", "config.report.top_n=20", "--set", "auth.enabled=true")
+    dep = cluster.get("deployment", "-n", NAMESPACE, "gpu-cost-controller")
+    assert dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"] != sum1
+    assert json.loads(cluster.get("configmap", "-n", NAMESPACE, "gpu-cost-config")["data"][
+        "config.json"])["report"]["top_n"] == 20
+    wait_for("the auth grant", lambda: can_i(
+        cluster, kubeconfig, "create", "tokenreviews.authentication.k8s.io") == "yes", 20)
+    assert can_i(cluster, kubeconfig, "create",
+                 "subjectaccessreviews.authorization.k8s.io") == "yes"
+
+    # helm uninstall removes what the chart made; the controller's own ConfigMaps stay.
+    cluster.helm("uninstall", "gpu-cost", "--namespace", NAMESPACE)
+    for args in (["clusterrole", "gpu-cost-controller"], ["-n", "ml-research", "role",
+                                                         "gpu-cost-report-writer"],
+                 ["-n", NAMESPACE, "deployment", "gpu-cost-controller"]):
+        assert cluster.kubectl("get", *args, check=False).returncode != 0, args
+    assert cluster.kubectl("get", "configmap", "-n", NAMESPACE, day, check=False).returncode == 0
