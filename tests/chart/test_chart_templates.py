@@ -149,6 +149,34 @@ def test_every_value_documented():
     assert not bad, "undocumented values: " + ", ".join(bad)
 
 
+def documented_values():
+    """Dotted paths of the values.yaml keys that carry a "# --" comment."""
+    lines = (CHART / "values.yaml").read_text().splitlines()
+    stack, out = [], []
+    for i, line in enumerate(lines):
+        m = re.match(r"^( *)([A-Za-z0-9_.\-/]+):( |$)", line)
+        if not m:
+            continue
+        while stack and stack[-1][0] >= len(m.group(1)):
+            stack.pop()
+        stack.append((len(m.group(1)), m.group(2)))
+        j = i - 1
+        while j >= 0 and lines[j].lstrip().startswith("#"):
+            if lines[j].lstrip().startswith("# --"):
+                out.append(".".join(k for _, k in stack))
+                break
+            j -= 1
+    return out
+
+
+def test_docs_name_every_value():
+    doc = (REPO / "docs" / "helm.md").read_text()
+    paths = documented_values()
+    assert len(paths) > 50
+    missing = [p for p in paths if "`%s`" % p not in doc]
+    assert not missing, "docs/helm.md does not describe: " + ", ".join(missing)
+
+
 # ---------------------------------------------------------------------------------------------
 # The Deployment
 
