@@ -102,10 +102,13 @@ typedef struct gc_kube_watch_opts {
         const char *field_selector; /* optional, unescaped */
         int page_limit;             /* LIST page size; 0 = 500 */
         int timeout_seconds;        /* server-side watch timeout; 0 = a random 300..600 */
-        int idle_seconds;     /* client-side: nothing for this long = half-open; 0 = timeout+30 */
-        double backoff_min_s; /* 0 = 0.5 */
-        double backoff_max_s; /* 0 = 30 */
-        size_t max_line;      /* 0 = GC_KUBE_MAX_LINE */
+        int idle_seconds;      /* client-side: nothing for this long = half-open; 0 = timeout+30 */
+        double backoff_min_s;  /* 0 = 0.5 */
+        double backoff_max_s;  /* 0 = 30 */
+        int forbidden_grace_s; /* 401/403 fail the watch only once they persist this long: a
+                                  restarting API server answers 403 until its authorizer has
+                                  synced. 0 = 20; < 0 = at the first refusal */
+        size_t max_line;       /* 0 = GC_KUBE_MAX_LINE */
 } gc_kube_watch_opts;
 
 /*

@@ -459,6 +459,7 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
 {
         gc__watch *w;
         int need_list = 1, r = 0;
+        int64_t forbidden_since_ms = 0, grace_ms;
 
         if (!k || !o || !o->path || o->path[0] != '/' || !ops || !ops->object)
                 return -EINVAL;
@@ -482,6 +483,7 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
         w->max_line = o->max_line ? o->max_line : GC_KUBE_MAX_LINE;
         if (w->timeout_s && !w->idle_s)
                 w->idle_s = w->timeout_s + 30;
+        grace_ms = o->forbidden_grace_s == 0 ? 20000 : (int64_t)o->forbidden_grace_s * 1000;
 
         while (!(stop && *stop)) {
                 gc__outcome out;
@@ -493,6 +495,7 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         out = gc__list(w);
                         if (out == GC__OK) {
                                 need_list = 0;
+                                forbidden_since_ms = 0;
                                 continue;
                         }
                 } else {
@@ -500,6 +503,8 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         if (healthy)
                                 w->backoff_s = w->backoff_min_s;
                 }
+                if (out != GC__FORBIDDEN)
+                        forbidden_since_ms = 0;
                 switch (out) {
                 case GC__OK:
                         gc__note(w, GC_KUBE_NOTE_WATCH_END, 200, w->msg);
@@ -512,10 +517,30 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                 case GC__FATAL:
                         r = w->cb_err < 0 ? w->cb_err : -EIO;
                         goto done;
-                case GC__FORBIDDEN:
-                        gc__note(w, GC_KUBE_NOTE_FORBIDDEN, w->status, w->msg);
-                        r = -EACCES;
-                        goto done;
+                case GC__FORBIDDEN: {
+                        int64_t now_ms = gc__kube_mono_ms();
+                        double d;
+                        size_t n;
+
+                        if (!forbidden_since_ms)
+                                forbidden_since_ms = now_ms;
+                        if (grace_ms < 0 || now_ms - forbidden_since_ms >= grace_ms) {
+                                gc__note(w, GC_KUBE_NOTE_FORBIDDEN, w->status, w->msg);
+                                r = -EACCES;
+                                goto done;
+                        }
+                        /* Maybe an API server whose authorizer is still syncing: retry, but
+                           only until the refusal has persisted for the grace period. */
+                        d = gc__next_delay(w);
+                        n = strlen(w->msg);
+                        snprintf(w->msg + n, sizeof(w->msg) - n,
+                                 "; refused, retrying in %.2f s (fatal if it persists %lld s)", d,
+                                 (long long)(grace_ms / 1000));
+                        gc__note(w, GC_KUBE_NOTE_RETRY, w->status, w->msg);
+                        if (gc__kube_sleep(d, stop))
+                                goto done;
+                        break;
+                }
                 case GC__EXPIRED:
                         gc__note(w, GC_KUBE_NOTE_EXPIRED, 410, w->msg);
                         need_list = 1;

@@ -650,8 +650,10 @@ START_TEST(test_forbidden)
 
         rec_init(&r, "/api/v1/pods");
         r.k = c;
+        r.o.forbidden_grace_s = 2; /* refused for 2 s in a row: final */
         r.result = gc_kube_watch_run(c, &r.o, &rec_ops, &r, &r.stop);
         ck_assert_int_eq(r.result, -EACCES);
+        ck_assert_int_ge(r.notes[GC_KUBE_NOTE_RETRY], 1); /* retried within the grace */
         ck_assert_int_eq(r.notes[GC_KUBE_NOTE_FORBIDDEN], 1);
         ck_assert_int_eq(r.note_status[GC_KUBE_NOTE_FORBIDDEN], 403);
         ck_assert_ptr_nonnull(strstr(r.note_msg[GC_KUBE_NOTE_FORBIDDEN], "forbidden"));
