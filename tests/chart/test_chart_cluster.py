@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (CHART, CI_VALUES, E2E_BIN, GPU_COST_CONTROLLER, HELM, KUBECTL, NAMESPACE,
+from conftest import (CHART, CI_VALUES, E2E_BIN, GPU_COST_CONTROLLER, KUBECTL, NAMESPACE,
                       REPO, HERE, helm, need, template_args)
 
 SCENARIOS = [None] + CI_VALUES
@@ -265,6 +265,12 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
         md = cluster.kubectl("get", "cm", "-n", NAMESPACE, day, "-o",
                              "jsonpath={.data.report\\.md}").stdout
         assert md.startswith("#") and "$" in md, md[:500]
+        # The chart's default memory limit leaves room (the cluster here is small: this is a
+        # floor, not a sizing).
+        rss_kib = int(re.search(r"VmRSS:\s+(\d+) kB",
+                                Path("/proc/%d/status" % proc.pid).read_text()).group(1))
+        limit = dep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"]
+        assert limit == "64Mi" and rss_kib < 32 * 1024, rss_kib
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0, log.read_text()
     finally:

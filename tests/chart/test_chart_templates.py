@@ -276,7 +276,8 @@ def test_labels_and_selector(scenarios):
             assert "gpu-cost.io/kind" not in labels
         d = r.deployment()
         sel = d["spec"]["selector"]["matchLabels"]
-        assert sel == {"app.kubernetes.io/name": "gpu-cost", "app.kubernetes.io/instance": "gpu-cost",
+        assert sel == {"app.kubernetes.io/name": "gpu-cost",
+                       "app.kubernetes.io/instance": "gpu-cost",
                        "app.kubernetes.io/component": "controller"}
         pod_labels = d["spec"]["template"]["metadata"]["labels"]
         assert sel.items() <= pod_labels.items()
