@@ -40,7 +40,7 @@ cli-test: build
 lint: setup
 	./scripts/lint.sh
 
-test: unit unit-asan cli-test lint chart-test
+test: unit unit-asan cli-test lint chart-test e2e
 
 # The Helm chart: lint, template tests, server-side dry run and helm install against the pinned
 # kube-apiserver, the controller under the chart's RBAC, the image recipe (tests/chart/README.md).
