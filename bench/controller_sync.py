@@ -48,7 +48,7 @@ E2E = REPO / "tests" / "e2e"
 sys.path.insert(0, str(E2E))
 
 import sim  # noqa: E402
-from apiclient import Api, ApiError, Etcd, read_env  # noqa: E402
+from apiclient import Api, ApiError, Etcd, metric, read_env  # noqa: E402
 
 CLUSTER = REPO / "scripts" / "e2e-cluster.sh"
 RBAC = REPO / "deploy" / "rbac.yaml"
@@ -367,8 +367,8 @@ class Procs:
     def __init__(self):
         self.procs = []
 
-    def start(self, args, log):
-        f = open(log, "ab")
+    def start(self, args, log, append=True):
+        f = open(log, "ab" if append else "wb")
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("GPU_COST_") and k not in ("KUBECONFIG", "POD_NAME")}
         p = subprocess.Popen(args, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))
@@ -448,8 +448,9 @@ def run_controller_sync(procs, binary, cdir, logdir, timeout=300):
 def run_peer(procs, peer, cdir, logdir, flags, timeout=300):
     log = logdir / ("peer%s.log" % "".join(flags).replace("--", "-"))
     t0 = time.monotonic()
+    # A fresh log: the "synced" line looked for below must be this run's.
     p = procs.start([str(peer), "--kubeconfig", str(cdir / "controller.kubeconfig")] + flags,
-                    log)
+                    log, append=False)
     line = None
     while line is None:
         if p.poll() is not None:
@@ -487,6 +488,23 @@ def run_peer(procs, peer, cdir, logdir, flags, timeout=300):
             "own_sync_s": float(fields["sync_s"]), "pods": int(fields["pods"]),
             "gpu_pods": int(fields["gpu_pods"]), "heap_mib": float(fields["heap_inuse_mib"]),
             "live_heap_mib": float(gc["heap_alloc_mib"]), "rss_gc_kib": rss_gc}
+
+
+def pod_lists(api):
+    """(seconds, requests) kube-apiserver has spent answering LISTs of pods so far."""
+    m = api.metrics()
+    return (metric(m, "apiserver_request_duration_seconds_sum", verb="LIST", resource="pods"),
+            metric(m, "apiserver_request_duration_seconds_count", verb="LIST",
+                   resource="pods"))
+
+
+def measured(api, fn, *args):
+    """fn(*args), plus how long the server took to answer the pod LISTs meanwhile."""
+    s0, n0 = pod_lists(api)
+    r = fn(*args)
+    s1, n1 = pod_lists(api)
+    r["server_list_s"], r["server_lists"] = s1 - s0, int(n1 - n0)
+    return r
 
 
 def checkpoint_rv(api):
@@ -601,22 +619,27 @@ def main(argv=None):
             "bound and given status in %(write_s).0f s; a pod's create + status body about "
             "%(pod_bytes)d bytes" % pop)
 
-        ours = run_controller_sync(procs, binary, cdir, logdir)
-        say("ours: gpu-cost-controller ready_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f" % (
-            ours["ready_s"], mib(ours["rss_kib"]), mib(ours["hwm_kib"]), mib(ours["anon_kib"])))
+        admin = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"])
+        ours = measured(admin, run_controller_sync, procs, binary, cdir, logdir)
+        say("ours: gpu-cost-controller ready_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f; "
+            "server time answering its pod LISTs %.2f s in %d requests" % (
+                ours["ready_s"], mib(ours["rss_kib"]), mib(ours["hwm_kib"]),
+                mib(ours["anon_kib"]), ours["server_list_s"], ours["server_lists"]))
         peers = {}
         for name, flags in (("informer", []),
                             ("informer --strip-managed-fields", ["--strip-managed-fields"]),
                             ("informer --protobuf", ["--protobuf"])):
-            r = run_peer(procs, peer, cdir, logdir, flags)
+            r = measured(admin, run_peer, procs, peer, cdir, logdir, flags)
             if r["pods"] < a.pods or r["gpu_pods"] != a.gpu_pods:
                 raise RuntimeError("%s saw %d pods, %d with GPUs" % (name, r["pods"],
                                                                       r["gpu_pods"]))
             peers[name] = r
             say("peer: %s synced_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f "
-                "heap_inuse_mib=%.1f; after a forced GC: live_heap_mib=%.1f rss_mib=%.1f" % (
+                "heap_inuse_mib=%.1f; after a forced GC: live_heap_mib=%.1f rss_mib=%.1f; "
+                "server time answering its pod LISTs %.2f s in %d requests" % (
                     name, r["ready_s"], mib(r["rss_kib"]), mib(r["hwm_kib"]), mib(r["anon_kib"]),
-                    r["heap_mib"], r["live_heap_mib"], mib(r["rss_gc_kib"])))
+                    r["heap_mib"], r["live_heap_mib"], mib(r["rss_gc_kib"]),
+                    r["server_list_s"], r["server_lists"]))
 
         plain = peers["informer"]
         ratio = ours["rss_kib"] / plain["rss_kib"]
