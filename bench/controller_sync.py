@@ -334,11 +334,15 @@ def populate(env, n_pods, n_gpu, workers):
 
     start = time.time()
     done = 0
-    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+    ex = concurrent.futures.ThreadPoolExecutor(workers)
+    try:
         for _ in ex.map(write, jobs):
             done += 1
             if done % 2000 == 0:
                 say("  %d pods written (%.0f s)" % (done, time.time() - start))
+    finally:
+        # On a failure or a signal, drop the queued writes instead of waiting for them.
+        ex.shutdown(wait=True, cancel_futures=True)
     el = time.time() - start
     listed = api.get("/api/v1/pods?limit=1")
     return {"namespaces": len(namespaces), "gpu_nodes": n_gpu_nodes, "cpu_nodes": n_cpu_nodes,
