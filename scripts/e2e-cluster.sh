@@ -15,16 +15,22 @@
 # Environment: E2E_BIN (binaries, default ${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-e2e/bin),
 # E2E_READY_TIMEOUT (seconds to wait for readiness, default 90),
 # E2E_CONTROLLER_USER (the controller token's user name, default
-# system:serviceaccount:gpu-cost:gpu-cost-controller, so the chart's ServiceAccount binding applies).
+# system:serviceaccount:gpu-cost:gpu-cost-controller, so the chart's ServiceAccount binding
+# applies),
+# E2E_AUDIT=1 at start (off by default): kube-apiserver writes an audit log, DIR/audit.log, one
+# JSON event per request of E2E_CONTROLLER_USER at the Metadata level (verb, resource, namespace,
+# status; no bodies) and nothing of anyone else; kept on through restart-apiserver.
 #
 # DIR/env holds: E2E_DIR E2E_BIN E2E_SERVER E2E_CA E2E_ADMIN_TOKEN E2E_CONTROLLER_TOKEN
-# E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT E2E_ETCD_PID E2E_APISERVER_PID KUBECTL.
+# E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT E2E_ETCD_PID E2E_APISERVER_PID KUBECTL
+# E2E_AUDIT_LOG (empty when the audit log is off).
 set -euo pipefail
 
 E2E_BIN=${E2E_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-e2e/bin}
 [ ! -d "$E2E_BIN" ] || E2E_BIN=$(cd "$E2E_BIN" && pwd)
 E2E_READY_TIMEOUT=${E2E_READY_TIMEOUT:-90}
 E2E_CONTROLLER_USER=${E2E_CONTROLLER_USER:-system:serviceaccount:gpu-cost:gpu-cost-controller}
+E2E_AUDIT=${E2E_AUDIT:-0}
 
 say() { echo "e2e-cluster: $*" >&2; }
 die() {
@@ -32,7 +38,7 @@ die() {
 	exit 1
 }
 usage() {
-	sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -133,6 +139,11 @@ EOF
 	echo "${ports[*]}"
 }
 
+# audit_log: the audit log's path when this cluster was started with E2E_AUDIT=1, else nothing.
+audit_log() {
+	if [ -f "$DIR/audit-policy.yaml" ]; then echo "$DIR/audit.log"; fi
+}
+
 write_env() {
 	local f="$DIR/env.tmp"
 	(
@@ -152,8 +163,9 @@ write_env() {
 			printf 'E2E_ETCD_PID=%q\n' "${E2E_ETCD_PID:-}"
 			printf 'E2E_APISERVER_PID=%q\n' "${E2E_APISERVER_PID:-}"
 			printf 'KUBECTL=%q\n' "$E2E_BIN/kubectl"
+			printf 'E2E_AUDIT_LOG=%q\n' "$(audit_log)"
 			echo "export E2E_DIR E2E_BIN E2E_SERVER E2E_CA E2E_ADMIN_TOKEN E2E_CONTROLLER_TOKEN"
-			echo "export E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT KUBECTL"
+			echo "export E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT KUBECTL E2E_AUDIT_LOG"
 		} >"$f"
 	)
 	mv -f "$f" "$DIR/env"
@@ -212,7 +224,10 @@ start_etcd() {
 
 # start_apiserver: returns 1 (not fatal) when the port was taken and the caller may retry.
 start_apiserver() {
-	local port=$E2E_APISERVER_PORT deadline code=""
+	local port=$E2E_APISERVER_PORT deadline code="" audit=()
+	if [ -f "$DIR/audit-policy.yaml" ]; then
+		audit=(--audit-policy-file "$DIR/audit-policy.yaml" --audit-log-path "$DIR/audit.log")
+	fi
 	say "kube-apiserver: starting on https://127.0.0.1:${port} (log $DIR/kube-apiserver.log)"
 	# The serving certificate is self-signed into --cert-dir on the first start and reused on
 	# restarts, so clients keep trusting the same CA (apiserver.crt = certificate + its CA).
@@ -230,6 +245,7 @@ start_apiserver() {
 		--authorization-mode RBAC \
 		--disable-admission-plugins ServiceAccount \
 		--allow-privileged \
+		"${audit[@]}" \
 		</dev/null >>"$DIR/kube-apiserver.log" 2>&1 &
 	E2E_APISERVER_PID=$!
 	deadline=$(($(date +%s) + E2E_READY_TIMEOUT))
@@ -297,9 +313,23 @@ cmd_start() {
 		die "a cluster is already running in $DIR (run: $0 stop $DIR)"
 	fi
 	rm -rf "$DIR/etcd" "$DIR/certs" "$DIR/env" "$DIR/tokens.csv" "$DIR/sa.key" \
-		"$DIR"/*.kubeconfig "$DIR"/*.log
+		"$DIR"/*.kubeconfig "$DIR"/*.log "$DIR/audit-policy.yaml"
 	mkdir -p "$DIR/certs"
 	chmod 700 "$DIR"
+	if [ "$E2E_AUDIT" = 1 ]; then
+		# Metadata: who did which verb on which resource and the answer, never a body (no
+		# ConfigMap data, no tokens). Everyone else's requests are not logged at all.
+		cat >"$DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    users: ["${E2E_CONTROLLER_USER}"]
+  - level: None
+EOF
+		say "audit log of ${E2E_CONTROLLER_USER}: $DIR/audit.log"
+	fi
 
 	say "generating the service-account key and tokens in $DIR"
 	(
