@@ -3,6 +3,9 @@ every rendered object of every scenario passes a server-side dry run; `helm inst
 README's values file, `helm upgrade` and `helm uninstall` work; and the controller, running with
 a token of the chart's own ServiceAccount (TokenRequest API) and the configuration the chart
 rendered, syncs, takes the Lease, checkpoints and writes a report: the chart's RBAC suffices.
+kube-apiserver's audit log of that identity (scripts/e2e-cluster.sh, E2E_AUDIT=1) then shows the
+controller used every verb the chart grants it and no other, and was refused nothing: the RBAC
+holds no verb the controller does not use.
 """
 
 import json
@@ -34,7 +37,8 @@ class Cluster:
 
     def start(self):
         subprocess.run([str(REPO / "scripts" / "e2e-cluster.sh"), "start", str(self.dir)],
-                       check=True, timeout=180, env=dict(os.environ, E2E_BIN=str(E2E_BIN)))
+                       check=True, timeout=180,
+                       env=dict(os.environ, E2E_BIN=str(E2E_BIN), E2E_AUDIT="1"))
         self.env = {}
         for line in (self.dir / "env").read_text().splitlines():
             m = re.match(r"^([A-Z0-9_]+)=(.*)$", line)
@@ -209,6 +213,51 @@ def can_i(cluster, kubeconfig, verb, resource, ns=None):
     return cluster.kubectl(*args, kubeconfig=kubeconfig, check=False).stdout.strip()
 
 
+def granted(cluster, sa):
+    """(verb, apiGroup, resource, namespace or None) that the installed ClusterRoles and Roles
+    bound to the ServiceAccount grant it."""
+    out = set()
+    for kind, role_kind in (("clusterrolebindings", "ClusterRole"), ("rolebindings", "Role")):
+        for b in cluster.get(kind, "-A")["items"]:
+            if not any(s.get("kind") == "ServiceAccount" and s.get("name") == sa and
+                       s.get("namespace") == NAMESPACE for s in b.get("subjects") or []):
+                continue
+            ns = b["metadata"].get("namespace")
+            ref = b["roleRef"]
+            assert ref["kind"] == role_kind, b
+            role = cluster.get(role_kind.lower(), ref["name"], *(["-n", ns] if ns else []))
+            for rule in role["rules"]:
+                for g in rule["apiGroups"]:
+                    for res in rule["resources"]:
+                        for v in rule["verbs"]:
+                            out.add((v, g, res, ns))
+    return out
+
+
+def audit_events(cluster, user):
+    """The controller's requests (its user agent) in the cluster's audit log, one per request."""
+    path = Path(cluster.env["E2E_AUDIT_LOG"])
+    events = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        e = json.loads(line)
+        if (e.get("user", {}).get("username") == user and
+                e.get("userAgent", "").startswith("gpu-cost/")):
+            # a watch logs ResponseStarted then ResponseComplete: one request
+            events.setdefault(e["auditID"], e)
+            if e["stage"] == "ResponseComplete":
+                events[e["auditID"]] = e
+    return list(events.values())
+
+
+def used(events):
+    out = set()
+    for e in events:
+        ref = e.get("objectRef") or {}
+        assert "subresource" not in ref, e
+        out.add((e["verb"], ref.get("apiGroup", ""), ref.get("resource"), ref.get("namespace")))
+    return out
+
+
 def test_install_run_upgrade_uninstall(cluster, tmp_path):
     need(GPU_COST_CONTROLLER, "build it (make build) or set GPU_COST_CONTROLLER")
     values = tmp_path / "my-values.yaml"
@@ -233,8 +282,18 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
     # configuration and flags (the listen address and intervals adapted to a test).
     kubeconfig = sa_kubeconfig(cluster, tmp_path / "sa.kubeconfig", sa)
     (tmp_path / "config.json").write_text(config)
-    scheduled = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=2)
+    # Scheduled last week, so that week is complete and its report is copied to the team's
+    # namespace (the per-team Role's grant is exercised too).
+    scheduled = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(days=8)
     add_gpu_workload(cluster, scheduled)
+    # A chunk left over from an earlier, longer checkpoint: the controller deletes it after its
+    # first checkpoint write, which exercises the Role's delete on configmaps.
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "gpu-cost-checkpoint-7", "namespace": NAMESPACE,
+                     "labels": {"app.kubernetes.io/name": "gpu-cost",
+                                "gpu-cost.io/kind": "checkpoint"}},
+        "data": {"checkpoint.json": "{}"}}))
     port = free_port()
     argv = [str(GPU_COST_CONTROLLER)] + [
         a for a in args if not a.startswith(("--config=", "--listen="))] + [
@@ -277,19 +336,60 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    # A restart: the checkpoint restored, the released Lease taken again, and the reports
+    # written again (the controller remembers what it wrote only in memory), so the team's copy,
+    # which exists now, is replaced (update) where the first run created it.
+    user = "system:serviceaccount:%s:%s" % (NAMESPACE, sa)
+    team_update = ("update", "", "configmaps", "ml-research")
+    with open(log, "a") as logf:
+        proc = subprocess.Popen(argv, stdout=logf, stderr=logf, env=env)
+    try:
+        wait_for("/readyz after the restart", lambda: http_status(
+            "http://127.0.0.1:%d/readyz" % port) == 200 or proc.poll() is not None)
+        assert proc.poll() is None, log.read_text()
+        wait_for("the team's copy replaced",
+                 lambda: team_update in used(audit_events(cluster, user)), 30)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "checkpoint restored" in log.read_text(), log.read_text()
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     assert lines and not [x for x in lines if x["level"] == "error"], log.read_text()
     token = json.loads(kubeconfig.read_text())["users"][0]["user"]["token"]
     assert token not in log.read_text()
+    assert cluster.kubectl("get", "configmap", "-n", NAMESPACE, "gpu-cost-checkpoint-7",
+                           check=False).returncode != 0, "the stale chunk was not deleted"
+
+    # The proof of least privilege: in its whole life (start, sync, checkpoints, reports, the
+    # stale chunk, SIGTERM releasing the Lease) the controller used exactly the verbs its roles
+    # grant, each at least once, and was refused nothing. The log is written as each response
+    # completes, so the last few events may land just after the controller exits.
+    grant = granted(cluster, sa)
+    assert grant, "no role bound to " + user
+    end = time.monotonic() + 15
+    events = audit_events(cluster, user)
+    while not used(events) >= grant and time.monotonic() < end:
+        time.sleep(0.5)
+        events = audit_events(cluster, user)
+    assert used(events) == grant, {"unused grants": sorted(grant - used(events), key=str),
+                                   "used, not granted": sorted(used(events) - grant, key=str)}
+    refused = [(e["verb"], e["requestURI"], e["responseStatus"]["code"]) for e in events
+               if e.get("responseStatus", {}).get("code") in (401, 403)]
+    assert not refused, refused
 
     # What the chart's RBAC grants that identity, and what it does not.
     for verb, res, ns in [("list", "pods", None), ("watch", "nodes", None),
-                          ("get", "namespaces", None), ("delete", "configmaps", NAMESPACE),
+                          ("list", "namespaces", None), ("delete", "configmaps", NAMESPACE),
                           ("update", "leases.coordination.k8s.io", NAMESPACE),
                           ("create", "configmaps", "ml-research")]:
         assert can_i(cluster, kubeconfig, verb, res, ns) == "yes", (verb, res, ns)
     for verb, res, ns in [("get", "secrets", NAMESPACE), ("list", "secrets", None),
                           ("delete", "pods", None), ("patch", "nodes", None),
+                          ("get", "pods", None), ("get", "namespaces", None),
+                          ("patch", "configmaps", NAMESPACE), ("watch", "configmaps", NAMESPACE),
                           ("create", "configmaps", "default"),
                           ("delete", "configmaps", "ml-research"),
                           ("create", "configmaps", "nlp"),

@@ -360,9 +360,9 @@ def test_missing_list_on_pods_fails_loudly(scenario):
     s.replay.run(stop=200)  # GPU pods exist: a report of zero would be a lie
     path = "/apis/rbac.authorization.k8s.io/v1/clusterroles/gpu-cost-controller"
     cr = s.cluster.api.get(path)
-    cr["rules"] = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "watch"]},
+    cr["rules"] = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["watch"]},
                    {"apiGroups": [""], "resources": ["nodes", "namespaces"],
-                    "verbs": ["get", "list", "watch"]}]
+                    "verbs": ["list", "watch"]}]
     s.cluster.api.call("PUT", path, cr)
     s.cluster.wait_controller_can("/api/v1/pods?limit=1", want=403)
     s.cluster.wait_controller_can("/api/v1/nodes?limit=1", want=200)
