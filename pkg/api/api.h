@@ -1,0 +1,112 @@
+/* api: the read-only REST API, OpenCost /allocation, /metrics and the dashboard, over snapshots. */
+#ifndef GC_API_H
+#define GC_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../httpd/httpd.h"
+#include "../ledger/ledger.h"
+#include "../util/util.h"
+
+/*
+ * The controller thread (or the demo) owns the mutable state. From time to time it builds a
+ * gc_snapshot: a private copy of the ledger plus the few tables the handlers need, immutable from
+ * then on and reference-counted. gc_api_publish() swaps it in; every request takes a reference to
+ * the current snapshot for its duration, so no handler ever waits on the controller and a
+ * snapshot is freed when the last request reading it ends. See docs/api.md.
+ */
+
+/* One GPU pod the controller knows (intervals still in the ledger): /api/v1/pods, /allocation. */
+typedef struct gc_api_pod {
+        const char *uid, *ns, *name, *node;  /* pooled strings (the ledger's pool) */
+        const char *team, *project;          /* after attribution */
+        const char *model, *capacity_type;   /* the node's class */
+        const char *controller_kind;         /* "ReplicaSet", "Job", ... or NULL */
+        const char *controller;              /* owner name or NULL */
+        const char *container;               /* first container holding a GPU, or NULL */
+        double geq;                          /* GPU-equivalents held */
+        double gpus_requested;               /* whole devices (or slices) requested */
+        double usd_per_gpu_hour;             /* price of one whole GPU on its node */
+        int64_t start, end;                  /* GC_OPEN while held */
+        /* Measured use, when a usage source covers the pod; NaN when not measured. */
+        double activity_mean, activity_p95; /* 0..1 */
+        double mem_used_peak_mib;
+        uint64_t samples;
+} gc_api_pod;
+
+/* Findings rolled up for /metrics: one row per (kind, team). */
+typedef struct gc_api_finding_stat {
+        const char *kind; /* "idle_gpu", "over_requested", ... (static or pooled) */
+        const char *team;
+        uint32_t count;
+        double monthly_savings; /* catalog currency */
+} gc_api_finding_stat;
+
+/* The controller's health, copied into every snapshot (for /metrics and the dashboard). */
+typedef struct gc_api_health {
+        int ready, leader, demo;
+        int64_t started_at;             /* unix seconds */
+        long watch_restarts[3];         /* namespaces, nodes, pods */
+        long relists[3];
+        int64_t last_event_at[3];       /* unix seconds; 0 = none yet */
+        int64_t checkpoint_at;          /* last successful checkpoint write; 0 = none */
+        long checkpoint_errors;
+        long report_writes, report_errors;
+        long errors;                    /* any other logged error */
+        int64_t usage_at;               /* last successful usage fetch; 0 = none */
+        long usage_errors;
+        uint64_t usage_samples;         /* samples taken in so far */
+        size_t pods, intervals, rollup_rows;
+        size_t ledger_bytes, pool_bytes;
+} gc_api_health;
+
+typedef struct gc_snapshot_parts {
+        gc_ledger *ledger;       /* taken over: a private copy (gc_ledger_clone) */
+        const gc_config *cfg;    /* not owned: must outlive every snapshot (cluster, currency,
+                                    catalog, TCO, report settings) */
+        int64_t now;             /* the time the snapshot stands for (open intervals end here) */
+        gc_api_pod *pods;        /* taken over (malloc'd); strings stay the pool's */
+        size_t n_pods;
+        char *recommendations_json; /* taken over (malloc'd, NUL-terminated): the advisor's JSON
+                                       document; NULL when the advisor has not run */
+        gc_api_finding_stat *finding_stats; /* taken over (malloc'd) */
+        size_t n_finding_stats;
+        gc_api_health health;
+} gc_snapshot_parts;
+
+typedef struct gc_snapshot gc_snapshot;
+
+/*
+ * Takes over what parts says it takes over, on success and on failure alike (parts is zeroed).
+ * The strings the ledger and the pods point at live in a string pool that must outlive the
+ * snapshot and may only grow meanwhile (gc_strpool never moves or frees a string).
+ */
+gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts);
+gc_snapshot *gc_snapshot_ref(gc_snapshot *s);
+void gc_snapshot_unref(gc_snapshot *s); /* accepts NULL */
+
+typedef struct gc_api_opts {
+        const char *currency; /* NULL = "USD" */
+        size_t cache_entries; /* responses cached per snapshot (same URL, same snapshot); 0 = 64 */
+        size_t cache_bytes;   /* 0 = 8 MiB */
+} gc_api_opts;
+
+typedef struct gc_api gc_api;
+
+gc_api *gc_api_new(const gc_api_opts *o);
+gc_api *gc_api_free(gc_api *a); /* after the server stopped; drops the current snapshot */
+
+/* From any thread: the new snapshot serves every request that starts from now on. Takes s. */
+void gc_api_publish(gc_api *a, gc_snapshot *s);
+/* A reference to the current snapshot (NULL before the first publish); unref when done. */
+gc_snapshot *gc_api_acquire(gc_api *a);
+
+/*
+ * Registers /api/v1/..., /allocation, /metrics and the dashboard at / on h. Before any snapshot
+ * is published the API answers 503 {"error":"no data yet"}.
+ */
+int gc_api_routes(gc_api *a, gc_httpd *h);
+
+#endif
