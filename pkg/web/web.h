@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 typedef struct gc_web_asset {
-        const char *path;         /* "/index.html", "/app.js", ... */
+        const char *path; /* "/index.html", "/app.js", ... */
         const unsigned char *data;
         size_t len;
         const char *content_type; /* "text/html; charset=utf-8", ... */
