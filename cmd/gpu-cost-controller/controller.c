@@ -153,6 +153,8 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         if (rc != 0)
                 goto finish;
         rc = 1;
+        if (ctl_usage_start(&c) < 0)
+                goto finish;
         if (ctl_health_start(&c) < 0)
                 goto finish;
         memset(&lease, 0, sizeof(lease));
@@ -221,6 +223,7 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         ctl_health_stop(&c);
         ctl_log(CTL_INFO, "stopped", NULL);
 finish:
+        ctl_usage_stop(&c);
         ctl__free(&c);
         return rc;
 }

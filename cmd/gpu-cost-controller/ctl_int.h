@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "account/account.h"
+#include "api/api.h"
 #include "config/config.h"
 #include "kube/kube.h"
 #include "ledger/ledger.h"
@@ -76,6 +77,8 @@ struct ctl {
         atomic_int ready;
         atomic_long last_tick;
         int leader;
+
+        struct ctl_usage *usage; /* usage_io.c: measured GPU use and the advisor; own lock */
 };
 
 /* Informers (informer.c). */
@@ -91,6 +94,19 @@ void ctl_checkpoint_close_missing(ctl *c);
 
 /* Reports (publish_io.c). */
 int ctl_publish(ctl *c, int64_t now);
+
+/*
+ * Measured GPU use and the advisor (usage_io.c). Safe to call under c->mu (they take only the
+ * usage state's own lock). Before the advisor has run: NULL/0; unmeasured pods: NaN/0.
+ */
+int ctl_usage_start(ctl *c);
+void ctl_usage_stop(ctl *c);
+void ctl_usage_for_snapshot(ctl *c, char **ret_json, gc_api_finding_stat **ret_stats,
+                            size_t *ret_n);
+void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
+                   double *ret_peak_mib, uint64_t *ret_samples);
+/* Fills the usage_* fields of h (last fetch, errors, samples taken in). */
+void ctl_usage_health(ctl *c, gc_api_health *h);
 
 /* Health server (health.c). */
 int ctl_health_start(ctl *c);
