@@ -45,8 +45,7 @@ void ctl_usage_stop(ctl *c)
         free(u);
 }
 
-void ctl_usage_for_snapshot(ctl *c, char **ret_json, gc_api_finding_stat **ret_stats,
-                            size_t *ret_n)
+void ctl_usage_for_snapshot(ctl *c, char **ret_json, gc_api_finding_stat **ret_stats, size_t *ret_n)
 {
         struct ctl_usage *u = c->usage;
         gc_api_finding_stat *stats = NULL;
