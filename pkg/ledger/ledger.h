@@ -103,6 +103,12 @@ typedef struct gc_ledger_opts {
 
 gc_ledger *gc_ledger_new(const gc_ledger_opts *o);
 gc_ledger *gc_ledger_free(gc_ledger *l); /* accepts NULL, returns NULL */
+/*
+ * A deep copy (intervals, capacities, rollups and their indexes) that shares l's string pool:
+ * pooled strings never move, so the copy stays valid while the original keeps changing, as
+ * long as the pool outlives it. The copy may be read from another thread. NULL with errno set.
+ */
+gc_ledger *gc_ledger_clone(const gc_ledger *l);
 
 /*
  * Insert or replace the pod's interval (by pod_uid). -E2BIG at the interval limit, -EINVAL for

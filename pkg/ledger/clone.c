@@ -1,0 +1,89 @@
+/* ledger clone: a private copy of a ledger for readers on other threads (API snapshots). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "ledger_int.h"
+
+/* Copies n items of size bytes into a fresh array of exactly n (NULL when n is 0). */
+static int gc__dup_array(void **ret, const void *src, size_t n, size_t size, size_t *ret_cap)
+{
+        void *p = NULL;
+
+        if (n) {
+                p = malloc(n * size);
+                if (!p)
+                        return -ENOMEM;
+                memcpy(p, src, n * size);
+        }
+        *ret = p;
+        *ret_cap = n;
+        return 0;
+}
+
+static int gc__dup_index(gc__index *dst, const gc__index *src)
+{
+        *dst = *src;
+        dst->s = NULL;
+        if (!src->nslots)
+                return 0;
+        dst->s = malloc(src->nslots * sizeof(*src->s));
+        if (!dst->s)
+                return -ENOMEM;
+        memcpy(dst->s, src->s, src->nslots * sizeof(*src->s));
+        return 0;
+}
+
+gc_ledger *gc_ledger_clone(const gc_ledger *l)
+{
+        gc_ledger *c;
+        int rc = 0;
+
+        if (!l) {
+                errno = EINVAL;
+                return NULL;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        /* Scalars and the pool's strings are shared; every array and index is the copy's own. */
+        c->pool = l->pool;
+        c->max_intervals = l->max_intervals;
+        c->max_rollup_rows = l->max_rollup_rows;
+        c->empty = l->empty;
+        c->unattributed = l->unattributed;
+        c->folded_pod = l->folded_pod;
+        c->horizon = l->horizon;
+        c->n_iv = l->n_iv;
+        c->n_open = l->n_open;
+        c->n_cap = l->n_cap;
+        c->n_roll = l->n_roll;
+        c->n_croll = l->n_croll;
+        if (rc == 0)
+                rc = gc__dup_array((void **)&c->iv, l->iv, l->n_iv, sizeof(*l->iv), &c->cap_iv);
+        if (rc == 0)
+                rc = gc__dup_index(&c->iv_ix, &l->iv_ix);
+        if (rc == 0)
+                rc =
+                    gc__dup_array((void **)&c->cap, l->cap, l->n_cap, sizeof(*l->cap), &c->cap_cap);
+        if (rc == 0)
+                rc = gc__dup_index(&c->cap_ix, &l->cap_ix);
+        if (rc == 0)
+                rc = gc__dup_array((void **)&c->roll, l->roll, l->n_roll, sizeof(*l->roll),
+                                   &c->cap_roll);
+        if (rc == 0)
+                rc = gc__dup_index(&c->roll_ix, &l->roll_ix);
+        if (rc == 0)
+                rc = gc__dup_array((void **)&c->croll, l->croll, l->n_croll, sizeof(*l->croll),
+                                   &c->cap_croll);
+        if (rc == 0)
+                rc = gc__dup_index(&c->croll_ix, &l->croll_ix);
+        if (rc < 0) {
+                errno = -rc;
+                return gc_ledger_free(c);
+        }
+        return c;
+}
