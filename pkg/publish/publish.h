@@ -36,6 +36,9 @@ typedef struct gc_publish_opts {
         int64_t daily_retention_days;   /* daily reports kept, today's included; 0 = 35 */
         int64_t weekly_retention_weeks; /* weekly reports kept, this week's included; 0 = 12 */
         size_t max_bytes; /* report.json + report.md at most; 0 = GC_PUBLISH_MAX_BYTES */
+        /* The advisor's findings for the period rendered (gc_period_report), may be NULL. */
+        const char *savings_markdown;
+        const char *savings_json;
 } gc_publish_opts;
 
 typedef enum gc_publish_kind {

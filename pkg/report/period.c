@@ -849,6 +849,25 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
         return r;
 }
 
+/* The advisor's section: its own Markdown, under our heading unless it brings one. */
+static int gc_report__md_savings(gc_buf *out, const char *md)
+{
+        size_t n = strlen(md);
+        int r = 0;
+
+        while (*md == '\n')
+                md++, n--;
+        if (strncmp(md, "## Savings", 10) != 0)
+                r = gc_buf_puts(out, "\n## Savings\n\n");
+        else
+                r = gc_buf_puts(out, "\n");
+        if (r == 0)
+                r = gc_buf_append(out, md, n);
+        if (r == 0 && (n == 0 || md[n - 1] != '\n'))
+                r = gc_buf_append(out, "\n", 1);
+        return r;
+}
+
 static int gc_report__md(gc_buf *out, const gc_report__period *p)
 {
         static const char *const h_team[] = {"Team", "GPU-hours", "Cost"};
@@ -972,6 +991,8 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                                   hours, money);
         }
 
+        if (r == 0 && p->r->savings_markdown)
+                r = gc_report__md_savings(out, p->r->savings_markdown);
         if (r == 0)
                 r = gc_report__md_notes(out, p);
         if (r == 0)
@@ -1262,6 +1283,11 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 r = gc_buf_append(b, "}", 1);
         if (r == 0)
                 r = gc_report__json_top(b, p);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"savings\":");
+        if (r == 0)
+                r = gc_buf_puts(b, p->r->savings_json && *p->r->savings_json ? p->r->savings_json
+                                                                             : "null");
         if (r == 0)
                 r = gc_report__json_notes(b, p);
         if (r == 0 && p->cut_to)

@@ -53,6 +53,14 @@ typedef struct gc_period_report {
                                  whole cluster, are left out (null in JSON), as the notes say */
         size_t max_rows;      /* each table lists at most this many rows and sums the rest in one
                                  last row, and the report says so; 0 = every row */
+        /*
+         * The advisor's findings (pkg/advisor), both optional. savings_markdown is the body of
+         * the "Savings" section (Markdown, inserted as given under a "## Savings" heading, before
+         * the notes); savings_json is a JSON value inserted as given as the "savings" member
+         * (null when NULL). The caller vouches that it is valid JSON.
+         */
+        const char *savings_markdown;
+        const char *savings_json;
 } gc_period_report;
 
 /*

@@ -703,6 +703,43 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* The advisor's findings ride along: report.md's "Savings" section, report.json's "savings". */
+START_TEST(render_savings)
+{
+        int64_t start = at("2026-11-16T00:00:00Z");
+        gc_publish_opts o;
+        gc_publish_period p;
+        gc_publish_report rep = {0};
+        cJSON *j;
+        fixture f;
+
+        fx_new(&f);
+        put_pod(f.l, "p", "ml", "ml", "train", "n1", 1, 4.0, start + H, start + 3 * H);
+        memset(&o, 0, sizeof(o));
+        o.savings_markdown = "One idle GPU: **$96.00** a day.";
+        o.savings_json = "{\"findings\":[],\"monthly_savings\":2920}";
+        memset(&p, 0, sizeof(p));
+        p.kind = GC_PUBLISH_WEEKLY;
+        p.start = start;
+        p.end = start + 7 * DAY;
+        ck_assert_int_eq(gc_publish_render(f.l, &o, &p, start + DAY, NULL, NULL, 0, &rep), 0);
+        ck_assert_ptr_nonnull(
+            strstr(rep.md.data, "\n## Savings\n\nOne idle GPU: **$96.00** a day.\n"));
+        j = parse(&rep.json);
+        ck_assert(num(get(j, "savings"), "monthly_savings") == 2920);
+        cJSON_Delete(j);
+        gc_publish_report_release(&rep);
+        o.savings_markdown = o.savings_json = NULL;
+        ck_assert_int_eq(gc_publish_render(f.l, &o, &p, start + DAY, NULL, NULL, 0, &rep), 0);
+        ck_assert_ptr_null(strstr(rep.md.data, "## Savings"));
+        j = parse(&rep.json);
+        ck_assert(cJSON_IsNull(get(j, "savings")));
+        cJSON_Delete(j);
+        gc_publish_report_release(&rep);
+        fx_free(&f);
+}
+END_TEST
+
 static Suite *publish_suite(void)
 {
         Suite *s = suite_create("publish");
@@ -719,6 +756,7 @@ static Suite *publish_suite(void)
         tcase_add_test(tc, render_team_copy);
         tcase_add_test(tc, render_size_cut);
         tcase_add_test(tc, bad_input);
+        tcase_add_test(tc, render_savings);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1162,6 +1162,70 @@ START_TEST(period_bad_input)
 }
 END_TEST
 
+/*
+ * The advisor's findings: a "Savings" section before the notes, under our heading unless the text
+ * brings its own, and the "savings" member (null without findings, else the given JSON value).
+ */
+START_TEST(period_savings)
+{
+        fixture f;
+        gc_period_report r;
+        gc_diag d = {0};
+        gc_buf b;
+        cJSON *j;
+        const char *sv, *notes;
+
+        fill_ledger(&f);
+        weekly(&f, &r, &d);
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        ck_assert_ptr_null(strstr(b.data, "## Savings"));
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert(cJSON_IsNull(get(j, "savings")));
+        cJSON_Delete(j);
+
+        r.savings_markdown = "1 finding could save **$210.00** a month.\n\n| Kind | Pod |\n"
+                             "|---|---|\n| idle_gpu | ml/p1 |";
+        r.savings_json = "{\"findings\":[{\"kind\":\"idle_gpu\",\"monthly_savings\":210}],"
+                         "\"monthly_savings\":210}";
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        sv = strstr(b.data, "\n## Savings\n\n1 finding could save **$210.00** a month.\n");
+        notes = strstr(b.data, "\n## Notes\n");
+        ck_assert_ptr_nonnull(sv);
+        ck_assert_ptr_nonnull(notes);
+        ck_assert(sv > strstr(b.data, "## Top 3 pods") && sv < notes);
+        /* the last line of the section ended, before the next heading */
+        ck_assert_ptr_nonnull(strstr(b.data, "| idle_gpu | ml/p1 |\n\n## Notes\n"));
+        ck_assert_ptr_null(strstr(sv + 2, "## Savings"));
+
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_double_eq_tol(num(get(j, "savings"), "monthly_savings"), 210, 1e-9);
+        ck_assert_str_eq(str(cJSON_GetArrayItem(get(get(j, "savings"), "findings"), 0), "kind"),
+                         "idle_gpu");
+        /* the rest of the document is unchanged by it */
+        ck_assert_ptr_nonnull(get(j, "summary"));
+        ck_assert_ptr_nonnull(get(j, "notes"));
+        cJSON_Delete(j);
+
+        /* A section that brings its own heading keeps it, once. */
+        r.savings_markdown = "## Savings\n\nNo finding: every measured GPU was busy.\n";
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        sv = strstr(b.data, "\n## Savings\n\nNo finding: every measured GPU was busy.\n\n## Notes");
+        ck_assert_ptr_nonnull(sv);
+        ck_assert_ptr_null(strstr(sv + 2, "## Savings"));
+
+        gc_buf_free(&b);
+        gc_diag_clear(&d);
+        free_ledger(&f);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
         Suite *s = suite_create("report");
@@ -1190,6 +1254,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_daily_no_previous);
         tcase_add_test(tc, period_folded_history);
         tcase_add_test(tc, period_bad_input);
+        tcase_add_test(tc, period_savings);
         suite_add_tcase(s, tc);
         return s;
 }
