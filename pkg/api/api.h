@@ -20,16 +20,16 @@
 
 /* One GPU pod the controller knows (intervals still in the ledger): /api/v1/pods, /allocation. */
 typedef struct gc_api_pod {
-        const char *uid, *ns, *name, *node;  /* pooled strings (the ledger's pool) */
-        const char *team, *project;          /* after attribution */
-        const char *model, *capacity_type;   /* the node's class */
-        const char *controller_kind;         /* "ReplicaSet", "Job", ... or NULL */
-        const char *controller;              /* owner name or NULL */
-        const char *container;               /* first container holding a GPU, or NULL */
-        double geq;                          /* GPU-equivalents held */
-        double gpus_requested;               /* whole devices (or slices) requested */
-        double usd_per_gpu_hour;             /* price of one whole GPU on its node */
-        int64_t start, end;                  /* GC_OPEN while held */
+        const char *uid, *ns, *name, *node; /* pooled strings (the ledger's pool) */
+        const char *team, *project;         /* after attribution */
+        const char *model, *capacity_type;  /* the node's class */
+        const char *controller_kind;        /* "ReplicaSet", "Job", ... or NULL */
+        const char *controller;             /* owner name or NULL */
+        const char *container;              /* first container holding a GPU, or NULL */
+        double geq;                         /* GPU-equivalents held */
+        double gpus_requested;              /* whole devices (or slices) requested */
+        double usd_per_gpu_hour;            /* price of one whole GPU on its node */
+        int64_t start, end;                 /* GC_OPEN while held */
         /* Measured use, when a usage source covers the pod; NaN when not measured. */
         double activity_mean, activity_p95; /* 0..1 */
         double mem_used_peak_mib;
@@ -47,33 +47,50 @@ typedef struct gc_api_finding_stat {
 /* The controller's health, copied into every snapshot (for /metrics and the dashboard). */
 typedef struct gc_api_health {
         int ready, leader, demo;
-        int64_t started_at;             /* unix seconds */
-        long watch_restarts[3];         /* namespaces, nodes, pods */
+        int64_t started_at;     /* unix seconds */
+        long watch_restarts[3]; /* namespaces, nodes, pods */
         long relists[3];
-        int64_t last_event_at[3];       /* unix seconds; 0 = none yet */
-        int64_t checkpoint_at;          /* last successful checkpoint write; 0 = none */
+        int64_t last_event_at[3]; /* unix seconds; 0 = none yet */
+        int64_t checkpoint_at;    /* last successful checkpoint write; 0 = none */
         long checkpoint_errors;
         long report_writes, report_errors;
-        long errors;                    /* any other logged error */
-        int64_t usage_at;               /* last successful usage fetch; 0 = none */
+        long errors;      /* any other logged error */
+        int64_t usage_at; /* last successful usage fetch; 0 = none */
         long usage_errors;
-        uint64_t usage_samples;         /* samples taken in so far */
+        uint64_t usage_samples; /* samples taken in so far */
         size_t pods, intervals, rollup_rows;
         size_t ledger_bytes, pool_bytes;
 } gc_api_health;
 
+/*
+ * One GPU node, for /metrics (node_gpu_hourly_cost, node_gpu_count) and /api/v1/prices.
+ * Optional: without this table the API takes nodes from the ledger's open capacities (no
+ * instance type or region then).
+ */
+typedef struct gc_api_node {
+        const char *name;          /* pooled strings */
+        const char *instance_type; /* node.kubernetes.io/instance-type, or NULL */
+        const char *region;        /* or NULL */
+        const char *model, *capacity_type;
+        double gpus; /* allocatable GPU devices */
+        double geq;  /* allocatable GPU-equivalents */
+        double usd_per_gpu_hour;
+} gc_api_node;
+
 typedef struct gc_snapshot_parts {
-        gc_ledger *ledger;       /* taken over: a private copy (gc_ledger_clone) */
-        const gc_config *cfg;    /* not owned: must outlive every snapshot (cluster, currency,
-                                    catalog, TCO, report settings) */
-        int64_t now;             /* the time the snapshot stands for (open intervals end here) */
-        gc_api_pod *pods;        /* taken over (malloc'd); strings stay the pool's */
+        gc_ledger *ledger;    /* taken over: a private copy (gc_ledger_clone) */
+        const gc_config *cfg; /* not owned: must outlive every snapshot (cluster, currency,
+                                 catalog, TCO, report settings) */
+        int64_t now;          /* the time the snapshot stands for (open intervals end here) */
+        gc_api_pod *pods;     /* taken over (malloc'd); strings stay the pool's */
         size_t n_pods;
         char *recommendations_json; /* taken over (malloc'd, NUL-terminated): the advisor's JSON
                                        document; NULL when the advisor has not run */
         gc_api_finding_stat *finding_stats; /* taken over (malloc'd) */
         size_t n_finding_stats;
         gc_api_health health;
+        gc_api_node *nodes; /* taken over (malloc'd), may be NULL: see gc_api_node */
+        size_t n_nodes;
 } gc_snapshot_parts;
 
 typedef struct gc_snapshot gc_snapshot;
@@ -108,5 +125,23 @@ gc_snapshot *gc_api_acquire(gc_api *a);
  * is published the API answers 503 {"error":"no data yet"}.
  */
 int gc_api_routes(gc_api *a, gc_httpd *h);
+
+/* ---- query parameters, shared with the CLI and the fuzz target -------------------------- */
+
+#define GC_API_MAX_WINDOW_S ((int64_t)400 * 86400) /* longest window */
+#define GC_API_MAX_SETS     1000                   /* steps in one answer */
+
+/*
+ * A window (docs/api.md): a duration ("30m", "12h", "7d": the time up to now), "today",
+ * "yesterday", "week" (ISO week to date), "lastweek", "month" (to date), "lastmonth", or
+ * "start,end" of RFC 3339 times or unix seconds. Days, weeks and months begin at 00:00 at
+ * utc_offset_s east of UTC. [*ret_start, *ret_end) is non-empty and at most
+ * GC_API_MAX_WINDOW_S long. -EINVAL with err saying what is wrong (without the parameter name).
+ */
+int gc_api_window_parse(const char *s, int64_t now, int64_t utc_offset_s, int64_t *ret_start,
+                        int64_t *ret_end, char *err, size_t errlen);
+/* A step: a duration such that the window holds at most GC_API_MAX_SETS of them. */
+int gc_api_step_parse(const char *s, int64_t start, int64_t end, int64_t *ret_step, char *err,
+                      size_t errlen);
 
 #endif
