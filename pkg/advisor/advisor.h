@@ -113,12 +113,9 @@ typedef struct gc_advisor_input {
         const gc_tco_inputs *tco;    /* NULL: no buy_vs_rent */
         const gc_advisor_pod *pods;
         size_t n_pods;
-        const char *usage_note;        /* why there is no usage data (appended to the note), or
-                                          NULL */
-        const char *team_label_key;    /* for the unattributed change; NULL = "team" */
-        const char *project_label_key; /* NULL = "project" */
-        gc_strpool *pool; /* strings of the result are interned here (it must outlive the
-                             result); NULL = the result's own pool */
+        const char *usage_note; /* why there is no usage data (added to the note); NULL */
+        NULL * / const char *team_label_key; /* for the unattributed change; NULL = "team" */
+        const char *project_label_key;       /* NULL = "project" */
 } gc_advisor_input;
 
 /* ---- findings ------------------------------------------------------------------------------- */
@@ -152,7 +149,7 @@ typedef struct gc_finding {
 /* For /metrics: one row per (kind, team), sorted by kind, then team. */
 typedef struct gc_advisor_stat {
         const char *kind; /* static */
-        const char *team; /* pooled; GC_ADVISOR_CLUSTER for cluster-wide findings */
+        const char *team; /* the result's; GC_ADVISOR_CLUSTER for cluster-wide findings */
         uint32_t count;
         double monthly_savings;
 } gc_advisor_stat;
@@ -175,7 +172,7 @@ typedef struct gc_advisor_result {
         size_t n_notes_total;
         gc_advisor_stat *stats; /* over all findings, kept or not */
         size_t n_stats;
-        gc_strpool *own_pool; /* NULL when the input's pool was used */
+        gc_strpool *pool; /* owns every string of the result: copy what must outlive it */
 } gc_advisor_result;
 
 /*
