@@ -113,9 +113,9 @@ typedef struct gc_advisor_input {
         const gc_tco_inputs *tco;    /* NULL: no buy_vs_rent */
         const gc_advisor_pod *pods;
         size_t n_pods;
-        const char *usage_note; /* why there is no usage data (added to the note); NULL */
-        NULL * / const char *team_label_key; /* for the unattributed change; NULL = "team" */
-        const char *project_label_key;       /* NULL = "project" */
+        const char *usage_note;        /* why there is no usage data (added to the note); NULL */
+        const char *team_label_key;    /* for the unattributed change; NULL = "team" */
+        const char *project_label_key; /* NULL = "project" */
 } gc_advisor_input;
 
 /* ---- findings ------------------------------------------------------------------------------- */
