@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "account/account.h"
+#include "dump/dump.h"
 #include "cli.h"
 #include "config/config.h"
 #include "embedded.h"
@@ -16,29 +17,8 @@
 
 typedef enum { FMT_TABLE, FMT_JSON, FMT_MARKDOWN } out_format;
 
-/* Everything one analysis holds; released by analysis_done(). */
-typedef struct analysis {
-        gc_config *cfg;
-        gc_strpool *pool;
-        gc_ledger *ledger;
-        gc_accountant *acct;
-        gc_pod_vec pods;
-        gc_node_vec nodes;
-        gc_ns_vec nss;
-        gc_diag diag;
-} analysis;
-
-static void analysis_done(analysis *a)
-{
-        a->acct = gc_accountant_free(a->acct);
-        a->ledger = gc_ledger_free(a->ledger);
-        gc_pod_vec_free(&a->pods);
-        gc_node_vec_free(&a->nodes);
-        gc_ns_vec_free(&a->nss);
-        a->pool = gc_strpool_free(a->pool);
-        a->cfg = gc_config_free(a->cfg);
-        gc_diag_clear(&a->diag);
-}
+/* Everything one analysis holds; released by gc_dump_release(). */
+typedef gc_dump analysis;
 
 /* An input: a file's bytes, or an embedded file's. */
 typedef struct input {
@@ -88,103 +68,44 @@ static void input_done(input *in)
         gc_buf_free(&in->owned);
 }
 
+static void input_dump(const input *in, gc_dump_input *ret)
+{
+        ret->name = in->name;
+        ret->data = in->data;
+        ret->len = in->len;
+}
+
 static int analysis_start(analysis *a, const input *config, const input *prices)
 {
-        char err[512];
+        gc_dump_input c, p;
+        char err[640];
+        int r;
 
-        memset(a, 0, sizeof(*a));
-        if (config) {
-                a->cfg = gc_config_parse(config->data, config->len, err, sizeof(err));
-                if (!a->cfg) {
-                        cli_error("%s: %s", config->name, err);
-                        return -EINVAL;
-                }
-        } else {
-                a->cfg = gc_config_default();
-                if (!a->cfg) {
-                        cli_error("out of memory");
-                        return -ENOMEM;
-                }
-        }
-        if (prices) {
-                gc_catalog *cat = gc_catalog_parse(prices->data, prices->len, err, sizeof(err));
-
-                if (!cat) {
-                        cli_error("%s: %s", prices->name, err);
-                        return -EINVAL;
-                }
-                gc_config_set_catalog(a->cfg, cat);
-        }
-        a->pool = gc_strpool_new((size_t)1 << 30);
-        if (a->pool) {
-                gc_ledger_opts lo = {.pool = a->pool};
-
-                a->ledger = gc_ledger_new(&lo);
-        }
-        if (a->ledger)
-                a->acct = gc_accountant_new(a->cfg, a->pool, a->ledger);
-        if (!a->acct) {
-                cli_error("out of memory");
-                return -ENOMEM;
-        }
-        a->pods.limit = 10000000;
-        a->nodes.limit = 1000000;
-        a->nss.limit = 1000000;
-        return 0;
+        if (config)
+                input_dump(config, &c);
+        if (prices)
+                input_dump(prices, &p);
+        r = gc_dump_start(a, config ? &c : NULL, prices ? &p : NULL, err, sizeof(err));
+        if (r < 0)
+                cli_error("%s", err);
+        return r;
 }
 
 /* Decodes the dumps and feeds them to the accountant: nodes and namespaces first. */
 static int analysis_load(analysis *a, const input *pods, const input *nodes, const input *nss)
 {
-        gc_model_opts mo;
-        gc_decode_stats st;
-        char err[512];
+        gc_dump_input p, n, s;
+        char err[640];
         int r;
 
-        gc_config_model_opts(a->cfg, a->pool, &mo);
-        r = gc_decode_nodes(nodes->data, nodes->len, &mo, &a->nodes, &st, &a->diag, err,
-                            sizeof(err));
-        if (r < 0) {
-                cli_error("%s: %s", nodes->name, err);
-                return r;
-        }
-        if (nss) {
-                r = gc_decode_namespaces(nss->data, nss->len, &mo, &a->nss, &st, &a->diag, err,
-                                         sizeof(err));
-                if (r < 0) {
-                        cli_error("%s: %s", nss->name, err);
-                        return r;
-                }
-        }
-        r = gc_decode_pods(pods->data, pods->len, &mo, &a->pods, &st, &a->diag, err, sizeof(err));
-        if (r < 0) {
-                cli_error("%s: %s", pods->name, err);
-                return r;
-        }
-        for (size_t i = 0; i < a->nodes.n; i++) {
-                r = gc_account_node(a->acct, &a->nodes.v[i], &a->diag);
-                if (r < 0) {
-                        cli_error("node %s: cannot record: %s", a->nodes.v[i].name, strerror(-r));
-                        return r;
-                }
-        }
-        for (size_t i = 0; i < a->nss.n; i++) {
-                r = gc_account_namespace(a->acct, &a->nss.v[i]);
-                if (r < 0) {
-                        cli_error("namespace %s: cannot record: %s", a->nss.v[i].name,
-                                  strerror(-r));
-                        return r;
-                }
-        }
-        for (size_t i = 0; i < a->pods.n; i++) {
-                r = gc_account_pod(a->acct, &a->pods.v[i], &a->diag);
-                if (r < 0) {
-                        cli_error("pod %s/%s: cannot record: %s", a->pods.v[i].ns,
-                                  a->pods.v[i].name, strerror(-r));
-                        return r;
-                }
-        }
-        return 0;
+        input_dump(pods, &p);
+        input_dump(nodes, &n);
+        if (nss)
+                input_dump(nss, &s);
+        r = gc_dump_load(a, &p, &n, nss ? &s : NULL, err, sizeof(err));
+        if (r < 0)
+                cli_error("%s", err);
+        return r;
 }
 
 static void analysis_print_warnings(const analysis *a)
@@ -393,7 +314,7 @@ int cmd_analyze(int argc, char **argv)
 finish:
         gc_cost_summary_free(&sum);
         gc_buf_free(&out);
-        analysis_done(&a);
+        gc_dump_release(&a);
         input_done(&pods);
         input_done(&nodes);
         input_done(&nss);
@@ -413,18 +334,12 @@ static const char demo_usage[] =
 /* Reads "now" and "window" from the embedded demo.json. */
 static int demo_settings(const input *in, int64_t *ret_now, int64_t *ret_start, int64_t *ret_end)
 {
-        cJSON *root = cJSON_ParseWithLength(in->data, in->len);
-        const cJSON *now = cJSON_GetObjectItemCaseSensitive(root, "now");
-        const cJSON *win = cJSON_GetObjectItemCaseSensitive(root, "window");
-        int r = -EINVAL;
+        char err[256];
+        int r =
+            gc_dump_demo_settings(in->data, in->len, ret_now, ret_start, ret_end, err, sizeof(err));
 
-        if (cJSON_IsString(now) && cJSON_IsString(win) &&
-            gc_time_parse(now->valuestring, strlen(now->valuestring), ret_now) == 0 &&
-            parse_window(win->valuestring, ret_start, ret_end) == 0)
-                r = 0;
-        else
-                cli_error("embedded demo.json: needs \"now\" and \"window\"");
-        cJSON_Delete(root);
+        if (r < 0)
+                cli_error("embedded demo.json: %s", err);
         return r;
 }
 
@@ -500,6 +415,6 @@ int cmd_demo(int argc, char **argv)
         rc = GC_EXIT_OK;
 finish:
         gc_buf_free(&out);
-        analysis_done(&a);
+        gc_dump_release(&a);
         return rc;
 }

@@ -1,0 +1,159 @@
+/* dump: decodes `kubectl get -o json` dumps and feeds them to the accountant, nodes first. */
+#include "dump.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* Enough for the largest cluster a dump can come from; the vectors refuse more. */
+#define GC__DUMP_MAX_PODS       10000000
+#define GC__DUMP_MAX_NODES      1000000
+#define GC__DUMP_MAX_NAMESPACES 1000000
+
+int gc_dump_start(gc_dump *d, const gc_dump_input *config, const gc_dump_input *prices, char *err,
+                  size_t errlen)
+{
+        gc_ledger_opts lo;
+        char msg[512];
+
+        if (!d)
+                return -EINVAL;
+        memset(d, 0, sizeof(*d));
+        if (config) {
+                d->cfg = gc_config_parse(config->data, config->len, msg, sizeof(msg));
+                if (!d->cfg) {
+                        snprintf(err, errlen, "%s: %s", config->name, msg);
+                        return -EINVAL;
+                }
+        } else {
+                d->cfg = gc_config_default();
+                if (!d->cfg)
+                        goto nomem;
+        }
+        if (prices) {
+                gc_catalog *cat = gc_catalog_parse(prices->data, prices->len, msg, sizeof(msg));
+
+                if (!cat) {
+                        snprintf(err, errlen, "%s: %s", prices->name, msg);
+                        return -EINVAL;
+                }
+                gc_config_set_catalog(d->cfg, cat);
+        }
+        d->pool = gc_strpool_new((size_t)1 << 30);
+        if (!d->pool)
+                goto nomem;
+        memset(&lo, 0, sizeof(lo));
+        lo.pool = d->pool;
+        d->ledger = gc_ledger_new(&lo);
+        if (d->ledger)
+                d->acct = gc_accountant_new(d->cfg, d->pool, d->ledger);
+        if (!d->acct)
+                goto nomem;
+        d->pods.limit = GC__DUMP_MAX_PODS;
+        d->nodes.limit = GC__DUMP_MAX_NODES;
+        d->nss.limit = GC__DUMP_MAX_NAMESPACES;
+        return 0;
+nomem:
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+}
+
+int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nodes,
+                 const gc_dump_input *nss, char *err, size_t errlen)
+{
+        gc_model_opts mo;
+        gc_decode_stats st;
+        char msg[512];
+        int r;
+
+        if (!d || !d->acct || !pods || !nodes)
+                return -EINVAL;
+        gc_config_model_opts(d->cfg, d->pool, &mo);
+        r = gc_decode_nodes(nodes->data, nodes->len, &mo, &d->nodes, &st, &d->diag, msg,
+                            sizeof(msg));
+        if (r < 0) {
+                snprintf(err, errlen, "%s: %s", nodes->name, msg);
+                return r;
+        }
+        if (nss) {
+                r = gc_decode_namespaces(nss->data, nss->len, &mo, &d->nss, &st, &d->diag, msg,
+                                         sizeof(msg));
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: %s", nss->name, msg);
+                        return r;
+                }
+        }
+        r = gc_decode_pods(pods->data, pods->len, &mo, &d->pods, &st, &d->diag, msg, sizeof(msg));
+        if (r < 0) {
+                snprintf(err, errlen, "%s: %s", pods->name, msg);
+                return r;
+        }
+        for (size_t i = 0; i < d->nodes.n; i++) {
+                r = gc_account_node(d->acct, &d->nodes.v[i], &d->diag);
+                if (r < 0) {
+                        snprintf(err, errlen, "node %s: cannot record: %s", d->nodes.v[i].name,
+                                 strerror(-r));
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < d->nss.n; i++) {
+                r = gc_account_namespace(d->acct, &d->nss.v[i]);
+                if (r < 0) {
+                        snprintf(err, errlen, "namespace %s: cannot record: %s", d->nss.v[i].name,
+                                 strerror(-r));
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < d->pods.n; i++) {
+                r = gc_account_pod(d->acct, &d->pods.v[i], &d->diag);
+                if (r < 0) {
+                        snprintf(err, errlen, "pod %s/%s: cannot record: %s", d->pods.v[i].ns,
+                                 d->pods.v[i].name, strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+void gc_dump_release(gc_dump *d)
+{
+        if (!d)
+                return;
+        d->acct = gc_accountant_free(d->acct);
+        d->ledger = gc_ledger_free(d->ledger);
+        gc_pod_vec_free(&d->pods);
+        gc_node_vec_free(&d->nodes);
+        gc_ns_vec_free(&d->nss);
+        d->pool = gc_strpool_free(d->pool);
+        d->cfg = gc_config_free(d->cfg);
+        gc_diag_clear(&d->diag);
+}
+
+int gc_dump_demo_settings(const char *data, size_t len, int64_t *ret_now, int64_t *ret_start,
+                          int64_t *ret_end, char *err, size_t errlen)
+{
+        cJSON *root = cJSON_ParseWithLengthOpts(data, len, NULL, 0);
+        const cJSON *now = cJSON_GetObjectItemCaseSensitive(root, "now");
+        const cJSON *win = cJSON_GetObjectItemCaseSensitive(root, "window");
+        const char *comma = cJSON_IsString(win) ? strchr(win->valuestring, ',') : NULL;
+        int64_t t, start, end;
+        int r = -EINVAL;
+
+        if (!cJSON_IsString(now) || !comma ||
+            gc_time_parse(now->valuestring, strlen(now->valuestring), &t) < 0 ||
+            gc_time_parse(win->valuestring, (size_t)(comma - win->valuestring), &start) < 0 ||
+            gc_time_parse(comma + 1, strlen(comma + 1), &end) < 0 || end <= start) {
+                snprintf(err, errlen,
+                         "demo settings: need \"now\" (RFC 3339) and \"window\" (START,END)");
+                goto finish;
+        }
+        *ret_now = t;
+        *ret_start = start;
+        *ret_end = end;
+        r = 0;
+finish:
+        cJSON_Delete(root);
+        return r;
+}
