@@ -17,5 +17,9 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_analyze(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_tco(int argc, char **argv);
+/* Remote commands: a controller's REST API (remote.c). */
+int cmd_costs(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_recommendations(int argc, char **argv);
 
 #endif

@@ -16,7 +16,13 @@ static const char gc__usage[] =
     "  tco        cost per productive GPU-hour of owning GPUs, and the break-even utilization\n"
     "  version    print the version\n"
     "\n"
-    "Run `gpu-cost <command> --help` for a command's flags.\n";
+    "From a running controller's REST API (--server URL, or GPU_COST_SERVER):\n"
+    "  costs            GPU cost by team and project (any grouping, window and step)\n"
+    "  report           the weekly or daily report (Markdown)\n"
+    "  recommendations  the advisor's findings with their monthly savings\n"
+    "\n"
+    "Run `gpu-cost <command> --help` for a command's flags. Installed on PATH as\n"
+    "kubectl-gpu_cost (a copy or a symbolic link), it is also `kubectl gpu-cost <command>`.\n";
 
 void cli_error(const char *fmt, ...)
 {
@@ -59,6 +65,12 @@ int main(int argc, char **argv)
                 return cmd_demo(argc - 1, argv + 1);
         if (strcmp(cmd, "tco") == 0)
                 return cmd_tco(argc - 1, argv + 1);
+        if (strcmp(cmd, "costs") == 0)
+                return cmd_costs(argc - 1, argv + 1);
+        if (strcmp(cmd, "report") == 0)
+                return cmd_report(argc - 1, argv + 1);
+        if (strcmp(cmd, "recommendations") == 0)
+                return cmd_recommendations(argc - 1, argv + 1);
         cli_error("unknown command \"%s\" (try gpu-cost --help)", cmd);
         return GC_EXIT_USAGE;
 }
