@@ -1,12 +1,570 @@
-// The dashboard: reads the REST API of the same origin and renders it.
+// The dashboard: reads the REST API of the same origin and renders it (no network beyond it).
+//
+// Every figure shown carries the API's raw number in data-value, and where it came from in
+// data-src (the API URL) and data-path (a JSON pointer into its answer), or data-paths (a sum of
+// several values) or data-ratio (numerator and denominator): tests/web compare each one with the
+// API, and a reader can trace any number back.
 "use strict";
+
 (function () {
-  var status = document.getElementById("status");
-  fetch("api/v1/costs?window=7d&by=team", { credentials: "same-origin" })
-    .then(function (r) { return r.json().then(function (j) { return { r: r, j: j }; }); })
-    .then(function (x) {
-      if (!x.r.ok) { status.textContent = (x.j && x.j.error) || ("HTTP " + x.r.status); return; }
-      status.textContent = "Loaded.";
-    })
-    .catch(function (e) { status.textContent = "Cannot reach the API: " + e; });
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var WINDOWS = { "7d": "7 days", "28d": "28 days", "month": "this month" };
+  var PALETTE = ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2",
+                 "#97bbf5", "#9c6b4e", "#9498a0"];
+  var SERIES_MAX = 8; // beyond this many teams or projects a chart sums the rest as "others"
+
+  var errBox = document.getElementById("js-errors");
+  function noteError(text) {
+    errBox.textContent += text + "\n";
+    document.documentElement.setAttribute("data-js-errors", String(errBox.textContent.split("\n").length - 1));
+  }
+  window.addEventListener("error", function (e) { noteError("error: " + e.message); });
+  window.addEventListener("unhandledrejection", function (e) { noteError("rejection: " + e.reason); });
+
+  // ---- state from the URL fragment: #window=28d&token=... (a fragment never reaches a server log)
+  function fragment() { return new URLSearchParams(location.hash.replace(/^#/, "")); }
+  function currentWindow() {
+    var w = fragment().get("window");
+    return WINDOWS[w] ? w : "7d";
+  }
+
+  // ---- elements ---------------------------------------------------------------------------------
+  function h(tag, attrs) {
+    var el = document.createElement(tag);
+    setAttrs(el, attrs);
+    for (var i = 2; i < arguments.length; i++) append(el, arguments[i]);
+    return el;
+  }
+  function svg(tag, attrs) {
+    var el = document.createElementNS(SVGNS, tag);
+    setAttrs(el, attrs);
+    for (var i = 2; i < arguments.length; i++) append(el, arguments[i]);
+    return el;
+  }
+  function setAttrs(el, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (k) {
+      if (attrs[k] !== null && attrs[k] !== undefined && attrs[k] !== false) el.setAttribute(k, attrs[k]);
+    });
+  }
+  function append(el, c) {
+    if (c === null || c === undefined || c === false) return;
+    if (Array.isArray(c)) { c.forEach(function (x) { append(el, x); }); return; }
+    el.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+  }
+  function fill(id) {
+    var el = document.getElementById(id);
+    el.textContent = "";
+    for (var i = 1; i < arguments.length; i++) append(el, arguments[i]);
+    return el;
+  }
+
+  // ---- numbers ----------------------------------------------------------------------------------
+  var currency = "USD";
+  function cents(v) { return Math.round(v * 100) / 100; }
+  function grouped(v, digits) {
+    return v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  }
+  // Money as docs/report.md writes it: $1,234.56 for USD, 1,234.56 EUR for any other currency.
+  function moneyText(v) {
+    if (v === null || v === undefined || !isFinite(v)) return "–";
+    var neg = v < 0 ? "−" : "";
+    var s = grouped(Math.abs(v), 2);
+    return currency === "USD" ? neg + "$" + s : neg + s + " " + currency;
+  }
+  function shortMoney(v) { // axis ticks only: whole units
+    var s = grouped(Math.round(v), 0);
+    return currency === "USD" ? "$" + s : s + " " + currency;
+  }
+  function hoursText(v) { return v === null || v === undefined ? "–" : grouped(v, 2); }
+  function pctText(v) { return v === null || v === undefined || !isFinite(v) ? "–" : grouped(v * 100, 1) + "%"; }
+
+  // A figure: text shown, raw value and its source kept in data- attributes.
+  function fig(tag, text, value, src, path, extra) {
+    var a = { "class": "num", "data-value": value === null || value === undefined ? "null" : String(value),
+              "data-src": src, "data-path": path };
+    if (extra) Object.keys(extra).forEach(function (k) { a[k] = extra[k]; });
+    return h(tag, a, text);
+  }
+  function money(tag, v, src, path, shown) {
+    return fig(tag, moneyText(shown === undefined ? v : shown), v, src, path);
+  }
+  function hours(tag, v, src, path, shown) {
+    return fig(tag, hoursText(shown === undefined ? v : shown), v, src, path);
+  }
+
+  // Largest-remainder rounding to the cent (as docs/report.md): the rows shown add up to the
+  // total shown, each off its exact value by less than a cent.
+  function roundRows(values, total) {
+    var shownTotal = Math.round(Math.abs(total) * 100) * Math.sign(total);
+    var floors = values.map(function (v) { return Math.floor(v * 100 + 1e-9); });
+    var sum = floors.reduce(function (a, b) { return a + b; }, 0);
+    var exact = values.reduce(function (a, b) { return a + b; }, 0);
+    if (Math.abs(exact - total) > 1e-6 * Math.max(1, Math.abs(total)) || values.some(function (v) { return v < 0; }))
+      return values.map(cents);
+    var order = values.map(function (v, i) { return i; }).sort(function (i, j) {
+      var ri = values[i] * 100 - floors[i], rj = values[j] * 100 - floors[j];
+      return rj - ri || i - j;
+    });
+    for (var k = 0; k < order.length && sum < shownTotal; k++, sum++) floors[order[k]]++;
+    return floors.map(function (c) { return c / 100; });
+  }
+
+  // ---- the API ----------------------------------------------------------------------------------
+  function ApiError(status, message, url) {
+    this.status = status; this.message = message; this.url = url;
+  }
+  function api(url, asText) {
+    var headers = { "Accept": asText ? "text/markdown" : "application/json" };
+    var token = fragment().get("token");
+    if (token) headers.Authorization = "Bearer " + token;
+    return fetch(url, { headers: headers, credentials: "same-origin", cache: "no-store" })
+      .catch(function (e) { throw new ApiError(0, "cannot reach the API (" + e.message + ")", url); })
+      .then(function (r) {
+        if (r.ok) return asText ? r.text() : r.json();
+        return r.text().then(function (t) {
+          var msg = "";
+          try { msg = JSON.parse(t).error || ""; } catch (e) { msg = t.slice(0, 200); }
+          throw new ApiError(r.status, msg, url);
+        });
+      });
+  }
+  // A cost answer is {"sets":[summary, ...]} (one per step) or a bare summary.
+  function sets(doc) { return Array.isArray(doc.sets) ? doc.sets : [doc]; }
+  function setPath(doc, i) { return Array.isArray(doc.sets) ? "/sets/" + i : ""; }
+
+  function explain(e) {
+    if (!(e instanceof ApiError)) return "Unexpected error: " + e;
+    if (e.status === 503) return "No data yet: the controller has not published its first figures (" +
+      (e.message || "503") + "). This page tries again every 10 seconds.";
+    if (e.status === 401) return "Not signed in (HTTP 401): this controller checks tokens. Open the page as " +
+      location.pathname + "#token=YOUR_TOKEN (see docs/dashboard.md).";
+    if (e.status === 403) return "Not allowed (HTTP 403): the token’s identity may not read GPU costs" +
+      (e.message ? " (" + e.message + ")" : "") + ".";
+    if (e.status === 0) return "Cannot reach the controller: " + e.message + ".";
+    return "The API answered HTTP " + e.status + (e.message ? ": " + e.message : "") + " for " + e.url + ".";
+  }
+
+  // ---- tables -----------------------------------------------------------------------------------
+  // cols: [{label, num}], rows: arrays of cells (strings or elements). Narrow screens stack the
+  // cells, each labelled by its column (data-label).
+  function table(caption, cols, rows, foot) {
+    function row(cells, tag) {
+      return h("tr", null, cells.map(function (c, i) {
+        var cell = h(i === 0 && tag === "td" ? "th" : tag, { "data-label": cols[i].label,
+          "class": cols[i].num ? "n" : null, scope: i === 0 && tag === "td" ? "row" : null }, c);
+        return cell;
+      }));
+    }
+    return h("div", { "class": "table" },
+      h("table", null,
+        h("caption", null, caption),
+        h("thead", null, h("tr", null, cols.map(function (c) {
+          return h("th", { scope: "col", "class": c.num ? "n" : null }, c.label);
+        }))),
+        h("tbody", null, rows.map(function (r) { return row(r, "td"); })),
+        foot ? h("tfoot", null, foot.map(function (r) { return row(r, "td"); })) : null));
+  }
+  function empty(text) { return h("p", { "class": "muted empty" }, text); }
+  function keyText(v) { return v === "" || v === null || v === undefined ? "(none)" : v; }
+  function shareBar(ratio) {
+    var w = Math.max(0, Math.min(1, ratio || 0)) * 100;
+    return h("span", { "class": "bar", "aria-hidden": "true" }, h("span", { style: "width:" + w.toFixed(1) + "%" }));
+  }
+
+  // ---- charts -----------------------------------------------------------------------------------
+  // Stacked bars of cost per step, one colour per key (top SERIES_MAX keys, the rest summed).
+  function stackedChart(host, doc, src, dim, title) {
+    var ss = sets(doc);
+    var totals = {};
+    ss.forEach(function (s) {
+      (s.groups || []).forEach(function (g) {
+        var k = keyText(g.keys[dim]);
+        totals[k] = (totals[k] || 0) + g.cost_usd;
+      });
+    });
+    var keys = Object.keys(totals).sort(function (a, b) { return totals[b] - totals[a] || (a < b ? -1 : 1); });
+    var shown = keys.length > SERIES_MAX ? keys.slice(0, SERIES_MAX - 1) : keys;
+    var others = keys.length > shown.length ? "others (" + (keys.length - shown.length) + ")" : null;
+    var series = shown.concat(others ? [others] : []);
+    var color = {};
+    series.forEach(function (k, i) { color[k] = PALETTE[i % PALETTE.length]; });
+
+    // Per step: the segments (key, value, paths into the answer) in series order.
+    var steps = ss.map(function (s, i) {
+      var seg = {};
+      (s.groups || []).forEach(function (g, j) {
+        var k = keyText(g.keys[dim]);
+        if (shown.indexOf(k) < 0) k = others;
+        var p = setPath(doc, i) + "/groups/" + j + "/cost_usd";
+        if (!seg[k]) seg[k] = { value: 0, paths: [] };
+        seg[k].value += g.cost_usd;
+        seg[k].paths.push(p);
+      });
+      return { label: (s.window && s.window.start || "").slice(0, 10), total: s.total ? s.total.cost_usd : 0,
+               totalPath: setPath(doc, i) + "/total/cost_usd", seg: seg };
+    });
+    var max = Math.max.apply(null, steps.map(function (s) { return s.total; }).concat([0]));
+    host.textContent = "";
+    if (!steps.length || max <= 0) { append(host, empty("No spend in this window.")); return; }
+
+    var width = Math.max(280, Math.floor(host.clientWidth || 600));
+    var height = width < 500 ? 200 : 260;
+    var m = { l: width < 500 ? 52 : 70, r: 8, t: 10, b: 28 };
+    var pw = width - m.l - m.r, ph = height - m.t - m.b;
+    var nice = niceMax(max), ticks = 4;
+    var band = pw / steps.length, bw = Math.max(2, band * 0.75);
+    var root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height,
+                            role: "img", "aria-labelledby": host.id + "-title", "class": "stack" },
+      svg("title", { id: host.id + "-title" }, title));
+    for (var t = 0; t <= ticks; t++) {
+      var v = nice * t / ticks, y = m.t + ph - ph * v / nice;
+      append(root, svg("line", { x1: m.l, x2: width - m.r, y1: y, y2: y, "class": "grid" }));
+      append(root, svg("text", { x: m.l - 6, y: y + 4, "text-anchor": "end", "class": "tick" }, shortMoney(v)));
+    }
+    var every = Math.ceil(steps.length / Math.max(1, Math.floor(pw / 44)));
+    steps.forEach(function (st, i) {
+      var x = m.l + band * i + (band - bw) / 2, y0 = m.t + ph;
+      var g = svg("g", { "class": "step" });
+      series.forEach(function (k) {
+        var sg = st.seg[k];
+        if (!sg || sg.value <= 0) return;
+        var hgt = ph * sg.value / nice;
+        y0 -= hgt;
+        var a = { x: x.toFixed(2), y: y0.toFixed(2), width: bw.toFixed(2), height: Math.max(0.5, hgt).toFixed(2),
+                  fill: color[k], "data-value": String(sg.value), "data-src": src, "data-key": k };
+        if (sg.paths.length === 1) a["data-path"] = sg.paths[0]; else a["data-paths"] = sg.paths.join(" ");
+        append(g, svg("rect", a, svg("title", null, st.label + ", " + k + ": " + moneyText(sg.value))));
+      });
+      append(g, svg("title", null, st.label + ": " + moneyText(st.total)));
+      append(root, g);
+      if (i % every === 0)
+        append(root, svg("text", { x: (m.l + band * i + band / 2).toFixed(2), y: height - 8, "text-anchor": "middle",
+                                   "class": "tick" }, st.label.slice(5)));
+    });
+    append(host, root);
+    append(host, h("ul", { "class": "legend" }, series.map(function (k) {
+      return h("li", null, h("span", { "class": "swatch", style: "background:" + color[k], "aria-hidden": "true" }), k);
+    })));
+    // The same figures as a table, for screen readers and for copying.
+    append(host, h("details", null, h("summary", null, "The chart’s figures per day"),
+      table(title + " per day", [{ label: "Day" }, { label: "Cost", num: true }],
+        steps.map(function (st) { return [st.label, money("span", st.total, src, st.totalPath)]; }))));
+  }
+  function niceMax(v) {
+    var p = Math.pow(10, Math.floor(Math.log10(v))), f = v / p;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 4 ? 4 : f <= 5 ? 5 : f <= 8 ? 8 : 10) * p;
+  }
+
+  // ---- views ------------------------------------------------------------------------------------
+  function costUrl(win, by, step) {
+    return "api/v1/costs?window=" + win + "&by=" + by + (step ? "&step=" + step : "");
+  }
+
+  function renderTotals(doc, src, recs, recSrc) {
+    var s = sets(doc)[0], p = setPath(doc, 0);
+    currency = s.currency || doc.currency || "USD";
+    var w = s.window || doc.window || {};
+    fill("window-text", "From " + (w.start || "?").replace("T", " ").replace("Z", " UTC") + " to " +
+         (w.end || "?").replace("T", " ").replace("Z", " UTC"));
+    var capCost = s.capacity ? s.capacity.cost_usd : null;
+    var cards = [
+      ["Spend", money("p", s.total.cost_usd, src, p + "/total/cost_usd"),
+       h("p", { "class": "sub" }, fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods"), " pods")],
+      ["GPU-hours", hours("p", s.total.gpu_hours, src, p + "/total/gpu_hours"),
+       h("p", { "class": "sub" }, "GPU-equivalent hours held")],
+      ["Idle capacity", s.idle ? money("p", s.idle.cost_usd, src, p + "/idle/cost_usd") : h("p", null, "–"),
+       s.idle && capCost ? h("p", { "class": "sub" },
+         fig("span", pctText(s.idle.cost_usd / capCost), s.idle.cost_usd / capCost, src, null,
+             { "data-ratio": p + "/idle/cost_usd " + p + "/capacity/cost_usd" }), " of capacity cost") : null],
+      ["Unattributed", s.unattributed ? money("p", s.unattributed.cost_usd, src, p + "/unattributed/cost_usd") : h("p", null, "–"),
+       h("p", { "class": "sub" }, "no team or project label")]
+    ];
+    if (recs && recs.totals && recs.totals.monthly_savings !== undefined)
+      cards.push(["Savings found", money("p", recs.totals.monthly_savings, recSrc, "/totals/monthly_savings"),
+                  h("p", { "class": "sub" }, "per month, see Recommendations")]);
+    fill("cards", cards.map(function (c) {
+      return h("div", { "class": "card" }, h("h3", null, c[0]), c[1], c[2]);
+    }));
+  }
+
+  // A table of groups of one summary, rounded so that the rows add up to the total shown.
+  function groupTable(caption, doc, src, dims, labels, limit) {
+    var s = sets(doc)[0], p = setPath(doc, 0), groups = s.groups || [];
+    if (!groups.length) return empty("No spend in this window.");
+    var total = s.total.cost_usd;
+    var shownCost = roundRows(groups.map(function (g) { return g.cost_usd; }), total);
+    var rows = groups.slice(0, limit || groups.length).map(function (g, i) {
+      var gp = p + "/groups/" + i;
+      return dims.map(function (d) { return keyText(g.keys[d]); }).concat([
+        hours("span", g.gpu_hours, src, gp + "/gpu_hours"),
+        money("span", g.cost_usd, src, gp + "/cost_usd", shownCost[i]),
+        h("span", { "class": "share" }, shareBar(total ? g.cost_usd / total : 0),
+          fig("span", total ? pctText(g.cost_usd / total) : "–", total ? g.cost_usd / total : null, src, null,
+              { "data-ratio": gp + "/cost_usd " + p + "/total/cost_usd" })),
+        fig("span", grouped(g.pods, 0), g.pods, src, gp + "/pods")]);
+    });
+    var cols = labels.map(function (l) { return { label: l }; }).concat([
+      { label: "GPU-hours", num: true }, { label: "Cost", num: true }, { label: "Share", num: true },
+      { label: "Pods", num: true }]);
+    var foot = [["Total"].concat(dims.slice(1).map(function () { return ""; })).concat([
+      hours("span", s.total.gpu_hours, src, p + "/total/gpu_hours"),
+      money("span", total, src, p + "/total/cost_usd"), "", fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods")])];
+    var more = limit && groups.length > limit ? h("p", { "class": "muted" }, "The first " + limit + " of " +
+      groups.length + " rows, by cost.") : null;
+    return [table(caption, cols, rows, foot), more];
+  }
+
+  function renderIdle(doc, src) {
+    var s = sets(doc)[0], p = setPath(doc, 0);
+    var nodes = (s.idle && s.idle.nodes) || [];
+    if (!nodes.length) { fill("table-idle", empty("No idle GPU time in this window.")); return; }
+    fill("table-idle", table("Idle GPU time per node", [{ label: "Node" }, { label: "GPU model" }, { label: "Capacity" },
+      { label: "Idle GPU-hours", num: true }, { label: "Idle cost", num: true }],
+    nodes.map(function (n, i) {
+      var np = p + "/idle/nodes/" + i;
+      return [h("span", { "class": "name" }, n.node), n.model, n.capacity_type,
+        hours("span", n.gpu_hours, src, np + "/gpu_hours"), money("span", n.cost_usd, src, np + "/cost_usd")];
+    }), [["Total", "", "", hours("span", s.idle.gpu_hours, src, p + "/idle/gpu_hours"),
+          money("span", s.idle.cost_usd, src, p + "/idle/cost_usd")]]));
+  }
+
+  function renderPods(doc, src) {
+    var s = sets(doc)[0], p = setPath(doc, 0), groups = (s.groups || []).filter(function (g) {
+      return g.keys.pod !== "__folded__";
+    });
+    if (!groups.length) { fill("table-pods", empty("No pods held GPUs in this window.")); return; }
+    fill("table-pods", table("The ten dearest pods of the window", [{ label: "Pod" }, { label: "Team" },
+      { label: "Project" }, { label: "GPU model" }, { label: "GPU-hours", num: true }, { label: "Cost", num: true }],
+    groups.slice(0, 10).map(function (g) {
+      var gp = p + "/groups/" + s.groups.indexOf(g);
+      return [h("span", { "class": "name" }, g.keys.namespace + "/" + g.keys.pod), keyText(g.keys.team),
+        keyText(g.keys.project), keyText(g.keys.model), hours("span", g.gpu_hours, src, gp + "/gpu_hours"),
+        money("span", g.cost_usd, src, gp + "/cost_usd")];
+    })));
+  }
+
+  var KIND_LABEL = { idle_gpu: "Idle GPU", over_requested: "Over-requested", mig_fit: "Fits a MIG slice",
+    cheaper_class: "Cheaper GPU class", unattributed: "Unattributed spend", idle_capacity: "Idle capacity",
+    reserve_floor: "Reserve the floor", buy_vs_rent: "Buy vs rent" };
+  function subjectText(sub) {
+    if (!sub || typeof sub !== "object") return sub ? String(sub) : "";
+    var order = ["namespace", "pod", "controller_kind", "controller", "team", "project", "node", "model", "capacity_type"];
+    var keys = order.filter(function (k) { return sub[k]; }).concat(Object.keys(sub).filter(function (k) {
+      return order.indexOf(k) < 0 && sub[k] !== null && typeof sub[k] !== "object";
+    }));
+    return keys.map(function (k) { return k + " " + sub[k]; }).join(", ");
+  }
+  function evidenceList(ev, path, src) {
+    var items = [];
+    function walk(o, p, label) {
+      if (o === null || o === undefined) return;
+      if (typeof o === "object" && !Array.isArray(o)) {
+        Object.keys(o).forEach(function (k) { walk(o[k], p + "/" + k, label ? label + "." + k : k); });
+      } else if (typeof o === "number") {
+        items.push(h("div", null, h("dt", null, label), fig("dd", grouped(o, Math.abs(o) < 10 && o % 1 ? 3 : 0), o, src, p)));
+      } else if (!Array.isArray(o)) {
+        items.push(h("div", null, h("dt", null, label), h("dd", null, String(o))));
+      }
+    }
+    walk(ev, path, "");
+    return items.length ? h("dl", { "class": "evidence" }, items) : null;
+  }
+  function renderRecs(doc, src) {
+    var findings = doc.findings || [];
+    var host = document.getElementById("recs");
+    host.setAttribute("data-count", String(findings.length));
+    var head = h("p", { "class": "lead" }, fig("strong", grouped(findings.length, 0), findings.length, src, null,
+      { "data-count-of": "/findings" }), findings.length === 1 ? " change" : " changes",
+      doc.totals && doc.totals.monthly_savings !== undefined ?
+        [" would save ", money("strong", doc.totals.monthly_savings, src, "/totals/monthly_savings"), " a month."] : ".");
+    var list = h("ol", { "class": "findings" }, findings.map(function (f, i) {
+      var fp = "/findings/" + i;
+      var ch = f.change || {};
+      return h("li", { "class": "finding", "data-kind": f.kind },
+        h("article", null,
+          h("h3", null, KIND_LABEL[f.kind] || f.kind, h("span", { "class": "subject" }, subjectText(f.subject))),
+          h("p", { "class": "saving" }, money("strong", f.monthly_savings, src, fp + "/monthly_savings"), " a month"),
+          ch.summary ? h("p", null, ch.summary) : null,
+          ch.stanza ? h("pre", { "class": "stanza", tabindex: "0", "aria-label": "The change to make" }, h("code", null, ch.stanza)) : null,
+          f.evidence ? h("details", null, h("summary", null, "Evidence"), evidenceList(f.evidence, fp + "/evidence", src)) : null));
+    }));
+    var notes = (doc.notes || []).length ? h("ul", { "class": "notes" }, doc.notes.map(function (n) { return h("li", null, n); })) : null;
+    fill("recs", head, findings.length ? list : empty("Nothing to change in this window."), notes);
+  }
+
+  function renderReport(r, src) {
+    var p = r.period || {};
+    var parts = [];
+    var prevCur = currency;
+    currency = r.currency || currency;
+    parts.push(h("h3", null, r.title || "Weekly report"));
+    if (p.partial) parts.push(h("p", { "class": "muted" }, "This week is not over: figures up to " + p.figures_up_to + "."));
+    var s = r.summary || { total: {} };
+    var change = r.change && r.change.cost_usd !== null && r.change.cost_usd !== undefined ?
+      [" (", fig("span", (r.change.cost_usd >= 0 ? "+" : "") + moneyText(r.change.cost_usd), r.change.cost_usd, src, "/change/cost_usd"),
+       r.change.percent !== null && r.change.percent !== undefined ?
+         [", ", fig("span", (r.change.percent >= 0 ? "+" : "") + grouped(r.change.percent, 1) + "%", r.change.percent, src, "/change/percent")] : null,
+       " from the week before)"] : null;
+    parts.push(h("p", { "class": "lead" }, "Spend ", money("strong", s.total.cost_usd, src, "/summary/total/cost_usd"), change,
+      " on ", hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"), " GPU-hours."));
+    function rowsOf(arr, base, first) {
+      var shown = roundRows(arr.map(function (x) { return x.cost_usd; }), s.total.cost_usd);
+      return arr.map(function (x, i) {
+        var xp = base + "/" + i;
+        return first(x).concat([hours("span", x.gpu_hours, src, xp + "/gpu_hours"),
+          money("span", x.cost_usd, src, xp + "/cost_usd", shown[i])]);
+      });
+    }
+    var hc = [{ label: "GPU-hours", num: true }, { label: "Cost", num: true }];
+    var tot = [hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"), money("span", s.total.cost_usd, src, "/summary/total/cost_usd")];
+    if ((r.by_team || []).length)
+      parts.push(h("h4", null, "By team"), table("Spend by team, " + (p.iso_week || ""), [{ label: "Team" }].concat(hc),
+        rowsOf(r.by_team, "/by_team", function (x) { return [keyText(x.team)]; }), [["Total"].concat(tot)]));
+    if ((r.by_model || []).length)
+      parts.push(h("h4", null, "By GPU model and capacity type"), table("Spend by GPU model and capacity type",
+        [{ label: "GPU model" }, { label: "Capacity" }].concat(hc),
+        rowsOf(r.by_model, "/by_model", function (x) { return [keyText(x.model), keyText(x.capacity_type)]; }), [["Total", ""].concat(tot)]));
+    if ((r.by_day || []).length)
+      parts.push(h("h4", null, "By day"), table("Spend per day", [{ label: "Day" }].concat(hc),
+        rowsOf(r.by_day, "/by_day", function (x) { return [x.date]; }), [["Total"].concat(tot)]));
+    if ((r.idle_nodes || []).length)
+      parts.push(h("h4", null, "Idle GPUs you pay for"), table("Idle GPU time per node, " + (p.iso_week || ""),
+        [{ label: "Node" }, { label: "GPU model" }, { label: "Capacity" }].concat(hc),
+        r.idle_nodes.map(function (n, i) {
+          return [h("span", { "class": "name" }, n.node), n.model, n.capacity_type,
+            hours("span", n.gpu_hours, src, "/idle_nodes/" + i + "/gpu_hours"), money("span", n.cost_usd, src, "/idle_nodes/" + i + "/cost_usd")];
+        })));
+    if (r.unattributed && (r.unattributed.namespaces || []).length)
+      parts.push(h("h4", null, "Unattributed spend"), table("Spend with no team or project, per namespace",
+        [{ label: "Namespace" }].concat(hc), r.unattributed.namespaces.map(function (n, i) {
+          return [n.namespace, hours("span", n.gpu_hours, src, "/unattributed/namespaces/" + i + "/gpu_hours"),
+            money("span", n.cost_usd, src, "/unattributed/namespaces/" + i + "/cost_usd")];
+        })));
+    if ((r.top_pods || []).length)
+      parts.push(h("h4", null, "Top pods"), table("The week’s dearest pods", [{ label: "Pod" }, { label: "Team" }, { label: "Project" }].concat(hc),
+        r.top_pods.map(function (x, i) {
+          return [h("span", { "class": "name" }, x.namespace + "/" + x.pod), keyText(x.team), keyText(x.project),
+            hours("span", x.gpu_hours, src, "/top_pods/" + i + "/gpu_hours"), money("span", x.cost_usd, src, "/top_pods/" + i + "/cost_usd")];
+        })));
+    if ((r.notes || []).length) parts.push(h("h4", null, "Notes"), h("ul", { "class": "notes" }, r.notes.map(function (n) { return h("li", null, n); })));
+    if (r.method) parts.push(h("p", { "class": "muted" }, r.method));
+    parts.push(h("p", null, h("a", { href: src + "?format=md" }, "This report as Markdown")));
+    currency = prevCur;
+    fill("report", parts);
+  }
+
+  // ---- loading ----------------------------------------------------------------------------------
+  var generation = 0, retryTimer = null, lastDocs = null;
+
+  function showMessage(text) {
+    var m = document.getElementById("message");
+    m.hidden = !text;
+    m.textContent = text || "";
+  }
+  function sectionError(id, e) {
+    fill(id, h("p", { "class": "error" }, explain(e)));
+  }
+
+  function load() {
+    var win = currentWindow(), gen = ++generation;
+    if (retryTimer) { clearTimeout(retryTimer); retryTimer = null; }
+    document.documentElement.setAttribute("data-state", "loading");
+    document.documentElement.setAttribute("data-window", win);
+    Array.prototype.forEach.call(document.querySelectorAll("[data-window]"), function (b) {
+      if (b.tagName === "BUTTON") b.setAttribute("aria-pressed", String(b.getAttribute("data-window") === win));
+    });
+    var urls = {
+      team: costUrl(win, "team"),
+      teamDays: costUrl(win, "team", "1d"),
+      projDays: costUrl(win, "project", "1d"),
+      proj: costUrl(win, "team,project"),
+      pods: costUrl(win, "namespace,pod,team,project,model"),
+      recs: "api/v1/recommendations",
+      report: "api/v1/reports/weekly/latest"
+    };
+    var names = Object.keys(urls);
+    Promise.all(names.map(function (n) {
+      return api(urls[n]).then(function (d) { return { ok: d }; }, function (e) { return { err: e }; });
+    })).then(function (res) {
+      if (gen !== generation) return; // a newer window was picked meanwhile
+      var docs = {};
+      names.forEach(function (n, i) { docs[n] = res[i]; });
+      lastDocs = { urls: urls, docs: docs };
+      render(urls, docs);
+    });
+  }
+
+  function render(urls, docs) {
+    // One banner for the whole page when the API as such refuses (no data yet, no token).
+    var errs = Object.keys(docs).map(function (n) { return docs[n].err; }).filter(Boolean);
+    var global = errs.filter(function (e) { return e.status === 503 || e.status === 401 || e.status === 403 || e.status === 0; })[0];
+    if (global && docs.team.err) {
+      showMessage(explain(global));
+      ["cards", "chart-team", "table-team", "chart-project", "table-project", "table-idle", "table-pods", "recs", "report"]
+        .forEach(function (id) { fill(id); });
+      document.documentElement.setAttribute("data-state", "error");
+      document.documentElement.setAttribute("data-error-status", String(global.status));
+      if (global.status === 503 || global.status === 0) retryTimer = setTimeout(load, 10000);
+      recordLayout();
+      return;
+    }
+    showMessage("");
+    document.documentElement.removeAttribute("data-error-status");
+    function section(name, id, fn) {
+      var d = docs[name];
+      if (d.err) { sectionError(id, d.err); return; }
+      try { fn(d.ok); } catch (e) { noteError("render " + name + ": " + e); sectionError(id, e); }
+    }
+    section("team", "cards", function (d) {
+      renderTotals(d, urls.team, docs.recs.ok, urls.recs);
+      if (d.sets && d.sets[0] && d.sets[0].cluster) fill("cluster", d.sets[0].cluster);
+    });
+    section("teamDays", "chart-team", function (d) {
+      stackedChart(document.getElementById("chart-team"), d, urls.teamDays, "team", "Cost per day by team");
+    });
+    section("team", "table-team", function (d) {
+      fill("table-team", groupTable("Spend by team over the window", d, urls.team, ["team"], ["Team"]));
+    });
+    section("projDays", "chart-project", function (d) {
+      stackedChart(document.getElementById("chart-project"), d, urls.projDays, "project", "Cost per day by project");
+    });
+    section("proj", "table-project", function (d) {
+      fill("table-project", groupTable("Spend by team and project over the window", d, urls.proj,
+        ["team", "project"], ["Team", "Project"], 20));
+    });
+    section("team", "table-idle", function (d) { renderIdle(d, urls.team); });
+    section("pods", "table-pods", function (d) { renderPods(d, urls.pods); });
+    section("recs", "recs", function (d) { renderRecs(d, urls.recs); });
+    section("report", "report", function (d) {
+      if (d.cluster) fill("cluster", d.cluster);
+      renderReport(d, urls.report);
+    });
+    document.documentElement.setAttribute("data-state", "ready");
+    recordLayout();
+  }
+
+  // Layout facts for tests and for anyone checking the page fits a phone.
+  function recordLayout() {
+    var de = document.documentElement;
+    de.setAttribute("data-scroll-width", String(de.scrollWidth));
+    de.setAttribute("data-inner-width", String(window.innerWidth));
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-window]"), function (b) {
+    b.addEventListener("click", function () {
+      var f = fragment();
+      f.set("window", b.getAttribute("data-window"));
+      location.hash = f.toString();
+    });
+  });
+  window.addEventListener("hashchange", load);
+  var resizeTimer = null, lastWidth = window.innerWidth;
+  window.addEventListener("resize", function () {
+    if (window.innerWidth === lastWidth) return;
+    lastWidth = window.innerWidth;
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () { if (lastDocs) render(lastDocs.urls, lastDocs.docs); }, 150);
+  });
+  load();
 })();
