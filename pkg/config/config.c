@@ -13,6 +13,7 @@ static const char *const gc__default_team_keys[] = {"team", "app.kubernetes.io/t
 static const char *const gc__default_project_keys[] = {"project", "app.kubernetes.io/project",
                                                        "gpu-cost.io/project", "cost-center"};
 
+static void gc__usage_defaults(gc_config *c);
 static void gc__err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void gc__err(char *err, size_t errlen, const char *fmt, ...)
@@ -77,6 +78,9 @@ gc_config *gc_config_default(void)
         c->top_n = 10;
         c->daily_retention_days = 35;
         c->weekly_retention_weeks = 12;
+        c->usage_retention_days = 30;
+        gc__usage_defaults(c);
+        gc_advisor_opts_default(&c->advisor);
         if (!c->pool || !c->res || !c->catalog)
                 return gc_config_free(c);
         c->cluster = gc_strpool_intern0(c->pool, "default");
@@ -513,12 +517,415 @@ static int gc__parse_report(gc_config *c, const cJSON *v, char *err, size_t errl
         return 0;
 }
 
-static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
+/* A whole number in [lo, hi]. */
+static int gc__parse_int(const cJSON *v, const char *where, double lo, double hi, int64_t *ret,
+                         char *err, size_t errlen)
+{
+        double d = 0;
+        int r = gc__parse_number(v, where, lo, hi, &d, err, errlen);
+
+        if (r == 0 && d != floor(d)) {
+                gc__err(err, errlen, "%s: must be a whole number in [%g, %g]", where, lo, hi);
+                return -EINVAL;
+        }
+        if (r == 0)
+                *ret = (int64_t)d;
+        return r;
+}
+
+/* A pooled string of 1 to max bytes without control characters. */
+static int gc__parse_str(gc_config *c, const cJSON *v, const char *where, size_t max,
+                         const char **ret, char *err, size_t errlen)
+{
+        if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > max) {
+                gc__err(err, errlen, "%s: must be a string of 1 to %zu characters", where, max);
+                return -EINVAL;
+        }
+        for (const char *p = v->valuestring; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+                        gc__err(err, errlen, "%s: must not hold control characters", where);
+                        return -EINVAL;
+                }
+        *ret = gc_strpool_intern0(c->pool, v->valuestring);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* A label selector as the API server takes it: key=value, key!=value, key, !key, comma-separated.
+ */
+static int gc__valid_selector(const char *s)
+{
+        for (const char *p = s; *p; p++) {
+                char ch = *p;
+
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || strchr("-_./=!,", ch)))
+                        return 0;
+        }
+        return *s && s[strlen(s) - 1] != ',' && *s != ',';
+}
+
+static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen)
 {
         static const char *const known[] = {
-            "cluster",        "attribution",           "resources", "node_rules",
-            "instance_types", "default_capacity_type", "prices",    "tco",
-            "report"};
+            "namespace",        "label_selector",  "port",          "path", "scheme",
+            "interval_seconds", "timeout_seconds", "max_body_bytes"};
+        gc_config_dcgm *d = &c->dcgm;
+        const cJSON *t;
+        int64_t n = 0;
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "usage.dcgm: must be an object or null");
+                return -EINVAL;
+        }
+        r = gc__check_keys(v, "usage.dcgm", known, sizeof(known) / sizeof(known[0]), err, errlen);
+        if (r < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "namespace"))) {
+                r = gc__parse_str(c, t, "usage.dcgm.namespace", 63, &d->ns, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "label_selector"))) {
+                if (!cJSON_IsString(t) || strlen(t->valuestring) > 1024 ||
+                    !gc__valid_selector(t->valuestring)) {
+                        gc__err(err, errlen,
+                                "usage.dcgm.label_selector: must be a label selector such as "
+                                "\"app=nvidia-dcgm-exporter\"");
+                        return -EINVAL;
+                }
+                d->label_selector = gc_strpool_intern0(c->pool, t->valuestring);
+                if (!d->label_selector)
+                        return -ENOMEM;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "port"))) {
+                r = gc__parse_int(t, "usage.dcgm.port", 1, 65535, &n, err, errlen);
+                if (r < 0)
+                        return r;
+                d->port = (int)n;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "path"))) {
+                r = gc__parse_str(c, t, "usage.dcgm.path", 1024, &d->path, err, errlen);
+                if (r == 0 && (d->path[0] != '/' || strpbrk(d->path, " ?#"))) {
+                        gc__err(err, errlen,
+                                "usage.dcgm.path: must start with / and hold no space, ? or #");
+                        r = -EINVAL;
+                }
+                if (r < 0)
+                        return r;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "scheme"))) {
+                if (!cJSON_IsString(t) ||
+                    (strcmp(t->valuestring, "http") != 0 && strcmp(t->valuestring, "https") != 0)) {
+                        gc__err(err, errlen, "usage.dcgm.scheme: must be \"http\" or \"https\"");
+                        return -EINVAL;
+                }
+                d->scheme = strcmp(t->valuestring, "http") == 0 ? "http" : "https";
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "interval_seconds")) &&
+            (r = gc__parse_int(t, "usage.dcgm.interval_seconds", 1, 3600, &d->interval_s, err,
+                               errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "timeout_seconds")) &&
+            (r = gc__parse_int(t, "usage.dcgm.timeout_seconds", 1, 300, &d->timeout_s, err,
+                               errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "max_body_bytes"))) {
+                r = gc__parse_int(t, "usage.dcgm.max_body_bytes", 1024, 4294967296.0, &n, err,
+                                  errlen);
+                if (r < 0)
+                        return r;
+                d->max_body_bytes = (size_t)n;
+        }
+        if (d->timeout_s > d->interval_s) {
+                gc__err(err, errlen,
+                        "usage.dcgm.timeout_seconds: must not exceed interval_seconds (%lld)",
+                        (long long)d->interval_s);
+                return -EINVAL;
+        }
+        c->has_dcgm = 1;
+        return 0;
+}
+
+/* Prometheus answers at most 11,000 points per series in one query_range. */
+#define GC_CONFIG_PROM_MAX_POINTS 11000
+
+static int gc__parse_prometheus(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        static const char *const known[] = {
+            "url",          "interval_seconds",  "timeout_seconds", "lookback_days",
+            "step_seconds", "bearer_token_file", "max_body_bytes"};
+        gc_config_prometheus *p = &c->prometheus;
+        const cJSON *t;
+        int64_t n = 0;
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "usage.prometheus: must be an object or null");
+                return -EINVAL;
+        }
+        r = gc__check_keys(v, "usage.prometheus", known, sizeof(known) / sizeof(known[0]), err,
+                           errlen);
+        if (r < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "url"))) {
+                size_t len;
+
+                r = gc__parse_str(c, t, "usage.prometheus.url", 2048, &p->url, err, errlen);
+                if (r < 0)
+                        return r;
+                len = strlen(p->url);
+                if ((strncmp(p->url, "http://", 7) != 0 && strncmp(p->url, "https://", 8) != 0) ||
+                    strpbrk(p->url, " ?#") || p->url[len - 1] == '/' || strstr(p->url, "/api/v1")) {
+                        gc__err(err, errlen,
+                                "usage.prometheus.url: must be the server's base URL, "
+                                "http(s)://host:port[/prefix], without a trailing / or /api/v1");
+                        return -EINVAL;
+                }
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "interval_seconds")) &&
+            (r = gc__parse_int(t, "usage.prometheus.interval_seconds", 10, 86400, &p->interval_s,
+                               err, errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "timeout_seconds")) &&
+            (r = gc__parse_int(t, "usage.prometheus.timeout_seconds", 1, 600, &p->timeout_s, err,
+                               errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "lookback_days")) &&
+            (r = gc__parse_int(t, "usage.prometheus.lookback_days", 0, 90, &p->lookback_days, err,
+                               errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "step_seconds")) &&
+            (r = gc__parse_int(t, "usage.prometheus.step_seconds", 1, 86400, &p->step_s, err,
+                               errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "bearer_token_file")) && !cJSON_IsNull(t)) {
+                r = gc__parse_str(c, t, "usage.prometheus.bearer_token_file", 4096,
+                                  &p->bearer_token_file, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "max_body_bytes"))) {
+                r = gc__parse_int(t, "usage.prometheus.max_body_bytes", 1024, 4294967296.0, &n, err,
+                                  errlen);
+                if (r < 0)
+                        return r;
+                p->max_body_bytes = (size_t)n;
+        }
+        if (p->timeout_s > p->interval_s) {
+                gc__err(err, errlen,
+                        "usage.prometheus.timeout_seconds: must not exceed interval_seconds (%lld)",
+                        (long long)p->interval_s);
+                return -EINVAL;
+        }
+        if (p->lookback_days * 86400 / p->step_s > GC_CONFIG_PROM_MAX_POINTS) {
+                gc__err(err, errlen,
+                        "usage.prometheus.step_seconds: lookback_days x 86400 / step_seconds "
+                        "must be at most %d (Prometheus' points per series); raise the step to "
+                        "at least %lld",
+                        GC_CONFIG_PROM_MAX_POINTS,
+                        (long long)((p->lookback_days * 86400 + GC_CONFIG_PROM_MAX_POINTS - 1) /
+                                    GC_CONFIG_PROM_MAX_POINTS));
+                return -EINVAL;
+        }
+        c->has_prometheus = 1;
+        return 0;
+}
+
+static void gc__usage_defaults(gc_config *c)
+{
+        c->dcgm.ns = "gpu-operator";
+        c->dcgm.label_selector = "app=nvidia-dcgm-exporter";
+        c->dcgm.port = 9400;
+        c->dcgm.path = "/metrics";
+        c->dcgm.scheme = "http";
+        c->dcgm.interval_s = 30;
+        c->dcgm.timeout_s = 5;
+        c->dcgm.max_body_bytes = (size_t)64 << 20;
+        c->prometheus.url = "http://prometheus:9090";
+        c->prometheus.interval_s = 300;
+        c->prometheus.timeout_s = 10;
+        c->prometheus.lookback_days = 7;
+        c->prometheus.step_s = 60;
+        c->prometheus.bearer_token_file = NULL;
+        c->prometheus.max_body_bytes = (size_t)256 << 20;
+}
+
+static int gc__parse_usage(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        static const char *const known[] = {"dcgm", "prometheus", "retention_days"};
+        const cJSON *t;
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "usage: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(v, "usage", known, sizeof(known) / sizeof(known[0]), err, errlen);
+        if (r < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "dcgm")) && !cJSON_IsNull(t) &&
+            (r = gc__parse_dcgm(c, t, err, errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "prometheus")) && !cJSON_IsNull(t) &&
+            (r = gc__parse_prometheus(c, t, err, errlen)) < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "retention_days")) &&
+            (r = gc__parse_int(t, "usage.retention_days", 1, 366, &c->usage_retention_days, err,
+                               errlen)) < 0)
+                return r;
+        return 0;
+}
+
+static int gc__parse_class(const cJSON *it, const char *where, gc_advisor_class *ret, char *err,
+                           size_t errlen)
+{
+        static const char *const known[] = {"from", "to", "max_tensor_activity", "to_memory_mib"};
+        char w2[96];
+        int r;
+
+        memset(ret, 0, sizeof(*ret));
+        if (!cJSON_IsObject(it)) {
+                gc__err(err, errlen, "%s: must be an object", where);
+                return -EINVAL;
+        }
+        r = gc__check_keys(it, where, known, 4, err, errlen);
+        if (r < 0)
+                return r;
+        for (int f = 0; f < 2; f++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, known[f]);
+                char *dst = f == 0 ? ret->from : ret->to;
+
+                if (!cJSON_IsString(v) || !*v->valuestring ||
+                    strlen(v->valuestring) >= GC_ADVISOR_MODEL_MAX) {
+                        gc__err(err, errlen, "%s.%s: must be a GPU model of 1 to %d characters",
+                                where, known[f], GC_ADVISOR_MODEL_MAX - 1);
+                        return -EINVAL;
+                }
+                gc_strlcpy(dst, v->valuestring, GC_ADVISOR_MODEL_MAX);
+        }
+        snprintf(w2, sizeof(w2), "%s.max_tensor_activity", where);
+        r = gc__parse_number(cJSON_GetObjectItemCaseSensitive(it, "max_tensor_activity"), w2, 0, 1,
+                             &ret->max_tensor_activity, err, errlen);
+        if (r < 0)
+                return r;
+        if (cJSON_GetObjectItemCaseSensitive(it, "to_memory_mib")) {
+                snprintf(w2, sizeof(w2), "%s.to_memory_mib", where);
+                r = gc__parse_number(cJSON_GetObjectItemCaseSensitive(it, "to_memory_mib"), w2, 0,
+                                     1e7, &ret->to_memory_mib, err, errlen);
+        }
+        return r;
+}
+
+static int gc__parse_advisor(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        /* name, lo, hi, whole number, where it goes */
+        static const struct {
+                const char *name;
+                double lo, hi;
+                int whole;
+        } nums[] = {
+            {"idle_activity", 0, 1, 0},     {"idle_memory_fraction", 0, 1, 0},
+            {"idle_minutes", 1, 525600, 0}, {"min_samples", 1, 1e8, 1},
+            {"min_coverage", 0, 1, 0},      {"over_request_active_activity", 0, 1, 0},
+            {"mig_headroom", 0, 10, 0},     {"reserve_percentile", 0, 100, 0},
+            {"hours_per_month", 1, 744, 0}, {"max_findings", 0, 1e6, 1},
+            {"max_notes", 0, 1e5, 1},
+        };
+        gc_advisor_opts *o = &c->advisor;
+        double *dst_d[] = {&o->idle_activity,
+                           &o->idle_memory_fraction,
+                           &o->idle_minutes,
+                           NULL,
+                           &o->min_coverage,
+                           &o->over_request_active_activity,
+                           &o->mig_headroom,
+                           &o->reserve_percentile,
+                           &o->hours_per_month,
+                           NULL,
+                           NULL};
+        const char *known[sizeof(nums) / sizeof(nums[0]) + 1];
+        char inner[256];
+        const cJSON *t;
+        size_t n_nums = sizeof(nums) / sizeof(nums[0]);
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "advisor: must be an object");
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n_nums; i++)
+                known[i] = nums[i].name;
+        known[n_nums] = "cheaper_classes";
+        r = gc__check_keys(v, "advisor", known, n_nums + 1, err, errlen);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_nums; i++) {
+                char where[64];
+                int64_t whole = 0;
+                double d = 0;
+
+                if (!(t = cJSON_GetObjectItemCaseSensitive(v, nums[i].name)))
+                        continue;
+                snprintf(where, sizeof(where), "advisor.%s", nums[i].name);
+                if (nums[i].whole) {
+                        r = gc__parse_int(t, where, nums[i].lo, nums[i].hi, &whole, err, errlen);
+                        d = (double)whole;
+                } else {
+                        r = gc__parse_number(t, where, nums[i].lo, nums[i].hi, &d, err, errlen);
+                }
+                if (r < 0)
+                        return r;
+                if (dst_d[i])
+                        *dst_d[i] = d;
+                else if (strcmp(nums[i].name, "min_samples") == 0)
+                        o->min_samples = (uint64_t)d;
+                else if (strcmp(nums[i].name, "max_findings") == 0)
+                        o->max_findings = (size_t)d;
+                else
+                        o->max_notes = (size_t)d;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "cheaper_classes"))) {
+                const cJSON *it;
+                size_t i = 0;
+
+                if (!cJSON_IsArray(t)) {
+                        gc__err(err, errlen, "advisor.cheaper_classes: must be an array");
+                        return -EINVAL;
+                }
+                if (cJSON_GetArraySize(t) > GC_ADVISOR_MAX_CLASSES) {
+                        gc__err(err, errlen, "advisor.cheaper_classes: at most %d entries",
+                                GC_ADVISOR_MAX_CLASSES);
+                        return -E2BIG;
+                }
+                cJSON_ArrayForEach(it, t)
+                {
+                        char where[64];
+
+                        snprintf(where, sizeof(where), "advisor.cheaper_classes[%zu]", i);
+                        r = gc__parse_class(it, where, &o->cheaper_classes[i], err, errlen);
+                        if (r < 0)
+                                return r;
+                        i++;
+                }
+                o->n_cheaper_classes = i;
+        }
+        r = gc_advisor_opts_check(o, inner, sizeof(inner));
+        if (r < 0) {
+                gc__err(err, errlen, "advisor.%s", inner);
+                return r;
+        }
+        return 0;
+}
+
+static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
+{
+        static const char *const known[] = {"cluster",        "attribution",
+                                            "resources",      "node_rules",
+                                            "instance_types", "default_capacity_type",
+                                            "prices",         "tco",
+                                            "report",         "usage",
+                                            "advisor"};
         static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
                                                  "namespace_teams", "namespace_projects"};
         const cJSON *v, *attr;
@@ -610,6 +1017,12 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                 return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "report")) &&
             (r = gc__parse_report(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "usage")) &&
+            (r = gc__parse_usage(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "advisor")) &&
+            (r = gc__parse_advisor(c, v, err, errlen)) < 0)
                 return r;
         return 0;
 }

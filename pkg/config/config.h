@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "../advisor/advisor.h"
 #include "../ledger/ledger.h"
 #include "../model/model.h"
 #include "../price/price.h"
@@ -12,6 +13,29 @@
 #define GC_CONFIG_MAX_BYTES (8u << 20)
 #define GC_CONFIG_MAX_KEYS  32   /* label keys per list */
 #define GC_CONFIG_MAX_MAP   4096 /* namespace map entries, node rules, instance types */
+
+/* usage.dcgm: scrape the dcgm-exporter pods directly (docs/configuration.md, docs/usage.md). */
+typedef struct gc_config_dcgm {
+        const char *ns;             /* namespace of the dcgm-exporter pods */
+        const char *label_selector; /* selects them (a LIST of pods in ns) */
+        int port;                   /* their metrics port */
+        const char *path;           /* "/metrics" */
+        const char *scheme;         /* "http" or "https" */
+        int64_t interval_s;         /* one scrape of every pod this often */
+        int64_t timeout_s;          /* per scrape */
+        size_t max_body_bytes;      /* a larger body is refused (a cut body is no scrape) */
+} gc_config_dcgm;
+
+/* usage.prometheus: ask a Prometheus server that scrapes dcgm-exporter (history included). */
+typedef struct gc_config_prometheus {
+        const char *url;               /* "http://prometheus:9090" (no trailing /api/v1) */
+        int64_t interval_s;            /* one query this often */
+        int64_t timeout_s;             /* per query */
+        int64_t lookback_days;         /* history read at start (query_range) */
+        int64_t step_s;                /* resolution of the history */
+        const char *bearer_token_file; /* NULL: no Authorization header */
+        size_t max_body_bytes;
+} gc_config_prometheus;
 
 typedef struct gc_config {
         gc_strpool *pool; /* owns every string below */
@@ -36,6 +60,12 @@ typedef struct gc_config {
         int64_t weekly_retention_weeks;
         gc_label *team_namespaces; /* team -> namespace for per-team report copies */
         size_t n_team_namespaces;
+        int has_dcgm; /* usage.dcgm given (not null) */
+        gc_config_dcgm dcgm;
+        int has_prometheus; /* usage.prometheus given (not null) */
+        gc_config_prometheus prometheus;
+        int64_t usage_retention_days; /* usage summaries of pods unseen this long are dropped */
+        gc_advisor_opts advisor;
 } gc_config;
 
 /* The defaults: documented in docs/configuration.md. */

@@ -19,6 +19,80 @@ START_TEST(test_defaults)
         ck_assert_uint_eq(c->top_n, 10);
         ck_assert_ptr_nonnull(gc_res_table_match(c->res, "nvidia.com/gpu"));
         ck_assert_ptr_null(gc_res_table_match(c->res, "amd.com/gpu"));
+        /* No usage source unless configured; the advisor's documented thresholds. */
+        ck_assert_int_eq(c->has_dcgm, 0);
+        ck_assert_int_eq(c->has_prometheus, 0);
+        ck_assert_int_eq(c->usage_retention_days, 30);
+        ck_assert_double_eq_tol(c->advisor.idle_activity, 0.05, 1e-12);
+        ck_assert_double_eq_tol(c->advisor.idle_memory_fraction, 0.10, 1e-12);
+        ck_assert_double_eq_tol(c->advisor.idle_minutes, 30, 1e-12);
+        gc_config_free(c);
+}
+END_TEST
+
+/* usage: {} sections take every default; null is off; given fields replace defaults. */
+START_TEST(test_usage)
+{
+        static const char empty[] = "{\"usage\":{\"dcgm\":{},\"prometheus\":null}}";
+        static const char given[] =
+            "{\"usage\":{\"dcgm\":{\"namespace\":\"monitoring\",\"label_selector\":"
+            "\"app.kubernetes.io/name=dcgm-exporter,tier!=test\",\"port\":19400,\"path\":"
+            "\"/m\",\"scheme\":\"https\",\"interval_seconds\":60,\"timeout_seconds\":60,"
+            "\"max_body_bytes\":1048576},\"prometheus\":{\"url\":\"https://prom.example:9091/"
+            "x\",\"interval_seconds\":120,\"timeout_seconds\":30,\"lookback_days\":14,"
+            "\"step_seconds\":300,\"bearer_token_file\":\"/var/run/secrets/token\","
+            "\"max_body_bytes\":2048},\"retention_days\":9},"
+            "\"advisor\":{\"idle_activity\":0.1,\"idle_minutes\":60,\"min_samples\":5,"
+            "\"min_coverage\":0.25,\"hours_per_month\":720,\"max_findings\":0,"
+            "\"cheaper_classes\":[{\"from\":\"NVIDIA-H100*\",\"to\":\"NVIDIA-L4\","
+            "\"max_tensor_activity\":0.2,\"to_memory_mib\":23034}]}}";
+        char err[256] = "";
+        gc_config *c = gc_config_parse(empty, strlen(empty), err, sizeof(err));
+
+        ck_assert_msg(c != NULL, "parse failed: %s", err);
+        ck_assert_int_eq(c->has_dcgm, 1);
+        ck_assert_int_eq(c->has_prometheus, 0);
+        ck_assert_str_eq(c->dcgm.ns, "gpu-operator");
+        ck_assert_str_eq(c->dcgm.label_selector, "app=nvidia-dcgm-exporter");
+        ck_assert_int_eq(c->dcgm.port, 9400);
+        ck_assert_str_eq(c->dcgm.path, "/metrics");
+        ck_assert_str_eq(c->dcgm.scheme, "http");
+        ck_assert_int_eq(c->dcgm.interval_s, 30);
+        ck_assert_int_eq(c->dcgm.timeout_s, 5);
+        ck_assert_uint_eq(c->dcgm.max_body_bytes, 64u << 20);
+        gc_config_free(c);
+
+        c = gc_config_parse(given, strlen(given), err, sizeof(err));
+        ck_assert_msg(c != NULL, "parse failed: %s", err);
+        ck_assert_str_eq(c->dcgm.ns, "monitoring");
+        ck_assert_str_eq(c->dcgm.label_selector, "app.kubernetes.io/name=dcgm-exporter,tier!=test");
+        ck_assert_int_eq(c->dcgm.port, 19400);
+        ck_assert_str_eq(c->dcgm.path, "/m");
+        ck_assert_str_eq(c->dcgm.scheme, "https");
+        ck_assert_int_eq(c->dcgm.interval_s, 60);
+        ck_assert_int_eq(c->dcgm.timeout_s, 60);
+        ck_assert_uint_eq(c->dcgm.max_body_bytes, 1048576);
+        ck_assert_int_eq(c->has_prometheus, 1);
+        ck_assert_str_eq(c->prometheus.url, "https://prom.example:9091/x");
+        ck_assert_int_eq(c->prometheus.interval_s, 120);
+        ck_assert_int_eq(c->prometheus.timeout_s, 30);
+        ck_assert_int_eq(c->prometheus.lookback_days, 14);
+        ck_assert_int_eq(c->prometheus.step_s, 300);
+        ck_assert_str_eq(c->prometheus.bearer_token_file, "/var/run/secrets/token");
+        ck_assert_uint_eq(c->prometheus.max_body_bytes, 2048);
+        ck_assert_int_eq(c->usage_retention_days, 9);
+        ck_assert_double_eq_tol(c->advisor.idle_activity, 0.1, 1e-12);
+        ck_assert_double_eq_tol(c->advisor.idle_memory_fraction, 0.10, 1e-12); /* kept */
+        ck_assert_double_eq_tol(c->advisor.idle_minutes, 60, 1e-12);
+        ck_assert_uint_eq(c->advisor.min_samples, 5);
+        ck_assert_double_eq_tol(c->advisor.min_coverage, 0.25, 1e-12);
+        ck_assert_double_eq_tol(c->advisor.hours_per_month, 720, 1e-12);
+        ck_assert_uint_eq(c->advisor.max_findings, 0);
+        ck_assert_uint_eq(c->advisor.n_cheaper_classes, 1); /* replaces the defaults */
+        ck_assert_str_eq(c->advisor.cheaper_classes[0].from, "NVIDIA-H100*");
+        ck_assert_str_eq(c->advisor.cheaper_classes[0].to, "NVIDIA-L4");
+        ck_assert_double_eq_tol(c->advisor.cheaper_classes[0].max_tensor_activity, 0.2, 1e-12);
+        ck_assert_double_eq_tol(c->advisor.cheaper_classes[0].to_memory_mib, 23034, 1e-12);
         gc_config_free(c);
 }
 END_TEST
@@ -119,6 +193,46 @@ static const struct {
     {"{\"report\":{\"utc_offset\":\"+15:00\"}}", "report.utc_offset"},
     {"{\"report\":{\"daily_retention_days\":0}}", "report.daily_retention_days"},
     {"{\"report\":{\"team_namespaces\":[]}}", "report.team_namespaces"},
+    {"{\"usage\":[]}", "usage: must be an object"},
+    {"{\"usage\":{\"dcgm_exporter\":{}}}", "usage.dcgm_exporter: unknown field"},
+    {"{\"usage\":{\"dcgm\":{\"interval\":30}}}", "usage.dcgm.interval: unknown field"},
+    {"{\"usage\":{\"dcgm\":\"on\"}}", "usage.dcgm: must be an object or null"},
+    {"{\"usage\":{\"dcgm\":{\"namespace\":\"\"}}}", "usage.dcgm.namespace"},
+    {"{\"usage\":{\"dcgm\":{\"label_selector\":\"app in (a,b)\"}}}", "usage.dcgm.label_selector"},
+    {"{\"usage\":{\"dcgm\":{\"port\":0}}}", "usage.dcgm.port"},
+    {"{\"usage\":{\"dcgm\":{\"port\":9400.5}}}", "usage.dcgm.port"},
+    {"{\"usage\":{\"dcgm\":{\"port\":65536}}}", "usage.dcgm.port"},
+    {"{\"usage\":{\"dcgm\":{\"path\":\"metrics\"}}}", "usage.dcgm.path"},
+    {"{\"usage\":{\"dcgm\":{\"scheme\":\"ftp\"}}}", "usage.dcgm.scheme"},
+    {"{\"usage\":{\"dcgm\":{\"interval_seconds\":0}}}", "usage.dcgm.interval_seconds"},
+    {"{\"usage\":{\"dcgm\":{\"interval_seconds\":10,\"timeout_seconds\":20}}}",
+     "usage.dcgm.timeout_seconds"},
+    {"{\"usage\":{\"dcgm\":{\"max_body_bytes\":100}}}", "usage.dcgm.max_body_bytes"},
+    {"{\"usage\":{\"prometheus\":{\"url\":\"prometheus:9090\"}}}", "usage.prometheus.url"},
+    {"{\"usage\":{\"prometheus\":{\"url\":\"http://p:9090/\"}}}", "usage.prometheus.url"},
+    {"{\"usage\":{\"prometheus\":{\"url\":\"http://p:9090/api/v1\"}}}", "usage.prometheus.url"},
+    {"{\"usage\":{\"prometheus\":{\"lookback_days\":91}}}", "usage.prometheus.lookback_days"},
+    {"{\"usage\":{\"prometheus\":{\"lookback_days\":30,\"step_seconds\":60}}}",
+     "usage.prometheus.step_seconds"},
+    {"{\"usage\":{\"prometheus\":{\"bearer_token_file\":5}}}",
+     "usage.prometheus.bearer_token_file"},
+    {"{\"usage\":{\"prometheus\":{\"token\":\"x\"}}}", "usage.prometheus.token: unknown field"},
+    {"{\"usage\":{\"retention_days\":0}}", "usage.retention_days"},
+    {"{\"advisor\":{\"idle_activty\":0.1}}", "advisor.idle_activty: unknown field"},
+    {"{\"advisor\":{\"idle_activity\":1.5}}", "advisor.idle_activity"},
+    {"{\"advisor\":{\"idle_memory_fraction\":-0.1}}", "advisor.idle_memory_fraction"},
+    {"{\"advisor\":{\"idle_minutes\":0}}", "advisor.idle_minutes"},
+    {"{\"advisor\":{\"min_samples\":2.5}}", "advisor.min_samples"},
+    {"{\"advisor\":{\"min_coverage\":\"half\"}}", "advisor.min_coverage"},
+    {"{\"advisor\":{\"hours_per_month\":0}}", "advisor.hours_per_month"},
+    {"{\"advisor\":{\"cheaper_classes\":{}}}", "advisor.cheaper_classes"},
+    {"{\"advisor\":{\"cheaper_classes\":[{\"from\":\"A*\",\"max_tensor_activity\":0.1}]}}",
+     "advisor.cheaper_classes[0].to"},
+    {"{\"advisor\":{\"cheaper_classes\":[{\"from\":\"A*\",\"to\":\"B\"}]}}",
+     "advisor.cheaper_classes[0].max_tensor_activity"},
+    {"{\"advisor\":{\"cheaper_classes\":[{\"from\":\"A*\",\"to\":\"B\",\"max_tensor_"
+     "activity\":0.1,\"price\":1}]}}",
+     "advisor.cheaper_classes[0].price: unknown field"},
 };
 
 START_TEST(test_bad)
@@ -141,6 +255,7 @@ int main(void)
 
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_full);
+        tcase_add_test(tc, test_usage);
         tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
