@@ -86,6 +86,9 @@ typedef struct gc_snapshot_parts {
         size_t n_pods;
         char *recommendations_json; /* taken over (malloc'd, NUL-terminated): the advisor's JSON
                                        document; NULL when the advisor has not run */
+        char *recommendations_md;   /* taken over (malloc'd), may be NULL: the same findings as
+                                       Markdown, the "Savings" section of
+                                       /api/v1/reports/...?format=md */
         gc_api_finding_stat *finding_stats; /* taken over (malloc'd) */
         size_t n_finding_stats;
         gc_api_health health;

@@ -1,0 +1,649 @@
+/* allocation: OpenCost's /allocation for the GPU fields, from the ledger and the snapshot's pods.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+
+#define GC__UNALLOCATED "__unallocated__"
+#define GC__IDLE        "__idle__"
+#define GC__MAX_KEYS    8
+#define GC__NAME_MAX    1024
+
+typedef enum gc__key {
+        GC__K_CLUSTER = 0,
+        GC__K_NODE,
+        GC__K_NAMESPACE,
+        GC__K_POD,
+        GC__K_CONTAINER,
+        GC__K_CONTROLLER,
+        GC__K_CONTROLLER_KIND,
+        GC__K_TEAM,
+        GC__K_PROJECT,
+        GC__K_COUNT,
+} gc__key;
+
+/* Property names in the JSON, by key; team and project go under "labels" when asked by label. */
+static const char *const gc__prop_names[GC__K_COUNT] = {
+    "cluster",    "node",           "namespace", "pod",    "container",
+    "controller", "controllerKind", "team",      "project"};
+
+typedef struct gc__agg {
+        gc__key keys[GC__MAX_KEYS];
+        const char *label[GC__MAX_KEYS]; /* label:<k> asked: k (team or project key) */
+        size_t n;
+        int include_idle, share_idle, idle_by_node;
+} gc__agg;
+
+/* One allocation being summed: the merged rows of one name. */
+typedef struct gc__alloc {
+        char *name;
+        const char *prop[GC__K_COUNT]; /* NULL = differs between merged rows or unknown */
+        unsigned mixed;                /* bit per key */
+        const char *node_of_idle;      /* for "<node>/__idle__" */
+        double gpu_seconds, cost, idle_cost;
+        double usage_seconds, measured_seconds; /* activity x GPU-seconds, and what was measured */
+        int idle;                               /* an __idle__ row */
+} gc__alloc;
+
+typedef struct gc__set {
+        gc__alloc *v;
+        size_t n, cap;
+} gc__set;
+
+static void gc__set_free(gc__set *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                free(s->v[i].name);
+        free(s->v);
+        memset(s, 0, sizeof(*s));
+}
+
+static gc__alloc *gc__set_add(gc__set *s, const char *name)
+{
+        gc__alloc *a;
+
+        if (s->n == s->cap) {
+                size_t nc = s->cap ? s->cap * 2 : 64;
+                gc__alloc *nv = realloc(s->v, nc * sizeof(*nv));
+
+                if (!nv)
+                        return NULL;
+                s->v = nv;
+                s->cap = nc;
+        }
+        a = &s->v[s->n];
+        memset(a, 0, sizeof(*a));
+        a->name = strdup(name);
+        if (!a->name)
+                return NULL;
+        s->n++;
+        return a;
+}
+
+/* ---- parameters ----------------------------------------------------------------------------- */
+
+static int gc__bool(gc__api_ctx *x, const char *name, int *ret)
+{
+        const char *v = gc_httpd_query(x->req, name);
+
+        *ret = 0;
+        if (!v)
+                return 0;
+        if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, ""))
+                *ret = 1;
+        else if (strcmp(v, "false") != 0 && strcmp(v, "0") != 0) {
+                gc__api_bad(x, 400, name, "true or false");
+                return 1;
+        }
+        return 0;
+}
+
+/* "team label keys: a, b; project label keys: c" for the refusals. */
+static void gc__kept_labels(const gc_config *c, char *out, size_t outlen)
+{
+        size_t off = 0;
+
+        off += (size_t)snprintf(out + off, outlen - off, "team labels:");
+        for (size_t i = 0; i < c->n_team_keys && off < outlen; i++)
+                off += (size_t)snprintf(out + off, outlen - off, "%s label:%s", i ? "," : "",
+                                        c->team_keys[i]);
+        if (off < outlen)
+                off += (size_t)snprintf(out + off, outlen - off,
+                                        "%s; project labels:", c->n_team_keys ? "" : " none");
+        for (size_t i = 0; i < c->n_project_keys && off < outlen; i++)
+                off += (size_t)snprintf(out + off, outlen - off, "%s label:%s", i ? "," : "",
+                                        c->project_keys[i]);
+        if (off < outlen && !c->n_project_keys)
+                snprintf(out + off, outlen - off, " none");
+}
+
+static int gc__aggregate(gc__api_ctx *x, gc__agg *g)
+{
+        static const struct {
+                const char *word;
+                gc__key key;
+        } words[] = {
+            {"cluster", GC__K_CLUSTER},
+            {"node", GC__K_NODE},
+            {"namespace", GC__K_NAMESPACE},
+            {"pod", GC__K_POD},
+            {"container", GC__K_CONTAINER},
+            {"controller", GC__K_CONTROLLER},
+            {"controllerKind", GC__K_CONTROLLER_KIND},
+            {"team", GC__K_TEAM},
+            {"project", GC__K_PROJECT},
+        };
+        static const gc__key deflt[] = {GC__K_CLUSTER, GC__K_NODE, GC__K_NAMESPACE, GC__K_POD,
+                                        GC__K_CONTAINER};
+        const gc_config *c = x->s->p.cfg;
+        const char *v = gc_httpd_query(x->req, "aggregate");
+        char word[GC__NAME_MAX], kept[GC__API_ERR];
+
+        memset(g->keys, 0, sizeof(g->keys));
+        memset(g->label, 0, sizeof(g->label));
+        g->n = 0;
+        if (!v || !*v) {
+                /* As OpenCost: no aggregation is one allocation per container. */
+                memcpy(g->keys, deflt, sizeof(deflt));
+                g->n = sizeof(deflt) / sizeof(deflt[0]);
+                return 0;
+        }
+        while (*v) {
+                const char *comma = strchr(v, ',');
+                size_t n = comma ? (size_t)(comma - v) : strlen(v), i;
+                const char *k;
+
+                if (n >= sizeof(word)) {
+                        gc__api_bad(x, 400, "aggregate", "a key is too long");
+                        return 1;
+                }
+                memcpy(word, v, n);
+                word[n] = '\0';
+                v += comma ? n + 1 : n;
+                if (g->n == GC__MAX_KEYS) {
+                        gc__api_bad(x, 400, "aggregate", "at most %d keys", GC__MAX_KEYS);
+                        return 1;
+                }
+                for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+                        if (strcmp(words[i].word, word) == 0)
+                                break;
+                if (i < sizeof(words) / sizeof(words[0])) {
+                        g->keys[g->n++] = words[i].key;
+                        continue;
+                }
+                gc__kept_labels(c, kept, sizeof(kept));
+                if (strncmp(word, "label:", 6) == 0) {
+                        k = word + 6;
+                        for (i = 0; i < c->n_team_keys; i++)
+                                if (strcmp(c->team_keys[i], k) == 0)
+                                        break;
+                        if (i < c->n_team_keys) {
+                                g->label[g->n] = c->team_keys[i];
+                                g->keys[g->n++] = GC__K_TEAM;
+                                continue;
+                        }
+                        for (i = 0; i < c->n_project_keys; i++)
+                                if (strcmp(c->project_keys[i], k) == 0)
+                                        break;
+                        if (i < c->n_project_keys) {
+                                g->label[g->n] = c->project_keys[i];
+                                g->keys[g->n++] = GC__K_PROJECT;
+                                continue;
+                        }
+                        gc__api_bad(x, 400, "aggregate",
+                                    "%.64s: this label is not kept; the controller keeps the "
+                                    "configured attribution labels only (%s)",
+                                    word, kept);
+                        return 1;
+                }
+                if (strncmp(word, "annotation:", 11) == 0) {
+                        gc__api_bad(x, 400, "aggregate",
+                                    "%.64s: annotations are not kept; aggregate by team, project "
+                                    "or one of the kept labels (%s)",
+                                    word, kept);
+                        return 1;
+                }
+                if (!strcmp(word, "department") || !strcmp(word, "owner") ||
+                    !strcmp(word, "product") || !strcmp(word, "environment")) {
+                        gc__api_bad(x, 400, "aggregate",
+                                    "%s: not kept; the controller attributes GPU time to team "
+                                    "and project (%s)",
+                                    word, kept);
+                        return 1;
+                }
+                gc__api_bad(x, 400, "aggregate",
+                            "%.64s: unknown (cluster, node, namespace, controllerKind, "
+                            "controller, pod, container, team, project, label:<key>)",
+                            word);
+                return 1;
+        }
+        if (g->n == 0) {
+                gc__api_bad(x, 400, "aggregate", "no key");
+                return 1;
+        }
+        return 0;
+}
+
+/* ---- one set -------------------------------------------------------------------------------- */
+
+static const char *gc__or_unalloc(const char *v)
+{
+        return v && *v && strcmp(v, GC_UNATTRIBUTED) != 0 && strcmp(v, GC_FOLDED_POD) != 0 ? v
+                                                                                           : NULL;
+}
+
+/* "ReplicaSet" -> "replicaset", as OpenCost writes kinds. */
+static const char *gc__lower(const char *s, char *buf, size_t n)
+{
+        size_t i;
+
+        if (!s)
+                return NULL;
+        for (i = 0; s[i] && i + 1 < n; i++)
+                buf[i] = (char)tolower((unsigned char)s[i]);
+        buf[i] = '\0';
+        return buf;
+}
+
+typedef struct gc__row_vals {
+        const char *v[GC__K_COUNT]; /* NULL = __unallocated__ */
+        char kind[64];
+        char controller[GC__NAME_MAX / 2];
+} gc__row_vals;
+
+static void gc__row_values(const gc_snapshot *s, const gc_cost_row *row, gc__row_vals *rv,
+                           const gc_api_pod **ret_pod)
+{
+        const char *ns = row->keys[GC_DIM_NAMESPACE], *pod = row->keys[GC_DIM_POD];
+        const gc_api_pod *p = NULL;
+
+        if (gc__or_unalloc(pod))
+                p = gc__api_pod_find(s, ns, pod);
+        memset(rv->v, 0, sizeof(rv->v));
+        rv->v[GC__K_CLUSTER] = s->cluster;
+        rv->v[GC__K_NODE] = gc__or_unalloc(row->keys[GC_DIM_NODE]);
+        rv->v[GC__K_NAMESPACE] = gc__or_unalloc(ns);
+        rv->v[GC__K_POD] = gc__or_unalloc(pod);
+        rv->v[GC__K_TEAM] = gc__or_unalloc(row->keys[GC_DIM_TEAM]);
+        rv->v[GC__K_PROJECT] = gc__or_unalloc(row->keys[GC_DIM_PROJECT]);
+        if (p) {
+                rv->v[GC__K_CONTAINER] = gc__or_unalloc(p->container);
+                rv->v[GC__K_CONTROLLER_KIND] =
+                    gc__lower(gc__or_unalloc(p->controller_kind), rv->kind, sizeof(rv->kind));
+                if (gc__or_unalloc(p->controller)) {
+                        /* OpenCost names a controller "kind:name". */
+                        snprintf(rv->controller, sizeof(rv->controller), "%s%s%s",
+                                 rv->v[GC__K_CONTROLLER_KIND] ? rv->kind : "",
+                                 rv->v[GC__K_CONTROLLER_KIND] ? ":" : "", p->controller);
+                        rv->v[GC__K_CONTROLLER] = rv->controller;
+                }
+        }
+        *ret_pod = p;
+}
+
+static int gc__alloc_name(const gc__agg *g, const gc__row_vals *rv, char *out, size_t n)
+{
+        size_t off = 0;
+
+        for (size_t i = 0; i < g->n; i++) {
+                const char *v = rv->v[g->keys[i]];
+                int w = snprintf(out + off, n - off, "%s%s", i ? "/" : "", v ? v : GC__UNALLOCATED);
+
+                if (w < 0 || (size_t)w >= n - off)
+                        return -E2BIG;
+                off += (size_t)w;
+        }
+        return 0;
+}
+
+static int gc__by_name(const void *a, const void *b)
+{
+        const gc__alloc *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+
+        return c ? c : (x->idle > y->idle) - (x->idle < y->idle);
+}
+
+/* Properties of a merged allocation: what all its rows agree on. */
+static void gc__merge_props(gc__alloc *to, const gc__alloc *from)
+{
+        for (int k = 0; k < GC__K_COUNT; k++) {
+                if (to->mixed & (1u << k))
+                        continue;
+                if ((from->mixed & (1u << k)) || !to->prop[k] || !from->prop[k] ||
+                    strcmp(to->prop[k], from->prop[k]) != 0) {
+                        to->mixed |= 1u << k;
+                        to->prop[k] = NULL;
+                }
+        }
+}
+
+typedef struct gc__node_idle {
+        const char *node;
+        double idle_seconds, idle_cost;
+        double tenant_cost; /* cost of the rows on the node */
+} gc__node_idle;
+
+static gc__node_idle *gc__find_node(gc__node_idle *v, size_t n, const char *node)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i].node, node ? node : "") == 0)
+                        return &v[i];
+        return NULL;
+}
+
+static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_t end, gc__set *out)
+{
+        gc_query q = {0};
+        gc_cost_summary sum = {0};
+        gc__node_idle *nodes = NULL;
+        char name[GC__NAME_MAX];
+        double total_cost = 0, total_idle_cost = 0, total_idle_s = 0;
+        double *row_share = NULL;
+        int r;
+
+        q.start = start;
+        q.end = end;
+        q.now = x->s->p.now;
+        q.by[q.n_by++] = GC_DIM_NAMESPACE;
+        q.by[q.n_by++] = GC_DIM_POD;
+        q.by[q.n_by++] = GC_DIM_NODE;
+        q.by[q.n_by++] = GC_DIM_TEAM;
+        q.by[q.n_by++] = GC_DIM_PROJECT;
+        r = gc_ledger_query(x->s->p.ledger, &q, &sum);
+        if (r < 0)
+                return r;
+        if (sum.n_idle_nodes) {
+                nodes = calloc(sum.n_idle_nodes, sizeof(*nodes));
+                if (!nodes) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        for (size_t i = 0; i < sum.n_idle_nodes; i++) {
+                const gc_cost_row *in = &sum.idle_nodes[i];
+
+                nodes[i].node = in->keys[GC_DIM_NODE] ? in->keys[GC_DIM_NODE] : "";
+                nodes[i].idle_seconds = in->gpu_seconds;
+                nodes[i].idle_cost = in->cost_usd;
+                total_idle_cost += in->cost_usd;
+                total_idle_s += in->gpu_seconds;
+        }
+        for (size_t i = 0; i < sum.n_rows; i++) {
+                gc__node_idle *ni =
+                    gc__find_node(nodes, sum.n_idle_nodes, sum.rows[i].keys[GC_DIM_NODE]);
+
+                total_cost += sum.rows[i].cost_usd;
+                if (ni)
+                        ni->tenant_cost += sum.rows[i].cost_usd;
+        }
+        if (g->share_idle && sum.n_rows) {
+                row_share = calloc(sum.n_rows, sizeof(*row_share));
+                if (!row_share) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        /* Idle shared in proportion to cost: per node, or over the cluster. */
+        for (size_t i = 0; row_share && i < sum.n_rows; i++) {
+                const gc_cost_row *row = &sum.rows[i];
+
+                if (g->idle_by_node) {
+                        gc__node_idle *ni =
+                            gc__find_node(nodes, sum.n_idle_nodes, row->keys[GC_DIM_NODE]);
+
+                        if (ni && ni->tenant_cost > 0)
+                                row_share[i] = ni->idle_cost * row->cost_usd / ni->tenant_cost;
+                } else if (total_cost > 0) {
+                        row_share[i] = total_idle_cost * row->cost_usd / total_cost;
+                }
+        }
+        for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
+                const gc_cost_row *row = &sum.rows[i];
+                const gc_api_pod *p;
+                gc__row_vals rv;
+                gc__alloc *a;
+
+                gc__row_values(x->s, row, &rv, &p);
+                r = gc__alloc_name(g, &rv, name, sizeof(name));
+                if (r < 0)
+                        break;
+                a = gc__set_add(out, name);
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                /* Only the aggregation's own keys are properties, and only known values. */
+                for (size_t k = 0; k < g->n; k++)
+                        a->prop[g->keys[k]] = rv.v[g->keys[k]];
+                for (int k = 0; k < GC__K_COUNT; k++)
+                        if (!a->prop[k])
+                                a->mixed |= 1u << k;
+                a->prop[GC__K_CLUSTER] = x->s->cluster;
+                a->mixed &= ~(1u << GC__K_CLUSTER);
+                a->gpu_seconds = row->gpu_seconds;
+                a->cost = row->cost_usd;
+                a->idle_cost = row_share ? row_share[i] : 0;
+                if (p && p->samples > 0 && isfinite(p->activity_mean)) {
+                        a->usage_seconds = p->activity_mean * row->gpu_seconds;
+                        a->measured_seconds = row->gpu_seconds;
+                }
+        }
+        /* Idle: its own rows when asked for, or what could not be shared (a node with no tenant).
+         */
+        for (size_t i = 0; r == 0 && i < sum.n_idle_nodes; i++) {
+                const gc__node_idle *ni = &nodes[i];
+                int unshared =
+                    g->share_idle && (g->idle_by_node ? ni->tenant_cost <= 0 : total_cost <= 0);
+                gc__alloc *a;
+
+                if (!g->idle_by_node)
+                        break;
+                if ((!g->include_idle || g->share_idle) && !unshared)
+                        continue;
+                if (ni->idle_seconds <= 0 && ni->idle_cost <= 0)
+                        continue;
+                snprintf(name, sizeof(name), "%s/%s", ni->node, GC__IDLE);
+                a = gc__set_add(out, name);
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                a->idle = 1;
+                a->mixed = ~0u & ~((1u << GC__K_CLUSTER) | (1u << GC__K_NODE));
+                a->prop[GC__K_CLUSTER] = x->s->cluster;
+                a->prop[GC__K_NODE] = ni->node;
+                a->gpu_seconds = ni->idle_seconds;
+                a->cost = ni->idle_cost;
+        }
+        if (r == 0 && !g->idle_by_node &&
+            ((g->include_idle && !g->share_idle) || (g->share_idle && total_cost <= 0)) &&
+            (total_idle_s > 0 || total_idle_cost > 0)) {
+                gc__alloc *a = gc__set_add(out, GC__IDLE);
+
+                if (!a) {
+                        r = -ENOMEM;
+                } else {
+                        a->idle = 1;
+                        a->mixed = ~0u & ~(1u << GC__K_CLUSTER);
+                        a->prop[GC__K_CLUSTER] = x->s->cluster;
+                        a->gpu_seconds = total_idle_s;
+                        a->cost = total_idle_cost;
+                }
+        }
+        if (r == 0 && out->n > 1) {
+                size_t w = 0;
+
+                qsort(out->v, out->n, sizeof(*out->v), gc__by_name);
+                for (size_t i = 1; i < out->n; i++) {
+                        gc__alloc *to = &out->v[w], *from = &out->v[i];
+
+                        if (strcmp(to->name, from->name) == 0 && to->idle == from->idle) {
+                                gc__merge_props(to, from);
+                                to->gpu_seconds += from->gpu_seconds;
+                                to->cost += from->cost;
+                                to->idle_cost += from->idle_cost;
+                                to->usage_seconds += from->usage_seconds;
+                                to->measured_seconds += from->measured_seconds;
+                                free(from->name);
+                        } else {
+                                out->v[++w] = *from;
+                        }
+                }
+                out->n = w + 1;
+        }
+out:
+        free(row_share);
+        free(nodes);
+        gc_cost_summary_free(&sum);
+        return r;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static int gc__f5(gc_buf *b, const char *name, double v)
+{
+        int r = gc_buf_printf(b, ",\"%s\":", name);
+
+        return r == 0 ? gc__api_num5(b, v) : r;
+}
+
+static int gc__alloc_json(gc_buf *b, const gc__agg *g, const gc__alloc *a, int64_t start,
+                          int64_t end)
+{
+        double hours = a->gpu_seconds / 3600.0, win_h = (double)(end - start) / 3600.0;
+        int known =
+            !a->idle && a->gpu_seconds > 0 && a->measured_seconds >= a->gpu_seconds * (1 - 1e-9);
+        double usage = known ? a->usage_seconds / 3600.0 / win_h : NAN;
+        double eff = known ? a->usage_seconds / a->gpu_seconds : 0.0;
+        int r, any_label = 0;
+
+        r = gc_buf_json_str(b, a->name);
+        if (r == 0)
+                r = gc_buf_puts(b, ":{\"name\":");
+        if (r == 0)
+                r = gc_buf_json_str(b, a->name);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"properties\":{");
+        for (int k = 0, n = 0; r == 0 && k < GC__K_COUNT; k++) {
+                if (!a->prop[k] || k == GC__K_TEAM || k == GC__K_PROJECT)
+                        continue;
+                r = gc_buf_printf(b, "%s\"%s\":", n++ ? "," : "", gc__prop_names[k]);
+                if (r == 0)
+                        r = gc_buf_json_str(b, a->prop[k]);
+        }
+        /* Team and project as OpenCost labels: under the label key asked for, if any. */
+        for (size_t i = 0; r == 0 && i < g->n; i++) {
+                const char *v = a->prop[g->keys[i]];
+
+                if (!g->label[i] || !v)
+                        continue;
+                r = gc_buf_puts(b, any_label++ ? "," : ",\"labels\":{");
+                if (r == 0)
+                        r = gc_buf_json_str(b, g->label[i]);
+                if (r == 0)
+                        r = gc_buf_puts(b, ":");
+                if (r == 0)
+                        r = gc_buf_json_str(b, v);
+        }
+        if (r == 0 && any_label)
+                r = gc_buf_puts(b, "}");
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"window\":{\"start\":");
+        if (r == 0)
+                r = gc__api_time(b, start);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"end\":");
+        if (r == 0)
+                r = gc__api_time(b, end);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"start\":");
+        if (r == 0)
+                r = gc__api_time(b, start);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"end\":");
+        if (r == 0)
+                r = gc__api_time(b, end);
+        if (r == 0)
+                r = gc__f5(b, "minutes", (double)(end - start) / 60.0);
+        if (r == 0)
+                r = gc__f5(b, "gpuCount", hours / win_h);
+        if (r == 0)
+                r = gc__f5(b, "gpuHours", hours);
+        if (r == 0)
+                r = gc__f5(b, "gpuRequestAverage", a->idle ? 0.0 : hours / win_h);
+        if (r == 0)
+                r = gc__f5(b, "gpuUsageAverage", usage);
+        if (r == 0)
+                r = gc__f5(b, "gpuCost", a->cost);
+        if (r == 0)
+                r = gc__f5(b, "gpuCostAdjustment", 0.0);
+        if (r == 0)
+                r = gc__f5(b, "gpuCostIdle", a->idle_cost);
+        if (r == 0)
+                r = gc__f5(b, "gpuEfficiency", eff);
+        if (r == 0)
+                r = gc__f5(b, "totalCost", a->cost + a->idle_cost);
+        if (r == 0)
+                r = gc__f5(b, "totalEfficiency", eff);
+        if (r == 0)
+                r = gc_buf_puts(b, "}");
+        return r;
+}
+
+int gc__api_allocation(gc__api_ctx *x)
+{
+        const char *w = gc_httpd_query(x->req, "window");
+        gc_buf *b = &x->res->body;
+        int64_t start, end, step = 0;
+        int accumulate;
+        char err[GC__API_ERR];
+        gc__agg g;
+        int r;
+
+        /* Other OpenCost parameters (filters, sharing of other resources) are not ours: they
+         * are ignored as OpenCost ignores what it does not know. */
+        if (!w) {
+                gc__api_bad(x, 400, "window", "required (e.g. 7d, yesterday, lastweek, start,end)");
+                return 0;
+        }
+        if (gc_api_window_parse(w, x->s->p.now, x->s->p.cfg->utc_offset_s, &start, &end, err,
+                                sizeof(err)) < 0)
+                return gc__api_bad(x, 400, "window", "%s", err);
+        if (gc_httpd_query(x->req, "step") &&
+            gc_api_step_parse(gc_httpd_query(x->req, "step"), start, end, &step, err, sizeof(err)) <
+                0)
+                return gc__api_bad(x, 400, "step", "%s", err);
+        if (gc__bool(x, "accumulate", &accumulate) || gc__bool(x, "includeIdle", &g.include_idle) ||
+            gc__bool(x, "shareIdle", &g.share_idle) || gc__bool(x, "idleByNode", &g.idle_by_node) ||
+            gc__aggregate(x, &g))
+                return 0;
+        if (accumulate || !step)
+                step = end - start;
+        r = gc_buf_puts(b, "{\"code\":200,\"status\":\"success\",\"data\":[");
+        for (int64_t t = start; r == 0 && t < end; t += step) {
+                int64_t e = end - t > step ? t + step : end;
+                gc__set set = {0};
+
+                r = gc__build_set(x, &g, t, e, &set);
+                if (r == 0)
+                        r = gc_buf_puts(b, t == start ? "{" : ",{");
+                for (size_t i = 0; r == 0 && i < set.n; i++) {
+                        if (i)
+                                r = gc_buf_puts(b, ",");
+                        if (r == 0)
+                                r = gc__alloc_json(b, &g, &set.v[i], t, e);
+                }
+                if (r == 0)
+                        r = gc_buf_puts(b, "}");
+                gc__set_free(&set);
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "]}");
+        return r;
+}

@@ -1,0 +1,102 @@
+/* api internals shared by the API's own files (snapshot, cache, handlers); not a public face. */
+#ifndef GC_API_INT_H
+#define GC_API_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "api.h"
+
+#define GC__API_DEFAULT_ENTRIES 64
+#define GC__API_DEFAULT_BYTES   ((size_t)8 << 20)
+#define GC__API_ERR             256
+
+/* One cached answer: the body of a 200, keyed by path and canonical query. */
+typedef struct gc__api_entry {
+        char *key;
+        uint64_t key_hash;
+        char *body;
+        size_t len;
+        const char *content_type; /* static */
+        char etag[24];            /* "\"<16 hex>\"" */
+        uint64_t used;            /* LRU clock */
+} gc__api_entry;
+
+typedef struct gc__api_cache {
+        pthread_mutex_t mu; /* uncontended with one server; kept for several servers */
+        gc__api_entry *e;
+        size_t n, max_entries;
+        size_t bytes, max_bytes;
+        uint64_t clock;
+        uint64_t hits, misses; /* for tests */
+} gc__api_cache;
+
+struct gc_snapshot {
+        atomic_long refs;
+        gc_snapshot_parts p;
+        gc_ledger_stats lstats;
+        const char *cluster;  /* cfg->cluster or "default" */
+        const char *currency; /* the catalog's, or "USD" */
+        size_t *pods_by_name; /* indexes into p.pods sorted by (namespace, name, start) */
+        gc__api_cache cache;
+};
+
+#define GC__API_MAX_ROUTES 16
+
+typedef struct gc__api_binding {
+        struct gc_api *a;
+        const void *route; /* the route table's entry (snapshot.c) */
+} gc__api_binding;
+
+struct gc_api {
+        gc__api_binding bind[GC__API_MAX_ROUTES]; /* handler contexts, one per route */
+        pthread_mutex_t mu; /* held only to swap or reference the current snapshot */
+        gc_snapshot *cur;
+        size_t cache_entries, cache_bytes;
+        char currency[16];
+};
+
+/* The pod record for a namespace and name (the one that started last), or NULL. */
+const gc_api_pod *gc__api_pod_find(const gc_snapshot *s, const char *ns, const char *name);
+
+/* The cache: a lookup copies the body into out; a store keeps a copy of body (if it fits). */
+const gc__api_entry *gc__api_cache_get(gc__api_cache *c, const char *key, uint64_t h);
+void gc__api_cache_put(gc__api_cache *c, const char *key, uint64_t h, const char *body, size_t len,
+                       const char *content_type);
+void gc__api_etag(const char *body, size_t len, char out[24]);
+/* 1 when an If-None-Match header value names etag (or is "*"). */
+int gc__api_etag_match(const char *inm, const char *etag);
+
+/* A request's context: the snapshot and where to put an error. */
+typedef struct gc__api_ctx {
+        const gc_api *a;
+        gc_snapshot *s;
+        const gc_httpd_request *req;
+        gc_httpd_response *res;
+        int opencost; /* errors in OpenCost's envelope */
+} gc__api_ctx;
+
+/* A 400 (or other status) naming the parameter: {"error":"<param>: <msg>","parameter":...}. */
+int gc__api_bad(gc__api_ctx *x, int status, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* JSON numbers: rounded to 5 decimals (OpenCost) or full precision; NaN/Inf are null. */
+int gc__api_num5(gc_buf *b, double v);
+int gc__api_num(gc_buf *b, double v);
+int gc__api_time(gc_buf *b, int64_t t); /* "\"2026-11-21T00:00:00Z\"" */
+
+/* The handlers, each given a snapshot. */
+int gc__api_costs(gc__api_ctx *x);
+int gc__api_pods(gc__api_ctx *x);
+int gc__api_reports(gc__api_ctx *x);
+int gc__api_recommendations(gc__api_ctx *x);
+int gc__api_prices(gc__api_ctx *x);
+int gc__api_tco(gc__api_ctx *x);
+int gc__api_allocation(gc__api_ctx *x);
+int gc__api_metrics(gc__api_ctx *x);
+
+/* Checks that every parameter is one of names (NULL-terminated); a 400 naming it if not. */
+int gc__api_known_params(gc__api_ctx *x, const char *const *names);
+
+#endif

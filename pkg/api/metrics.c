@@ -1,0 +1,381 @@
+/* metrics: /metrics in the Prometheus text format (costs, OpenCost's GPU names, health). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+
+/*
+ * A small writer of our own: the names are fixed here and only label values come from data
+ * (namespaces, teams, nodes), escaped as the format asks (\\, \" and \n).
+ */
+typedef struct gc__lbl {
+        const char *name;
+        const char *value; /* NULL: left out */
+} gc__lbl;
+
+static int gc__head(gc_buf *b, const char *name, const char *type, const char *help)
+{
+        return gc_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int gc__value(gc_buf *b, double v)
+{
+        char tmp[40];
+
+        if (isnan(v))
+                return gc_buf_puts(b, "NaN");
+        if (isinf(v))
+                return gc_buf_puts(b, v > 0 ? "+Inf" : "-Inf");
+        snprintf(tmp, sizeof(tmp), "%.15g", v);
+        if (strtod(tmp, NULL) != v)
+                snprintf(tmp, sizeof(tmp), "%.17g", v);
+        return gc_buf_puts(b, tmp);
+}
+
+static int gc__sample(gc_buf *b, const char *name, const gc__lbl *l, size_t n, double v)
+{
+        int r = gc_buf_puts(b, name), first = 1;
+
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                if (!l[i].value)
+                        continue;
+                r = gc_buf_printf(b, "%s%s=\"", first ? "{" : ",", l[i].name);
+                first = 0;
+                for (const char *p = l[i].value; r == 0 && *p; p++) {
+                        if (*p == '\\')
+                                r = gc_buf_puts(b, "\\\\");
+                        else if (*p == '"')
+                                r = gc_buf_puts(b, "\\\"");
+                        else if (*p == '\n')
+                                r = gc_buf_puts(b, "\\n");
+                        else
+                                r = gc_buf_append(b, p, 1);
+                }
+                if (r == 0)
+                        r = gc_buf_puts(b, "\"");
+        }
+        if (r == 0 && !first)
+                r = gc_buf_puts(b, "}");
+        if (r == 0)
+                r = gc_buf_puts(b, " ");
+        if (r == 0)
+                r = gc__value(b, v);
+        if (r == 0)
+                r = gc_buf_puts(b, "\n");
+        return r;
+}
+
+/* A family with one unlabelled sample. */
+static int gc__one(gc_buf *b, const char *name, const char *type, const char *help, double v)
+{
+        int r = gc__head(b, name, type, help);
+
+        return r == 0 ? gc__sample(b, name, NULL, 0, v) : r;
+}
+
+static const char *gc__nz(const char *s)
+{
+        return s ? s : "";
+}
+
+/* gpu_cost_usd_total, gpu_cost_gpu_hours_total and the idle pair: all the ledger holds. */
+static int gc__costs(gc_buf *b, const gc_snapshot *s)
+{
+        gc_query q = {0};
+        gc_cost_summary sum = {0};
+        int r;
+
+        q.start = 0;
+        q.end = s->p.now;
+        q.now = s->p.now;
+        q.by[q.n_by++] = GC_DIM_NAMESPACE;
+        q.by[q.n_by++] = GC_DIM_TEAM;
+        q.by[q.n_by++] = GC_DIM_PROJECT;
+        r = gc_ledger_query(s->p.ledger, &q, &sum);
+        if (r < 0)
+                return r;
+        r = gc__head(b, "gpu_cost_usd_total", "counter",
+                     "GPU cost in the catalog currency since the earliest hour the ledger holds.");
+        for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
+                const gc_cost_row *w = &sum.rows[i];
+                gc__lbl l[] = {{"cluster", s->cluster},
+                               {"namespace", gc__nz(w->keys[GC_DIM_NAMESPACE])},
+                               {"team", gc__nz(w->keys[GC_DIM_TEAM])},
+                               {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
+
+                r = gc__sample(b, "gpu_cost_usd_total", l, 4, w->cost_usd);
+        }
+        if (r == 0)
+                r = gc__head(b, "gpu_cost_gpu_hours_total", "counter",
+                             "GPU-equivalent hours held since the earliest hour the ledger "
+                             "holds.");
+        for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
+                const gc_cost_row *w = &sum.rows[i];
+                gc__lbl l[] = {{"cluster", s->cluster},
+                               {"namespace", gc__nz(w->keys[GC_DIM_NAMESPACE])},
+                               {"team", gc__nz(w->keys[GC_DIM_TEAM])},
+                               {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
+
+                r = gc__sample(b, "gpu_cost_gpu_hours_total", l, 4, w->gpu_seconds / 3600.0);
+        }
+        if (r == 0)
+                r = gc__head(b, "gpu_cost_idle_usd_total", "counter",
+                             "Cost of allocatable GPUs no pod held, per node, since the earliest "
+                             "hour the ledger holds.");
+        for (size_t i = 0; r == 0 && i < sum.n_idle_nodes; i++) {
+                gc__lbl l[] = {{"cluster", s->cluster},
+                               {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
+
+                r = gc__sample(b, "gpu_cost_idle_usd_total", l, 2, sum.idle_nodes[i].cost_usd);
+        }
+        if (r == 0)
+                r = gc__head(b, "gpu_cost_idle_gpu_hours_total", "counter",
+                             "Allocatable GPU-equivalent hours no pod held, per node.");
+        for (size_t i = 0; r == 0 && i < sum.n_idle_nodes; i++) {
+                gc__lbl l[] = {{"cluster", s->cluster},
+                               {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
+
+                r = gc__sample(b, "gpu_cost_idle_gpu_hours_total", l, 2,
+                               sum.idle_nodes[i].gpu_seconds / 3600.0);
+        }
+        gc_cost_summary_free(&sum);
+        return r;
+}
+
+/* Nodes from the snapshot's table, or the ledger's open capacities when there is none. */
+typedef struct gc__nodes_ctx {
+        gc_buf *b;
+        const gc_snapshot *s;
+        int count; /* 0: node_gpu_hourly_cost, 1: node_gpu_count */
+} gc__nodes_ctx;
+
+static int gc__cap_row(void *ud, const gc_capacity *c)
+{
+        gc__nodes_ctx *x = ud;
+
+        if (c->end != GC_OPEN && c->end <= x->s->p.now)
+                return 0;
+        if (x->count) {
+                gc__lbl l[] = {{"cluster", x->s->cluster}, {"node", c->node}};
+
+                return gc__sample(x->b, "node_gpu_count", l, 2, c->geq);
+        } else {
+                gc__lbl l[] = {
+                    {"cluster", x->s->cluster},  {"node", c->node},
+                    {"instance_type", ""},       {"region", ""},
+                    {"model", gc__nz(c->model)}, {"capacity_type", gc__nz(c->capacity_type)}};
+
+                return gc__sample(x->b, "node_gpu_hourly_cost", l, 6, c->usd_per_gpu_hour);
+        }
+}
+
+static int gc__nodes(gc_buf *b, const gc_snapshot *s)
+{
+        gc__nodes_ctx x = {b, s, 0};
+        gc_ledger_visitor v = {0};
+        int r;
+
+        v.capacity = gc__cap_row;
+        r = gc__head(b, "node_gpu_hourly_cost", "gauge",
+                     "Price of one GPU-hour on the node, in the catalog currency (OpenCost's "
+                     "name).");
+        for (size_t i = 0; r == 0 && i < s->p.n_nodes; i++) {
+                const gc_api_node *n = &s->p.nodes[i];
+                gc__lbl l[] = {{"cluster", s->cluster},
+                               {"node", gc__nz(n->name)},
+                               {"instance_type", gc__nz(n->instance_type)},
+                               {"region", gc__nz(n->region)},
+                               {"model", gc__nz(n->model)},
+                               {"capacity_type", gc__nz(n->capacity_type)}};
+
+                r = gc__sample(b, "node_gpu_hourly_cost", l, 6, n->usd_per_gpu_hour);
+        }
+        if (r == 0 && !s->p.nodes)
+                r = gc_ledger_visit(s->p.ledger, &v, &x);
+        if (r == 0)
+                r = gc__head(b, "node_gpu_count", "gauge",
+                             "Allocatable GPUs of the node (OpenCost's name).");
+        for (size_t i = 0; r == 0 && i < s->p.n_nodes; i++) {
+                gc__lbl l[] = {{"cluster", s->cluster}, {"node", gc__nz(s->p.nodes[i].name)}};
+
+                r = gc__sample(b, "node_gpu_count", l, 2, s->p.nodes[i].gpus);
+        }
+        x.count = 1;
+        if (r == 0 && !s->p.nodes)
+                r = gc_ledger_visit(s->p.ledger, &v, &x);
+        return r;
+}
+
+static int gc__containers(gc_buf *b, const gc_snapshot *s)
+{
+        int r = gc__head(b, "container_gpu_allocation", "gauge",
+                         "GPU-equivalents held by a running pod's container (OpenCost's name).");
+
+        for (size_t i = 0; r == 0 && i < s->p.n_pods; i++) {
+                const gc_api_pod *p = &s->p.pods[s->pods_by_name[i]];
+                gc__lbl l[] = {{"cluster", s->cluster},
+                               {"namespace", gc__nz(p->ns)},
+                               {"pod", gc__nz(p->name)},
+                               {"container", gc__nz(p->container)},
+                               {"node", gc__nz(p->node)}};
+
+                if (p->end != GC_OPEN)
+                        continue;
+                r = gc__sample(b, "container_gpu_allocation", l, 5, p->geq);
+        }
+        return r;
+}
+
+static const char *const gc__resources[3] = {"namespaces", "nodes", "pods"};
+
+static int gc__health(gc_buf *b, const gc_snapshot *s)
+{
+        const gc_api_health *h = &s->p.health;
+        double now = (double)s->p.now;
+        int r;
+
+        r = gc__head(b, "gpu_cost_watch_restarts_total", "counter",
+                     "Watches of the resource started again after they ended.");
+        for (int k = 0; r == 0 && k < 3; k++) {
+                gc__lbl l[] = {{"resource", gc__resources[k]}};
+
+                r = gc__sample(b, "gpu_cost_watch_restarts_total", l, 1,
+                               (double)h->watch_restarts[k]);
+        }
+        if (r == 0)
+                r = gc__head(b, "gpu_cost_relists_total", "counter",
+                             "Full LISTs of the resource after the first.");
+        for (int k = 0; r == 0 && k < 3; k++) {
+                gc__lbl l[] = {{"resource", gc__resources[k]}};
+
+                r = gc__sample(b, "gpu_cost_relists_total", l, 1, (double)h->relists[k]);
+        }
+        if (r == 0)
+                r = gc__head(b, "gpu_cost_last_event_age_seconds", "gauge",
+                             "Seconds from the last event of the resource to the snapshot; "
+                             "absent before the first.");
+        for (int k = 0; r == 0 && k < 3; k++) {
+                gc__lbl l[] = {{"resource", gc__resources[k]}};
+
+                if (h->last_event_at[k] > 0)
+                        r = gc__sample(b, "gpu_cost_last_event_age_seconds", l, 1,
+                                       now - (double)h->last_event_at[k]);
+        }
+        if (r == 0 && h->checkpoint_at > 0)
+                r = gc__one(b, "gpu_cost_checkpoint_age_seconds", "gauge",
+                            "Seconds from the last checkpoint written to the snapshot.",
+                            now - (double)h->checkpoint_at);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_checkpoint_errors_total", "counter",
+                            "Checkpoint writes that failed.", (double)h->checkpoint_errors);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_report_writes_total", "counter",
+                            "Report ConfigMaps written.", (double)h->report_writes);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_report_errors_total", "counter",
+                            "Report ConfigMap writes that failed.", (double)h->report_errors);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_errors_total", "counter", "Errors logged.",
+                            (double)h->errors);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_ready", "gauge",
+                            "1 when the controller has synced and serves current figures.",
+                            h->ready ? 1 : 0);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_leader", "gauge",
+                            "1 when this replica holds the leader lease.", h->leader ? 1 : 0);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_demo", "gauge", "1 when serving the built-in demo data.",
+                            h->demo ? 1 : 0);
+        if (r == 0 && h->started_at > 0)
+                r = gc__one(b, "gpu_cost_start_time_seconds", "gauge",
+                            "Unix time the controller started.", (double)h->started_at);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_snapshot_timestamp_seconds", "gauge",
+                            "Unix time the figures served stand for.", now);
+        if (r == 0 && h->usage_at > 0)
+                r = gc__one(b, "gpu_cost_usage_age_seconds", "gauge",
+                            "Seconds from the last successful usage fetch to the snapshot.",
+                            now - (double)h->usage_at);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_usage_errors_total", "counter",
+                            "Usage fetches that failed.", (double)h->usage_errors);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_usage_samples_total", "counter",
+                            "GPU usage samples taken in.", (double)h->usage_samples);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_pods", "gauge", "GPU pods in the snapshot.",
+                            (double)s->p.n_pods);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_ledger_intervals", "gauge",
+                            "Pod intervals in the ledger, exact to the second.",
+                            (double)s->lstats.intervals);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_ledger_open_intervals", "gauge",
+                            "Pod intervals still open (GPUs held now).",
+                            (double)s->lstats.open_intervals);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_ledger_rollup_rows", "gauge",
+                            "Hourly rollup rows in the ledger.", (double)s->lstats.rollup_rows);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_ledger_bytes", "gauge",
+                            "Memory the controller's ledger holds, approximately.",
+                            (double)(h->ledger_bytes ? h->ledger_bytes : s->lstats.bytes));
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_pool_bytes", "gauge",
+                            "Memory of the interned strings the ledger points at.",
+                            (double)h->pool_bytes);
+        return r;
+}
+
+static int gc__findings(gc_buf *b, const gc_snapshot *s)
+{
+        int r = gc__head(b, "gpu_cost_findings", "gauge",
+                         "The advisor's current findings, per kind and team.");
+
+        for (size_t i = 0; r == 0 && i < s->p.n_finding_stats; i++) {
+                const gc_api_finding_stat *f = &s->p.finding_stats[i];
+                gc__lbl l[] = {{"kind", gc__nz(f->kind)}, {"team", gc__nz(f->team)}};
+
+                r = gc__sample(b, "gpu_cost_findings", l, 2, (double)f->count);
+        }
+        if (r == 0)
+                r = gc__head(b, "gpu_cost_potential_savings_monthly", "gauge",
+                             "What acting on the findings would save a month, in the catalog "
+                             "currency.");
+        for (size_t i = 0; r == 0 && i < s->p.n_finding_stats; i++) {
+                const gc_api_finding_stat *f = &s->p.finding_stats[i];
+                gc__lbl l[] = {{"kind", gc__nz(f->kind)}, {"team", gc__nz(f->team)}};
+
+                r = gc__sample(b, "gpu_cost_potential_savings_monthly", l, 2, f->monthly_savings);
+        }
+        return r;
+}
+
+int gc__api_metrics(gc__api_ctx *x)
+{
+        gc_buf *b = &x->res->body;
+        gc__lbl info[] = {
+            {"version", GC_VERSION}, {"cluster", x->s->cluster}, {"currency", x->s->currency}};
+        int r;
+
+        x->res->content_type = "text/plain; version=0.0.4; charset=utf-8";
+        r = gc__head(b, "gpu_cost_build_info", "gauge",
+                     "The controller's version, cluster name and currency.");
+        if (r == 0)
+                r = gc__sample(b, "gpu_cost_build_info", info, 3, 1);
+        if (r == 0)
+                r = gc__costs(b, x->s);
+        if (r == 0)
+                r = gc__nodes(b, x->s);
+        if (r == 0)
+                r = gc__containers(b, x->s);
+        if (r == 0)
+                r = gc__health(b, x->s);
+        if (r == 0)
+                r = gc__findings(b, x->s);
+        return r;
+}

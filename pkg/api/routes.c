@@ -1,0 +1,635 @@
+/* routes: /api/v1/costs, pods, reports, recommendations, prices and tco over one snapshot. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api_int.h"
+#include "publish/publish.h"
+#include "report/report.h"
+
+#define GC__POD_LIMIT_DEFAULT 1000
+#define GC__POD_LIMIT_MAX     100000
+
+/* The window parameter (default def), into *start, *end; 1 when a 400 was written. */
+static int gc__window(gc__api_ctx *x, const char *name, const char *def, int64_t *start,
+                      int64_t *end)
+{
+        const char *w = gc_httpd_query(x->req, name);
+        char err[GC__API_ERR];
+
+        if (!w && !def) {
+                gc__api_bad(x, 400, name, "required (e.g. 7d, yesterday, lastweek or start,end)");
+                return 1;
+        }
+        if (gc_api_window_parse(w ? w : def, x->s->p.now, x->s->p.cfg->utc_offset_s, start, end,
+                                err, sizeof(err)) < 0) {
+                gc__api_bad(x, 400, name, "%s", err);
+                return 1;
+        }
+        return 0;
+}
+
+/* The step parameter, 0 when absent; 1 when a 400 was written. */
+static int gc__step(gc__api_ctx *x, const char *name, int64_t start, int64_t end, int64_t *step)
+{
+        const char *v = gc_httpd_query(x->req, name);
+        char err[GC__API_ERR];
+
+        *step = 0;
+        if (!v)
+                return 0;
+        if (gc_api_step_parse(v, start, end, step, err, sizeof(err)) < 0) {
+                gc__api_bad(x, 400, name, "%s", err);
+                return 1;
+        }
+        return 0;
+}
+
+/* Filters from the parameters named after dimensions; empty values filter nothing. */
+static void gc__filters(gc__api_ctx *x, gc_query *q)
+{
+        for (int d = 0; d < GC_DIM_COUNT; d++) {
+                const char *v = gc_httpd_query(x->req, gc_dim_name((gc_dim)d));
+
+                q->filter[d] = v && *v ? v : NULL;
+        }
+}
+
+/* ---- /api/v1/costs -------------------------------------------------------------------------- */
+
+int gc__api_costs(gc__api_ctx *x)
+{
+        static const char *const known[] = {"window", "by",      "step",  "namespace",
+                                            "team",   "project", "model", "capacity_type",
+                                            "node",   "pod",     NULL};
+        gc_query q = {0};
+        gc_cost_summary sum = {0};
+        gc_buf *b = &x->res->body;
+        const char *by = gc_httpd_query(x->req, "by");
+        const char *stepv = gc_httpd_query(x->req, "step");
+        int64_t start, end, step;
+        char err[GC__API_ERR];
+        int r = 0;
+
+        if (gc__api_known_params(x, known) || gc__window(x, "window", "7d", &start, &end) ||
+            gc__step(x, "step", start, end, &step))
+                return 0;
+        if (!by)
+                by = "team,project";
+        if (*by && gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)) < 0)
+                return gc__api_bad(x, 400, "by", "%s", err);
+        gc__filters(x, &q);
+        q.now = x->s->p.now;
+        if (!step) {
+                q.start = start;
+                q.end = end;
+                r = gc_ledger_query(x->s->p.ledger, &q, &sum);
+                if (r == 0)
+                        r = gc_report_summary_json(&sum, x->s->currency, b);
+                gc_cost_summary_free(&sum);
+                return r;
+        }
+        r = gc_buf_puts(b, "{\"window\":{\"start\":");
+        if (r == 0)
+                r = gc__api_time(b, start);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"end\":");
+        if (r == 0)
+                r = gc__api_time(b, end);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"step\":");
+        if (r == 0)
+                r = gc_buf_json_str(b, stepv);
+        if (r == 0)
+                r = gc_buf_printf(b, ",\"currency\":");
+        if (r == 0)
+                r = gc_buf_json_str(b, x->s->currency);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"sets\":[");
+        for (int64_t t = start; r == 0 && t < end; t += step) {
+                q.start = t;
+                q.end = end - t > step ? t + step : end;
+                r = gc_ledger_query(x->s->p.ledger, &q, &sum);
+                if (r == 0 && t != start)
+                        r = gc_buf_puts(b, ",");
+                if (r == 0)
+                        r = gc_report_summary_json(&sum, x->s->currency, b);
+                gc_cost_summary_free(&sum);
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "]}");
+        return r;
+}
+
+/* ---- /api/v1/pods --------------------------------------------------------------------------- */
+
+static int gc__str_field(gc_buf *b, const char *name, const char *v)
+{
+        int r = gc_buf_printf(b, ",\"%s\":", name);
+
+        if (r == 0)
+                r = v ? gc_buf_json_str(b, v) : gc_buf_puts(b, "null");
+        return r;
+}
+
+static int gc__num_field(gc_buf *b, const char *name, double v)
+{
+        int r = gc_buf_printf(b, ",\"%s\":", name);
+
+        return r == 0 ? gc__api_num(b, v) : r;
+}
+
+static int gc__eq_or_any(const char *want, const char *have)
+{
+        return !want || !*want || (have && strcmp(want, have) == 0);
+}
+
+static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
+{
+        int64_t until = p->end == GC_OPEN || p->end > now ? now : p->end;
+        double hours = until > p->start ? (double)(until - p->start) * p->geq / 3600.0 : 0.0;
+        int r = gc_buf_puts(b, "{\"uid\":");
+
+        if (r == 0)
+                r = p->uid ? gc_buf_json_str(b, p->uid) : gc_buf_puts(b, "null");
+        if (r == 0)
+                r = gc__str_field(b, "namespace", p->ns);
+        if (r == 0)
+                r = gc__str_field(b, "name", p->name);
+        if (r == 0)
+                r = gc__str_field(b, "node", p->node);
+        if (r == 0)
+                r = gc__str_field(b, "team", p->team);
+        if (r == 0)
+                r = gc__str_field(b, "project", p->project);
+        if (r == 0)
+                r = gc__str_field(b, "model", p->model);
+        if (r == 0)
+                r = gc__str_field(b, "capacity_type", p->capacity_type);
+        if (r == 0)
+                r = gc__str_field(b, "controller_kind", p->controller_kind);
+        if (r == 0)
+                r = gc__str_field(b, "controller", p->controller);
+        if (r == 0)
+                r = gc__str_field(b, "container", p->container);
+        if (r == 0)
+                r = gc__num_field(b, "geq", p->geq);
+        if (r == 0)
+                r = gc__num_field(b, "gpus_requested", p->gpus_requested);
+        if (r == 0)
+                r = gc__num_field(b, "usd_per_gpu_hour", p->usd_per_gpu_hour);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"start\":");
+        if (r == 0)
+                r = gc__api_time(b, p->start);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"end\":");
+        if (r == 0)
+                r = p->end == GC_OPEN ? gc_buf_puts(b, "null") : gc__api_time(b, p->end);
+        if (r == 0)
+                r = gc_buf_printf(b, ",\"running\":%s", p->end == GC_OPEN ? "true" : "false");
+        if (r == 0)
+                r = gc__num_field(b, "gpu_hours", hours);
+        if (r == 0)
+                r = gc__num_field(b, "cost_usd", hours * p->usd_per_gpu_hour);
+        if (r == 0 && (isnan(p->activity_mean) || p->samples == 0)) {
+                r = gc_buf_puts(b, ",\"usage\":null}");
+        } else if (r == 0) {
+                r = gc_buf_puts(b, ",\"usage\":{\"activity_mean\":");
+                if (r == 0)
+                        r = gc__api_num(b, p->activity_mean);
+                if (r == 0)
+                        r = gc__num_field(b, "activity_p95", p->activity_p95);
+                if (r == 0)
+                        r = gc__num_field(b, "mem_used_peak_mib", p->mem_used_peak_mib);
+                if (r == 0)
+                        r = gc_buf_printf(b, ",\"samples\":%llu}}", (unsigned long long)p->samples);
+        }
+        return r;
+}
+
+int gc__api_pods(gc__api_ctx *x)
+{
+        static const char *const known[] = {"namespace", "team",          "project", "node",
+                                            "model",     "capacity_type", "limit",   NULL};
+        const char *ns = gc_httpd_query(x->req, "namespace");
+        const char *team = gc_httpd_query(x->req, "team");
+        const char *project = gc_httpd_query(x->req, "project");
+        const char *node = gc_httpd_query(x->req, "node");
+        const char *model = gc_httpd_query(x->req, "model");
+        const char *ctype = gc_httpd_query(x->req, "capacity_type");
+        const char *lim = gc_httpd_query(x->req, "limit");
+        const gc_snapshot *s = x->s;
+        gc_buf *b = &x->res->body;
+        int64_t limit = GC__POD_LIMIT_DEFAULT;
+        size_t matched = 0, shown = 0;
+        int r;
+
+        if (gc__api_known_params(x, known))
+                return 0;
+        if (lim && (gc_parse_int64(lim, &limit) < 0 || limit < 1 || limit > GC__POD_LIMIT_MAX))
+                return gc__api_bad(x, 400, "limit", "not a whole number from 1 to %d",
+                                   GC__POD_LIMIT_MAX);
+        r = gc_buf_puts(b, "{\"now\":");
+        if (r == 0)
+                r = gc__api_time(b, s->p.now);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"pods\":[");
+        for (size_t i = 0; r == 0 && i < s->p.n_pods; i++) {
+                const gc_api_pod *p = &s->p.pods[s->pods_by_name[i]];
+
+                if (!gc__eq_or_any(ns, p->ns) || !gc__eq_or_any(team, p->team) ||
+                    !gc__eq_or_any(project, p->project) || !gc__eq_or_any(node, p->node) ||
+                    !gc__eq_or_any(model, p->model) || !gc__eq_or_any(ctype, p->capacity_type))
+                        continue;
+                matched++;
+                if ((int64_t)shown >= limit)
+                        continue;
+                if (shown++)
+                        r = gc_buf_puts(b, ",");
+                if (r == 0)
+                        r = gc__pod_json(b, p, s->p.now);
+        }
+        if (r == 0)
+                r = gc_buf_printf(b, "],\"count\":%zu,\"matched\":%zu,\"truncated\":%s}", shown,
+                                  matched, shown < matched ? "true" : "false");
+        return r;
+}
+
+/* ---- /api/v1/reports ------------------------------------------------------------------------ */
+
+static void gc__publish_opts(const gc_snapshot *s, gc_publish_opts *o)
+{
+        const gc_config *c = s->p.cfg;
+
+        memset(o, 0, sizeof(*o));
+        o->cluster = c->cluster;
+        o->currency = s->currency;
+        o->top_n = c->top_n;
+        o->utc_offset_s = c->utc_offset_s;
+        o->daily_retention_days = c->daily_retention_days;
+        o->weekly_retention_weeks = c->weekly_retention_weeks;
+}
+
+/* "2026-11-21" or "2026-W47" from a ConfigMap name. */
+static void gc__period_id(const gc_publish_period *p, char out[16])
+{
+        const char *dash = strrchr(p->name, '-');
+
+        if (p->kind == GC_PUBLISH_DAILY) {
+                /* gpu-cost-report-daily-YYYY-MM-DD: the last 10 characters */
+                size_t n = strlen(p->name);
+
+                gc_strlcpy(out, n >= 10 ? p->name + n - 10 : p->name, 16);
+                return;
+        }
+        /* gpu-cost-report-weekly-YYYY-wNN */
+        snprintf(out, 16, "%.4s-W%s", dash ? dash - 4 : "", dash ? dash + 2 : "");
+}
+
+static int gc__id_well_formed(gc_publish_kind k, const char *id)
+{
+        if (k == GC_PUBLISH_DAILY)
+                return strlen(id) == 10 && strspn(id, "0123456789") == 4 && id[4] == '-' &&
+                       strspn(id + 5, "0123456789") == 2 && id[7] == '-' &&
+                       strspn(id + 8, "0123456789") == 2;
+        return strlen(id) == 8 && strspn(id, "0123456789") == 4 && id[4] == '-' &&
+               (id[5] == 'W' || id[5] == 'w') && strspn(id + 6, "0123456789") == 2;
+}
+
+static int gc__report_list(gc__api_ctx *x, gc_publish_kind k, const gc_publish_plan *plan)
+{
+        const char *kind = k == GC_PUBLISH_DAILY ? "daily" : "weekly";
+        const gc_publish_period *latest =
+            k == GC_PUBLISH_DAILY ? plan->latest_daily : plan->latest_weekly;
+        gc_buf *b = &x->res->body;
+        char id[16];
+        int r, first = 1;
+
+        r = gc_buf_printf(b, "{\"kind\":\"%s\",\"periods\":[", kind);
+        /* Newest first: the plan lists them ascending. */
+        for (size_t i = plan->n_periods; r == 0 && i-- > 0;) {
+                const gc_publish_period *p = &plan->periods[i];
+
+                if (p->kind != k)
+                        continue;
+                gc__period_id(p, id);
+                if (!first)
+                        r = gc_buf_puts(b, ",");
+                first = 0;
+                if (r == 0)
+                        r = gc_buf_printf(b, "{\"id\":\"%s\",\"start\":", id);
+                if (r == 0)
+                        r = gc__api_time(b, p->start);
+                if (r == 0)
+                        r = gc_buf_puts(b, ",\"end\":");
+                if (r == 0)
+                        r = gc__api_time(b, p->end);
+                if (r == 0)
+                        r = gc_buf_printf(b, ",\"partial\":%s,\"url\":\"/api/v1/reports/%s/%s\"}",
+                                          p->complete ? "false" : "true", kind, id);
+        }
+        if (r == 0 && latest) {
+                gc__period_id(latest, id);
+                r = gc_buf_printf(b, "],\"latest\":\"%s\"}", id);
+        } else if (r == 0) {
+                r = gc_buf_puts(b, "],\"latest\":null}");
+        }
+        return r;
+}
+
+static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_plan *plan,
+                          const char *id)
+{
+        const char *kind = k == GC_PUBLISH_DAILY ? "daily" : "weekly";
+        const char *fmt = gc_httpd_query(x->req, "format");
+        const gc_publish_period *p = NULL;
+        const gc_snapshot *s = x->s;
+        gc_period_report rep;
+        char pid[16];
+
+        if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "md") != 0)
+                return gc__api_bad(x, 400, "format", "json or md");
+        if (strcmp(id, "latest") == 0) {
+                p = k == GC_PUBLISH_DAILY ? plan->latest_daily : plan->latest_weekly;
+                if (!p)
+                        return gc__api_bad(x, 404, NULL,
+                                           "no complete %s period yet (list: /api/v1/reports/%s)",
+                                           kind, kind);
+        } else {
+                if (!gc__id_well_formed(k, id))
+                        return gc__api_bad(x, 400, "id", "%s report ids are %s or latest", kind,
+                                           k == GC_PUBLISH_DAILY ? "dates YYYY-MM-DD"
+                                                                 : "ISO weeks YYYY-Www");
+                for (size_t i = 0; i < plan->n_periods && !p; i++) {
+                        if (plan->periods[i].kind != k)
+                                continue;
+                        gc__period_id(&plan->periods[i], pid);
+                        if (strcasecmp(pid, id) == 0)
+                                p = &plan->periods[i];
+                }
+                if (!p)
+                        return gc__api_bad(x, 404, NULL,
+                                           "no %s report %.10s: no data in that period, or past "
+                                           "retention (list: /api/v1/reports/%s)",
+                                           kind, id, kind);
+        }
+        memset(&rep, 0, sizeof(rep));
+        rep.ledger = s->p.ledger;
+        rep.kind = kind;
+        rep.cluster = s->p.cfg->cluster;
+        rep.currency = s->currency;
+        rep.start = p->start;
+        rep.end = p->end;
+        rep.now = s->p.now;
+        rep.top_n = s->p.cfg->top_n;
+        rep.utc_offset_s = s->p.cfg->utc_offset_s;
+        rep.savings_json = s->p.recommendations_json;
+        rep.savings_markdown = s->p.recommendations_md;
+        if (fmt && strcmp(fmt, "md") == 0) {
+                x->res->content_type = "text/markdown; charset=utf-8";
+                return gc_report_period_markdown(&rep, &x->res->body);
+        }
+        return gc_report_period_json(&rep, &x->res->body);
+}
+
+int gc__api_reports(gc__api_ctx *x)
+{
+        static const char *const known[] = {"format", NULL};
+        const char *rest = x->req->path + strlen("/api/v1/reports");
+        gc_publish_kind k;
+        gc_publish_opts o;
+        gc_publish_plan plan = {0};
+        int r;
+
+        if (gc__api_known_params(x, known))
+                return 0;
+        if (*rest == '\0' || strcmp(rest, "/") == 0)
+                return gc_buf_puts(&x->res->body,
+                                   "{\"kinds\":[\"daily\",\"weekly\"],\"urls\":["
+                                   "\"/api/v1/reports/daily\",\"/api/v1/reports/weekly\"]}");
+        if (strncmp(rest, "/daily", 6) == 0 && (rest[6] == '\0' || rest[6] == '/')) {
+                k = GC_PUBLISH_DAILY;
+                rest += 6;
+        } else if (strncmp(rest, "/weekly", 7) == 0 && (rest[7] == '\0' || rest[7] == '/')) {
+                k = GC_PUBLISH_WEEKLY;
+                rest += 7;
+        } else {
+                return gc__api_bad(x, 404, NULL, "not found: reports are daily or weekly");
+        }
+        if (*rest == '/')
+                rest++;
+        if (strchr(rest, '/'))
+                return gc__api_bad(x, 404, NULL, "not found");
+        gc__publish_opts(x->s, &o);
+        r = gc_publish_plan_make(x->s->p.ledger, &o, x->s->p.now, &plan);
+        if (r < 0)
+                return r;
+        if (*rest == '\0')
+                r = gc__report_list(x, k, &plan);
+        else
+                r = gc__report_one(x, k, &plan, rest);
+        gc_publish_plan_release(&plan);
+        return r;
+}
+
+/* ---- /api/v1/recommendations ---------------------------------------------------------------- */
+
+int gc__api_recommendations(gc__api_ctx *x)
+{
+        static const char *const known[] = {NULL};
+
+        if (gc__api_known_params(x, known))
+                return 0;
+        if (x->s->p.recommendations_json)
+                return gc_buf_puts(&x->res->body, x->s->p.recommendations_json);
+        return gc_buf_puts(&x->res->body,
+                           "{\"findings\":[],\"notes\":[\"no usage data: the advisor has not run "
+                           "(configure a usage source, docs/usage.md)\"]}");
+}
+
+/* ---- /api/v1/prices, /api/v1/tco ------------------------------------------------------------ */
+
+typedef struct gc__class {
+        const char *model, *capacity_type;
+        double usd_per_gpu_hour;
+        size_t pods;
+        double geq;
+} gc__class;
+
+static int gc__same(const char *a, const char *b)
+{
+        return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Distinct (model, capacity type, price) among the snapshot's pods; running ones counted. */
+static int gc__classes(const gc_snapshot *s, gc__class **ret, size_t *ret_n)
+{
+        gc__class *v = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->p.n_pods; i++) {
+                const gc_api_pod *p = &s->p.pods[i];
+                size_t j;
+
+                for (j = 0; j < n; j++)
+                        if (gc__same(v[j].model, p->model) &&
+                            gc__same(v[j].capacity_type, p->capacity_type) &&
+                            v[j].usd_per_gpu_hour == p->usd_per_gpu_hour)
+                                break;
+                if (j == n) {
+                        gc__class *nv = realloc(v, (n + 1) * sizeof(*v));
+
+                        if (!nv) {
+                                free(v);
+                                return -ENOMEM;
+                        }
+                        v = nv;
+                        memset(&v[n], 0, sizeof(v[n]));
+                        v[n].model = p->model;
+                        v[n].capacity_type = p->capacity_type;
+                        v[n].usd_per_gpu_hour = p->usd_per_gpu_hour;
+                        n++;
+                }
+                if (p->end == GC_OPEN) {
+                        v[j].pods++;
+                        v[j].geq += p->geq;
+                }
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+int gc__api_prices(gc__api_ctx *x)
+{
+        static const char *const known[] = {NULL};
+        const gc_config *c = x->s->p.cfg;
+        gc_buf *b = &x->res->body;
+        gc__class *cl = NULL;
+        size_t n = 0;
+        int r;
+
+        if (gc__api_known_params(x, known))
+                return 0;
+        r = gc_buf_printf(b, "{\"builtin\":%s,\"catalog\":", c->catalog_builtin ? "true" : "false");
+        if (r == 0)
+                r = c->catalog ? gc_catalog_to_json(c->catalog, b) : gc_buf_puts(b, "null");
+        if (r == 0)
+                r = gc__classes(x->s, &cl, &n);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"in_use\":[");
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                r = gc_buf_printf(b, "%s{\"model\":", i ? "," : "");
+                if (r == 0)
+                        r = cl[i].model ? gc_buf_json_str(b, cl[i].model) : gc_buf_puts(b, "null");
+                if (r == 0)
+                        r = gc__str_field(b, "capacity_type", cl[i].capacity_type);
+                if (r == 0)
+                        r = gc__num_field(b, "usd_per_gpu_hour", cl[i].usd_per_gpu_hour);
+                if (r == 0)
+                        r = gc_buf_printf(b, ",\"running_pods\":%zu", cl[i].pods);
+                if (r == 0)
+                        r = gc__num_field(b, "running_geq", cl[i].geq);
+                if (r == 0)
+                        r = gc_buf_puts(b, "}");
+        }
+        free(cl);
+        if (r == 0)
+                r = gc_buf_puts(b, "]}");
+        return r;
+}
+
+int gc__api_tco(gc__api_ctx *x)
+{
+        static const char *const known[] = {NULL};
+        const gc_config *c = x->s->p.cfg;
+        const gc_tco_inputs *in = &c->tco;
+        gc_buf *b = &x->res->body;
+        gc_tco_result t;
+        gc__class *cl = NULL;
+        size_t n = 0;
+        char err[GC__API_ERR];
+        int r;
+
+        if (gc__api_known_params(x, known))
+                return 0;
+        if (!c->has_tco)
+                return gc__api_bad(x, 404, NULL,
+                                   "tco: not configured (add a \"tco\" section to the "
+                                   "configuration, docs/configuration.md)");
+        if (gc_tco_compute(in, &t, err, sizeof(err)) < 0)
+                return gc__api_bad(x, 500, "tco", "%s", err);
+        r = gc_buf_puts(b, "{\"inputs\":{\"node_price\":");
+        if (r == 0)
+                r = gc__api_num(b, in->node_price);
+        if (r == 0)
+                r = gc__num_field(b, "gpus_per_node", in->gpus_per_node);
+        if (r == 0)
+                r = gc__num_field(b, "years", in->years);
+        if (r == 0)
+                r = gc__num_field(b, "utilization", in->utilization);
+        if (r == 0)
+                r = gc__num_field(b, "cluster_gpus", in->cluster_gpus);
+        if (r == 0)
+                r = gc__num_field(b, "ftes", in->ftes);
+        if (r == 0)
+                r = gc__num_field(b, "fte_cost", in->fte_cost);
+        if (r == 0)
+                r = gc__num_field(b, "kw_per_gpu", in->kw_per_gpu);
+        if (r == 0)
+                r = gc__num_field(b, "pue", in->pue);
+        if (r == 0)
+                r = gc__num_field(b, "usd_per_kwh", in->usd_per_kwh);
+        if (r == 0)
+                r = gc__num_field(b, "network_per_gpu_hour", in->network_per_gpu_hour);
+        if (r == 0)
+                r = gc_buf_puts(b, "},\"per_productive_gpu_hour\":{\"hardware\":");
+        if (r == 0)
+                r = gc__api_num(b, t.hardware_per_hour);
+        if (r == 0)
+                r = gc__num_field(b, "operations", t.operations_per_hour);
+        if (r == 0)
+                r = gc__num_field(b, "power", t.power_per_hour);
+        if (r == 0)
+                r = gc__num_field(b, "network", t.network_per_hour);
+        if (r == 0)
+                r = gc__num_field(b, "total", t.usd_per_productive_gpu_hour);
+        if (r == 0)
+                r = gc_buf_puts(b, "}");
+        if (r == 0)
+                r = gc__num_field(b, "annual_cost_per_gpu", t.annual_cost_per_gpu);
+        if (r == 0)
+                r = gc__str_field(b, "currency", x->s->currency);
+        if (r == 0)
+                r = gc__classes(x->s, &cl, &n);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"break_even\":[");
+        /* Against each price paid in the cluster: owning is cheaper above this utilization. */
+        for (size_t i = 0, k = 0; r == 0 && i < n; i++) {
+                double u;
+
+                if (cl[i].usd_per_gpu_hour <= 0 ||
+                    gc_tco_break_even(t.annual_cost_per_gpu, cl[i].usd_per_gpu_hour, &u) < 0)
+                        continue;
+                r = gc_buf_printf(b, "%s{\"model\":", k++ ? "," : "");
+                if (r == 0)
+                        r = cl[i].model ? gc_buf_json_str(b, cl[i].model) : gc_buf_puts(b, "null");
+                if (r == 0)
+                        r = gc__str_field(b, "capacity_type", cl[i].capacity_type);
+                if (r == 0)
+                        r = gc__num_field(b, "usd_per_gpu_hour", cl[i].usd_per_gpu_hour);
+                if (r == 0)
+                        r = gc__num_field(b, "break_even_utilization", u);
+                if (r == 0)
+                        r = gc_buf_printf(b, ",\"owning_is_cheaper\":%s}",
+                                          in->utilization > u ? "true" : "false");
+        }
+        free(cl);
+        if (r == 0)
+                r = gc_buf_puts(b, "]}");
+        return r;
+}

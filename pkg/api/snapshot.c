@@ -1,0 +1,555 @@
+/* snapshot: immutable, reference-counted API state, its response cache, and request dispatch. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+#include "web/web.h"
+
+/* ---- snapshots ------------------------------------------------------------------------------ */
+
+static const gc_snapshot *gc__sort_snap; /* qsort has no context argument; set under sort_mu */
+static pthread_mutex_t gc__sort_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int gc__strcmp0(const char *a, const char *b)
+{
+        return strcmp(a ? a : "", b ? b : "");
+}
+
+static int gc__pod_order(const void *pa, const void *pb)
+{
+        const gc_api_pod *a = &gc__sort_snap->p.pods[*(const size_t *)pa];
+        const gc_api_pod *b = &gc__sort_snap->p.pods[*(const size_t *)pb];
+        int c = gc__strcmp0(a->ns, b->ns);
+
+        if (c == 0)
+                c = gc__strcmp0(a->name, b->name);
+        if (c == 0)
+                c = (a->start > b->start) - (a->start < b->start);
+        return c;
+}
+
+static void gc__parts_free(gc_snapshot_parts *p)
+{
+        gc_ledger_free(p->ledger);
+        free(p->pods);
+        free(p->recommendations_json);
+        free(p->recommendations_md);
+        free(p->finding_stats);
+        free(p->nodes);
+        memset(p, 0, sizeof(*p));
+}
+
+gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts)
+{
+        gc_snapshot *s;
+
+        if (!parts)
+                return NULL;
+        if (!parts->ledger || !parts->cfg || parts->now < 0 || (parts->n_pods && !parts->pods)) {
+                gc__parts_free(parts);
+                errno = EINVAL;
+                return NULL;
+        }
+        s = calloc(1, sizeof(*s));
+        if (s && parts->n_pods)
+                s->pods_by_name = malloc(parts->n_pods * sizeof(*s->pods_by_name));
+        if (!s || (parts->n_pods && !s->pods_by_name)) {
+                free(s);
+                gc__parts_free(parts);
+                errno = ENOMEM;
+                return NULL;
+        }
+        s->p = *parts;
+        memset(parts, 0, sizeof(*parts));
+        atomic_init(&s->refs, 1);
+        gc_ledger_stats_get(s->p.ledger, &s->lstats);
+        s->cluster = s->p.cfg->cluster && *s->p.cfg->cluster ? s->p.cfg->cluster : "default";
+        s->currency =
+            s->p.cfg->catalog && s->p.cfg->catalog->currency ? s->p.cfg->catalog->currency : "USD";
+        for (size_t i = 0; i < s->p.n_pods; i++)
+                s->pods_by_name[i] = i;
+        if (s->p.n_pods > 1) {
+                pthread_mutex_lock(&gc__sort_mu);
+                gc__sort_snap = s;
+                qsort(s->pods_by_name, s->p.n_pods, sizeof(size_t), gc__pod_order);
+                gc__sort_snap = NULL;
+                pthread_mutex_unlock(&gc__sort_mu);
+        }
+        pthread_mutex_init(&s->cache.mu, NULL);
+        s->cache.max_entries = GC__API_DEFAULT_ENTRIES;
+        s->cache.max_bytes = GC__API_DEFAULT_BYTES;
+        return s;
+}
+
+gc_snapshot *gc_snapshot_ref(gc_snapshot *s)
+{
+        if (s)
+                atomic_fetch_add(&s->refs, 1);
+        return s;
+}
+
+void gc_snapshot_unref(gc_snapshot *s)
+{
+        if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+                return;
+        for (size_t i = 0; i < s->cache.n; i++) {
+                free(s->cache.e[i].key);
+                free(s->cache.e[i].body);
+        }
+        free(s->cache.e);
+        pthread_mutex_destroy(&s->cache.mu);
+        free(s->pods_by_name);
+        gc__parts_free(&s->p);
+        free(s);
+}
+
+const gc_api_pod *gc__api_pod_find(const gc_snapshot *s, const char *ns, const char *name)
+{
+        size_t lo = 0, hi = s->p.n_pods;
+        const gc_api_pod *found = NULL;
+
+        if (!ns || !name)
+                return NULL;
+        /* The first (ns, name) at or after the key, then the last of its run (latest start). */
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const gc_api_pod *p = &s->p.pods[s->pods_by_name[mid]];
+                int c = gc__strcmp0(p->ns, ns);
+
+                if (c == 0)
+                        c = gc__strcmp0(p->name, name);
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (; lo < s->p.n_pods; lo++) {
+                const gc_api_pod *p = &s->p.pods[s->pods_by_name[lo]];
+
+                if (gc__strcmp0(p->ns, ns) != 0 || gc__strcmp0(p->name, name) != 0)
+                        break;
+                found = p;
+        }
+        return found;
+}
+
+/* ---- the API object ------------------------------------------------------------------------- */
+
+gc_api *gc_api_new(const gc_api_opts *o)
+{
+        gc_api *a = calloc(1, sizeof(*a));
+
+        if (!a) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        pthread_mutex_init(&a->mu, NULL);
+        a->cache_entries = o && o->cache_entries ? o->cache_entries : GC__API_DEFAULT_ENTRIES;
+        a->cache_bytes = o && o->cache_bytes ? o->cache_bytes : GC__API_DEFAULT_BYTES;
+        gc_strlcpy(a->currency, o && o->currency ? o->currency : "USD", sizeof(a->currency));
+        return a;
+}
+
+gc_api *gc_api_free(gc_api *a)
+{
+        if (!a)
+                return NULL;
+        gc_snapshot_unref(a->cur);
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return NULL;
+}
+
+void gc_api_publish(gc_api *a, gc_snapshot *s)
+{
+        gc_snapshot *old;
+
+        if (!a) {
+                gc_snapshot_unref(s);
+                return;
+        }
+        if (s) {
+                /* Set before anyone else can see s. */
+                s->cache.max_entries = a->cache_entries;
+                s->cache.max_bytes = a->cache_bytes;
+        }
+        pthread_mutex_lock(&a->mu);
+        old = a->cur;
+        a->cur = s;
+        pthread_mutex_unlock(&a->mu);
+        /* The last reference may free a large ledger: never under the lock. */
+        gc_snapshot_unref(old);
+}
+
+gc_snapshot *gc_api_acquire(gc_api *a)
+{
+        gc_snapshot *s;
+
+        if (!a)
+                return NULL;
+        pthread_mutex_lock(&a->mu);
+        s = gc_snapshot_ref(a->cur);
+        pthread_mutex_unlock(&a->mu);
+        return s;
+}
+
+/* ---- the response cache --------------------------------------------------------------------- */
+
+void gc__api_etag(const char *body, size_t len, char out[24])
+{
+        snprintf(out, 24, "\"%016" PRIx64 "\"", gc_hash(body, len, 0x9e3779b97f4a7c15ull));
+}
+
+int gc__api_etag_match(const char *inm, const char *etag)
+{
+        size_t el = strlen(etag);
+
+        if (!inm)
+                return 0;
+        /* A list of entity tags, weak or strong: a GET compares them weakly (RFC 9110 13.1.2). */
+        while (*inm) {
+                const char *end;
+
+                while (*inm == ' ' || *inm == '\t' || *inm == ',')
+                        inm++;
+                if (*inm == '*')
+                        return 1;
+                if (strncmp(inm, "W/", 2) == 0)
+                        inm += 2;
+                end = inm;
+                while (*end && *end != ',')
+                        end++;
+                while (end > inm && (end[-1] == ' ' || end[-1] == '\t'))
+                        end--;
+                if ((size_t)(end - inm) == el && memcmp(inm, etag, el) == 0)
+                        return 1;
+                inm = *end ? end + 1 : end;
+        }
+        return 0;
+}
+
+const gc__api_entry *gc__api_cache_get(gc__api_cache *c, const char *key, uint64_t h)
+{
+        for (size_t i = 0; i < c->n; i++)
+                if (c->e[i].key_hash == h && strcmp(c->e[i].key, key) == 0) {
+                        c->e[i].used = ++c->clock;
+                        c->hits++;
+                        return &c->e[i];
+                }
+        c->misses++;
+        return NULL;
+}
+
+static void gc__cache_drop(gc__api_cache *c, size_t i)
+{
+        c->bytes -= c->e[i].len + strlen(c->e[i].key);
+        free(c->e[i].key);
+        free(c->e[i].body);
+        c->e[i] = c->e[--c->n];
+}
+
+void gc__api_cache_put(gc__api_cache *c, const char *key, uint64_t h, const char *body, size_t len,
+                       const char *content_type)
+{
+        gc__api_entry *e;
+        size_t klen = strlen(key);
+
+        /* An answer larger than a quarter of the cache would evict everything else. */
+        if (c->max_entries == 0 || len + klen > c->max_bytes / 4)
+                return;
+        if (!c->e) {
+                c->e = calloc(c->max_entries, sizeof(*c->e));
+                if (!c->e)
+                        return;
+        }
+        while (c->n && (c->n >= c->max_entries || c->bytes + len + klen > c->max_bytes)) {
+                size_t lru = 0;
+
+                for (size_t i = 1; i < c->n; i++)
+                        if (c->e[i].used < c->e[lru].used)
+                                lru = i;
+                gc__cache_drop(c, lru);
+        }
+        e = &c->e[c->n];
+        e->key = malloc(klen + 1);
+        e->body = malloc(len ? len : 1);
+        if (!e->key || !e->body) {
+                free(e->key);
+                free(e->body);
+                return;
+        }
+        memcpy(e->key, key, klen + 1);
+        if (len)
+                memcpy(e->body, body, len);
+        e->len = len;
+        e->key_hash = h;
+        e->content_type = content_type;
+        e->used = ++c->clock;
+        gc__api_etag(body, len, e->etag);
+        c->bytes += len + klen;
+        c->n++;
+}
+
+/* ---- helpers for handlers ------------------------------------------------------------------- */
+
+int gc__api_bad(gc__api_ctx *x, int status, const char *param, const char *fmt, ...)
+{
+        char msg[GC__API_ERR], full[GC__API_ERR + 64];
+        gc_buf *b = &x->res->body;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (param)
+                snprintf(full, sizeof(full), "%s: %s", param, msg);
+        else
+                snprintf(full, sizeof(full), "%s", msg);
+        gc_buf_reset(b);
+        x->res->status = status;
+        x->res->content_type = "application/json";
+        if (x->opencost) {
+                r = gc_buf_printf(b, "{\"code\":%d,\"status\":\"error\",\"message\":", status);
+                if (r == 0)
+                        r = gc_buf_json_str(b, full);
+        } else {
+                r = gc_buf_puts(b, "{\"error\":");
+                if (r == 0)
+                        r = gc_buf_json_str(b, full);
+        }
+        if (r == 0 && param) {
+                r = gc_buf_puts(b, ",\"parameter\":");
+                if (r == 0)
+                        r = gc_buf_json_str(b, param);
+        }
+        if (r == 0)
+                r = gc_buf_printf(b, ",\"status\":%d}", status);
+        return r;
+}
+
+int gc__api_known_params(gc__api_ctx *x, const char *const *names)
+{
+        for (size_t i = 0; i < x->req->n_params; i++) {
+                const char *n = x->req->params[i].name;
+                size_t j;
+
+                for (j = 0; names[j]; j++)
+                        if (strcmp(names[j], n) == 0)
+                                break;
+                if (!names[j]) {
+                        char list[GC__API_ERR];
+                        size_t off = 0;
+
+                        for (j = 0; names[j] && off < sizeof(list); j++)
+                                off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+                                                        j ? ", " : "", names[j]);
+                        gc__api_bad(x, 400, n, "unknown parameter (known: %s)", j ? list : "none");
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+int gc__api_num5(gc_buf *b, double v)
+{
+        char tmp[64];
+        int n;
+
+        if (!isfinite(v))
+                return gc_buf_puts(b, "null");
+        n = snprintf(tmp, sizeof(tmp), "%.5f", v);
+        if (n <= 0 || (size_t)n >= sizeof(tmp))
+                return gc_buf_puts(b, "null");
+        /* "1.50000" -> "1.5", "2.00000" -> "2", "-0" -> "0" */
+        if (strchr(tmp, '.') && !strchr(tmp, 'e')) {
+                while (n > 0 && tmp[n - 1] == '0')
+                        tmp[--n] = '\0';
+                if (n > 0 && tmp[n - 1] == '.')
+                        tmp[--n] = '\0';
+        }
+        if (strcmp(tmp, "-0") == 0)
+                return gc_buf_puts(b, "0");
+        return gc_buf_puts(b, tmp);
+}
+
+int gc__api_num(gc_buf *b, double v)
+{
+        char tmp[64];
+
+        if (!isfinite(v))
+                return gc_buf_puts(b, "null");
+        /* The shortest of %.15g and %.17g that reads back exactly. */
+        snprintf(tmp, sizeof(tmp), "%.15g", v);
+        if (strtod(tmp, NULL) != v)
+                snprintf(tmp, sizeof(tmp), "%.17g", v);
+        if (strcmp(tmp, "-0") == 0)
+                return gc_buf_puts(b, "0");
+        return gc_buf_puts(b, tmp);
+}
+
+int gc__api_time(gc_buf *b, int64_t t)
+{
+        char s[GC_TIME_LEN];
+
+        gc_time_format(t, s);
+        return gc_buf_printf(b, "\"%s\"", s);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------- */
+
+typedef int (*gc__api_fn)(gc__api_ctx *x);
+
+typedef struct gc__route {
+        const char *path;
+        unsigned flags;
+        gc__api_fn fn;
+        int opencost;
+} gc__route;
+
+static const gc__route gc__routes[] = {
+    {"/api/v1/costs", 0, gc__api_costs, 0},
+    {"/api/v1/pods", 0, gc__api_pods, 0},
+    {"/api/v1/reports", GC_HTTPD_PREFIX, gc__api_reports, 0},
+    {"/api/v1/recommendations", 0, gc__api_recommendations, 0},
+    {"/api/v1/prices", 0, gc__api_prices, 0},
+    {"/api/v1/tco", 0, gc__api_tco, 0},
+    {"/allocation", 0, gc__api_allocation, 1},
+    {"/allocation/compute", 0, gc__api_allocation, 1},
+    {"/metrics", 0, gc__api_metrics, 0},
+};
+
+static int gc__answer_cached(const gc_httpd_request *req, gc_httpd_response *res, const char *body,
+                             size_t len, const char *ctype, const char *etag)
+{
+        int r = gc_httpd_add_header(res, "ETag", etag);
+
+        if (r == 0)
+                r = gc_httpd_add_header(res, "Cache-Control", "no-cache");
+        if (r < 0)
+                return r;
+        res->content_type = ctype;
+        if (gc__api_etag_match(gc_httpd_header(req, "If-None-Match"), etag)) {
+                res->status = 304;
+                return 0;
+        }
+        res->status = 200;
+        return gc_buf_append(&res->body, body, len);
+}
+
+static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        const gc__api_binding *bd = ud;
+        const gc__route *rt = bd->route;
+        gc__api_ctx x = {0};
+        gc_buf key;
+        uint64_t h;
+        int r;
+
+        x.a = bd->a;
+        x.req = req;
+        x.res = res;
+        x.opencost = rt->opencost;
+        x.s = gc_api_acquire(bd->a);
+        if (!x.s) {
+                r = gc__api_bad(&x, 503, NULL, "no data yet");
+                if (r == 0)
+                        r = gc_httpd_add_header(res, "Retry-After", "5");
+                return r;
+        }
+        gc_buf_init(&key, 2 * GC_HTTPD_DEFAULT_MAX_URL_BYTES + 8192);
+        r = gc_buf_printf(&key, "%s?%s", req->path, req->query);
+        if (r < 0)
+                goto out;
+        h = gc_hash(key.data, key.len, 0);
+        pthread_mutex_lock(&x.s->cache.mu);
+        {
+                const gc__api_entry *e = gc__api_cache_get(&x.s->cache, key.data, h);
+
+                if (e)
+                        r = gc__answer_cached(req, res, e->body, e->len, e->content_type, e->etag);
+                pthread_mutex_unlock(&x.s->cache.mu);
+                if (e)
+                        goto out;
+        }
+        r = rt->fn(&x);
+        if (r == 0 && res->status == 200) {
+                char etag[24];
+                const char *ctype = res->content_type ? res->content_type : "application/json";
+
+                pthread_mutex_lock(&x.s->cache.mu);
+                gc__api_cache_put(&x.s->cache, key.data, h, res->body.data ? res->body.data : "",
+                                  res->body.len, ctype);
+                pthread_mutex_unlock(&x.s->cache.mu);
+                gc__api_etag(res->body.data ? res->body.data : "", res->body.len, etag);
+                r = gc_httpd_add_header(res, "ETag", etag);
+                if (r == 0)
+                        r = gc_httpd_add_header(res, "Cache-Control", "no-cache");
+                if (r == 0 && gc__api_etag_match(gc_httpd_header(req, "If-None-Match"), etag)) {
+                        res->status = 304;
+                        gc_buf_reset(&res->body);
+                }
+        }
+out:
+        gc_buf_free(&key);
+        gc_snapshot_unref(x.s);
+        return r;
+}
+
+/* The dashboard: the embedded files, revalidated by ETag; everything else is a JSON 404. */
+static int gc__static(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        const gc_web_asset *w = gc_web_find(req->path);
+        int r;
+
+        (void)ud;
+        if (!w) {
+                gc__api_ctx x = {0};
+                char msg[96];
+
+                x.req = req;
+                x.res = res;
+                /* The path is the client's own: cut, and only printable bytes reach the JSON. */
+                snprintf(msg, sizeof(msg), "not found: %.64s", req->path);
+                return gc__api_bad(&x, 404, NULL, "%s", msg);
+        }
+        r = gc_httpd_add_header(res, "ETag", w->etag);
+        if (r == 0)
+                r = gc_httpd_add_header(
+                    res, "Cache-Control",
+                    strstr(w->content_type, "text/html") ? "no-cache" : "public, max-age=300");
+        if (r == 0)
+                r = gc_httpd_add_header(res, "X-Content-Type-Options", "nosniff");
+        if (r < 0)
+                return r;
+        res->content_type = w->content_type;
+        if (gc__api_etag_match(gc_httpd_header(req, "If-None-Match"), w->etag)) {
+                res->status = 304;
+                return 0;
+        }
+        return gc_buf_append(&res->body, w->data, w->len);
+}
+
+int gc_api_routes(gc_api *a, gc_httpd *h)
+{
+        size_t n = sizeof(gc__routes) / sizeof(gc__routes[0]);
+        int r;
+
+        _Static_assert(sizeof(gc__routes) / sizeof(gc__routes[0]) <= GC__API_MAX_ROUTES,
+                       "bind[] too small");
+        if (!a || !h)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                a->bind[i].a = a;
+                a->bind[i].route = &gc__routes[i];
+                r = gc_httpd_route(h, gc__routes[i].path, gc__routes[i].flags, gc__handle,
+                                   &a->bind[i]);
+                if (r < 0)
+                        return r;
+        }
+        return gc_httpd_route(h, "/", GC_HTTPD_PREFIX, gc__static, a);
+}
