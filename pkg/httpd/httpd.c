@@ -1,4 +1,5 @@
-/* httpd: the libwebsockets server: listening, limits, routing, response writing, TLS reload. */
+/* httpd: the libwebsockets server: listening, limits, routing, the guard, responses, TLS reload.
+ */
 #include "httpd_int.h"
 
 #include <arpa/inet.h>
@@ -45,11 +46,30 @@ struct file_stamp {
         struct timespec mtime;
 };
 
-/* lws per-session data: the response being written on this connection. */
+/* What the request line said, decoded by lws; owned by the caller (free_target). */
+struct target {
+        char *path;
+        gc_httpd_param *params; /* owns the block args points into */
+        char *args;             /* the parameters, each NUL-terminated */
+        size_t n_params;
+        gc_buf query;
+};
+
+/* lws per-session data: the response being written on this connection, or a parked request. */
 struct conn {
         gc_buf body;
         size_t sent;
         bool active;
+
+        /* Parked by the guard: the request as read (lws keeps its header table attached until
+         * the transaction completes), linked into gc_httpd's list until it is answered. */
+        bool parked;
+        struct lws *wsi;
+        struct conn *park_prev, *park_next;
+        lws_usec_t park_deadline_us;
+        struct target t;
+        size_t mi;
+        const struct route *rt;
 };
 
 struct gc_httpd {
@@ -78,6 +98,12 @@ struct gc_httpd {
         void *log_ud;
 
         atomic_bool stop_req;
+
+        gc_httpd_guard guard;
+        void *guard_ud;
+        int max_parked, park_sec, n_parked;
+        struct conn *parked; /* doubly linked through park_prev/park_next */
+        atomic_bool wake_req;
 
         unsigned char *wbuf; /* LWS_PRE headroom, then headers or one body chunk */
         size_t wbuf_len;
@@ -226,11 +252,23 @@ static void tls_check(struct gc_httpd *h)
         hlog(h, GC_HTTPD_LOG_WARN, "%s; still serving the previous certificate", msg);
 }
 
+/* Asks for a writeable callback on every parked request (all of them, or only expired ones). */
+static void parked_poke(struct gc_httpd *h, bool expired_only)
+{
+        lws_usec_t now = lws_now_usecs();
+
+        for (struct conn *c = h->parked; c; c = c->park_next)
+                if (!expired_only || now >= c->park_deadline_us)
+                        lws_callback_on_writable(c->wsi);
+}
+
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
         struct gc_httpd *h = lws_container_of(sul, struct gc_httpd, tick);
         lws_usec_t now = lws_now_usecs();
 
+        if (h->n_parked)
+                parked_poke(h, true);
         if (h->cert && now >= h->next_tls_check_us) {
                 tls_check(h);
                 h->next_tls_check_us = now + (lws_usec_t)h->tls_check_sec * LWS_US_PER_SEC;
@@ -273,20 +311,12 @@ static bool has_ctl(const char *s, size_t n)
         return false;
 }
 
-/* What the request line said, decoded by lws; owned by the caller (free_target). */
-struct target {
-        char *path;
-        gc_httpd_param *params; /* owns the block args points into */
-        char *args;             /* the parameters, each NUL-terminated */
-        size_t n_params;
-        gc_buf query;
-};
-
 static void free_target(struct target *t)
 {
         free(t->path);
         free(t->params);
         gc_buf_free(&t->query);
+        memset(t, 0, sizeof(*t));
 }
 
 /*
@@ -383,11 +413,29 @@ static int read_target(const struct gc_httpd *h, struct lws *wsi, enum lws_token
         return check_version(wsi, ret_msg);
 }
 
-static void conn_reset(struct conn *c)
+static void park_unlink(struct gc_httpd *h, struct conn *c)
+{
+        if (!c->parked)
+                return;
+        if (c->park_prev)
+                c->park_prev->park_next = c->park_next;
+        else
+                h->parked = c->park_next;
+        if (c->park_next)
+                c->park_next->park_prev = c->park_prev;
+        c->park_prev = c->park_next = NULL;
+        c->parked = false;
+        h->n_parked--;
+}
+
+static void conn_reset(struct gc_httpd *h, struct conn *c)
 {
         gc_buf_free(&c->body);
         c->sent = 0;
         c->active = false;
+        if (h)
+                park_unlink(h, c);
+        free_target(&c->t);
 }
 
 static bool content_type_ok(const char *s)
@@ -444,61 +492,90 @@ static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bo
 
 static void free_header_cache(struct gc_httpd__req *priv)
 {
-        for (size_t i = 0; i < priv->n_hdr; i++)
+        /* Copies of Authorization among them: leave no bearer token in freed memory. */
+        for (size_t i = 0; i < priv->n_hdr; i++) {
+                explicit_bzero(priv->hdr_vals[i], strlen(priv->hdr_vals[i]));
                 free(priv->hdr_vals[i]);
+        }
         priv->n_hdr = 0;
 }
 
-static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+/*
+ * Parks the request in c (taking t) until deadline_us (0: park_timeout_sec from now); false
+ * when max_parked are parked already.
+ */
+static bool park(struct gc_httpd *h, struct lws *wsi, struct conn *c, struct target *t, size_t mi,
+                 const struct route *rt, lws_usec_t deadline_us)
+{
+        lws_usec_t now = lws_now_usecs();
+
+        if (h->n_parked >= h->max_parked)
+                return false;
+        c->t = *t;
+        memset(t, 0, sizeof(*t));
+        c->mi = mi;
+        c->rt = rt;
+        c->wsi = wsi;
+        c->parked = true;
+        c->park_prev = NULL;
+        c->park_next = h->parked;
+        if (h->parked)
+                h->parked->park_prev = c;
+        h->parked = c;
+        h->n_parked++;
+        c->park_deadline_us =
+            deadline_us ? deadline_us : now + (lws_usec_t)h->park_sec * LWS_US_PER_SEC;
+        /* A backstop behind the 504 sent at the deadline. */
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+                        (int)((c->park_deadline_us - now) / LWS_US_PER_SEC) + 5);
+        return true;
+}
+
+/*
+ * The guard, then the handler, then the answer, for a request whose target, route and method
+ * are known. t is consumed, or taken by c when the request is parked (until deadline_us, 0 for
+ * a first run).
+ */
+static int serve(struct gc_httpd *h, struct lws *wsi, struct conn *c, struct target *t, size_t mi,
+                 const struct route *rt, lws_usec_t deadline_us)
 {
         struct gc_httpd__req priv = {.wsi = wsi};
         gc_httpd_request req = {.query = "", .internal_ = &priv};
         gc_httpd_response res = {.status = 200, .content_type = "application/json"};
-        struct target t = {0};
-        const struct route *rt;
-        const char *msg = NULL;
-        size_t mi;
-        int status, r;
+        int r = GC_HTTPD_ALLOW;
 
-        conn_reset(c);
         gc_buf_init(&res.body, h->max_response);
         gc_buf_init(&res.headers_, GC_HTTPD__MAX_EXTRA_HEADERS);
-        /* Percent-encoding at most triples a byte. */
-        gc_buf_init(&t.query, 3 * (size_t)lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) + 1);
-
-        for (mi = 0; mi < sizeof(methods) / sizeof(methods[0]); mi++)
-                if (lws_hdr_total_length(wsi, methods[mi].tok) > 0)
-                        break;
-        if (mi == sizeof(methods) / sizeof(methods[0])) {
-                gc_httpd_error(&res, 400, "unsupported request");
-                goto send;
-        }
         req.method = methods[mi].name;
         req.head = methods[mi].tok == WSI_TOKEN_HEAD_URI;
+        req.path = t->path;
+        req.params = t->params;
+        req.n_params = t->n_params;
+        if (t->query.data)
+                req.query = t->query.data;
 
-        status = read_target(h, wsi, methods[mi].tok, &t, &msg);
-        if (status) {
-                gc_httpd_error(&res, status, msg);
-                goto send;
+        if (h->guard && !(rt->flags & GC_HTTPD_OPEN)) {
+                r = h->guard(h->guard_ud, &req, &res);
+                if (r == GC_HTTPD_PENDING) {
+                        free_header_cache(&priv);
+                        gc_buf_free(&res.body);
+                        gc_buf_free(&res.headers_);
+                        if (park(h, wsi, c, t, mi, rt, deadline_us))
+                                return 0;
+                        gc_buf_init(&res.body, h->max_response);
+                        gc_buf_init(&res.headers_, GC_HTTPD__MAX_EXTRA_HEADERS);
+                        gc_httpd_error(&res, 503, "too many requests waiting for authorization");
+                        gc_httpd_add_header(&res, "Retry-After", "1");
+                        goto send;
+                }
+                /* A denial must say so: never a 2xx or 3xx without the handler. */
+                if ((r != GC_HTTPD_ALLOW && r != GC_HTTPD_DENY && r >= 0) ||
+                    (r == GC_HTTPD_DENY && res.status < 400))
+                        r = -EINVAL;
         }
-        req.path = t.path;
-        req.params = t.params;
-        req.n_params = t.n_params;
-        if (t.query.data)
-                req.query = t.query.data;
-
-        rt = route_find(h, t.path);
-        if (!rt) {
-                gc_httpd_error(&res, 404, "not found");
-                goto send;
-        }
-        if (methods[mi].tok != WSI_TOKEN_GET_URI && !req.head) {
-                gc_httpd_error(&res, 405, "method not allowed");
-                gc_httpd_add_header(&res, "Allow", "GET, HEAD");
-                goto send;
-        }
-        r = rt->fn(rt->ud, &req, &res);
-        /* A failed answer keeps none of what the handler set. */
+        if (r == GC_HTTPD_ALLOW)
+                r = rt->fn(rt->ud, &req, &res);
+        /* A failed answer keeps none of what the handler (or guard) set. */
         if (r < 0) {
                 gc_buf_reset(&res.headers_);
                 gc_httpd_error(&res, 500, r == -E2BIG ? "response too large" : "internal error");
@@ -509,10 +586,90 @@ static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
 send:
         r = send_response(h, wsi, c, req.head, &res);
         free_header_cache(&priv);
-        free_target(&t);
+        free_target(t);
         gc_buf_free(&res.body);
         gc_buf_free(&res.headers_);
         return r;
+}
+
+/* An answer the server makes itself (404, 414, 503, ...), with a JSON body. */
+static int send_error(struct gc_httpd *h, struct lws *wsi, struct conn *c, bool head, int status,
+                      const char *msg, const char *allow)
+{
+        gc_httpd_response res = {.status = 200, .content_type = "application/json"};
+        int r;
+
+        gc_buf_init(&res.body, h->max_response);
+        gc_buf_init(&res.headers_, GC_HTTPD__MAX_EXTRA_HEADERS);
+        gc_httpd_error(&res, status, msg);
+        if (allow)
+                gc_httpd_add_header(&res, "Allow", allow);
+        if (status == 503)
+                gc_httpd_add_header(&res, "Retry-After", "1");
+        r = send_response(h, wsi, c, head, &res);
+        gc_buf_free(&res.body);
+        gc_buf_free(&res.headers_);
+        return r;
+}
+
+static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+{
+        struct target t = {0};
+        const struct route *rt;
+        const char *msg = NULL;
+        bool head = false;
+        size_t mi;
+        int status, r;
+
+        conn_reset(h, c);
+        /* Percent-encoding at most triples a byte. */
+        gc_buf_init(&t.query, 3 * (size_t)lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) + 1);
+
+        for (mi = 0; mi < sizeof(methods) / sizeof(methods[0]); mi++)
+                if (lws_hdr_total_length(wsi, methods[mi].tok) > 0)
+                        break;
+        if (mi == sizeof(methods) / sizeof(methods[0])) {
+                r = send_error(h, wsi, c, false, 400, "unsupported request", NULL);
+                goto out;
+        }
+        head = methods[mi].tok == WSI_TOKEN_HEAD_URI;
+        status = read_target(h, wsi, methods[mi].tok, &t, &msg);
+        if (status) {
+                r = send_error(h, wsi, c, head, status, msg, NULL);
+                goto out;
+        }
+        rt = route_find(h, t.path);
+        if (!rt) {
+                r = send_error(h, wsi, c, head, 404, "not found", NULL);
+                goto out;
+        }
+        if (methods[mi].tok != WSI_TOKEN_GET_URI && !head) {
+                r = send_error(h, wsi, c, head, 405, "method not allowed", "GET, HEAD");
+                goto out;
+        }
+        return serve(h, wsi, c, &t, mi, rt, 0);
+out:
+        free_target(&t);
+        return r;
+}
+
+/* A parked request's turn: run it again, or answer 504 once its time is up. */
+static int on_parked_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+{
+        struct target t = c->t;
+        size_t mi = c->mi;
+        const struct route *rt = c->rt;
+        lws_usec_t deadline_us = c->park_deadline_us;
+
+        memset(&c->t, 0, sizeof(c->t));
+        park_unlink(h, c);
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+        if (lws_now_usecs() >= deadline_us) {
+                free_target(&t);
+                return send_error(h, wsi, c, methods[mi].tok == WSI_TOKEN_HEAD_URI, 504,
+                                  "authorization timed out", NULL);
+        }
+        return serve(h, wsi, c, &t, mi, rt, deadline_us);
 }
 
 static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
@@ -520,6 +677,8 @@ static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
         size_t n;
         bool last;
 
+        if (c->parked)
+                return on_parked_writeable(h, wsi, c);
         if (!c->active)
                 return 0;
         n = c->body.len - c->sent;
@@ -537,7 +696,7 @@ static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
                 lws_callback_on_writable(wsi);
                 return 0;
         }
-        conn_reset(c);
+        conn_reset(h, c);
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
         return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
@@ -559,7 +718,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
         case LWS_CALLBACK_CLOSED_HTTP:
                 if (c)
-                        conn_reset(c);
+                        conn_reset(h, c);
+                return 0;
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+                /* gc_httpd_wake() or gc_httpd_stop() from another thread. */
+                if (h && atomic_exchange(&h->wake_req, false))
+                        parked_poke(h, false);
                 return 0;
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
                 /* No websocket or h2c upgrades: hang up. */
@@ -653,6 +817,10 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         h->max_response =
             o->max_response_bytes ? o->max_response_bytes : GC_HTTPD_DEFAULT_MAX_RESPONSE_BYTES;
         h->tls_check_sec = o->tls_check_sec ? o->tls_check_sec : GC_HTTPD_DEFAULT_TLS_CHECK_SEC;
+        h->max_parked = o->max_parked                                ? o->max_parked
+                        : h->max_conns < GC_HTTPD_DEFAULT_MAX_PARKED ? h->max_conns
+                                                                     : GC_HTTPD_DEFAULT_MAX_PARKED;
+        h->park_sec = o->park_timeout_sec ? o->park_timeout_sec : GC_HTTPD_DEFAULT_PARK_TIMEOUT_SEC;
         h->log = o->log;
         h->log_ud = o->log_ud;
 
@@ -686,6 +854,15 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         }
         if (h->tls_check_sec < 1 || h->tls_check_sec > 86400) {
                 set_err(err, errlen, "tls_check_sec: %d is not in 1..86400", h->tls_check_sec);
+                return -EINVAL;
+        }
+        if (h->max_parked < 1 || h->max_parked > h->max_conns) {
+                set_err(err, errlen, "max_parked: %d is not in 1..max_connections (%d)",
+                        h->max_parked, h->max_conns);
+                return -EINVAL;
+        }
+        if (h->park_sec < 1 || h->park_sec > 300) {
+                set_err(err, errlen, "park_timeout_sec: %d is not in 1..300", h->park_sec);
                 return -EINVAL;
         }
         if (!o->tls_cert_file != !o->tls_key_file) {
@@ -845,13 +1022,15 @@ int gc_httpd_route(gc_httpd *h, const char *path, unsigned flags, gc_httpd_handl
         struct route *r;
         size_t n;
 
-        if (!h || !path || path[0] != '/' || !fn || (flags & ~GC_HTTPD_PREFIX))
+        if (!h || !path || path[0] != '/' || !fn || (flags & ~(GC_HTTPD_PREFIX | GC_HTTPD_OPEN)))
                 return -EINVAL;
         n = strlen(path);
         if (n >= h->max_url || has_ctl(path, n))
                 return -EINVAL;
+        /* The same path twice as exact or twice as prefix, whatever GC_HTTPD_OPEN says. */
         for (size_t i = 0; i < h->n_routes; i++)
-                if (h->routes[i].flags == flags && !strcmp(h->routes[i].path, path))
+                if ((h->routes[i].flags & GC_HTTPD_PREFIX) == (flags & GC_HTTPD_PREFIX) &&
+                    !strcmp(h->routes[i].path, path))
                         return -EEXIST;
         if (h->n_routes == GC_HTTPD_MAX_ROUTES)
                 return -E2BIG;
@@ -883,6 +1062,23 @@ int gc_httpd_run(gc_httpd *h, const volatile sig_atomic_t *stop)
         lws_sul_cancel(&h->tick);
         atomic_store(&h->stop_req, true);
         return r;
+}
+
+int gc_httpd_set_guard(gc_httpd *h, gc_httpd_guard fn, void *ud)
+{
+        if (!h)
+                return -EINVAL;
+        h->guard = fn;
+        h->guard_ud = ud;
+        return 0;
+}
+
+void gc_httpd_wake(gc_httpd *h)
+{
+        if (!h || !h->ctx)
+                return;
+        atomic_store(&h->wake_req, true);
+        lws_cancel_service(h->ctx);
 }
 
 void gc_httpd_stop(gc_httpd *h)

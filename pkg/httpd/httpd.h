@@ -24,6 +24,8 @@
 #define GC_HTTPD_DEFAULT_IDLE_TIMEOUT_SEC   10
 #define GC_HTTPD_DEFAULT_MAX_RESPONSE_BYTES (16u << 20)
 #define GC_HTTPD_DEFAULT_TLS_CHECK_SEC      10
+#define GC_HTTPD_DEFAULT_MAX_PARKED         32
+#define GC_HTTPD_DEFAULT_PARK_TIMEOUT_SEC   10
 
 #define GC_HTTPD_MAX_ROUTES 64 /* routes per server */
 #define GC_HTTPD_MAX_PARAMS 64 /* query parameters per request; more is a 400 */
@@ -53,7 +55,11 @@ typedef struct gc_httpd_opts {
         int idle_timeout_sec;      /* to send a whole request, between keep-alive requests, and
                                     * between pieces of a response the client is slow to read */
         size_t max_response_bytes; /* a body larger than this is a 500 */
-        gc_httpd_log_fn log;       /* NULL: silent */
+        /* Requests the guard has parked (GC_HTTPD_PENDING): at most max_parked at once (one
+         * more is a 503), each for at most park_timeout_sec (then a 504). See the guard below. */
+        int max_parked;
+        int park_timeout_sec;
+        gc_httpd_log_fn log; /* NULL: silent */
         void *log_ud;
 } gc_httpd_opts;
 
@@ -99,6 +105,7 @@ gc_httpd *gc_httpd_free(gc_httpd *h);
 int gc_httpd_port(const gc_httpd *h);
 
 #define GC_HTTPD_PREFIX 1u /* path matches itself and everything below it */
+#define GC_HTTPD_OPEN   2u /* the guard does not run for this route (health probes) */
 
 /*
  * Before gc_httpd_run(). path starts with '/'. An exact route wins over prefixes, and the
@@ -106,6 +113,29 @@ int gc_httpd_port(const gc_httpd *h);
  * -EEXIST for a duplicate, -E2BIG past GC_HTTPD_MAX_ROUTES.
  */
 int gc_httpd_route(gc_httpd *h, const char *path, unsigned flags, gc_httpd_handler fn, void *ud);
+
+/* ---- the guard: authentication and authorization before every handler -------------------- */
+
+enum {
+        GC_HTTPD_ALLOW = 0,   /* run the handler */
+        GC_HTTPD_DENY = 1,    /* send what the guard put in res (e.g. gc_httpd_error 401/403) */
+        GC_HTTPD_PENDING = 2, /* not known yet: park the request until gc_httpd_wake() */
+};
+
+/*
+ * Called on the server's thread before the handler of every route not registered with
+ * GC_HTTPD_OPEN (after the route and method are checked, so unknown paths are still 404). It
+ * must not block. GC_HTTPD_PENDING parks the request without an answer and without holding
+ * the thread; after another thread calls gc_httpd_wake() every parked request runs again,
+ * guard first. A request parked for park_timeout_sec gets a 504, one past max_parked a 503;
+ * a negative errno is a 500. req is the same request on every run.
+ */
+typedef int (*gc_httpd_guard)(void *ud, const gc_httpd_request *req, gc_httpd_response *res);
+
+/* Before gc_httpd_run(). fn NULL removes the guard. */
+int gc_httpd_set_guard(gc_httpd *h, gc_httpd_guard fn, void *ud);
+/* From any thread (not a signal handler): re-runs the parked requests soon. */
+void gc_httpd_wake(gc_httpd *h);
 
 /*
  * Serves in the calling thread until *stop becomes nonzero (stop may be NULL; it is checked at

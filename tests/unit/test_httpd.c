@@ -1145,6 +1145,350 @@ START_TEST(test_tls_and_reload)
 }
 END_TEST
 
+/* ---- the guard and parked requests ------------------------------------------------------- */
+
+/*
+ * A fake authority standing in for the Kubernetes API (pkg/authz does the real one): the token
+ * "ok" may read, "no" may not, "wait" is undecided until release() (then allowed), anything
+ * else is unknown. It counts its calls, as a guard would be asked again after each wake.
+ */
+struct fake_authority {
+        pthread_mutex_t mu;
+        bool released;
+        int calls, pending;
+        bool fail; /* answer -EIO */
+        bool deny_with_200;
+};
+
+static int fake_guard(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        struct fake_authority *fa = ud;
+        const char *auth = gc_httpd_header(req, "Authorization");
+        int r;
+
+        pthread_mutex_lock(&fa->mu);
+        fa->calls++;
+        if (fa->fail) {
+                r = -EIO;
+        } else if (fa->deny_with_200) {
+                r = GC_HTTPD_DENY;
+        } else if (!auth) {
+                gc_httpd_error(res, 401, "missing bearer token");
+                gc_httpd_add_header(res, "WWW-Authenticate", "Bearer");
+                r = GC_HTTPD_DENY;
+        } else if (!strcmp(auth, "Bearer ok")) {
+                r = GC_HTTPD_ALLOW;
+        } else if (!strcmp(auth, "Bearer no")) {
+                gc_httpd_error(res, 403, "forbidden");
+                r = GC_HTTPD_DENY;
+        } else if (!strcmp(auth, "Bearer wait")) {
+                r = fa->released ? GC_HTTPD_ALLOW : GC_HTTPD_PENDING;
+                if (r == GC_HTTPD_PENDING)
+                        fa->pending++;
+        } else {
+                gc_httpd_error(res, 401, "unknown token");
+                r = GC_HTTPD_DENY;
+        }
+        pthread_mutex_unlock(&fa->mu);
+        return r;
+}
+
+static int fa_calls(struct fake_authority *fa)
+{
+        int n;
+
+        pthread_mutex_lock(&fa->mu);
+        n = fa->calls;
+        pthread_mutex_unlock(&fa->mu);
+        return n;
+}
+
+static void fa_release(struct fake_authority *fa, gc_httpd *h)
+{
+        pthread_mutex_lock(&fa->mu);
+        fa->released = true;
+        pthread_mutex_unlock(&fa->mu);
+        gc_httpd_wake(h);
+}
+
+static void srv_start_guarded(struct srv *s, gc_httpd_opts *o, struct fake_authority *fa)
+{
+        char err[256] = "";
+
+        if (!o->listen)
+                o->listen = "127.0.0.1:0";
+        s->h = gc_httpd_new(o, err, sizeof(err));
+        ck_assert_msg(s->h != NULL, "gc_httpd_new: %s", err);
+        add_routes(s->h);
+        ck_assert_int_eq(gc_httpd_route(s->h, "/healthz", GC_HTTPD_OPEN, h_hello, NULL), 0);
+        ck_assert_int_eq(gc_httpd_route(s->h, "/healthz", GC_HTTPD_OPEN, h_hello, NULL), -EEXIST);
+        ck_assert_int_eq(gc_httpd_set_guard(s->h, fake_guard, fa), 0);
+        s->port = gc_httpd_port(s->h);
+        snprintf(s->base, sizeof(s->base), "%s://127.0.0.1:%d", o->tls_cert_file ? "https" : "http",
+                 s->port);
+        ck_assert_int_eq(pthread_create(&s->th, NULL, run_thread, s), 0);
+}
+
+/* One GET with an Authorization header (NULL: none), in a fresh connection. */
+static void get_auth(const char *url, const char *auth, const char *cainfo, struct resp *r)
+{
+        struct curl_slist *hdrs = NULL;
+        char line[128];
+        CURL *c = curl_easy_init();
+
+        ck_assert_ptr_nonnull(c);
+        if (auth) {
+                snprintf(line, sizeof(line), "Authorization: %s", auth);
+                hdrs = curl_slist_append(NULL, line);
+        }
+        request(c, url, NULL, cainfo, hdrs, r);
+        curl_slist_free_all(hdrs);
+        curl_easy_cleanup(c);
+}
+
+/* A request in a thread of its own, to be parked while the test goes on. */
+struct bg_get {
+        pthread_t th;
+        char url[160];
+        const char *auth;
+        const char *cainfo;
+        struct resp r;
+        double took_sec;
+};
+
+static void *bg_get_main(void *p)
+{
+        struct bg_get *g = p;
+        double t0 = now_sec();
+
+        get_auth(g->url, g->auth, g->cainfo, &g->r);
+        g->took_sec = now_sec() - t0;
+        return NULL;
+}
+
+static void bg_start(struct bg_get *g, const char *base, const char *path, const char *auth,
+                     const char *cainfo)
+{
+        snprintf(g->url, sizeof(g->url), "%s%s", base, path);
+        g->auth = auth;
+        g->cainfo = cainfo;
+        ck_assert_int_eq(pthread_create(&g->th, NULL, bg_get_main, g), 0);
+}
+
+static void bg_join(struct bg_get *g)
+{
+        ck_assert_int_eq(pthread_join(g->th, NULL), 0);
+}
+
+static int fa_pending(struct fake_authority *fa)
+{
+        int n;
+
+        pthread_mutex_lock(&fa->mu);
+        n = fa->pending;
+        pthread_mutex_unlock(&fa->mu);
+        return n;
+}
+
+/* Waits until the fake has answered "pending" n times in all. */
+static void wait_pending(struct fake_authority *fa, int n)
+{
+        double t0 = now_sec();
+        int got = 0;
+
+        while (now_sec() - t0 < 5.0) {
+                pthread_mutex_lock(&fa->mu);
+                got = fa->pending;
+                pthread_mutex_unlock(&fa->mu);
+                if (got >= n)
+                        return;
+                usleep(10000);
+        }
+        ck_abort_msg("%d requests parked after 5 s, wanted %d", got, n);
+}
+
+START_TEST(test_guard_decisions)
+{
+        struct fake_authority fa = {.mu = PTHREAD_MUTEX_INITIALIZER};
+        gc_httpd_opts o = {0};
+        struct srv s = {0};
+        struct resp r;
+        char url[128];
+        int calls;
+
+        srv_start_guarded(&s, &o, &fa);
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+
+        get_auth(url, NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 401);
+        ck_assert(has_header(&r, "www-authenticate: Bearer\r\n"));
+        ck_assert_str_eq(r.body.data, "{\"error\":\"missing bearer token\",\"status\":401}");
+        resp_free(&r);
+
+        get_auth(url, "Bearer no", NULL, &r);
+        ck_assert_int_eq(r.status, 403);
+        ck_assert_str_eq(r.body.data, "{\"error\":\"forbidden\",\"status\":403}");
+        resp_free(&r);
+
+        get_auth(url, "Bearer garbage", NULL, &r);
+        ck_assert_int_eq(r.status, 401);
+        resp_free(&r);
+
+        get_auth(url, "Bearer ok", NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(r.body.data, "hello /hello");
+        resp_free(&r);
+
+        /* Open routes never ask the guard; unknown paths and wrong methods neither. */
+        calls = fa_calls(&fa);
+        snprintf(url, sizeof(url), "%s/healthz", s.base);
+        get_auth(url, NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+        snprintf(url, sizeof(url), "%s/nowhere", s.base);
+        get_auth(url, NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 404);
+        resp_free(&r);
+        ck_assert_int_eq(fa_calls(&fa), calls);
+
+        /* A failing guard is a 500; a "denial" that says 200 is one too, never the handler. */
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+        pthread_mutex_lock(&fa.mu);
+        fa.fail = true;
+        pthread_mutex_unlock(&fa.mu);
+        get_auth(url, "Bearer ok", NULL, &r);
+        ck_assert_int_eq(r.status, 500);
+        resp_free(&r);
+        pthread_mutex_lock(&fa.mu);
+        fa.fail = false;
+        fa.deny_with_200 = true;
+        pthread_mutex_unlock(&fa.mu);
+        get_auth(url, "Bearer ok", NULL, &r);
+        ck_assert_int_eq(r.status, 500);
+        ck_assert(strstr(r.body.data, "hello") == NULL);
+        resp_free(&r);
+        srv_stop(&s);
+}
+END_TEST
+
+START_TEST(test_guard_park_and_wake)
+{
+        struct fake_authority fa = {.mu = PTHREAD_MUTEX_INITIALIZER};
+        gc_httpd_opts o = {0};
+        struct srv s = {0};
+        struct bg_get g[3];
+        struct resp r;
+        char url[128];
+        int calls;
+
+        memset(g, 0, sizeof(g));
+        srv_start_guarded(&s, &o, &fa);
+        bg_start(&g[0], s.base, "/hello", "Bearer wait", NULL);
+        bg_start(&g[1], s.base, "/api/v1/x?a=1", "Bearer wait", NULL);
+        wait_pending(&fa, 2);
+
+        /* The server thread is free meanwhile: other requests are answered at once. */
+        snprintf(url, sizeof(url), "%s/healthz", s.base);
+        get_auth(url, NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+        get_auth(url, "Bearer ok", NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+
+        /* A wake without a decision re-asks the guard and parks them again. */
+        calls = fa_calls(&fa);
+        gc_httpd_wake(s.h);
+        wait_pending(&fa, 4);
+        ck_assert_int_ge(fa_calls(&fa), calls + 2);
+
+        /* One that gives up while parked leaves nothing behind. */
+        bg_start(&g[2], s.base, "/hello", "Bearer wait", NULL);
+        wait_pending(&fa, 5);
+
+        fa_release(&fa, s.h);
+        bg_join(&g[0]);
+        bg_join(&g[1]);
+        bg_join(&g[2]);
+        ck_assert_int_eq(g[0].r.status, 200);
+        ck_assert_str_eq(g[0].r.body.data, "hello /hello");
+        ck_assert_int_eq(g[1].r.status, 200);
+        ck_assert_str_eq(g[1].r.body.data, "v1 /api/v1/x");
+        ck_assert_int_eq(g[2].r.status, 200);
+        ck_assert_msg(g[0].took_sec < 5.0, "took %.2f s", g[0].took_sec);
+        for (int i = 0; i < 3; i++)
+                resp_free(&g[i].r);
+        srv_stop(&s);
+}
+END_TEST
+
+START_TEST(test_guard_park_limits)
+{
+        struct fake_authority fa = {.mu = PTHREAD_MUTEX_INITIALIZER};
+        gc_httpd_opts o = {.max_parked = 2, .park_timeout_sec = 1};
+        struct srv s = {0};
+        struct bg_get g[2];
+        struct resp r;
+        char url[128];
+        double t0;
+        int fd, n;
+
+        memset(g, 0, sizeof(g));
+        srv_start_guarded(&s, &o, &fa);
+        bg_start(&g[0], s.base, "/hello", "Bearer wait", NULL);
+        bg_start(&g[1], s.base, "/hello", "Bearer wait", NULL);
+        wait_pending(&fa, 2);
+
+        /* A third is refused at once: 503 with Retry-After. */
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+        t0 = now_sec();
+        get_auth(url, "Bearer wait", NULL, &r);
+        ck_assert_int_eq(r.status, 503);
+        ck_assert(has_header(&r, "retry-after: 1\r\n"));
+        ck_assert(strstr(r.body.data, "\"status\":503") != NULL);
+        ck_assert_msg(now_sec() - t0 < 0.9, "took %.2f s", now_sec() - t0);
+        resp_free(&r);
+
+        /* Never decided: 504 after park_timeout_sec, however many wakes came in between. */
+        gc_httpd_wake(s.h);
+        bg_join(&g[0]);
+        bg_join(&g[1]);
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(g[i].r.status, 504);
+                ck_assert_str_eq(g[i].r.body.data,
+                                 "{\"error\":\"authorization timed out\",\"status\":504}");
+                ck_assert_msg(g[i].took_sec > 0.9 && g[i].took_sec < 2.5, "took %.2f s",
+                              g[i].took_sec);
+                resp_free(&g[i].r);
+        }
+
+        /* A client that hangs up while parked frees its place. */
+        n = fa_pending(&fa);
+        fd = connect_raw(s.port);
+        {
+                static const char req[] =
+                    "GET /hello HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wait\r\n\r\n";
+
+                ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+        }
+        wait_pending(&fa, n + 1);
+        close(fd);
+        usleep(200000);
+        bg_start(&g[0], s.base, "/hello", "Bearer wait", NULL);
+        bg_start(&g[1], s.base, "/hello", "Bearer wait", NULL);
+        wait_pending(&fa, n + 3);
+        fa_release(&fa, s.h);
+        bg_join(&g[0]);
+        bg_join(&g[1]);
+        ck_assert_int_eq(g[0].r.status, 200);
+        ck_assert_int_eq(g[1].r.status, 200);
+        resp_free(&g[0].r);
+        resp_free(&g[1].r);
+        srv_stop(&s);
+}
+END_TEST
+
 /* ---- stopping -------------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_flag;
@@ -1208,6 +1552,9 @@ static Suite *httpd_suite(void)
         tcase_add_test(tc, test_stalled_and_vanishing_readers);
         tcase_add_test(tc, test_raw_requests);
         tcase_add_test(tc, test_tls_and_reload);
+        tcase_add_test(tc, test_guard_decisions);
+        tcase_add_test(tc, test_guard_park_and_wake);
+        tcase_add_test(tc, test_guard_park_limits);
         tcase_add_test(tc, test_stop_flag);
         suite_add_tcase(s, tc);
         return s;
