@@ -393,6 +393,26 @@
     fill("recs", head, findings.length ? list : empty("Nothing to change in this window."), notes);
   }
 
+  function renderReportPick(list, listSrc, rep) {
+    var periods = list.periods || [];
+    if (!periods.length) { fill("report", empty("No weekly report yet: the controller has no spend in any week.")); return; }
+    var sel = h("select", { id: "report-pick" }, periods.map(function (x) {
+      return h("option", { value: x.id, selected: rep && rep.id === x.id ? "selected" : null },
+        x.id + (x.partial ? " (not over)" : ""));
+    }));
+    sel.addEventListener("change", function () {
+      var f = fragment();
+      f.set("report", sel.value);
+      location.hash = f.toString();
+    });
+    var pickRow = h("p", { "class": "pick" }, h("label", { "for": "report-pick" }, "Week "), sel,
+      " ", h("a", { href: listSrc }, "all reports (JSON)"));
+    if (!rep) { fill("report", pickRow); return; }
+    if (rep.err) { fill("report", pickRow, h("p", { "class": "error" }, explain(rep.err))); return; }
+    renderReport(rep.ok, "api/v1/reports/weekly/" + encodeURIComponent(rep.id));
+    document.getElementById("report").insertBefore(pickRow, document.getElementById("report").firstChild);
+  }
+
   function renderReport(r, src) {
     var p = r.period || {};
     var parts = [];
@@ -417,17 +437,19 @@
       });
     }
     var hc = [{ label: "GPU-hours", num: true }, { label: "Cost", num: true }];
-    var tot = [hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"), money("span", s.total.cost_usd, src, "/summary/total/cost_usd")];
+    function tot() { // fresh elements for each table: a node lives in one place only
+      return [hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"), money("span", s.total.cost_usd, src, "/summary/total/cost_usd")];
+    }
     if ((r.by_team || []).length)
       parts.push(h("h4", null, "By team"), table("Spend by team, " + (p.iso_week || ""), [{ label: "Team" }].concat(hc),
-        rowsOf(r.by_team, "/by_team", function (x) { return [keyText(x.team)]; }), [["Total"].concat(tot)]));
+        rowsOf(r.by_team, "/by_team", function (x) { return [keyText(x.team)]; }), [["Total"].concat(tot())]));
     if ((r.by_model || []).length)
       parts.push(h("h4", null, "By GPU model and capacity type"), table("Spend by GPU model and capacity type",
         [{ label: "GPU model" }, { label: "Capacity" }].concat(hc),
-        rowsOf(r.by_model, "/by_model", function (x) { return [keyText(x.model), keyText(x.capacity_type)]; }), [["Total", ""].concat(tot)]));
+        rowsOf(r.by_model, "/by_model", function (x) { return [keyText(x.model), keyText(x.capacity_type)]; }), [["Total", ""].concat(tot())]));
     if ((r.by_day || []).length)
       parts.push(h("h4", null, "By day"), table("Spend per day", [{ label: "Day" }].concat(hc),
-        rowsOf(r.by_day, "/by_day", function (x) { return [x.date]; }), [["Total"].concat(tot)]));
+        rowsOf(r.by_day, "/by_day", function (x) { return [x.date]; }), [["Total"].concat(tot())]));
     if ((r.idle_nodes || []).length)
       parts.push(h("h4", null, "Idle GPUs you pay for"), table("Idle GPU time per node, " + (p.iso_week || ""),
         [{ label: "Node" }, { label: "GPU model" }, { label: "Capacity" }].concat(hc),
@@ -481,7 +503,7 @@
       proj: costUrl(win, "team,project"),
       pods: costUrl(win, "namespace,pod,team,project,model"),
       recs: "api/v1/recommendations",
-      report: "api/v1/reports/weekly/latest"
+      reports: "api/v1/reports/weekly"
     };
     var names = Object.keys(urls);
     Promise.all(names.map(function (n) {
@@ -490,14 +512,26 @@
       if (gen !== generation) return; // a newer window was picked meanwhile
       var docs = {};
       names.forEach(function (n, i) { docs[n] = res[i]; });
-      lastDocs = { urls: urls, docs: docs };
-      render(urls, docs);
+      // The weekly report: the one picked (#report=2026-W47), else the latest complete week,
+      // else the newest (partial) one the list names.
+      var periods = docs.reports.ok && docs.reports.ok.periods || [];
+      var want = fragment().get("report");
+      var pick = periods.filter(function (x) { return x.id === want; })[0] ||
+                 periods.filter(function (x) { return x.id === docs.reports.ok.latest; })[0] || periods[0];
+      var next = pick ? api(urls.report = "api/v1/reports/weekly/" + encodeURIComponent(pick.id))
+        .then(function (d) { return { ok: d, id: pick.id }; }, function (e) { return { err: e }; }) : Promise.resolve(null);
+      return next.then(function (rep) {
+        if (gen !== generation) return;
+        docs.report = rep;
+        lastDocs = { urls: urls, docs: docs };
+        render(urls, docs);
+      });
     });
   }
 
   function render(urls, docs) {
     // One banner for the whole page when the API as such refuses (no data yet, no token).
-    var errs = Object.keys(docs).map(function (n) { return docs[n].err; }).filter(Boolean);
+    var errs = Object.keys(docs).map(function (n) { return (docs[n] || {}).err; }).filter(Boolean);
     var global = errs.filter(function (e) { return e.status === 503 || e.status === 401 || e.status === 403 || e.status === 0; })[0];
     if (global && docs.team.err) {
       showMessage(explain(global));
@@ -536,10 +570,7 @@
     section("team", "table-idle", function (d) { renderIdle(d, urls.team); });
     section("pods", "table-pods", function (d) { renderPods(d, urls.pods); });
     section("recs", "recs", function (d) { renderRecs(d, urls.recs); });
-    section("report", "report", function (d) {
-      if (d.cluster) fill("cluster", d.cluster);
-      renderReport(d, urls.report);
-    });
+    section("reports", "report", function (d) { renderReportPick(d, urls.reports, docs.report); });
     document.documentElement.setAttribute("data-state", "ready");
     recordLayout();
   }

@@ -219,6 +219,7 @@ int ctl_checkpoint_save(ctl *c)
         if (folded < 0)
                 ctl_log(CTL_WARN, "fold failed", "error", strerror(-folded), NULL);
         if (r < 0) {
+                atomic_fetch_add(&c->checkpoint_errors, 1);
                 ctl_log(CTL_ERROR, "cannot encode the checkpoint", "error", err, NULL);
                 return r;
         }
@@ -230,11 +231,13 @@ int ctl_checkpoint_save(ctl *c)
                 r = gc_kube_configmap_put(c->kw, c->ns, name, ctl__checkpoint_labels, 2, &data, 1,
                                           err, sizeof(err));
                 if (r < 0) {
+                        atomic_fetch_add(&c->checkpoint_errors, 1);
                         ctl_log(CTL_ERROR, "cannot write the checkpoint", "configmap", name,
                                 "error", err, NULL);
                         goto finish;
                 }
         }
+        atomic_store(&c->checkpoint_at, (long)now);
         /* Chunks left over from an earlier, longer write. */
         if (gc_kube_configmap_list(c->kw, c->ns, "gpu-cost.io/kind=checkpoint", &existing,
                                    &n_existing, err, sizeof(err)) == 0) {

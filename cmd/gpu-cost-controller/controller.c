@@ -153,8 +153,9 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         if (rc != 0)
                 goto finish;
         rc = 1;
-        if (ctl_usage_start(&c) < 0)
+        if (ctl_usage_start(&c) < 0 || ctl_api_new(&c) < 0)
                 goto finish;
+        c.started_at = ctl_now();
         if (ctl_health_start(&c) < 0)
                 goto finish;
         memset(&lease, 0, sizeof(lease));
@@ -195,6 +196,13 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                         ctl_log(CTL_INFO, "ready", NULL);
                 }
                 now = ctl_now();
+                /* Every interval even when nothing changed: open intervals accrue with time,
+                 * and a snapshot's "now" is where they end. A standby publishes none (its API
+                 * answers 503, as its /readyz does). */
+                if (atomic_load(&c.ready) && now >= c.snapshot_at + o->snapshot_interval_s) {
+                        c.snapshot_at = now;
+                        ctl_snapshot_publish(&c, now);
+                }
                 if (atomic_load(&c.ready) && now >= next_checkpoint) {
                         next_checkpoint = now + o->checkpoint_interval_s;
                         ctl_checkpoint_save(&c);
@@ -223,6 +231,7 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         ctl_health_stop(&c);
         ctl_log(CTL_INFO, "stopped", NULL);
 finish:
+        c.api = gc_api_free(c.api); /* the server is stopped: no request holds a snapshot */
         ctl_usage_stop(&c);
         ctl__free(&c);
         return rc;

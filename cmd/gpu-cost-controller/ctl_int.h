@@ -79,6 +79,14 @@ struct ctl {
         int leader;
 
         struct ctl_usage *usage; /* usage_io.c: measured GPU use and the advisor; own lock */
+
+        /* The API (snapshot.c): snapshots published by the main loop, health figures they carry. */
+        gc_api *api;
+        int64_t started_at;
+        int64_t snapshot_at;       /* the last one published (main thread only) */
+        atomic_long checkpoint_at; /* last successful checkpoint write, unix seconds */
+        atomic_long checkpoint_errors;
+        atomic_long report_writes, report_errors;
 };
 
 /* Informers (informer.c). */
@@ -107,6 +115,13 @@ void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, d
                    double *ret_peak_mib, uint64_t *ret_samples);
 /* Fills the usage_* fields of h (last fetch, errors, samples taken in). */
 void ctl_usage_health(ctl *c, gc_api_health *h);
+
+/*
+ * API snapshots (snapshot.c). ctl_api_new after the configuration is loaded; publish copies the
+ * ledger and the pods under c->mu and swaps the snapshot in (no handler waits on it).
+ */
+int ctl_api_new(ctl *c);
+int ctl_snapshot_publish(ctl *c, int64_t now);
 
 /* Health server (health.c). */
 int ctl_health_start(ctl *c);

@@ -72,6 +72,7 @@ int ctl_health_start(ctl *c)
         }
         if (gc_httpd_route(ctl__httpd, "/healthz", 0, ctl__healthz, c) < 0 ||
             gc_httpd_route(ctl__httpd, "/readyz", 0, ctl__readyz, c) < 0 ||
+            (c->api && gc_api_routes(c->api, ctl__httpd) < 0) ||
             pthread_create(&ctl__httpd_thread, NULL, ctl__httpd_main, ctl__httpd) != 0) {
                 ctl__httpd = gc_httpd_free(ctl__httpd);
                 return -ENOMEM;

@@ -2,6 +2,7 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,6 +10,12 @@
 
 static int ctl__level = CTL_INFO;
 static const char *const ctl__names[] = {"debug", "info", "warn", "error"};
+static atomic_long ctl__errors;
+
+long ctl_log_errors(void)
+{
+        return atomic_load(&ctl__errors);
+}
 
 void ctl_log_set_level(int level)
 {
@@ -38,6 +45,8 @@ void ctl_log(int level, const char *msg, ...)
         gc_buf b;
         int r;
 
+        if (level == CTL_ERROR)
+                atomic_fetch_add(&ctl__errors, 1);
         if (level < ctl__level || level < CTL_DEBUG || level > CTL_ERROR)
                 return;
         gc_time_format((int64_t)time(NULL), ts);

@@ -14,6 +14,9 @@ int ctl_log_parse_level(const char *s);
  * const char * key and value, ended by NULL. Values are strings (escaped). Thread-safe: a line is
  * written with one write(2).
  */
+/* Error lines logged so far (for /metrics). */
+long ctl_log_errors(void);
+
 void ctl_log(int level, const char *msg, ...) __attribute__((sentinel));
 
 #endif

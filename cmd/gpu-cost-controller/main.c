@@ -33,15 +33,20 @@ static const char usage[] =
     "  --context NAME            kubeconfig context (default: the current one)\n"
     "  --namespace NS            where checkpoint, reports and Lease live (env\n"
     "                            GPU_COST_NAMESPACE; default: the service account's)\n"
-    "  --listen ADDR:PORT        /healthz and /readyz (env GPU_COST_LISTEN; 0.0.0.0:8080)\n"
+    "  --listen ADDR:PORT        the REST API, /metrics, the dashboard, /healthz and /readyz\n"
+    "                            (env GPU_COST_LISTEN; 0.0.0.0:8080, with --demo\n"
+    "                            127.0.0.1:8080; port 0 picks a free one, logged)\n"
     "  --id NAME                 identity in the Lease (env POD_NAME; default: host name)\n"
     "  --checkpoint-interval D   checkpoint every D (default 60s)\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
+    "  --snapshot-interval D     refresh what the API serves every D (default 5s)\n"
     "  --lease-name NAME         Lease for leader election (default gpu-cost-controller)\n"
     "  --lease-duration D        (default 15s)\n"
     "  --no-leader-election      run as the only replica\n"
     "  --log-level L             debug, info, warn or error (default info)\n"
+    "  --demo                    serve the API and dashboard over the bundled example\n"
+    "                            cluster: no API server, no configuration needed\n"
     "\n"
     "Durations: 90s, 5m, 1h. Exit status: 0 after SIGTERM, 1 on a fatal error, 2 on bad\n"
     "flags or configuration.\n";
@@ -81,13 +86,15 @@ int main(int argc, char **argv)
             {"lease-duration", required_argument, NULL, 'D'},
             {"no-leader-election", no_argument, NULL, 'N'},
             {"log-level", required_argument, NULL, 'v'},
+            {"snapshot-interval", required_argument, NULL, 'S'},
+            {"demo", no_argument, NULL, 'M'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
         static char host[256];
         struct sigaction sa;
         ctl_opts o;
-        int ch, rc, level;
+        int ch, rc, level, listen_given = 0;
 
         memset(&o, 0, sizeof(o));
         o.config_path = env_or("GPU_COST_CONFIG", NULL);
@@ -101,6 +108,7 @@ int main(int argc, char **argv)
         o.checkpoint_interval_s = 60;
         o.report_interval_s = 300;
         o.fold_after_s = 6 * 3600;
+        o.snapshot_interval_s = 5;
         opterr = 0;
         while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
                 switch (ch) {
@@ -118,6 +126,7 @@ int main(int argc, char **argv)
                         break;
                 case 'l':
                         o.listen = optarg;
+                        listen_given = 1;
                         break;
                 case 'i':
                         o.id = optarg;
@@ -144,6 +153,14 @@ int main(int argc, char **argv)
                         break;
                 case 'N':
                         o.leader_election = 0;
+                        break;
+                case 'S':
+                        if (duration_flag("snapshot-interval", optarg, 1, &o.snapshot_interval_s) <
+                            0)
+                                return 2;
+                        break;
+                case 'M':
+                        o.demo = 1;
                         break;
                 case 'v':
                         level = ctl_log_parse_level(optarg);
@@ -186,7 +203,9 @@ int main(int argc, char **argv)
                 ctl_log(CTL_ERROR, "cannot initialise libcurl", NULL);
                 return 1;
         }
-        rc = ctl_run(&o, &ctl__stop);
+        if (o.demo && !env_or("GPU_COST_LISTEN", NULL) && !listen_given)
+                o.listen = "127.0.0.1:8080";
+        rc = o.demo ? ctl_demo_run(&o, &ctl__stop) : ctl_run(&o, &ctl__stop);
         curl_global_cleanup();
         return rc;
 }

@@ -72,6 +72,7 @@ static int ctl__write(ctl *c, const gc_publish_opts *po, const gc_publish_period
         r = gc_publish_render(c->ledger, po, p, now, team, notes, n_notes, &rep);
         pthread_mutex_unlock(&c->mu);
         if (r < 0) {
+                atomic_fetch_add(&c->report_errors, 1);
                 ctl_log(CTL_ERROR, "cannot render a report", "configmap", name, "error",
                         strerror(-r), NULL);
                 goto finish;
@@ -87,6 +88,7 @@ static int ctl__write(ctl *c, const gc_publish_opts *po, const gc_publish_period
         data[1].value = rep.md.data;
         r = gc_kube_configmap_put(c->kw, ns, name, kl, GC_PUBLISH_N_LABELS, data, 2, err,
                                   sizeof(err));
+        atomic_fetch_add(r < 0 ? &c->report_errors : &c->report_writes, 1);
         if (r < 0)
                 ctl_log(CTL_ERROR, "cannot write a report", "namespace", ns, "configmap", name,
                         "error", err, NULL);

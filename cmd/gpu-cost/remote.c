@@ -570,7 +570,7 @@ int cmd_report(int argc, char **argv)
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
-        const char *params[2] = {"format", "markdown"};
+        const char *params[2] = {"format", "md"};
         const char *kind, *id = "latest";
         char path[256];
         remote_format fmt = RFMT_MARKDOWN;
@@ -623,7 +623,7 @@ int cmd_report(int argc, char **argv)
                 goto finish;
         }
         snprintf(path, sizeof(path), "/api/v1/reports/%s/%s", kind, id);
-        params[1] = fmt == RFMT_JSON ? "json" : "markdown";
+        params[1] = fmt == RFMT_JSON ? "json" : "md";
         rc = remote_ready(&rm);
         if (rc == 0)
                 rc = remote_get(&rm, path, params, 1, &body);

@@ -173,7 +173,8 @@ class Page:
     def __init__(self, chrome, session):
         self.chrome = chrome
         self.session = session
-        self.errors = []  # uncaught exceptions, console.error, failed loads, as text
+        self.errors = []  # uncaught exceptions, console.error, other error log entries, as text
+        self.network_errors = []  # failed loads and HTTP errors (expected in error-state tests)
 
     def drain(self):
         while True:
@@ -193,7 +194,8 @@ class Page:
                 self.errors.append("console.%s: %s" % (p["type"], " ".join(map(str, args))))
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 e = p["entry"]
-                self.errors.append("log: %s %s" % (e.get("text"), e.get("url", "")))
+                text = "log: %s %s" % (e.get("text"), e.get("url", ""))
+                (self.network_errors if e.get("source") == "network" else self.errors).append(text)
 
     def eval(self, js):
         """The value of a JavaScript expression (JSON-serialisable), awaiting a promise."""

@@ -1,8 +1,9 @@
 """A fake of the controller's HTTP API, for the dashboard's error-state tests and UI work.
 
-It serves the dashboard from web/ as files and answers the API either with one fixed error
-(--status 503|401|403|500: what the real controller only shows in states a test cannot hold it in)
-or with figures computed by the real `gpu-cost analyze` over examples/ (--gpu-cost PATH). The
+It serves the dashboard from web/ as files and answers the API with one fixed error (--status
+503|401|403|500: states a test cannot hold the real controller in), or with figures computed by
+the real `gpu-cost analyze` over examples/ (--gpu-cost PATH), with 401 for any request without
+--token's bearer token when one is given. The
 dashboard's required tests run against the real `gpu-cost-controller --demo`; this is a fake and
 is named one.
 
@@ -40,6 +41,7 @@ def window_bounds(w):
 class Handler(BaseHTTPRequestHandler):
     status = 0
     gpu_cost = None
+    token = None
 
     def log_message(self, *a):
         pass
@@ -75,6 +77,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(404, {"error": "not found"})
             with open(f, "rb") as fh:
                 return self.send(200, fh.read(), TYPES.get(os.path.splitext(f)[1], "text/plain"))
+        if self.token and self.headers.get("Authorization") != "Bearer " + self.token:
+            return self.send(401, {"error": "unauthorized"})
         if self.status:
             msg = {503: "no data yet", 401: "unauthorized", 403: "forbidden"}.get(self.status, "error")
             return self.send(self.status, {"error": msg})
@@ -90,12 +94,13 @@ class Handler(BaseHTTPRequestHandler):
                     out["sets"].append(self.analyze(max(t, start), e, by))
                     t = t + dt.timedelta(days=1)
             else:
-                out["sets"].append(self.analyze(start, end, by))
+                out = self.analyze(start, end, by)
             return self.send(200, out)
         if u.path.startswith("/api/v1/reports/weekly"):
             if u.path.endswith("/weekly"):
-                return self.send(200, {"reports": [{"period": "2026-W47", "start": "2026-11-16T00:00:00Z",
-                                                    "end": "2026-11-23T00:00:00Z"}]})
+                return self.send(200, {"kind": "weekly", "latest": "2026-W47", "periods": [
+                    {"id": "2026-W47", "start": "2026-11-16T00:00:00Z", "end": "2026-11-23T00:00:00Z",
+                     "partial": False, "url": "/api/v1/reports/weekly/2026-W47"}]})
             fmt = q.get("format", "json")
             out = subprocess.run([self.gpu_cost, "demo", "--format",
                                   "markdown" if fmt == "md" else "json"],
@@ -114,9 +119,11 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--status", type=int, default=0)
     ap.add_argument("--gpu-cost")
+    ap.add_argument("--token", help="answer 401 unless the request carries Bearer TOKEN")
     a = ap.parse_args()
     Handler.status = a.status
     Handler.gpu_cost = a.gpu_cost
+    Handler.token = a.token
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     print(json.dumps({"msg": "listening", "port": srv.server_address[1]}), flush=True)
     try:

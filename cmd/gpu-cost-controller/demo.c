@@ -1,0 +1,107 @@
+/* demo: --demo serves the API and dashboard over the embedded example cluster, no API server. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_int.h"
+#include "dump/dump.h"
+#include "embedded.h"
+#include "log.h"
+
+static int ctl__embedded(const char *name, gc_dump_input *ret)
+{
+        for (const gc_embedded_file *f = gc_embedded_files; f->name; f++) {
+                if (strcmp(f->name, name) == 0) {
+                        ret->name = f->name;
+                        ret->data = f->data;
+                        ret->len = f->len;
+                        return 0;
+                }
+        }
+        ctl_log(CTL_ERROR, "an embedded example is missing from this build", "file", name, NULL);
+        return -ENOENT;
+}
+
+/* The dump's pod records as the controller's own, so snapshots join them the same way. */
+static int ctl__adopt_pods(ctl *c, const gc_dump *d)
+{
+        if (!d->pods.n)
+                return 0;
+        c->pods = calloc(d->pods.n, sizeof(*c->pods));
+        if (!c->pods)
+                return -ENOMEM;
+        c->cap_pods = d->pods.n;
+        for (size_t i = 0; i < d->pods.n; i++) {
+                const gc_pod *p = &d->pods.v[i];
+                size_t idx;
+
+                if (!p->uid || gc_ptrmap_get(&c->pod_map, p->uid, &idx) == 0)
+                        continue;
+                if (gc_ptrmap_put(&c->pod_map, p->uid, c->n_pods) < 0)
+                        return -ENOMEM;
+                c->pods[c->n_pods++].pod = *p;
+        }
+        return 0;
+}
+
+int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
+{
+        gc_dump_input pods, nodes, nss, config, settings;
+        int64_t now = 0, start, end;
+        char err[640], when[GC_TIME_LEN];
+        gc_dump d;
+        ctl c;
+        int rc = 1;
+
+        memset(&c, 0, sizeof(c));
+        memset(&d, 0, sizeof(d));
+        c.o = o;
+        pthread_mutex_init(&c.mu, NULL);
+        if (ctl__embedded("pods.json", &pods) < 0 || ctl__embedded("nodes.json", &nodes) < 0 ||
+            ctl__embedded("namespaces.json", &nss) < 0 ||
+            ctl__embedded("config.json", &config) < 0 || ctl__embedded("demo.json", &settings) < 0)
+                goto finish;
+        if (gc_dump_demo_settings(settings.data, settings.len, &now, &start, &end, err,
+                                  sizeof(err)) < 0 ||
+            gc_dump_start(&d, &config, NULL, err, sizeof(err)) < 0 ||
+            gc_dump_load(&d, &pods, &nodes, &nss, err, sizeof(err)) < 0) {
+                ctl_log(CTL_ERROR, "cannot load the example cluster", "error", err, NULL);
+                goto finish;
+        }
+        /* Borrowed from the dump, which outlives every use below. */
+        c.cfg = d.cfg;
+        c.pool = d.pool;
+        c.ledger = d.ledger;
+        c.acct = d.acct;
+        c.leader = 1;
+        c.started_at = ctl_now();
+        atomic_store(&c.ready, 1);
+        atomic_store(&c.last_tick, (long)ctl_mono());
+        if (ctl__adopt_pods(&c, &d) < 0 || ctl_usage_start(&c) < 0 || ctl_api_new(&c) < 0) {
+                ctl_log(CTL_ERROR, "cannot start", "error", "out of memory", NULL);
+                goto finish;
+        }
+        /* The examples are a dump taken at `now`: the API stands at that moment, for ever. */
+        if (ctl_snapshot_publish(&c, now) < 0 || ctl_health_start(&c) < 0)
+                goto finish;
+        gc_time_format(now, when);
+        ctl_log(CTL_INFO, "demo: serving the bundled example cluster (no API server)", "now", when,
+                "listen", o->listen, NULL);
+        while (!*stop) {
+                atomic_store(&c.last_tick, (long)ctl_mono());
+                usleep(200 * 1000);
+        }
+        ctl_health_stop(&c);
+        ctl_log(CTL_INFO, "stopped", NULL);
+        rc = 0;
+finish:
+        c.api = gc_api_free(c.api);
+        ctl_usage_stop(&c);
+        free(c.pods);
+        gc_ptrmap_free(&c.pod_map);
+        gc_dump_release(&d);
+        pthread_mutex_destroy(&c.mu);
+        return rc;
+}

@@ -1,0 +1,143 @@
+/* snapshot: the controller's state copied into an immutable API snapshot (docs/controller.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_int.h"
+#include "log.h"
+
+typedef struct ctl__pods {
+        ctl *c;
+        gc_api_pod *v;
+        size_t n, cap;
+} ctl__pods;
+
+/* One row per pod interval still in the ledger, joined with the pod's record when it has one. */
+static int ctl__pod_row(void *ud, const gc_usage *u)
+{
+        ctl__pods *ps = ud;
+        ctl *c = ps->c;
+        gc_api_pod *row;
+        size_t idx;
+
+        if (ps->n == ps->cap) {
+                size_t nc = ps->cap ? ps->cap * 2 : 256;
+                gc_api_pod *p = realloc(ps->v, nc * sizeof(*p));
+
+                if (!p)
+                        return -ENOMEM;
+                ps->v = p;
+                ps->cap = nc;
+        }
+        row = &ps->v[ps->n++];
+        memset(row, 0, sizeof(*row));
+        row->uid = u->pod_uid;
+        row->ns = u->dims[GC_DIM_NAMESPACE];
+        row->name = u->dims[GC_DIM_POD];
+        row->node = u->dims[GC_DIM_NODE];
+        row->team = u->dims[GC_DIM_TEAM];
+        row->project = u->dims[GC_DIM_PROJECT];
+        row->model = u->dims[GC_DIM_MODEL];
+        row->capacity_type = u->dims[GC_DIM_CAPACITY_TYPE];
+        row->geq = u->geq;
+        row->usd_per_gpu_hour = u->usd_per_gpu_hour;
+        row->start = u->start;
+        row->end = u->end;
+        /* A pod deleted since keeps its interval until it is folded, but not its record. */
+        if (gc_ptrmap_get(&c->pod_map, u->pod_uid, &idx) == 0) {
+                const gc_pod *p = &c->pods[idx].pod;
+
+                row->controller_kind = p->controller_kind;
+                row->controller = p->controller;
+                row->container = p->container;
+                for (uint8_t i = 0; i < p->n_gpu; i++)
+                        row->gpus_requested += (double)p->gpu[i].count;
+        }
+        ctl_usage_pod(c, row->ns, row->name, &row->activity_mean, &row->activity_p95,
+                      &row->mem_used_peak_mib, &row->samples);
+        return 0;
+}
+
+/* The health figures every snapshot carries. Under c->mu (the ledger's and pool's sizes). */
+static void ctl__health(ctl *c, gc_api_health *h)
+{
+        gc_ledger_stats ls;
+
+        memset(h, 0, sizeof(*h));
+        h->ready = atomic_load(&c->ready);
+        h->leader = c->leader;
+        h->demo = c->o->demo;
+        h->started_at = c->started_at;
+        for (int k = 0; k < CTL_KINDS; k++) {
+                h->watch_restarts[k] = atomic_load(&c->inf[k].restarts);
+                h->relists[k] = atomic_load(&c->inf[k].relists);
+                h->last_event_at[k] = atomic_load(&c->inf[k].last_event);
+        }
+        h->checkpoint_at = atomic_load(&c->checkpoint_at);
+        h->checkpoint_errors = atomic_load(&c->checkpoint_errors);
+        h->report_writes = atomic_load(&c->report_writes);
+        h->report_errors = atomic_load(&c->report_errors);
+        h->errors = ctl_log_errors();
+        ctl_usage_health(c, h);
+        gc_ledger_stats_get(c->ledger, &ls);
+        h->pods = c->n_pods;
+        h->intervals = ls.intervals;
+        h->rollup_rows = ls.rollup_rows;
+        h->ledger_bytes = ls.bytes;
+        h->pool_bytes = gc_strpool_bytes(c->pool);
+}
+
+int ctl_snapshot_publish(ctl *c, int64_t now)
+{
+        gc_snapshot_parts parts;
+        gc_snapshot *s;
+        ctl__pods ps;
+        gc_ledger_visitor vis;
+        int r = -ENOMEM;
+
+        if (!c->api)
+                return 0;
+        memset(&parts, 0, sizeof(parts));
+        memset(&ps, 0, sizeof(ps));
+        memset(&vis, 0, sizeof(vis));
+        ps.c = c;
+        vis.usage = ctl__pod_row;
+        pthread_mutex_lock(&c->mu);
+        parts.ledger = gc_ledger_clone(c->ledger);
+        if (parts.ledger)
+                r = gc_ledger_visit(c->ledger, &vis, &ps);
+        if (r == 0) {
+                ctl_usage_for_snapshot(c, &parts.recommendations_json, &parts.finding_stats,
+                                       &parts.n_finding_stats);
+                ctl__health(c, &parts.health);
+        }
+        pthread_mutex_unlock(&c->mu);
+        parts.cfg = c->cfg;
+        parts.now = now;
+        parts.pods = ps.v;
+        parts.n_pods = ps.n;
+        if (r < 0) {
+                /* gc_snapshot_new takes everything over, on failure too: free by hand here. */
+                parts.ledger = gc_ledger_free(parts.ledger);
+                free(ps.v);
+                ctl_log(CTL_ERROR, "cannot build an API snapshot", "error", strerror(-r), NULL);
+                return r;
+        }
+        s = gc_snapshot_new(&parts);
+        if (!s) {
+                ctl_log(CTL_ERROR, "cannot build an API snapshot", "error", "out of memory", NULL);
+                return -ENOMEM;
+        }
+        gc_api_publish(c->api, s);
+        return 0;
+}
+
+int ctl_api_new(ctl *c)
+{
+        gc_api_opts ao;
+
+        memset(&ao, 0, sizeof(ao));
+        ao.currency = c->cfg->catalog->currency;
+        c->api = gc_api_new(&ao);
+        return c->api ? 0 : -ENOMEM;
+}

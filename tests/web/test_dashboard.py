@@ -1,0 +1,205 @@
+"""The dashboard in headless Chromium against the real `gpu-cost-controller --demo` (and, for the
+error states only, against the fake API): it loads without JavaScript errors, every figure it
+shows is the API's value, it fits a 375 px phone, and it says why when the API refuses."""
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, open_dashboard
+
+WINDOWS = ["7d", "28d", "month"]
+DOCS = REPO / "docs"
+
+# Every element carrying a figure, as the page rendered it.
+FIGURES_JS = """Array.from(document.querySelectorAll('[data-value][data-src]')).map(e => ({
+  text: e.textContent.trim(), value: e.getAttribute('data-value'), src: e.getAttribute('data-src'),
+  path: e.getAttribute('data-path'), paths: e.getAttribute('data-paths'),
+  ratio: e.getAttribute('data-ratio'), countOf: e.getAttribute('data-count-of'),
+  tag: e.tagName.toLowerCase(), section: (e.closest('section') || {}).id || ''}))"""
+
+
+def pointer(doc, path):
+    """The value at a JSON pointer (RFC 6901) in doc."""
+    cur = doc
+    for part in path.split("/")[1:] if path else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        cur = cur[int(part)] if isinstance(cur, list) else cur[part]
+    return cur
+
+
+def shown_number(text):
+    """The number a figure shows ("$1,234.56", "12.5%", "−$3.00", "+7.6%", "1,234.56 EUR")."""
+    m = re.search(r"[−+-]?[$€£]?\s?[0-9][0-9,]*(\.[0-9]+)?", text)
+    assert m, "no number in %r" % text
+    s = m.group(0)
+    neg = s.startswith(("−", "-"))
+    digits = re.sub(r"[^0-9.]", "", s)
+    decimals = len(m.group(1)) - 1 if m.group(1) else 0
+    v = float(digits)
+    return (-v if neg else v), decimals
+
+
+def check_figures(page, server):
+    """Compares every figure on the page with the API answer it names; returns how many."""
+    figs = page.eval(FIGURES_JS)
+    answers = {}
+    for src in sorted({f["src"] for f in figs}):
+        answers[src] = server.json(src)
+    for f in figs:
+        doc = answers[f["src"]]
+        where = "%s %s %s" % (f["section"], f["src"], f["path"] or f["paths"] or f["ratio"])
+        if f["value"] == "null":
+            continue
+        value = float(f["value"])
+        if f["path"]:
+            want = pointer(doc, f["path"])
+            assert value == float(want), "%s: page %r, API %r" % (where, f["value"], want)
+        elif f["paths"]:
+            want = sum(float(pointer(doc, p)) for p in f["paths"].split())
+            assert math.isclose(value, want, rel_tol=1e-12, abs_tol=1e-9), where
+        elif f["ratio"]:
+            num, den = (float(pointer(doc, p)) for p in f["ratio"].split())
+            assert math.isclose(value, num / den, rel_tol=1e-12), where
+        elif f["countOf"]:
+            assert value == len(pointer(doc, f["countOf"])), where
+        else:
+            raise AssertionError("%s: a figure with no source path" % where)
+        if f["tag"] in ("rect",):
+            continue  # chart segments show their figure in a tooltip only
+        shown, decimals = shown_number(f["text"])
+        if f["text"].rstrip().endswith("%") and not f["path"]:
+            value *= 100  # a share shown as a percentage
+        assert abs(shown - value) <= 10 ** -decimals + 1e-9, \
+            "%s: shows %r for %r" % (where, f["text"], f["value"])
+    return len(figs)
+
+
+def assert_clean(page):
+    assert page.errors == [], "JavaScript errors: %s" % page.errors
+    assert page.network_errors == [], "failed loads: %s" % page.network_errors
+    assert page.eval("document.getElementById('js-errors').textContent") == ""
+    assert page.eval("document.documentElement.dataset.state") == "ready", \
+        page.eval("document.getElementById('message').textContent")
+
+
+def test_assets_served_from_the_binary(demo):
+    for name, ctype in (("index.html", "text/html"), ("app.js", "text/javascript"),
+                        ("style.css", "text/css")):
+        status, headers, body = demo.get("/" + name)
+        assert status == 200, name
+        assert headers["Content-Type"].startswith(ctype), headers["Content-Type"]
+        assert body == (REPO / "web" / name).read_bytes(), "%s differs from web/%s" % (name, name)
+    status, headers, body = demo.get("/")
+    assert status == 200 and body == (REPO / "web" / "index.html").read_bytes()
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+def test_every_figure_is_the_api_value(browser, demo, window):
+    page = open_dashboard(browser, demo.base + "#window=" + window)
+    assert_clean(page)
+    assert page.eval("document.documentElement.dataset.window") == window
+    n = check_figures(page, demo)
+    assert n > 100, "only %d figures on the page" % n
+
+    # The headline and the team table, by name, against the API's own answer.
+    summary = demo.json("api/v1/costs?window=%s&by=team" % window)
+    spend = page.eval("document.querySelector('#cards .card p.num').getAttribute('data-value')")
+    assert float(spend) == summary["total"]["cost_usd"]
+    rows = page.eval("""Array.from(document.querySelectorAll('#table-team tbody tr')).map(r =>
+        [r.querySelector('th').textContent, r.querySelectorAll('td')[1].getAttribute('data-value')])""")
+    want = [[g["keys"]["team"] or "(none)", g["cost_usd"]] for g in summary["groups"]]
+    assert [[t, float(v)] for t, v in rows] == want
+    assert len(want) >= 3
+    # The table's rounded rows add up to its rounded total, as docs/report.md promises.
+    cents = page.eval("""Array.from(document.querySelectorAll('#table-team tbody tr')).map(r =>
+        r.querySelectorAll('td')[1].textContent)""")
+    total = page.eval("document.querySelector('#table-team tfoot td:nth-child(3)').textContent")
+    assert sum(round(shown_number(c)[0] * 100) for c in cents) == round(shown_number(total)[0] * 100)
+
+
+def test_recommendations_match_the_api(browser, demo):
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    doc = demo.json("api/v1/recommendations")
+    shown = page.eval("document.querySelectorAll('#recs li.finding').length")
+    assert shown == len(doc["findings"])
+    assert page.eval("document.getElementById('recs').dataset.count") == str(len(doc["findings"]))
+    kinds = page.eval("Array.from(document.querySelectorAll('#recs li.finding')).map(e => e.dataset.kind)")
+    assert kinds == [f["kind"] for f in doc["findings"]]
+    stanzas = page.eval("Array.from(document.querySelectorAll('#recs pre.stanza')).map(e => e.textContent)")
+    assert stanzas == [f["change"]["stanza"] for f in doc["findings"] if f["change"].get("stanza")]
+
+
+def test_weekly_report_matches_the_api(browser, demo):
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    listing = demo.json("api/v1/reports/weekly")
+    assert listing["periods"], "the demo has no weekly report"
+    picked = listing["latest"] or listing["periods"][0]["id"]
+    rep = demo.json("api/v1/reports/weekly/" + picked)
+    assert page.eval("document.getElementById('report-pick').value") == picked
+    assert page.eval("document.querySelector('#report h3').textContent") == rep["title"]
+    teams = page.eval("Array.from(document.querySelectorAll('#report table')[0].querySelectorAll('tbody th')).map(e => e.textContent)")
+    assert teams == [t["team"] or "(none)" for t in rep["by_team"]]
+
+
+def test_narrow_screen_has_no_horizontal_scroll(browser, demo):
+    for window in WINDOWS:
+        page = open_dashboard(browser, demo.base + "#window=" + window, width=375, height=900)
+        assert_clean(page)
+        inner = page.eval("window.innerWidth")
+        assert inner == 375
+        assert page.eval("document.documentElement.scrollWidth") <= inner
+        # No element sticks out to the right either (scrollWidth misses overflow: hidden boxes).
+        wide = page.eval("""Array.from(document.querySelectorAll('body *')).filter(e =>
+            e.getBoundingClientRect().right > window.innerWidth + 0.5 && e.getClientRects().length
+            && !e.closest('pre') && !e.closest('details:not([open])')).map(e => e.tagName + '.' + e.className).slice(0, 5)""")
+        assert wide == []
+
+
+def test_screenshots(browser, demo, tmp_path):
+    """Takes the screenshots; docs/ keeps them only with UPDATE_SCREENSHOTS=1."""
+    update = os.environ.get("UPDATE_SCREENSHOTS") == "1"
+    for name, width in (("dashboard.png", 1280), ("dashboard-narrow.png", 375)):
+        page = open_dashboard(browser, demo.base, width=width, height=900)
+        assert_clean(page)
+        out = (DOCS if update else tmp_path) / name
+        page.screenshot(str(out), width)
+        data = out.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        assert int.from_bytes(data[16:20], "big") == width
+
+
+# ---- the error states, against the fake API (the real controller cannot be held in them) ---------
+
+@pytest.mark.parametrize("status,words", [
+    (503, "No data yet"), (401, "Not signed in"), (403, "Not allowed"), (500, "HTTP 500")])
+def test_api_errors_are_explained(browser, fake, status, words):
+    srv = fake("--status", str(status))
+    page = open_dashboard(browser, srv.base)
+    assert page.errors == [], page.errors
+    state = page.eval("document.documentElement.dataset.state")
+    message = page.eval("document.getElementById('message').textContent")
+    if status == 500:
+        # Not an API-wide refusal: each section says what went wrong.
+        assert state == "ready"
+        assert words in page.eval("document.getElementById('cards').textContent")
+    else:
+        assert state == "error"
+        assert words in message
+        assert page.eval("document.getElementById('message').hidden") is False
+        assert page.eval("document.querySelectorAll('[data-value]').length") == 0
+
+
+def test_token_from_the_fragment(browser, fake):
+    srv = fake("--token", "s3cret")
+    page = open_dashboard(browser, srv.base)
+    assert page.eval("document.documentElement.dataset.errorStatus") == "401"
+    page = open_dashboard(browser, srv.base + "#token=s3cret&window=28d")
+    assert_clean(page)
+    assert page.eval("document.querySelectorAll('#table-team tbody tr').length") > 0
