@@ -1126,14 +1126,14 @@ static int gc__cmp_double(const void *pa, const void *pb)
         return x < y ? -1 : x > y;
 }
 
-static int gc__reserve_floor(gc__adv *a, gc__pass *x)
+static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
 {
         const gc_catalog *cat = a->in->catalog;
         double *sorted;
         int r = 0;
 
         if (!x->n_days) {
-                if (x->nm == 0)
+                if (s->total.gpu_seconds <= 0)
                         return 0;
                 return gc__note(a, "reserve_floor: the window holds no whole UTC day");
         }
@@ -1522,7 +1522,7 @@ int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, c
         r = gc__idle_capacity(&a, &s, &x);
         if (r < 0)
                 goto out;
-        r = gc__reserve_floor(&a, &x);
+        r = gc__reserve_floor(&a, &x, &s);
         if (r < 0)
                 goto out;
         r = gc__buy_vs_rent(&a, &s, &by_model, &x);
