@@ -34,8 +34,17 @@ unit-asan: build-asan
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
 
+# The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py).
 cli-test: build
-	GPU_COST=$(abspath $(BUILD))/gpu-cost python3 -m pytest -q tests/cli
+	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
+		python3 -m pytest -q tests/cli
+
+# `kubectl gpu-cost ...`: kubectl runs any kubectl-<name> on PATH as a plugin.
+PLUGIN_DIR ?= $(HOME)/.local/bin
+.PHONY: install-plugin
+install-plugin: build
+	mkdir -p $(PLUGIN_DIR)
+	ln -sf $(abspath $(BUILD))/gpu-cost $(PLUGIN_DIR)/kubectl-gpu_cost
 
 lint: setup
 	./scripts/lint.sh
