@@ -1,0 +1,107 @@
+/* gpuuse internals shared by the store, the ingest paths and the HTTP fetchers. */
+#ifndef GC_GPUUSE_INT_H
+#define GC_GPUUSE_INT_H
+
+#include "gpuuse.h"
+
+#include "../promtext/promtext.h"
+#include "../util/util.h"
+
+typedef struct gc__sidx_slot {
+        const char *key; /* owned by the record; NULL = empty slot */
+        uint32_t hash;
+        uint32_t rec;
+} gc__sidx_slot;
+
+typedef struct gc__sidx {
+        gc__sidx_slot *slots;
+        size_t nslots; /* power of two or 0 */
+        size_t count;
+} gc__sidx;
+
+/* Per pod, per device: enough to say whether that device was active. */
+typedef struct gc__podev {
+        uint32_t serial; /* the device's serial (slots are reused, serials are not) */
+        uint32_t act_n;
+        double act_sum;
+} gc__podev;
+
+typedef struct gc__pod {
+        char *key; /* "ns/pod\0ns\0pod\0" */
+        size_t keylen;
+        uint32_t hash;
+        int live;
+        char *container, *model, *mig, *host;
+        int64_t created_at;
+        uint64_t samples, dev_samples;
+        int64_t first_at, last_at, last_interval;
+        double sampled_closed_s;
+        uint64_t n_gr, n_util;
+        double act_sum;
+        uint64_t act_n;
+        double tensor_sum, power_sum, mem_sum;
+        uint64_t tensor_n, power_n, mem_n;
+        double mem_peak, mem_total;
+        int idle_now;
+        int64_t idle_cur_s, idle_longest_s, idle_total_s;
+        uint32_t ndevs, cdevs;
+        gc__podev *devs;
+        uint32_t hist[101]; /* activity in 1% bins; bin 100 holds exactly 1.0 */
+} gc__pod;
+
+typedef struct gc__dev {
+        char *key; /* "uuid[/gpu_i_id]\0uuid\0gpu_i_id\0" */
+        size_t keylen;
+        uint32_t hash;
+        int live, has_gi;
+        uint32_t serial;
+        int32_t pod; /* holder in the latest reading, -1 = none */
+        char *mig, *model, *host, *gpu;
+        int64_t created_at, first_at, last_at;
+        uint64_t samples, n_gr, n_util, act_n, mem_n, unheld_n, unheld_act_n;
+        double act_sum, mem_sum, mem_total, unheld_act_sum;
+} gc__dev;
+
+struct gc_gpuuse {
+        gc_gpuuse_opts o;
+        gc__pod *pods;
+        size_t npods, cpods;
+        uint32_t *pod_free;
+        size_t npod_free;
+        gc__dev *devs;
+        size_t ndevs, cdevs;
+        uint32_t *dev_free;
+        size_t ndev_free;
+        uint32_t dev_serial;
+        gc__sidx pod_idx, dev_idx;
+        size_t str_bytes, podev_bytes;
+};
+
+/* One device at one time: its series joined. NaN = that metric was absent. */
+typedef struct gc__reading {
+        int64_t t;
+        uint32_t dev;
+        int32_t pod;
+        float gr, util, used, free, tensor, power;
+} gc__reading;
+
+typedef struct gc__row {
+        int64_t t;
+        int has_act, has_mem;
+        double act_max, used, total;
+} gc__row;
+
+/* The labels a sample is filed by (pointers into the parser's line; not NUL-terminated). */
+typedef struct gc__labels {
+        const char *uuid, *gi, *profile, *model, *host, *gpu, *pod, *ns, *container;
+        size_t uuid_len, gi_len, profile_len, model_len, host_len, gpu_len, pod_len, ns_len,
+            container_len;
+} gc__labels;
+
+int gc__pod_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret);
+int gc__dev_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret);
+/* Sorts the readings and applies them in time order. */
+void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpuuse_stats *st);
+int gc__label_is(const char *name, const char *want);
+
+#endif
