@@ -111,8 +111,10 @@ gc_gpuuse *gc_gpuuse_free(gc_gpuuse *s); /* accepts NULL, returns NULL */
 
 /*
  * One text body. Samples without a timestamp are taken at `now`; interval_s 0 means the
- * store's interval. st may be NULL; it is filled even on error. Results: 0; -E2BIG when the
- * batch exceeded max_batch_readings (what fit is applied); -ENOMEM.
+ * store's interval. st may be NULL; it is filled even on error. Results: 0; -ENOSPC when the
+ * batch exceeded max_batch_readings (what fit, a prefix of the body, is applied); -ENOMEM.
+ * The store does not expire on its own (an old file must not expire itself): call
+ * gc_gpuuse_expire() with the wall clock after each round of scrapes.
  */
 int gc_gpuuse_ingest_text(gc_gpuuse *s, const char *body, size_t n, int64_t now, int64_t interval_s,
                           gc_gpuuse_stats *st);
@@ -129,7 +131,9 @@ void gc_gpuuse_batch_abort(gc_gpuuse_batch *b);                   /* frees b; ac
  * A Prometheus HTTP API answer (/api/v1/query_range "matrix" or /api/v1/query "vector") for the
  * dcgm metrics. Refused with -EINVAL and a message in err when it is not JSON, "status" is
  * "error" (the server's errorType/error is quoted), or the result type is neither; -E2BIG
- * when n > max_body_bytes. interval_s: the query's step (0 = the store's interval).
+ * when n > max_body_bytes; -ENOSPC as for text. interval_s: the query's step (0 = the store's
+ * interval). Series must keep their __name__ (raw series, not an aggregation); others are
+ * counted as ignored. Values "NaN", "+Inf", "-Inf" count as missing.
  */
 int gc_gpuuse_ingest_prom_json(gc_gpuuse *s, const char *body, size_t n, size_t max_body_bytes,
                                int64_t interval_s, gc_gpuuse_stats *st, char *err, size_t errlen);
@@ -141,7 +145,8 @@ extern const char gc_gpuuse_default_promql[];
  * HTTP (libcurl). bearer_token may be NULL. The body streams into the parser; a body over
  * max_body_bytes aborts the transfer and discards the whole batch (a cut body is a partial
  * scrape): -E2BIG. Transport errors and non-2xx answers: -EIO (-ETIMEDOUT on timeout) with a
- * message in err. Nothing is applied unless the result is 0.
+ * message in err; nothing is applied after any of them. -ENOSPC: as for text (what fit is
+ * applied). The scrape asks for text format 0.0.4 (timestamps in milliseconds).
  */
 int gc_gpuuse_scrape(gc_gpuuse *s, const char *url, long timeout_s, size_t max_body_bytes,
                      const char *bearer_token, int64_t now, int64_t interval_s, gc_gpuuse_stats *st,

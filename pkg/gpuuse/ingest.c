@@ -20,7 +20,7 @@ struct gc_gpuuse_batch {
         uint32_t *tab; /* (dev, t) -> reading index + 1; open addressing */
         size_t tab_slots;
         gc_gpuuse_stats st;
-        int err; /* first hard error (-E2BIG over the batch limit, -ENOMEM) */
+        int err; /* first hard error (-ENOSPC over the batch limit, -ENOMEM) */
 };
 
 static enum metric classify(const char *name)
@@ -175,7 +175,7 @@ static gc__reading *reading_get(gc_gpuuse_batch *b, uint32_t dev, int64_t t)
         if (b->n >= b->s->o.max_batch_readings) {
                 b->st.readings_over_limit++;
                 if (!b->err)
-                        b->err = -E2BIG;
+                        b->err = -ENOSPC;
                 return NULL;
         }
         if (b->n == b->cap) {

@@ -386,7 +386,7 @@ START_TEST(test_order_and_limits)
                     "DCGM_FI_DEV_FB_USED{UUID=\"A\"} 1 1000\nDCGM_FI_DEV_FB_USED{UUID=\"A\"} 1 "
                     "2000\nDCGM_FI_DEV_FB_USED{UUID=\"A\"} 1 3000\n";
 
-                ck_assert_int_eq(gc_gpuuse_ingest_text(s, b3, sizeof(b3) - 1, T0, 0, &st), -E2BIG);
+                ck_assert_int_eq(gc_gpuuse_ingest_text(s, b3, sizeof(b3) - 1, T0, 0, &st), -ENOSPC);
                 ck_assert_uint_eq(st.readings_over_limit, 1);
                 ck_assert_uint_eq(st.readings, 2);
         }
