@@ -20,6 +20,11 @@ typedef struct ctl_opts {
         int64_t fold_after_s;        /* intervals that ended this long ago become hourly rollups */
         int64_t snapshot_interval_s; /* API snapshots at most this often */
         int demo;                    /* serve the bundled example cluster, no API server */
+        const char *tls_cert_file;   /* with tls_key_file: HTTPS, reloaded when the files change */
+        const char *tls_key_file;
+        int auth_delegate;         /* callers' tokens checked by the API server (docs/auth.md) */
+        int64_t auth_cache_ttl_s;  /* how long an allowed caller is remembered; 0 = 60 s */
+        const char *auth_resource; /* resourceAttributes in place of the path, or NULL */
 } ctl_opts;
 
 /* Runs until *stop (set by SIGTERM/SIGINT); returns the process exit status. */

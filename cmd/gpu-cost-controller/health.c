@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "ctl_int.h"
 #include "httpd/httpd.h"
 #include "log.h"
@@ -13,6 +14,7 @@
 
 static gc_httpd *ctl__httpd;
 static pthread_t ctl__httpd_thread;
+static gc_authz *ctl__authz; /* --auth-delegate */
 
 static int ctl__healthz(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
 {
@@ -57,6 +59,56 @@ static void *ctl__httpd_main(void *arg)
         return NULL;
 }
 
+static void ctl__authz_log(void *ud, int level, const char *msg)
+{
+        (void)ud;
+        ctl_log(level == GC_AUTHZ_LOG_ERROR  ? CTL_ERROR
+                : level == GC_AUTHZ_LOG_WARN ? CTL_WARN
+                                             : CTL_INFO,
+                "delegated auth", "detail", msg, NULL);
+}
+
+static void ctl__authz_wake(void *ud)
+{
+        gc_httpd_wake(ud);
+}
+
+/* --auth-delegate: every route but /healthz and /readyz asks the API server (docs/auth.md). */
+static int ctl__auth_start(ctl *c)
+{
+        gc_authz_opts ao;
+        gc_authz_resource res;
+        char err[256];
+        int64_t ttl = c->o->auth_cache_ttl_s;
+
+        memset(&ao, 0, sizeof(ao));
+        if (!c->kcfg.server) {
+                ctl_log(CTL_ERROR, "--auth-delegate needs the API server (not with --demo)", NULL);
+                return -EINVAL;
+        }
+        if (c->o->auth_resource) {
+                if (gc_authz_resource_parse(c->o->auth_resource, &res, err, sizeof(err)) < 0) {
+                        ctl_log(CTL_ERROR, "bad --auth-resource", "error", err, NULL);
+                        return -EINVAL;
+                }
+                ao.resource = &res;
+        }
+        ao.kube = &c->kcfg;
+        ao.allow_ttl_sec = ttl > 0 ? (int)ttl : GC_AUTHZ_DEFAULT_ALLOW_TTL_SEC;
+        ao.deny_ttl_sec = ao.allow_ttl_sec < GC_AUTHZ_DEFAULT_DENY_TTL_SEC
+                              ? ao.allow_ttl_sec
+                              : GC_AUTHZ_DEFAULT_DENY_TTL_SEC;
+        ao.wake = ctl__authz_wake;
+        ao.wake_ud = ctl__httpd;
+        ao.log = ctl__authz_log;
+        ctl__authz = gc_authz_new(&ao, err, sizeof(err));
+        if (!ctl__authz) {
+                ctl_log(CTL_ERROR, "cannot start delegated auth", "error", err, NULL);
+                return -EINVAL;
+        }
+        return gc_httpd_set_guard(ctl__httpd, gc_authz_guard, ctl__authz);
+}
+
 int ctl_health_start(ctl *c)
 {
         gc_httpd_opts o;
@@ -64,21 +116,32 @@ int ctl_health_start(ctl *c)
 
         memset(&o, 0, sizeof(o));
         o.listen = c->o->listen;
+        o.tls_cert_file = c->o->tls_cert_file;
+        o.tls_key_file = c->o->tls_key_file;
         o.log = ctl__httpd_log;
         ctl__httpd = gc_httpd_new(&o, err, sizeof(err));
         if (!ctl__httpd) {
                 ctl_log(CTL_ERROR, "cannot listen", "listen", c->o->listen, "error", err, NULL);
                 return -EINVAL;
         }
-        if (gc_httpd_route(ctl__httpd, "/healthz", 0, ctl__healthz, c) < 0 ||
-            gc_httpd_route(ctl__httpd, "/readyz", 0, ctl__readyz, c) < 0 ||
+        if (c->o->auth_delegate && ctl__auth_start(c) < 0) {
+                ctl__authz = gc_authz_free(ctl__authz);
+                ctl__httpd = gc_httpd_free(ctl__httpd);
+                return -EINVAL;
+        }
+        /* Probes carry no token: the health routes stay open with --auth-delegate. */
+        if (gc_httpd_route(ctl__httpd, "/healthz", GC_HTTPD_OPEN, ctl__healthz, c) < 0 ||
+            gc_httpd_route(ctl__httpd, "/readyz", GC_HTTPD_OPEN, ctl__readyz, c) < 0 ||
             (c->api && gc_api_routes(c->api, ctl__httpd) < 0) ||
             pthread_create(&ctl__httpd_thread, NULL, ctl__httpd_main, ctl__httpd) != 0) {
+                ctl__authz = gc_authz_free(ctl__authz);
                 ctl__httpd = gc_httpd_free(ctl__httpd);
                 return -ENOMEM;
         }
         snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__httpd));
-        ctl_log(CTL_INFO, "listening", "listen", c->o->listen, "port", port, NULL);
+        ctl_log(CTL_INFO, "listening", "listen", c->o->listen, "port", port, "tls",
+                c->o->tls_cert_file ? "on" : "off", "auth",
+                c->o->auth_delegate ? "delegated" : "off", NULL);
         return 0;
 }
 
@@ -89,5 +152,7 @@ void ctl_health_stop(ctl *c)
                 return;
         gc_httpd_stop(ctl__httpd);
         pthread_join(ctl__httpd_thread, NULL);
+        /* Before the server: its worker wakes the server. */
+        ctl__authz = gc_authz_free(ctl__authz);
         ctl__httpd = gc_httpd_free(ctl__httpd);
 }

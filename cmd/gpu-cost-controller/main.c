@@ -9,11 +9,21 @@
 
 #include <curl/curl.h>
 
+#include "authz/authz.h"
 #include "controller.h"
 #include "log.h"
 #include "util/util.h"
 
 static volatile sig_atomic_t ctl__stop;
+
+/* Long options without a short form. */
+enum {
+        CTL_OPT_TLS_CERT = 1000,
+        CTL_OPT_TLS_KEY,
+        CTL_OPT_AUTH,
+        CTL_OPT_AUTH_TTL,
+        CTL_OPT_AUTH_RESOURCE,
+};
 
 static void ctl__on_signal(int sig)
 {
@@ -47,6 +57,15 @@ static const char usage[] =
     "  --log-level L             debug, info, warn or error (default info)\n"
     "  --demo                    serve the API and dashboard over the bundled example\n"
     "                            cluster: no API server, no configuration needed\n"
+    "  --tls-cert-file FILE      serve HTTPS with this PEM certificate chain ...\n"
+    "  --tls-key-file FILE       ... and key (both reloaded when they change)\n"
+    "  --auth-delegate[=on|off]  every route but /healthz and /readyz needs a bearer token\n"
+    "                            the API server accepts (TokenReview) for a user it allows\n"
+    "                            to get the path (SubjectAccessReview); docs/auth.md\n"
+    "  --auth-cache-ttl D        remember an allowed caller D (default 60s; denials 10s)\n"
+    "  --auth-resource ATTRS     ask for resource attributes instead of the path, e.g.\n"
+    "                            namespace=gpu-cost,resource=services,subresource=proxy,\n"
+    "                            name=gpu-cost\n"
     "\n"
     "Durations: 90s, 5m, 1h. Exit status: 0 after SIGTERM, 1 on a fatal error, 2 on bad\n"
     "flags or configuration.\n";
@@ -88,6 +107,11 @@ int main(int argc, char **argv)
             {"log-level", required_argument, NULL, 'v'},
             {"snapshot-interval", required_argument, NULL, 'S'},
             {"demo", no_argument, NULL, 'M'},
+            {"tls-cert-file", required_argument, NULL, CTL_OPT_TLS_CERT},
+            {"tls-key-file", required_argument, NULL, CTL_OPT_TLS_KEY},
+            {"auth-delegate", optional_argument, NULL, CTL_OPT_AUTH},
+            {"auth-cache-ttl", required_argument, NULL, CTL_OPT_AUTH_TTL},
+            {"auth-resource", required_argument, NULL, CTL_OPT_AUTH_RESOURCE},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -173,6 +197,45 @@ int main(int argc, char **argv)
                         }
                         ctl_log_set_level(level);
                         break;
+                case CTL_OPT_TLS_CERT:
+                        o.tls_cert_file = optarg;
+                        break;
+                case CTL_OPT_TLS_KEY:
+                        o.tls_key_file = optarg;
+                        break;
+                case CTL_OPT_AUTH:
+                        if (!optarg || !strcmp(optarg, "on") || !strcmp(optarg, "true")) {
+                                o.auth_delegate = 1;
+                        } else if (!strcmp(optarg, "off") || !strcmp(optarg, "false")) {
+                                o.auth_delegate = 0;
+                        } else {
+                                fprintf(stderr,
+                                        "gpu-cost-controller: --auth-delegate: expected on or off, "
+                                        "got \"%s\"\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
+                case CTL_OPT_AUTH_TTL:
+                        if (duration_flag("auth-cache-ttl", optarg, 1, &o.auth_cache_ttl_s) < 0)
+                                return 2;
+                        if (o.auth_cache_ttl_s > 3600) {
+                                fprintf(stderr, "gpu-cost-controller: --auth-cache-ttl: at most "
+                                                "1h\n");
+                                return 2;
+                        }
+                        break;
+                case CTL_OPT_AUTH_RESOURCE: {
+                        gc_authz_resource res;
+                        char err[256];
+
+                        if (gc_authz_resource_parse(optarg, &res, err, sizeof(err)) < 0) {
+                                fprintf(stderr, "gpu-cost-controller: --auth-resource: %s\n", err);
+                                return 2;
+                        }
+                        o.auth_resource = optarg;
+                        break;
+                }
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
@@ -183,6 +246,16 @@ int main(int argc, char **argv)
                                 argv[optind - 1]);
                         return 2;
                 }
+        }
+        if (!o.tls_cert_file != !o.tls_key_file) {
+                fprintf(stderr, "gpu-cost-controller: --tls-cert-file and --tls-key-file go "
+                                "together\n");
+                return 2;
+        }
+        if (o.auth_delegate && o.demo) {
+                fprintf(stderr, "gpu-cost-controller: --auth-delegate needs an API server to ask: "
+                                "not with --demo\n");
+                return 2;
         }
         if (optind < argc) {
                 fprintf(stderr, "gpu-cost-controller: unexpected argument \"%s\"\n", argv[optind]);
