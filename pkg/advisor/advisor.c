@@ -171,6 +171,10 @@ int gc_advisor_opts_check(const gc_advisor_opts *o, char *err, size_t errlen)
 
 /* ---- the run's state ------------------------------------------------------------------------ */
 
+#define GC__MIG_CACHE 16
+
+struct gc__mig_table;
+
 typedef struct gc__adv {
         const gc_advisor_input *in;
         const gc_advisor_opts *o;
@@ -181,6 +185,8 @@ typedef struct gc__adv {
         size_t nf, capf;
         size_t capn;
         gc_buf scratch;
+        struct gc__mig_table *mig; /* GC__MIG_CACHE + 1 (scratch) tables */
+        size_t n_mig;
 } gc__adv;
 
 static const char *gc__str(gc__adv *a, const char *s)
@@ -529,6 +535,15 @@ typedef struct gc__mig_fit {
         double share, compute, memory_mib;
 } gc__mig_fit;
 
+#define GC__MIG_N (sizeof(gc__mig_profiles) / sizeof(gc__mig_profiles[0]))
+
+/* A model's MIG profiles short of the whole GPU, smallest first (by share, then memory). */
+typedef struct gc__mig_table {
+        const char *model;
+        gc__mig_fit p[GC__MIG_N];
+        size_t n;
+} gc__mig_table;
+
 /* "<c>g.<m>gb" -> compute slices c and nominal memory m GB. */
 static void gc__mig_parse(const char *p, int *ret_c, int *ret_gb)
 {
@@ -541,44 +556,75 @@ static void gc__mig_parse(const char *p, int *ret_c, int *ret_gb)
         *ret_gb = (int)gb;
 }
 
-/*
- * The smallest profile (by share of the parent, then memory) of the model's MIG table that holds
- * the peak memory and p95 activity with headroom. 0 when the model has no MIG table or none fits.
- */
-static int gc__mig_smallest(const char *model, double mem_need_mib, double act_need,
-                            gc__mig_fit *ret)
+static void gc__mig_table_build(const char *model, gc__mig_table *t)
 {
         double share, compute_total = 7;
-        int est, found = 0;
-        gc__mig_fit best = {0};
+        int est;
 
+        t->model = model;
+        t->n = 0;
         /* A30's table has four compute slices, the others seven. */
         if (gc_mig_share(model, "1g.6gb", &share, &est) == 0 && !est)
                 compute_total = 4;
-        for (size_t i = 0; i < sizeof(gc__mig_profiles) / sizeof(gc__mig_profiles[0]); i++) {
+        for (size_t i = 0; i < GC__MIG_N; i++) {
                 const char *name = gc__mig_profiles[i];
+                gc__mig_fit f;
+                size_t j;
                 int c, gb;
-                double mem, comp;
 
+                /* Only the profiles the model's table lists: an estimate is no advice. */
                 if (gc_mig_share(model, name, &share, &est) < 0 || est || share >= 1)
                         continue;
                 gc__mig_parse(name, &c, &gb);
-                mem = gb * GC__MIB_PER_PROFILE_GB;
-                comp = c / compute_total;
-                if (mem_need_mib > mem || act_need > comp)
-                        continue;
-                if (!found || share < best.share ||
-                    (share == best.share && mem < best.memory_mib)) {
-                        best.profile = name;
-                        best.share = share;
-                        best.compute = comp;
-                        best.memory_mib = mem;
-                        found = 1;
-                }
+                f.profile = name;
+                f.share = share;
+                f.compute = c / compute_total;
+                f.memory_mib = gb * GC__MIB_PER_PROFILE_GB;
+                for (j = t->n; j > 0 && (t->p[j - 1].share > f.share ||
+                                         (t->p[j - 1].share == f.share &&
+                                          t->p[j - 1].memory_mib > f.memory_mib));
+                     j--)
+                        t->p[j] = t->p[j - 1];
+                t->p[j] = f;
+                t->n++;
         }
-        if (found)
-                *ret = best;
-        return found;
+}
+
+/* The model's table, built once per model per run (a handful of models, many pods). */
+static const gc__mig_table *gc__mig_table_of(gc__adv *a, const char *model)
+{
+        gc__mig_table *t;
+
+        for (size_t i = 0; i < a->n_mig; i++)
+                if (a->mig[i].model == model || strcmp(a->mig[i].model, model) == 0)
+                        return &a->mig[i];
+        if (a->n_mig < GC__MIG_CACHE) {
+                t = &a->mig[a->n_mig++];
+        } else {
+                t = &a->mig[GC__MIG_CACHE]; /* the scratch entry */
+        }
+        gc__mig_table_build(model, t);
+        return t;
+}
+
+/*
+ * The smallest profile of the model's MIG table that holds the peak memory and p95 activity with
+ * headroom. 0 when the model has no MIG table or none fits.
+ */
+static int gc__mig_smallest(gc__adv *a, const char *model, double mem_need_mib, double act_need,
+                            gc__mig_fit *ret)
+{
+        const gc__mig_table *t;
+
+        if (!model)
+                return 0;
+        t = gc__mig_table_of(a, model);
+        for (size_t i = 0; i < t->n; i++)
+                if (mem_need_mib <= t->p[i].memory_mib && act_need <= t->p[i].compute) {
+                        *ret = t->p[i];
+                        return 1;
+                }
+        return 0;
 }
 
 static int gc__mig_fit_rule(gc__adv *a, const gc_advisor_pod *p, double monthly, gc__cand *c)
@@ -592,7 +638,7 @@ static int gc__mig_fit_rule(gc__adv *a, const gc_advisor_pod *p, double monthly,
                 return 0;
         mem_need = p->mem_used_peak_mib * (1 + h);
         act_need = p->activity_p95 * (1 + h);
-        if (!gc__mig_smallest(p->model, mem_need, act_need, &m))
+        if (!gc__mig_smallest(a, p->model, mem_need, act_need, &m))
                 return 0;
         f->kind = GC_FINDING_MIG_FIT;
         gc__subject(a, f, p);
@@ -757,8 +803,9 @@ static int gc__pods(gc__adv *a)
 
 typedef struct gc__model_days {
         const char *model;
-        double *gpu_s; /* per whole day of the window */
-        double *cost;  /* per whole day */
+        double *gpu_s;   /* on demand, per whole day of the window */
+        double *cost;    /* per whole day */
+        double window_s; /* every capacity type, over the window as a query counts it */
 } gc__model_days;
 
 typedef struct gc__node_size {
@@ -810,8 +857,9 @@ static gc__model_days *gc__model_get(gc__pass *x, const char *model)
         }
         i = x->nm;
         x->m[i].model = model;
-        x->m[i].gpu_s = calloc(x->n_days, sizeof(double));
-        x->m[i].cost = calloc(x->n_days, sizeof(double));
+        x->m[i].window_s = 0;
+        x->m[i].gpu_s = calloc(x->n_days ? x->n_days : 1, sizeof(double));
+        x->m[i].cost = calloc(x->n_days ? x->n_days : 1, sizeof(double));
         if (!x->m[i].gpu_s || !x->m[i].cost || gc_ptrmap_put(&x->mi, model, i) < 0) {
                 free(x->m[i].gpu_s);
                 free(x->m[i].cost);
@@ -854,19 +902,25 @@ static int gc__visit_usage(void *ud, const gc_usage *u)
         gc__pass *x = ud;
         const char *model = u->dims[GC_DIM_MODEL];
         int64_t de = x->ds + (int64_t)x->n_days * GC__DAY;
-        int64_t s, e;
+        int64_t s, e, held_end;
         gc__model_days *m;
 
-        if (!x->n_days || !model || !gc__is_ondemand(x, u->dims[GC_DIM_CAPACITY_TYPE]))
+        if (!model)
                 return 0;
         /* As a query counts it: an open interval accrues up to now, a closed one as recorded. */
-        e = u->end == GC_OPEN ? gc__min64(x->a->wend, de) : gc__min64(u->end, de);
-        s = gc__max64(u->start, x->ds);
+        held_end = u->end == GC_OPEN ? x->a->wend : u->end;
+        s = gc__max64(u->start, x->a->wstart);
+        e = gc__min64(held_end, u->end == GC_OPEN ? x->a->wend : x->a->in->end);
         if (e <= s)
                 return 0;
         m = gc__model_get(x, model);
         if (!m)
                 return -ENOMEM;
+        m->window_s += (double)(e - s) * u->geq;
+        if (!x->n_days || !gc__is_ondemand(x, u->dims[GC_DIM_CAPACITY_TYPE]))
+                return 0;
+        e = gc__min64(held_end, de);
+        s = gc__max64(u->start, x->ds);
         while (s < e) {
                 int64_t d = (s - x->ds) / GC__DAY;
                 int64_t next = gc__min64(e, x->ds + (d + 1) * GC__DAY);
@@ -886,13 +940,17 @@ static int gc__visit_rollup(void *ud, const gc_rollup *r)
         gc__model_days *m;
         int64_t d;
 
-        if (!x->n_days || !model || r->hour < x->ds ||
-            r->hour + 3600 > x->ds + (int64_t)x->n_days * GC__DAY ||
-            !gc__is_ondemand(x, r->dims[GC_DIM_CAPACITY_TYPE]))
+        /* Folded hours count only when wholly inside the window, as in a query. */
+        if (!model || r->hour < x->a->wstart || r->hour + 3600 > x->a->in->end)
                 return 0;
         m = gc__model_get(x, model);
         if (!m)
                 return -ENOMEM;
+        m->window_s += r->gpu_seconds;
+        if (!x->n_days || r->hour < x->ds ||
+            r->hour + 3600 > x->ds + (int64_t)x->n_days * GC__DAY ||
+            !gc__is_ondemand(x, r->dims[GC_DIM_CAPACITY_TYPE]))
+                return 0;
         d = (r->hour - x->ds) / GC__DAY;
         m->gpu_s[d] += r->gpu_seconds;
         m->cost[d] += r->cost_usd;
@@ -1253,8 +1311,7 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
         return r;
 }
 
-static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc_cost_summary *by_model,
-                           const gc__pass *x)
+static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass *x)
 {
         const gc_tco_inputs *tco = a->in->tco;
         const gc_price_entry *cloud;
@@ -1271,11 +1328,17 @@ static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc_cost_s
                 return 0;
         if (cap_s <= 0 || window_s <= 0)
                 return gc__note(a, "buy_vs_rent: no GPU capacity in the window");
-        for (size_t i = 0; i < by_model->n_rows; i++)
-                if (by_model->rows[i].keys[GC_DIM_MODEL]) {
-                        model = by_model->rows[i].keys[GC_DIM_MODEL];
-                        break;
+        /* The model most GPU-hours went to (ties: the first by name, so runs agree). */
+        for (size_t i = 0, best = 0; i < x->nm; i++) {
+                const gc__model_days *m = &x->m[i];
+
+                if (m->window_s > 0 &&
+                    (!model || m->window_s > x->m[best].window_s ||
+                     (m->window_s == x->m[best].window_s && strcmp(m->model, model) < 0))) {
+                        model = m->model;
+                        best = i;
                 }
+        }
         alloc = s->total.gpu_seconds / cap_s;
         if (alloc > 1)
                 alloc = 1;
@@ -1430,10 +1493,9 @@ gc_advisor_result *gc_advisor_result_free(gc_advisor_result *r)
         return NULL;
 }
 
-static int gc__queries(gc__adv *a, gc_cost_summary *s, gc_cost_summary *by_model)
+static int gc__query(gc__adv *a, gc_cost_summary *s)
 {
         gc_query q;
-        int r;
 
         memset(&q, 0, sizeof(q));
         q.start = a->wstart;
@@ -1443,19 +1505,14 @@ static int gc__queries(gc__adv *a, gc_cost_summary *s, gc_cost_summary *by_model
         q.by[1] = GC_DIM_TEAM;
         q.by[2] = GC_DIM_PROJECT;
         q.n_by = 3;
-        r = gc_ledger_query(a->in->ledger, &q, s);
-        if (r < 0)
-                return r;
-        q.by[0] = GC_DIM_MODEL;
-        q.n_by = 1;
-        return gc_ledger_query(a->in->ledger, &q, by_model);
+        return gc_ledger_query(a->in->ledger, &q, s);
 }
 
 int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, char *err,
                    size_t errlen)
 {
         gc_advisor_opts defaults;
-        gc_cost_summary s, by_model;
+        gc_cost_summary s;
         gc__pass x;
         gc__adv a;
         gc_ledger_visitor v = {gc__visit_usage, gc__visit_capacity, gc__visit_rollup,
@@ -1465,7 +1522,6 @@ int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, c
         if (err && errlen)
                 err[0] = '\0';
         memset(&s, 0, sizeof(s));
-        memset(&by_model, 0, sizeof(by_model));
         memset(&x, 0, sizeof(x));
         memset(&a, 0, sizeof(a));
         if (!in || !ret_result)
@@ -1490,6 +1546,9 @@ int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, c
         a.window_h = (double)(a.wend - a.wstart) / 3600.0;
         gc_buf_init(&a.scratch, GC__TEXT_MAX);
         r = -ENOMEM;
+        a.mig = calloc(GC__MIG_CACHE + 1, sizeof(*a.mig));
+        if (!a.mig)
+                goto out;
         a.r = calloc(1, sizeof(*a.r));
         if (!a.r)
                 goto out;
@@ -1505,7 +1564,7 @@ int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, c
         r = gc__pods(&a);
         if (r < 0)
                 goto out;
-        r = gc__queries(&a, &s, &by_model);
+        r = gc__query(&a, &s);
         if (r < 0)
                 goto out;
         x.a = &a;
@@ -1525,7 +1584,7 @@ int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, c
         r = gc__reserve_floor(&a, &x, &s);
         if (r < 0)
                 goto out;
-        r = gc__buy_vs_rent(&a, &s, &by_model, &x);
+        r = gc__buy_vs_rent(&a, &s, &x);
         if (r < 0)
                 goto out;
 
@@ -1552,8 +1611,8 @@ out:
                 snprintf(err, errlen, "advisor: %s", strerror(-r));
         gc__pass_free(&x);
         gc_cost_summary_free(&s);
-        gc_cost_summary_free(&by_model);
         gc_buf_free(&a.scratch);
+        free(a.mig);
         free(a.f);
         gc_advisor_result_free(a.r);
         return r;
