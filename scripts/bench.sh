@@ -35,6 +35,13 @@ BEGIN {
 		rss / 1024, rssx, rssx <= 2 ? "met" : "MISSED", cjrss / 1024, cjrss * 1024 / bytes
 }'
 
+# The REST API under wrk (Debian's wrk 4, paced by bench/wrk-pace.lua) beside Go's net/http
+# serving the same bytes (bench/http-peer; skipped without Go): /api/v1/costs over four weeks of
+# 10,000 GPU pods. BENCH_API_SECONDS (60), BENCH_API_RATE (1000), BENCH_API_PODS (10000).
+echo
+echo "== REST API: /api/v1/costs?window=7d&by=team,project at ${BENCH_API_RATE:-1000} requests/s, ${BENCH_API_PODS:-10000} GPU pods x 4 weeks, vs Go net/http"
+./bench/api_load.sh "$BUILD"
+
 # The controller's initial sync and RSS against a real kube-apiserver + etcd, beside a client-go
 # informer program in the same run (bench/controller_sync.py). Needs Go for the pinned e2e
 # tools (scripts/e2e-build.sh: a no-op when its cache is current) and the peer; skipped without
