@@ -49,8 +49,29 @@ typedef struct gc__api_binding {
         const void *route; /* the route table's entry (snapshot.c) */
 } gc__api_binding;
 
+/*
+ * The /metrics counters' high-water marks, one per series, so a counter never goes down between
+ * scrapes (a pod's end learned late lowers what the ledger says about the recent past).
+ */
+typedef struct gc__api_mark {
+        char *key; /* "name\x1flabel values joined by \x1f" */
+        uint64_t h;
+        double v;
+} gc__api_mark;
+
+#define GC__API_MAX_MARKS    100000                /* series tracked; more are served as computed */
+#define GC__API_COUNTER_SPAN ((int64_t)28 * 86400) /* counters restart after this long */
+
+typedef struct gc__api_marks {
+        pthread_mutex_t mu;
+        int64_t anchor; /* the counters count from here; 0 = not yet */
+        gc__api_mark *slots;
+        size_t nslots, n;
+} gc__api_marks;
+
 struct gc_api {
         gc__api_binding bind[GC__API_MAX_ROUTES]; /* handler contexts, one per route */
+        gc__api_marks marks;
         pthread_mutex_t mu; /* held only to swap or reference the current snapshot */
         gc_snapshot *cur;
         size_t cache_entries, cache_bytes;
@@ -70,7 +91,7 @@ int gc__api_etag_match(const char *inm, const char *etag);
 
 /* A request's context: the snapshot and where to put an error. */
 typedef struct gc__api_ctx {
-        const gc_api *a;
+        gc_api *a; /* NULL outside a server (the fuzz target) */
         gc_snapshot *s;
         const gc_httpd_request *req;
         gc_httpd_response *res;
@@ -95,6 +116,13 @@ int gc__api_prices(gc__api_ctx *x);
 int gc__api_tco(gc__api_ctx *x);
 int gc__api_allocation(gc__api_ctx *x);
 int gc__api_metrics(gc__api_ctx *x);
+
+/*
+ * Where the counters start for this snapshot (re-anchored, and the marks cleared, when the span
+ * passed), and a counter's value: max(the last value served for the series, v).
+ */
+int64_t gc__api_counter_anchor(gc_api *a, const gc_snapshot *s);
+double gc__api_counter(gc_api *a, const char *key, double v);
 
 /* Checks that every parameter is one of names (NULL-terminated); a 400 naming it if not. */
 int gc__api_known_params(gc__api_ctx *x, const char *const *names);

@@ -81,14 +81,28 @@ static const char *gc__nz(const char *s)
         return s ? s : "";
 }
 
-/* gpu_cost_usd_total, gpu_cost_gpu_hours_total and the idle pair: all the ledger holds. */
-static int gc__costs(gc_buf *b, const gc_snapshot *s)
+/* A counter's served value: never below what this series served before (see docs/api.md). */
+static double gc__mono(gc__api_ctx *x, const char *name, const char *l1, const char *l2,
+                       const char *l3, double v)
+{
+        char key[1024];
+
+        snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s", name, l1 ? l1 : "", l2 ? l2 : "",
+                 l3 ? l3 : "");
+        return gc__api_counter(x->a, key, v);
+}
+
+/*
+ * gpu_cost_usd_total, gpu_cost_gpu_hours_total and the idle pair: what the ledger says about
+ * [anchor, now), held monotonic per series.
+ */
+static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
 {
         gc_query q = {0};
         gc_cost_summary sum = {0};
         int r;
 
-        q.start = 0;
+        q.start = gc__api_counter_anchor(x->a, s);
         q.end = s->p.now;
         q.now = s->p.now;
         q.by[q.n_by++] = GC_DIM_NAMESPACE;
@@ -97,8 +111,14 @@ static int gc__costs(gc_buf *b, const gc_snapshot *s)
         r = gc_ledger_query(s->p.ledger, &q, &sum);
         if (r < 0)
                 return r;
-        r = gc__head(b, "gpu_cost_usd_total", "counter",
-                     "GPU cost in the catalog currency since the earliest hour the ledger holds.");
+        r = gc__one(b, "gpu_cost_counters_start_time_seconds", "gauge",
+                    "Unix time the cost counters count from (the controller's start, moved "
+                    "forward every 28 days at most: a counter reset).",
+                    (double)q.start);
+        if (r == 0)
+                r = gc__head(
+                    b, "gpu_cost_usd_total", "counter",
+                    "GPU cost in the catalog currency since the counters started (docs/api.md).");
         for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
                 const gc_cost_row *w = &sum.rows[i];
                 gc__lbl l[] = {{"cluster", s->cluster},
@@ -106,12 +126,13 @@ static int gc__costs(gc_buf *b, const gc_snapshot *s)
                                {"team", gc__nz(w->keys[GC_DIM_TEAM])},
                                {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
 
-                r = gc__sample(b, "gpu_cost_usd_total", l, 4, w->cost_usd);
+                r = gc__sample(b, "gpu_cost_usd_total", l, 4,
+                               gc__mono(x, "gpu_cost_usd_total", l[1].value, l[2].value, l[3].value,
+                                        w->cost_usd));
         }
         if (r == 0)
                 r = gc__head(b, "gpu_cost_gpu_hours_total", "counter",
-                             "GPU-equivalent hours held since the earliest hour the ledger "
-                             "holds.");
+                             "GPU-equivalent hours held since the counters started.");
         for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
                 const gc_cost_row *w = &sum.rows[i];
                 gc__lbl l[] = {{"cluster", s->cluster},
@@ -119,17 +140,21 @@ static int gc__costs(gc_buf *b, const gc_snapshot *s)
                                {"team", gc__nz(w->keys[GC_DIM_TEAM])},
                                {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
 
-                r = gc__sample(b, "gpu_cost_gpu_hours_total", l, 4, w->gpu_seconds / 3600.0);
+                r = gc__sample(b, "gpu_cost_gpu_hours_total", l, 4,
+                               gc__mono(x, "gpu_cost_gpu_hours_total", l[1].value, l[2].value,
+                                        l[3].value, w->gpu_seconds / 3600.0));
         }
         if (r == 0)
                 r = gc__head(b, "gpu_cost_idle_usd_total", "counter",
-                             "Cost of allocatable GPUs no pod held, per node, since the earliest "
-                             "hour the ledger holds.");
+                             "Cost of allocatable GPUs no pod held, per node, since the counters "
+                             "started.");
         for (size_t i = 0; r == 0 && i < sum.n_idle_nodes; i++) {
                 gc__lbl l[] = {{"cluster", s->cluster},
                                {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
 
-                r = gc__sample(b, "gpu_cost_idle_usd_total", l, 2, sum.idle_nodes[i].cost_usd);
+                r = gc__sample(b, "gpu_cost_idle_usd_total", l, 2,
+                               gc__mono(x, "gpu_cost_idle_usd_total", l[1].value, NULL, NULL,
+                                        sum.idle_nodes[i].cost_usd));
         }
         if (r == 0)
                 r = gc__head(b, "gpu_cost_idle_gpu_hours_total", "counter",
@@ -139,7 +164,8 @@ static int gc__costs(gc_buf *b, const gc_snapshot *s)
                                {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
 
                 r = gc__sample(b, "gpu_cost_idle_gpu_hours_total", l, 2,
-                               sum.idle_nodes[i].gpu_seconds / 3600.0);
+                               gc__mono(x, "gpu_cost_idle_gpu_hours_total", l[1].value, NULL, NULL,
+                                        sum.idle_nodes[i].gpu_seconds / 3600.0));
         }
         gc_cost_summary_free(&sum);
         return r;
@@ -368,7 +394,7 @@ int gc__api_metrics(gc__api_ctx *x)
         if (r == 0)
                 r = gc__sample(b, "gpu_cost_build_info", info, 3, 1);
         if (r == 0)
-                r = gc__costs(b, x->s);
+                r = gc__costs(x, b, x->s);
         if (r == 0)
                 r = gc__nodes(b, x->s);
         if (r == 0)

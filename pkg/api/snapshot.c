@@ -9,6 +9,8 @@
 #include "api_int.h"
 #include "web/web.h"
 
+static void gc__api_marks_clear(gc__api_marks *m);
+
 /* ---- snapshots ------------------------------------------------------------------------------ */
 
 static const gc_snapshot *gc__sort_snap; /* qsort has no context argument; set under sort_mu */
@@ -148,6 +150,7 @@ gc_api *gc_api_new(const gc_api_opts *o)
                 return NULL;
         }
         pthread_mutex_init(&a->mu, NULL);
+        pthread_mutex_init(&a->marks.mu, NULL);
         a->cache_entries = o && o->cache_entries ? o->cache_entries : GC__API_DEFAULT_ENTRIES;
         a->cache_bytes = o && o->cache_bytes ? o->cache_bytes : GC__API_DEFAULT_BYTES;
         gc_strlcpy(a->currency, o && o->currency ? o->currency : "USD", sizeof(a->currency));
@@ -159,6 +162,8 @@ gc_api *gc_api_free(gc_api *a)
         if (!a)
                 return NULL;
         gc_snapshot_unref(a->cur);
+        gc__api_marks_clear(&a->marks);
+        pthread_mutex_destroy(&a->marks.mu);
         pthread_mutex_destroy(&a->mu);
         free(a);
         return NULL;
@@ -195,6 +200,104 @@ gc_snapshot *gc_api_acquire(gc_api *a)
         s = gc_snapshot_ref(a->cur);
         pthread_mutex_unlock(&a->mu);
         return s;
+}
+
+/* ---- counters that never go down ------------------------------------------------------------ */
+
+static void gc__api_marks_clear(gc__api_marks *m)
+{
+        for (size_t i = 0; i < m->nslots; i++)
+                free(m->slots[i].key);
+        free(m->slots);
+        m->slots = NULL;
+        m->nslots = 0;
+        m->n = 0;
+}
+
+int64_t gc__api_counter_anchor(gc_api *a, const gc_snapshot *s)
+{
+        const gc_config *c = s->p.cfg;
+        int64_t keep = c->daily_retention_days > c->weekly_retention_weeks * 7
+                           ? c->daily_retention_days * 86400
+                           : c->weekly_retention_weeks * 7 * 86400;
+        int64_t span = keep / 2 < GC__API_COUNTER_SPAN ? keep / 2 : GC__API_COUNTER_SPAN;
+        int64_t anchor;
+
+        if (span < 86400)
+                span = 86400;
+        if (!a) /* no server: from the snapshot's start */
+                return s->p.health.started_at > 0 ? s->p.health.started_at : s->p.now;
+        pthread_mutex_lock(&a->marks.mu);
+        if (a->marks.anchor == 0)
+                a->marks.anchor = s->p.health.started_at > 0 && s->p.health.started_at <= s->p.now
+                                      ? s->p.health.started_at
+                                      : s->p.now;
+        /* Past the span the oldest hours could leave the ledger: start again (a counter reset,
+         * which Prometheus expects), with nothing remembered. */
+        if (s->p.now - a->marks.anchor > span || s->p.now < a->marks.anchor) {
+                a->marks.anchor = s->p.now;
+                gc__api_marks_clear(&a->marks);
+        }
+        anchor = a->marks.anchor;
+        pthread_mutex_unlock(&a->marks.mu);
+        return anchor;
+}
+
+static int gc__marks_grow(gc__api_marks *m)
+{
+        size_t ns = m->nslots ? m->nslots * 2 : 1024;
+        gc__api_mark *v = calloc(ns, sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->nslots; i++) {
+                size_t j;
+
+                if (!m->slots[i].key)
+                        continue;
+                for (j = m->slots[i].h & (ns - 1); v[j].key; j = (j + 1) & (ns - 1))
+                        ;
+                v[j] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = v;
+        m->nslots = ns;
+        return 0;
+}
+
+double gc__api_counter(gc_api *a, const char *key, double v)
+{
+        gc__api_marks *m;
+        uint64_t h;
+        size_t j;
+
+        if (!a || !isfinite(v))
+                return v;
+        m = &a->marks;
+        h = gc_hash(key, strlen(key), 0);
+        pthread_mutex_lock(&m->mu);
+        if ((m->n + 1) * 2 > m->nslots && m->n < GC__API_MAX_MARKS && gc__marks_grow(m) < 0)
+                goto out;
+        if (!m->nslots)
+                goto out;
+        for (j = h & (m->nslots - 1); m->slots[j].key; j = (j + 1) & (m->nslots - 1))
+                if (m->slots[j].h == h && strcmp(m->slots[j].key, key) == 0) {
+                        if (m->slots[j].v > v)
+                                v = m->slots[j].v;
+                        m->slots[j].v = v;
+                        goto out;
+                }
+        if (m->n < GC__API_MAX_MARKS && (m->n + 1) * 2 <= m->nslots) {
+                m->slots[j].key = strdup(key);
+                if (m->slots[j].key) {
+                        m->slots[j].h = h;
+                        m->slots[j].v = v;
+                        m->n++;
+                }
+        }
+out:
+        pthread_mutex_unlock(&m->mu);
+        return v;
 }
 
 /* ---- the response cache --------------------------------------------------------------------- */
