@@ -49,7 +49,14 @@ install-plugin: build
 lint: setup
 	./scripts/lint.sh
 
-test: unit unit-asan cli-test lint chart-test e2e
+test: unit unit-asan cli-test lint chart-test e2e web-test
+
+# The dashboard in headless Chromium against `gpu-cost-controller --demo` (tests/web/README.md);
+# UPDATE_SCREENSHOTS=1 also rewrites docs/dashboard.png and docs/dashboard-narrow.png.
+.PHONY: web-test
+web-test: build
+	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
+		PYTHONDONTWRITEBYTECODE=1 timeout 600 python3 -m pytest -q -p no:cacheprovider tests/web
 
 # The Helm chart: lint, template tests, server-side dry run and helm install against the pinned
 # kube-apiserver, the controller under the chart's RBAC, the image recipe (tests/chart/README.md).

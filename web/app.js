@@ -212,7 +212,7 @@
     var height = width < 500 ? 200 : 260;
     var m = { l: width < 500 ? 52 : 70, r: 8, t: 10, b: 28 };
     var pw = width - m.l - m.r, ph = height - m.t - m.b;
-    var nice = niceMax(max), ticks = 4;
+    var nice = niceMax(max), ticks = [5, 10].indexOf(Math.round(nice / Math.pow(10, Math.floor(Math.log10(nice))))) >= 0 ? 5 : 4;
     var band = pw / steps.length, bw = Math.max(2, band * 0.75);
     var root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height,
                             role: "img", "aria-labelledby": host.id + "-title", "class": "stack" },
@@ -389,8 +389,19 @@
           ch.stanza ? h("pre", { "class": "stanza", tabindex: "0", "aria-label": "The change to make" }, h("code", null, ch.stanza)) : null,
           f.evidence ? h("details", null, h("summary", null, "Evidence"), evidenceList(f.evidence, fp + "/evidence", src)) : null));
     }));
+    var byKind = doc.totals && doc.totals.by_kind ? Object.keys(doc.totals.by_kind).filter(function (k) {
+      return doc.totals.by_kind[k].count > 0;
+    }) : [];
+    var kinds = byKind.length ? table("Findings by kind", [{ label: "Kind" }, { label: "Findings", num: true },
+      { label: "Savings a month", num: true }], byKind.map(function (k) {
+        var kp = "/totals/by_kind/" + k;
+        return [KIND_LABEL[k] || k, fig("span", grouped(doc.totals.by_kind[k].count, 0), doc.totals.by_kind[k].count, src, kp + "/count"),
+          money("span", doc.totals.by_kind[k].monthly_savings, src, kp + "/monthly_savings")];
+      })) : null;
+    var omitted = doc.findings_omitted ? h("p", { "class": "muted" }, fig("span", grouped(doc.findings_omitted, 0),
+      doc.findings_omitted, src, "/findings_omitted"), " more findings are not listed (the totals count them).") : null;
     var notes = (doc.notes || []).length ? h("ul", { "class": "notes" }, doc.notes.map(function (n) { return h("li", null, n); })) : null;
-    fill("recs", head, findings.length ? list : empty("Nothing to change in this window."), notes);
+    fill("recs", head, kinds, findings.length ? list : empty("Nothing to change in this window."), omitted, notes);
   }
 
   function renderReportPick(list, listSrc, rep) {
@@ -409,6 +420,7 @@
       " ", h("a", { href: listSrc }, "all reports (JSON)"));
     if (!rep) { fill("report", pickRow); return; }
     if (rep.err) { fill("report", pickRow, h("p", { "class": "error" }, explain(rep.err))); return; }
+    if (rep.ok.cluster) fill("cluster", rep.ok.cluster);
     renderReport(rep.ok, "api/v1/reports/weekly/" + encodeURIComponent(rep.id));
     document.getElementById("report").insertBefore(pickRow, document.getElementById("report").firstChild);
   }

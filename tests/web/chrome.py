@@ -205,9 +205,11 @@ class Page:
             raise ChromeError("evaluate %s: %s" % (js[:80], r["exceptionDetails"].get("text")))
         return r.get("result", {}).get("value")
 
-    def screenshot(self, path, width):
-        """A PNG of the whole page at its full height (the viewport grows to fit it)."""
-        height = int(self.eval("Math.ceil(document.documentElement.scrollHeight)"))
+    def screenshot(self, path, width, height=None):
+        """A PNG of the page's top `height` pixels (default: the whole page; the viewport grows
+        to fit it, so the layout is the one a window of that size shows)."""
+        full = int(self.eval("Math.ceil(document.documentElement.scrollHeight)"))
+        height = min(height or full, full)
         self.chrome.send("Emulation.setDeviceMetricsOverride",
                          {"width": width, "height": height, "deviceScaleFactor": 1,
                           "mobile": width < 600}, session=self.session)

@@ -111,7 +111,7 @@ def test_every_figure_is_the_api_value(browser, demo, window):
     spend = page.eval("document.querySelector('#cards .card p.num').getAttribute('data-value')")
     assert float(spend) == summary["total"]["cost_usd"]
     rows = page.eval("""Array.from(document.querySelectorAll('#table-team tbody tr')).map(r =>
-        [r.querySelector('th').textContent, r.querySelectorAll('td')[1].getAttribute('data-value')])""")
+        [r.querySelector('th').textContent, r.querySelectorAll('td')[1].querySelector('[data-value]').getAttribute('data-value')])""")
     want = [[g["keys"]["team"] or "(none)", g["cost_usd"]] for g in summary["groups"]]
     assert [[t, float(v)] for t, v in rows] == want
     assert len(want) >= 3
@@ -165,14 +165,15 @@ def test_narrow_screen_has_no_horizontal_scroll(browser, demo):
 def test_screenshots(browser, demo, tmp_path):
     """Takes the screenshots; docs/ keeps them only with UPDATE_SCREENSHOTS=1."""
     update = os.environ.get("UPDATE_SCREENSHOTS") == "1"
-    for name, width in (("dashboard.png", 1280), ("dashboard-narrow.png", 375)):
-        page = open_dashboard(browser, demo.base, width=width, height=900)
+    for name, width, height in (("dashboard.png", 1280, 1800), ("dashboard-narrow.png", 375, 1600)):
+        page = open_dashboard(browser, demo.base, width=width, height=height)
         assert_clean(page)
         out = (DOCS if update else tmp_path) / name
-        page.screenshot(str(out), width)
+        page.screenshot(str(out), width, height)
         data = out.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
         assert int.from_bytes(data[16:20], "big") == width
+        assert int.from_bytes(data[20:24], "big") == height
 
 
 # ---- the error states, against the fake API (the real controller cannot be held in them) ---------
@@ -194,6 +195,24 @@ def test_api_errors_are_explained(browser, fake, status, words):
         assert words in message
         assert page.eval("document.getElementById('message').hidden") is False
         assert page.eval("document.querySelectorAll('[data-value]').length") == 0
+
+
+def test_findings_rendered(browser, fake):
+    """The demo has no usage data, so the advisor finds nothing there: the findings view is
+    checked on a recorded document (tests/web/fixtures/recommendations.json) through the fake."""
+    srv = fake()
+    doc = srv.json("api/v1/recommendations")
+    assert len(doc["findings"]) == 3
+    for width in (1280, 375):
+        page = open_dashboard(browser, srv.base, width=width)
+        assert_clean(page)
+        assert page.eval("document.querySelectorAll('#recs li.finding').length") == 3
+        stanzas = page.eval("Array.from(document.querySelectorAll('#recs pre.stanza')).map(e => e.textContent)")
+        assert stanzas == [f["change"]["stanza"] for f in doc["findings"]]
+        card = page.eval("Array.from(document.querySelectorAll('#cards .card')).pop().querySelector('p.num').dataset.value")
+        assert float(card) == doc["totals"]["monthly_savings"]
+        assert check_figures(page, srv) > 100
+        assert page.eval("document.documentElement.scrollWidth") <= width
 
 
 def test_token_from_the_fragment(browser, fake):
