@@ -146,7 +146,8 @@ int gc_gpuuse_scrape(gc_gpuuse *s, const char *url, long timeout_s, size_t max_b
         r = gc_gpuuse_batch_end(k.batch, st);
         if (r < 0)
                 snprintf(err, errlen, "%s: %s", url,
-                         r == -ENOSPC ? "more readings than the batch limit (what fit is applied)" : "out of memory");
+                         r == -ENOSPC ? "more readings than the batch limit (what fit is applied)"
+                                      : "out of memory");
         return r;
 }
 

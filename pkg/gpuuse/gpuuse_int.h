@@ -46,7 +46,9 @@ typedef struct gc__pod {
         int64_t idle_cur_s, idle_longest_s, idle_total_s;
         uint32_t ndevs, cdevs;
         gc__podev *devs;
-        uint32_t hist[101]; /* activity in 1% bins; bin 100 holds exactly 1.0 */
+        /* Activity in 1% bins (bin 100 holds exactly 1.0). 16-bit counts: when one would pass
+         * 65535, every bin is halved (rounding up), which keeps their proportions. */
+        uint16_t hist[101];
 } gc__pod;
 
 typedef struct gc__dev {

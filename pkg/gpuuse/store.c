@@ -511,7 +511,7 @@ static void pod_row(const gc_gpuuse *s, gc__pod *p, const gc__row *r, int64_t in
         p->samples++;
 }
 
-static void hist_add(uint32_t *hist, double a)
+static void hist_add(uint16_t *hist, double a)
 {
         int bin;
 
@@ -523,8 +523,10 @@ static void hist_add(uint32_t *hist, double a)
         bin = (int)floor(a * 100.0 + 1e-5);
         if (bin > 100)
                 bin = 100;
-        if (hist[bin] < UINT32_MAX)
-                hist[bin]++;
+        if (hist[bin] == UINT16_MAX)
+                for (int i = 0; i <= 100; i++)
+                        hist[i] = (uint16_t)((hist[i] + 1) / 2);
+        hist[bin]++;
 }
 
 static void pod_dev_add(gc_gpuuse *s, gc__pod *p, uint32_t serial, double act)
@@ -718,8 +720,12 @@ static void pod_summary(const gc_gpuuse *s, const gc__pod *p, int64_t ws, int64_
         o.activity_mean = mean(p->act_sum, p->act_n);
         o.activity_p95 = NAN;
         if (p->act_n) {
+                uint64_t total = 0;
+
+                for (int b = 0; b <= 100; b++)
+                        total += p->hist[b];
                 /* The smallest bin holding the ceil(0.95 n)-th reading; its lower edge. */
-                want = (p->act_n * 95 + 99) / 100;
+                want = (total * 95 + 99) / 100;
                 for (int b = 0; b <= 100; b++) {
                         acc += p->hist[b];
                         if (acc >= want) {

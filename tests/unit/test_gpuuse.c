@@ -246,6 +246,40 @@ START_TEST(test_mean_p95_peak)
 }
 END_TEST
 
+/* More readings than a 16-bit bin holds: halving keeps the percentile where it belongs. */
+static double p95_of_many(int pct_high)
+{
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        gc_gpuuse_pod p;
+        gc_gpuuse_stats st;
+        gc_buf b;
+        double r;
+
+        gc_buf_init(&b, 64 << 20);
+        for (int i = 0; i < 80000; i++)
+                gc_buf_printf(&b,
+                              "DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",namespace=\"n\",pod=\"p\"} "
+                              "%s %lld\n",
+                              i % 100 < pct_high ? "0.9" : "0.1",
+                              (long long)(T0 + 30LL * i) * 1000);
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, b.data, b.len, T0, 30, &st), 0);
+        ck_assert_int_eq(gc_gpuuse_pod_get(s, "n", "p", T0, T0 + 30 * 80000, &p), 0);
+        ck_assert_uint_eq(p.samples, 80000);
+        ck_assert_double_eq_tol(p.activity_mean, (0.9 * pct_high + 0.1 * (100 - pct_high)) / 100,
+                                1e-6);
+        r = p.activity_p95;
+        gc_buf_free(&b);
+        gc_gpuuse_free(s);
+        return r;
+}
+
+START_TEST(test_p95_many)
+{
+        ck_assert_double_eq_tol(p95_of_many(6), 0.9, EPS);
+        ck_assert_double_eq_tol(p95_of_many(4), 0.1, EPS);
+}
+END_TEST
+
 /* Idle: activity < 5% while > 10% of memory is held. n idle readings 30 s apart. */
 static int64_t idle_run(int n_idle, int64_t *ret_total)
 {
@@ -716,6 +750,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_label_schemes);
         tcase_add_test(tc, test_mig_no_util_fallback);
         tcase_add_test(tc, test_mean_p95_peak);
+        tcase_add_test(tc, test_p95_many);
         tcase_add_test(tc, test_idle_stretch);
         tcase_add_test(tc, test_idle_gap_and_open);
         tcase_add_test(tc, test_eight_gpus_two_active);

@@ -1,0 +1,66 @@
+/* fuzz_gpuuse: any text body or Prometheus answer keeps the store's summaries in range. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gpuuse/gpuuse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(const gc_gpuuse *s)
+{
+        size_t cur = 0;
+        gc_gpuuse_pod p;
+        gc_gpuuse_device d;
+
+        while (gc_gpuuse_pod_next(s, &cur, 1795166100, 1795169700, &p) == 0) {
+                if (!p.ns || !p.pod || p.samples == 0 || p.devices_active > p.devices ||
+                    p.coverage < 0 || p.coverage > 1 || p.idle_longest_s > p.idle_total_s ||
+                    p.idle_longest_s < 0 || p.first_at > p.last_at ||
+                    (!isnan(p.activity_p95) && (p.activity_p95 < 0 || p.activity_p95 > 1)))
+                        __builtin_trap();
+                if (gc_gpuuse_pod_get(s, p.ns, p.pod, 0, 1, &p) != 0)
+                        __builtin_trap();
+        }
+        cur = 0;
+        while (gc_gpuuse_device_next(s, &cur, &d) == 0)
+                if (!d.uuid || gc_gpuuse_device_get(s, d.uuid, d.gpu_i_id, &d) != 0)
+                        __builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        gc_gpuuse_opts o;
+        gc_gpuuse *s;
+        gc_gpuuse_stats st;
+        char err[256];
+
+        gc_gpuuse_opts_default(&o);
+        o.max_pods = 64;
+        o.max_devices = 64;
+        o.max_batch_readings = 1024;
+        o.max_devices_per_pod = 4;
+        s = gc_gpuuse_new(&o);
+        if (!s)
+                return 0;
+        /* The same bytes as a scrape at two times, then as a Prometheus answer. */
+        gc_gpuuse_ingest_text(s, (const char *)data, size, 1795166100, 0, &st);
+        gc_gpuuse_ingest_text(s, (const char *)data, size, 1795166130, 0, &st);
+        check(s);
+        gc_gpuuse_ingest_prom_json(s, (const char *)data, size, 1 << 20, 60, &st, err, sizeof(err));
+        check(s);
+        /* Expiry drops everything last seen before the cut, and nothing after it. */
+        {
+                const int64_t now = 1795166100 + 8 * 86400;
+                size_t cur = 0;
+                gc_gpuuse_pod p;
+
+                gc_gpuuse_expire(s, now);
+                while (gc_gpuuse_pod_next(s, &cur, 0, 1, &p) == 0)
+                        if (p.last_at < now - o.retention_s)
+                                __builtin_trap();
+        }
+        gc_gpuuse_free(s);
+        return 0;
+}
