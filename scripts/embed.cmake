@@ -1,5 +1,6 @@
-# Writes a C file holding every examples/*.json as a byte array, so the demo needs no files.
-file(GLOB files ${DIR}/*.json)
+# Writes a C file holding every examples/*.json and *.prom as a byte array, so the demo needs no
+# files.
+file(GLOB files ${DIR}/*.json ${DIR}/*.prom)
 list(SORT files)
 set(out "/* Generated from examples/ by scripts/embed.cmake; do not edit. */\n#include <stddef.h>\n#include \"embedded.h\"\n")
 set(table "")

@@ -1017,6 +1017,125 @@ def build_pods():
                  restart_policy="Always")
 
 
+# ---- planted behaviours for the advisor, and their dcgm-exporter series ------------------------
+
+# Pods that run on the last day of the demo week with measured use that each rule must catch.
+# They are drawn with a random generator of their own (and resourceVersions of their own), so
+# the rest of the cluster is the same bytes as without them.
+PLANTED = {}
+SERIES_START = ep("2026-11-22T09:00:00Z")
+SERIES_END = ep("2026-11-23T00:00:00Z")   # the demo week's end: the series lies inside it
+SERIES_STEP = 600                          # one scrape every 10 minutes
+
+
+def build_planted():
+    global rng
+    saved_rng, saved_rv = rng, _rv[0]
+    rng = random.Random(SEED + 5)
+    _rv[0] = 9100000
+    try:
+        # An idle notebook: busy for two hours, then nothing for eight while it holds 70% of its
+        # MIG slice's memory (idle_gpu).
+        PLANTED["idle"] = place(
+            "research", "jupyter-hana-" + sfx(),
+            [gpu("notebook", M1, 1, image=IMAGES["nb"], cpu="4", memory="32Gi")],
+            nodes=[H["mig_a"]], earliest=t("2026-11-22T14:00:00Z"), run_s=None,
+            phase="Running")
+        # An 8-GPU fine-tuning job whose code uses two of them (over_requested: ask for 2).
+        own = job_owner("detr-finetune")
+        PLANTED["over"] = place(
+            "vision", "detr-finetune-" + sfx(),
+            [gpu("trainer", G, 8, cpu="90", memory="1000Gi")],
+            nodes=[H["a100od"]], earliest=t("2026-11-22T12:00:00Z"), run_s=None,
+            phase="Running", labels=job_labels("detr-finetune", own, {"project": "detection"}),
+            owner=own)
+        # A small inference service on a whole H100: 5 GiB of 80, 12% busy, little tensor work
+        # (mig_fit: a 1g.10gb slice holds it).
+        PLANTED["mig"] = deployment(
+            "platform-inference", "intent-classifier", 1,
+            [gpu("server", G, 1, image=IMAGES["serve"], cpu="4", memory="16Gi")],
+            nodes=[H["h100"]], created=t("2026-11-22T09:00:00Z"),
+            labels={"app.kubernetes.io/project": "intent"})[0]
+    finally:
+        rng, _rv[0] = saved_rng, saved_rv
+
+
+DCGM_HELP = [
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
+    ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB)."),
+]
+
+
+def pod_start(pod):
+    return ep(pod["status"]["containerStatuses"][0]["state"]["running"]["startedAt"])
+
+
+def metrics_text():
+    """dcgm-exporter's /metrics for the planted pods, one scrape every SERIES_STEP seconds while
+    each runs, with timestamps (ms): a series `gpu-cost demo` and `analyze --metrics` read."""
+    r = random.Random(SEED + 7)
+    devices = []  # (labels, used_fn(t), total_mib, activity_fn(t), tensor_fn(t) or None, start)
+
+    def labels(node, gpu_idx, model, pod, container, mig=None):
+        lab = [("gpu", str(gpu_idx)), ("UUID", "GPU-%s" % uuid.UUID(int=r.getrandbits(128))),
+               ("pci_bus_id", "00000000:%02X:00.0" % (0x18 + 0x10 * gpu_idx)),
+               ("device", "nvidia%d" % gpu_idx), ("modelName", model), ("Hostname", node)]
+        if mig:
+            lab += [("GPU_I_PROFILE", mig[0]), ("GPU_I_ID", str(mig[1]))]
+        lab += [("DCGM_FI_DRIVER_VERSION", "550.127.08"), ("container", container),
+                ("namespace", pod["metadata"]["namespace"]), ("pod", pod["metadata"]["name"])]
+        return lab
+
+    p = PLANTED["idle"]
+    st = pod_start(p)
+    devices.append((labels(p["spec"]["nodeName"], 5, "NVIDIA H100 80GB HBM3", p, "notebook",
+                           ("1g.10gb", 9)),
+                    lambda tt, st=st: 7050 if tt < st + 2 * HOUR else 6890, 9856,
+                    lambda tt, st=st: r.uniform(0.25, 0.45) if tt < st + 2 * HOUR else 0.0,
+                    None, st))
+    p = PLANTED["over"]
+    st = pod_start(p)
+    for g in range(8):
+        busy = g < 2
+        devices.append((labels(p["spec"]["nodeName"], g, "NVIDIA A100-SXM4-40GB", p, "trainer"),
+                        (lambda tt: r.randint(30500, 31200)) if busy else (lambda tt: 0), 40536,
+                        (lambda tt: r.uniform(0.80, 0.95)) if busy else (lambda tt: 0.0),
+                        (lambda tt: r.uniform(0.45, 0.6)) if busy else None, st))
+    p = PLANTED["mig"]
+    st = pod_start(p)
+    devices.append((labels(p["spec"]["nodeName"], 3, "NVIDIA H100 80GB HBM3", p, "server"),
+                    lambda tt: r.randint(4900, 5200), 81559,
+                    lambda tt: r.uniform(0.03, 0.09), lambda tt: r.uniform(0.01, 0.04), st))
+    # Readings: per device and scrape time, (activity, tensor, used, free).
+    rows = []
+    for lab, used_fn, total, act_fn, tensor_fn, st in devices:
+        first = max(SERIES_START, st - st % SERIES_STEP + SERIES_STEP)
+        per = []
+        for tt in range(first, SERIES_END, SERIES_STEP):
+            used = used_fn(tt)
+            per.append((tt, act_fn(tt), tensor_fn(tt) if tensor_fn else None, used, total - used))
+        rows.append((lab, per))
+
+    def lab_text(lab):
+        return ",".join('%s="%s"' % kv for kv in lab)
+
+    out = []
+    for k, (name, help_) in enumerate(DCGM_HELP):
+        out.append("# HELP %s %s" % (name, help_))
+        out.append("# TYPE %s gauge" % name)
+        for lab, per in rows:
+            lt = lab_text(lab)
+            for tt, act, tensor, used, free in per:
+                v = [act, tensor, used, free][k]
+                if v is None:
+                    continue
+                out.append("%s{%s} %s %d" % (name, lt, ("%.6f" % v) if k < 2 else str(v),
+                                              tt * 1000))
+    return "\n".join(out) + "\n"
+
+
 # ---- namespaces, config, prices ---------------------------------------------------------------
 
 def namespaces():
@@ -1130,6 +1249,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     build_nodes()
     build_pods()
+    build_planted()
     nodes = [node_json(n) for n in NODES]
     ns = namespaces()
     # kubectl lists pods by namespace, then name.
@@ -1142,6 +1262,8 @@ def main():
     dump(os.path.join(out, "config.json"), CONFIG)
     dump(os.path.join(out, "prices.json"), PRICES)
     dump(os.path.join(out, "demo.json"), {"now": NOW, "window": WINDOW})
+    with open(os.path.join(out, "metrics.prom"), "w") as f:
+        f.write(metrics_text())
     for f in sorted(os.listdir(out)):
         size = os.path.getsize(os.path.join(out, f))
         if size >= 1 << 20:

@@ -349,11 +349,21 @@
     reserve_floor: "Reserve the floor", buy_vs_rent: "Buy vs rent" };
   function subjectText(sub) {
     if (!sub || typeof sub !== "object") return sub ? String(sub) : "";
-    var order = ["namespace", "pod", "controller_kind", "controller", "team", "project", "node", "model", "capacity_type"];
-    var keys = order.filter(function (k) { return sub[k]; }).concat(Object.keys(sub).filter(function (k) {
-      return order.indexOf(k) < 0 && sub[k] !== null && typeof sub[k] !== "object";
-    }));
-    return keys.map(function (k) { return k + " " + sub[k]; }).join(", ");
+    var parts = [];
+    if (sub.pod) parts.push((sub.namespace ? sub.namespace + "/" : "") + sub.pod);
+    else if (sub.namespace) parts.push("namespace " + sub.namespace);
+    if (sub.controller) parts.push((sub.controller_kind || "owner") + " " + sub.controller);
+    if (sub.team === "__cluster__") parts.push("whole cluster");
+    else if (sub.team) parts.push("team " + sub.team);
+    if (sub.project) parts.push("project " + sub.project);
+    if (sub.node) parts.push("node " + sub.node);
+    if (sub.model) parts.push(sub.model + (sub.capacity_type ? " (" + sub.capacity_type + ")" : ""));
+    else if (sub.capacity_type) parts.push(sub.capacity_type);
+    var known = ["namespace", "pod", "controller", "controller_kind", "team", "project", "node", "model", "capacity_type"];
+    Object.keys(sub).forEach(function (k) {
+      if (known.indexOf(k) < 0 && sub[k] !== null && typeof sub[k] !== "object") parts.push(k + " " + sub[k]);
+    });
+    return parts.join(", ");
   }
   function evidenceList(ev, path, src) {
     var items = [];
@@ -362,7 +372,9 @@
       if (typeof o === "object" && !Array.isArray(o)) {
         Object.keys(o).forEach(function (k) { walk(o[k], p + "/" + k, label ? label + "." + k : k); });
       } else if (typeof o === "number") {
-        items.push(h("div", null, h("dt", null, label), fig("dd", grouped(o, Math.abs(o) < 10 && o % 1 ? 3 : 0), o, src, p)));
+        var text = /cost|usd|savings/.test(label) ? moneyText(o) :
+          grouped(o, o % 1 === 0 ? 0 : Math.abs(o) < 10 ? 3 : Math.abs(o) < 1000 ? 1 : 0);
+        items.push(h("div", null, h("dt", null, label.replace(/_/g, " ")), fig("dd", text, o, src, p)));
       } else if (!Array.isArray(o)) {
         items.push(h("div", null, h("dt", null, label), h("dd", null, String(o))));
       }
@@ -393,7 +405,7 @@
       return doc.totals.by_kind[k].count > 0;
     }) : [];
     var kinds = byKind.length ? table("Findings by kind", [{ label: "Kind" }, { label: "Findings", num: true },
-      { label: "Savings a month", num: true }], byKind.map(function (k) {
+      { label: "Saves a month", num: true }], byKind.map(function (k) {
         var kp = "/totals/by_kind/" + k;
         return [KIND_LABEL[k] || k, fig("span", grouped(doc.totals.by_kind[k].count, 0), doc.totals.by_kind[k].count, src, kp + "/count"),
           money("span", doc.totals.by_kind[k].monthly_savings, src, kp + "/monthly_savings")];

@@ -199,6 +199,8 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                 /* Every interval even when nothing changed: open intervals accrue with time,
                  * and a snapshot's "now" is where they end. A standby publishes none (its API
                  * answers 503, as its /readyz does). */
+                if (atomic_load(&c.ready))
+                        ctl_usage_tick(&c, now);
                 if (atomic_load(&c.ready) && now >= c.snapshot_at + o->snapshot_interval_s) {
                         c.snapshot_at = now;
                         ctl_snapshot_publish(&c, now);

@@ -115,6 +115,14 @@ void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, d
                    double *ret_peak_mib, uint64_t *ret_samples);
 /* Fills the usage_* fields of h (last fetch, errors, samples taken in). */
 void ctl_usage_health(ctl *c, gc_api_health *h);
+/* Main loop, without c->mu: reruns the advisor (last 7 days) once a minute. */
+void ctl_usage_tick(ctl *c, int64_t now);
+/*
+ * Under c->mu: the advisor over [start, end) at now rendered for a report (Markdown section and
+ * JSON document); team non-NULL keeps only that team's findings.
+ */
+int ctl_usage_savings(ctl *c, int64_t start, int64_t end, int64_t now, const char *team, gc_buf *md,
+                      gc_buf *json);
 
 /*
  * API snapshots (snapshot.c). ctl_api_new after the configuration is loaded; publish copies the

@@ -129,6 +129,51 @@ static void ctl__expire(ctl *c, const gc_publish_opts *po, int64_t now)
         free(names);
 }
 
+/*
+ * The advisor's Savings for the weekly reports a team lead reads: this week's (so far) and the
+ * latest complete week's, with its team copies (that team's findings only). Other periods get
+ * none. The hash of a complete period is mixed with the findings', so new findings rewrite it.
+ */
+typedef struct ctl__savings {
+        gc_buf md, json;
+        gc_publish_opts po; /* the options with the savings set */
+        uint64_t hash;
+} ctl__savings;
+
+static void ctl__savings_make(ctl *c, const gc_publish_opts *po, const gc_publish_plan *plan,
+                              const gc_publish_period *p, const char *team, int64_t now,
+                              ctl__savings *ret)
+{
+        int64_t end = p->end < now ? p->end : now;
+        int r;
+
+        ret->po = *po;
+        ret->hash = p->hash;
+        /* A quarter of the ConfigMap each at most, so the cost tables keep room to be cut. */
+        gc_buf_init(&ret->md, GC_PUBLISH_MAX_BYTES / 4);
+        gc_buf_init(&ret->json, GC_PUBLISH_MAX_BYTES / 4);
+        if (p->kind != GC_PUBLISH_WEEKLY || (p->complete && p != plan->latest_weekly) ||
+            end <= p->start)
+                return;
+        pthread_mutex_lock(&c->mu);
+        r = ctl_usage_savings(c, p->start, end, now, team, &ret->md, &ret->json);
+        pthread_mutex_unlock(&c->mu);
+        if (r == -E2BIG)
+                ctl_log(CTL_WARN, "the findings do not fit in a report; see the API", "configmap",
+                        p->name, NULL);
+        if (r < 0 || !ret->md.data || !ret->json.data)
+                return;
+        ret->po.savings_markdown = ret->md.data;
+        ret->po.savings_json = ret->json.data;
+        ret->hash ^= gc_hash(ret->json.data, ret->json.len, 0x5a7e5);
+}
+
+static void ctl__savings_release(ctl__savings *s)
+{
+        gc_buf_free(&s->md);
+        gc_buf_free(&s->json);
+}
+
 int ctl_publish(ctl *c, int64_t now)
 {
         gc_publish_opts po;
@@ -147,41 +192,55 @@ int ctl_publish(ctl *c, int64_t now)
         }
         for (size_t i = 0; i < plan.n_periods; i++) {
                 const gc_publish_period *p = &plan.periods[i];
+                ctl__savings sv;
 
-                if (p->complete && ctl__unchanged(p->name, p->hash))
+                ctl__savings_make(c, &po, &plan, p, NULL, now, &sv);
+                if (p->complete && ctl__unchanged(p->name, sv.hash)) {
+                        ctl__savings_release(&sv);
                         continue;
-                if (ctl__write(c, &po, p, c->ns, p->name, NULL, now) < 0) {
+                }
+                if (ctl__write(c, &sv.po, p, c->ns, p->name, NULL, now) < 0) {
                         failed++;
+                        ctl__savings_release(&sv);
                         continue;
                 }
                 written++;
                 if (p->complete)
-                        ctl__remember(p->name, p->hash);
+                        ctl__remember(p->name, sv.hash);
+                ctl__savings_release(&sv);
         }
         for (int k = 0; k < 2; k++) {
                 const gc_publish_period *p = k == 0 ? plan.latest_daily : plan.latest_weekly;
                 const char *name = k == 0 ? GC_PUBLISH_DAILY_LATEST : GC_PUBLISH_WEEKLY_LATEST;
+                ctl__savings sv;
 
-                if (!p || ctl__unchanged(name, p->hash))
+                if (!p)
                         continue;
-                if (ctl__write(c, &po, p, c->ns, name, NULL, now) == 0)
-                        ctl__remember(name, p->hash);
-                else
-                        failed++;
+                ctl__savings_make(c, &po, &plan, p, NULL, now, &sv);
+                if (!ctl__unchanged(name, sv.hash)) {
+                        if (ctl__write(c, &sv.po, p, c->ns, name, NULL, now) == 0)
+                                ctl__remember(name, sv.hash);
+                        else
+                                failed++;
+                }
+                ctl__savings_release(&sv);
         }
         /* Each team's own weekly report, in its namespace. */
         for (size_t t = 0; plan.latest_weekly && t < c->cfg->n_team_namespaces; t++) {
                 const gc_label *tn = &c->cfg->team_namespaces[t];
                 char key[GC_PUBLISH_NAME_MAX + 64];
+                ctl__savings sv;
 
                 snprintf(key, sizeof(key), "%s/%s", tn->value, tn->key);
-                if (ctl__unchanged(key, plan.latest_weekly->hash))
-                        continue;
-                if (ctl__write(c, &po, plan.latest_weekly, tn->value, GC_PUBLISH_WEEKLY_LATEST,
-                               tn->key, now) == 0)
-                        ctl__remember(key, plan.latest_weekly->hash);
-                else
-                        failed++;
+                ctl__savings_make(c, &po, &plan, plan.latest_weekly, tn->key, now, &sv);
+                if (!ctl__unchanged(key, sv.hash)) {
+                        if (ctl__write(c, &sv.po, plan.latest_weekly, tn->value,
+                                       GC_PUBLISH_WEEKLY_LATEST, tn->key, now) == 0)
+                                ctl__remember(key, sv.hash);
+                        else
+                                failed++;
+                }
+                ctl__savings_release(&sv);
         }
         ctl__expire(c, &po, now);
         if (written)

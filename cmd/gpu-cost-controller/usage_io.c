@@ -1,34 +1,530 @@
 /* usage_io: measured GPU use (dcgm-exporter, Prometheus) and the advisor's latest findings. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "ctl_int.h"
+#include "dump/dump.h"
+#include "embedded.h"
+#include "gpuuse/gpuuse.h"
 #include "log.h"
+#include "savings.h"
+
+#define CTL_ADVISE_EVERY_S   60     /* the advisor's findings are at most this old */
+#define CTL_ADVICE_WINDOW_S  604800 /* over the last 7 days */
+#define CTL_DCGM_MAX_TARGETS 10000  /* dcgm-exporter pods scraped */
+#define CTL_TOKEN_MAX        65536  /* a bearer token file */
+#define CTL_PROM_CHUNK_S     86400  /* history read one day per query */
 
 /*
- * The state is behind its own lock, never c->mu: the snapshot builder calls in here while it
- * holds c->mu, and the usage thread must not wait on the informers.
+ * Two locks, never one inside the other except c->mu then u->mu (the snapshot builder and the
+ * advisor hold c->mu and read the summaries). The usage thread owns the gc_gpuuse store alone:
+ * it fetches and ingests without a lock, then swaps in a copied table of per-pod summaries.
  */
 struct ctl_usage {
-        pthread_mutex_t mu;
+        pthread_mutex_t mu; /* guards everything up to `samples` */
+        sav_table table;    /* the latest summaries, sorted by (namespace, pod) */
+        int has_table;
         char *advice_json; /* the advisor's latest document; NULL before it ran */
         gc_api_finding_stat *stats;
         size_t n_stats;
         int64_t fetched_at; /* last successful fetch */
         long errors;
         uint64_t samples;
+
+        /* The usage thread's own (no lock). */
+        ctl *c;
+        pthread_t thread;
+        int started;
+        atomic_int stop;
+        gc_gpuuse *store;
+        gc_kube *kube;
+        int64_t next_dcgm, next_prom, prom_until;
+        int prom_history_done;
+        int failing; /* the last round had errors: log the next success */
+
+        /* The main thread's. */
+        int64_t next_advice;
 };
+
+/* ---- summaries --------------------------------------------------------------------------- */
+
+static void ctl__count(struct ctl_usage *u, const gc_gpuuse_stats *st, int ok)
+{
+        pthread_mutex_lock(&u->mu);
+        if (st)
+                u->samples += st->samples;
+        if (ok)
+                u->fetched_at = ctl_now();
+        else
+                u->errors++;
+        pthread_mutex_unlock(&u->mu);
+}
+
+/* Copies the store's summaries out and swaps them in. */
+static void ctl__publish_table(struct ctl_usage *u, int64_t now)
+{
+        sav_table t, old;
+
+        gc_gpuuse_expire(u->store, now);
+        if (sav_table_build(u->store, now - CTL_ADVICE_WINDOW_S, now, &t) < 0) {
+                ctl_log(CTL_WARN, "cannot copy the usage summaries", "error", "out of memory",
+                        NULL);
+                return;
+        }
+        pthread_mutex_lock(&u->mu);
+        old = u->table;
+        u->table = t;
+        u->has_table = 1;
+        pthread_mutex_unlock(&u->mu);
+        sav_table_release(&old);
+}
+
+/* ---- dcgm-exporter: find the pods, scrape each ------------------------------------------- */
+
+/* Appends s percent-encoded (a label selector in a query string). */
+static int ctl__escape(gc_buf *b, const char *s)
+{
+        int r = 0;
+
+        for (; *s && r == 0; s++) {
+                unsigned char ch = (unsigned char)*s;
+
+                if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~')
+                        r = gc_buf_append(b, s, 1);
+                else
+                        r = gc_buf_printf(b, "%%%02X", ch);
+        }
+        return r;
+}
+
+/* The scrape URLs of the running dcgm-exporter pods; *ret_urls malloc'd strings. */
+static int ctl__dcgm_targets(struct ctl_usage *u, char ***ret_urls, size_t *ret_n, char *err,
+                             size_t errlen)
+{
+        const gc_config_dcgm *d = &u->c->cfg->dcgm;
+        gc_buf path, body;
+        cJSON *root = NULL;
+        const cJSON *it, *items;
+        char **urls = NULL;
+        size_t n = 0;
+        long status = 0;
+        int r;
+
+        gc_buf_init(&path, 4096);
+        r = gc_buf_printf(&path, "/api/v1/namespaces/%s/pods?labelSelector=", d->ns);
+        if (r == 0)
+                r = ctl__escape(&path, d->label_selector);
+        if (r < 0) {
+                snprintf(err, errlen, "label selector too long");
+                gc_buf_free(&path);
+                return r;
+        }
+        memset(&body, 0, sizeof(body));
+        r = gc_kube_request(u->kube, "GET", path.data, NULL, NULL, 0, &status, &body, err, errlen);
+        gc_buf_free(&path);
+        if (r == 0 && status != 200) {
+                snprintf(err, errlen, "listing pods in %s: HTTP %ld", d->ns, status);
+                r = -EIO;
+        }
+        if (r == 0) {
+                root = cJSON_ParseWithLengthOpts(body.data, body.len, NULL, 0);
+                if (!root) {
+                        snprintf(err, errlen, "listing pods in %s: not JSON", d->ns);
+                        r = -EINVAL;
+                }
+        }
+        if (r == 0) {
+                urls = calloc(CTL_DCGM_MAX_TARGETS, sizeof(*urls));
+                if (!urls)
+                        r = -ENOMEM;
+        }
+        items = r == 0 ? cJSON_GetObjectItemCaseSensitive(root, "items") : NULL;
+        cJSON_ArrayForEach(it, items)
+        {
+                const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "status");
+                const cJSON *phase = cJSON_GetObjectItemCaseSensitive(st, "phase");
+                const cJSON *ip = cJSON_GetObjectItemCaseSensitive(st, "podIP");
+                char url[512];
+                int v6;
+
+                if (n == CTL_DCGM_MAX_TARGETS)
+                        break;
+                if (!cJSON_IsString(phase) || strcmp(phase->valuestring, "Running") != 0 ||
+                    !cJSON_IsString(ip) || !*ip->valuestring || strlen(ip->valuestring) > 64)
+                        continue;
+                v6 = strchr(ip->valuestring, ':') != NULL;
+                snprintf(url, sizeof(url), "%s://%s%s%s:%d%s", d->scheme, v6 ? "[" : "",
+                         ip->valuestring, v6 ? "]" : "", d->port, d->path);
+                urls[n] = strdup(url);
+                if (!urls[n]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                n++;
+        }
+        cJSON_Delete(root);
+        gc_buf_free(&body);
+        if (r < 0) {
+                for (size_t i = 0; urls && i < n; i++)
+                        free(urls[i]);
+                free(urls);
+                return r;
+        }
+        *ret_urls = urls;
+        *ret_n = n;
+        return 0;
+}
+
+static void ctl__dcgm_round(struct ctl_usage *u, int64_t now)
+{
+        const gc_config_dcgm *d = &u->c->cfg->dcgm;
+        char err[512], count[32];
+        char **urls = NULL;
+        size_t n = 0, failed = 0;
+
+        if (ctl__dcgm_targets(u, &urls, &n, err, sizeof(err)) < 0) {
+                ctl__count(u, NULL, 0);
+                if (!u->failing)
+                        ctl_log(CTL_WARN, "cannot find the dcgm-exporter pods", "namespace", d->ns,
+                                "selector", d->label_selector, "error", err, NULL);
+                u->failing = 1;
+                return;
+        }
+        for (size_t i = 0; i < n && !atomic_load(&u->stop); i++) {
+                gc_gpuuse_stats st;
+                int r;
+
+                memset(&st, 0, sizeof(st));
+                r = gc_gpuuse_scrape(u->store, urls[i], (long)d->timeout_s, d->max_body_bytes, NULL,
+                                     now, d->interval_s, &st, err, sizeof(err));
+                ctl__count(u, &st, r == 0);
+                if (r < 0) {
+                        failed++;
+                        ctl_log(u->failing ? CTL_DEBUG : CTL_WARN, "dcgm-exporter scrape failed",
+                                "url", urls[i], "error", err, NULL);
+                }
+        }
+        if (n && failed < n && u->failing) {
+                snprintf(count, sizeof(count), "%zu", n);
+                ctl_log(CTL_INFO, "scraping dcgm-exporter", "pods", count, NULL);
+        }
+        u->failing = failed > 0 || n == 0;
+        for (size_t i = 0; i < n; i++)
+                free(urls[i]);
+        free(urls);
+}
+
+/* ---- Prometheus ------------------------------------------------------------------------------ */
+
+/* The token, re-read on each query (a projected token rotates). NULL when none is configured. */
+static int ctl__token(const gc_config_prometheus *p, gc_buf *ret, char *err, size_t errlen)
+{
+        int r;
+
+        if (!p->bearer_token_file)
+                return 0;
+        r = gc_read_file(p->bearer_token_file, CTL_TOKEN_MAX, ret);
+        if (r < 0) {
+                snprintf(err, errlen, "%s: %s", p->bearer_token_file, strerror(-r));
+                return r;
+        }
+        while (ret->len && (ret->data[ret->len - 1] == '\n' || ret->data[ret->len - 1] == '\r' ||
+                            ret->data[ret->len - 1] == ' '))
+                ret->data[--ret->len] = '\0';
+        return 0;
+}
+
+static int ctl__prom_range(struct ctl_usage *u, int64_t start, int64_t end, char *err,
+                           size_t errlen)
+{
+        const gc_config_prometheus *p = &u->c->cfg->prometheus;
+        gc_gpuuse_stats st;
+        gc_buf token;
+        int r;
+
+        memset(&token, 0, sizeof(token));
+        memset(&st, 0, sizeof(st));
+        r = ctl__token(p, &token, err, errlen);
+        if (r == 0)
+                r = gc_gpuuse_prom_query_range(u->store, p->url, NULL, start, end, p->step_s,
+                                               (long)p->timeout_s, p->max_body_bytes, token.data,
+                                               &st, err, errlen);
+        gc_buf_free(&token);
+        ctl__count(u, &st, r == 0);
+        return r;
+}
+
+static void ctl__prom_round(struct ctl_usage *u, int64_t now)
+{
+        const gc_config_prometheus *p = &u->c->cfg->prometheus;
+        char err[512];
+        int r = 0;
+
+        if (!u->prom_history_done) {
+                /* The lookback first, oldest day first: a store drops readings older than it
+                 * has taken in. */
+                int64_t from = now - p->lookback_days * 86400;
+
+                for (int64_t s = from; s < now && r == 0 && !atomic_load(&u->stop);
+                     s += CTL_PROM_CHUNK_S) {
+                        int64_t e = s + CTL_PROM_CHUNK_S < now ? s + CTL_PROM_CHUNK_S : now;
+
+                        r = ctl__prom_range(u, s, e, err, sizeof(err));
+                        if (r == 0)
+                                u->prom_until = e;
+                }
+                if (r == 0 && !atomic_load(&u->stop)) {
+                        u->prom_history_done = 1;
+                        ctl_log(CTL_INFO, "read the usage history from Prometheus", "url", p->url,
+                                NULL);
+                }
+        } else if (now > u->prom_until) {
+                int64_t from = u->prom_until + p->step_s;
+
+                r = from <= now ? ctl__prom_range(u, from, now, err, sizeof(err)) : 0;
+                if (r == 0 && from <= now)
+                        u->prom_until = now;
+        }
+        if (r < 0) {
+                ctl_log(u->failing ? CTL_DEBUG : CTL_WARN, "Prometheus query failed", "url", p->url,
+                        "error", err, NULL);
+                u->failing = 1;
+        } else if (u->failing && !u->c->cfg->has_dcgm) {
+                u->failing = 0;
+        }
+}
+
+static void *ctl__usage_main(void *arg)
+{
+        struct ctl_usage *u = arg;
+        const gc_config *cfg = u->c->cfg;
+
+        while (!atomic_load(&u->stop)) {
+                int64_t now = ctl_now();
+                int fetched = 0;
+
+                /* A standby does not measure: only the replica that writes reports. */
+                if (!atomic_load(&u->c->ready)) {
+                        usleep(200 * 1000);
+                        continue;
+                }
+                if (cfg->has_dcgm && now >= u->next_dcgm) {
+                        u->next_dcgm = now + cfg->dcgm.interval_s;
+                        ctl__dcgm_round(u, now);
+                        fetched = 1;
+                }
+                if (cfg->has_prometheus && now >= u->next_prom) {
+                        /* Until the history is in, retry soon after a failure. */
+                        u->next_prom =
+                            now + (u->prom_history_done ? cfg->prometheus.interval_s : 10);
+                        ctl__prom_round(u, now);
+                        fetched = 1;
+                }
+                if (fetched)
+                        ctl__publish_table(u, now);
+                usleep(200 * 1000);
+        }
+        return NULL;
+}
+
+/* ---- the advisor ------------------------------------------------------------------------- */
+
+static const gc_pod *ctl__pod_of(void *ud, const char *uid)
+{
+        ctl *c = ud;
+        size_t idx;
+
+        if (gc_ptrmap_get(&c->pod_map, uid, &idx) == 0 && idx < c->n_pods)
+                return &c->pods[idx].pod;
+        return NULL;
+}
+
+static const char *ctl__usage_note(const ctl *c, const struct ctl_usage *u)
+{
+        if (!c->cfg->has_dcgm && !c->cfg->has_prometheus && !c->o->demo)
+                return "no usage source is configured (usage.dcgm or usage.prometheus in the "
+                       "configuration)";
+        if (!u->has_table)
+                return "no usage data has been read yet";
+        return NULL;
+}
+
+/* Under c->mu: the advisor over [start, end) at now, rendered. */
+static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const char *team,
+                       gc_buf *md, gc_buf *json, gc_advisor_result **ret_result)
+{
+        struct ctl_usage *u = c->usage;
+        gc_advisor_pod *pods = NULL;
+        size_t n_pods = 0;
+        char err[512];
+        int r;
+
+        /* The table stays ours while we hold u->mu; the pods point into it. */
+        pthread_mutex_lock(&u->mu);
+        r = sav_collect(c->ledger, start, end, now, ctl__pod_of, c, u->has_table ? &u->table : NULL,
+                        &pods, &n_pods);
+        if (r == 0)
+                r = sav_run(c->cfg, c->ledger, start, end, now, pods, n_pods, ctl__usage_note(c, u),
+                            team, md, json, ret_result, err, sizeof(err));
+        else
+                snprintf(err, sizeof(err), "%s", strerror(-r));
+        pthread_mutex_unlock(&u->mu);
+        free(pods);
+        if (r < 0)
+                ctl_log(CTL_ERROR, "the advisor failed", "error", err, NULL);
+        return r;
+}
+
+/* Under c->mu: keeps the document and the (kind, team) rows snapshots copy. */
+static int ctl__keep_advice(ctl *c, gc_buf *json, const gc_advisor_result *res)
+{
+        struct ctl_usage *u = c->usage;
+        gc_api_finding_stat *stats = calloc(res->n_stats ? res->n_stats : 1, sizeof(*stats));
+
+        if (!stats)
+                return -ENOMEM;
+        for (size_t i = 0; i < res->n_stats; i++) {
+                /* The result's strings die with it; team names live in the controller's pool. */
+                stats[i].kind = res->stats[i].kind;
+                stats[i].team = gc_strpool_intern0(c->pool, res->stats[i].team);
+                stats[i].count = res->stats[i].count;
+                stats[i].monthly_savings = res->stats[i].monthly_savings;
+                if (!stats[i].team) {
+                        free(stats);
+                        return -ENOMEM;
+                }
+        }
+        pthread_mutex_lock(&u->mu);
+        free(u->advice_json);
+        free(u->stats);
+        u->advice_json = json->data; /* taken over */
+        u->stats = stats;
+        u->n_stats = res->n_stats;
+        pthread_mutex_unlock(&u->mu);
+        memset(json, 0, sizeof(*json));
+        return 0;
+}
+
+/* The advisor over the last 7 days, kept for snapshots; under c->mu. */
+static int ctl__advise_now(ctl *c, int64_t now)
+{
+        gc_advisor_result *res = NULL;
+        gc_buf json;
+        int r;
+
+        gc_buf_init(&json, (size_t)64 << 20);
+        r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, NULL, NULL, &json, &res);
+        if (r == 0)
+                r = ctl__keep_advice(c, &json, res);
+        gc_advisor_result_free(res);
+        gc_buf_free(&json);
+        return r;
+}
+
+void ctl_usage_tick(ctl *c, int64_t now)
+{
+        struct ctl_usage *u = c->usage;
+
+        if (!u || now < u->next_advice)
+                return;
+        u->next_advice = now + CTL_ADVISE_EVERY_S;
+        pthread_mutex_lock(&c->mu);
+        ctl__advise_now(c, now);
+        pthread_mutex_unlock(&c->mu);
+}
+
+int ctl_usage_savings(ctl *c, int64_t start, int64_t end, int64_t now, const char *team, gc_buf *md,
+                      gc_buf *json)
+{
+        if (!c->usage)
+                return -EINVAL;
+        return ctl__advise(c, start, end, now, team, md, json, NULL);
+}
+
+/* --demo: the example cluster's dcgm-exporter series, then the advisor at the example's now. */
+static int ctl__demo(ctl *c)
+{
+        struct ctl_usage *u = c->usage;
+        const gc_embedded_file *metrics = NULL, *settings = NULL;
+        int64_t now, start, end, first;
+        gc_gpuuse_opts uo;
+        gc_gpuuse_stats st;
+        char err[256];
+        int r;
+
+        for (const gc_embedded_file *f = gc_embedded_files; f->name; f++) {
+                if (strcmp(f->name, "metrics.prom") == 0)
+                        metrics = f;
+                else if (strcmp(f->name, "demo.json") == 0)
+                        settings = f;
+        }
+        if (!metrics || !settings)
+                return -ENOENT;
+        r = gc_dump_demo_settings(settings->data, settings->len, &now, &start, &end, err,
+                                  sizeof(err));
+        if (r < 0)
+                return r;
+        sav_gpuuse_opts(c->cfg, &uo);
+        u->store = gc_gpuuse_new(&uo);
+        if (!u->store)
+                return -ENOMEM;
+        memset(&st, 0, sizeof(st));
+        r = gc_gpuuse_ingest_text(u->store, metrics->data, metrics->len, now,
+                                  sav_series_interval(metrics->data, metrics->len, &first), &st);
+        if (r < 0)
+                return r;
+        ctl__count(u, &st, 1);
+        u->fetched_at = now; /* the example's moment, not the wall clock's */
+        ctl__publish_table(u, now);
+        pthread_mutex_lock(&c->mu);
+        r = ctl__advise_now(c, now);
+        pthread_mutex_unlock(&c->mu);
+        return r;
+}
 
 int ctl_usage_start(ctl *c)
 {
         struct ctl_usage *u = calloc(1, sizeof(*u));
+        gc_gpuuse_opts uo;
+        char err[256];
+        int r;
 
         if (!u)
                 return -ENOMEM;
         pthread_mutex_init(&u->mu, NULL);
+        u->c = c;
         c->usage = u;
+        if (c->o->demo) {
+                r = ctl__demo(c);
+                if (r < 0)
+                        ctl_log(CTL_WARN, "demo: no usage data", "error", strerror(-r), NULL);
+                return 0;
+        }
+        if (!c->cfg->has_dcgm && !c->cfg->has_prometheus)
+                return 0;
+        sav_gpuuse_opts(c->cfg, &uo);
+        u->store = gc_gpuuse_new(&uo);
+        if (!u->store)
+                return -ENOMEM;
+        if (c->cfg->has_dcgm) {
+                u->kube = gc_kube_new(&c->kcfg, err, sizeof(err));
+                if (!u->kube) {
+                        ctl_log(CTL_ERROR, "cannot start the usage reader", "error", err, NULL);
+                        return -ENOMEM;
+                }
+        }
+        if (pthread_create(&u->thread, NULL, ctl__usage_main, u) != 0)
+                return -EAGAIN;
+        u->started = 1;
+        ctl_log(CTL_INFO, "reading GPU usage", "dcgm", c->cfg->has_dcgm ? c->cfg->dcgm.ns : "off",
+                "prometheus", c->cfg->has_prometheus ? c->cfg->prometheus.url : "off", NULL);
         return 0;
 }
 
@@ -38,7 +534,14 @@ void ctl_usage_stop(ctl *c)
 
         if (!u)
                 return;
+        if (u->started) {
+                atomic_store(&u->stop, 1);
+                pthread_join(u->thread, NULL);
+        }
         c->usage = NULL;
+        u->store = gc_gpuuse_free(u->store);
+        u->kube = gc_kube_free(u->kube);
+        sav_table_release(&u->table);
         free(u->advice_json);
         free(u->stats);
         pthread_mutex_destroy(&u->mu);
@@ -74,13 +577,25 @@ void ctl_usage_for_snapshot(ctl *c, char **ret_json, gc_api_finding_stat **ret_s
 void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
                    double *ret_peak_mib, uint64_t *ret_samples)
 {
-        (void)c;
-        (void)ns;
-        (void)name;
+        struct ctl_usage *u = c->usage;
+        const gc_gpuuse_pod *p = NULL;
+
         *ret_mean = NAN;
         *ret_p95 = NAN;
         *ret_peak_mib = NAN;
         *ret_samples = 0;
+        if (!u)
+                return;
+        pthread_mutex_lock(&u->mu);
+        if (u->has_table)
+                p = sav_table_find(&u->table, ns, name);
+        if (p && p->samples) {
+                *ret_mean = p->activity_mean;
+                *ret_p95 = p->activity_p95;
+                *ret_peak_mib = p->mem_used_peak_mib;
+                *ret_samples = p->samples;
+        }
+        pthread_mutex_unlock(&u->mu);
 }
 
 void ctl_usage_health(ctl *c, gc_api_health *h)

@@ -17,6 +17,8 @@
 
 typedef enum { FMT_TABLE, FMT_JSON, FMT_MARKDOWN } out_format;
 
+#define CLI_MAX_METRICS 1024 /* --metrics files in one run */
+
 /* Everything one analysis holds; released by gc_dump_release(). */
 typedef gc_dump analysis;
 
@@ -173,6 +175,7 @@ static const char analyze_usage[] =
     "Usage: gpu-cost analyze --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
     "                        [--config FILE] --window START,END [--by DIMS]\n"
     "                        [--format table|json|markdown]\n"
+    "                        [--metrics FILE]... [--now TIME] [--scrape-interval DURATION]\n"
     "\n"
     "Cost of the GPUs held by the pods of `kubectl get pods -A -o json` (FILE, or - for\n"
     "standard input) over the window [START, END), RFC 3339 times. Pods still running\n"
@@ -188,6 +191,14 @@ static const char analyze_usage[] =
     "  --by DIMS          grouping: namespace, team, project, model, capacity_type, node, pod\n"
     "                     (comma-separated; default team,project)\n"
     "  --format F         table (default), json or markdown\n"
+    "  --metrics FILE     a saved dcgm-exporter /metrics body (repeatable): adds the Savings\n"
+    "                     section (JSON: a \"savings\" member), the advisor's findings over the\n"
+    "                     window. Samples with timestamps (ms) form a series; a file without\n"
+    "                     them is one scrape taken at --now, else at the file's mtime\n"
+    "  --now TIME         RFC 3339: when untimestamped scrapes were taken, and the advisor's\n"
+    "                     present (default: END)\n"
+    "  --scrape-interval D  what one reading stands for (e.g. 30s); default: a series' own\n"
+    "                     spacing, else usage.dcgm.interval_seconds or 30s\n"
     "\n"
     "Exit status: 0 on success, 2 on bad input (the message names the file and field).\n";
 
@@ -202,13 +213,21 @@ int cmd_analyze(int argc, char **argv)
             {"window", required_argument, NULL, 'w'},
             {"by", required_argument, NULL, 'b'},
             {"format", required_argument, NULL, 'f'},
+            {"metrics", required_argument, NULL, 'm'},
+            {"now", required_argument, NULL, 'N'},
+            {"scrape-interval", required_argument, NULL, 'I'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
+        const char *metrics_paths[CLI_MAX_METRICS];
+        size_t n_metrics = 0;
+        int64_t scrape_at = 0, interval_s = 0;
         const char *pods_path = NULL, *nodes_path = NULL, *ns_path = NULL, *prices_path = NULL;
         const char *config_path = NULL, *window = NULL, *by = "team,project";
         out_format fmt = FMT_TABLE;
         input pods, nodes, nss, config, prices;
+        cli_metrics_file metrics[CLI_MAX_METRICS];
+        gc_buf metrics_owned[CLI_MAX_METRICS];
         analysis a;
         gc_query q;
         gc_cost_summary sum;
@@ -218,6 +237,7 @@ int cmd_analyze(int argc, char **argv)
 
         memset(&pods, 0, sizeof(pods));
         nodes = nss = config = prices = pods;
+        memset(metrics_owned, 0, sizeof(metrics_owned));
         memset(&a, 0, sizeof(a));
         memset(&sum, 0, sizeof(sum));
         memset(&q, 0, sizeof(q));
@@ -251,6 +271,28 @@ int cmd_analyze(int argc, char **argv)
                         if (parse_format(optarg, 1, &fmt) < 0)
                                 goto finish;
                         break;
+                case 'm':
+                        if (n_metrics == CLI_MAX_METRICS) {
+                                cli_error("--metrics: at most %d files", CLI_MAX_METRICS);
+                                goto finish;
+                        }
+                        metrics_paths[n_metrics++] = optarg;
+                        break;
+                case 'N':
+                        if (gc_time_parse(optarg, strlen(optarg), &scrape_at) < 0) {
+                                cli_error("--now: \"%s\" is not an RFC 3339 time", optarg);
+                                goto finish;
+                        }
+                        break;
+                case 'I':
+                        if (gc_duration_parse(optarg, &interval_s) < 0 || interval_s <= 0 ||
+                            interval_s > 86400) {
+                                cli_error("--scrape-interval: \"%s\" is not a duration from 1s "
+                                          "to 24h",
+                                          optarg);
+                                goto finish;
+                        }
+                        break;
                 case 'h':
                         fputs(analyze_usage, stdout);
                         rc = GC_EXIT_OK;
@@ -276,6 +318,13 @@ int cmd_analyze(int argc, char **argv)
                 goto finish;
         }
         q.now = q.end;
+        if (scrape_at && n_metrics == 0) {
+                cli_error("--now: only with --metrics");
+                goto finish;
+        }
+        for (size_t i = 0; i < n_metrics; i++)
+                if (cli_metrics_read(metrics_paths[i], &metrics[i], &metrics_owned[i]) < 0)
+                        goto finish;
         if (input_read(&pods, pods_path) < 0 || input_read(&nodes, nodes_path) < 0 ||
             (ns_path && input_read(&nss, ns_path) < 0) ||
             (config_path && input_read(&config, config_path) < 0) ||
@@ -304,6 +353,28 @@ int cmd_analyze(int argc, char **argv)
                 r = gc_report_summary_markdown(&sum, a.cfg->catalog->currency, &out);
         else
                 r = gc_report_summary_table(&sum, a.cfg->catalog->currency, &out);
+        if (r == 0 && n_metrics) {
+                gc_buf sv;
+
+                /* The summary's members, then "savings"; or the Savings section after it. */
+                gc_buf_init(&sv, (size_t)1 << 30);
+                r = cli_metrics_savings(&a, metrics, n_metrics, scrape_at, interval_s, q.start,
+                                        q.end, scrape_at ? scrape_at : q.end,
+                                        fmt == FMT_JSON ? NULL : &sv, fmt == FMT_JSON ? &sv : NULL);
+                if (r == 0 && fmt == FMT_JSON && out.len && out.data[out.len - 1] == '}') {
+                        out.data[--out.len] = '\0';
+                        r = gc_buf_puts(&out, ",\"savings\":");
+                        if (r == 0)
+                                r = gc_buf_append(&out, sv.data, sv.len);
+                        if (r == 0)
+                                r = gc_buf_puts(&out, "}");
+                } else if (r == 0) {
+                        r = gc_buf_puts(&out, "\n");
+                        if (r == 0)
+                                r = gc_buf_append(&out, sv.data, sv.len);
+                }
+                gc_buf_free(&sv);
+        }
         if (r == 0)
                 r = write_out(&out);
         if (r < 0) {
@@ -320,6 +391,8 @@ finish:
         input_done(&nss);
         input_done(&config);
         input_done(&prices);
+        for (size_t i = 0; i < CLI_MAX_METRICS; i++)
+                gc_buf_free(&metrics_owned[i]);
         return rc;
 }
 
@@ -351,7 +424,9 @@ int cmd_demo(int argc, char **argv)
             {NULL, 0, NULL, 0},
         };
         out_format fmt = FMT_MARKDOWN;
-        input pods, nodes, nss, config, settings;
+        input pods, nodes, nss, config, settings, metrics;
+        cli_metrics_file mf;
+        gc_buf sv_md, sv_json;
         gc_period_report rep;
         int64_t now = 0;
         const char *notes[1];
@@ -362,6 +437,8 @@ int cmd_demo(int argc, char **argv)
         memset(&a, 0, sizeof(a));
         memset(&rep, 0, sizeof(rep));
         gc_buf_init(&out, (size_t)64 << 20);
+        gc_buf_init(&sv_md, (size_t)16 << 20);
+        gc_buf_init(&sv_json, (size_t)16 << 20);
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -404,6 +481,17 @@ int cmd_demo(int argc, char **argv)
                    "your own `kubectl get -o json` dumps, or install the controller.";
         rep.extra_notes = notes;
         rep.n_extra_notes = 1;
+        /* The example's dcgm-exporter series: the Savings section. */
+        if (input_embedded(&metrics, "metrics.prom") < 0)
+                goto finish;
+        mf.name = "examples/metrics.prom";
+        mf.data = metrics.data;
+        mf.len = metrics.len;
+        mf.mtime = now;
+        if (cli_metrics_savings(&a, &mf, 1, now, 0, rep.start, rep.end, now, &sv_md, &sv_json) < 0)
+                goto finish;
+        rep.savings_markdown = sv_md.data;
+        rep.savings_json = sv_json.data;
         r = fmt == FMT_JSON ? gc_report_period_json(&rep, &out)
                             : gc_report_period_markdown(&rep, &out);
         if (r == 0)
@@ -415,6 +503,8 @@ int cmd_demo(int argc, char **argv)
         rc = GC_EXIT_OK;
 finish:
         gc_buf_free(&out);
+        gc_buf_free(&sv_md);
+        gc_buf_free(&sv_json);
         gc_dump_release(&a);
         return rc;
 }

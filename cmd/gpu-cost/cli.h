@@ -3,6 +3,10 @@
 #define GC_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "dump/dump.h"
+#include "util/util.h"
 
 #define GC_EXIT_OK    0
 #define GC_EXIT_FAIL  1 /* the work failed (out of memory, an output error) */
@@ -13,6 +17,24 @@
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Saved dcgm-exporter /metrics bodies (metrics.c). */
+typedef struct cli_metrics_file {
+        const char *name; /* for messages */
+        const char *data;
+        size_t len;
+        int64_t mtime; /* when its samples without a timestamp were taken, by default */
+} cli_metrics_file;
+
+int cli_metrics_read(const char *path, cli_metrics_file *ret, gc_buf *owned);
+/*
+ * The advisor over [start, end) at now, from the loaded cluster and the bodies: samples without
+ * a timestamp are taken at scrape_at (0: the file's mtime); interval_s 0: a series' own spacing.
+ * Renders the Savings section (md) and the recommendations document (json); either may be NULL.
+ */
+int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t n_files,
+                        int64_t scrape_at, int64_t interval_s, int64_t start, int64_t end,
+                        int64_t now, gc_buf *md, gc_buf *json);
 
 int cmd_analyze(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

@@ -1,0 +1,127 @@
+/* metrics: saved dcgm-exporter bodies -> the advisor's Savings, for `analyze --metrics` and demo.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "savings.h"
+
+typedef struct cli__order {
+        const cli_metrics_file *f;
+        int64_t at; /* when its samples start */
+        int64_t interval_s;
+} cli__order;
+
+static int cli__by_time(const void *a, const void *b)
+{
+        const cli__order *x = a, *y = b;
+
+        return (x->at > y->at) - (x->at < y->at);
+}
+
+static const gc_pod *cli__pod(void *ud, const char *uid)
+{
+        const gc_dump *d = ud;
+
+        for (size_t i = 0; i < d->pods.n; i++)
+                if (d->pods.v[i].uid == uid ||
+                    (d->pods.v[i].uid && strcmp(d->pods.v[i].uid, uid) == 0))
+                        return &d->pods.v[i];
+        return NULL;
+}
+
+int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t n_files,
+                        int64_t scrape_at, int64_t interval_s, int64_t start, int64_t end,
+                        int64_t now, gc_buf *md, gc_buf *json)
+{
+        gc_gpuuse_opts uo;
+        gc_gpuuse *store = NULL;
+        cli__order *order = NULL;
+        gc_advisor_pod *pods = NULL;
+        size_t n_pods = 0;
+        sav_table tab;
+        char err[512];
+        int r = -ENOMEM;
+
+        memset(&tab, 0, sizeof(tab));
+        sav_gpuuse_opts(d->cfg, &uo);
+        store = gc_gpuuse_new(&uo);
+        order = calloc(n_files ? n_files : 1, sizeof(*order));
+        if (!store || !order)
+                goto finish;
+        for (size_t i = 0; i < n_files; i++) {
+                int64_t first;
+                int64_t series = sav_series_interval(files[i].data, files[i].len, &first);
+
+                order[i].f = &files[i];
+                order[i].interval_s = interval_s ? interval_s : series;
+                order[i].at = series || first ? first : scrape_at ? scrape_at : files[i].mtime;
+        }
+        /* Older readings than a pod has already taken in are dropped: oldest file first. */
+        qsort(order, n_files, sizeof(*order), cli__by_time);
+        for (size_t i = 0; i < n_files; i++) {
+                const cli_metrics_file *f = order[i].f;
+                gc_gpuuse_stats st;
+
+                memset(&st, 0, sizeof(st));
+                r = gc_gpuuse_ingest_text(store, f->data, f->len, scrape_at ? scrape_at : f->mtime,
+                                          order[i].interval_s, &st);
+                if (r == -ENOSPC)
+                        cli_warn("%s: more readings than one batch holds; the rest is left out",
+                                 f->name);
+                else if (r < 0)
+                        goto finish;
+                if (st.parse_errors)
+                        cli_warn("%s: %llu malformed lines skipped (line %llu: %s)", f->name,
+                                 (unsigned long long)st.parse_errors,
+                                 (unsigned long long)st.first_error_line, st.first_error);
+                if (st.out_of_order)
+                        cli_warn("%s: %llu readings older than ones already read were dropped",
+                                 f->name, (unsigned long long)st.out_of_order);
+                if (st.used == 0)
+                        cli_warn("%s: no dcgm-exporter sample of a known metric with a GPU UUID",
+                                 f->name);
+        }
+        r = sav_table_build(store, start, end, &tab);
+        if (r == 0)
+                r = sav_collect(d->ledger, start, end, now, cli__pod, (void *)d, &tab, &pods,
+                                &n_pods);
+        if (r < 0)
+                goto finish;
+        r = sav_run(d->cfg, d->ledger, start, end, now, pods, n_pods, NULL, NULL, md, json, NULL,
+                    err, sizeof(err));
+        if (r < 0)
+                cli_error("advisor: %s", err);
+finish:
+        if (r == -ENOMEM)
+                cli_error("out of memory");
+        free(pods);
+        sav_table_release(&tab);
+        free(order);
+        gc_gpuuse_free(store);
+        return r;
+}
+
+int cli_metrics_read(const char *path, cli_metrics_file *ret, gc_buf *owned)
+{
+        struct stat sb;
+        int r;
+
+        memset(ret, 0, sizeof(*ret));
+        r = gc_read_file(path, GC_CLI_MAX_INPUT, owned);
+        if (r < 0) {
+                if (r == -E2BIG)
+                        cli_error("%s: larger than %zu MiB", path, GC_CLI_MAX_INPUT >> 20);
+                else
+                        cli_error("%s: cannot read: %s", path, strerror(-r));
+                return r;
+        }
+        ret->name = path;
+        ret->data = owned->data;
+        ret->len = owned->len;
+        ret->mtime = stat(path, &sb) == 0 ? (int64_t)sb.st_mtime : 0;
+        return 0;
+}

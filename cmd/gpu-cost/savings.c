@@ -1,0 +1,371 @@
+/* savings: the advisor's input from the ledger, pod records and dcgm usage (CLI and controller). */
+#include "savings.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "promtext/promtext.h"
+
+void sav_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret)
+{
+        gc_gpuuse_opts_default(ret);
+        ret->idle_activity = cfg->advisor.idle_activity;
+        ret->idle_mem_frac = cfg->advisor.idle_memory_fraction;
+        ret->active_activity = cfg->advisor.over_request_active_activity;
+        if (cfg->has_dcgm)
+                ret->interval_s = cfg->dcgm.interval_s;
+        ret->retention_s = cfg->usage_retention_days * 86400;
+}
+
+static const char *sav__dup(gc_strpool *p, const char *s, int *failed)
+{
+        const char *r;
+
+        if (!s)
+                return NULL;
+        r = gc_strpool_intern0(p, s);
+        if (!r)
+                *failed = 1;
+        return r;
+}
+
+static int sav__cmp(const void *a, const void *b)
+{
+        const gc_gpuuse_pod *x = a, *y = b;
+        int r = strcmp(x->ns, y->ns);
+
+        return r ? r : strcmp(x->pod, y->pod);
+}
+
+void sav_table_release(sav_table *t)
+{
+        free(t->v);
+        t->pool = gc_strpool_free(t->pool);
+        t->v = NULL;
+        t->n = 0;
+}
+
+int sav_table_build(const gc_gpuuse *s, int64_t window_start, int64_t window_end, sav_table *ret)
+{
+        sav_table t;
+        size_t cursor = 0, cap = gc_gpuuse_pod_count(s);
+        gc_gpuuse_pod p;
+        int failed = 0;
+
+        memset(&t, 0, sizeof(t));
+        t.pool = gc_strpool_new((size_t)1 << 30);
+        t.v = calloc(cap ? cap : 1, sizeof(*t.v));
+        if (!t.pool || !t.v) {
+                sav_table_release(&t);
+                return -ENOMEM;
+        }
+        while (t.n < cap && gc_gpuuse_pod_next(s, &cursor, window_start, window_end, &p) == 0) {
+                if (!p.ns || !p.pod)
+                        continue;
+                p.ns = sav__dup(t.pool, p.ns, &failed);
+                p.pod = sav__dup(t.pool, p.pod, &failed);
+                p.container = sav__dup(t.pool, p.container, &failed);
+                p.model = sav__dup(t.pool, p.model, &failed);
+                p.mig_profile = sav__dup(t.pool, p.mig_profile, &failed);
+                p.hostname = sav__dup(t.pool, p.hostname, &failed);
+                if (failed) {
+                        sav_table_release(&t);
+                        return -ENOMEM;
+                }
+                t.v[t.n++] = p;
+        }
+        qsort(t.v, t.n, sizeof(*t.v), sav__cmp);
+        *ret = t;
+        return 0;
+}
+
+const gc_gpuuse_pod *sav_table_find(const sav_table *t, const char *ns, const char *pod)
+{
+        gc_gpuuse_pod key;
+
+        if (!t || !t->n || !ns || !pod)
+                return NULL;
+        memset(&key, 0, sizeof(key));
+        key.ns = ns;
+        key.pod = pod;
+        return bsearch(&key, t->v, t->n, sizeof(*t->v), sav__cmp);
+}
+
+typedef struct sav__acc {
+        int64_t start, end, now;
+        sav_pod_fn pod_fn;
+        void *ud;
+        const sav_table *usage;
+        gc_advisor_pod *v;
+        size_t n, cap;
+} sav__acc;
+
+static const char *sav__source(gc_gpuuse_source s)
+{
+        switch (s) {
+        case GC_GPUUSE_SRC_GR_ENGINE:
+                return "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+        case GC_GPUUSE_SRC_GPU_UTIL:
+                return "DCGM_FI_DEV_GPU_UTIL";
+        case GC_GPUUSE_SRC_MIXED:
+                return "DCGM_FI_PROF_GR_ENGINE_ACTIVE, DCGM_FI_DEV_GPU_UTIL";
+        default:
+                return NULL;
+        }
+}
+
+static int sav__usage(void *ud, const gc_usage *u)
+{
+        sav__acc *a = ud;
+        const gc_gpuuse_pod *m;
+        const gc_pod *rec;
+        gc_advisor_pod *p;
+        int64_t held_from, held_to;
+
+        if (u->start >= a->end || (u->end != GC_OPEN && u->end <= a->start))
+                return 0;
+        if (a->n == a->cap) {
+                size_t nc = a->cap ? a->cap * 2 : 256;
+                gc_advisor_pod *v = realloc(a->v, nc * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                a->v = v;
+                a->cap = nc;
+        }
+        p = &a->v[a->n++];
+        memset(p, 0, sizeof(*p));
+        p->uid = u->pod_uid;
+        p->ns = u->dims[GC_DIM_NAMESPACE];
+        p->name = u->dims[GC_DIM_POD];
+        p->team = u->dims[GC_DIM_TEAM];
+        p->project = u->dims[GC_DIM_PROJECT];
+        p->node = u->dims[GC_DIM_NODE];
+        p->model = u->dims[GC_DIM_MODEL];
+        p->capacity_type = u->dims[GC_DIM_CAPACITY_TYPE];
+        p->geq = u->geq;
+        p->usd_per_gpu_hour = u->usd_per_gpu_hour;
+        p->start = u->start;
+        p->end = u->end;
+        p->gpus_requested = u->geq;
+        rec = a->pod_fn ? a->pod_fn(a->ud, u->pod_uid) : NULL;
+        if (rec) {
+                p->controller_kind = rec->controller_kind;
+                p->controller = rec->controller;
+                p->container = rec->container;
+                if (rec->n_gpu) {
+                        p->resource = rec->gpu[0].resource;
+                        p->gpus_requested = (double)rec->gpu[0].count;
+                }
+        }
+        m = sav_table_find(a->usage, p->ns, p->name);
+        if (!m || m->samples == 0)
+                return 0;
+        held_from = u->start > a->start ? u->start : a->start;
+        held_to = u->end == GC_OPEN || u->end > a->end ? a->end : u->end;
+        if (a->now && held_to > a->now)
+                held_to = a->now;
+        p->has_usage = 1;
+        p->samples = m->samples;
+        p->coverage = held_to > held_from ? m->sampled_s / (double)(held_to - held_from) : 0;
+        if (p->coverage > 1)
+                p->coverage = 1;
+        p->usage_start = m->first_at;
+        p->usage_end = m->last_at;
+        p->activity_mean = m->activity_mean;
+        p->activity_p95 = m->activity_p95;
+        p->tensor_mean = m->tensor_mean;
+        p->mem_used_peak_mib = m->mem_used_peak_mib;
+        p->mem_total_mib = m->mem_total_mib;
+        p->devices_seen = m->devices;
+        p->devices_active = m->devices_active;
+        p->idle_longest_s = m->idle_longest_s;
+        p->idle_total_s = m->idle_total_s;
+        p->mig_profile = m->mig_profile;
+        p->activity_source = sav__source(m->activity_src);
+        return 0;
+}
+
+int sav_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now, sav_pod_fn pod_fn,
+                void *ud, const sav_table *usage, gc_advisor_pod **ret, size_t *ret_n)
+{
+        gc_ledger_visitor vis;
+        sav__acc a;
+        int r;
+
+        memset(&a, 0, sizeof(a));
+        a.start = start;
+        a.end = end;
+        a.now = now;
+        a.pod_fn = pod_fn;
+        a.ud = ud;
+        a.usage = usage;
+        memset(&vis, 0, sizeof(vis));
+        vis.usage = sav__usage;
+        r = gc_ledger_visit(l, &vis, &a);
+        if (r < 0) {
+                free(a.v);
+                return r;
+        }
+        *ret = a.v;
+        *ret_n = a.n;
+        return 0;
+}
+
+/* A view of r with only team's findings (and their totals); arrays malloc'd into *ret. */
+static int sav__only_team(const gc_advisor_result *r, const char *team, gc_advisor_result *ret)
+{
+        gc_advisor_result v = *r;
+        size_t n = 0, ns = 0;
+
+        v.findings = calloc(r->n_findings ? r->n_findings : 1, sizeof(*v.findings));
+        v.stats = calloc(r->n_stats ? r->n_stats : 1, sizeof(*v.stats));
+        if (!v.findings || !v.stats) {
+                free(v.findings);
+                free(v.stats);
+                return -ENOMEM;
+        }
+        v.monthly_savings = 0;
+        memset(v.savings_by_kind, 0, sizeof(v.savings_by_kind));
+        memset(v.count_by_kind, 0, sizeof(v.count_by_kind));
+        for (size_t i = 0; i < r->n_findings; i++) {
+                const gc_finding *f = &r->findings[i];
+
+                if (!f->team || strcmp(f->team, team) != 0)
+                        continue;
+                v.findings[n++] = *f;
+                v.monthly_savings += f->monthly_savings;
+                if ((unsigned)f->kind < GC_FINDING_KIND_COUNT) {
+                        v.savings_by_kind[f->kind] += f->monthly_savings;
+                        v.count_by_kind[f->kind]++;
+                }
+        }
+        for (size_t i = 0; i < r->n_stats; i++)
+                if (r->stats[i].team && strcmp(r->stats[i].team, team) == 0)
+                        v.stats[ns++] = r->stats[i];
+        v.n_findings = v.n_findings_total = n;
+        v.n_stats = ns;
+        /* The notes name pods of every team: a team's copy leaves them out. */
+        v.notes = NULL;
+        v.n_notes = v.n_notes_total = 0;
+        *ret = v;
+        return 0;
+}
+
+int sav_run(const gc_config *cfg, const gc_ledger *l, int64_t start, int64_t end, int64_t now,
+            const gc_advisor_pod *pods, size_t n_pods, const char *usage_note, const char *team,
+            gc_buf *md, gc_buf *json, gc_advisor_result **ret_result, char *err, size_t errlen)
+{
+        gc_advisor_opts opts = cfg->advisor;
+        gc_advisor_input in;
+        gc_advisor_result *res = NULL, view;
+        const gc_advisor_result *shown;
+        const char *currency = cfg->catalog ? cfg->catalog->currency : NULL;
+        int r;
+
+        memset(&view, 0, sizeof(view));
+        if (team)
+                opts.max_findings = 0; /* filter from all of them */
+        memset(&in, 0, sizeof(in));
+        in.opts = &opts;
+        in.start = start;
+        in.end = end;
+        in.now = now;
+        in.ledger = l;
+        in.catalog = cfg->catalog;
+        in.tco = cfg->has_tco ? &cfg->tco : NULL;
+        in.pods = pods;
+        in.n_pods = n_pods;
+        in.usage_note = usage_note;
+        in.team_label_key = cfg->n_team_keys ? cfg->team_keys[0] : NULL;
+        in.project_label_key = cfg->n_project_keys ? cfg->project_keys[0] : NULL;
+        r = gc_advisor_run(&in, &res, err, errlen);
+        if (r < 0)
+                return r;
+        shown = res;
+        if (team) {
+                r = sav__only_team(res, team, &view);
+                if (r < 0)
+                        goto finish;
+                shown = &view;
+        }
+        if (md)
+                r = gc_advisor_markdown(shown, currency, md);
+        if (r == 0 && json)
+                r = gc_advisor_json(shown, currency, json);
+        if (r < 0)
+                snprintf(err, errlen, "cannot render the findings: %s", strerror(-r));
+finish:
+        free(view.findings);
+        free(view.stats);
+        if (r == 0 && ret_result) {
+                *ret_result = res;
+                res = NULL;
+        }
+        gc_advisor_result_free(res);
+        return r;
+}
+
+/* Largest gap between scrapes taken as one series (a longer gap is a hole, not an interval). */
+#define SAV_MAX_INTERVAL_S 3600
+
+typedef struct sav__times {
+        int64_t *v;
+        size_t n, cap;
+        int all_stamped;
+} sav__times;
+
+static int sav__time_seen(const gc_prom_sample *s, void *ud)
+{
+        sav__times *t = ud;
+
+        if (!s->has_timestamp) {
+                t->all_stamped = 0;
+                return 0;
+        }
+        if (t->n && t->v[t->n - 1] == s->timestamp_ms / 1000)
+                return 0;
+        if (t->n == t->cap) {
+                size_t nc = t->cap ? t->cap * 2 : 1024;
+                int64_t *v = realloc(t->v, nc * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                t->v = v;
+                t->cap = nc;
+        }
+        t->v[t->n++] = s->timestamp_ms / 1000;
+        return 0;
+}
+
+static int sav__cmp_i64(const void *a, const void *b)
+{
+        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+        return (x > y) - (x < y);
+}
+
+int64_t sav_series_interval(const char *data, size_t len, int64_t *ret_first)
+{
+        sav__times t = {NULL, 0, 0, 1};
+        int64_t best = 0;
+
+        *ret_first = 0;
+        if (gc_prom_parse(data, len, 0, 0, sav__time_seen, &t, NULL) < 0 || !t.n) {
+                free(t.v);
+                return 0;
+        }
+        qsort(t.v, t.n, sizeof(*t.v), sav__cmp_i64);
+        *ret_first = t.v[0];
+        for (size_t i = 1; i < t.n; i++) {
+                int64_t gap = t.v[i] - t.v[i - 1];
+
+                if (gap > 0 && (best == 0 || gap < best))
+                        best = gap;
+        }
+        free(t.v);
+        return t.all_stamped && best <= SAV_MAX_INTERVAL_S ? best : 0;
+}
