@@ -35,6 +35,12 @@ BEGIN {
 		rss / 1024, rssx, rssx <= 2 ? "met" : "MISSED", cjrss / 1024, cjrss * 1024 / bytes
 }'
 
+# The advisor over a 4-week ledger of BENCH_ADVISOR_SLOTS (10,000) GPU pod slots with churn and
+# daily folds, plus usage summaries for the pods running at the end (bench/bench_advisor.c).
+echo
+echo "== advisor over ${BENCH_ADVISOR_SLOTS:-10000} GPU pods x 4 weeks (churn, folded) with usage"
+"$BUILD/bench_advisor" "${BENCH_ADVISOR_SLOTS:-10000}" 28 5
+
 # The REST API under wrk (Debian's wrk 4, paced by bench/wrk-pace.lua) beside Go's net/http
 # serving the same bytes (bench/http-peer; skipped without Go): /api/v1/costs over four weeks of
 # 10,000 GPU pods. BENCH_API_SECONDS (60), BENCH_API_RATE (1000), BENCH_API_PODS (10000).

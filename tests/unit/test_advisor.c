@@ -760,6 +760,46 @@ static gc_tco_inputs dgx(void)
         return t;
 }
 
+/* Folded history counts as intervals did: the same floor, saving and dominant model. */
+START_TEST(test_reserve_floor_after_fold)
+{
+        gc_tco_inputs t = dgx();
+        double floor_h, saving, be;
+        const gc_finding *f;
+        char uid[32];
+
+        put_node("n1", H100, "on-demand", 8, 12.29, W0 - DAY, GC_OPEN);
+        put_node("n2", A100, "on-demand", 8, 4.10, W0 - DAY, GC_OPEN);
+        /* One 3-GPU pod a day on H100 (20 h each), and on day 5 a second one; an A100 pod. */
+        for (int d = 0; d < 7; d++) {
+                snprintf(uid, sizeof(uid), "h-%d", d);
+                put_usage(gc_strpool_intern0(pool, uid), "ml", "vision", "p1", H100, "on-demand",
+                          "n1", 3, 12.29, W0 + d * DAY + 3600, W0 + d * DAY + 21 * 3600);
+        }
+        put_usage("h-x", "ml", "vision", "p1", H100, "on-demand", "n1", 1, 12.29, W0 + 5 * DAY,
+                  W0 + 6 * DAY);
+        put_usage("a-0", "ml", "vision", "p1", A100, "on-demand", "n2", 2, 4.10, W0, W0 + 7 * DAY);
+        run_full(NULL, 0, NULL, &t, W0, W1);
+        f = first_kind(GC_FINDING_RESERVE_FLOOR);
+        ck_assert_ptr_nonnull(f);
+        floor_h = fig(f, "floor_gpu_hours_per_day");
+        saving = f->monthly_savings;
+        ck_assert_double_eq_tol(floor_h, 60, 1e-9);
+        ck_assert_double_eq_tol(fig(f, "daily_gpu_hours_max"), 84, 1e-9);
+        f = first_kind(GC_FINDING_BUY_VS_RENT);
+        ck_assert_str_eq(f->model, H100); /* 444 GPU-hours against the A100's 336 */
+        be = fig(f, "break_even_utilization");
+        ck_assert_int_ge(gc_ledger_fold(led, W1, W0 - 30 * DAY), 9);
+        run_full(NULL, 0, NULL, &t, W0, W1);
+        f = first_kind(GC_FINDING_RESERVE_FLOOR);
+        ck_assert_double_eq_tol(fig(f, "floor_gpu_hours_per_day"), floor_h, 1e-9);
+        ck_assert_double_eq_tol(f->monthly_savings, saving, 1e-6);
+        f = first_kind(GC_FINDING_BUY_VS_RENT);
+        ck_assert_str_eq(f->model, H100);
+        ck_assert_double_eq_tol(fig(f, "break_even_utilization"), be, 1e-12);
+}
+END_TEST
+
 START_TEST(test_buy_vs_rent)
 {
         gc_tco_inputs t = dgx(), at;
@@ -1065,6 +1105,7 @@ static Suite *advisor_suite(void)
         tcase_add_test(tc, test_reserve_floor);
         tcase_add_test(tc, test_reserve_floor_percentile_and_short_window);
         tcase_add_test(tc, test_buy_vs_rent);
+        tcase_add_test(tc, test_reserve_floor_after_fold);
         tcase_add_test(tc, test_order_cut_and_stats);
         tcase_add_test(tc, test_json_shape);
         tcase_add_test(tc, test_json_limit);
