@@ -471,7 +471,7 @@ static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc_
         gc__text(f, "activity_source", gc__str(a, p->activity_source));
         if (frac >= 0.9) {
                 f->summary = gc__fmt(a,
-                                     "%s/%s holds %g GPU(s) it does not use (idle %.0f%% of the "
+                                     "%s/%s holds %.3g GPU(s) it does not use (idle %.0f%% of the "
                                      "measured time, %.1f h at a stretch): release them or scale "
                                      "to zero; they cost %.2f a day",
                                      p->ns, p->name, p->geq, frac * 100,
@@ -481,7 +481,7 @@ static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc_
                 f->summary =
                     gc__fmt(a,
                             "%s/%s sits idle %.0f%% of the measured time (%.1f h at a "
-                            "stretch) holding %g GPU(s): scale it to zero while idle "
+                            "stretch) holding %.3g GPU(s): scale it to zero while idle "
                             "(e.g. KEDA on its queue) or share the GPU",
                             p->ns, p->name, frac * 100, (double)p->idle_longest_s / 3600.0, p->geq);
                 f->stanza = gc__scale_cmd(a, p, "0");
@@ -1158,7 +1158,7 @@ static int gc__idle_capacity(gc__adv *a, const gc_cost_summary *s, gc__pass *x)
                 f->summary = gc__fmt(
                     a,
                     "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %.2f in the window): "
-                    "scale it down by %.0f node(s) of %g GPUs%s",
+                    "scale it down by %.0f node(s) of %.3g GPUs%s",
                     p->model, p->ctype, avg_idle, p->idle_s / 3600.0, p->idle_cost, nodes_idle,
                     p->gpus_per_node,
                     strcmp(p->ctype, "on-prem") == 0

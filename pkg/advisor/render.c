@@ -220,7 +220,7 @@ static int gc__md_evidence(gc_buf *b, const gc_finding *f)
                                                                : "labels");
                 break;
         case GC_FINDING_IDLE_CAPACITY:
-                r = gc_buf_printf(b, "%.1f of %.0f nodes' GPUs idle on average (%.0f GPU-hours)",
+                r = gc_buf_printf(b, "%.1f GPUs idle on average over %.0f node(s) (%.0f GPU-hours)",
                                   gc__adv_num(f, "average_idle_gpus"), gc__adv_num(f, "nodes"),
                                   gc__adv_num(f, "idle_gpu_hours"));
                 break;
