@@ -15,6 +15,7 @@
 /* One cached answer: the body of a 200, keyed by path and canonical query. */
 typedef struct gc__api_entry {
         char *key;
+        size_t key_len;
         uint64_t key_hash;
         char *body;
         size_t len;

@@ -349,10 +349,13 @@ const gc__api_entry *gc__api_cache_get(gc__api_cache *c, const char *key, uint64
 
 static void gc__cache_drop(gc__api_cache *c, size_t i)
 {
-        c->bytes -= c->e[i].len + strlen(c->e[i].key);
+        c->bytes -= c->e[i].len + c->e[i].key_len;
         free(c->e[i].key);
         free(c->e[i].body);
-        c->e[i] = c->e[--c->n];
+        c->n--;
+        if (i != c->n)
+                c->e[i] = c->e[c->n];
+        memset(&c->e[c->n], 0, sizeof(c->e[c->n]));
 }
 
 void gc__api_cache_put(gc__api_cache *c, const char *key, uint64_t h, const char *body, size_t len,
@@ -389,6 +392,7 @@ void gc__api_cache_put(gc__api_cache *c, const char *key, uint64_t h, const char
         if (len)
                 memcpy(e->body, body, len);
         e->len = len;
+        e->key_len = klen;
         e->key_hash = h;
         e->content_type = content_type;
         e->used = ++c->clock;
@@ -509,21 +513,21 @@ typedef int (*gc__api_fn)(gc__api_ctx *x);
 
 typedef struct gc__route {
         const char *path;
-        unsigned flags;
         gc__api_fn fn;
+        unsigned flags;
         int opencost;
 } gc__route;
 
 static const gc__route gc__routes[] = {
-    {"/api/v1/costs", 0, gc__api_costs, 0},
-    {"/api/v1/pods", 0, gc__api_pods, 0},
-    {"/api/v1/reports", GC_HTTPD_PREFIX, gc__api_reports, 0},
-    {"/api/v1/recommendations", 0, gc__api_recommendations, 0},
-    {"/api/v1/prices", 0, gc__api_prices, 0},
-    {"/api/v1/tco", 0, gc__api_tco, 0},
-    {"/allocation", 0, gc__api_allocation, 1},
-    {"/allocation/compute", 0, gc__api_allocation, 1},
-    {"/metrics", 0, gc__api_metrics, 0},
+    {"/api/v1/costs", gc__api_costs, 0, 0},
+    {"/api/v1/pods", gc__api_pods, 0, 0},
+    {"/api/v1/reports", gc__api_reports, GC_HTTPD_PREFIX, 0},
+    {"/api/v1/recommendations", gc__api_recommendations, 0, 0},
+    {"/api/v1/prices", gc__api_prices, 0, 0},
+    {"/api/v1/tco", gc__api_tco, 0, 0},
+    {"/allocation", gc__api_allocation, 0, 1},
+    {"/allocation/compute", gc__api_allocation, 0, 1},
+    {"/metrics", gc__api_metrics, 0, 0},
 };
 
 static int gc__answer_cached(const gc_httpd_request *req, gc_httpd_response *res, const char *body,
