@@ -21,6 +21,13 @@ CONTROLLER_VERBS = {"get", "list", "watch", "create", "update", "delete"}
 SCENARIOS = ["default"] + [f.name for f in CI_VALUES]
 
 
+def controller_role(r):
+    """The controller's own ClusterRole (the optional reader example is another)."""
+    found = [o for o in r.all("ClusterRole") if not o["metadata"]["name"].endswith("-reader")]
+    assert len(found) == 1, [o["metadata"]["name"] for o in r.all("ClusterRole")]
+    return found[0]
+
+
 def rules_set(rules):
     """A role's rules as (apiGroup, resource, verb) triples, the grant they amount to."""
     out = set()
@@ -206,8 +213,10 @@ def test_container(scenarios, scenario):
     r = scenarios[scenario]
     c = r.container()
     assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
-    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    # With TLS (the auth scenario) the probes say HTTPS: test_auth_and_tls_args.
+    https = {"scheme": "HTTPS"} if scenario == "auth-values.yaml" else {}
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http", **https}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http", **https}
     assert c["resources"]["requests"] == {"cpu": "50m", "memory": "32Mi"}
     assert c["resources"]["limits"] == {"memory": "64Mi"}
     args = c["args"]
@@ -219,10 +228,12 @@ def test_container(scenarios, scenario):
     assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
     assert env["GPU_COST_NAMESPACE"]["valueFrom"] == {
         "fieldRef": {"fieldPath": "metadata.namespace"}}
-    assert c["volumeMounts"] == [{"name": "config", "mountPath": "/etc/gpu-cost",
-                                  "readOnly": True}]
+    assert c["volumeMounts"][0] == {"name": "config", "mountPath": "/etc/gpu-cost",
+                                    "readOnly": True}
     vols = r.deployment()["spec"]["template"]["spec"]["volumes"]
-    assert vols == [{"name": "config", "configMap": {"name": "gpu-cost-config"}}]
+    assert vols[0] == {"name": "config", "configMap": {"name": "gpu-cost-config"}}
+    if scenario != "auth-values.yaml":
+        assert len(c["volumeMounts"]) == 1 and len(vols) == 1
     assert "config.json" in r.one("ConfigMap", "gpu-cost-config")["data"]
 
 
@@ -320,7 +331,7 @@ def test_rbac_matches_deploy_rbac(default_render):
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_no_wildcards_or_extra_verbs(scenarios, scenario):
     r = scenarios[scenario]
-    for o in r.all("ClusterRole") + r.all("Role"):
+    for o in [controller_role(r)] + r.all("Role"):
         for rule in o["rules"]:
             for field in ("apiGroups", "resources", "verbs"):
                 assert "*" not in rule.get(field, []), (o["metadata"]["name"], rule)
@@ -328,7 +339,7 @@ def test_no_wildcards_or_extra_verbs(scenarios, scenario):
             assert "secrets" not in rule["resources"]
             assert "resourceNames" not in rule and "nonResourceURLs" not in rule
     # Writes only in the release namespace and the team namespaces, never cluster-wide.
-    cluster = rules_set(r.one("ClusterRole")["rules"])
+    cluster = rules_set(controller_role(r)["rules"])
     writes = {t for t in cluster if t[2] not in ("get", "list", "watch")}
     assert writes <= {("authentication.k8s.io", "tokenreviews", "create"),
                       ("authorization.k8s.io", "subjectaccessreviews", "create")}
@@ -336,7 +347,7 @@ def test_no_wildcards_or_extra_verbs(scenarios, scenario):
 
 def test_auth_rbac_only_when_enabled(scenarios):
     base = rules_set(scenarios["default"].one("ClusterRole")["rules"])
-    auth = rules_set(scenarios["auth-values.yaml"].one("ClusterRole")["rules"])
+    auth = rules_set(controller_role(scenarios["auth-values.yaml"])["rules"])
     assert not any(t[1] in ("tokenreviews", "subjectaccessreviews") for t in base)
     assert auth - base == {("authentication.k8s.io", "tokenreviews", "create"),
                            ("authorization.k8s.io", "subjectaccessreviews", "create")}
@@ -344,6 +355,52 @@ def test_auth_rbac_only_when_enabled(scenarios):
     for name, r in scenarios.items():
         if name != "auth-values.yaml":
             assert rules_set(r.one("ClusterRole")["rules"]) == base, name
+
+
+def test_auth_and_tls_args(scenarios):
+    """auth.enabled renders the flags; tls.secretName mounts the Secret and probes over HTTPS;
+    neither touches the default Deployment."""
+    r = scenarios["auth-values.yaml"]
+    c = r.container()
+    assert "--auth-delegate" in c["args"] and "--auth-cache-ttl=30s" in c["args"]
+    assert not any(a.startswith("--auth-resource") for a in c["args"])
+    assert "--tls-cert-file=/etc/gpu-cost/tls/tls.crt" in c["args"]
+    assert "--tls-key-file=/etc/gpu-cost/tls/tls.key" in c["args"]
+    assert {"name": "tls", "mountPath": "/etc/gpu-cost/tls", "readOnly": True} in \
+        c["volumeMounts"]
+    vols = r.deployment()["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "tls", "secret": {"secretName": "gpu-cost-tls"}} in vols
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        assert c[probe]["httpGet"] == {"path": path, "port": "http", "scheme": "HTTPS"}
+    for name, other in scenarios.items():
+        if name == "auth-values.yaml":
+            continue
+        args = other.container()["args"]
+        assert not any(a.startswith(("--auth", "--tls")) for a in args), name
+        assert "scheme" not in other.container()["livenessProbe"]["httpGet"], name
+
+
+def test_auth_resource_attributes(tmp_path):
+    args = render([values_file(tmp_path, {"auth": {
+        "enabled": True,
+        "resourceAttributes": "namespace=gpu-cost,resource=services,subresource=proxy,"
+                              "name=gpu-cost"}})]).container()["args"]
+    assert ("--auth-resource=namespace=gpu-cost,resource=services,subresource=proxy,"
+            "name=gpu-cost") in args
+
+
+def test_reader_clusterrole_only_when_asked(scenarios):
+    """The example reader role: get on the controller's non-resource URLs, no binding, only
+    with auth.enabled and auth.readerClusterRole.create."""
+    r = scenarios["auth-values.yaml"]
+    reader = r.one("ClusterRole", "gpu-cost-reader")
+    assert reader["rules"] == [{"nonResourceURLs": ["/api/*", "/metrics", "/allocation", "/"],
+                                "verbs": ["get"]}]
+    assert all(b["roleRef"]["name"] != "gpu-cost-reader" for b in r.all("ClusterRoleBinding"))
+    for name, other in scenarios.items():
+        if name != "auth-values.yaml":
+            assert [o for o in other.all("ClusterRole")
+                    if o["metadata"]["name"].endswith("-reader")] == [], name
 
 
 def test_team_roles_only_when_configured(scenarios):
