@@ -57,6 +57,7 @@ class Chrome:
         os.close(to_child_r)
         os.close(from_child_w)
         self._next_id = 0
+        self._target = None
         self._replies = {}
         self._cond = threading.Condition()
         self.events = queue.Queue()
@@ -142,8 +143,12 @@ class Chrome:
 
     def open_page(self, url, width, height, ready_js, extra_headers=None):
         """Opens url in a new tab laid out at width x height CSS pixels and waits until the
-        expression ready_js is truthy. Returns a Page holding the errors seen on the way."""
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        expression ready_js is truthy. Returns a Page holding the errors seen on the way. The
+        previous tab is closed: one page at a time, so none keeps running (or retrying) behind."""
+        if self._target:
+            self.send("Target.closeTarget", {"targetId": self._target})
+            self._target = None
+        target = self._target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
         for m in ("Runtime.enable", "Page.enable", "Log.enable", "Network.enable"):
