@@ -1029,6 +1029,36 @@ START_TEST(test_markdown)
 }
 END_TEST
 
+/* The Markdown table stops at 50 rows and says how many more there are; notes are capped. */
+START_TEST(test_markdown_limits)
+{
+        gc_advisor_pod p[65];
+        gc_advisor_opts o;
+        char names[65][8];
+        gc_buf b;
+
+        for (int i = 0; i < 65; i++) {
+                snprintf(names[i], sizeof(names[i]), "p%02d", i);
+                p[i] = idle_pod(names[i], "vision", 1 + i);
+                if (i >= 60)
+                        p[i].samples = 1;
+        }
+        gc_advisor_opts_default(&o);
+        o.max_notes = 2;
+        run(p, 65, &o);
+        ck_assert_uint_eq(res->n_findings, 60);
+        ck_assert_uint_eq(res->n_notes, 2);
+        ck_assert_uint_eq(res->n_notes_total, 5);
+        gc_buf_init(&b, 1u << 20);
+        ck_assert_int_eq(gc_advisor_markdown(res, "USD", &b), 0);
+        ck_assert_ptr_nonnull(strstr(b.data, "| 50 | idle_gpu | ml/p10 |"));
+        ck_assert_ptr_null(strstr(b.data, "| 51 |"));
+        ck_assert_ptr_nonnull(strstr(b.data, "\n10 more finding(s) in report.json"));
+        ck_assert_ptr_nonnull(strstr(b.data, "- and 3 more note(s)\n"));
+        gc_buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_bad_input)
 {
         gc_advisor_input in;
@@ -1110,6 +1140,7 @@ static Suite *advisor_suite(void)
         tcase_add_test(tc, test_json_shape);
         tcase_add_test(tc, test_json_limit);
         tcase_add_test(tc, test_markdown);
+        tcase_add_test(tc, test_markdown_limits);
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_kind_names);
         suite_add_tcase(s, tc);
