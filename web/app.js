@@ -501,7 +501,8 @@
   }
 
   // ---- loading ----------------------------------------------------------------------------------
-  var generation = 0, retryTimer = null, lastDocs = null;
+  var generation = 0, retryTimer = null, lastDocs = null, lastSignature = null;
+  var REFRESH_MS = 60000; // the controller publishes new figures every few seconds
 
   function showMessage(text) {
     var m = document.getElementById("message");
@@ -512,10 +513,10 @@
     fill(id, h("p", { "class": "error" }, explain(e)));
   }
 
-  function load() {
+  function load(quiet) {
     var win = currentWindow(), gen = ++generation;
     if (retryTimer) { clearTimeout(retryTimer); retryTimer = null; }
-    document.documentElement.setAttribute("data-state", "loading");
+    if (quiet !== true) document.documentElement.setAttribute("data-state", "loading");
     document.documentElement.setAttribute("data-window", win);
     Array.prototype.forEach.call(document.querySelectorAll("[data-window]"), function (b) {
       if (b.tagName === "BUTTON") b.setAttribute("aria-pressed", String(b.getAttribute("data-window") === win));
@@ -547,6 +548,10 @@
       return next.then(function (rep) {
         if (gen !== generation) return;
         docs.report = rep;
+        // A refresh that brings nothing new leaves the page (open details, focus) as it is.
+        var signature = JSON.stringify(docs, function (k, v) { return v instanceof ApiError ? { status: v.status } : v; });
+        if (quiet === true && signature === lastSignature) return;
+        lastSignature = signature;
         lastDocs = { urls: urls, docs: docs };
         render(urls, docs);
       });
@@ -613,7 +618,10 @@
       location.hash = f.toString();
     });
   });
-  window.addEventListener("hashchange", load);
+  window.addEventListener("hashchange", function () { load(); });
+  setInterval(function () {
+    if (!document.hidden && document.documentElement.getAttribute("data-state") === "ready") load(true);
+  }, REFRESH_MS);
   var resizeTimer = null, lastWidth = window.innerWidth;
   window.addEventListener("resize", function () {
     if (window.innerWidth === lastWidth) return;
