@@ -380,6 +380,15 @@ def test_auth_and_tls_args(scenarios):
         assert "scheme" not in other.container()["livenessProbe"]["httpGet"], name
 
 
+def test_servicemonitor_with_auth_and_tls(scenarios):
+    sm = scenarios["auth-values.yaml"].one("ServiceMonitor")
+    (ep,) = sm["spec"]["endpoints"]
+    assert ep["scheme"] == "https"
+    assert ep["tlsConfig"] == {"serverName": "gpu-cost.gpu-cost.svc",
+                               "ca": {"secret": {"name": "gpu-cost-tls", "key": "ca.crt"}}}
+    assert ep["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+
 def test_auth_resource_attributes(tmp_path):
     args = render([values_file(tmp_path, {"auth": {
         "enabled": True,
