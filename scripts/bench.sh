@@ -41,6 +41,46 @@ echo
 echo "== advisor over ${BENCH_ADVISOR_SLOTS:-10000} GPU pods x 4 weeks (churn, folded) with usage"
 "$BUILD/bench_advisor" "${BENCH_ADVISOR_SLOTS:-10000}" 28 5
 
+# The dcgm-exporter text parser (pkg/promtext) and the usage store (pkg/gpuuse) on generated
+# bodies of 50 MB and 5 MB (every default counter, the full label set, thousands of 8-GPU nodes),
+# read 64 KiB at a time like a network read, beside Prometheus' own expfmt.TextParser
+# (bench/promparse-peer, Go; skipped without it). BENCH_PROM_MB changes the large size.
+PROM_MB=${BENCH_PROM_MB:-50}
+echo
+echo "== dcgm-exporter body: parse and ingest ${PROM_MB} MB and 5 MB vs expfmt.TextParser"
+for mb in "$PROM_MB" 5; do
+	[ -f "$OUT/dcgm-$mb.prom" ] || "$BUILD/bench_promparse" gen "$OUT/dcgm-$mb.prom" "$mb"
+	cat "$OUT/dcgm-$mb.prom" >/dev/null
+done
+prom_best() { # best of 3 runs: the line with the smallest total_s
+	for _ in 1 2 3; do "$@"; done |
+		awk '{for(i=1;i<=NF;i++){split($i,kv,"=");if(kv[1]=="total_s")t=kv[2]}; if(min==""||t<min){min=t;line=$0}} END{print line}'
+}
+PP_L=$(prom_best "$BUILD/bench_promparse" parse "$OUT/dcgm-$PROM_MB.prom")
+PI_L=$(prom_best "$BUILD/bench_promparse" ingest "$OUT/dcgm-$PROM_MB.prom")
+PP_S=$(prom_best "$BUILD/bench_promparse" parse "$OUT/dcgm-5.prom")
+PI_S=$(prom_best "$BUILD/bench_promparse" ingest "$OUT/dcgm-5.prom")
+echo "parse  ${PROM_MB} MB: $PP_L"
+echo "ingest ${PROM_MB} MB: $PI_L"
+echo "parse   5 MB: $PP_S"
+echo "ingest  5 MB: $PI_S"
+if command -v go >/dev/null; then
+	PEER=$(cd "$OUT" && pwd)/promparse-peer
+	(cd bench/promparse-peer && GOFLAGS=-mod=mod go build -o "$PEER" .)
+	echo "peer   ${PROM_MB} MB: $(prom_best "$PEER" "$OUT/dcgm-$PROM_MB.prom")"
+	echo "peer    5 MB: $(prom_best "$PEER" "$OUT/dcgm-5.prom")"
+else
+	echo "peer: skipped (go is not installed)"
+fi
+awk -v pl="$(get "$PP_L" mb_per_s)" -v il="$(get "$PI_L" mb_per_s)" \
+    -v rl="$(get "$PP_L" peak_rss_kib)" -v rs="$(get "$PP_S" peak_rss_kib)" '
+BEGIN {
+	printf "parse %.0f MB/s, parse+ingest %.0f MB/s (target >= 100): %s\n", pl, il,
+		(pl >= 100 && il >= 100) ? "met" : "MISSED"
+	printf "parser peak RSS %.1f MiB at the large body, %.1f MiB at 5 MB (target: independent of size): %s\n",
+		rl / 1024, rs / 1024, (rl <= rs + 1024) ? "met" : "MISSED"
+}'
+
 # The REST API under wrk (Debian's wrk 4, paced by bench/wrk-pace.lua) beside Go's net/http
 # serving the same bytes (bench/http-peer; skipped without Go): /api/v1/costs over four weeks of
 # 10,000 GPU pods. BENCH_API_SECONDS (60), BENCH_API_RATE (1000), BENCH_API_PODS (10000).

@@ -270,6 +270,11 @@ static int parse_line(gc_prom_parser *p, char *buf, size_t n)
                 s++;
         if (s == end)
                 return 0;
+        /* Names and values are handed out as C strings: a NUL inside would cut them short. */
+        if (memchr(s, '\0', (size_t)(end - s))) {
+                line_error(p, "NUL byte in line");
+                return 0;
+        }
         if (*s == '#') {
                 if (is_eof_line(s + 1, end))
                         p->st.eof_seen = 1;

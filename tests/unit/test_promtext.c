@@ -358,14 +358,14 @@ START_TEST(test_garbage)
 {
         /* Binary garbage and broken lines between good samples: the good ones still come. */
         static const char body[] = "ok 1\n\x01\x02\xff garbage\n{{{\nm{a=\"\n\"} 2\nok 3\n"
-                                   "m{a=\"x\\\"} 4\nok 5\n";
+                                   "m{a=\"x\\\"} 4\nok 5\nm{a=\"x\0y\"} 6\n";
         capture c;
         gc_prom_stats st;
 
         cap_init(&c);
         ck_assert_int_eq(gc_prom_parse(body, sizeof(body) - 1, 0, 0, on_sample, &c, &st), 0);
         ck_assert_uint_eq(c.n, 3);
-        ck_assert_uint_eq(st.errors, 5);
+        ck_assert_uint_eq(st.errors, 6); /* the NUL byte included */
         ck_assert_uint_eq(st.first_error_line, 2);
         ck_assert_str_eq(st.first_error, "metric name expected");
         gc_buf_free(&c.out);
