@@ -276,7 +276,7 @@
       ["Idle capacity", s.idle ? money("p", s.idle.cost_usd, src, p + "/idle/cost_usd") : h("p", null, "–"),
        s.idle && capCost ? h("p", { "class": "sub" },
          fig("span", pctText(s.idle.cost_usd / capCost), s.idle.cost_usd / capCost, src, null,
-             { "data-ratio": p + "/idle/cost_usd " + p + "/capacity/cost_usd" }), " of capacity cost") : null],
+             { "data-ratio": p + "/idle/cost_usd " + p + "/capacity/cost_usd", "data-scale": "100" }), " of capacity cost") : null],
       ["Unattributed", s.unattributed ? money("p", s.unattributed.cost_usd, src, p + "/unattributed/cost_usd") : h("p", null, "–"),
        h("p", { "class": "sub" }, "no team or project label")]
     ];
@@ -301,7 +301,7 @@
         money("span", g.cost_usd, src, gp + "/cost_usd", shownCost[i]),
         h("span", { "class": "share" }, shareBar(total ? g.cost_usd / total : 0),
           fig("span", total ? pctText(g.cost_usd / total) : "–", total ? g.cost_usd / total : null, src, null,
-              { "data-ratio": gp + "/cost_usd " + p + "/total/cost_usd" })),
+              { "data-ratio": gp + "/cost_usd " + p + "/total/cost_usd", "data-scale": "100" })),
         fig("span", grouped(g.pods, 0), g.pods, src, gp + "/pods")]);
     });
     var cols = labels.map(function (l) { return { label: l }; }).concat([
@@ -329,18 +329,36 @@
           money("span", s.idle.cost_usd, src, p + "/idle/cost_usd")]]));
   }
 
-  function renderPods(doc, src) {
-    var s = sets(doc)[0], p = setPath(doc, 0), groups = (s.groups || []).filter(function (g) {
-      return g.keys.pod !== "__folded__";
-    });
-    if (!groups.length) { fill("table-pods", empty("No pods held GPUs in this window.")); return; }
+  var TOP_PODS = 10;
+  function topPods(doc) {
+    var s = sets(doc)[0];
+    return (s.groups || []).filter(function (g) { return g.keys.pod !== "__folded__"; }).slice(0, TOP_PODS);
+  }
+  // podDocs: {namespace: {ok: /api/v1/pods?namespace=NS answer} or {err}} for the top pods'
+  // namespaces: where each runs and, when a usage source covers it, how busy its GPUs were.
+  function renderPods(doc, src, podDocs) {
+    var s = sets(doc)[0], p = setPath(doc, 0), top = topPods(doc);
+    if (!top.length) { fill("table-pods", empty("No pods held GPUs in this window.")); return; }
+    function record(ns, name) {
+      var d = podDocs && podDocs[ns] && podDocs[ns].ok, found = null;
+      (d && d.pods || []).forEach(function (x, i) { if (x.name === name) found = { pod: x, i: i }; });
+      return found; // the list is by start within a name: the last is the newest
+    }
     fill("table-pods", table("The ten dearest pods of the window", [{ label: "Pod" }, { label: "Team" },
-      { label: "Project" }, { label: "GPU model" }, { label: "GPU-hours", num: true }, { label: "Cost", num: true }],
-    groups.slice(0, 10).map(function (g) {
-      var gp = p + "/groups/" + s.groups.indexOf(g);
-      return [h("span", { "class": "name" }, g.keys.namespace + "/" + g.keys.pod), keyText(g.keys.team),
-        keyText(g.keys.project), keyText(g.keys.model), hours("span", g.gpu_hours, src, gp + "/gpu_hours"),
-        money("span", g.cost_usd, src, gp + "/cost_usd")];
+      { label: "Project" }, { label: "GPU model" }, { label: "Node" }, { label: "GPU activity", num: true },
+      { label: "GPU-hours", num: true }, { label: "Cost", num: true }],
+    top.map(function (g) {
+      var gp = p + "/groups/" + s.groups.indexOf(g), r = record(g.keys.namespace, g.keys.pod);
+      var psrc = "api/v1/pods?namespace=" + encodeURIComponent(g.keys.namespace);
+      var act = r && r.pod.usage && r.pod.usage.activity_mean !== null && r.pod.usage.activity_mean !== undefined ?
+        fig("span", pctText(r.pod.usage.activity_mean), r.pod.usage.activity_mean, psrc, "/pods/" + r.i + "/usage/activity_mean",
+            { "data-scale": "100", title: "mean over " + r.pod.usage.samples + " samples" }) :
+        h("span", { "class": "muted", title: "no usage data for this pod" }, "–");
+      return [h("span", { "class": "name" }, g.keys.namespace + "/" + g.keys.pod,
+          r && r.pod.running ? h("span", { "class": "badge" }, "running") : null),
+        keyText(g.keys.team), keyText(g.keys.project), keyText(g.keys.model),
+        h("span", { "class": "name" }, r && r.pod.node || "–"), act,
+        hours("span", g.gpu_hours, src, gp + "/gpu_hours"), money("span", g.cost_usd, src, gp + "/cost_usd")];
     })));
   }
 
@@ -545,9 +563,21 @@
                  periods.filter(function (x) { return x.id === docs.reports.ok.latest; })[0] || periods[0];
       var next = pick ? api(urls.report = "api/v1/reports/weekly/" + encodeURIComponent(pick.id))
         .then(function (d) { return { ok: d, id: pick.id }; }, function (e) { return { err: e }; }) : Promise.resolve(null);
-      return next.then(function (rep) {
+      var namespaces = docs.pods.ok ? topPods(docs.pods.ok).map(function (g) { return g.keys.namespace; })
+        .filter(function (ns, i, a) { return a.indexOf(ns) === i; }) : [];
+      var podDocs = Promise.all(namespaces.map(function (ns) {
+        return api("api/v1/pods?namespace=" + encodeURIComponent(ns)).then(function (d) { return { ok: d }; },
+          function (e) { return { err: e }; });
+      })).then(function (res) {
+        var out = {};
+        namespaces.forEach(function (ns, i) { out[ns] = res[i]; });
+        return out;
+      });
+      return Promise.all([next, podDocs]).then(function (two) {
+        var rep = two[0];
         if (gen !== generation) return;
         docs.report = rep;
+        docs.podRecords = { ok: two[1] };
         // A refresh that brings nothing new leaves the page (open details, focus) as it is.
         var signature = JSON.stringify(docs, function (k, v) { return v instanceof ApiError ? { status: v.status } : v; });
         if (quiet === true && signature === lastSignature) return;
@@ -597,7 +627,7 @@
         ["team", "project"], ["Team", "Project"], 20));
     });
     section("team", "table-idle", function (d) { renderIdle(d, urls.team); });
-    section("pods", "table-pods", function (d) { renderPods(d, urls.pods); });
+    section("pods", "table-pods", function (d) { renderPods(d, urls.pods, docs.podRecords && docs.podRecords.ok); });
     section("recs", "recs", function (d) { renderRecs(d, urls.recs); });
     section("reports", "report", function (d) { renderReportPick(d, urls.reports, docs.report); });
     document.documentElement.setAttribute("data-state", "ready");

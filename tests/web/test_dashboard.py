@@ -20,6 +20,7 @@ FIGURES_JS = """Array.from(document.querySelectorAll('[data-value][data-src]')).
   text: e.textContent.trim(), value: e.getAttribute('data-value'), src: e.getAttribute('data-src'),
   path: e.getAttribute('data-path'), paths: e.getAttribute('data-paths'),
   ratio: e.getAttribute('data-ratio'), countOf: e.getAttribute('data-count-of'),
+  scale: e.getAttribute('data-scale'),
   tag: e.tagName.toLowerCase(), section: (e.closest('section') || {}).id || ''}))"""
 
 
@@ -72,8 +73,7 @@ def check_figures(page, server):
         if f["tag"] in ("rect",):
             continue  # chart segments show their figure in a tooltip only
         shown, decimals = shown_number(f["text"])
-        if f["text"].rstrip().endswith("%") and not f["path"]:
-            value *= 100  # a share shown as a percentage
+        value *= float(f["scale"] or 1)  # a fraction shown as a percentage
         assert abs(shown - value) <= 10 ** -decimals + 1e-9, \
             "%s: shows %r for %r" % (where, f["text"], f["value"])
     return len(figs)
