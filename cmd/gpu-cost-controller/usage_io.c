@@ -16,6 +16,7 @@
 #include "savings.h"
 
 #define CTL_ADVISE_EVERY_S   60     /* the advisor's findings are at most this old */
+#define CTL_ADVISE_FRESH_S   5      /* ...and follow new usage data this soon */
 #define CTL_ADVICE_WINDOW_S  604800 /* over the last 7 days */
 #define CTL_DCGM_MAX_TARGETS 10000  /* dcgm-exporter pods scraped */
 #define CTL_TOKEN_MAX        65536  /* a bearer token file */
@@ -42,6 +43,7 @@ struct ctl_usage {
         pthread_t thread;
         int started;
         atomic_int stop;
+        atomic_int fresh; /* new summaries since the advisor last ran */
         gc_gpuuse *store;
         gc_kube *kube;
         int64_t next_dcgm, next_prom, prom_until;
@@ -49,7 +51,7 @@ struct ctl_usage {
         int failing; /* the last round had errors: log the next success */
 
         /* The main thread's. */
-        int64_t next_advice;
+        int64_t next_advice, advised_at;
 };
 
 /* ---- summaries --------------------------------------------------------------------------- */
@@ -82,6 +84,7 @@ static void ctl__publish_table(struct ctl_usage *u, int64_t now)
         u->table = t;
         u->has_table = 1;
         pthread_mutex_unlock(&u->mu);
+        atomic_store(&u->fresh, 1);
         sav_table_release(&old);
 }
 
@@ -432,9 +435,12 @@ void ctl_usage_tick(ctl *c, int64_t now)
 {
         struct ctl_usage *u = c->usage;
 
-        if (!u || now < u->next_advice)
+        if (!u || (now < u->next_advice &&
+                   !(atomic_load(&u->fresh) && now >= u->advised_at + CTL_ADVISE_FRESH_S)))
                 return;
         u->next_advice = now + CTL_ADVISE_EVERY_S;
+        u->advised_at = now;
+        atomic_store(&u->fresh, 0);
         pthread_mutex_lock(&c->mu);
         ctl__advise_now(c, now);
         pthread_mutex_unlock(&c->mu);
