@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -40,6 +41,17 @@ class Server:
                                      stdin=subprocess.DEVNULL, env=env, cwd=str(REPO))
         self.port = self._wait_port()
         self.base = "http://127.0.0.1:%d/" % self.port
+        # Keep reading its log, so that a chatty server never blocks on a full pipe.
+        self._drain = threading.Thread(target=self._read_rest, daemon=True)
+        self._drain.start()
+
+    def _read_rest(self):
+        try:
+            for line in iter(self.proc.stdout.readline, b""):
+                self.log.append(line.decode("utf-8", "replace").rstrip("\n"))
+                del self.log[:-1000]
+        except (OSError, ValueError):
+            pass
 
     def _wait_port(self):
         deadline = time.monotonic() + START_TIMEOUT
@@ -89,7 +101,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
-        # Keep reading nothing more: the pipe closes with the process.
+        if getattr(self, "_drain", None):
+            self._drain.join(timeout=10)
         self.proc.stdout.close()
 
 
