@@ -110,7 +110,9 @@ gc_gpuuse *gc_gpuuse_new(const gc_gpuuse_opts *opts);
 gc_gpuuse *gc_gpuuse_free(gc_gpuuse *s); /* accepts NULL, returns NULL */
 
 /*
- * One text body. Samples without a timestamp are taken at `now`; interval_s 0 means the
+ * One text body. A body whose last line is "# EOF" is OpenMetrics (timestamps in seconds, as
+ * promtool's backfill reads them); otherwise timestamps are milliseconds (text format 0.0.4).
+ * Samples without a timestamp are taken at `now`; interval_s 0 means the
  * store's interval. st may be NULL; it is filled even on error. Results: 0; -ENOSPC when the
  * batch exceeded max_batch_readings (what fit, a prefix of the body, is applied); -ENOMEM.
  * The store does not expire on its own (an old file must not expire itself): call

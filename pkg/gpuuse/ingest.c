@@ -383,6 +383,15 @@ int gc_gpuuse_batch_end(gc_gpuuse_batch *b, gc_gpuuse_stats *st)
         return r;
 }
 
+/* An OpenMetrics body ends with "# EOF": its timestamps are seconds, not milliseconds. */
+static int ends_with_eof(const char *body, size_t n)
+{
+        while (n && (body[n - 1] == '\n' || body[n - 1] == '\r' || body[n - 1] == ' ' ||
+                     body[n - 1] == '\t'))
+                n--;
+        return n >= 5 && memcmp(body + n - 5, "# EOF", 5) == 0 && (n == 5 || body[n - 6] == '\n');
+}
+
 int gc_gpuuse_ingest_text(gc_gpuuse *s, const char *body, size_t n, int64_t now, int64_t interval_s,
                           gc_gpuuse_stats *st)
 {
@@ -393,7 +402,8 @@ int gc_gpuuse_ingest_text(gc_gpuuse *s, const char *body, size_t n, int64_t now,
                 memset(st, 0, sizeof(*st));
         if (!s || (!body && n))
                 return -EINVAL;
-        b = gc_gpuuse_batch_begin(s, now, interval_s, 0);
+        b = gc_gpuuse_batch_begin(s, now, interval_s,
+                                  ends_with_eof(body, n) ? GC_PROM_OPENMETRICS : 0);
         if (!b)
                 return -ENOMEM;
         r = gc_gpuuse_batch_feed(b, body, n);

@@ -171,6 +171,27 @@ START_TEST(test_label_schemes)
 END_TEST
 
 /* MIG series where GR_ENGINE is absent: GPU_UTIL must not stand in (it reads 0 on MIG). */
+/* An OpenMetrics file (promtool's backfill input) has timestamps in seconds. */
+START_TEST(test_openmetrics_seconds)
+{
+        static const char body[] =
+            "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n"
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",namespace=\"a\",pod=\"b\"} 0.5 1795166100\n"
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",namespace=\"a\",pod=\"b\"} 0.7 1795166160.0\n"
+            "# EOF\n";
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        gc_gpuuse_pod p;
+
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, sizeof(body) - 1, 0, 60, NULL), 0);
+        ck_assert_int_eq(gc_gpuuse_pod_get(s, "a", "b", T0, T0 + 120, &p), 0);
+        ck_assert_int_eq(p.first_at, T0);
+        ck_assert_int_eq(p.last_at, T0 + 60);
+        ck_assert_double_eq_tol(p.activity_mean, 0.6, EPS);
+        ck_assert_double_eq_tol(p.coverage, 1.0, EPS);
+        gc_gpuuse_free(s);
+}
+END_TEST
+
 START_TEST(test_mig_no_util_fallback)
 {
         static const char body[] =
@@ -749,6 +770,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_a100_scrape);
         tcase_add_test(tc, test_label_schemes);
         tcase_add_test(tc, test_mig_no_util_fallback);
+        tcase_add_test(tc, test_openmetrics_seconds);
         tcase_add_test(tc, test_mean_p95_peak);
         tcase_add_test(tc, test_p95_many);
         tcase_add_test(tc, test_idle_stretch);
