@@ -1,5 +1,6 @@
-# Writes a C file holding every web/* file (the dashboard) as a byte array with its type and ETag.
-# Only plain files directly in DIR are taken; names starting with a dot are skipped.
+# Writes a C file holding every web/* file (the dashboard) as a byte array with its type and ETag,
+# index.html with style.css and app.js inlined. Only plain files directly in DIR are taken; names
+# starting with a dot are skipped.
 file(GLOB files LIST_DIRECTORIES false ${DIR}/*)
 list(SORT files)
 set(out "/* Generated from web/ by scripts/embed-web.cmake; do not edit. */\n#include <stddef.h>\n#include \"web/web_int.h\"\n")
@@ -34,12 +35,37 @@ foreach(f ${files})
   else()
     set(type "application/octet-stream")
   endif()
-  file(READ ${f} hex HEX)
+  set(src ${f})
+  if(name STREQUAL "index.html")
+    # The page is served as one document, its style and script inlined: one request, and one
+    # path ("/") for an authorizer to allow (docs/dashboard.md, docs/auth.md).
+    file(READ ${f} html)
+    file(READ ${DIR}/style.css css)
+    file(READ ${DIR}/app.js js)
+    set(link "<link rel=\"stylesheet\" href=\"style.css\">")
+    set(script "<script src=\"app.js\"></script>")
+    string(FIND "${html}" "${link}" at_link)
+    string(FIND "${html}" "${script}" at_script)
+    string(FIND "${css}" "</style" css_end)
+    string(TOLOWER "${js}" js_lower)
+    string(FIND "${js_lower}" "</script" js_end)
+    if(at_link LESS 0 OR at_script LESS 0)
+      message(FATAL_ERROR "web/index.html: expected ${link} and ${script} to inline")
+    endif()
+    if(NOT css_end LESS 0 OR NOT js_end LESS 0)
+      message(FATAL_ERROR "web/: style.css or app.js holds a closing tag and cannot be inlined")
+    endif()
+    string(REPLACE "${link}" "<style>\n${css}</style>" html "${html}")
+    string(REPLACE "${script}" "<script>\n${js}</script>" html "${html}")
+    set(src ${OUT}.index.html)
+    file(WRITE ${src} "${html}")
+  endif()
+  file(READ ${src} hex HEX)
   string(LENGTH "${hex}" hexlen)
   math(EXPR len "${hexlen} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
   # A strong validator: the first 64 bits of the file's SHA-256 change whenever a byte does.
-  file(SHA256 ${f} sha)
+  file(SHA256 ${src} sha)
   string(SUBSTRING "${sha}" 0 16 tag)
   string(APPEND out "static const unsigned char gc__web${i}[] = {${bytes}0x00};\n")
   string(APPEND table "  {\"/${name}\", gc__web${i}, ${len}, \"${type}\", \"\\\"${tag}\\\"\"},\n")

@@ -1,4 +1,4 @@
-/* test_web: every file of web/ is embedded byte for byte, with its type and ETag. */
+/* test_web: every file of web/ is embedded (index.html self-contained) with its type and ETag. */
 #include <check.h>
 #include <dirent.h>
 #include <limits.h>
@@ -23,6 +23,48 @@ static int is_hex16_etag(const char *e)
         return 1;
 }
 
+static void read_web(const char *name, gc_buf *ret)
+{
+        char path[PATH_MAX + 300];
+
+        snprintf(path, sizeof(path), "%s/%s", WEB_DIR, name);
+        ck_assert_msg(gc_read_file(path, 16u << 20, ret) == 0, "cannot read %s", path);
+}
+
+/* Appends hay with its one occurrence of tag replaced by open, the file's bytes, close. */
+static void replace_once(gc_buf *out, const char *hay, const char *tag, const char *open,
+                         const char *name, const char *close)
+{
+        const char *at = strstr(hay, tag);
+        gc_buf file = {0};
+
+        ck_assert_msg(at != NULL, "index.html lost %s", tag);
+        ck_assert_ptr_null(strstr(at + 1, tag));
+        read_web(name, &file);
+        ck_assert_int_eq(gc_buf_append(out, hay, (size_t)(at - hay)), 0);
+        ck_assert_int_eq(gc_buf_puts(out, open), 0);
+        ck_assert_int_eq(gc_buf_append(out, file.data, file.len), 0);
+        ck_assert_int_eq(gc_buf_puts(out, close), 0);
+        ck_assert_int_eq(gc_buf_puts(out, at + strlen(tag)), 0);
+        gc_buf_free(&file);
+}
+
+/* What the build serves for web/index.html: the page with its style and script inlined. */
+static void expected_index(gc_buf *ret)
+{
+        gc_buf html = {0}, styled = {0};
+
+        read_web("index.html", &html);
+        gc_buf_init(&styled, 16u << 20);
+        replace_once(&styled, html.data, "<link rel=\"stylesheet\" href=\"style.css\">",
+                     "<style>\n", "style.css", "</style>");
+        gc_buf_init(ret, 16u << 20);
+        replace_once(ret, styled.data, "<script src=\"app.js\"></script>", "<script>\n", "app.js",
+                     "</script>");
+        gc_buf_free(&html);
+        gc_buf_free(&styled);
+}
+
 START_TEST(test_every_file_embedded)
 {
         DIR *d = opendir(WEB_DIR);
@@ -31,18 +73,20 @@ START_TEST(test_every_file_embedded)
 
         ck_assert_ptr_nonnull(d);
         while ((de = readdir(d))) {
-                char path[PATH_MAX + 300], url[300];
+                char url[300];
                 gc_buf b = {0};
                 const gc_web_asset *a;
 
                 if (de->d_name[0] == '.')
                         continue;
-                snprintf(path, sizeof(path), "%s/%s", WEB_DIR, de->d_name);
                 snprintf(url, sizeof(url), "/%s", de->d_name);
                 a = gc_web_find(url);
                 ck_assert_msg(a != NULL, "%s is not embedded", url);
                 ck_assert_str_eq(a->path, url);
-                ck_assert_int_eq(gc_read_file(path, 16u << 20, &b), 0);
+                if (strcmp(de->d_name, "index.html") == 0)
+                        expected_index(&b);
+                else
+                        read_web(de->d_name, &b);
                 ck_assert_uint_eq(a->len, b.len);
                 ck_assert_msg(memcmp(a->data, b.data, b.len) == 0, "%s differs from web/", url);
                 ck_assert_int_eq(a->data[a->len], 0); /* NUL after the bytes, for C string users */
@@ -70,6 +114,11 @@ START_TEST(test_types_and_index)
         /* Different bytes, different validators. */
         ck_assert_str_ne(index->etag, js->etag);
         ck_assert_ptr_nonnull(strstr((const char *)index->data, "<!doctype html>"));
+        /* Self-contained: no request for the style or the script. */
+        ck_assert_ptr_null(strstr((const char *)index->data, "href=\"style.css\""));
+        ck_assert_ptr_null(strstr((const char *)index->data, "src=\"app.js\""));
+        ck_assert_ptr_nonnull(strstr((const char *)index->data, "<style>"));
+        ck_assert_ptr_nonnull(strstr((const char *)index->data, "<script>"));
 }
 END_TEST
 

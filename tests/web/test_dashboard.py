@@ -87,15 +87,38 @@ def assert_clean(page):
         page.eval("document.getElementById('message').textContent")
 
 
+def served_index():
+    """web/index.html as the build serves it: style.css and app.js inlined."""
+    html = (REPO / "web" / "index.html").read_text()
+    css = (REPO / "web" / "style.css").read_text()
+    js = (REPO / "web" / "app.js").read_text()
+    html = html.replace('<link rel="stylesheet" href="style.css">', "<style>\n" + css + "</style>")
+    return html.replace('<script src="app.js"></script>', "<script>\n" + js + "</script>").encode()
+
+
 def test_assets_served_from_the_binary(demo):
-    for name, ctype in (("index.html", "text/html"), ("app.js", "text/javascript"),
-                        ("style.css", "text/css")):
+    for name, ctype in (("app.js", "text/javascript"), ("style.css", "text/css")):
         status, headers, body = demo.get("/" + name)
         assert status == 200, name
         assert headers["Content-Type"].startswith(ctype), headers["Content-Type"]
         assert body == (REPO / "web" / name).read_bytes(), "%s differs from web/%s" % (name, name)
-    status, headers, body = demo.get("/")
-    assert status == 200 and body == (REPO / "web" / "index.html").read_bytes()
+    for path in ("/", "/index.html"):
+        status, headers, body = demo.get(path)
+        assert status == 200 and headers["Content-Type"].startswith("text/html")
+        assert body == served_index()
+        # Revalidation by ETag: the page is marked no-cache, so browsers ask every time.
+        status, _, body = demo.get(path, {"If-None-Match": headers["ETag"]})
+        assert status == 304 and body == b""
+
+
+def test_one_document_then_only_the_api(browser, demo):
+    """The page needs "/" and /api/v1 only: what the reader ClusterRole grants in path mode."""
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    urls = page.eval("performance.getEntriesByType('resource').map(e => e.name)")
+    assert urls, "no requests seen"
+    others = [u for u in urls if not u.startswith(demo.base + "api/v1/")]
+    assert others == []
 
 
 @pytest.mark.parametrize("window", WINDOWS)
