@@ -567,7 +567,8 @@ void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpu
         gc__row row;
         gc__pod *rowpod = NULL;
 
-        qsort(rd, n, sizeof(*rd), cmp_reading);
+        if (n > 1)
+                qsort(rd, n, sizeof(*rd), cmp_reading);
         memset(&row, 0, sizeof(row));
         for (size_t i = 0; i < n; i++) {
                 gc__reading *r = &rd[i];
