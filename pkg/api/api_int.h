@@ -11,6 +11,7 @@
 #define GC__API_DEFAULT_ENTRIES 64
 #define GC__API_DEFAULT_BYTES   ((size_t)8 << 20)
 #define GC__API_ERR             256
+#define GC__API_MAX_KEY         (16u << 10) /* path and query of a cached answer */
 
 /* One cached answer: the body of a 200, keyed by path and canonical query. */
 typedef struct gc__api_entry {
@@ -37,9 +38,10 @@ struct gc_snapshot {
         atomic_long refs;
         gc_snapshot_parts p;
         gc_ledger_stats lstats;
-        const char *cluster;  /* cfg->cluster or "default" */
-        const char *currency; /* the catalog's, or "USD" */
-        size_t *pods_by_name; /* indexes into p.pods sorted by (namespace, name, start) */
+        const char *cluster;     /* cfg->cluster or "default" */
+        const char *currency;    /* the catalog's, or "USD" */
+        size_t *pods_by_name;    /* indexes into p.pods sorted by (namespace, name, start) */
+        int recommendations_bad; /* the advisor's document was not JSON: dropped, and said */
         gc__api_cache cache;
 };
 

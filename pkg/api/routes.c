@@ -446,6 +446,9 @@ int gc__api_recommendations(gc__api_ctx *x)
                 return 0;
         if (x->s->p.recommendations_json)
                 return gc_buf_puts(&x->res->body, x->s->p.recommendations_json);
+        if (x->s->recommendations_bad)
+                return gc__api_bad(x, 500, NULL,
+                                   "the advisor's document was not valid JSON and was dropped");
         return gc_buf_puts(&x->res->body,
                            "{\"findings\":[],\"notes\":[\"no usage data: the advisor has not run "
                            "(configure a usage source, docs/usage.md)\"]}");

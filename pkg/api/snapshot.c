@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "api_int.h"
 #include "web/web.h"
 
@@ -72,6 +74,19 @@ gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts)
         s->cluster = s->p.cfg->cluster && *s->p.cfg->cluster ? s->p.cfg->cluster : "default";
         s->currency =
             s->p.cfg->catalog && s->p.cfg->catalog->currency ? s->p.cfg->catalog->currency : "USD";
+        /* The document goes into other JSON as it is: it must be one JSON value. */
+        if (s->p.recommendations_json) {
+                const char *end = NULL;
+                cJSON *j = cJSON_ParseWithLengthOpts(s->p.recommendations_json,
+                                                     strlen(s->p.recommendations_json), &end, 0);
+
+                if (!j || (end && end[strspn(end, " \t\r\n")] != '\0')) {
+                        free(s->p.recommendations_json);
+                        s->p.recommendations_json = NULL;
+                        s->recommendations_bad = 1;
+                }
+                cJSON_Delete(j);
+        }
         for (size_t i = 0; i < s->p.n_pods; i++)
                 s->pods_by_name[i] = i;
         if (s->p.n_pods > 1) {
@@ -553,6 +568,7 @@ static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *
         const gc__api_binding *bd = ud;
         const gc__route *rt = bd->route;
         gc__api_ctx x = {0};
+        int cacheable;
         gc_buf key;
         uint64_t h;
         int r;
@@ -568,15 +584,15 @@ static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *
                         r = gc_httpd_add_header(res, "Retry-After", "5");
                 return r;
         }
-        gc_buf_init(&key, 2 * GC_HTTPD_DEFAULT_MAX_URL_BYTES + 8192);
-        r = gc_buf_printf(&key, "%s?%s", req->path, req->query);
-        if (r < 0)
-                goto out;
-        h = gc_hash(key.data, key.len, 0);
-        pthread_mutex_lock(&x.s->cache.mu);
-        {
-                const gc__api_entry *e = gc__api_cache_get(&x.s->cache, key.data, h);
+        /* A request too long for a key is answered, not cached. */
+        gc_buf_init(&key, GC__API_MAX_KEY);
+        cacheable = gc_buf_printf(&key, "%s?%s", req->path, req->query) == 0;
+        h = cacheable ? gc_hash(key.data, key.len, 0) : 0;
+        if (cacheable) {
+                const gc__api_entry *e;
 
+                pthread_mutex_lock(&x.s->cache.mu);
+                e = gc__api_cache_get(&x.s->cache, key.data, h);
                 if (e)
                         r = gc__answer_cached(req, res, e->body, e->len, e->content_type, e->etag);
                 pthread_mutex_unlock(&x.s->cache.mu);
@@ -588,10 +604,13 @@ static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *
                 char etag[24];
                 const char *ctype = res->content_type ? res->content_type : "application/json";
 
-                pthread_mutex_lock(&x.s->cache.mu);
-                gc__api_cache_put(&x.s->cache, key.data, h, res->body.data ? res->body.data : "",
-                                  res->body.len, ctype);
-                pthread_mutex_unlock(&x.s->cache.mu);
+                if (cacheable) {
+                        pthread_mutex_lock(&x.s->cache.mu);
+                        gc__api_cache_put(&x.s->cache, key.data, h,
+                                          res->body.data ? res->body.data : "", res->body.len,
+                                          ctype);
+                        pthread_mutex_unlock(&x.s->cache.mu);
+                }
                 gc__api_etag(res->body.data ? res->body.data : "", res->body.len, etag);
                 r = gc_httpd_add_header(res, "ETag", etag);
                 if (r == 0)

@@ -791,6 +791,17 @@ START_TEST(test_pods_prices_tco_recommendations)
                                          cJSON_GetObjectItemCaseSensitive(j, "notes"), 0)),
                                      "advisor has not run"));
         cJSON_Delete(j);
+
+        /* A document that is not JSON is not passed on (it would break the reports' JSON). */
+        gc_api_publish(api, make_snapshot(NOW, 0, "{\"findings\":[} trailing"));
+        cJSON_Delete(get_json("/api/v1/recommendations", 500));
+        j = get_json("/api/v1/reports/daily/2026-11-15", 200);
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "savings")));
+        cJSON_Delete(j);
+        gc_api_publish(api, make_snapshot(NOW, 0, "{\"findings\":[]} "));
+        j = get_json("/api/v1/reports/daily/2026-11-15", 200);
+        ck_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "savings")));
+        cJSON_Delete(j);
 }
 END_TEST
 
@@ -1098,6 +1109,26 @@ START_TEST(test_cache_and_etag)
                 snprintf(path, sizeof(path), "/api/v1/costs?window=%dh", i + 1);
                 fetch(path, NULL, NULL, &r1);
                 ck_assert_int_eq(r1.status, 200);
+                resp_free(&r1);
+        }
+        /* A request too long to be a key is answered, and not cached. */
+        {
+                static char path[5 * 4100 + 64];
+                size_t off = (size_t)snprintf(path, sizeof(path), "/allocation?window=1d");
+                size_t before;
+
+                for (int i = 0; i < 5; i++) {
+                        off += (size_t)snprintf(path + off, sizeof(path) - off, "&x%d=", i);
+                        memset(path + off, 'a', 4000);
+                        off += 4000;
+                        path[off] = '\0';
+                }
+                s = gc_api_acquire(api);
+                before = s->cache.n;
+                fetch(path, NULL, NULL, &r1);
+                ck_assert_int_eq(r1.status, 200);
+                ck_assert_uint_eq(s->cache.n, before);
+                gc_snapshot_unref(s);
                 resp_free(&r1);
         }
         s = gc_api_acquire(api);
