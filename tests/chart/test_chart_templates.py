@@ -553,6 +553,44 @@ AGREEMENT += [
     ("tco typo", {"tco": dict(TCO, fte_costs=1)}, "tco.fte_costs"),
 ]
 
+DCGM_ON = {"enabled": True}
+PROM_ON = {"enabled": True, "url": "http://prometheus.monitoring:9090"}
+AGREEMENT += [
+    ("dcgm on, defaults", {"usage": {"dcgm": DCGM_ON}}, None),
+    ("dcgm elsewhere", {"usage": {"dcgm": dict(DCGM_ON, namespace="monitoring", port=19400,
+                                               label_selector="app.kubernetes.io/name=dcgm,"
+                                               "tier!=test", scheme="https")}}, None),
+    ("prometheus on", {"usage": {"prometheus": dict(PROM_ON, bearer_token_file="/var/run/t")}},
+     None),
+    ("both, 90 days at 15m", {"usage": {"dcgm": DCGM_ON, "prometheus": dict(
+        PROM_ON, lookback_days=90, step_seconds=900), "retention_days": 366}}, None),
+    ("advisor thresholds", {"advisor": {"idle_activity": 0.1, "idle_minutes": 60,
+                                        "min_samples": 10, "cheaper_classes": [
+                                            {"from": "NVIDIA-H100*", "to": "NVIDIA-L4",
+                                             "max_tensor_activity": 0.2}]}}, None),
+    ("dcgm port 0", {"usage": {"dcgm": dict(DCGM_ON, port=0)}}, "usage.dcgm.port"),
+    ("dcgm scheme ftp", {"usage": {"dcgm": dict(DCGM_ON, scheme="ftp")}}, "usage.dcgm.scheme"),
+    ("dcgm path relative", {"usage": {"dcgm": dict(DCGM_ON, path="metrics")}},
+     "usage.dcgm.path"),
+    ("dcgm selector set-based", {"usage": {"dcgm": dict(DCGM_ON, label_selector="app in (a)")}},
+     "usage.dcgm.label_selector"),
+    ("dcgm typo", {"usage": {"dcgm": dict(DCGM_ON, intervall_seconds=5)}},
+     "usage.dcgm.intervall_seconds"),
+    ("prometheus /api/v1", {"usage": {"prometheus": dict(PROM_ON, url="http://p:9090/api/v1")}},
+     "usage.prometheus.url"),
+    ("prometheus trailing /", {"usage": {"prometheus": dict(PROM_ON, url="http://p:9090/")}},
+     "usage.prometheus.url"),
+    ("lookback 91", {"usage": {"prometheus": dict(PROM_ON, lookback_days=91)}},
+     "usage.prometheus.lookback_days"),
+    ("retention 0", {"usage": {"retention_days": 0}}, "usage.retention_days"),
+    ("usage typo", {"usage": {"dcgm_exporter": {}}}, "usage.dcgm_exporter"),
+    ("idle over 1", {"advisor": {"idle_activity": 1.5}}, "advisor.idle_activity"),
+    ("samples fractional", {"advisor": {"min_samples": 2.5}}, "advisor.min_samples"),
+    ("class without tensor", {"advisor": {"cheaper_classes": [{"from": "A*", "to": "B"}]}},
+     "advisor.cheaper_classes[0].max_tensor_activity"),
+    ("advisor typo", {"advisor": {"idle_minute": 30}}, "advisor.idle_minute"),
+]
+
 
 @pytest.mark.parametrize("name,config,field", AGREEMENT, ids=[a[0] for a in AGREEMENT])
 def test_schema_and_parser_agree(name, config, field, tmp_path):
@@ -596,6 +634,27 @@ def test_optional_objects_off_by_default(default_render):
     assert default_render.kinds() == sorted([
         "ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
         "RoleBinding", "Service", "Deployment"])
+
+
+def test_usage_rendering_and_egress():
+    """A source is null in the file until its "enabled"; dcgm on opens egress to its port."""
+    got = render().config()
+    assert got["usage"] == {"dcgm": None, "prometheus": None, "retention_days": 30}
+    assert got["advisor"] == {}
+    r = render(sets=["config.usage.dcgm.enabled=true", "config.usage.prometheus.enabled=true",
+                     "networkPolicy.enabled=true", "config.usage.dcgm.port=19400"])
+    u = r.config()["usage"]
+    assert u["dcgm"]["port"] == 19400 and "enabled" not in u["dcgm"]
+    assert u["prometheus"]["url"].startswith("http") and "enabled" not in u["prometheus"]
+    assert "bearer_token_file" not in u["prometheus"]  # empty: none
+    egress = r.one("NetworkPolicy")["spec"]["egress"]
+    assert {"ports": [{"port": 19400, "protocol": "TCP"}], "to": [{"namespaceSelector": {
+        "matchLabels": {"kubernetes.io/metadata.name": "gpu-operator"}}}]} in egress
+    # No grant beyond deploy/rbac.yaml's: listing pods cluster-wide already covers it.
+    assert rules_set(r.one("ClusterRole")["rules"]) == rules_set(render().one(
+        "ClusterRole")["rules"])
+    off = render(sets=["networkPolicy.enabled=true"]).one("NetworkPolicy")["spec"]["egress"]
+    assert len(off) == 2
 
 
 def test_servicemonitor_pdb_networkpolicy_dashboard(scenarios):

@@ -79,6 +79,15 @@ built-in one" to the user.
 {{- $cfg := omit .Values.config "prices" "tco" -}}
 {{- with .Values.config.prices }}{{ $_ := set $cfg "prices" . }}{{ end -}}
 {{- with .Values.config.tco }}{{ $_ := set $cfg "tco" . }}{{ end -}}
+{{- /* usage sources: "enabled" is the chart's switch; off is null, as the parser takes it */ -}}
+{{- with .Values.config.usage }}
+{{- $u := omit . "dcgm" "prometheus" -}}
+{{- $_ := set $u "dcgm" (ternary (omit (.dcgm | default dict) "enabled") nil (.dcgm | default dict).enabled) -}}
+{{- $p := omit (.prometheus | default dict) "enabled" -}}
+{{- if not $p.bearer_token_file }}{{ $p = omit $p "bearer_token_file" }}{{ end -}}
+{{- $_ := set $u "prometheus" (ternary $p nil (.prometheus | default dict).enabled) -}}
+{{- $_ := set $cfg "usage" $u -}}
+{{- end -}}
 {{- toPrettyJson $cfg -}}
 {{- end -}}
 
