@@ -492,6 +492,48 @@ START_TEST(test_churn_bounded)
 }
 END_TEST
 
+/* Expiry removes index entries out of the middle of probe runs: every survivor stays findable. */
+START_TEST(test_expire_index)
+{
+        gc_gpuuse_opts o;
+        gc_gpuuse *s;
+        gc_buf b;
+        gc_gpuuse_pod p;
+        gc_gpuuse_device d;
+
+        gc_gpuuse_opts_default(&o);
+        o.retention_s = 1000;
+        s = gc_gpuuse_new(&o);
+        gc_buf_init(&b, 1 << 20);
+        /* 3000 pods, pod i last seen at T0 + (i * 7919) % 3000 */
+        for (int i = 0; i < 3000; i++)
+                gc_buf_printf(&b,
+                              "DCGM_FI_DEV_FB_USED{UUID=\"U%d\",namespace=\"n\",pod=\"p%d\"} 1 "
+                              "%lld\n",
+                              i, i, (long long)(T0 + (i * 7919) % 3000) * 1000);
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, b.data, b.len, T0, 30, NULL), 0);
+        ck_assert_uint_eq(gc_gpuuse_pod_count(s), 3000);
+        for (int64_t cut = 0; cut <= 3000; cut += 500) {
+                gc_gpuuse_expire(s, T0 + cut + 1000);
+                for (int i = 0; i < 3000; i++) {
+                        char pod[16], uuid[16];
+                        int alive = (i * 7919) % 3000 >= cut;
+
+                        snprintf(pod, sizeof(pod), "p%d", i);
+                        snprintf(uuid, sizeof(uuid), "U%d", i);
+                        ck_assert_int_eq(gc_gpuuse_pod_get(s, "n", pod, T0, T0 + 1, &p),
+                                         alive ? 0 : -ENOENT);
+                        ck_assert_int_eq(gc_gpuuse_device_get(s, uuid, NULL, &d),
+                                         alive ? 0 : -ENOENT);
+                }
+        }
+        ck_assert_uint_eq(gc_gpuuse_pod_count(s), 0);
+        ck_assert_uint_eq(gc_gpuuse_device_count(s), 0);
+        gc_buf_free(&b);
+        gc_gpuuse_free(s);
+}
+END_TEST
+
 /* ---- Prometheus API answers ---------------------------------------------------------------------
  */
 
@@ -778,6 +820,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_eight_gpus_two_active);
         tcase_add_test(tc, test_order_and_limits);
         tcase_add_test(tc, test_churn_bounded);
+        tcase_add_test(tc, test_expire_index);
         tcase_add_test(tc, test_prom_matrix);
         tcase_add_test(tc, test_prom_vector_and_errors);
         tcase_add_test(tc, test_scrape_http);
