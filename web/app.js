@@ -201,7 +201,10 @@
         seg[k].value += g.cost_usd;
         seg[k].paths.push(p);
       });
-      return { label: (s.window && s.window.start || "").slice(0, 10), total: s.total ? s.total.cost_usd : 0,
+      var start = s.window && s.window.start || "";
+      return { label: start.slice(0, 10), total: s.total ? s.total.cost_usd : 0,
+               // a step not starting at midnight UTC (a window up to now) says when it starts
+               longLabel: /T00:00:00Z$/.test(start) ? start.slice(0, 10) : start.replace("T", " ").replace(/:00Z$/, " UTC"),
                totalPath: setPath(doc, i) + "/total/cost_usd", seg: seg };
     });
     var max = Math.max.apply(null, steps.map(function (s) { return s.total; }).concat([0]));
@@ -225,7 +228,7 @@
     var every = Math.ceil(steps.length / Math.max(1, Math.floor(pw / 44)));
     steps.forEach(function (st, i) {
       var x = m.l + band * i + (band - bw) / 2, y0 = m.t + ph;
-      var g = svg("g", { "class": "step" });
+      var g = svg("g", { "class": "step" }, svg("title", null, st.longLabel + ": " + moneyText(st.total)));
       series.forEach(function (k) {
         var sg = st.seg[k];
         if (!sg || sg.value <= 0) return;
@@ -234,9 +237,8 @@
         var a = { x: x.toFixed(2), y: y0.toFixed(2), width: bw.toFixed(2), height: Math.max(0.5, hgt).toFixed(2),
                   fill: color[k], "data-value": String(sg.value), "data-src": src, "data-key": k };
         if (sg.paths.length === 1) a["data-path"] = sg.paths[0]; else a["data-paths"] = sg.paths.join(" ");
-        append(g, svg("rect", a, svg("title", null, st.label + ", " + k + ": " + moneyText(sg.value))));
+        append(g, svg("rect", a, svg("title", null, st.longLabel + ", " + k + ": " + moneyText(sg.value))));
       });
-      append(g, svg("title", null, st.label + ": " + moneyText(st.total)));
       append(root, g);
       if (i % every === 0)
         append(root, svg("text", { x: (m.l + band * i + band / 2).toFixed(2), y: height - 8, "text-anchor": "middle",
@@ -247,9 +249,18 @@
       return h("li", null, h("span", { "class": "swatch", style: "background:" + color[k], "aria-hidden": "true" }), k);
     })));
     // The same figures as a table, for screen readers and for copying.
+    function segFig(sg) {
+      if (!sg) return fig("span", moneyText(0), 0, src, null, { "data-paths": "" });
+      var extra = sg.paths.length === 1 ? null : { "data-paths": sg.paths.join(" ") };
+      return fig("span", moneyText(sg.value), sg.value, src, sg.paths.length === 1 ? sg.paths[0] : null, extra);
+    }
     append(host, h("details", null, h("summary", null, "The chart’s figures per day"),
-      table(title + " per day", [{ label: "Day" }, { label: "Cost", num: true }],
-        steps.map(function (st) { return [st.label, money("span", st.total, src, st.totalPath)]; }))));
+      table(title, [{ label: "Day" }].concat(series.map(function (k) { return { label: k, num: true }; }),
+        [{ label: "Total", num: true }]),
+        steps.map(function (st) {
+          return [st.longLabel].concat(series.map(function (k) { return segFig(st.seg[k]); }),
+            [money("span", st.total, src, st.totalPath)]);
+        }))));
   }
   function niceMax(v) {
     var p = Math.pow(10, Math.floor(Math.log10(v))), f = v / p;

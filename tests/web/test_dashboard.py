@@ -60,7 +60,7 @@ def check_figures(page, server):
         if f["path"]:
             want = pointer(doc, f["path"])
             assert value == float(want), "%s: page %r, API %r" % (where, f["value"], want)
-        elif f["paths"]:
+        elif f["paths"] is not None:  # a sum; empty when nothing was spent
             want = sum(float(pointer(doc, p)) for p in f["paths"].split())
             assert math.isclose(value, want, rel_tol=1e-12, abs_tol=1e-9), where
         elif f["ratio"]:
