@@ -30,6 +30,9 @@
  */
 #define LWS_OWN_FDS 2
 
+/* lws opaque user data of a connection whose transaction lws cut short (pipelining). */
+static char cut_marker;
+
 struct route {
         char *path;
         size_t len;
@@ -621,6 +624,9 @@ static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
         size_t mi;
         int status, r;
 
+        /* The connection of a cut transaction (see the callback): hang up. */
+        if (c->active || c->parked || lws_get_opaque_user_data(wsi) == &cut_marker)
+                return -1;
         conn_reset(h, c);
         /* Percent-encoding at most triples a byte. */
         gc_buf_init(&t.query, 3 * (size_t)lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) + 1);
@@ -716,6 +722,19 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         case LWS_CALLBACK_HTTP_WRITEABLE:
                 return h && c ? on_writeable(h, wsi, c) : -1;
         case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+                /*
+                 * lws 4.1 ends a transaction on its own when a pipelined request follows in
+                 * the same read, even while the previous answer's body is still to be written
+                 * or the request is parked, and then hands over the next request: answering it
+                 * would put a response where the client expects the previous body. Mark the
+                 * connection and hang up at that next request; a pipelining client retries what
+                 * was not answered (RFC 9112 9.3.2).
+                 */
+                if (c && (c->active || c->parked))
+                        lws_set_opaque_user_data(wsi, &cut_marker);
+                if (c)
+                        conn_reset(h, c);
+                return 0;
         case LWS_CALLBACK_CLOSED_HTTP:
                 if (c)
                         conn_reset(h, c);
