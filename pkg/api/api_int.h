@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "publish/publish.h"
 
 #define GC__API_DEFAULT_ENTRIES 64
 #define GC__API_DEFAULT_BYTES   ((size_t)8 << 20)
@@ -42,6 +43,11 @@ struct gc_snapshot {
         const char *currency;    /* the catalog's, or "USD" */
         size_t *pods_by_name;    /* indexes into p.pods sorted by (namespace, name, start) */
         int recommendations_bad; /* the advisor's document was not JSON: dropped, and said */
+        /* The report periods (gc_publish_plan_make: two queries per period), made on first use
+         * and shared by every /api/v1/reports answer on this snapshot. */
+        pthread_mutex_t plan_mu;
+        int plan_state; /* 0 not yet, 1 made, or the negative errno making it failed with */
+        gc_publish_plan plan;
         gc__api_cache cache;
 };
 
@@ -80,6 +86,9 @@ struct gc_api {
         size_t cache_entries, cache_bytes;
         char currency[16];
 };
+
+/* The snapshot's report periods (made once), or NULL with *ret_err. */
+const gc_publish_plan *gc__api_plan(gc_snapshot *s, int *ret_err);
 
 /* The pod record for a namespace and name (the one that started last), or NULL. */
 const gc_api_pod *gc__api_pod_find(const gc_snapshot *s, const char *ns, const char *name);

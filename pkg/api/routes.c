@@ -261,19 +261,6 @@ int gc__api_pods(gc__api_ctx *x)
 
 /* ---- /api/v1/reports ------------------------------------------------------------------------ */
 
-static void gc__publish_opts(const gc_snapshot *s, gc_publish_opts *o)
-{
-        const gc_config *c = s->p.cfg;
-
-        memset(o, 0, sizeof(*o));
-        o->cluster = c->cluster;
-        o->currency = s->currency;
-        o->top_n = c->top_n;
-        o->utc_offset_s = c->utc_offset_s;
-        o->daily_retention_days = c->daily_retention_days;
-        o->weekly_retention_weeks = c->weekly_retention_weeks;
-}
-
 /* "2026-11-21" or "2026-W47" from a ConfigMap name. */
 static void gc__period_id(const gc_publish_period *p, char out[16])
 {
@@ -401,9 +388,8 @@ int gc__api_reports(gc__api_ctx *x)
         static const char *const known[] = {"format", NULL};
         const char *rest = x->req->path + strlen("/api/v1/reports");
         gc_publish_kind k;
-        gc_publish_opts o;
-        gc_publish_plan plan = {0};
-        int r;
+        const gc_publish_plan *plan;
+        int r = 0;
 
         if (gc__api_known_params(x, known))
                 return 0;
@@ -424,16 +410,12 @@ int gc__api_reports(gc__api_ctx *x)
                 rest++;
         if (strchr(rest, '/'))
                 return gc__api_bad(x, 404, NULL, "not found");
-        gc__publish_opts(x->s, &o);
-        r = gc_publish_plan_make(x->s->p.ledger, &o, x->s->p.now, &plan);
-        if (r < 0)
+        plan = gc__api_plan(x->s, &r);
+        if (!plan)
                 return r;
         if (*rest == '\0')
-                r = gc__report_list(x, k, &plan);
-        else
-                r = gc__report_one(x, k, &plan, rest);
-        gc_publish_plan_release(&plan);
-        return r;
+                return gc__report_list(x, k, plan);
+        return gc__report_one(x, k, plan, rest);
 }
 
 /* ---- /api/v1/recommendations ---------------------------------------------------------------- */

@@ -97,6 +97,7 @@ gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts)
                 pthread_mutex_unlock(&gc__sort_mu);
         }
         pthread_mutex_init(&s->cache.mu, NULL);
+        pthread_mutex_init(&s->plan_mu, NULL);
         s->cache.max_entries = GC__API_DEFAULT_ENTRIES;
         s->cache.max_bytes = GC__API_DEFAULT_BYTES;
         return s;
@@ -119,9 +120,40 @@ void gc_snapshot_unref(gc_snapshot *s)
         }
         free(s->cache.e);
         pthread_mutex_destroy(&s->cache.mu);
+        gc_publish_plan_release(&s->plan);
+        pthread_mutex_destroy(&s->plan_mu);
         free(s->pods_by_name);
         gc__parts_free(&s->p);
         free(s);
+}
+
+const gc_publish_plan *gc__api_plan(gc_snapshot *s, int *ret_err)
+{
+        int state;
+
+        pthread_mutex_lock(&s->plan_mu);
+        if (s->plan_state == 0) {
+                const gc_config *c = s->p.cfg;
+                gc_publish_opts o;
+                int r;
+
+                memset(&o, 0, sizeof(o));
+                o.cluster = c->cluster;
+                o.currency = s->currency;
+                o.top_n = c->top_n;
+                o.utc_offset_s = c->utc_offset_s;
+                o.daily_retention_days = c->daily_retention_days;
+                o.weekly_retention_weeks = c->weekly_retention_weeks;
+                r = gc_publish_plan_make(s->p.ledger, &o, s->p.now, &s->plan);
+                s->plan_state = r < 0 ? r : 1;
+        }
+        state = s->plan_state;
+        pthread_mutex_unlock(&s->plan_mu);
+        if (state < 0) {
+                *ret_err = state;
+                return NULL;
+        }
+        return &s->plan;
 }
 
 const gc_api_pod *gc__api_pod_find(const gc_snapshot *s, const char *ns, const char *name)
