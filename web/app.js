@@ -304,8 +304,12 @@
     var s = sets(doc)[0], p = setPath(doc, 0), groups = s.groups || [];
     if (!groups.length) return empty("No spend in this window.");
     var total = s.total.cost_usd;
-    var shownCost = roundRows(groups.map(function (g) { return g.cost_usd; }), total);
-    var rows = groups.slice(0, limit || groups.length).map(function (g, i) {
+    var cut = limit && groups.length > limit ? limit : groups.length;
+    // Rounded as the rows shown: the first `cut` groups and, when cut, the rest as one row.
+    var costs = groups.slice(0, cut).map(function (g) { return g.cost_usd; });
+    if (cut < groups.length) costs.push(groups.slice(cut).reduce(function (a, g) { return a + g.cost_usd; }, 0));
+    var shownCost = roundRows(costs, total);
+    var rows = groups.slice(0, cut).map(function (g, i) {
       var gp = p + "/groups/" + i;
       return dims.map(function (d) { return keyText(g.keys[d]); }).concat([
         hours("span", g.gpu_hours, src, gp + "/gpu_hours"),
@@ -321,21 +325,30 @@
     var foot = [["Total"].concat(dims.slice(1).map(function () { return ""; })).concat([
       hours("span", s.total.gpu_hours, src, p + "/total/gpu_hours"),
       money("span", total, src, p + "/total/cost_usd"), "", fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods")])];
-    var more = limit && groups.length > limit ? h("p", { "class": "muted" }, "The first " + limit + " of " +
-      groups.length + " rows, by cost.") : null;
-    return [table(caption, cols, rows, foot), more];
+    if (cut < groups.length) {
+      // The rest in one row, so the table still adds up to its total.
+      var rest = groups.slice(cut), idx = rest.map(function (g, i) { return cut + i; });
+      var sum = function (f) { return rest.reduce(function (a, g) { return a + g[f]; }, 0); };
+      var paths = function (f) { return idx.map(function (i) { return p + "/groups/" + i + "/" + f; }).join(" "); };
+      var shownRest = shownCost[cut];
+      rows.push(["(" + rest.length + " more)"].concat(dims.slice(1).map(function () { return ""; })).concat([
+        fig("span", hoursText(sum("gpu_hours")), sum("gpu_hours"), src, null, { "data-paths": paths("gpu_hours") }),
+        fig("span", moneyText(shownRest), sum("cost_usd"), src, null, { "data-paths": paths("cost_usd") }), "", ""]));
+    }
+    return table(caption, cols, rows, foot);
   }
 
   function renderIdle(doc, src) {
     var s = sets(doc)[0], p = setPath(doc, 0);
     var nodes = (s.idle && s.idle.nodes) || [];
     if (!nodes.length) { fill("table-idle", empty("No idle GPU time in this window.")); return; }
+    var shown = roundRows(nodes.map(function (n) { return n.cost_usd; }), s.idle.cost_usd);
     fill("table-idle", table("Idle GPU time per node", [{ label: "Node" }, { label: "GPU model" }, { label: "Capacity" },
-      { label: "Idle GPU-hours", num: true }, { label: "Idle cost", num: true }],
+      { label: "Idle GPU-hours", num: true }, { label: "Cost", num: true }],
     nodes.map(function (n, i) {
       var np = p + "/idle/nodes/" + i;
       return [h("span", { "class": "name" }, n.node), n.model, n.capacity_type,
-        hours("span", n.gpu_hours, src, np + "/gpu_hours"), money("span", n.cost_usd, src, np + "/cost_usd")];
+        hours("span", n.gpu_hours, src, np + "/gpu_hours"), money("span", n.cost_usd, src, np + "/cost_usd", shown[i])];
     }), [["Total", "", "", hours("span", s.idle.gpu_hours, src, p + "/idle/gpu_hours"),
           money("span", s.idle.cost_usd, src, p + "/idle/cost_usd")]]));
   }
