@@ -106,6 +106,12 @@ static int ctl__auth_start(ctl *c)
                 ctl_log(CTL_ERROR, "cannot start delegated auth", "error", err, NULL);
                 return -EINVAL;
         }
+        if (!c->o->auth_resource)
+                ctl_log(CTL_INFO,
+                        "delegated auth asks for the request's path: kube-apiserver's default "
+                        "ClusterRole system:discovery lets every authenticated user get /api/*, "
+                        "so /api/v1 is open to any valid token (--auth-resource restricts it)",
+                        NULL);
         return gc_httpd_set_guard(ctl__httpd, gc_authz_guard, ctl__authz);
 }
 

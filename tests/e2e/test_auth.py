@@ -161,9 +161,12 @@ def test_path_mode(auth):
         status, _, body = request(port, path, token=outsider)
         assert status == 403, (path, body)
         assert json.loads(body) == {"error": "forbidden", "status": 403}
-    # system:discovery lets every authenticated user get /api/*: the pitfall of path mode.
+    # system:discovery lets every authenticated user get /api/*: the pitfall of path mode,
+    # which the controller's log names at start.
     assert allowed(auth["cluster"], "system:serviceaccount:team-a:outsider", API)
     assert request(port, API, token=outsider)[0] == 200
+    assert any("system:discovery" in r.get("msg", "") for r in auth["ctl"].log_records())
+    assert not any("system:discovery" in r.get("msg", "") for r in auth["res"].log_records())
     # Cached now: many requests in a row need no new review and all pass.
     for _ in range(20):
         assert request(port, API, token=reader)[0] == 200
