@@ -135,8 +135,10 @@
 
   function explain(e) {
     if (!(e instanceof ApiError)) return "Unexpected error: " + e;
-    if (e.status === 503) return "No data yet: the controller has not published its first figures (" +
-      (e.message || "503") + "). This page tries again every 10 seconds.";
+    if (e.status === 503 && /no data yet/i.test(e.message)) return "No data yet: the controller has not " +
+      "published its first figures. This page tries again every 10 seconds.";
+    if (e.status === 503) return "The controller cannot answer now (HTTP 503" + (e.message ? ": " + e.message : "") +
+      "). This page tries again every 10 seconds.";
     if (e.status === 401) return "Not signed in (HTTP 401): this controller checks tokens. Open the page as " +
       location.pathname + "#token=YOUR_TOKEN (see docs/dashboard.md).";
     if (e.status === 403) return "Not allowed (HTTP 403): the token’s identity may not read GPU costs" +
