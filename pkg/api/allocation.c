@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,12 +330,46 @@ typedef struct gc__node_idle {
         double tenant_cost; /* cost of the rows on the node */
 } gc__node_idle;
 
-static gc__node_idle *gc__find_node(gc__node_idle *v, size_t n, const char *node)
+/*
+ * For each row, its node's entry in v (or NULL): node names are the ledger's interned strings, so
+ * a pointer map answers; a name seen under another pointer falls back to comparing once.
+ */
+static int gc__row_nodes(gc__node_idle *v, size_t n, const gc_cost_summary *sum,
+                         gc__node_idle ***ret)
 {
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(v[i].node, node ? node : "") == 0)
-                        return &v[i];
-        return NULL;
+        gc_ptrmap m = {0};
+        gc__node_idle **out = NULL;
+        int r = 0;
+
+        if (sum->n_rows) {
+                out = calloc(sum->n_rows, sizeof(*out));
+                if (!out)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; r == 0 && i < n; i++)
+                r = gc_ptrmap_put(&m, v[i].node, i);
+        for (size_t i = 0; r == 0 && i < sum->n_rows; i++) {
+                const char *node = sum->rows[i].keys[GC_DIM_NODE];
+                size_t ix;
+
+                if (!node)
+                        continue;
+                if (gc_ptrmap_get(&m, node, &ix) < 0) {
+                        for (ix = 0; ix < n; ix++)
+                                if (strcmp(v[ix].node, node) == 0)
+                                        break;
+                        r = gc_ptrmap_put(&m, node, ix < n ? ix : SIZE_MAX);
+                }
+                if (r == 0 && ix < n)
+                        out[i] = &v[ix];
+        }
+        gc_ptrmap_free(&m);
+        if (r < 0) {
+                free(out);
+                return r;
+        }
+        *ret = out;
+        return 0;
 }
 
 static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_t end, gc__set *out)
@@ -345,6 +380,7 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_
         char name[GC__NAME_MAX];
         double total_cost = 0, total_idle_cost = 0, total_idle_s = 0;
         double *row_share = NULL;
+        gc__node_idle **row_node = NULL;
         int r;
 
         q.start = start;
@@ -374,9 +410,11 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_
                 total_idle_cost += in->cost_usd;
                 total_idle_s += in->gpu_seconds;
         }
+        r = gc__row_nodes(nodes, sum.n_idle_nodes, &sum, &row_node);
+        if (r < 0)
+                goto out;
         for (size_t i = 0; i < sum.n_rows; i++) {
-                gc__node_idle *ni =
-                    gc__find_node(nodes, sum.n_idle_nodes, sum.rows[i].keys[GC_DIM_NODE]);
+                gc__node_idle *ni = row_node[i];
 
                 total_cost += sum.rows[i].cost_usd;
                 if (ni)
@@ -394,8 +432,7 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_
                 const gc_cost_row *row = &sum.rows[i];
 
                 if (g->idle_by_node) {
-                        gc__node_idle *ni =
-                            gc__find_node(nodes, sum.n_idle_nodes, row->keys[GC_DIM_NODE]);
+                        gc__node_idle *ni = row_node[i];
 
                         if (ni && ni->tenant_cost > 0)
                                 row_share[i] = ni->idle_cost * row->cost_usd / ni->tenant_cost;
@@ -498,6 +535,7 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_
                 out->n = w + 1;
         }
 out:
+        free(row_node);
         free(row_share);
         free(nodes);
         gc_cost_summary_free(&sum);
