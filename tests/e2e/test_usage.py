@@ -32,11 +32,12 @@ EXPECTED = {
 }
 H100_OD, H100_RESERVED, A100_PRICE = 6.88, 4.1, 4.1  # tests/e2e/config.json's catalog
 HOURS_PER_MONTH = 730
+TEAM_RBAC = harness.HERE / "rbac-team-ml-research.yaml"
 
 
 def config(tmp_path, prom_url, exporter_port):
     cfg = json.loads(harness.CONFIG.read_text())
-    cfg["report"]["team_namespaces"] = {}
+    cfg["report"]["team_namespaces"] = {"ml": "ml-research"}
     cfg["usage"] = {
         "dcgm": {"namespace": "gpu-operator", "label_selector": "app=nvidia-dcgm-exporter",
                  "port": exporter_port, "interval_seconds": 1, "timeout_seconds": 1},
@@ -65,7 +66,10 @@ def test_usage_from_prometheus_and_dcgm_exporter(cluster, controller_bin, tmp_pa
     t0 = time.time()
     sc = dcgm.Scenario(time.time())
     sc.create_namespaces(cluster.api)
+    cluster.api.request("POST", "/api/v1/namespaces", {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml-research"}})
     cluster.apply(harness.RBAC)  # the controller's own grants, nothing more
+    cluster.apply(TEAM_RBAC)
     sc.inject_nodes(cluster.api, cluster.etcd)
     for p in sc.pods:
         sc.create_pod(cluster.api, p, p["bound"])
@@ -164,6 +168,26 @@ def test_usage_from_prometheus_and_dcgm_exporter(cluster, controller_bin, tmp_pa
         assert rep and rep.get("savings"), rep
         assert "## Savings" in md
         assert "live-2gpu" in md
+
+        # The team's own copy (the latest complete week, in its namespace) lists its own
+        # findings only: none of the cluster's (reserve_floor is the whole cluster's).
+        deadline = time.time() + 30
+        team = None
+        while time.time() < deadline and team is None:
+            cm = cluster.configmaps(ns="ml-research").get("gpu-cost-report-weekly-latest")
+            if cm:
+                team = json.loads(cm["data"]["report.json"])
+            else:
+                time.sleep(1)
+        assert team and team["team"] == "ml" and team.get("savings") is not None, team
+        # ... exactly the ml findings of the cluster's report of the same week
+        cluster_week = json.loads(cluster.configmaps()["gpu-cost-report-weekly-latest"]["data"][
+            "report.json"])
+        assert cluster_week["period"] == team["period"]
+        want = [(f["kind"], f["subject"].get("pod")) for f in cluster_week["savings"]["findings"]
+                if f["subject"].get("team") == "ml"]
+        assert [(f["kind"], f["subject"].get("pod"))
+                for f in team["savings"]["findings"]] == want, team["savings"]
     finally:
         if ctl:
             ctl.stop()
