@@ -53,12 +53,12 @@ def sa_token(cluster, ns, name):
     return doc["status"]["token"]
 
 
-def allowed(cluster, user, path=None, group=None, resource=None):
-    """What the API server's authorizer says about `get path` (or `create` of a resource) for
+def allowed(cluster, user, path=None, group=None, resource=None, verb="create", **attrs):
+    """What the API server's authorizer says about `get path` (or `verb` on a resource) for
     user; the admin asks."""
     spec = {"user": user, "groups": ["system:serviceaccounts", "system:authenticated"]}
     if resource:
-        spec["resourceAttributes"] = {"group": group, "resource": resource, "verb": "create"}
+        spec["resourceAttributes"] = dict(group=group, resource=resource, verb=verb, **attrs)
     else:
         spec["nonResourceAttributes"] = {"path": path, "verb": "get"}
     doc = cluster.api.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
@@ -110,6 +110,9 @@ def auth(module_cluster, controller_bin, tmp_path_factory):
             c, c.env["E2E_CONTROLLER_USER"], group=group, resource=resource))
     wait_for("the reader's grant", lambda: allowed(
         c, "system:serviceaccount:team-a:reader", "/metrics"))
+    wait_for("the reader's services/proxy grant", lambda: allowed(
+        c, "system:serviceaccount:team-a:reader", group="", resource="services",
+        subresource="proxy", name="gpu-cost", namespace=NS, verb="get"))
     tmp = tmp_path_factory.mktemp("auth")
     ctl = start(controller_bin, c, tmp, "auth-path", [])
     res = start(controller_bin, c, tmp, "auth-resource", ["--auth-resource", RESOURCE])
