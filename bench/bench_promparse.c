@@ -92,8 +92,12 @@ static void value(FILE *f, size_t c, unsigned g)
                 fprintf(f, "0");
 }
 
-/* A body of about `bytes`: thousands of 8-GPU nodes, every default counter, the full label set. */
-static int gen(const char *path, double mb)
+/*
+ * A body of about `mb` MB: 8-GPU nodes, every default counter, the full label set. With
+ * scrapes > 1 it is that many scrapes of one fleet, 30 s apart, each sample with its timestamp
+ * (as a federation dump over time): the same bytes over fewer GPUs.
+ */
+static int gen(const char *path, double mb, unsigned scrapes)
 {
         FILE *f = fopen(path, "w");
         unsigned ngpus;
@@ -105,14 +109,20 @@ static int gen(const char *path, double mb)
         }
         /* About 25 lines of ~300 bytes per GPU. */
         per_gpu = (long)NCOUNTERS * 300;
-        ngpus = (unsigned)(mb * 1e6 / (double)per_gpu);
+        if (scrapes == 0)
+                scrapes = 1;
+        ngpus = (unsigned)(mb * 1e6 / (double)per_gpu / scrapes);
         ngpus = (ngpus + 7) / 8 * 8;
         if (ngpus == 0)
                 ngpus = 8;
-        for (size_t c = 0; c < NCOUNTERS; c++) {
-                fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", counters[c].name, counters[c].help,
-                        counters[c].name, counters[c].type);
-                rng = 0x9E3779B97F4A7C15ull + c;
+        /* Grouped by metric, as an exporter or a federation endpoint writes them. */
+        for (size_t k = 0; k < scrapes * NCOUNTERS; k++) {
+                size_t c = k / scrapes;
+
+                if (k % scrapes == 0)
+                        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", counters[c].name,
+                                counters[c].help, counters[c].name, counters[c].type);
+                rng = 0x9E3779B97F4A7C15ull + k;
                 for (unsigned g = 0; g < ngpus; g++) {
                         unsigned node = g / 8, idx = g % 8, job = g / 4;
                         int held = (g * 2654435761u) % 10 != 0; /* 10% of GPUs free */
@@ -133,6 +143,9 @@ static int gen(const char *path, double mb)
                                 pod);
                         fputs("\"} ", f);
                         value(f, c, g);
+                        if (scrapes > 1)
+                                fprintf(f, " %lld000",
+                                        1795166100LL + 30LL * (long long)(k % scrapes));
                         fputc('\n', f);
                 }
         }
@@ -160,6 +173,16 @@ static double now_s(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU seconds (user + system) so far: on a busy machine wall time also counts waiting. */
+static double cpu_s(void)
+{
+        struct rusage ru;
+
+        getrusage(RUSAGE_SELF, &ru);
+        return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static long peak_rss_kib(void)
 {
         struct rusage ru;
@@ -180,7 +203,7 @@ static int run(const char *mode, const char *path)
         gc_gpuuse_batch *b = NULL;
         gc_gpuuse_stats st;
         gc_prom_stats ps;
-        double t0, t;
+        double t0, t, c0, c;
         int r;
 
         if (fd < 0) {
@@ -190,6 +213,7 @@ static int run(const char *mode, const char *path)
         memset(&st, 0, sizeof(st));
         memset(&ps, 0, sizeof(ps));
         t0 = now_s();
+        c0 = cpu_s();
         if (ingest) {
                 s = gc_gpuuse_new(NULL);
                 b = s ? gc_gpuuse_batch_begin(s, 1795166100, 30, 0) : NULL;
@@ -226,12 +250,15 @@ static int run(const char *mode, const char *path)
                 gc_prom_parser_stats(p, &ps);
         }
         t = now_s() - t0;
+        c = cpu_s() - c0;
         if (r < 0) {
                 fprintf(stderr, "bench_promparse: %s\n", strerror(-r));
                 return 1;
         }
-        printf("mode=%s bytes=%llu total_s=%.4f mb_per_s=%.1f samples=%llu errors=%llu", mode,
-               bytes, t, (double)bytes / 1e6 / t, samples, (unsigned long long)ps.errors);
+        printf("mode=%s bytes=%llu total_s=%.4f mb_per_s=%.1f cpu_s=%.4f mb_per_cpu_s=%.1f "
+               "samples=%llu errors=%llu",
+               mode, bytes, t, (double)bytes / 1e6 / t, c, (double)bytes / 1e6 / c, samples,
+               (unsigned long long)ps.errors);
         if (ingest)
                 printf(" readings=%llu pods=%zu devices=%zu store_kib=%zu",
                        (unsigned long long)st.readings, gc_gpuuse_pod_count(s),
@@ -244,10 +271,12 @@ static int run(const char *mode, const char *path)
 
 int main(int argc, char **argv)
 {
-        if (argc == 4 && strcmp(argv[1], "gen") == 0)
-                return gen(argv[2], strtod(argv[3], NULL));
+        if ((argc == 4 || argc == 5) && strcmp(argv[1], "gen") == 0)
+                return gen(argv[2], strtod(argv[3], NULL),
+                           argc == 5 ? (unsigned)strtoul(argv[4], NULL, 10) : 1);
         if (argc == 3 && (strcmp(argv[1], "parse") == 0 || strcmp(argv[1], "ingest") == 0))
                 return run(argv[1], argv[2]);
-        fprintf(stderr, "usage: bench_promparse gen FILE MB | parse FILE | ingest FILE\n");
+        fprintf(stderr,
+                "usage: bench_promparse gen FILE MB [SCRAPES] | parse FILE | ingest FILE\n");
         return 2;
 }
