@@ -342,7 +342,7 @@ static int gc__row_nodes(gc__node_idle *v, size_t n, const gc_cost_summary *sum,
         int r = 0;
 
         if (sum->n_rows) {
-                out = calloc(sum->n_rows, sizeof(*out));
+                out = calloc(sum->n_rows, sizeof(gc__node_idle *));
                 if (!out)
                         return -ENOMEM;
         }
