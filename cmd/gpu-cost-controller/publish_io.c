@@ -156,7 +156,9 @@ static void ctl__savings_make(ctl *c, const gc_publish_opts *po, const gc_publis
             end <= p->start)
                 return;
         pthread_mutex_lock(&c->mu);
-        r = ctl_usage_savings(c, p->start, end, now, team, &ret->md, &ret->json);
+        /* A complete week stands at its end: the same findings hash the same, no rewrite. */
+        r = ctl_usage_savings(c, p->start, end, p->complete ? p->end : now, team, &ret->md,
+                              &ret->json);
         pthread_mutex_unlock(&c->mu);
         if (r == -E2BIG)
                 ctl_log(CTL_WARN, "the findings do not fit in a report; see the API", "configmap",

@@ -21,6 +21,7 @@
 #define CTL_DCGM_MAX_TARGETS 10000  /* dcgm-exporter pods scraped */
 #define CTL_TOKEN_MAX        65536  /* a bearer token file */
 #define CTL_PROM_CHUNK_S     86400  /* history read one day per query */
+#define CTL_REPORT_FINDINGS  50     /* a report lists the largest; the API has them all */
 
 /*
  * Two locks, never one inside the other except c->mu then u->mu (the snapshot builder and the
@@ -361,7 +362,8 @@ static const char *ctl__usage_note(const ctl *c, const struct ctl_usage *u)
 
 /* Under c->mu: the advisor over [start, end) at now, rendered. */
 static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const char *team,
-                       gc_buf *md, gc_buf *json, gc_advisor_result **ret_result)
+                       size_t max_findings, gc_buf *md, gc_buf *json,
+                       gc_advisor_result **ret_result)
 {
         struct ctl_usage *u = c->usage;
         gc_advisor_pod *pods = NULL;
@@ -375,7 +377,7 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const ch
                         &pods, &n_pods);
         if (r == 0)
                 r = sav_run(c->cfg, c->ledger, start, end, now, pods, n_pods, ctl__usage_note(c, u),
-                            team, md, json, ret_result, err, sizeof(err));
+                            team, max_findings, md, json, ret_result, err, sizeof(err));
         else
                 snprintf(err, sizeof(err), "%s", strerror(-r));
         pthread_mutex_unlock(&u->mu);
@@ -423,7 +425,7 @@ static int ctl__advise_now(ctl *c, int64_t now)
         int r;
 
         gc_buf_init(&json, (size_t)64 << 20);
-        r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, NULL, NULL, &json, &res);
+        r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, NULL, 0, NULL, &json, &res);
         if (r == 0)
                 r = ctl__keep_advice(c, &json, res);
         gc_advisor_result_free(res);
@@ -451,7 +453,7 @@ int ctl_usage_savings(ctl *c, int64_t start, int64_t end, int64_t now, const cha
 {
         if (!c->usage)
                 return -EINVAL;
-        return ctl__advise(c, start, end, now, team, md, json, NULL);
+        return ctl__advise(c, start, end, now, team, CTL_REPORT_FINDINGS, md, json, NULL);
 }
 
 /* --demo: the example cluster's dcgm-exporter series, then the advisor at the example's now. */

@@ -257,7 +257,8 @@ static int sav__only_team(const gc_advisor_result *r, const char *team, gc_advis
 
 int sav_run(const gc_config *cfg, const gc_ledger *l, int64_t start, int64_t end, int64_t now,
             const gc_advisor_pod *pods, size_t n_pods, const char *usage_note, const char *team,
-            gc_buf *md, gc_buf *json, gc_advisor_result **ret_result, char *err, size_t errlen)
+            size_t max_findings, gc_buf *md, gc_buf *json, gc_advisor_result **ret_result,
+            char *err, size_t errlen)
 {
         gc_advisor_opts opts = cfg->advisor;
         gc_advisor_input in;
@@ -268,7 +269,9 @@ int sav_run(const gc_config *cfg, const gc_ledger *l, int64_t start, int64_t end
 
         memset(&view, 0, sizeof(view));
         if (team)
-                opts.max_findings = 0; /* filter from all of them */
+                opts.max_findings = 0; /* filter from all of them, then cut */
+        else if (max_findings && (opts.max_findings == 0 || opts.max_findings > max_findings))
+                opts.max_findings = max_findings;
         memset(&in, 0, sizeof(in));
         in.opts = &opts;
         in.start = start;
@@ -290,6 +293,8 @@ int sav_run(const gc_config *cfg, const gc_ledger *l, int64_t start, int64_t end
                 r = sav__only_team(res, team, &view);
                 if (r < 0)
                         goto finish;
+                if (max_findings && view.n_findings > max_findings)
+                        view.n_findings = max_findings; /* n_findings_total keeps the count */
                 shown = &view;
         }
         if (md)
