@@ -332,8 +332,10 @@ class ExporterStandIn:
         return self
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
 
 
 def have_prometheus():

@@ -188,6 +188,21 @@ def test_usage_from_prometheus_and_dcgm_exporter(cluster, controller_bin, tmp_pa
                 if f["subject"].get("team") == "ml"]
         assert [(f["kind"], f["subject"].get("pod"))
                 for f in team["savings"]["findings"]] == want, team["savings"]
+
+        # A source that stops answering is counted and logged, and nothing else breaks.
+        def errors():
+            m = api_get(ctl, "/metrics")
+            line = [x for x in m.splitlines() if x.startswith("gpu_cost_usage_errors_total ")]
+            return float(line[0].split()[1])
+
+        assert errors() == 0
+        exporter.stop()
+        deadline = time.time() + 20
+        while time.time() < deadline and errors() == 0:
+            time.sleep(0.5)
+        assert errors() > 0
+        assert ctl.get("/healthz") == 200 and ctl.get("/readyz") == 200
+        assert any(r.get("msg") == "dcgm-exporter scrape failed" for r in ctl.log_records())
     finally:
         if ctl:
             ctl.stop()
