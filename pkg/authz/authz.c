@@ -39,7 +39,7 @@ struct gc_authz {
         gc_authz_opts o; /* kube, resource point into what this struct owns */
         gc_authz_resource resource;
         bool has_resource;
-        gc_kube *kube;
+        gc_authz__reviewer *reviewer;
         int64_t allow_ms, deny_ms;
 
         pthread_mutex_t mu; /* guards everything below */
@@ -398,11 +398,11 @@ gc_authz *gc_authz_new(const gc_authz_opts *o, char *err, size_t errlen)
                         set_err(err, errlen, "kube: missing (and no review function)");
                         goto fail;
                 }
-                a->kube = gc_kube_new(o->kube, err, errlen);
-                if (!a->kube)
+                a->reviewer = gc_authz__reviewer_new(o->kube, a->allow_ms, a->deny_ms, err, errlen);
+                if (!a->reviewer)
                         goto fail;
                 a->o.review = gc_authz__kube_review;
-                a->o.review_ud = a->kube;
+                a->o.review_ud = a->reviewer;
         }
         while (nb < a->max_entries * 2)
                 nb <<= 1;
@@ -442,7 +442,7 @@ gc_authz *gc_authz_free(gc_authz *a)
         free(a->queue);
         free(a->entries);
         free(a->buckets);
-        a->kube = gc_kube_free(a->kube);
+        a->reviewer = gc_authz__reviewer_free(a->reviewer);
         pthread_cond_destroy(&a->cv);
         pthread_mutex_destroy(&a->mu);
         free(a);

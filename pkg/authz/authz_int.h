@@ -4,7 +4,18 @@
 
 #include "authz.h"
 
-/* The default gc_authz_review_fn: ud is a gc_kube used only by the worker thread. */
+/*
+ * The default reviewer: a gc_kube and the TokenReview answers of recent tokens, used only by
+ * the worker thread (so without a lock).
+ */
+typedef struct gc_authz__reviewer gc_authz__reviewer;
+
+#define GC_AUTHZ__AUTHN_ENTRIES 256 /* tokens whose TokenReview answer is kept */
+
+gc_authz__reviewer *gc_authz__reviewer_new(const gc_kube_config *kube, int64_t allow_ms,
+                                           int64_t deny_ms, char *err, size_t errlen);
+gc_authz__reviewer *gc_authz__reviewer_free(gc_authz__reviewer *r);
+/* The default gc_authz_review_fn: ud is a gc_authz__reviewer. */
 int gc_authz__kube_review(void *ud, const char *token, const gc_authz_attrs *a,
                           gc_authz_verdict *ret, char *reason, size_t reasonlen);
 

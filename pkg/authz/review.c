@@ -5,9 +5,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 
 #define TOKENREVIEWS "/apis/authentication.k8s.io/v1/tokenreviews"
 #define SARS         "/apis/authorization.k8s.io/v1/subjectaccessreviews"
@@ -214,19 +217,132 @@ out:
         gc_buf_free(&resp);
 }
 
+/*
+ * A token's TokenReview answer: who it is (status.user as JSON) or that it is not valid. A new
+ * path for a known token then costs one SubjectAccessReview, not two requests.
+ */
+struct authn {
+        unsigned char key[32]; /* SHA-256 of the token */
+        bool used;
+        char *user; /* NULL: not authenticated */
+        int64_t expires_ms;
+};
+
+struct gc_authz__reviewer {
+        gc_kube *k;
+        int64_t allow_ms, deny_ms;
+        struct authn ents[GC_AUTHZ__AUTHN_ENTRIES];
+        size_t hand; /* the next slot to reuse, first in first out */
+};
+
+static int64_t mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int token_key(const char *token, unsigned char key[32])
+{
+        unsigned int n = 0;
+
+        return EVP_Digest(token, strlen(token), key, &n, EVP_sha256(), NULL) == 1 && n == 32 ? 0
+                                                                                             : -EIO;
+}
+
+gc_authz__reviewer *gc_authz__reviewer_new(const gc_kube_config *kube, int64_t allow_ms,
+                                           int64_t deny_ms, char *err, size_t errlen)
+{
+        gc_authz__reviewer *r = calloc(1, sizeof(*r));
+
+        if (!r) {
+                snprintf(err, errlen, "out of memory");
+                return NULL;
+        }
+        r->k = gc_kube_new(kube, err, errlen);
+        if (!r->k) {
+                free(r);
+                return NULL;
+        }
+        r->allow_ms = allow_ms;
+        r->deny_ms = deny_ms;
+        return r;
+}
+
+gc_authz__reviewer *gc_authz__reviewer_free(gc_authz__reviewer *r)
+{
+        if (!r)
+                return NULL;
+        for (size_t i = 0; i < GC_AUTHZ__AUTHN_ENTRIES; i++)
+                free(r->ents[i].user);
+        gc_kube_free(r->k);
+        free(r);
+        return NULL;
+}
+
+static struct authn *authn_find(gc_authz__reviewer *r, const unsigned char key[32], int64_t now)
+{
+        for (size_t i = 0; i < GC_AUTHZ__AUTHN_ENTRIES; i++)
+                if (r->ents[i].used && now < r->ents[i].expires_ms &&
+                    !memcmp(r->ents[i].key, key, 32))
+                        return &r->ents[i];
+        return NULL;
+}
+
+/* Remembers a TokenReview's answer (user NULL: not authenticated); errors are not kept. */
+static void authn_store(gc_authz__reviewer *r, const unsigned char key[32], const cJSON *user,
+                        int64_t now)
+{
+        struct authn *e = &r->ents[r->hand];
+        char *text = user ? cJSON_PrintUnformatted(user) : NULL;
+
+        if (user && !text)
+                return;
+        r->hand = (r->hand + 1) % GC_AUTHZ__AUTHN_ENTRIES;
+        free(e->user);
+        memcpy(e->key, key, 32);
+        e->used = true;
+        e->user = text;
+        e->expires_ms = now + (user ? r->allow_ms : r->deny_ms);
+}
+
 int gc_authz__kube_review(void *ud, const char *token, const gc_authz_attrs *a,
                           gc_authz_verdict *ret, char *reason, size_t reasonlen)
 {
-        gc_kube *k = ud;
+        gc_authz__reviewer *r = ud;
+        unsigned char key[32];
+        struct authn *e = NULL;
         cJSON *user = NULL;
         gc_authz_verdict v;
+        int64_t now = mono_ms();
+        bool keyed;
 
-        if (!k || !token || !a || !ret)
+        if (!r || !token || !a || !ret)
                 return -EINVAL;
-        if (token_review(k, token, &user, &v, reason, reasonlen) == 0) {
-                access_review(k, user, a, &v, reason, reasonlen);
-                cJSON_Delete(user);
+        keyed = token_key(token, key) == 0;
+        if (keyed)
+                e = authn_find(r, key, now);
+        if (e && !e->user) {
+                snprintf(reason, reasonlen, "token not authenticated (remembered)");
+                v = GC_AUTHZ_UNAUTHENTICATED;
+        } else if (e) {
+                user = cJSON_Parse(e->user);
+                if (user) {
+                        access_review(r->k, user, a, &v, reason, reasonlen);
+                } else {
+                        snprintf(reason, reasonlen, "out of memory");
+                        v = GC_AUTHZ_UNAVAILABLE;
+                }
+        } else if (token_review(r->k, token, &user, &v, reason, reasonlen) == 0) {
+                if (keyed)
+                        authn_store(r, key, user, now);
+                access_review(r->k, user, a, &v, reason, reasonlen);
+        } else if (v == GC_AUTHZ_UNAUTHENTICATED && keyed) {
+                authn_store(r, key, NULL, now);
         }
+        cJSON_Delete(user);
+        explicit_bzero(key, sizeof(key));
         *ret = v;
         return 0;
 }

@@ -175,6 +175,20 @@ def test_path_mode(auth):
         assert request(port, API, token=reader)[0] == 200
 
 
+def test_one_tokenreview_per_token(auth):
+    """Path mode asks one SubjectAccessReview per path, but the TokenReview's answer is kept
+    per token: three new paths for a new token are one TokenReview and three reviews of
+    access (counted by kube-apiserver itself)."""
+    c, port = auth["cluster"], auth["ctl"].port
+    tok = sa_token(c, "team-a", "reader")
+    tr0 = c.request_count("tokenreviews", "POST")
+    sar0 = c.request_count("subjectaccessreviews", "POST")
+    for path in ("/api/v1/costs", "/metrics", "/allocation"):
+        assert request(port, path, token=tok)[0] != 401, path
+    assert c.request_count("tokenreviews", "POST") - tr0 == 1
+    assert c.request_count("subjectaccessreviews", "POST") - sar0 == 3
+
+
 def test_resource_mode(auth):
     port, reader, outsider = auth["res"].port, auth["reader"], auth["outsider"]
     status, _, body = request(port, API, token=outsider)
