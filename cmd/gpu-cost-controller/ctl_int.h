@@ -30,6 +30,9 @@ typedef struct ctl_named {
         /* what pricing of the pods depends on, to re-price them only when it changes */
         const char *a, *b;
         double x;
+        /* nodes only, for the API's node table: */
+        const char *instance_type, *region; /* pooled, or NULL */
+        double gpus, geq;                   /* allocatable devices and GPU-equivalents */
 } ctl_named;
 
 typedef struct ctl ctl;
@@ -130,6 +133,8 @@ int ctl_usage_savings(ctl *c, int64_t start, int64_t end, int64_t now, const cha
  */
 int ctl_api_new(ctl *c);
 int ctl_snapshot_publish(ctl *c, int64_t now);
+/* Keeps what the node table of snapshots shows of a GPU node (e: its entry). Under c->mu. */
+void ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n);
 
 /* Health server (health.c). */
 int ctl_health_start(ctl *c);

@@ -46,6 +46,31 @@ static int ctl__adopt_pods(ctl *c, const gc_dump *d)
         return 0;
 }
 
+/* The dump's GPU nodes as the informer would have recorded them (the snapshots' node table). */
+static int ctl__adopt_nodes(ctl *c, const gc_dump *d)
+{
+        if (!d->nodes.n)
+                return 0;
+        c->named[1] = calloc(d->nodes.n, sizeof(*c->named[1]));
+        if (!c->named[1])
+                return -ENOMEM;
+        c->cap_named[1] = d->nodes.n;
+        for (size_t i = 0; i < d->nodes.n; i++) {
+                const gc_node *n = &d->nodes.v[i];
+                ctl_named *e = &c->named[1][c->n_named[1]];
+                size_t idx;
+
+                if (!n->name || gc_ptrmap_get(&c->named_map[1], n->name, &idx) == 0)
+                        continue;
+                if (gc_ptrmap_put(&c->named_map[1], n->name, c->n_named[1]) < 0)
+                        return -ENOMEM;
+                e->name = n->name;
+                ctl_node_facts(c, e, n);
+                c->n_named[1]++;
+        }
+        return 0;
+}
+
 int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
 {
         gc_dump_input pods, nodes, nss, config, settings;
@@ -79,7 +104,8 @@ int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         c.started_at = ctl_now();
         atomic_store(&c.ready, 1);
         atomic_store(&c.last_tick, (long)ctl_mono());
-        if (ctl__adopt_pods(&c, &d) < 0 || ctl_usage_start(&c) < 0 || ctl_api_new(&c) < 0) {
+        if (ctl__adopt_pods(&c, &d) < 0 || ctl__adopt_nodes(&c, &d) < 0 ||
+            ctl_usage_start(&c) < 0 || ctl_api_new(&c) < 0) {
                 ctl_log(CTL_ERROR, "cannot start", "error", "out of memory", NULL);
                 goto finish;
         }
@@ -101,6 +127,8 @@ finish:
         ctl_usage_stop(&c);
         free(c.pods);
         gc_ptrmap_free(&c.pod_map);
+        free(c.named[1]);
+        gc_ptrmap_free(&c.named_map[1]);
         gc_dump_release(&d);
         pthread_mutex_destroy(&c.mu);
         return rc;

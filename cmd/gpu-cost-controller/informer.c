@@ -163,10 +163,12 @@ static int ctl__on_node(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
                 return 0;
         }
         r = gc_account_node(c->acct, &n, &c->diag);
+        e = r < 0 ? NULL : ctl__named(c, 1, n.name, &is_new);
+        if (e)
+                ctl_node_facts(c, e, &n);
         gc_node_release(&n);
         if (r < 0)
                 return r;
-        e = ctl__named(c, 1, n.name, &is_new);
         if (!e)
                 return -ENOMEM;
         e->gen = c->gen[CTL_NODES];

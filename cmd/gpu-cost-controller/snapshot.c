@@ -58,6 +58,55 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         return 0;
 }
 
+void ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n)
+{
+        const gc_node_class *cls = gc_accountant_node_class(c->acct, n->name);
+        const char *it = gc_node_label(n, "node.kubernetes.io/instance-type");
+
+        if (!it)
+                it = gc_node_label(n, "beta.kubernetes.io/instance-type");
+        e->instance_type = it;
+        e->region = cls ? cls->region : NULL;
+        /* A MIG or time-sliced node offers more units than it has devices: the count label
+         * (GPU Feature Discovery) says how many devices; without it, the GPU-equivalents. */
+        e->gpus = n->gpu_count > 0 ? (double)n->gpu_count : n->alloc_geq;
+        e->geq = n->alloc_geq;
+}
+
+/* The GPU nodes present now, priced (node_gpu_hourly_cost, /api/v1/prices). Under c->mu. */
+static int ctl__nodes(ctl *c, gc_api_node **ret, size_t *ret_n)
+{
+        size_t n = c->n_named[1], k = 0;
+        gc_api_node *v;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!n)
+                return 0;
+        v = calloc(n, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const ctl_named *e = &c->named[1][i];
+                const gc_node_class *cls = gc_accountant_node_class(c->acct, e->name);
+
+                if (!cls)
+                        continue;
+                v[k].name = e->name;
+                v[k].instance_type = e->instance_type;
+                v[k].region = e->region;
+                v[k].model = cls->model;
+                v[k].capacity_type = cls->capacity_type;
+                v[k].gpus = e->gpus;
+                v[k].geq = e->geq;
+                v[k].usd_per_gpu_hour = cls->usd_per_gpu_hour;
+                k++;
+        }
+        *ret = v;
+        *ret_n = k;
+        return 0;
+}
+
 /* The health figures every snapshot carries. Under c->mu (the ledger's and pool's sizes). */
 static void ctl__health(ctl *c, gc_api_health *h)
 {
@@ -106,6 +155,8 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
         parts.ledger = gc_ledger_clone(c->ledger);
         if (parts.ledger)
                 r = gc_ledger_visit(c->ledger, &vis, &ps);
+        if (r == 0)
+                r = ctl__nodes(c, &parts.nodes, &parts.n_nodes);
         if (r == 0) {
                 ctl_usage_for_snapshot(c, &parts.recommendations_json, &parts.finding_stats,
                                        &parts.n_finding_stats);
@@ -120,6 +171,7 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
                 /* gc_snapshot_new takes everything over, on failure too: free by hand here. */
                 parts.ledger = gc_ledger_free(parts.ledger);
                 free(ps.v);
+                free(parts.nodes);
                 ctl_log(CTL_ERROR, "cannot build an API snapshot", "error", strerror(-r), NULL);
                 return r;
         }

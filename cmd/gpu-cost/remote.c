@@ -650,6 +650,7 @@ static void finding_subject(const cJSON *f, char *out, size_t n)
         const cJSON *ctl = cJSON_GetObjectItemCaseSensitive(src, "controller");
         const cJSON *node = cJSON_GetObjectItemCaseSensitive(src, "node");
         const cJSON *model = cJSON_GetObjectItemCaseSensitive(src, "model");
+        const cJSON *ct = cJSON_GetObjectItemCaseSensitive(src, "capacity_type");
 
         if (cJSON_IsString(ns) && cJSON_IsString(ctl))
                 snprintf(out, n, "%s/%s", ns->valuestring, ctl->valuestring);
@@ -657,6 +658,10 @@ static void finding_subject(const cJSON *f, char *out, size_t n)
                 snprintf(out, n, "%s/%s", ns->valuestring, pod->valuestring);
         else if (cJSON_IsString(node))
                 snprintf(out, n, "node %s", node->valuestring);
+        else if (cJSON_IsString(ns))
+                snprintf(out, n, "namespace %s", ns->valuestring);
+        else if (cJSON_IsString(model) && cJSON_IsString(ct))
+                snprintf(out, n, "%s %s", model->valuestring, ct->valuestring);
         else if (cJSON_IsString(model))
                 snprintf(out, n, "%s", model->valuestring);
         else if (cJSON_IsString(subj))
@@ -665,12 +670,14 @@ static void finding_subject(const cJSON *f, char *out, size_t n)
                 snprintf(out, n, "cluster");
 }
 
+/* A finding's string member: at the top, in its "subject", or in its "change". */
 static const char *str_or(const cJSON *o, const char *name, const char *def)
 {
+        static const char *const where[] = {"subject", "change"};
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 
-        if (!cJSON_IsString(v) && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "subject")))
-                v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "subject"),
+        for (size_t i = 0; i < 2 && !cJSON_IsString(v); i++)
+                v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, where[i]),
                                                      name);
         return cJSON_IsString(v) ? v->valuestring : def;
 }
@@ -703,7 +710,7 @@ static int render_findings(const gc_buf *body, gc_buf *out)
                 r = gc_buf_printf(out, "%-15s %-16s %-40s %10.2f %-3s  %s\n",
                                   str_or(f, "kind", "?"), str_or(f, "team", "-"), subject,
                                   isfinite(saving) ? saving : 0.0, currency,
-                                  str_or(f, "summary", str_or(f, "change", "")));
+                                  str_or(f, "summary", ""));
         }
         if (r == 0 && cJSON_GetArraySize(findings) == 0)
                 r = gc_buf_puts(out, "(no findings)\n");

@@ -128,6 +128,17 @@ def test_api_equals_truth(scenario):  # noqa: F811
     assert m["gpu_cost_demo"][0][1] == 0
     assert sum(v for _, v in m["gpu_cost_checkpoint_errors_total"]) == 0
     assert sum(v for _, v in m["gpu_cost_report_writes_total"]) >= len(periods)
+    # OpenCost's node_gpu_hourly_cost: every GPU node present, at the truth's price, with the
+    # instance type its labels name.
+    present = {n.name: n for n in t.nodes.values() if n.deleted_at is None}
+    prices = {lab["node"]: (lab, v) for lab, v in m["node_gpu_hourly_cost"]}
+    assert set(prices) == set(present), (sorted(prices), sorted(present))
+    for name, n in present.items():
+        lab, v = prices[name]
+        assert abs(v - n.price) < 1e-9, (name, v, n.price)
+        it = n.labels.get("node.kubernetes.io/instance-type") or \
+            n.labels.get("beta.kubernetes.io/instance-type") or ""
+        assert lab.get("instance_type", "") == it, (name, lab, it)
     pods = {lab["resource"]: v for lab, v in m["gpu_cost_last_event_age_seconds"]}
     assert set(pods) == {"namespaces", "nodes", "pods"}, pods
 
