@@ -123,11 +123,15 @@ def test_one_document_then_only_the_api(browser, demo):
 
 @pytest.mark.parametrize("window", WINDOWS)
 def test_every_figure_is_the_api_value(browser, demo, window):
+    # The demo's clock stands still, so the page and this test read the same figures; were it to
+    # move, a mismatch below would say nothing about the page, hence this check first.
+    now = demo.json("api/v1/pods?limit=1")["now"]
     page = open_dashboard(browser, demo.base + "#window=" + window)
     assert_clean(page)
     assert page.eval("document.documentElement.dataset.window") == window
     n = check_figures(page, demo)
     assert n > 100, "only %d figures on the page" % n
+    assert demo.json("api/v1/pods?limit=1")["now"] == now, "the demo's snapshot moved meanwhile"
 
     # The headline and the team table, by name, against the API's own answer.
     summary = demo.json("api/v1/costs?window=%s&by=team" % window)
