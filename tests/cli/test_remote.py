@@ -333,6 +333,32 @@ def test_token_is_sent_as_a_bearer_header(cli, tmp_path):
     assert "s3cr3t" not in r.err
 
 
+def test_https_with_cacert_or_without_verification(cli, tmp_path):
+    """The controller serving HTTPS (a self-signed certificate for 127.0.0.1): --cacert
+    verifies it, no option refuses it, --insecure-skip-tls-verify skips the check."""
+    openssl = shutil.which("openssl")
+    if not openssl:
+        pytest.skip("no openssl command to make a certificate")
+    crt, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", crt, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    d = Demo(_controller_path(cli), tmp_path, extra=["--tls-cert-file", crt, "--tls-key-file",
+                                                      key])
+    try:
+        url = "https://127.0.0.1:%d" % d.port
+        ok = cli("costs", "--server", url, "--cacert", crt, "--window", W47, "--format", "json")
+        assert ok.code == 0, ok
+        assert ok.json()["window"]["start"] == "2026-11-16T00:00:00Z"
+        bad = cli("costs", "--server", url, "--window", W47)
+        assert bad.code == 1 and "certificate" in bad.err.lower(), bad
+        skip = cli("costs", "--server", url, "--insecure-skip-tls-verify", "--window", W47,
+                   "--format", "json")
+        assert skip.code == 0 and skip.json() == ok.json(), skip
+    finally:
+        assert d.stop() == 0
+
+
 # ---- kubectl plugin ----------------------------------------------------------------------------
 
 def test_kubectl_plugin_name(cli, demo, tmp_path):
