@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,65 @@ def test_weekly_report_matches_the_api(browser, demo):
     assert page.eval("document.querySelector('#report h3').textContent") == rep["title"]
     teams = page.eval("Array.from(document.querySelectorAll('#report table')[0].querySelectorAll('tbody th')).map(e => e.textContent)")
     assert teams == [t["team"] or "(none)" for t in rep["by_team"]]
+
+
+def wait_for(page, js, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not page.eval("!!(" + js + ")"):
+        assert time.monotonic() < deadline, "not within %ss: %s" % (timeout, js)
+        time.sleep(0.1)
+
+
+def test_window_buttons(browser, demo):
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    for window, label in (("28d", "28 days"), ("month", "This month"), ("7d", "7 days")):
+        page.eval("Array.from(document.querySelectorAll('button')).find(b => b.textContent === %r).click(), 0" % label)
+        wait_for(page, "document.documentElement.dataset.window === %r && "
+                       "document.documentElement.dataset.state === 'ready'" % window)
+        assert page.eval("location.hash") == "#window=" + window
+        pressed = page.eval("Array.from(document.querySelectorAll('button[aria-pressed=\"true\"]')).map(b => b.textContent)")
+        assert pressed == [label]
+        spend = page.eval("document.querySelector('#cards .card p.num').dataset.value")
+        assert float(spend) == demo.json("api/v1/costs?window=%s&by=team" % window)["total"]["cost_usd"]
+    page.drain()
+    assert page.errors == [] and page.network_errors == []
+
+
+def test_structure_for_assistive_technology(browser, demo):
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    facts = page.eval("""(() => {
+      const levels = Array.from(document.querySelectorAll('h1,h2,h3,h4,h5,h6')).map(e => +e.tagName[1]);
+      return {
+        lang: document.documentElement.lang,
+        title: document.title,
+        h1: document.querySelectorAll('h1').length,
+        skips: levels.filter((l, i) => i > 0 && l > levels[i - 1] + 1).length,
+        sectionsWithoutHeading: Array.from(document.querySelectorAll('main section')).filter(s =>
+          !s.querySelector('h2') || s.getAttribute('aria-labelledby') !== s.querySelector('h2').id).length,
+        tables: document.querySelectorAll('table').length,
+        tablesWithoutCaption: Array.from(document.querySelectorAll('table')).filter(t =>
+          !t.caption || !t.caption.textContent.trim()).length,
+        colHeadersWithoutScope: document.querySelectorAll('thead th:not([scope="col"])').length,
+        rowHeadersWithoutScope: document.querySelectorAll('tbody th:not([scope="row"])').length,
+        charts: document.querySelectorAll('svg').length,
+        chartsWithoutTitle: Array.from(document.querySelectorAll('svg')).filter(v =>
+          v.getAttribute('role') !== 'img' || !v.querySelector(':scope > title') ||
+          v.getAttribute('aria-labelledby') !== v.querySelector(':scope > title').id).length,
+        barsWithoutTitle: document.querySelectorAll('svg rect:not(:has(> title))').length,
+        buttonsWithoutName: Array.from(document.querySelectorAll('button')).filter(b => !b.textContent.trim()).length,
+        pressed: Array.from(document.querySelectorAll('button[data-window]')).map(b => b.getAttribute('aria-pressed')),
+      };
+    })()""")
+    assert facts["lang"] == "en" and facts["title"] and facts["h1"] == 1
+    assert facts["skips"] == 0, "a heading level is skipped"
+    assert facts["sectionsWithoutHeading"] == 0
+    assert facts["tables"] >= 8 and facts["tablesWithoutCaption"] == 0
+    assert facts["colHeadersWithoutScope"] == 0 and facts["rowHeadersWithoutScope"] == 0
+    assert facts["charts"] == 2 and facts["chartsWithoutTitle"] == 0 and facts["barsWithoutTitle"] == 0
+    assert facts["buttonsWithoutName"] == 0
+    assert facts["pressed"] == ["true", "false", "false"]
 
 
 def test_narrow_screen_has_no_horizontal_scroll(browser, demo):
