@@ -108,11 +108,34 @@ static int ctl__escape(gc_buf *b, const char *s)
         return r;
 }
 
-/* The scrape URLs of the running dcgm-exporter pods; *ret_urls malloc'd strings. */
+/* Appends the scrape URL of one address; 0 when skipped (bad address, too many). */
+static int ctl__add_target(const gc_config_dcgm *d, const cJSON *ip, char **urls, size_t *n)
+{
+        char url[1200];
+        int v6;
+
+        if (*n == CTL_DCGM_MAX_TARGETS || !cJSON_IsString(ip) || !*ip->valuestring ||
+            strlen(ip->valuestring) > 64)
+                return 0;
+        v6 = strchr(ip->valuestring, ':') != NULL;
+        snprintf(url, sizeof(url), "%s://%s%s%s:%d%s", d->scheme, v6 ? "[" : "", ip->valuestring,
+                 v6 ? "]" : "", d->port, d->path);
+        urls[*n] = strdup(url);
+        if (!urls[*n])
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+/*
+ * The scrape URLs of the dcgm-exporter pods: the running pods the label selector picks, or the
+ * ready addresses of the Service's Endpoints. *ret_urls: malloc'd strings.
+ */
 static int ctl__dcgm_targets(struct ctl_usage *u, char ***ret_urls, size_t *ret_n, char *err,
                              size_t errlen)
 {
         const gc_config_dcgm *d = &u->c->cfg->dcgm;
+        const char *what = d->service ? "reading the Endpoints" : "listing pods";
         gc_buf path, body;
         cJSON *root = NULL;
         const cJSON *it, *items;
@@ -122,9 +145,13 @@ static int ctl__dcgm_targets(struct ctl_usage *u, char ***ret_urls, size_t *ret_
         int r;
 
         gc_buf_init(&path, 4096);
-        r = gc_buf_printf(&path, "/api/v1/namespaces/%s/pods?labelSelector=", d->ns);
-        if (r == 0)
-                r = ctl__escape(&path, d->label_selector);
+        if (d->service) {
+                r = gc_buf_printf(&path, "/api/v1/namespaces/%s/endpoints/%s", d->ns, d->service);
+        } else {
+                r = gc_buf_printf(&path, "/api/v1/namespaces/%s/pods?labelSelector=", d->ns);
+                if (r == 0)
+                        r = ctl__escape(&path, d->label_selector);
+        }
         if (r < 0) {
                 snprintf(err, errlen, "label selector too long");
                 gc_buf_free(&path);
@@ -134,13 +161,13 @@ static int ctl__dcgm_targets(struct ctl_usage *u, char ***ret_urls, size_t *ret_
         r = gc_kube_request(u->kube, "GET", path.data, NULL, NULL, 0, &status, &body, err, errlen);
         gc_buf_free(&path);
         if (r == 0 && status != 200) {
-                snprintf(err, errlen, "listing pods in %s: HTTP %ld", d->ns, status);
+                snprintf(err, errlen, "%s in %s: HTTP %ld", what, d->ns, status);
                 r = -EIO;
         }
         if (r == 0) {
                 root = cJSON_ParseWithLengthOpts(body.data, body.len, NULL, 0);
                 if (!root) {
-                        snprintf(err, errlen, "listing pods in %s: not JSON", d->ns);
+                        snprintf(err, errlen, "%s in %s: not JSON", what, d->ns);
                         r = -EINVAL;
                 }
         }
@@ -149,29 +176,31 @@ static int ctl__dcgm_targets(struct ctl_usage *u, char ***ret_urls, size_t *ret_
                 if (!urls)
                         r = -ENOMEM;
         }
-        items = r == 0 ? cJSON_GetObjectItemCaseSensitive(root, "items") : NULL;
+        items = r == 0 ? cJSON_GetObjectItemCaseSensitive(root, d->service ? "subsets" : "items")
+                       : NULL;
         cJSON_ArrayForEach(it, items)
         {
-                const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "status");
-                const cJSON *phase = cJSON_GetObjectItemCaseSensitive(st, "phase");
-                const cJSON *ip = cJSON_GetObjectItemCaseSensitive(st, "podIP");
-                char url[512];
-                int v6;
+                if (d->service) {
+                        /* Ready addresses only: notReadyAddresses are not scraped. */
+                        const cJSON *a;
 
-                if (n == CTL_DCGM_MAX_TARGETS)
-                        break;
-                if (!cJSON_IsString(phase) || strcmp(phase->valuestring, "Running") != 0 ||
-                    !cJSON_IsString(ip) || !*ip->valuestring || strlen(ip->valuestring) > 64)
-                        continue;
-                v6 = strchr(ip->valuestring, ':') != NULL;
-                snprintf(url, sizeof(url), "%s://%s%s%s:%d%s", d->scheme, v6 ? "[" : "",
-                         ip->valuestring, v6 ? "]" : "", d->port, d->path);
-                urls[n] = strdup(url);
-                if (!urls[n]) {
-                        r = -ENOMEM;
-                        break;
+                        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(it, "addresses"))
+                        {
+                                r = ctl__add_target(d, cJSON_GetObjectItemCaseSensitive(a, "ip"),
+                                                    urls, &n);
+                                if (r < 0)
+                                        break;
+                        }
+                } else {
+                        const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "status");
+                        const cJSON *phase = cJSON_GetObjectItemCaseSensitive(st, "phase");
+
+                        if (cJSON_IsString(phase) && strcmp(phase->valuestring, "Running") == 0)
+                                r = ctl__add_target(
+                                    d, cJSON_GetObjectItemCaseSensitive(st, "podIP"), urls, &n);
                 }
-                n++;
+                if (r < 0)
+                        break;
         }
         cJSON_Delete(root);
         gc_buf_free(&body);
@@ -197,7 +226,8 @@ static void ctl__dcgm_round(struct ctl_usage *u, int64_t now)
                 ctl__count(u, NULL, 0);
                 if (!u->failing)
                         ctl_log(CTL_WARN, "cannot find the dcgm-exporter pods", "namespace", d->ns,
-                                "selector", d->label_selector, "error", err, NULL);
+                                d->service ? "service" : "selector",
+                                d->service ? d->service : d->label_selector, "error", err, NULL);
                 u->failing = 1;
                 return;
         }

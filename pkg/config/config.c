@@ -567,8 +567,8 @@ static int gc__valid_selector(const char *s)
 static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen)
 {
         static const char *const known[] = {
-            "namespace",        "label_selector",  "port",          "path", "scheme",
-            "interval_seconds", "timeout_seconds", "max_body_bytes"};
+            "namespace", "label_selector",   "service",         "port",          "path",
+            "scheme",    "interval_seconds", "timeout_seconds", "max_body_bytes"};
         gc_config_dcgm *d = &c->dcgm;
         const cJSON *t;
         int64_t n = 0;
@@ -596,6 +596,23 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
                 }
                 d->label_selector = gc_strpool_intern0(c->pool, t->valuestring);
                 if (!d->label_selector)
+                        return -ENOMEM;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "service")) && !cJSON_IsNull(t)) {
+                int ok = cJSON_IsString(t) && *t->valuestring && strlen(t->valuestring) <= 63 &&
+                         t->valuestring[0] >= 'a' && t->valuestring[0] <= 'z';
+
+                for (const char *p = ok ? t->valuestring : ""; *p; p++)
+                        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+                                ok = 0;
+                if (!ok || t->valuestring[strlen(t->valuestring) - 1] == '-') {
+                        gc__err(err, errlen,
+                                "usage.dcgm.service: must be a Service name (lower case letters, "
+                                "digits and '-', 1 to 63) or null");
+                        return -EINVAL;
+                }
+                d->service = gc_strpool_intern0(c->pool, t->valuestring);
+                if (!d->service)
                         return -ENOMEM;
         }
         if ((t = cJSON_GetObjectItemCaseSensitive(v, "port"))) {

@@ -18,6 +18,7 @@
 typedef struct gc_config_dcgm {
         const char *ns;             /* namespace of the dcgm-exporter pods */
         const char *label_selector; /* selects them (a LIST of pods in ns) */
+        const char *service;        /* or: the addresses of this Service's Endpoints in ns */
         int port;                   /* their metrics port */
         const char *path;           /* "/metrics" */
         const char *scheme;         /* "http" or "https" */

@@ -568,6 +568,10 @@ AGREEMENT += [
                                         "min_samples": 10, "cheaper_classes": [
                                             {"from": "NVIDIA-H100*", "to": "NVIDIA-L4",
                                              "max_tensor_activity": 0.2}]}}, None),
+    ("dcgm via a Service", {"usage": {"dcgm": dict(DCGM_ON, service="nvidia-dcgm-exporter")}},
+     None),
+    ("service upper case", {"usage": {"dcgm": dict(DCGM_ON, service="DCGM")}},
+     "usage.dcgm.service"),
     ("dcgm port 0", {"usage": {"dcgm": dict(DCGM_ON, port=0)}}, "usage.dcgm.port"),
     ("dcgm scheme ftp", {"usage": {"dcgm": dict(DCGM_ON, scheme="ftp")}}, "usage.dcgm.scheme"),
     ("dcgm path relative", {"usage": {"dcgm": dict(DCGM_ON, path="metrics")}},
@@ -655,6 +659,19 @@ def test_usage_rendering_and_egress():
         "ClusterRole")["rules"])
     off = render(sets=["networkPolicy.enabled=true"]).one("NetworkPolicy")["spec"]["egress"]
     assert len(off) == 2
+    assert "service" not in u["dcgm"]  # empty: the label selector
+    # Through a Service's Endpoints: get on endpoints in that namespace, nothing else.
+    r = render(sets=["config.usage.dcgm.enabled=true", "config.usage.dcgm.namespace=dcgm",
+                     "config.usage.dcgm.service=nvidia-dcgm-exporter"])
+    assert r.config()["usage"]["dcgm"]["service"] == "nvidia-dcgm-exporter"
+    role = [o for o in r.all("Role") if o["metadata"]["namespace"] == "dcgm"]
+    assert len(role) == 1 and rules_set(role[0]["rules"]) == {("", "endpoints", "get")}
+    b = [o for o in r.all("RoleBinding") if o["metadata"]["namespace"] == "dcgm"][0]
+    assert b["roleRef"]["name"] == role[0]["metadata"]["name"]
+    assert b["subjects"] == [{"kind": "ServiceAccount", "name": "gpu-cost-controller",
+                              "namespace": NAMESPACE}]
+    assert not [o for o in render(sets=["config.usage.dcgm.service=x"]).all("Role")
+                if o["metadata"]["namespace"] != NAMESPACE]  # dcgm off: no grant
 
 
 def test_servicemonitor_pdb_networkpolicy_dashboard(scenarios):

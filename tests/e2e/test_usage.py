@@ -209,3 +209,48 @@ def test_usage_from_prometheus_and_dcgm_exporter(cluster, controller_bin, tmp_pa
         exporter.stop()
         prom.stop()
     assert time.time() - t0 < 170, "the usage scenario took %.0f s" % (time.time() - t0)
+
+
+def test_dcgm_exporter_found_through_a_service(cluster, controller_bin, tmp_path):
+    """usage.dcgm.service: the ready addresses of the Service's Endpoints are scraped. The API
+    server refuses loopback addresses in Endpoints, so the address here is one of TEST-NET-1
+    (192.0.2.0/24, never routed): the controller must find it through the API (with only the
+    Role of rbac-dcgm-endpoints.yaml) and try it, and count the failure."""
+    sc = dcgm.Scenario(time.time())
+    sc.create_namespaces(cluster.api)
+    cluster.apply(harness.RBAC)
+    cluster.apply(harness.HERE / "rbac-dcgm-endpoints.yaml")
+    cluster.api.call("POST", "/api/v1/namespaces/gpu-operator/endpoints", {
+        "apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "nvidia-dcgm-exporter"},
+        "subsets": [{"addresses": [{"ip": "192.0.2.10"}],
+                     "notReadyAddresses": [{"ip": "192.0.2.11"}],
+                     "ports": [{"name": "metrics", "port": 9400}]}]})
+    cfg = json.loads(harness.CONFIG.read_text())
+    cfg["report"]["team_namespaces"] = {}
+    cfg["usage"] = {"dcgm": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter",
+                             "interval_seconds": 2, "timeout_seconds": 1}}
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    cluster.wait_controller_can("/api/v1/namespaces/gpu-operator/endpoints/nvidia-dcgm-exporter")
+    ctl = harness.Controller(controller_bin, cluster, tmp_path / "controller.log", config=f,
+                             extra=["--no-leader-election", "--snapshot-interval", "1s"]).start()
+    try:
+        ctl.wait_ready(timeout=60)
+        deadline = time.time() + 20
+        urls = set()
+        while time.time() < deadline and not urls:
+            urls = {r.get("url") for r in ctl.log_records()
+                    if r.get("msg") == "dcgm-exporter scrape failed"}
+            time.sleep(0.5)
+        assert urls == {"http://192.0.2.10:9400/metrics"}, harness.tail(ctl.log_path)
+        assert not [r for r in ctl.log_records()
+                    if r.get("msg") == "cannot find the dcgm-exporter pods"]
+        errors = 0
+        while time.time() < deadline and errors < 1:
+            m = api_get(ctl, "/metrics")
+            line = [x for x in m.splitlines() if x.startswith("gpu_cost_usage_errors_total ")]
+            errors = float(line[0].split()[1])
+            time.sleep(0.5)
+        assert errors >= 1
+    finally:
+        ctl.stop()

@@ -36,7 +36,8 @@ START_TEST(test_usage)
         static const char empty[] = "{\"usage\":{\"dcgm\":{},\"prometheus\":null}}";
         static const char given[] =
             "{\"usage\":{\"dcgm\":{\"namespace\":\"monitoring\",\"label_selector\":"
-            "\"app.kubernetes.io/name=dcgm-exporter,tier!=test\",\"port\":19400,\"path\":"
+            "\"app.kubernetes.io/name=dcgm-exporter,tier!=test\",\"service\":\"dcgm-exporter\","
+            "\"port\":19400,\"path\":"
             "\"/m\",\"scheme\":\"https\",\"interval_seconds\":60,\"timeout_seconds\":60,"
             "\"max_body_bytes\":1048576},\"prometheus\":{\"url\":\"https://prom.example:9091/"
             "x\",\"interval_seconds\":120,\"timeout_seconds\":30,\"lookback_days\":14,"
@@ -54,6 +55,7 @@ START_TEST(test_usage)
         ck_assert_int_eq(c->has_prometheus, 0);
         ck_assert_str_eq(c->dcgm.ns, "gpu-operator");
         ck_assert_str_eq(c->dcgm.label_selector, "app=nvidia-dcgm-exporter");
+        ck_assert_ptr_null(c->dcgm.service);
         ck_assert_int_eq(c->dcgm.port, 9400);
         ck_assert_str_eq(c->dcgm.path, "/metrics");
         ck_assert_str_eq(c->dcgm.scheme, "http");
@@ -66,6 +68,7 @@ START_TEST(test_usage)
         ck_assert_msg(c != NULL, "parse failed: %s", err);
         ck_assert_str_eq(c->dcgm.ns, "monitoring");
         ck_assert_str_eq(c->dcgm.label_selector, "app.kubernetes.io/name=dcgm-exporter,tier!=test");
+        ck_assert_str_eq(c->dcgm.service, "dcgm-exporter");
         ck_assert_int_eq(c->dcgm.port, 19400);
         ck_assert_str_eq(c->dcgm.path, "/m");
         ck_assert_str_eq(c->dcgm.scheme, "https");
@@ -199,6 +202,9 @@ static const struct {
     {"{\"usage\":{\"dcgm\":\"on\"}}", "usage.dcgm: must be an object or null"},
     {"{\"usage\":{\"dcgm\":{\"namespace\":\"\"}}}", "usage.dcgm.namespace"},
     {"{\"usage\":{\"dcgm\":{\"label_selector\":\"app in (a,b)\"}}}", "usage.dcgm.label_selector"},
+    {"{\"usage\":{\"dcgm\":{\"service\":\"DCGM\"}}}", "usage.dcgm.service"},
+    {"{\"usage\":{\"dcgm\":{\"service\":\"dcgm-\"}}}", "usage.dcgm.service"},
+    {"{\"usage\":{\"dcgm\":{\"service\":7}}}", "usage.dcgm.service"},
     {"{\"usage\":{\"dcgm\":{\"port\":0}}}", "usage.dcgm.port"},
     {"{\"usage\":{\"dcgm\":{\"port\":9400.5}}}", "usage.dcgm.port"},
     {"{\"usage\":{\"dcgm\":{\"port\":65536}}}", "usage.dcgm.port"},

@@ -82,7 +82,9 @@ built-in one" to the user.
 {{- /* usage sources: "enabled" is the chart's switch; off is null, as the parser takes it */ -}}
 {{- with .Values.config.usage }}
 {{- $u := omit . "dcgm" "prometheus" -}}
-{{- $_ := set $u "dcgm" (ternary (omit (.dcgm | default dict) "enabled") nil (.dcgm | default dict).enabled) -}}
+{{- $d := omit (.dcgm | default dict) "enabled" -}}
+{{- if not $d.service }}{{ $d = omit $d "service" }}{{ end -}}
+{{- $_ := set $u "dcgm" (ternary $d nil (.dcgm | default dict).enabled) -}}
 {{- $p := omit (.prometheus | default dict) "enabled" -}}
 {{- if not $p.bearer_token_file }}{{ $p = omit $p "bearer_token_file" }}{{ end -}}
 {{- $_ := set $u "prometheus" (ternary $p nil (.prometheus | default dict).enabled) -}}
