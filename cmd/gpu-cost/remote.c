@@ -467,6 +467,7 @@ static const char costs_usage[] =
     "  --by DIMS          namespace, team, project, model, capacity_type, node, pod\n"
     "                     (comma-separated; default team,project)\n"
     "  --step D           one summary per D (1d, 1h) across the window\n"
+    "  --team T, --project P, --namespace NS  only that team's, project's or namespace's pods\n"
     "  --format F         table (default), json (the API's answer as is) or markdown\n" REMOTE_HELP
     "\n"
     "Exit status: 0 on success, 1 when the server cannot be reached or fails, 2 on bad\n"
@@ -479,12 +480,16 @@ int cmd_costs(int argc, char **argv)
             {"window", required_argument, NULL, 'w'},
             {"by", required_argument, NULL, 'b'},
             {"step", required_argument, NULL, 's'},
+            {"team", required_argument, NULL, 'T'},
+            {"project", required_argument, NULL, 'P'},
+            {"namespace", required_argument, NULL, 'n'},
             {"format", required_argument, NULL, 'f'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
-        const char *params[REMOTE_MAX_PARAMS * 2] = {"window",       "7d",   "by",
-                                                     "team,project", "step", NULL};
+        const char *params[REMOTE_MAX_PARAMS * 2] = {"window",  "7d", "by",        "team,project",
+                                                     "step",    NULL, "team",      NULL,
+                                                     "project", NULL, "namespace", NULL};
         remote_format fmt = RFMT_TABLE;
         gc_buf body, out;
         remote rm;
@@ -511,6 +516,15 @@ int cmd_costs(int argc, char **argv)
                 case 's':
                         params[5] = optarg;
                         break;
+                case 'T':
+                        params[7] = optarg;
+                        break;
+                case 'P':
+                        params[9] = optarg;
+                        break;
+                case 'n':
+                        params[11] = optarg;
+                        break;
                 case 'f':
                         if (parse_rformat(optarg, &fmt) < 0)
                                 goto finish;
@@ -531,7 +545,7 @@ int cmd_costs(int argc, char **argv)
         }
         rc = remote_ready(&rm);
         if (rc == 0)
-                rc = remote_get(&rm, "/api/v1/costs", params, 3, &body);
+                rc = remote_get(&rm, "/api/v1/costs", params, 6, &body);
         if (rc != 0)
                 goto finish;
         rc = GC_EXIT_FAIL;

@@ -157,6 +157,20 @@ def test_costs_step_prints_each_step_and_they_add_up(cli, demo):
     assert j.json() == doc
 
 
+def test_costs_filters(cli, demo):
+    r = remote(cli, demo, "costs", "--window", W47, "--by", "project", "--team", "research",
+               "--format", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert doc == demo.json("/api/v1/costs", window=W47, by="project", team="research")
+    whole = demo.json("/api/v1/costs", window=W47, by="team")
+    research = [g for g in whole["groups"] if g["keys"]["team"] == "research"][0]
+    assert abs(doc["total"]["cost_usd"] - research["cost_usd"]) < 1e-6
+    r = remote(cli, demo, "costs", "--window", W47, "--namespace", "sandbox", "--format", "json")
+    assert r.code == 0, r
+    assert r.json() == demo.json("/api/v1/costs", window=W47, namespace="sandbox")
+
+
 def test_costs_environment_names_the_server(cli, demo):
     cp = subprocess.run([cli.path, "costs", "--window", W47, "--format", "json"],
                         capture_output=True, text=True, timeout=60,
