@@ -159,6 +159,7 @@ def test_recommendations_match_the_api(browser, demo):
     page = open_dashboard(browser, demo.base)
     assert_clean(page)
     doc = demo.json("api/v1/recommendations")
+    assert doc["findings"], "the demo's advisor found nothing (its usage data, examples/metrics.prom?)"
     shown = page.eval("document.querySelectorAll('#recs li.finding').length")
     assert shown == len(doc["findings"])
     assert page.eval("document.getElementById('recs').dataset.count") == str(len(doc["findings"]))
@@ -293,8 +294,8 @@ def test_api_errors_are_explained(browser, fake, status, words):
 
 
 def test_findings_rendered(browser, fake):
-    """The demo has no usage data, so the advisor finds nothing there: the findings view is
-    checked on a recorded document (tests/web/fixtures/recommendations.json) through the fake."""
+    """The findings view on a document of every shape the page handles (null stanza and coverage,
+    a kind with no findings, notes), recorded in tests/web/fixtures/recommendations.json."""
     srv = fake()
     doc = srv.json("api/v1/recommendations")
     assert len(doc["findings"]) == 3
