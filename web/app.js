@@ -66,6 +66,12 @@
     return v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
   }
   // Money as docs/report.md writes it: $1,234.56 for USD, 1,234.56 EUR for any other currency.
+  // Runs fn with money written in cur (a document's own currency), then back to the page's.
+  function inCurrency(cur, fn) {
+    var saved = currency;
+    currency = cur || currency;
+    try { return fn(); } finally { currency = saved; }
+  }
   function moneyText(v) {
     if (v === null || v === undefined || !isFinite(v)) return "–";
     var neg = v < 0 ? "−" : "";
@@ -294,7 +300,9 @@
        h("p", { "class": "sub" }, "no team or project label")]
     ];
     if (recs && recs.totals && recs.totals.monthly_savings !== undefined)
-      cards.push(["Savings found", money("p", recs.totals.monthly_savings, recSrc, "/totals/monthly_savings"),
+      cards.push(["Savings found", inCurrency(recs.currency, function () {
+        return money("p", recs.totals.monthly_savings, recSrc, "/totals/monthly_savings");
+      }),
                   h("p", { "class": "sub" }, "per month, see Recommendations")]);
     fill("cards", cards.map(function (c) {
       return h("div", { "class": "card" }, h("h3", null, c[0]), c[1], c[2]);
@@ -477,15 +485,13 @@
     if (!rep) { fill("report", pickRow); return; }
     if (rep.err) { fill("report", pickRow, h("p", { "class": "error" }, explain(rep.err))); return; }
     if (rep.ok.cluster) fill("cluster", rep.ok.cluster);
-    renderReport(rep.ok, "api/v1/reports/weekly/" + encodeURIComponent(rep.id));
+    inCurrency(rep.ok.currency, function () { renderReport(rep.ok, "api/v1/reports/weekly/" + encodeURIComponent(rep.id)); });
     document.getElementById("report").insertBefore(pickRow, document.getElementById("report").firstChild);
   }
 
   function renderReport(r, src) {
     var p = r.period || {};
     var parts = [];
-    var prevCur = currency;
-    currency = r.currency || currency;
     parts.push(h("h3", null, r.title || "Weekly report"));
     if (p.partial) parts.push(h("p", { "class": "muted" }, "This week is not over: figures up to " + p.figures_up_to + "."));
     var s = r.summary || { total: {} };
@@ -540,7 +546,6 @@
     if ((r.notes || []).length) parts.push(h("h4", null, "Notes"), h("ul", { "class": "notes" }, r.notes.map(function (n) { return h("li", null, n); })));
     if (r.method) parts.push(h("p", { "class": "muted" }, r.method));
     parts.push(h("p", null, h("a", { href: src + "?format=md" }, "This report as Markdown")));
-    currency = prevCur;
     fill("report", parts);
   }
 
@@ -654,7 +659,7 @@
     });
     section("team", "table-idle", function (d) { renderIdle(d, urls.team); });
     section("pods", "table-pods", function (d) { renderPods(d, urls.pods, docs.podRecords && docs.podRecords.ok); });
-    section("recs", "recs", function (d) { renderRecs(d, urls.recs); });
+    section("recs", "recs", function (d) { inCurrency(d.currency, function () { renderRecs(d, urls.recs); }); });
     section("reports", "report", function (d) { renderReportPick(d, urls.reports, docs.report); });
     document.documentElement.setAttribute("data-state", "ready");
     recordLayout();

@@ -42,6 +42,7 @@ class Handler(BaseHTTPRequestHandler):
     status = 0
     gpu_cost = None
     token = None
+    prices = None
 
     def log_message(self, *a):
         pass
@@ -62,7 +63,8 @@ class Handler(BaseHTTPRequestHandler):
             [self.gpu_cost, "analyze", "--pods", os.path.join(EX, "pods.json"),
              "--nodes", os.path.join(EX, "nodes.json"),
              "--namespaces", os.path.join(EX, "namespaces.json"),
-             "--prices", os.path.join(EX, "prices.json"), "--config", os.path.join(EX, "config.json"),
+             "--prices", self.prices or os.path.join(EX, "prices.json"),
+             "--config", os.path.join(EX, "config.json"),
              "--window", rfc3339(start) + "," + rfc3339(end), "--by", by, "--format", "json"],
             check=True, capture_output=True, timeout=30)
         return json.loads(out.stdout)
@@ -120,10 +122,12 @@ def main():
     ap.add_argument("--status", type=int, default=0)
     ap.add_argument("--gpu-cost")
     ap.add_argument("--token", help="answer 401 unless the request carries Bearer TOKEN")
+    ap.add_argument("--prices", help="price catalog for the costs (default examples/prices.json)")
     a = ap.parse_args()
     Handler.status = a.status
     Handler.gpu_cost = a.gpu_cost
     Handler.token = a.token
+    Handler.prices = a.prices
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     print(json.dumps({"msg": "listening", "port": srv.server_address[1]}), flush=True)
     try:

@@ -311,6 +311,24 @@ def test_findings_rendered(browser, fake):
         assert page.eval("document.documentElement.scrollWidth") <= width
 
 
+def test_other_currency(browser, fake, tmp_path):
+    """Money in the catalog's currency, as the reports write it: 1,234.56 EUR."""
+    catalog = json.loads((REPO / "examples" / "prices.json").read_text())
+    catalog["currency"] = "EUR"
+    (tmp_path / "prices.json").write_text(json.dumps(catalog))
+    srv = fake("--prices", str(tmp_path / "prices.json"))
+    assert srv.json("api/v1/costs?window=7d&by=team")["currency"] == "EUR"
+    page = open_dashboard(browser, srv.base)
+    assert_clean(page)
+    texts = page.eval("""Array.from(document.querySelectorAll('#by-team [data-src*="by=team"]:not(rect)'))
+        .filter(e => e.closest('td[data-label="Cost"]')).map(e => e.textContent)""")
+    assert texts and all(re.fullmatch(r"[0-9,]+\.[0-9]{2} EUR", t) for t in texts), texts
+    assert page.eval("document.querySelector('#cards .card p.num').textContent").endswith(" EUR")
+    # The findings document names its own currency (USD in the recording): its figures use it.
+    assert page.eval("document.querySelector('#recs .saving strong').textContent").startswith("$")
+    check_figures(page, srv)
+
+
 def test_token_from_the_fragment(browser, fake):
     srv = fake("--token", "s3cret")
     page = open_dashboard(browser, srv.base)
