@@ -99,6 +99,8 @@ class Handler(BaseHTTPRequestHandler):
                 out = self.analyze(start, end, by)
             return self.send(200, out)
         if u.path.startswith("/api/v1/reports/weekly"):
+            if u.path.endswith("/weekly") and NOW < dt.datetime(2026, 10, 1, tzinfo=dt.timezone.utc):
+                return self.send(200, {"kind": "weekly", "periods": [], "latest": None})
             if u.path.endswith("/weekly"):
                 return self.send(200, {"kind": "weekly", "latest": "2026-W47", "periods": [
                     {"id": "2026-W47", "start": "2026-11-16T00:00:00Z", "end": "2026-11-23T00:00:00Z",
@@ -112,7 +114,8 @@ class Handler(BaseHTTPRequestHandler):
             with open(os.path.join(os.path.dirname(__file__), "fixtures", "recommendations.json")) as f:
                 return self.send(200, f.read())
         if u.path == "/api/v1/pods":
-            return self.send(200, {"pods": []})
+            return self.send(200, {"now": rfc3339(NOW), "pods": [], "count": 0, "matched": 0,
+                                   "truncated": False})
         return self.send(404, {"error": "not found"})
 
 
@@ -123,11 +126,15 @@ def main():
     ap.add_argument("--gpu-cost")
     ap.add_argument("--token", help="answer 401 unless the request carries Bearer TOKEN")
     ap.add_argument("--prices", help="price catalog for the costs (default examples/prices.json)")
+    ap.add_argument("--now", help="RFC 3339 time the windows end at (before 2026-10-01: no data)")
     a = ap.parse_args()
     Handler.status = a.status
     Handler.gpu_cost = a.gpu_cost
     Handler.token = a.token
     Handler.prices = a.prices
+    if a.now:
+        global NOW
+        NOW = dt.datetime.strptime(a.now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     print(json.dumps({"msg": "listening", "port": srv.server_address[1]}), flush=True)
     try:

@@ -329,6 +329,21 @@ def test_other_currency(browser, fake, tmp_path):
     check_figures(page, srv)
 
 
+def test_empty_cluster(browser, fake):
+    """Windows before the example cluster's first pod: every section says there is nothing."""
+    srv = fake("--now", "2026-09-15T00:00:00Z")
+    assert srv.json("api/v1/costs?window=28d&by=team")["groups"] == []
+    for window in WINDOWS:
+        page = open_dashboard(browser, srv.base + "#window=" + window)
+        assert_clean(page)
+        for section in ("chart-team", "table-team", "chart-project", "table-project", "table-pods",
+                        "report"):
+            text = page.eval("document.getElementById(%r).textContent" % section)
+            assert text.startswith("No "), (section, text)
+        assert page.eval("document.querySelector('#cards .card p.num').textContent") == "$0.00"
+        check_figures(page, srv)
+
+
 def test_token_from_the_fragment(browser, fake):
     srv = fake("--token", "s3cret")
     page = open_dashboard(browser, srv.base)
