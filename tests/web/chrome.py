@@ -46,6 +46,7 @@ class Chrome:
             find_chromium() or CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
             "--remote-debugging-pipe", "--user-data-dir=" + self.profile, "--no-first-run",
             "--disable-dev-shm-usage",  # containers often give /dev/shm 64 MiB
+            "--disk-cache-dir=" + os.path.join(self.profile, "cache"),  # not in $HOME/.cache
             "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
             "--disable-sync", "--disable-component-update", "--mute-audio", "--hide-scrollbars",
             "about:blank",
