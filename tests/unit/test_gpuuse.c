@@ -658,7 +658,7 @@ static void *serve(void *arg)
         return NULL;
 }
 
-static void server_start(server *sv, const char *response, size_t len)
+static void server_start_with(server *sv, const char *response, size_t len, void *(*fn)(void *))
 {
         struct sockaddr_in a;
         socklen_t al = sizeof(a);
@@ -675,7 +675,12 @@ static void server_start(server *sv, const char *response, size_t len)
         ck_assert_int_eq(listen(sv->fd, 1), 0);
         ck_assert_int_eq(getsockname(sv->fd, (struct sockaddr *)&a, &al), 0);
         sv->port = ntohs(a.sin_port);
-        ck_assert_int_eq(pthread_create(&sv->th, NULL, serve, sv), 0);
+        ck_assert_int_eq(pthread_create(&sv->th, NULL, fn, sv), 0);
+}
+
+static void server_start(server *sv, const char *response, size_t len)
+{
+        server_start_with(sv, response, len, serve);
 }
 
 static void server_stop(server *sv)
@@ -755,6 +760,38 @@ START_TEST(test_scrape_http)
 }
 END_TEST
 
+/* A server that takes the request and never answers: the timeout ends the scrape. */
+static void *serve_silent(void *arg)
+{
+        server *sv = arg;
+        int c = accept(sv->fd, NULL, NULL);
+        char buf[4096];
+
+        if (c < 0)
+                return NULL;
+        while (read(c, buf, sizeof(buf)) > 0)
+                ;
+        close(c);
+        return NULL;
+}
+
+START_TEST(test_scrape_timeout)
+{
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        gc_gpuuse_stats st;
+        server sv;
+        char url[128], err[256];
+
+        server_start_with(&sv, "", 0, serve_silent);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", sv.port);
+        ck_assert_int_eq(gc_gpuuse_scrape(s, url, 1, 1 << 20, NULL, T0, 0, &st, err, sizeof(err)),
+                         -ETIMEDOUT);
+        server_stop(&sv);
+        ck_assert(err[0] != '\0');
+        gc_gpuuse_free(s);
+}
+END_TEST
+
 START_TEST(test_query_range_http)
 {
         static const char error[] = "{\"status\":\"error\",\"errorType\":\"bad_data\","
@@ -825,6 +862,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_prom_vector_and_errors);
         tcase_add_test(tc, test_scrape_http);
         tcase_add_test(tc, test_query_range_http);
+        tcase_add_test(tc, test_scrape_timeout);
         suite_add_tcase(s, tc);
         return s;
 }
