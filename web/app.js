@@ -164,7 +164,8 @@
         return cell;
       }));
     }
-    return h("div", { "class": "table" },
+    // Focusable and named, so a keyboard can scroll it when it is wider than the screen.
+    return h("div", { "class": "table", role: "region", tabindex: "0", "aria-label": caption },
       h("table", null,
         h("caption", null, caption),
         h("thead", null, h("tr", null, cols.map(function (c) {
