@@ -42,6 +42,7 @@ class Handler(BaseHTTPRequestHandler):
     status = 0
     gpu_cost = None
     token = None
+    token_everywhere = False
     prices = None
 
     def log_message(self, *a):
@@ -72,6 +73,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         u = urllib.parse.urlsplit(self.path)
         q = dict(urllib.parse.parse_qsl(u.query))
+        if self.token and self.token_everywhere and \
+                self.headers.get("Authorization") != "Bearer " + self.token:
+            return self.send(401, {"error": "a bearer token is required"})
         if not u.path.startswith("/api/"):
             name = "index.html" if u.path == "/" else u.path.lstrip("/")
             f = os.path.join(WEB, name)
@@ -124,13 +128,16 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--status", type=int, default=0)
     ap.add_argument("--gpu-cost")
-    ap.add_argument("--token", help="answer 401 unless the request carries Bearer TOKEN")
+    ap.add_argument("--token", help="answer 401 unless an API request carries Bearer TOKEN")
+    ap.add_argument("--token-everywhere", action="store_true",
+                    help="the page's files need the token too, as with --auth-delegate")
     ap.add_argument("--prices", help="price catalog for the costs (default examples/prices.json)")
     ap.add_argument("--now", help="RFC 3339 time the windows end at (before 2026-10-01: no data)")
     a = ap.parse_args()
     Handler.status = a.status
     Handler.gpu_cost = a.gpu_cost
     Handler.token = a.token
+    Handler.token_everywhere = a.token_everywhere
     Handler.prices = a.prices
     if a.now:
         global NOW

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, open_dashboard
+from conftest import READY, REPO, open_dashboard
 
 WINDOWS = ["7d", "28d", "month"]
 DOCS = REPO / "docs"
@@ -357,3 +357,14 @@ def test_token_from_the_fragment(browser, fake):
     page = open_dashboard(browser, srv.base + "#token=s3cret&window=28d")
     assert_clean(page)
     assert page.eval("document.querySelectorAll('#table-team tbody tr').length") > 0
+
+
+def test_behind_a_proxy_that_adds_the_token(browser, fake):
+    """As the controller with --auth-delegate: every path needs the token. A proxy adding the
+    header (here the browser itself, told to) is all the page needs, and it asks nothing else."""
+    srv = fake("--token", "s3cret", "--token-everywhere")
+    assert srv.get("/")[0] == 401
+    page = browser.open_page(srv.base, 1280, 900, READY,
+                             extra_headers={"Authorization": "Bearer s3cret"})
+    assert_clean(page)
+    assert check_figures(page, srv.with_headers({"Authorization": "Bearer s3cret"})) > 100
