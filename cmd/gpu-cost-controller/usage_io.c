@@ -49,7 +49,8 @@ struct ctl_usage {
         gc_kube *kube;
         int64_t next_dcgm, next_prom, prom_until;
         int prom_history_done;
-        int failing; /* the last round had errors: log the next success */
+        int failing;     /* the last round had errors: log the next success */
+        int slow_logged; /* a round took longer than the interval (said once) */
 
         /* The main thread's. */
         int64_t next_advice, advised_at;
@@ -250,6 +251,15 @@ static void ctl__dcgm_round(struct ctl_usage *u, int64_t now)
                 ctl_log(CTL_INFO, "scraping dcgm-exporter", "pods", count, NULL);
         }
         u->failing = failed > 0 || n == 0;
+        /* Scrapes run one after the other: say so when a round no longer fits its interval. */
+        if (ctl_now() - now > d->interval_s && !u->slow_logged) {
+                snprintf(count, sizeof(count), "%zu", n);
+                ctl_log(CTL_WARN,
+                        "scraping every dcgm-exporter pod takes longer than "
+                        "usage.dcgm.interval_seconds: readings are further apart",
+                        "pods", count, NULL);
+                u->slow_logged = 1;
+        }
         for (size_t i = 0; i < n; i++)
                 free(urls[i]);
         free(urls);
