@@ -28,7 +28,7 @@ class ChromeError(Exception):
 
 
 class Chrome:
-    """One headless browser; use as a context manager. Every wait is bounded by `timeout` seconds."""
+    """One headless browser, as a context manager. Every wait is bounded by `timeout` seconds."""
 
     def __init__(self, timeout=60):
         self.timeout = timeout
@@ -150,7 +150,8 @@ class Chrome:
             self.send("Target.closeTarget", {"targetId": self._target})
             self._target = None
         target = self._target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session = self.send("Target.attachToTarget",
+                            {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
         for m in ("Runtime.enable", "Page.enable", "Log.enable", "Network.enable"):
             self.send(m, session=session)

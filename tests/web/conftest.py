@@ -150,7 +150,7 @@ def fake():
         s.stop()
 
 
-READY = "document.documentElement.dataset.state === 'ready' || document.documentElement.dataset.state === 'error'"
+READY = "['ready', 'error'].includes(document.documentElement.dataset.state)"
 
 
 def open_dashboard(browser, url, width=1280, height=900):

@@ -86,7 +86,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.token and self.headers.get("Authorization") != "Bearer " + self.token:
             return self.send(401, {"error": "unauthorized"})
         if self.status:
-            msg = {503: "no data yet", 401: "unauthorized", 403: "forbidden"}.get(self.status, "error")
+            msg = {503: "no data yet", 401: "unauthorized", 403: "forbidden"}.get(self.status,
+                                                                                  "error")
             return self.send(self.status, {"error": msg})
         if u.path == "/api/v1/costs":
             start, end = window_bounds(q.get("window", "7d"))
@@ -103,19 +104,22 @@ class Handler(BaseHTTPRequestHandler):
                 out = self.analyze(start, end, by)
             return self.send(200, out)
         if u.path.startswith("/api/v1/reports/weekly"):
-            if u.path.endswith("/weekly") and NOW < dt.datetime(2026, 10, 1, tzinfo=dt.timezone.utc):
+            before_pods = NOW < dt.datetime(2026, 10, 1, tzinfo=dt.timezone.utc)
+            if u.path.endswith("/weekly") and before_pods:
                 return self.send(200, {"kind": "weekly", "periods": [], "latest": None})
             if u.path.endswith("/weekly"):
                 return self.send(200, {"kind": "weekly", "latest": "2026-W47", "periods": [
-                    {"id": "2026-W47", "start": "2026-11-16T00:00:00Z", "end": "2026-11-23T00:00:00Z",
-                     "partial": False, "url": "/api/v1/reports/weekly/2026-W47"}]})
+                    {"id": "2026-W47", "start": "2026-11-16T00:00:00Z",
+                     "end": "2026-11-23T00:00:00Z", "partial": False,
+                     "url": "/api/v1/reports/weekly/2026-W47"}]})
             fmt = q.get("format", "json")
             out = subprocess.run([self.gpu_cost, "demo", "--format",
                                   "markdown" if fmt == "md" else "json"],
                                  check=True, capture_output=True, timeout=30).stdout
             return self.send(200, out, "text/markdown" if fmt == "md" else "application/json")
         if u.path == "/api/v1/recommendations":
-            with open(os.path.join(os.path.dirname(__file__), "fixtures", "recommendations.json")) as f:
+            fixture = os.path.join(os.path.dirname(__file__), "fixtures", "recommendations.json")
+            with open(fixture) as f:
                 return self.send(200, f.read())
         if u.path == "/api/v1/pods":
             return self.send(200, {"now": rfc3339(NOW), "pods": [], "count": 0, "matched": 0,

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -23,6 +24,11 @@ FIGURES_JS = """Array.from(document.querySelectorAll('[data-value][data-src]')).
   ratio: e.getAttribute('data-ratio'), countOf: e.getAttribute('data-count-of'),
   scale: e.getAttribute('data-scale'),
   tag: e.tagName.toLowerCase(), section: (e.closest('section') || {}).id || ''}))"""
+
+
+def texts(page, selector, prop="textContent"):
+    """A property of every element selector matches, in document order."""
+    return page.eval("Array.from(document.querySelectorAll(%r)).map(e => e.%s)" % (selector, prop))
 
 
 def pointer(doc, path):
@@ -112,6 +118,13 @@ def test_assets_served_from_the_binary(demo):
         assert status == 304 and body == b""
 
 
+def test_script_is_formatted():
+    """web/app.js keeps the style web/.clang-format describes (`clang-format -i web/app.js`)."""
+    r = subprocess.run(["clang-format", "--dry-run", "--Werror", str(REPO / "web" / "app.js")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
 def test_one_document_then_only_the_api(browser, demo):
     """The page needs "/" and /api/v1 only: what the reader ClusterRole grants in path mode."""
     page = open_dashboard(browser, demo.base)
@@ -138,10 +151,10 @@ def test_every_figure_is_the_api_value(browser, demo, window):
     summary = demo.json("api/v1/costs?window=%s&by=team" % window)
     spend = page.eval("document.querySelector('#cards .card p.num').getAttribute('data-value')")
     assert float(spend) == summary["total"]["cost_usd"]
-    rows = page.eval("""Array.from(document.querySelectorAll('#table-team tbody tr')).map(r =>
-        [r.querySelector('th').textContent, r.querySelectorAll('td')[1].querySelector('[data-value]').getAttribute('data-value')])""")
+    names = texts(page, "#table-team tbody th")
+    costs = texts(page, '#table-team tbody td[data-label="Cost"] [data-value]', "dataset.value")
     want = [[g["keys"]["team"] or "(none)", g["cost_usd"]] for g in summary["groups"]]
-    assert [[t, float(v)] for t, v in rows] == want
+    assert [[t, float(v)] for t, v in zip(names, costs)] == want
     assert len(want) >= 3
     # Every table with a total: its rounded rows add up to its rounded total, as in the reports
     # (docs/report.md); the project table, cut to 20 rows, sums the rest in one more row.
@@ -159,13 +172,13 @@ def test_recommendations_match_the_api(browser, demo):
     page = open_dashboard(browser, demo.base)
     assert_clean(page)
     doc = demo.json("api/v1/recommendations")
-    assert doc["findings"], "the demo's advisor found nothing (its usage data, examples/metrics.prom?)"
+    assert doc["findings"], "the demo's advisor found nothing (no usage data in examples/?)"
     shown = page.eval("document.querySelectorAll('#recs li.finding').length")
     assert shown == len(doc["findings"])
     assert page.eval("document.getElementById('recs').dataset.count") == str(len(doc["findings"]))
-    kinds = page.eval("Array.from(document.querySelectorAll('#recs li.finding')).map(e => e.dataset.kind)")
+    kinds = texts(page, "#recs li.finding", "dataset.kind")
     assert kinds == [f["kind"] for f in doc["findings"]]
-    stanzas = page.eval("Array.from(document.querySelectorAll('#recs pre.stanza')).map(e => e.textContent)")
+    stanzas = texts(page, "#recs pre.stanza")
     assert stanzas == [f["change"]["stanza"] for f in doc["findings"] if f["change"].get("stanza")]
 
 
@@ -178,7 +191,7 @@ def test_weekly_report_matches_the_api(browser, demo):
     rep = demo.json("api/v1/reports/weekly/" + picked)
     assert page.eval("document.getElementById('report-pick').value") == picked
     assert page.eval("document.querySelector('#report h3').textContent") == rep["title"]
-    teams = page.eval("Array.from(document.querySelectorAll('#report table')[0].querySelectorAll('tbody th')).map(e => e.textContent)")
+    teams = texts(page, "#report .table:first-of-type tbody th")
     assert teams == [t["team"] or "(none)" for t in rep["by_team"]]
 
 
@@ -193,14 +206,16 @@ def test_window_buttons(browser, demo):
     page = open_dashboard(browser, demo.base)
     assert_clean(page)
     for window, label in (("28d", "28 days"), ("month", "This month"), ("7d", "7 days")):
-        page.eval("Array.from(document.querySelectorAll('button')).find(b => b.textContent === %r).click(), 0" % label)
+        page.eval("Array.from(document.querySelectorAll('button'))"
+                  ".find(b => b.textContent === %r).click(), 0" % label)
         wait_for(page, "document.documentElement.dataset.window === %r && "
                        "document.documentElement.dataset.state === 'ready'" % window)
         assert page.eval("location.hash") == "#window=" + window
-        pressed = page.eval("Array.from(document.querySelectorAll('button[aria-pressed=\"true\"]')).map(b => b.textContent)")
+        pressed = texts(page, 'button[aria-pressed="true"]')
         assert pressed == [label]
         spend = page.eval("document.querySelector('#cards .card p.num').dataset.value")
-        assert float(spend) == demo.json("api/v1/costs?window=%s&by=team" % window)["total"]["cost_usd"]
+        api = demo.json("api/v1/costs?window=%s&by=team" % window)
+        assert float(spend) == api["total"]["cost_usd"]
     page.drain()
     assert page.errors == [] and page.network_errors == []
 
@@ -209,14 +224,16 @@ def test_structure_for_assistive_technology(browser, demo):
     page = open_dashboard(browser, demo.base)
     assert_clean(page)
     facts = page.eval("""(() => {
-      const levels = Array.from(document.querySelectorAll('h1,h2,h3,h4,h5,h6')).map(e => +e.tagName[1]);
+      const all = s => Array.from(document.querySelectorAll(s));
+      const levels = all('h1,h2,h3,h4,h5,h6').map(e => +e.tagName[1]);
       return {
         lang: document.documentElement.lang,
         title: document.title,
         h1: document.querySelectorAll('h1').length,
         skips: levels.filter((l, i) => i > 0 && l > levels[i - 1] + 1).length,
         sectionsWithoutHeading: Array.from(document.querySelectorAll('main section')).filter(s =>
-          !s.querySelector('h2') || s.getAttribute('aria-labelledby') !== s.querySelector('h2').id).length,
+          !s.querySelector('h2') ||
+          s.getAttribute('aria-labelledby') !== s.querySelector('h2').id).length,
         tables: document.querySelectorAll('table').length,
         tablesWithoutCaption: Array.from(document.querySelectorAll('table')).filter(t =>
           !t.caption || !t.caption.textContent.trim()).length,
@@ -227,8 +244,8 @@ def test_structure_for_assistive_technology(browser, demo):
           v.getAttribute('role') !== 'img' || !v.querySelector(':scope > title') ||
           v.getAttribute('aria-labelledby') !== v.querySelector(':scope > title').id).length,
         barsWithoutTitle: document.querySelectorAll('svg rect:not(:has(> title))').length,
-        buttonsWithoutName: Array.from(document.querySelectorAll('button')).filter(b => !b.textContent.trim()).length,
-        pressed: Array.from(document.querySelectorAll('button[data-window]')).map(b => b.getAttribute('aria-pressed')),
+        buttonsWithoutName: all('button').filter(b => !b.textContent.trim()).length,
+        pressed: all('button[data-window]').map(b => b.getAttribute('aria-pressed')),
       };
     })()""")
     assert facts["lang"] == "en" and facts["title"] and facts["h1"] == 1
@@ -236,7 +253,8 @@ def test_structure_for_assistive_technology(browser, demo):
     assert facts["sectionsWithoutHeading"] == 0
     assert facts["tables"] >= 8 and facts["tablesWithoutCaption"] == 0
     assert facts["colHeadersWithoutScope"] == 0 and facts["rowHeadersWithoutScope"] == 0
-    assert facts["charts"] == 2 and facts["chartsWithoutTitle"] == 0 and facts["barsWithoutTitle"] == 0
+    assert facts["charts"] == 2 and facts["chartsWithoutTitle"] == 0
+    assert facts["barsWithoutTitle"] == 0
     assert facts["buttonsWithoutName"] == 0
     assert facts["pressed"] == ["true", "false", "false"]
 
@@ -309,9 +327,9 @@ def test_findings_rendered(browser, fake):
         page = open_dashboard(browser, srv.base, width=width)
         assert_clean(page)
         assert page.eval("document.querySelectorAll('#recs li.finding').length") == 3
-        stanzas = page.eval("Array.from(document.querySelectorAll('#recs pre.stanza')).map(e => e.textContent)")
+        stanzas = texts(page, "#recs pre.stanza")
         assert stanzas == [f["change"]["stanza"] for f in doc["findings"]]
-        card = page.eval("Array.from(document.querySelectorAll('#cards .card')).pop().querySelector('p.num').dataset.value")
+        card = texts(page, "#cards .card p.num", "dataset.value")[-1]
         assert float(card) == doc["totals"]["monthly_savings"]
         assert check_figures(page, srv) > 100
         assert page.eval("document.documentElement.scrollWidth") <= width
@@ -326,9 +344,8 @@ def test_other_currency(browser, fake, tmp_path):
     assert srv.json("api/v1/costs?window=7d&by=team")["currency"] == "EUR"
     page = open_dashboard(browser, srv.base)
     assert_clean(page)
-    texts = page.eval("""Array.from(document.querySelectorAll('#by-team [data-src*="by=team"]:not(rect)'))
-        .filter(e => e.closest('td[data-label="Cost"]')).map(e => e.textContent)""")
-    assert texts and all(re.fullmatch(r"[0-9,]+\.[0-9]{2} EUR", t) for t in texts), texts
+    shown = texts(page, '#table-team td[data-label="Cost"] [data-value]')
+    assert shown and all(re.fullmatch(r"[0-9,]+\.[0-9]{2} EUR", t) for t in shown), shown
     assert page.eval("document.querySelector('#cards .card p.num').textContent").endswith(" EUR")
     # The findings document names its own currency (USD in the recording): its figures use it.
     assert page.eval("document.querySelector('#recs .saving strong').textContent").startswith("$")
