@@ -51,12 +51,13 @@ lint: setup
 
 test: unit unit-asan cli-test lint chart-test e2e web-test
 
-# The dashboard in headless Chromium against `gpu-cost-controller --demo` (tests/web/README.md);
-# UPDATE_SCREENSHOTS=1 also rewrites docs/dashboard.png and docs/dashboard-narrow.png.
+# The dashboard in headless Chromium against `gpu-cost-controller --demo`, and under delegated
+# auth against the pinned kube-apiserver (tests/web/README.md); UPDATE_SCREENSHOTS=1 also
+# rewrites docs/dashboard.png and docs/dashboard-narrow.png.
 .PHONY: web-test
-web-test: build
+web-test: build e2e-tools
 	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
-		PYTHONDONTWRITEBYTECODE=1 timeout 600 python3 -m pytest -q -p no:cacheprovider tests/web
+		E2E_REQUIRE=1 PYTHONDONTWRITEBYTECODE=1 timeout 600 python3 -m pytest -q -p no:cacheprovider tests/web
 
 # The Helm chart: lint, template tests, server-side dry run and helm install against the pinned
 # kube-apiserver, the controller under the chart's RBAC, the image recipe (tests/chart/README.md).

@@ -17,6 +17,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree (tests/e2e's modules too)
 
 import chrome  # noqa: E402
 
