@@ -7,6 +7,8 @@ document and then asks the API only (docs/dashboard.md)."""
 import os
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -62,8 +64,6 @@ def delegated(tmp_path_factory):
 
 
 def status_of(base, path, token=None):
-    import urllib.error
-    import urllib.request
     req = urllib.request.Request(base + path.lstrip("/"),
                                  headers={"Authorization": "Bearer " + token} if token else {})
     try:
