@@ -138,6 +138,7 @@ void ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n);
 
 /* Health server (health.c). */
 int ctl_health_start(ctl *c);
+int ctl_health_port(void); /* the port bound (--listen may say 0) */
 void ctl_health_stop(ctl *c);
 
 int64_t ctl_now(void);

@@ -71,11 +71,30 @@ static int ctl__adopt_nodes(ctl *c, const gc_dump *d)
         return 0;
 }
 
+/* Where a browser on this machine finds the dashboard. */
+static void ctl__url(const ctl_opts *o, int port, char *out, size_t n)
+{
+        const char *colon = strrchr(o->listen, ':');
+        int host_len = colon ? (int)(colon - o->listen) : 0;
+        const char *host = o->listen;
+
+        /* A wildcard address is not one to browse to. */
+        if (host_len == 0 || (host_len == 7 && strncmp(host, "0.0.0.0", 7) == 0)) {
+                host = "127.0.0.1";
+                host_len = 9;
+        } else if (host_len == 4 && strncmp(host, "[::]", 4) == 0) {
+                host = "[::1]";
+                host_len = 5;
+        }
+        snprintf(out, n, "%s://%.*s:%d/", o->tls_cert_file ? "https" : "http", host_len, host,
+                 port);
+}
+
 int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
 {
         gc_dump_input pods, nodes, nss, config, settings;
         int64_t now = 0, start, end;
-        char err[640], when[GC_TIME_LEN];
+        char err[640], when[GC_TIME_LEN], url[300];
         gc_dump d;
         ctl c;
         int rc = 1;
@@ -113,8 +132,9 @@ int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         if (ctl_snapshot_publish(&c, now) < 0 || ctl_health_start(&c) < 0)
                 goto finish;
         gc_time_format(now, when);
-        ctl_log(CTL_INFO, "demo: serving the bundled example cluster (no API server)", "now", when,
-                "listen", o->listen, NULL);
+        ctl__url(o, ctl_health_port(), url, sizeof(url));
+        ctl_log(CTL_INFO, "demo: serving the bundled example cluster (no API server)", "url", url,
+                "now", when, NULL);
         while (!*stop) {
                 atomic_store(&c.last_tick, (long)ctl_mono());
                 usleep(200 * 1000);

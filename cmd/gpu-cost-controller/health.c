@@ -151,6 +151,11 @@ int ctl_health_start(ctl *c)
         return 0;
 }
 
+int ctl_health_port(void)
+{
+        return ctl__httpd ? gc_httpd_port(ctl__httpd) : 0;
+}
+
 void ctl_health_stop(ctl *c)
 {
         (void)c;
