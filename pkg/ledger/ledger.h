@@ -182,6 +182,24 @@ typedef struct gc_cost_summary {
 int gc_ledger_query(const gc_ledger *l, const gc_query *q, gc_cost_summary *ret);
 void gc_cost_summary_free(gc_cost_summary *s); /* accepts a zeroed struct */
 
+#define GC_LEDGER_MAX_STEPS 1000 /* summaries of one stepped query */
+
+/*
+ * The steps of [start, end): [start + k*step_s, min(start + (k+1)*step_s, end)) for k < the
+ * count returned; 0 for an empty window or step_s <= 0.
+ */
+size_t gc_ledger_step_count(int64_t start, int64_t end, int64_t step_s);
+/*
+ * gc_ledger_query of every step of [q->start, q->end) at once, into ret[0 .. n_steps): one pass
+ * over the ledger instead of one per step, and each summary equal to what gc_ledger_query of
+ * its step alone returns (a folded hour cut by a step's edge counts in neither step, as with a
+ * window's edge; open intervals accrue up to min(step's end, q->now)). n_steps must be
+ * gc_ledger_step_count(q->start, q->end, step_s), else -EINVAL; -E2BIG above
+ * GC_LEDGER_MAX_STEPS. Free each summary with gc_cost_summary_free.
+ */
+int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
+                          gc_cost_summary *ret, size_t n_steps);
+
 /* ---- state, for checkpoints ----------------------------------------------------------------- */
 
 typedef struct gc_rollup {

@@ -36,11 +36,9 @@ typedef struct gc__node_acc {
         double cap_seconds, cap_cost, held_seconds;
 } gc__node_acc;
 
-typedef struct gc__q {
-        const gc_ledger *l;
-        const gc_query *q;
-        gc__filter f;
-        int64_t open_end; /* where open intervals stop accruing */
+/* One step's accumulators: what a query of that step alone would gather. */
+typedef struct gc__acc {
+        int64_t start, end;
 
         gc_cost_row *rows;
         size_t n_rows, cap_rows;
@@ -51,10 +49,24 @@ typedef struct gc__q {
         gc__index nodes_ix;
 
         gc_cost_row total, unattributed;
+} gc__acc;
+
+/*
+ * A query over steps [start + k*step, min(start + (k+1)*step, end)), k < n; a plain query is one
+ * step. Each record is visited once and added to every step it overlaps, in the order a query of
+ * each step alone would add it, so every step's sums come out bit for bit the same.
+ */
+typedef struct gc__q {
+        const gc_ledger *l;
+        const gc_query *q;
+        gc__filter f;
+        int64_t step;
+        gc__acc *acc;
+        size_t n;
 } gc__q;
 
 typedef struct gc__key {
-        const gc__q *x;
+        const gc__acc *a;
         const char *const *keys;
 } gc__key;
 
@@ -62,14 +74,14 @@ static int gc__row_eq(const void *ctx, size_t ix)
 {
         const gc__key *k = ctx;
 
-        return memcmp(k->x->rows[ix].keys, k->keys, sizeof(k->x->rows[ix].keys)) == 0;
+        return memcmp(k->a->rows[ix].keys, k->keys, sizeof(k->a->rows[ix].keys)) == 0;
 }
 
 static int gc__node_eq(const void *ctx, size_t ix)
 {
         const gc__key *k = ctx;
 
-        return k->x->nodes[ix].node == k->keys[0];
+        return k->a->nodes[ix].node == k->keys[0];
 }
 
 static uint32_t gc__keys_hash(const char *const keys[GC_DIM_COUNT])
@@ -82,10 +94,9 @@ static uint32_t gc__keys_hash(const char *const keys[GC_DIM_COUNT])
 }
 
 /* The row of the keys, made when new; may reallocate the rows. NULL when out of memory. */
-static gc_cost_row *gc__row_get(gc__q *x, const char *const keys[GC_DIM_COUNT])
+static gc_cost_row *gc__row_get(gc__acc *x, const char *const keys[GC_DIM_COUNT], uint32_t h)
 {
         gc__key k = {x, keys};
-        uint32_t h = gc__keys_hash(keys);
         gc_cost_row *row;
         size_t pos;
 
@@ -102,20 +113,20 @@ static gc_cost_row *gc__row_get(gc__q *x, const char *const keys[GC_DIM_COUNT])
         return row;
 }
 
-static gc__node_acc *gc__node_find(const gc__q *x, const char *node)
+static gc__node_acc *gc__node_find(const gc__acc *x, const char *node, uint32_t h)
 {
         gc__key k = {x, &node};
         size_t pos;
 
-        if (!gc__index_find(&x->nodes_ix, gc__fin(gc__mix(0, node)), gc__node_eq, &k, &pos))
+        if (!gc__index_find(&x->nodes_ix, h, gc__node_eq, &k, &pos))
                 return NULL;
         return &x->nodes[x->nodes_ix.s[pos].ix - 1];
 }
 
 /* The node's accumulator, made when new; may reallocate. NULL when out of memory. */
-static gc__node_acc *gc__node_get(gc__q *x, const char *node)
+static gc__node_acc *gc__node_get(gc__acc *x, const char *node, uint32_t h)
 {
-        gc__node_acc *a = gc__node_find(x, node);
+        gc__node_acc *a = gc__node_find(x, node, h);
 
         if (a)
                 return a;
@@ -127,26 +138,69 @@ static gc__node_acc *gc__node_get(gc__q *x, const char *node)
         memset(a, 0, sizeof(*a));
         a->node = node;
         a->model_hour = INT64_MIN;
-        gc__index_add_new(&x->nodes_ix, gc__fin(gc__mix(0, node)), x->n_nodes);
+        gc__index_add_new(&x->nodes_ix, h, x->n_nodes);
         x->n_nodes++;
         return a;
 }
 
-/* Seconds of [start, end) inside the window; open intervals end where the query says. */
-static int64_t gc__overlap(const gc__q *x, int64_t start, int64_t end)
+static uint32_t gc__node_hash(const char *node)
+{
+        return gc__fin(gc__mix(0, node));
+}
+
+/* The step holding t, for q->start <= t < q->end (unsigned: the span may exceed INT64_MAX). */
+static size_t gc__step_of(const gc__q *x, int64_t t)
+{
+        uint64_t k;
+
+        if (x->n == 1)
+                return 0;
+        k = ((uint64_t)t - (uint64_t)x->q->start) / (uint64_t)x->step;
+        return k < x->n ? (size_t)k : x->n - 1;
+}
+
+/*
+ * Where [start, end) lies in the window: the steps it may overlap, [*k0, *k1], and its end with
+ * an open interval ending where the query says (now, else the window's end). 0 when outside.
+ */
+static int gc__span(const gc__q *x, int64_t start, int64_t end, size_t *k0, size_t *k1,
+                    int64_t *ret_end)
 {
         int64_t lo = start > x->q->start ? start : x->q->start;
-        int64_t hi = end == GC_OPEN ? x->open_end : end;
+        int64_t hi = end;
 
+        if (end == GC_OPEN)
+                hi = x->q->now && x->q->now < x->q->end ? x->q->now : x->q->end;
         if (hi > x->q->end)
                 hi = x->q->end;
+        if (hi <= lo)
+                return 0;
+        *k0 = gc__step_of(x, lo);
+        *k1 = gc__step_of(x, hi - 1);
+        *ret_end = hi;
+        return 1;
+}
+
+/* Seconds of [start, hi) inside the step; hi is already clipped to where it stops accruing. */
+static int64_t gc__overlap(const gc__acc *a, int64_t start, int64_t hi)
+{
+        int64_t lo = start > a->start ? start : a->start;
+
+        if (hi > a->end)
+                hi = a->end;
         /* lo >= 0 (starts are validated), so hi - lo cannot overflow. */
         return hi > lo ? hi - lo : 0;
 }
 
-static int gc__hour_inside(const gc__q *x, int64_t hour)
+/* The step wholly holding the hour, or NULL (a folded hour cut by a step's edge counts in none). */
+static gc__acc *gc__hour_step(const gc__q *x, int64_t hour)
 {
-        return hour >= x->q->start && hour + GC__HOUR <= x->q->end;
+        gc__acc *a;
+
+        if (hour < x->q->start || hour >= x->q->end)
+                return NULL;
+        a = &x->acc[gc__step_of(x, hour)];
+        return hour >= a->start && hour + GC__HOUR <= a->end ? a : NULL;
 }
 
 static void gc__row_add(gc_cost_row *row, double gs, double cost, uint32_t pods, uint32_t estimates)
@@ -169,30 +223,40 @@ static int gc__capacity_pass(gc__q *x)
 
         for (size_t i = 0; i < l->n_cap; i++) {
                 const gc__cap *c = &l->cap[i];
-                int64_t ov = gc__overlap(x, c->start, c->end);
-                gc__node_acc *a;
-                double s;
+                size_t k0, k1;
+                int64_t hi;
+                uint32_t h;
 
-                if (ov <= 0 || !gc__node_filters(x, c->node, c->model, c->capacity_type))
+                if (!gc__span(x, c->start, c->end, &k0, &k1, &hi) ||
+                    !gc__node_filters(x, c->node, c->model, c->capacity_type))
                         continue;
-                a = gc__node_get(x, c->node);
-                if (!a)
-                        return -ENOMEM;
-                s = (double)ov * c->geq;
-                a->cap_seconds += s;
-                a->cap_cost += s / 3600.0 * c->usd_per_gpu_hour;
-                a->model = c->model;
-                a->capacity_type = c->capacity_type;
-                a->model_hour = INT64_MAX;
+                h = gc__node_hash(c->node);
+                for (size_t k = k0; k <= k1; k++) {
+                        int64_t ov = gc__overlap(&x->acc[k], c->start, hi);
+                        gc__node_acc *a;
+                        double s;
+
+                        if (ov <= 0)
+                                continue;
+                        a = gc__node_get(&x->acc[k], c->node, h);
+                        if (!a)
+                                return -ENOMEM;
+                        s = (double)ov * c->geq;
+                        a->cap_seconds += s;
+                        a->cap_cost += s / 3600.0 * c->usd_per_gpu_hour;
+                        a->model = c->model;
+                        a->capacity_type = c->capacity_type;
+                        a->model_hour = INT64_MAX;
+                }
         }
         for (size_t i = 0; i < l->n_croll; i++) {
                 const gc__croll *r = &l->croll[i];
+                gc__acc *st = gc__hour_step(x, r->hour);
                 gc__node_acc *a;
 
-                if (!gc__hour_inside(x, r->hour) ||
-                    !gc__node_filters(x, r->node, r->model, r->capacity_type))
+                if (!st || !gc__node_filters(x, r->node, r->model, r->capacity_type))
                         continue;
-                a = gc__node_get(x, r->node);
+                a = gc__node_get(st, r->node, gc__node_hash(r->node));
                 if (!a)
                         return -ENOMEM;
                 a->cap_seconds += r->geq_seconds;
@@ -206,62 +270,96 @@ static int gc__capacity_pass(gc__q *x)
         return 0;
 }
 
-/* Adds one contribution to its group, the total and the unattributed part. */
-static int gc__account(gc__q *x, const char *const dims[GC_DIM_COUNT], double gs, double cost,
-                       uint32_t pods, uint32_t estimates)
+/* Whether a contribution passes the filters; if so, its group's keys and their hash. */
+static int gc__keys(gc__q *x, const char *const dims[GC_DIM_COUNT], const char *keys[GC_DIM_COUNT],
+                    uint32_t *ret_h)
 {
-        const char *keys[GC_DIM_COUNT] = {0};
-        gc_cost_row *row;
-
+        memset(keys, 0, GC_DIM_COUNT * sizeof(*keys));
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                 if (!gc__match(&x->f, (gc_dim)d, dims[d]))
                         return 0;
         for (size_t i = 0; i < x->q->n_by; i++)
                 keys[x->q->by[i]] = dims[x->q->by[i]];
-        row = gc__row_get(x, keys);
+        *ret_h = gc__keys_hash(keys);
+        return 1;
+}
+
+/* Adds one contribution to its group, the total and the unattributed part of a step. */
+static int gc__account(gc__acc *a, const char *const keys[GC_DIM_COUNT], uint32_t h, int unattr,
+                       double gs, double cost, uint32_t pods, uint32_t estimates)
+{
+        gc_cost_row *row = gc__row_get(a, keys, h);
+
         if (!row)
                 return -ENOMEM;
         gc__row_add(row, gs, cost, pods, estimates);
-        gc__row_add(&x->total, gs, cost, pods, estimates);
-        if (dims[GC_DIM_TEAM] == x->l->unattributed || dims[GC_DIM_PROJECT] == x->l->unattributed)
-                gc__row_add(&x->unattributed, gs, cost, pods, estimates);
+        gc__row_add(&a->total, gs, cost, pods, estimates);
+        if (unattr)
+                gc__row_add(&a->unattributed, gs, cost, pods, estimates);
         return 0;
+}
+
+static int gc__unattributed(const gc__q *x, const char *const dims[GC_DIM_COUNT])
+{
+        return dims[GC_DIM_TEAM] == x->l->unattributed ||
+               dims[GC_DIM_PROJECT] == x->l->unattributed;
 }
 
 static int gc__usage_pass(gc__q *x)
 {
         const gc_ledger *l = x->l;
-        const char *dims[GC_DIM_COUNT];
+        const char *dims[GC_DIM_COUNT], *keys[GC_DIM_COUNT];
         int r;
 
         for (size_t i = 0; i < l->n_iv; i++) {
                 const gc__iv *v = &l->iv[i];
-                int64_t ov = gc__overlap(x, v->start, v->end);
-                gc__node_acc *a;
-                double gs, cost;
+                uint32_t nh = gc__node_hash(v->dims[GC_DIM_NODE]), kh = 0;
+                int pass, unattr = gc__unattributed(x, v->dims);
+                size_t k0, k1;
+                int64_t hi;
 
-                if (ov <= 0)
+                if (!gc__span(x, v->start, v->end, &k0, &k1, &hi))
                         continue;
-                gs = (double)ov * v->geq;
-                cost = gs / 3600.0 * v->usd_per_gpu_hour;
-                /* Idle is not narrowed by team or project: the node's GPUs sit idle regardless. */
-                if (x->n_nodes && (a = gc__node_find(x, v->dims[GC_DIM_NODE])))
-                        a->held_seconds += gs;
-                r = gc__account(x, v->dims, gs, cost, 1, (v->flags & GC_USAGE_F_ESTIMATE) != 0);
-                if (r < 0)
-                        return r;
+                pass = gc__keys(x, v->dims, keys, &kh);
+                for (size_t k = k0; k <= k1; k++) {
+                        gc__acc *st = &x->acc[k];
+                        int64_t ov = gc__overlap(st, v->start, hi);
+                        gc__node_acc *a;
+                        double gs, cost;
+
+                        if (ov <= 0)
+                                continue;
+                        gs = (double)ov * v->geq;
+                        cost = gs / 3600.0 * v->usd_per_gpu_hour;
+                        /* Idle is not narrowed by team or project: the node's GPUs sit idle
+                         * regardless. */
+                        if (st->n_nodes && (a = gc__node_find(st, v->dims[GC_DIM_NODE], nh)))
+                                a->held_seconds += gs;
+                        if (!pass)
+                                continue;
+                        r = gc__account(st, keys, kh, unattr, gs, cost, 1,
+                                        (v->flags & GC_USAGE_F_ESTIMATE) != 0);
+                        if (r < 0)
+                                return r;
+                }
         }
         for (size_t i = 0; i < l->n_roll; i++) {
                 const gc__roll *rr = &l->roll[i];
+                gc__acc *st = gc__hour_step(x, rr->hour);
                 gc__node_acc *a;
+                uint32_t kh = 0;
 
-                if (!gc__hour_inside(x, rr->hour))
+                if (!st)
                         continue;
-                if (x->n_nodes && (a = gc__node_find(x, rr->dims[GC_DIM_NODE])))
+                if (st->n_nodes && (a = gc__node_find(st, rr->dims[GC_DIM_NODE],
+                                                      gc__node_hash(rr->dims[GC_DIM_NODE]))))
                         a->held_seconds += rr->gpu_seconds;
                 memcpy(dims, rr->dims, sizeof(rr->dims));
                 dims[GC_DIM_POD] = l->folded_pod;
-                r = gc__account(x, dims, rr->gpu_seconds, rr->cost_usd, 0, 0);
+                if (!gc__keys(x, dims, keys, &kh))
+                        continue;
+                r = gc__account(st, keys, kh, gc__unattributed(x, dims), rr->gpu_seconds,
+                                rr->cost_usd, 0, 0);
                 if (r < 0)
                         return r;
         }
@@ -362,7 +460,7 @@ static int gc__query_valid(const gc_query *q)
         return 1;
 }
 
-static int gc__idle(gc__q *x, gc_cost_summary *s)
+static int gc__idle(const gc__acc *x, gc_cost_summary *s)
 {
         gc_cost_row *idle;
 
@@ -394,49 +492,116 @@ static int gc__idle(gc__q *x, gc_cost_summary *s)
         return 0;
 }
 
-int gc_ledger_query(const gc_ledger *l, const gc_query *q, gc_cost_summary *ret)
+static void gc__acc_release(gc__acc *a)
+{
+        free(a->rows);
+        a->rows = NULL;
+        gc__index_free(&a->rows_ix);
+        free(a->nodes);
+        a->nodes = NULL;
+        gc__index_free(&a->nodes_ix);
+}
+
+/* One step's summary out of its accumulators, which it takes the rows of. */
+static int gc__finish(const gc__q *x, gc__acc *a, gc_cost_summary *ret)
 {
         gc_cost_summary s = {0};
+        int r = gc__sort_rows(&a->rows, a->n_rows, x->q);
+
+        if (r == 0)
+                r = gc__idle(a, &s);
+        if (r < 0)
+                return r;
+        s.start = a->start;
+        s.end = a->end;
+        memcpy(s.by, x->q->by, sizeof(s.by));
+        s.n_by = x->q->n_by;
+        s.rows = a->rows;
+        s.n_rows = a->n_rows;
+        a->rows = NULL;
+        s.total = a->total;
+        s.unattributed = a->unattributed;
+        *ret = s;
+        return 0;
+}
+
+/* n summaries of the steps of q->start + k*step; ret is written only on success. */
+static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, size_t n,
+                   gc_cost_summary *ret)
+{
+        gc_cost_summary *out = NULL;
         gc__q x = {0};
+        size_t done = 0;
         int r;
 
-        if (!l || !q || !ret || !gc__query_valid(q))
-                return -EINVAL;
         x.l = l;
         x.q = q;
+        x.step = step;
+        x.n = n;
         memcpy(x.f.want, q->filter, sizeof(x.f.want));
-        x.open_end = q->now ? q->now : q->end;
-        if (x.open_end > q->end)
-                x.open_end = q->end;
+        x.acc = calloc(n, sizeof(*x.acc));
+        out = calloc(n, sizeof(*out));
+        if (!x.acc || !out) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t k = 0; k < n; k++) {
+                int64_t t = q->start + (int64_t)k * step;
 
+                x.acc[k].start = t;
+                x.acc[k].end = n == 1 || q->end - t <= step ? q->end : t + step;
+        }
         r = gc__capacity_pass(&x);
         if (r == 0)
                 r = gc__usage_pass(&x);
-        if (r == 0)
-                r = gc__sort_rows(&x.rows, x.n_rows, q);
-        if (r == 0)
-                r = gc__idle(&x, &s);
-        if (r < 0)
-                goto out;
-
-        s.start = q->start;
-        s.end = q->end;
-        memcpy(s.by, q->by, sizeof(s.by));
-        s.n_by = q->n_by;
-        s.rows = x.rows;
-        s.n_rows = x.n_rows;
-        x.rows = NULL;
-        s.total = x.total;
-        s.unattributed = x.unattributed;
-        *ret = s;
-        memset(&s, 0, sizeof(s));
+        for (; r == 0 && done < n; done++) {
+                r = gc__finish(&x, &x.acc[done], &out[done]);
+                /* The step's indexes are no longer needed: give them back as we go. */
+                gc__acc_release(&x.acc[done]);
+        }
+        if (r == 0) {
+                memcpy(ret, out, n * sizeof(*ret));
+                done = 0;
+        }
 out:
-        gc_cost_summary_free(&s);
-        free(x.rows);
-        gc__index_free(&x.rows_ix);
-        free(x.nodes);
-        gc__index_free(&x.nodes_ix);
+        for (size_t k = 0; k < done; k++)
+                gc_cost_summary_free(&out[k]);
+        for (size_t k = 0; x.acc && k < n; k++)
+                gc__acc_release(&x.acc[k]);
+        free(x.acc);
+        free(out);
         return r;
+}
+
+int gc_ledger_query(const gc_ledger *l, const gc_query *q, gc_cost_summary *ret)
+{
+        if (!l || !q || !ret || !gc__query_valid(q))
+                return -EINVAL;
+        return gc__run(l, q, 0, 1, ret); /* one step: its length is never used */
+}
+
+size_t gc_ledger_step_count(int64_t start, int64_t end, int64_t step_s)
+{
+        uint64_t span, n;
+
+        if (start >= end || step_s <= 0)
+                return 0;
+        span = (uint64_t)end - (uint64_t)start;
+        n = span / (uint64_t)step_s + (span % (uint64_t)step_s != 0);
+        return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
+}
+
+int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
+                          gc_cost_summary *ret, size_t n_steps)
+{
+        if (!l || !q || (!ret && n_steps) || !gc__query_valid(q) || step_s <= 0 ||
+            n_steps != gc_ledger_step_count(q->start, q->end, step_s))
+                return -EINVAL;
+        if (n_steps > GC_LEDGER_MAX_STEPS)
+                return -E2BIG;
+        if (n_steps == 0)
+                return 0;
+        return gc__run(l, q, step_s, n_steps, ret);
 }
 
 void gc_cost_summary_free(gc_cost_summary *s)

@@ -783,6 +783,145 @@ START_TEST(test_fold_equivalence)
 }
 END_TEST
 
+/* ---- stepped queries ------------------------------------------------------------------------ */
+
+static void assert_row_identical(const gc_cost_row *a, const gc_cost_row *b, const char *what,
+                                 size_t k)
+{
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                ck_assert_msg(a->keys[d] == b->keys[d] ||
+                                  (a->keys[d] && b->keys[d] && strcmp(a->keys[d], b->keys[d]) == 0),
+                              "%s step %zu: key %zu", what, k, d);
+        /* Bit for bit: the stepped query adds the same figures in the same order. */
+        ck_assert_msg(a->gpu_seconds == b->gpu_seconds, "%s step %zu: GPU-s %.17g %.17g", what, k,
+                      a->gpu_seconds, b->gpu_seconds);
+        ck_assert_msg(a->cost_usd == b->cost_usd, "%s step %zu: $ %.17g %.17g", what, k,
+                      a->cost_usd, b->cost_usd);
+        ck_assert_uint_eq(a->pods, b->pods);
+        ck_assert_uint_eq(a->estimates, b->estimates);
+}
+
+static void assert_identical(const gc_cost_summary *a, const gc_cost_summary *b, const char *what,
+                             size_t k)
+{
+        ck_assert_int_eq(a->start, b->start);
+        ck_assert_int_eq(a->end, b->end);
+        ck_assert_uint_eq(a->n_by, b->n_by);
+        ck_assert_uint_eq(a->n_rows, b->n_rows);
+        ck_assert_uint_eq(a->n_idle_nodes, b->n_idle_nodes);
+        assert_row_identical(&a->total, &b->total, what, k);
+        assert_row_identical(&a->unattributed, &b->unattributed, what, k);
+        assert_row_identical(&a->capacity, &b->capacity, what, k);
+        assert_row_identical(&a->idle, &b->idle, what, k);
+        for (size_t i = 0; i < a->n_rows; i++)
+                assert_row_identical(&a->rows[i], &b->rows[i], what, k);
+        for (size_t i = 0; i < a->n_idle_nodes; i++)
+                assert_row_identical(&a->idle_nodes[i], &b->idle_nodes[i], what, k);
+}
+
+/*
+ * Random windows, steps (hour-aligned or not, a last step cut short), now, groupings and filters
+ * over a random ledger, folded in odd iterations: every step's summary is the one gc_ledger_query
+ * gives for that step alone.
+ */
+START_TEST(test_steps_equivalence)
+{
+        static const char *const bys[] = {"",
+                                          "team",
+                                          "team,project",
+                                          "node,pod",
+                                          "namespace,pod,node,team,project",
+                                          "namespace,team,project,model,capacity_type,node,pod"};
+        static const int64_t steps[] = {H, 24 * H, 6 * H, 1800, 5400, 7 * H + 13, 2 * H + 1};
+        char what[96];
+
+        load_random(led, 1500);
+        if (_i % 2)
+                ck_assert_int_gt(gc_ledger_fold(led, T0 + 40 * H + 1234, T0 - 24 * H), 0);
+        rng_state = 0x1234567ULL + (uint64_t)_i;
+        for (int round = 0; round < 12; round++) {
+                int64_t start = T0 - 5 * H + rng_below(60 * H);
+                int64_t step = steps[rng_below(sizeof(steps) / sizeof(steps[0]))];
+                int64_t end, now;
+                gc_query q;
+                gc_cost_summary *sums;
+                size_t n;
+
+                if (rng_below(2))
+                        start = start / H * H; /* hour-aligned windows too */
+                end = start + 1 + rng_below(50 * H);
+                now = rng_below(4) == 0 ? 0 : start + rng_below(60 * H);
+                q = window(start, end, now, bys[rng_below(sizeof(bys) / sizeof(bys[0]))]);
+                if (rng_below(4) == 0)
+                        q.filter[GC_DIM_TEAM] = "ml";
+                if (rng_below(4) == 0)
+                        q.filter[GC_DIM_NODE] = "n1";
+                n = gc_ledger_step_count(start, end, step);
+                ck_assert_uint_gt(n, 0);
+                sums = calloc(n, sizeof(*sums));
+                ck_assert_ptr_nonnull(sums);
+                ck_assert_int_eq(gc_ledger_query_steps(led, &q, step, sums, n), 0);
+                for (size_t k = 0; k < n; k++) {
+                        gc_query one = q;
+                        gc_cost_summary s;
+
+                        one.start = start + (int64_t)k * step;
+                        one.end = end - one.start > step ? one.start + step : end;
+                        ck_assert_int_eq(gc_ledger_query(led, &one, &s), 0);
+                        snprintf(what, sizeof(what), "iteration %d round %d step %lld", _i, round,
+                                 (long long)step);
+                        assert_identical(&sums[k], &s, what, k);
+                        gc_cost_summary_free(&s);
+                        gc_cost_summary_free(&sums[k]);
+                }
+                free(sums);
+        }
+}
+END_TEST
+
+/* Folded hours cut by a step's edge count in neither step, as a window's edge cuts them. */
+START_TEST(test_steps_cut_folded_hour)
+{
+        pod_spec p = {"a", "ns", "ml", "llm", "H100", "on-demand", "n0", 1, 3.6, T0, T0 + 4 * H, 0};
+        gc_query q = window(T0, T0 + 4 * H, T0 + 10 * H, "team");
+        gc_cost_summary s[3];
+
+        ck_assert_int_eq(put(led, &p), 0);
+        ck_assert_int_eq(gc_ledger_fold(led, T0 + 5 * H, T0 - H), 1);
+        /* Steps of 90 minutes: [0, 1.5h) holds hour 0, [1.5h, 3h) holds hour 2, [3h, 4h) hour 3;
+         * hour 1 is cut and counted nowhere. */
+        ck_assert_uint_eq(gc_ledger_step_count(q.start, q.end, 5400), 3);
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, 5400, s, 3), 0);
+        ck_assert(s[0].total.gpu_seconds == 3600);
+        ck_assert(s[1].total.gpu_seconds == 3600);
+        ck_assert(s[2].total.gpu_seconds == 3600);
+        ck_assert_int_eq(s[2].start, T0 + 3 * H);
+        ck_assert_int_eq(s[2].end, T0 + 4 * H);
+        for (size_t k = 0; k < 3; k++)
+                gc_cost_summary_free(&s[k]);
+}
+END_TEST
+
+START_TEST(test_steps_bad_input)
+{
+        gc_query q = window(T0, T0 + 10 * H, 0, "team");
+        gc_cost_summary s[11];
+
+        memset(s, 0, sizeof(s));
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, H, s, 9), -EINVAL);
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, H, s, 11), -EINVAL);
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, 0, s, 10), -EINVAL);
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, -H, s, 10), -EINVAL);
+        ck_assert_ptr_null(s[0].rows);
+        q.end = T0 + 1001 * H;
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, H, s, 1001), -E2BIG);
+        q.end = T0;
+        ck_assert_uint_eq(gc_ledger_step_count(q.start, q.end, H), 0);
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, H, NULL, 0), 0);
+        ck_assert_uint_eq(gc_ledger_step_count(INT64_MIN, INT64_MAX, INT64_MAX), 3);
+}
+END_TEST
+
 static int visit_min_hour(void *ud, const gc_rollup *r)
 {
         int64_t *min = ud;
@@ -1018,6 +1157,9 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_limits);
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_fold_equivalence);
+        tcase_add_loop_test(tc, test_steps_equivalence, 0, 8);
+        tcase_add_test(tc, test_steps_cut_folded_hour);
+        tcase_add_test(tc, test_steps_bad_input);
         tcase_add_test(tc, test_fold_keep_since);
         tcase_add_test(tc, test_fold_hour_granular);
         tcase_add_test(tc, test_fold_no_double_count);
