@@ -372,37 +372,25 @@ static int gc__row_nodes(gc__node_idle *v, size_t n, const gc_cost_summary *sum,
         return 0;
 }
 
-static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_t end, gc__set *out)
+/* One set out of one step's summary (grouped by namespace, pod, node, team and project). */
+static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary *sum, gc__set *out)
 {
-        gc_query q = {0};
-        gc_cost_summary sum = {0};
         gc__node_idle *nodes = NULL;
         char name[GC__NAME_MAX];
         double total_cost = 0, total_idle_cost = 0, total_idle_s = 0;
         double *row_share = NULL;
         gc__node_idle **row_node = NULL;
-        int r;
+        int r = 0;
 
-        q.start = start;
-        q.end = end;
-        q.now = x->s->p.now;
-        q.by[q.n_by++] = GC_DIM_NAMESPACE;
-        q.by[q.n_by++] = GC_DIM_POD;
-        q.by[q.n_by++] = GC_DIM_NODE;
-        q.by[q.n_by++] = GC_DIM_TEAM;
-        q.by[q.n_by++] = GC_DIM_PROJECT;
-        r = gc_ledger_query(x->s->p.ledger, &q, &sum);
-        if (r < 0)
-                return r;
-        if (sum.n_idle_nodes) {
-                nodes = calloc(sum.n_idle_nodes, sizeof(*nodes));
+        if (sum->n_idle_nodes) {
+                nodes = calloc(sum->n_idle_nodes, sizeof(*nodes));
                 if (!nodes) {
                         r = -ENOMEM;
                         goto out;
                 }
         }
-        for (size_t i = 0; i < sum.n_idle_nodes; i++) {
-                const gc_cost_row *in = &sum.idle_nodes[i];
+        for (size_t i = 0; i < sum->n_idle_nodes; i++) {
+                const gc_cost_row *in = &sum->idle_nodes[i];
 
                 nodes[i].node = in->keys[GC_DIM_NODE] ? in->keys[GC_DIM_NODE] : "";
                 nodes[i].idle_seconds = in->gpu_seconds;
@@ -410,26 +398,26 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_
                 total_idle_cost += in->cost_usd;
                 total_idle_s += in->gpu_seconds;
         }
-        r = gc__row_nodes(nodes, sum.n_idle_nodes, &sum, &row_node);
+        r = gc__row_nodes(nodes, sum->n_idle_nodes, sum, &row_node);
         if (r < 0)
                 goto out;
-        for (size_t i = 0; i < sum.n_rows; i++) {
+        for (size_t i = 0; i < sum->n_rows; i++) {
                 gc__node_idle *ni = row_node[i];
 
-                total_cost += sum.rows[i].cost_usd;
+                total_cost += sum->rows[i].cost_usd;
                 if (ni)
-                        ni->tenant_cost += sum.rows[i].cost_usd;
+                        ni->tenant_cost += sum->rows[i].cost_usd;
         }
-        if (g->share_idle && sum.n_rows) {
-                row_share = calloc(sum.n_rows, sizeof(*row_share));
+        if (g->share_idle && sum->n_rows) {
+                row_share = calloc(sum->n_rows, sizeof(*row_share));
                 if (!row_share) {
                         r = -ENOMEM;
                         goto out;
                 }
         }
         /* Idle shared in proportion to cost: per node, or over the cluster. */
-        for (size_t i = 0; row_share && i < sum.n_rows; i++) {
-                const gc_cost_row *row = &sum.rows[i];
+        for (size_t i = 0; row_share && i < sum->n_rows; i++) {
+                const gc_cost_row *row = &sum->rows[i];
 
                 if (g->idle_by_node) {
                         gc__node_idle *ni = row_node[i];
@@ -440,8 +428,8 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_
                         row_share[i] = total_idle_cost * row->cost_usd / total_cost;
                 }
         }
-        for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
-                const gc_cost_row *row = &sum.rows[i];
+        for (size_t i = 0; r == 0 && i < sum->n_rows; i++) {
+                const gc_cost_row *row = &sum->rows[i];
                 const gc_api_pod *p;
                 gc__row_vals rv;
                 gc__alloc *a;
@@ -473,7 +461,7 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, int64_t start, int64_
         }
         /* Idle: its own rows when asked for, or what could not be shared (a node with no tenant).
          */
-        for (size_t i = 0; r == 0 && i < sum.n_idle_nodes; i++) {
+        for (size_t i = 0; r == 0 && i < sum->n_idle_nodes; i++) {
                 const gc__node_idle *ni = &nodes[i];
                 int unshared =
                     g->share_idle && (g->idle_by_node ? ni->tenant_cost <= 0 : total_cost <= 0);
@@ -538,7 +526,6 @@ out:
         free(row_node);
         free(row_share);
         free(nodes);
-        gc_cost_summary_free(&sum);
         return r;
 }
 
@@ -639,6 +626,9 @@ int gc__api_allocation(gc__api_ctx *x)
         const char *w = gc_httpd_query(x->req, "window");
         gc_buf *b = &x->res->body;
         int64_t start, end, step = 0;
+        gc_query q = {0};
+        gc_cost_summary *sums = NULL;
+        size_t n = 0;
         int accumulate;
         char err[GC__API_ERR];
         gc__agg g;
@@ -663,12 +653,34 @@ int gc__api_allocation(gc__api_ctx *x)
                 return 0;
         if (accumulate || !step)
                 step = end - start;
+        q.start = start;
+        q.end = end;
+        q.now = x->s->p.now;
+        q.by[q.n_by++] = GC_DIM_NAMESPACE;
+        q.by[q.n_by++] = GC_DIM_POD;
+        q.by[q.n_by++] = GC_DIM_NODE;
+        q.by[q.n_by++] = GC_DIM_TEAM;
+        q.by[q.n_by++] = GC_DIM_PROJECT;
+        /* Every step from one pass over the ledger (a query per step cost a pass each). */
+        if (gc_ledger_step_count(start, end, step)) {
+                size_t want = gc_ledger_step_count(start, end, step);
+
+                sums = calloc(want, sizeof(*sums));
+                if (!sums)
+                        return -ENOMEM;
+                r = gc_ledger_query_steps(x->s->p.ledger, &q, step, sums, want);
+                if (r < 0) {
+                        free(sums);
+                        return r;
+                }
+                n = want;
+        }
         r = gc_buf_puts(b, "{\"code\":200,\"status\":\"success\",\"data\":[");
-        for (int64_t t = start; r == 0 && t < end; t += step) {
-                int64_t e = end - t > step ? t + step : end;
+        for (size_t k = 0; r == 0 && k < n; k++) {
+                int64_t t = sums[k].start, e = sums[k].end;
                 gc__set set = {0};
 
-                r = gc__build_set(x, &g, t, e, &set);
+                r = gc__build_set(x, &g, &sums[k], &set);
                 if (r == 0)
                         r = gc_buf_puts(b, t == start ? "{" : ",{");
                 for (size_t i = 0; r == 0 && i < set.n; i++) {
@@ -683,5 +695,8 @@ int gc__api_allocation(gc__api_ctx *x)
         }
         if (r == 0)
                 r = gc_buf_puts(b, "]}");
+        for (size_t k = 0; k < n; k++)
+                gc_cost_summary_free(&sums[k]);
+        free(sums);
         return r;
 }

@@ -135,43 +135,18 @@ static uint64_t gc_pub__hash_row(uint64_t h, const gc_cost_row *row)
         return gc_pub__hash_i64(h, row->estimates);
 }
 
-static int gc_pub__query(const gc_ledger *l, int64_t start, int64_t end, int64_t now, int by_all,
-                         gc_cost_summary *ret)
-{
-        gc_query q;
-
-        memset(&q, 0, sizeof(q));
-        q.start = start;
-        q.end = end;
-        q.now = now;
-        if (by_all) {
-                for (size_t d = 0; d < GC_DIM_COUNT; d++)
-                        q.by[d] = (gc_dim)d;
-                q.n_by = GC_DIM_COUNT;
-        }
-        return gc_ledger_query(l, &q, ret);
-}
-
 /*
- * Whether the period has data, and the hash of everything its report shows: every pod's (and
- * folded hour's) figures in the period by every dimension, each node's capacity and idle time,
- * the previous period's total, and the options that shape the report.
+ * Whether the period has data (cur: its summary by every dimension), and the hash of everything
+ * its report shows: every pod's (and folded hour's) figures in the period by every dimension,
+ * each node's capacity and idle time, the previous period's (prev) total, and the options that
+ * shape the report.
  */
-static int gc_pub__examine(const gc_ledger *l, const gc_publish_opts *o, int64_t now,
-                           gc_publish_period *p, int *ret_has_data)
+static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost_summary *cur,
+                            const gc_cost_summary *prev, gc_publish_period *p, int *ret_has_data)
 {
-        gc_cost_summary cur, prev;
         uint64_t h = 0;
-        int r;
 
-        memset(&cur, 0, sizeof(cur));
-        memset(&prev, 0, sizeof(prev));
-        r = gc_pub__query(l, p->start, p->end, now, 1, &cur);
-        if (r == 0 && (cur.n_rows > 0 || cur.n_idle_nodes > 0))
-                r = gc_pub__query(l, 2 * p->start - p->end, p->start, now, 0, &prev);
-        if (r < 0)
-                goto finish;
-        *ret_has_data = cur.n_rows > 0 || cur.n_idle_nodes > 0;
+        *ret_has_data = cur->n_rows > 0 || cur->n_idle_nodes > 0;
         h = gc_pub__hash_i64(h, GC_PUB__FORMAT);
         h = gc_pub__hash_i64(h, p->kind);
         h = gc_pub__hash_i64(h, p->start);
@@ -181,38 +156,68 @@ static int gc_pub__examine(const gc_ledger *l, const gc_publish_opts *o, int64_t
         h = gc_pub__hash_str(h, o->currency);
         h = gc_pub__hash_i64(h, (int64_t)o->top_n);
         h = gc_pub__hash_i64(h, o->utc_offset_s);
-        for (size_t i = 0; i < cur.n_rows; i++)
-                h = gc_pub__hash_row(h, &cur.rows[i]);
-        for (size_t i = 0; i < cur.n_idle_nodes; i++)
-                h = gc_pub__hash_row(h, &cur.idle_nodes[i]);
-        h = gc_pub__hash_row(h, &cur.capacity);
-        h = gc_pub__hash_row(h, &prev.total);
-        h = gc_pub__hash_row(h, &prev.capacity);
+        for (size_t i = 0; i < cur->n_rows; i++)
+                h = gc_pub__hash_row(h, &cur->rows[i]);
+        for (size_t i = 0; i < cur->n_idle_nodes; i++)
+                h = gc_pub__hash_row(h, &cur->idle_nodes[i]);
+        h = gc_pub__hash_row(h, &cur->capacity);
+        h = gc_pub__hash_row(h, &prev->total);
+        h = gc_pub__hash_row(h, &prev->capacity);
         p->hash = h;
-finish:
-        gc_cost_summary_free(&cur);
-        gc_cost_summary_free(&prev);
-        return r;
 }
 
 /* ---- the plan ---------------------------------------------------------------------------------
  */
 
+/*
+ * The count periods of len seconds from first on (those starting before 0 left out): one stepped
+ * query by every dimension per GC_LEDGER_MAX_STEPS - 1 periods, its first step the period
+ * before (whose total the report compares with), instead of two queries per period.
+ */
 static int gc_pub__consider(const gc_ledger *l, const gc_publish_opts *o, int64_t now,
-                            gc_publish_kind kind, int64_t start, int64_t end, gc_publish_plan *plan)
+                            gc_publish_kind kind, int64_t first, int64_t len, int64_t count,
+                            gc_publish_plan *plan)
 {
-        gc_publish_period *p = &plan->periods[plan->n_periods];
-        int has = 0, r;
+        const int64_t per = GC_LEDGER_MAX_STEPS - 1;
+        gc_cost_summary *sums;
+        gc_query q;
+        int r = 0;
 
-        memset(p, 0, sizeof(*p));
-        p->kind = kind;
-        p->start = start;
-        p->end = end;
-        p->complete = end <= now;
-        gc_pub__name(kind, start, o->utc_offset_s, p->name);
-        r = gc_pub__examine(l, o, now, p, &has);
-        if (r == 0 && has)
-                plan->n_periods++;
+        sums = calloc(GC_LEDGER_MAX_STEPS, sizeof(*sums));
+        if (!sums)
+                return -ENOMEM;
+        memset(&q, 0, sizeof(q));
+        q.now = now;
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                q.by[d] = (gc_dim)d;
+        q.n_by = GC_DIM_COUNT;
+        for (int64_t c = 0; r == 0 && c < count; c += per) {
+                int64_t m = count - c < per ? count - c : per;
+                size_t n = (size_t)m + 1;
+
+                q.start = first + (c - 1) * len;
+                q.end = first + (c + m) * len;
+                r = gc_ledger_query_steps(l, &q, len, sums, n);
+                for (size_t k = 1; r == 0 && k < n; k++) {
+                        gc_publish_period *p = &plan->periods[plan->n_periods];
+                        int has = 0;
+
+                        if (sums[k].start < 0)
+                                continue;
+                        memset(p, 0, sizeof(*p));
+                        p->kind = kind;
+                        p->start = sums[k].start;
+                        p->end = sums[k].end;
+                        p->complete = p->end <= now;
+                        gc_pub__name(kind, p->start, o->utc_offset_s, p->name);
+                        gc_pub__examine(o, now, &sums[k], &sums[k - 1], p, &has);
+                        if (has)
+                                plan->n_periods++;
+                }
+                for (size_t k = 0; r == 0 && k < n; k++)
+                        gc_cost_summary_free(&sums[k]);
+        }
+        free(sums);
         return r;
 }
 
@@ -233,21 +238,13 @@ int gc_publish_plan_make(const gc_ledger *l, const gc_publish_opts *opts, int64_
                 return -ENOMEM;
         today = gc_pub__local_day(now, o.utc_offset_s) * GC_PUB__DAY - o.utc_offset_s;
         week = gc_pub__week_start(now, o.utc_offset_s);
-        r = 0;
-        for (int64_t i = o.daily_retention_days - 1; r == 0 && i >= 0; i--) {
-                int64_t s = today - i * GC_PUB__DAY;
-
-                if (s >= 0)
-                        r = gc_pub__consider(l, &o, now, GC_PUBLISH_DAILY, s, s + GC_PUB__DAY,
-                                             &plan);
-        }
-        for (int64_t i = o.weekly_retention_weeks - 1; r == 0 && i >= 0; i--) {
-                int64_t s = week - i * GC_PUB__WEEK;
-
-                if (s >= 0)
-                        r = gc_pub__consider(l, &o, now, GC_PUBLISH_WEEKLY, s, s + GC_PUB__WEEK,
-                                             &plan);
-        }
+        r = gc_pub__consider(l, &o, now, GC_PUBLISH_DAILY,
+                             today - (o.daily_retention_days - 1) * GC_PUB__DAY, GC_PUB__DAY,
+                             o.daily_retention_days, &plan);
+        if (r == 0)
+                r = gc_pub__consider(l, &o, now, GC_PUBLISH_WEEKLY,
+                                     week - (o.weekly_retention_weeks - 1) * GC_PUB__WEEK,
+                                     GC_PUB__WEEK, o.weekly_retention_weeks, &plan);
         if (r < 0) {
                 gc_publish_plan_release(&plan);
                 return r;

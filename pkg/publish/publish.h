@@ -65,8 +65,8 @@ typedef struct gc_publish_plan {
 
 /*
  * Every day and ISO week within retention (counting back from the one holding now) in which the
- * ledger has any pod time or capacity, with its name, completeness and hash. Costs two ledger
- * queries per period. -EINVAL for bad options or now.
+ * ledger has any pod time or capacity, with its name, completeness and hash. Costs one stepped
+ * ledger query (one pass) for the days and one for the weeks. -EINVAL for bad options or now.
  */
 int gc_publish_plan_make(const gc_ledger *l, const gc_publish_opts *o, int64_t now,
                          gc_publish_plan *ret);
