@@ -5,7 +5,9 @@ answers 503.
 """
 
 import json
+import os
 import re
+import subprocess
 import time
 import urllib.error
 import urllib.parse
@@ -14,6 +16,8 @@ import urllib.request
 import e2e_truth as truth
 import harness
 from test_controller import Scenario  # noqa: F401  (the same scenario setup)
+from test_auth import auth  # noqa: F401  (pytest fixture: controllers with --auth-delegate)
+from test_auth import API, request
 from test_controller import scenario  # noqa: F401  (pytest fixture)
 
 USD_TOL = 0.005
@@ -189,3 +193,39 @@ def harness_cluster():
 
 
 assert truth  # the registered e2e truth module (conftest.py)
+
+
+def test_remote_cli_with_delegated_auth(auth, controller_bin, tmp_path):  # noqa: F811
+    """`gpu-cost costs --server` against a controller that has the API server check callers
+    (resource mode): no token is a 401 with the server's message, a token without the grant a
+    403, the reader's token (from a file) the API's answer."""
+    cli = os.environ.get("GPU_COST") or str(controller_bin.with_name("gpu-cost"))
+    if not os.access(cli, os.X_OK):
+        if os.environ.get("E2E_REQUIRE") == "1":
+            raise AssertionError("%s is missing: build it or set GPU_COST" % cli)
+        import pytest
+        pytest.skip("%s is missing" % cli)
+    port = auth["res"].port
+    url = "http://127.0.0.1:%d" % port
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_COST_")}
+
+    def run(*args):
+        return subprocess.run([cli, "costs", "--server", url, "--window", "7d", "--format",
+                               "json"] + list(args), capture_output=True, text=True, env=env,
+                              timeout=60)
+
+    r = run()
+    assert r.returncode == 1 and "401" in r.stderr and "bearer token" in r.stderr, r.stderr
+    r = run("--token", auth["outsider"])
+    assert r.returncode == 1 and "403" in r.stderr and "forbidden" in r.stderr, r.stderr
+    assert auth["outsider"] not in r.stderr
+    tok = tmp_path / "token"
+    tok.write_text(auth["reader"] + "\n")
+    r = run("--token-file", str(tok))
+    assert r.returncode == 0, r.stderr
+    status, _, body = request(port, API + "?window=7d&by=team%2Cproject", token=auth["reader"])
+    assert status == 200
+    assert json.loads(r.stdout) == json.loads(body)
+    r = subprocess.run([cli, "costs", "--server", url, "--format", "json"], capture_output=True,
+                       text=True, timeout=60, env=dict(env, GPU_COST_TOKEN=auth["reader"]))
+    assert r.returncode == 0 and json.loads(r.stdout) == json.loads(body), r.stderr
