@@ -1,71 +1,41 @@
 /* metrics: /metrics in the Prometheus text format (costs, OpenCost's GPU names, health). */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_int.h"
+#include "promtext/promtext.h"
 
 /*
- * A small writer of our own: the names are fixed here and only label values come from data
- * (namespaces, teams, nodes), escaped as the format asks (\\, \" and \n).
+ * The names are fixed here and only label values come from data (namespaces, teams, nodes):
+ * pkg/promtext escapes them and formats the values, as it does for everything we write in the
+ * format. The label lists are written {name, value} (NULL value: left out).
  */
 typedef struct gc__lbl {
         const char *name;
-        const char *value; /* NULL: left out */
+        const char *value;
 } gc__lbl;
+
+#define GC__MAX_LABELS 8
 
 static int gc__head(gc_buf *b, const char *name, const char *type, const char *help)
 {
-        return gc_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static int gc__value(gc_buf *b, double v)
-{
-        char tmp[40];
-
-        if (isnan(v))
-                return gc_buf_puts(b, "NaN");
-        if (isinf(v))
-                return gc_buf_puts(b, v > 0 ? "+Inf" : "-Inf");
-        snprintf(tmp, sizeof(tmp), "%.15g", v);
-        if (strtod(tmp, NULL) != v)
-                snprintf(tmp, sizeof(tmp), "%.17g", v);
-        return gc_buf_puts(b, tmp);
+        return gc_prom_write_header(b, name, type, help);
 }
 
 static int gc__sample(gc_buf *b, const char *name, const gc__lbl *l, size_t n, double v)
 {
-        int r = gc_buf_puts(b, name), first = 1;
+        gc_prom_label pl[GC__MAX_LABELS];
 
-        for (size_t i = 0; r == 0 && i < n; i++) {
-                if (!l[i].value)
-                        continue;
-                r = gc_buf_printf(b, "%s%s=\"", first ? "{" : ",", l[i].name);
-                first = 0;
-                for (const char *p = l[i].value; r == 0 && *p; p++) {
-                        if (*p == '\\')
-                                r = gc_buf_puts(b, "\\\\");
-                        else if (*p == '"')
-                                r = gc_buf_puts(b, "\\\"");
-                        else if (*p == '\n')
-                                r = gc_buf_puts(b, "\\n");
-                        else
-                                r = gc_buf_append(b, p, 1);
-                }
-                if (r == 0)
-                        r = gc_buf_puts(b, "\"");
+        if (n > GC__MAX_LABELS)
+                return -E2BIG;
+        for (size_t i = 0; i < n; i++) {
+                pl[i].name = l[i].name;
+                pl[i].value = l[i].value;
+                pl[i].value_len = l[i].value ? strlen(l[i].value) : 0;
         }
-        if (r == 0 && !first)
-                r = gc_buf_puts(b, "}");
-        if (r == 0)
-                r = gc_buf_puts(b, " ");
-        if (r == 0)
-                r = gc__value(b, v);
-        if (r == 0)
-                r = gc_buf_puts(b, "\n");
-        return r;
+        return gc_prom_write_sample(b, name, pl, n, v);
 }
 
 /* A family with one unlabelled sample. */
