@@ -195,11 +195,13 @@ static int64_t gc__overlap(const gc__acc *a, int64_t start, int64_t hi)
 /* The step wholly holding the hour, or NULL (a folded hour cut by a step's edge counts in none). */
 static gc__acc *gc__hour_step(const gc__q *x, int64_t hour)
 {
-        gc__acc *a;
+        gc__acc *a = x->acc;
 
-        if (hour < x->q->start || hour >= x->q->end)
-                return NULL;
-        a = &x->acc[gc__step_of(x, hour)];
+        if (x->n > 1) {
+                if (hour < x->q->start || hour >= x->q->end)
+                        return NULL;
+                a = &x->acc[gc__step_of(x, hour)];
+        }
         return hour >= a->start && hour + GC__HOUR <= a->end ? a : NULL;
 }
 
