@@ -621,14 +621,41 @@ static int gc__alloc_json(gc_buf *b, const gc__agg *g, const gc__alloc *a, int64
         return r;
 }
 
+typedef struct gc__alloc_ctx {
+        gc__api_ctx *x;
+        const gc__agg *g;
+        size_t n; /* sets written */
+} gc__alloc_ctx;
+
+/* One step's set of allocations into the answer's "data". */
+static int gc__alloc_step(void *ud, const gc_cost_summary *sum)
+{
+        gc__alloc_ctx *c = ud;
+        gc_buf *b = &c->x->res->body;
+        gc__set set = {0};
+        int r = gc__build_set(c->x, c->g, sum, &set);
+
+        if (r == 0)
+                r = gc_buf_puts(b, c->n++ ? ",{" : "{");
+        for (size_t i = 0; r == 0 && i < set.n; i++) {
+                if (i)
+                        r = gc_buf_puts(b, ",");
+                if (r == 0)
+                        r = gc__alloc_json(b, c->g, &set.v[i], sum->start, sum->end);
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "}");
+        gc__set_free(&set);
+        return r;
+}
+
 int gc__api_allocation(gc__api_ctx *x)
 {
         const char *w = gc_httpd_query(x->req, "window");
         gc_buf *b = &x->res->body;
         int64_t start, end, step = 0;
         gc_query q = {0};
-        gc_cost_summary *sums = NULL;
-        size_t n = 0;
+        gc__alloc_ctx ac = {0};
         int accumulate;
         char err[GC__API_ERR];
         gc__agg g;
@@ -661,42 +688,13 @@ int gc__api_allocation(gc__api_ctx *x)
         q.by[q.n_by++] = GC_DIM_NODE;
         q.by[q.n_by++] = GC_DIM_TEAM;
         q.by[q.n_by++] = GC_DIM_PROJECT;
-        /* Every step from one pass over the ledger (a query per step cost a pass each). */
-        if (gc_ledger_step_count(start, end, step)) {
-                size_t want = gc_ledger_step_count(start, end, step);
-
-                sums = calloc(want, sizeof(*sums));
-                if (!sums)
-                        return -ENOMEM;
-                r = gc_ledger_query_steps(x->s->p.ledger, &q, step, sums, want);
-                if (r < 0) {
-                        free(sums);
-                        return r;
-                }
-                n = want;
-        }
+        ac.x = x;
+        ac.g = &g;
         r = gc_buf_puts(b, "{\"code\":200,\"status\":\"success\",\"data\":[");
-        for (size_t k = 0; r == 0 && k < n; k++) {
-                int64_t t = sums[k].start, e = sums[k].end;
-                gc__set set = {0};
-
-                r = gc__build_set(x, &g, &sums[k], &set);
-                if (r == 0)
-                        r = gc_buf_puts(b, t == start ? "{" : ",{");
-                for (size_t i = 0; r == 0 && i < set.n; i++) {
-                        if (i)
-                                r = gc_buf_puts(b, ",");
-                        if (r == 0)
-                                r = gc__alloc_json(b, &g, &set.v[i], t, e);
-                }
-                if (r == 0)
-                        r = gc_buf_puts(b, "}");
-                gc__set_free(&set);
-        }
+        /* Every step from one pass over the ledger (a query per step cost a pass each). */
+        if (r == 0 && start < end)
+                r = gc_ledger_query_each_step(x->s->p.ledger, &q, step, gc__alloc_step, &ac);
         if (r == 0)
                 r = gc_buf_puts(b, "]}");
-        for (size_t k = 0; k < n; k++)
-                gc_cost_summary_free(&sums[k]);
-        free(sums);
         return r;
 }

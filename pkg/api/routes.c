@@ -60,16 +60,31 @@ static void gc__filters(gc__api_ctx *x, gc_query *q)
 
 /* ---- /api/v1/costs -------------------------------------------------------------------------- */
 
+typedef struct gc__costs_ctx {
+        gc_buf *b;
+        const char *currency;
+        size_t n; /* sets written */
+} gc__costs_ctx;
+
+/* One step's summary into the answer's "sets". */
+static int gc__costs_step(void *ud, const gc_cost_summary *s)
+{
+        gc__costs_ctx *c = ud;
+        int r = c->n++ ? gc_buf_puts(c->b, ",") : 0;
+
+        return r == 0 ? gc_report_summary_json(s, c->currency, c->b) : r;
+}
+
 int gc__api_costs(gc__api_ctx *x)
 {
         static const char *const known[] = {"window", "by",      "step",  "namespace",
                                             "team",   "project", "model", "capacity_type",
                                             "node",   "pod",     NULL};
         gc_query q = {0};
-        gc_cost_summary sum = {0}, *sums = NULL;
+        gc_cost_summary sum = {0};
         gc_buf *b = &x->res->body;
         const char *by = gc_httpd_query(x->req, "by");
-        size_t n = 0;
+        gc__costs_ctx cs = {b, x->s->currency, 0};
         const char *stepv = gc_httpd_query(x->req, "step");
         int64_t start, end, step;
         char err[GC__API_ERR];
@@ -113,25 +128,10 @@ int gc__api_costs(gc__api_ctx *x)
         /* Every step from one pass over the ledger (a query per step cost a pass each). */
         q.start = start;
         q.end = end;
-        if (r == 0 && gc_ledger_step_count(start, end, step)) {
-                size_t want = gc_ledger_step_count(start, end, step);
-
-                sums = calloc(want, sizeof(*sums));
-                r = sums ? gc_ledger_query_steps(x->s->p.ledger, &q, step, sums, want) : -ENOMEM;
-                if (r == 0)
-                        n = want; /* summaries to free */
-        }
-        for (size_t k = 0; r == 0 && k < n; k++) {
-                if (k)
-                        r = gc_buf_puts(b, ",");
-                if (r == 0)
-                        r = gc_report_summary_json(&sums[k], x->s->currency, b);
-        }
+        if (r == 0)
+                r = gc_ledger_query_each_step(x->s->p.ledger, &q, step, gc__costs_step, &cs);
         if (r == 0)
                 r = gc_buf_puts(b, "]}");
-        for (size_t k = 0; k < n; k++)
-                gc_cost_summary_free(&sums[k]);
-        free(sums);
         return r;
 }
 

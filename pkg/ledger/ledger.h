@@ -199,6 +199,14 @@ size_t gc_ledger_step_count(int64_t start, int64_t end, int64_t step_s);
  */
 int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
                           gc_cost_summary *ret, size_t n_steps);
+/*
+ * The same summaries handed to fn one at a time, in time order, each freed after fn returns: as
+ * few passes as keep the memory held bounded (one pass while intervals x steps stays under
+ * 500,000). A non-zero return of fn stops the walk and is returned. -EINVAL, -E2BIG as above.
+ */
+typedef int (*gc_step_fn)(void *ud, const gc_cost_summary *s);
+int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t step_s, gc_step_fn fn,
+                              void *ud);
 
 /* ---- state, for checkpoints ----------------------------------------------------------------- */
 

@@ -606,6 +606,52 @@ int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
         return gc__run(l, q, step_s, n_steps, ret);
 }
 
+/*
+ * Interval-steps one pass of gc_ledger_query_each_step holds at most: an interval spanning many
+ * steps adds a row to each (grouped by pod, one per step), so 10,000 open pods over 1000 steps
+ * would hold 10 million rows at once; this keeps a pass to about 50 MB at worst.
+ */
+#define GC__PASS_INTERVAL_STEPS ((size_t)500000)
+
+int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t step_s, gc_step_fn fn,
+                              void *ud)
+{
+        gc_cost_summary *sums = NULL;
+        size_t n, per;
+        int r = 0;
+
+        if (!l || !q || !fn || !gc__query_valid(q) || step_s <= 0)
+                return -EINVAL;
+        n = gc_ledger_step_count(q->start, q->end, step_s);
+        if (n > GC_LEDGER_MAX_STEPS)
+                return -E2BIG;
+        if (n == 0)
+                return 0;
+        per = GC__PASS_INTERVAL_STEPS / (l->n_iv + 1);
+        if (per < 1)
+                per = 1;
+        if (per > n)
+                per = n;
+        sums = calloc(per, sizeof(*sums));
+        if (!sums)
+                return -ENOMEM;
+        for (size_t c = 0; r == 0 && c < n; c += per) {
+                /* A pass's steps are the window's own: it starts on one of their edges. */
+                gc_query part = *q;
+                size_t m = n - c < per ? n - c : per;
+
+                part.start = q->start + (int64_t)c * step_s;
+                part.end = c + m == n ? q->end : part.start + (int64_t)m * step_s;
+                r = gc__run(l, &part, m == 1 ? 0 : step_s, m, sums);
+                for (size_t k = 0; r == 0 && k < m; k++)
+                        r = fn(ud, &sums[k]);
+                for (size_t k = 0; k < m; k++)
+                        gc_cost_summary_free(&sums[k]);
+        }
+        free(sums);
+        return r;
+}
+
 void gc_cost_summary_free(gc_cost_summary *s)
 {
         if (!s)

@@ -879,6 +879,54 @@ START_TEST(test_steps_equivalence)
 }
 END_TEST
 
+typedef struct each_ctx {
+        const gc_query *q;
+        int64_t step;
+        size_t seen;
+        size_t stop_at; /* 0: never */
+} each_ctx;
+
+static int each_check(void *ud, const gc_cost_summary *s)
+{
+        each_ctx *c = ud;
+        gc_query one = *c->q;
+        gc_cost_summary want;
+
+        one.start = c->q->start + (int64_t)c->seen * c->step;
+        one.end = c->q->end - one.start > c->step ? one.start + c->step : c->q->end;
+        ck_assert_int_eq(gc_ledger_query(led, &one, &want), 0);
+        assert_identical(s, &want, "each step", c->seen);
+        gc_cost_summary_free(&want);
+        c->seen++;
+        return c->stop_at && c->seen == c->stop_at ? 7 : 0;
+}
+
+/*
+ * 960 steps over 1500 open and closed intervals take several passes (memory is bounded by
+ * intervals x steps per pass): every step still equals its own query, in time order, and a
+ * non-zero return stops the walk.
+ */
+START_TEST(test_each_step)
+{
+        gc_query q = window(T0 + 7, T0 + 7 + 960 * 300 - 17, T0 + 50 * H, "team,pod");
+        each_ctx c = {&q, 300, 0, 0};
+
+        load_random(led, 1500);
+        ck_assert_uint_eq(gc_ledger_step_count(q.start, q.end, 300), 960);
+        ck_assert_int_eq(gc_ledger_query_each_step(led, &q, 300, each_check, &c), 0);
+        ck_assert_uint_eq(c.seen, 960);
+        c.seen = 0;
+        c.stop_at = 400;
+        ck_assert_int_eq(gc_ledger_query_each_step(led, &q, 300, each_check, &c), 7);
+        ck_assert_uint_eq(c.seen, 400);
+        ck_assert_int_eq(gc_ledger_query_each_step(led, &q, 0, each_check, &c), -EINVAL);
+        ck_assert_int_eq(gc_ledger_query_each_step(led, &q, 60, each_check, &c), -E2BIG);
+        q.end = q.start;
+        ck_assert_int_eq(gc_ledger_query_each_step(led, &q, 300, each_check, &c), 0);
+        ck_assert_uint_eq(c.seen, 400);
+}
+END_TEST
+
 /* Folded hours cut by a step's edge count in neither step, as a window's edge cuts them. */
 START_TEST(test_steps_cut_folded_hour)
 {
@@ -1159,6 +1207,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_fold_equivalence);
         tcase_add_loop_test(tc, test_steps_equivalence, 0, 8);
         tcase_add_test(tc, test_steps_cut_folded_hour);
+        tcase_add_test(tc, test_each_step);
         tcase_add_test(tc, test_steps_bad_input);
         tcase_add_test(tc, test_fold_keep_since);
         tcase_add_test(tc, test_fold_hour_granular);
