@@ -138,11 +138,12 @@ static uint64_t gc_pub__hash_row(uint64_t h, const gc_cost_row *row)
 /*
  * Whether the period has data (cur: its summary by every dimension), and the hash of everything
  * its report shows: every pod's (and folded hour's) figures in the period by every dimension,
- * each node's capacity and idle time, the previous period's (prev) total, and the options that
- * shape the report.
+ * each node's capacity and idle time, the previous period's total and capacity, and the options
+ * that shape the report.
  */
 static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost_summary *cur,
-                            const gc_cost_summary *prev, gc_publish_period *p, int *ret_has_data)
+                            const gc_cost_row *prev_total, const gc_cost_row *prev_capacity,
+                            gc_publish_period *p, int *ret_has_data)
 {
         uint64_t h = 0;
 
@@ -161,13 +162,46 @@ static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost
         for (size_t i = 0; i < cur->n_idle_nodes; i++)
                 h = gc_pub__hash_row(h, &cur->idle_nodes[i]);
         h = gc_pub__hash_row(h, &cur->capacity);
-        h = gc_pub__hash_row(h, &prev->total);
-        h = gc_pub__hash_row(h, &prev->capacity);
+        h = gc_pub__hash_row(h, prev_total);
+        h = gc_pub__hash_row(h, prev_capacity);
         p->hash = h;
 }
 
 /* ---- the plan ---------------------------------------------------------------------------------
  */
+
+typedef struct gc_pub__walk {
+        const gc_publish_opts *o;
+        int64_t now;
+        gc_publish_kind kind;
+        gc_publish_plan *plan;
+        int have_prev; /* the first step is the period before the first: only its figures count */
+        gc_cost_row prev_total, prev_capacity;
+} gc_pub__walk;
+
+/* One period's summary (by every dimension): a period in the plan when it has data. */
+static int gc_pub__step(void *ud, const gc_cost_summary *s)
+{
+        gc_pub__walk *w = ud;
+        gc_publish_period *p = &w->plan->periods[w->plan->n_periods];
+        int has = 0;
+
+        if (w->have_prev && s->start >= 0) {
+                memset(p, 0, sizeof(*p));
+                p->kind = w->kind;
+                p->start = s->start;
+                p->end = s->end;
+                p->complete = p->end <= w->now;
+                gc_pub__name(w->kind, p->start, w->o->utc_offset_s, p->name);
+                gc_pub__examine(w->o, w->now, s, &w->prev_total, &w->prev_capacity, p, &has);
+                if (has)
+                        w->plan->n_periods++;
+        }
+        w->have_prev = 1;
+        w->prev_total = s->total;
+        w->prev_capacity = s->capacity;
+        return 0;
+}
 
 /*
  * The count periods of len seconds from first on (those starting before 0 left out): one stepped
@@ -179,13 +213,15 @@ static int gc_pub__consider(const gc_ledger *l, const gc_publish_opts *o, int64_
                             gc_publish_plan *plan)
 {
         const int64_t per = GC_LEDGER_MAX_STEPS - 1;
-        gc_cost_summary *sums;
+        gc_pub__walk w;
         gc_query q;
         int r = 0;
 
-        sums = calloc(GC_LEDGER_MAX_STEPS, sizeof(*sums));
-        if (!sums)
-                return -ENOMEM;
+        memset(&w, 0, sizeof(w));
+        w.o = o;
+        w.now = now;
+        w.kind = kind;
+        w.plan = plan;
         memset(&q, 0, sizeof(q));
         q.now = now;
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
@@ -193,31 +229,12 @@ static int gc_pub__consider(const gc_ledger *l, const gc_publish_opts *o, int64_
         q.n_by = GC_DIM_COUNT;
         for (int64_t c = 0; r == 0 && c < count; c += per) {
                 int64_t m = count - c < per ? count - c : per;
-                size_t n = (size_t)m + 1;
 
                 q.start = first + (c - 1) * len;
                 q.end = first + (c + m) * len;
-                r = gc_ledger_query_steps(l, &q, len, sums, n);
-                for (size_t k = 1; r == 0 && k < n; k++) {
-                        gc_publish_period *p = &plan->periods[plan->n_periods];
-                        int has = 0;
-
-                        if (sums[k].start < 0)
-                                continue;
-                        memset(p, 0, sizeof(*p));
-                        p->kind = kind;
-                        p->start = sums[k].start;
-                        p->end = sums[k].end;
-                        p->complete = p->end <= now;
-                        gc_pub__name(kind, p->start, o->utc_offset_s, p->name);
-                        gc_pub__examine(o, now, &sums[k], &sums[k - 1], p, &has);
-                        if (has)
-                                plan->n_periods++;
-                }
-                for (size_t k = 0; r == 0 && k < n; k++)
-                        gc_cost_summary_free(&sums[k]);
+                w.have_prev = 0;
+                r = gc_ledger_query_each_step(l, &q, len, gc_pub__step, &w);
         }
-        free(sums);
         return r;
 }
 
