@@ -26,9 +26,9 @@
  */
 #define CHUNK_BYTES      (64 * 1024)
 #define SERVICE_BUF_SIZE (256 * 1024)
-#define HDR_BYTES   1024 /* status line, Content-Type, Content-Length, Server */
-#define TICK_US     (200 * LWS_US_PER_MS)
-#define PROTOCOL    "gc-httpd"
+#define HDR_BYTES        1024 /* status line, Content-Type, Content-Length, Server */
+#define TICK_US          (200 * LWS_US_PER_MS)
+#define PROTOCOL         "gc-httpd"
 
 /*
  * lws counts its own descriptors against fd_limit_per_thread: the listening socket and the
