@@ -112,7 +112,8 @@ int ctl_publish(ctl *c, int64_t now);
  */
 int ctl_usage_start(ctl *c);
 void ctl_usage_stop(ctl *c);
-void ctl_usage_for_snapshot(ctl *c, char **ret_json, gc_api_finding_stat **ret_stats,
+/* Copies of the advisor's latest JSON document and Markdown "Savings" section, and its rows. */
+void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
                             size_t *ret_n);
 void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
                    double *ret_peak_mib, uint64_t *ret_samples);

@@ -33,6 +33,7 @@ struct ctl_usage {
         sav_table table;    /* the latest summaries, sorted by (namespace, pod) */
         int has_table;
         char *advice_json; /* the advisor's latest document; NULL before it ran */
+        char *advice_md;   /* the same findings as the Markdown "Savings" section */
         gc_api_finding_stat *stats;
         size_t n_stats;
         int64_t fetched_at; /* last successful fetch */
@@ -428,7 +429,7 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const ch
 }
 
 /* Under c->mu: keeps the document and the (kind, team) rows snapshots copy. */
-static int ctl__keep_advice(ctl *c, gc_buf *json, const gc_advisor_result *res)
+static int ctl__keep_advice(ctl *c, gc_buf *json, gc_buf *md, const gc_advisor_result *res)
 {
         struct ctl_usage *u = c->usage;
         gc_api_finding_stat *stats = calloc(res->n_stats ? res->n_stats : 1, sizeof(*stats));
@@ -448,12 +449,15 @@ static int ctl__keep_advice(ctl *c, gc_buf *json, const gc_advisor_result *res)
         }
         pthread_mutex_lock(&u->mu);
         free(u->advice_json);
+        free(u->advice_md);
         free(u->stats);
         u->advice_json = json->data; /* taken over */
+        u->advice_md = md->data;     /* taken over */
         u->stats = stats;
         u->n_stats = res->n_stats;
         pthread_mutex_unlock(&u->mu);
         memset(json, 0, sizeof(*json));
+        memset(md, 0, sizeof(*md));
         return 0;
 }
 
@@ -461,15 +465,17 @@ static int ctl__keep_advice(ctl *c, gc_buf *json, const gc_advisor_result *res)
 static int ctl__advise_now(ctl *c, int64_t now)
 {
         gc_advisor_result *res = NULL;
-        gc_buf json;
+        gc_buf json, md;
         int r;
 
         gc_buf_init(&json, (size_t)64 << 20);
-        r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, NULL, 0, NULL, &json, &res);
+        gc_buf_init(&md, (size_t)64 << 20);
+        r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, NULL, 0, &md, &json, &res);
         if (r == 0)
-                r = ctl__keep_advice(c, &json, res);
+                r = ctl__keep_advice(c, &json, &md, res);
         gc_advisor_result_free(res);
         gc_buf_free(&json);
+        gc_buf_free(&md);
         return r;
 }
 
@@ -591,22 +597,25 @@ void ctl_usage_stop(ctl *c)
         u->kube = gc_kube_free(u->kube);
         sav_table_release(&u->table);
         free(u->advice_json);
+        free(u->advice_md);
         free(u->stats);
         pthread_mutex_destroy(&u->mu);
         free(u);
 }
 
-void ctl_usage_for_snapshot(ctl *c, char **ret_json, gc_api_finding_stat **ret_stats, size_t *ret_n)
+void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
+                            size_t *ret_n)
 {
         struct ctl_usage *u = c->usage;
         gc_api_finding_stat *stats = NULL;
-        char *json = NULL;
+        char *json = NULL, *md = NULL;
         size_t n = 0;
 
         if (u) {
                 pthread_mutex_lock(&u->mu);
                 if (u->advice_json) {
                         json = strdup(u->advice_json);
+                        md = u->advice_md ? strdup(u->advice_md) : NULL;
                         if (json && u->n_stats) {
                                 stats = malloc(u->n_stats * sizeof(*stats));
                                 if (stats) {
@@ -618,6 +627,7 @@ void ctl_usage_for_snapshot(ctl *c, char **ret_json, gc_api_finding_stat **ret_s
                 pthread_mutex_unlock(&u->mu);
         }
         *ret_json = json;
+        *ret_md = md;
         *ret_stats = stats;
         *ret_n = n;
 }
