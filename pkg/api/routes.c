@@ -385,8 +385,13 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
         rep.now = s->p.now;
         rep.top_n = s->p.cfg->top_n;
         rep.utc_offset_s = s->p.cfg->utc_offset_s;
-        rep.savings_json = s->p.recommendations_json;
-        rep.savings_markdown = s->p.recommendations_md;
+        /* The findings stand on the last week of measured use (their text names the window):
+         * they go with the periods that overlap it. Older periods' Savings are in their report
+         * ConfigMaps, made at their end. */
+        if (p->end > s->p.now - 7 * 86400 && p->start <= s->p.now) {
+                rep.savings_json = s->p.recommendations_json;
+                rep.savings_markdown = s->p.recommendations_md;
+        }
         if (fmt && strcmp(fmt, "md") == 0) {
                 x->res->content_type = "text/markdown; charset=utf-8";
                 return gc_report_period_markdown(&rep, &x->res->body);
