@@ -189,6 +189,15 @@ typedef struct gc__adv {
         size_t n_mig;
 } gc__adv;
 
+/* The catalog's currency for money in the findings' sentences (the JSON's "currency" says it too).
+ */
+static const char *gc__cur(const gc__adv *a)
+{
+        const gc_catalog *cat = a->in->catalog;
+
+        return cat && cat->currency && *cat->currency ? cat->currency : "USD";
+}
+
 static const char *gc__str(gc__adv *a, const char *s)
 {
         return s ? gc_strpool_intern0(a->r->pool, s) : NULL;
@@ -473,9 +482,9 @@ static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc_
                 f->summary = gc__fmt(a,
                                      "%s/%s holds %.3g GPU(s) it does not use (idle %.0f%% of the "
                                      "measured time, %.1f h at a stretch): release them or scale "
-                                     "to zero; they cost %.2f a day",
+                                     "to zero; they cost %.2f %s a day",
                                      p->ns, p->name, p->geq, frac * 100,
-                                     (double)p->idle_longest_s / 3600.0, hpd);
+                                     (double)p->idle_longest_s / 3600.0, hpd, gc__cur(a));
                 f->stanza = gc__scale_cmd(a, p, "0");
         } else {
                 f->summary =
@@ -703,9 +712,9 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
                 gc__num(f, "monthly_cost", monthly);
                 f->summary = gc__fmt(a,
                                      "%s/%s serves with %.0f%% tensor-core activity on %s: "
-                                     "%s costs %.2f instead of %.2f per GPU-hour (%s)",
+                                     "%s costs %.2f instead of %.2f %s per GPU-hour (%s)",
                                      p->ns, p->name, p->tensor_mean * 100, p->model, k->to,
-                                     to->usd_per_gpu_hour, from->usd_per_gpu_hour,
+                                     to->usd_per_gpu_hour, from->usd_per_gpu_hour, gc__cur(a),
                                      p->capacity_type ? p->capacity_type : "any capacity");
                 f->stanza = gc__fmt(a, "nodeSelector:\n  nvidia.com/gpu.product: %s\n", k->to);
                 f->monthly_savings = monthly * (1 - to->usd_per_gpu_hour / from->usd_per_gpu_hour);
@@ -1064,9 +1073,9 @@ static int gc__unattributed(gc__adv *a, const gc_cost_summary *s)
                 gc__num(f, "pods", x->pods);
                 gc__text(f, "missing", missing);
                 f->summary = gc__fmt(a,
-                                     "%.2f of GPU spend in namespace %s has no %s: label the "
+                                     "%.2f %s of GPU spend in namespace %s has no %s: label the "
                                      "namespace (or its pods) so it reaches a budget",
-                                     x->cost, x->ns, missing);
+                                     x->cost, gc__cur(a), x->ns, missing);
                 if (x->no_team && x->no_project)
                         f->stanza = gc__fmt(a, "kubectl label namespace %s %s=<team> %s=<project>",
                                             x->ns, tk, pk);
@@ -1155,15 +1164,16 @@ static int gc__idle_capacity(gc__adv *a, const gc_cost_summary *s, gc__pass *x)
                 gc__num(f, "average_idle_gpus", avg_idle);
                 gc__num(f, "nodes_idle", nodes_idle);
                 gc__num(f, "usd_per_gpu_hour", price);
-                f->summary = gc__fmt(
-                    a,
-                    "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %.2f in the window): "
-                    "scale it down by %.0f node(s) of %.3g GPUs%s",
-                    p->model, p->ctype, avg_idle, p->idle_s / 3600.0, p->idle_cost, nodes_idle,
-                    p->gpus_per_node,
-                    strcmp(p->ctype, "on-prem") == 0
-                        ? " (owned: move work here from the cloud, or do not grow the pool)"
-                        : " (lower the autoscaler's minimum, or bin-pack the pods)");
+                f->summary =
+                    gc__fmt(a,
+                            "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %.2f %s in "
+                            "the window): "
+                            "scale it down by %.0f node(s) of %.3g GPUs%s",
+                            p->model, p->ctype, avg_idle, p->idle_s / 3600.0, p->idle_cost,
+                            gc__cur(a), nodes_idle, p->gpus_per_node,
+                            strcmp(p->ctype, "on-prem") == 0
+                                ? " (owned: move work here from the cloud, or do not grow the pool)"
+                                : " (lower the autoscaler's minimum, or bin-pack the pods)");
                 f->stanza = gc__fmt(a, "node pool %s / %s: %.0f fewer nodes", p->model, p->ctype,
                                     nodes_idle);
                 f->monthly_savings = nodes_idle * p->gpus_per_node * price * a->o->hours_per_month;
@@ -1252,8 +1262,8 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
                 if (saving <= 0) {
                         r = gc__note(a,
                                      "reserve_floor: reserving %s at %.2f would not save against "
-                                     "its on-demand %.2f",
-                                     m->model, res->usd_per_gpu_hour, od);
+                                     "its on-demand %.2f %s per GPU-hour",
+                                     m->model, res->usd_per_gpu_hour, od, gc__cur(a));
                         if (r < 0)
                                 break;
                         continue;
@@ -1294,10 +1304,11 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
                 f->summary = gc__fmt(
                     a,
                     "%s on demand never used less than %.0f GPU-hours a day over %zu day(s): "
-                    "reserve %.1f GPUs at %.2f (vs %.2f on demand), run the rest (%.0f GPU-hours "
-                    "a day on average) on %s",
+                    "reserve %.1f GPUs at %.2f (vs %.2f %s per GPU-hour on demand), run the rest "
+                    "(%.0f "
+                    "GPU-hours a day on average) on %s",
                     m->model, floor_h, x->n_days, floor_h / 24.0, res->usd_per_gpu_hour, od,
-                    rest / nd,
+                    gc__cur(a), rest / nd,
                     spot ? "spot where jobs tolerate interruption, else on demand" : "on demand");
                 f->stanza = gc__fmt(a, "reserve %.1f x %s (%s)", floor_h / 24.0, m->model,
                                     res->capacity_type);
@@ -1400,9 +1411,10 @@ static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass 
                 gc__text(f, "utilization_note", "allocation only: no usage data for activity");
         f->summary = gc__fmt(
             a,
-            "at the measured utilization %.1f%% (break-even %.1f%%) owning costs %.2f per "
+            "at the measured utilization %.1f%% (break-even %.1f%%) owning costs %.2f %s per "
             "productive GPU-hour against %.2f to rent %s: %s",
-            u * 100, be * 100, t.usd_per_productive_gpu_hour, cloud->usd_per_gpu_hour, model,
+            u * 100, be * 100, t.usd_per_productive_gpu_hour, gc__cur(a), cloud->usd_per_gpu_hour,
+            model,
             u >= be ? (owned ? "keep owning" : "owning would be cheaper: consider buying")
                     : (owned ? "renting would be cheaper: do not grow the owned fleet"
                              : "keep renting"));
