@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+
+#include <linux/tcp.h> /* tcpi_bytes_received, which glibc's netinet/tcp.h lacks */
 
 #include <libwebsockets.h>
 #include <openssl/err.h>
@@ -36,9 +39,30 @@
  * wait in the kernel's backlog until a connection closes.
  */
 #define LWS_OWN_FDS 2
+/* Descriptors the process keeps beside the server's connections (files, API clients, logs). */
+#define FDS_RESERVED 64
+/*
+ * Slots beyond max_connections: for connections shed to admit a newer one (they close on lws'
+ * next pass, not at once), and for a burst of new clients when no connection is stale enough to
+ * shed. With every slot in use lws stops accepting and clients wait in the kernel's backlog.
+ */
+#define SHED_SLOTS(max) ((max) / 4 + 8)
+/* Only a connection without an answer for this long is shed: a burst does not shed itself. */
+#define SHED_AFTER_US (1000 * LWS_US_PER_MS)
+#define RAW_PROTOCOL  "gc-httpd-raw"
 
-/* lws opaque user data of a connection whose transaction lws cut short (pipelining). */
-static char cut_marker;
+/* One accepted connection, for admission (one per lws_get_opaque_user_data()). */
+struct slot {
+        struct lws *wsi; /* NULL: free */
+        struct slot *next_free;
+        unsigned char addr[16];  /* the client's address; IPv4 as ::ffff:a.b.c.d */
+        lws_usec_t last_done_us; /* accepted, or the last answer written */
+        uint64_t rx_base;        /* bytes received when the current request began */
+        bool busy;               /* between a whole request head and the end of its answer */
+        bool shed;               /* closing to make room */
+        bool cut;                /* lws cut its transaction (pipelining): hang up at the next */
+        bool close_after;        /* the answer being written ends the connection */
+};
 
 struct route {
         char *path;
@@ -86,7 +110,7 @@ struct gc_httpd {
         struct lws_context *ctx;
         struct lws_vhost *vh;
         /* lws keeps pointers to these for the context's life. */
-        struct lws_protocols protocols[2];
+        struct lws_protocols protocols[3];
         struct lws_http_mount mount;
         struct lws_token_limits token_limits;
         char host[INET6_ADDRSTRLEN];
@@ -96,7 +120,15 @@ struct gc_httpd {
         size_t n_routes;
 
         size_t max_url, max_header, max_response;
-        int idle_sec, max_conns, port;
+        int idle_sec, head_sec, max_conns, max_per_addr, port;
+
+        /* Admission: lws accepts n_accept connections (max_conns + SHED_SLOTS); n_slots are
+         * more than that (lws counts its descriptors its own way), the free ones linked. */
+        struct slot *slots;
+        int n_accept, n_slots, n_open, n_shedding;
+        struct slot *free_slots;
+        bool tls;
+        gc_httpd_stats stats;
 
         char *cert, *key;
         int tls_check_sec;
@@ -262,6 +294,172 @@ static void tls_check(struct gc_httpd *h)
         hlog(h, GC_HTTPD_LOG_WARN, "%s; still serving the previous certificate", msg);
 }
 
+/* ---- admission ------------------------------------------------------------------------------ */
+
+/* The client's address of fd as 16 bytes, IPv4 as ::ffff:a.b.c.d; false when unknown. */
+static bool peer_addr(int fd, unsigned char ret[16])
+{
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+
+        if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+                return false;
+        if (ss.ss_family == AF_INET6) {
+                memcpy(ret, &((const struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+                return true;
+        }
+        if (ss.ss_family != AF_INET)
+                return false;
+        memset(ret, 0, 10);
+        ret[10] = 0xff;
+        ret[11] = 0xff;
+        memcpy(ret + 12, &((const struct sockaddr_in *)&ss)->sin_addr, 4);
+        return true;
+}
+
+/* Bytes the kernel received on the connection so far (0 when it cannot say). */
+static uint64_t rx_bytes(struct lws *wsi)
+{
+        struct tcp_info ti;
+        socklen_t len = sizeof(ti);
+        int fd = lws_get_socket_fd(wsi);
+
+        memset(&ti, 0, sizeof(ti));
+        if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received))
+                return 0;
+        return ti.tcpi_bytes_received;
+}
+
+static struct slot *slot_of(struct lws *wsi)
+{
+        struct slot *s = lws_get_opaque_user_data(wsi);
+
+        return s && s->wsi == wsi ? s : NULL;
+}
+
+/*
+ * The connection that has gone longest without an answer (idle the longest, or the slowest
+ * to send its request), among those not being answered; of one address when addr is set.
+ */
+static struct slot *stalest(struct gc_httpd *h, const unsigned char *addr)
+{
+        lws_usec_t before = lws_now_usecs() - SHED_AFTER_US;
+        struct slot *best = NULL;
+
+        for (int i = 0; i < h->n_slots; i++) {
+                struct slot *s = &h->slots[i];
+
+                if (!s->wsi || s->busy || s->shed || s->last_done_us > before ||
+                    (addr && memcmp(s->addr, addr, 16) != 0))
+                        continue;
+                if (!best || s->last_done_us < best->last_done_us)
+                        best = s;
+        }
+        return best;
+}
+
+/* Closed on lws' next pass; the slot is free after LWS_CALLBACK_WSI_DESTROY. */
+static void shed(struct gc_httpd *h, struct slot *s)
+{
+        s->shed = true;
+        h->n_open--;
+        h->n_shedding++;
+        h->stats.shed++;
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, LWS_TO_KILL_ASYNC);
+}
+
+/* Every tick: connections admitted to spare places while none was stale are shed once stale. */
+static void shed_excess(struct gc_httpd *h)
+{
+        while (h->n_open > h->max_conns) {
+                struct slot *victim = stalest(h, NULL);
+
+                if (!victim)
+                        break;
+                shed(h, victim);
+        }
+}
+
+/*
+ * LWS_CALLBACK_FILTER_NETWORK_CONNECTION, before lws adopts fd: 0 admits it, 1 has lws close
+ * it at once. Past a cap the stalest connection is shed to make room; with none stale, a new
+ * connection past the address's cap is closed, one past max_connections takes a spare slot.
+ */
+static int admit(struct gc_httpd *h, int fd)
+{
+        unsigned char addr[16];
+        struct slot *victim = NULL;
+        int same = 0;
+
+        if (!h->free_slots || !peer_addr(fd, addr))
+                goto refuse;
+        for (int i = 0; i < h->n_slots; i++)
+                if (h->slots[i].wsi && !h->slots[i].shed && !memcmp(h->slots[i].addr, addr, 16))
+                        same++;
+        /* A per-address cap as large as the total is no cap: the total's rule applies. */
+        if (same >= h->max_per_addr && h->max_per_addr < h->max_conns) {
+                victim = stalest(h, addr);
+                if (!victim)
+                        goto refuse;
+        } else if (h->n_open >= h->max_conns) {
+                victim = stalest(h, NULL);
+        }
+        if (victim)
+                shed(h, victim);
+        return 0;
+refuse:
+        h->stats.refused++;
+        return 1;
+}
+
+/* LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: the admitted connection takes its slot. */
+static int slot_take(struct gc_httpd *h, struct lws *wsi)
+{
+        struct slot *s = h->free_slots;
+
+        if (!s)
+                return -1;
+        h->free_slots = s->next_free;
+        memset(s, 0, sizeof(*s));
+        s->wsi = wsi;
+        peer_addr(lws_get_socket_fd(wsi), s->addr);
+        s->last_done_us = lws_now_usecs();
+        h->n_open++;
+        h->stats.accepted++;
+        lws_set_opaque_user_data(wsi, s);
+        return 0;
+}
+
+/* LWS_CALLBACK_WSI_DESTROY. */
+static void slot_release(struct gc_httpd *h, struct lws *wsi)
+{
+        struct slot *s = slot_of(wsi);
+
+        if (!s)
+                return;
+        if (s->shed)
+                h->n_shedding--;
+        else
+                h->n_open--;
+        s->wsi = NULL;
+        s->next_free = h->free_slots;
+        h->free_slots = s;
+        lws_set_opaque_user_data(wsi, NULL);
+}
+
+/* An answer was written whole: the connection waits for its next request. */
+static void slot_done(struct lws *wsi)
+{
+        struct slot *s = slot_of(wsi);
+
+        if (!s)
+                return;
+        s->busy = false;
+        s->last_done_us = lws_now_usecs();
+        s->rx_base = rx_bytes(wsi);
+}
+
 /* Asks for a writeable callback on every parked request (all of them, or only expired ones). */
 static void parked_poke(struct gc_httpd *h, bool expired_only)
 {
@@ -279,6 +477,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 
         if (h->n_parked)
                 parked_poke(h, true);
+        shed_excess(h);
         if (h->cert && now >= h->next_tls_check_us) {
                 tls_check(h);
                 h->next_tls_check_us = now + (lws_usec_t)h->tls_check_sec * LWS_US_PER_SEC;
@@ -372,6 +571,10 @@ static int read_target(const struct gc_httpd *h, struct lws *wsi, enum lws_token
         total = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS);
         if (total <= 0)
                 return check_version(wsi, ret_msg);
+        if ((size_t)total >= h->max_url) {
+                *ret_msg = "URL too long";
+                return 414;
+        }
         /*
          * One block: the parameter array, then the parameters' text, each copied with a NUL in
          * place of the '&' that lws counts.
@@ -423,6 +626,73 @@ static int read_target(const struct gc_httpd *h, struct lws *wsi, enum lws_token
         return check_version(wsi, ret_msg);
 }
 
+static bool uri_token(int tok)
+{
+        if (tok == WSI_TOKEN_HTTP_URI_ARGS)
+                return true;
+        for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+                if ((int)methods[i].tok == tok)
+                        return true;
+        return false;
+}
+
+/*
+ * The head as a whole: 0, or 431 when it is too large, or 400 for a body this server does not
+ * read (with the framing a request smuggler uses: Content-Length beside Transfer-Encoding, or
+ * a repeated or malformed Content-Length). *ret_body says a body may follow, so the connection
+ * must end after the answer.
+ */
+static int check_head(const struct gc_httpd *h, struct lws *wsi, const struct slot *sl,
+                      const char **ret_msg, bool *ret_body)
+{
+        int te = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING);
+        int cl = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
+        size_t known = 0, limit = h->max_header < 65535 ? h->max_header : 65535;
+        char v[24];
+        uint64_t rx;
+
+        *ret_body = te > 0 || cl > 0;
+        for (int tok = 0; tok < WSI_TOKEN_COUNT; tok++) {
+                int n = lws_hdr_total_length(wsi, (enum lws_token_indexes)tok);
+
+                if (n <= 0 || uri_token(tok))
+                        continue;
+                /* lws stops storing a header at its limit: one that reached it was longer. */
+                if ((size_t)n >= limit) {
+                        *ret_msg = "request header too large";
+                        return 431;
+                }
+                known += (size_t)n;
+        }
+        /*
+         * The bytes received for this request, as sent (unknown headers included, which lws
+         * stores without a limit and cannot list). Under TLS the count would include the
+         * handshake and record framing: there the headers lws knows are counted instead.
+         */
+        rx = sl && !h->tls ? rx_bytes(wsi) : 0;
+        if (known > h->max_header || (sl && !*ret_body && rx > sl->rx_base &&
+                                      rx - sl->rx_base > h->max_url + h->max_header)) {
+                *ret_msg = "request header fields too large";
+                return 431;
+        }
+        if (te > 0 && cl > 0) {
+                *ret_msg = "Content-Length together with Transfer-Encoding";
+                return 400;
+        }
+        if (cl > 0) {
+                int64_t n;
+
+                if ((size_t)cl >= sizeof(v) ||
+                    lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_LENGTH) != cl ||
+                    strspn(v, "0123456789") != (size_t)cl || gc_parse_int64(v, &n) < 0) {
+                        *ret_msg = "invalid Content-Length (one decimal number expected)";
+                        return 400;
+                }
+                *ret_body = n > 0;
+        }
+        return 0;
+}
+
 static void park_unlink(struct gc_httpd *h, struct conn *c)
 {
         if (!c->parked)
@@ -462,6 +732,7 @@ static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bo
         unsigned char *start = h->wbuf + LWS_PRE, *p = start, *end = h->wbuf + h->wbuf_len - 1;
         bool no_body = res->status == 204 || res->status == 304;
         const char *hp, *he;
+        struct slot *sl;
 
         if (no_body) {
                 gc_buf_reset(&res->body);
@@ -485,10 +756,19 @@ static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bo
                         return -1;
                 hp = value + strlen(value) + 1;
         }
+        sl = slot_of(wsi);
+        if (sl && sl->close_after &&
+            lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close",
+                                         5, &p, end))
+                return -1;
         if (lws_finalize_write_http_header(wsi, start, &p, end))
                 return -1;
-        if (head || res->body.len == 0)
+        if (head || res->body.len == 0) {
+                if (sl && sl->close_after)
+                        return -1;
+                slot_done(wsi);
                 return lws_http_transaction_completed(wsi) ? -1 : 0;
+        }
 
         c->body = res->body;
         gc_buf_init(&res->body, 0);
@@ -624,16 +904,18 @@ static int send_error(struct gc_httpd *h, struct lws *wsi, struct conn *c, bool 
 
 static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
 {
+        struct slot *sl = slot_of(wsi);
         struct target t = {0};
         const struct route *rt;
-        const char *msg = NULL;
-        bool head = false;
+        const char *msg = NULL, *hmsg = NULL;
+        bool head = false, body = false;
         size_t mi;
-        int status, r;
+        int status, hstatus, r;
 
         /* The connection of a cut transaction (see the callback): hang up. */
-        if (c->active || c->parked || lws_get_opaque_user_data(wsi) == &cut_marker)
+        if (c->active || c->parked || !sl || sl->cut || sl->shed)
                 return -1;
+        sl->busy = true;
         conn_reset(h, c);
         /* Percent-encoding at most triples a byte. */
         gc_buf_init(&t.query, 3 * (size_t)lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) + 1);
@@ -647,6 +929,15 @@ static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
         }
         head = methods[mi].tok == WSI_TOKEN_HEAD_URI;
         status = read_target(h, wsi, methods[mi].tok, &t, &msg);
+        hstatus = check_head(h, wsi, sl, &hmsg, &body);
+        /* A URL too long explains the rest; otherwise the head's size and framing come first. */
+        if (hstatus && status != 414) {
+                status = hstatus;
+                msg = hmsg;
+        }
+        /* A bad head, or a body this server does not read: answer, then hang up. */
+        if (status || body)
+                sl->close_after = true;
         if (status) {
                 r = send_error(h, wsi, c, head, status, msg, NULL);
                 goto out;
@@ -658,6 +949,10 @@ static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
         }
         if (methods[mi].tok != WSI_TOKEN_GET_URI && !head) {
                 r = send_error(h, wsi, c, head, 405, "method not allowed", "GET, HEAD");
+                goto out;
+        }
+        if (body) {
+                r = send_error(h, wsi, c, head, 400, "a request body is not accepted", NULL);
                 goto out;
         }
         return serve(h, wsi, c, &t, mi, rt, 0);
@@ -711,6 +1006,9 @@ static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
         }
         conn_reset(h, c);
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+        if (slot_of(wsi) && slot_of(wsi)->close_after)
+                return -1;
+        slot_done(wsi);
         return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -737,8 +1035,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                  * connection and hang up at that next request; a pipelining client retries what
                  * was not answered (RFC 9112 9.3.2).
                  */
-                if (c && (c->active || c->parked))
-                        lws_set_opaque_user_data(wsi, &cut_marker);
+                if (c && (c->active || c->parked) && slot_of(wsi))
+                        slot_of(wsi)->cut = true;
                 if (c)
                         conn_reset(h, c);
                 return 0;
@@ -751,6 +1049,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                 if (h && atomic_exchange(&h->wake_req, false))
                         parked_poke(h, false);
                 return 0;
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+                return h ? admit(h, (int)(intptr_t)in) : 1;
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+                return h ? slot_take(h, wsi) : -1;
+        case LWS_CALLBACK_WSI_DESTROY:
+                if (h)
+                        slot_release(h, wsi);
+                return 0;
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
                 /* No websocket or h2c upgrades: hang up. */
                 return -1;
@@ -759,6 +1065,33 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         default:
                 return 0;
         }
+}
+
+/*
+ * lws hands a connection whose first line is no HTTP request (an unknown method, TLS on the
+ * plain port, a stray protocol) to this raw protocol instead of answering 403 itself: the
+ * answer is a 400 with the usual JSON error, and the connection ends.
+ */
+static int raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                        size_t len)
+{
+        static const char body[] = "{\"error\":\"not an HTTP/1.1 request\",\"status\":400}";
+        struct lws_context *ctx = lws_get_context(wsi);
+        struct gc_httpd *h = ctx ? lws_context_user(ctx) : NULL;
+        int n;
+
+        (void)user;
+        (void)in;
+        (void)len;
+        if (reason != LWS_CALLBACK_RAW_RX || !h)
+                return 0;
+        n = snprintf((char *)h->wbuf + LWS_PRE, h->wbuf_len - LWS_PRE,
+                     "HTTP/1.1 400 Bad Request\r\nserver: gpu-cost\r\n"
+                     "content-type: application/json\r\ncontent-length: %zu\r\n"
+                     "connection: close\r\n\r\n%s",
+                     sizeof(body) - 1, body);
+        lws_write(wsi, h->wbuf + LWS_PRE, (size_t)n, LWS_WRITE_RAW);
+        return -1;
 }
 
 /* ---- handler helpers that need lws ------------------------------------------------------- */
@@ -835,11 +1168,17 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family, char *err,
                      size_t errlen)
 {
+        struct rlimit rl;
+
         h->max_conns = o->max_connections ? o->max_connections : GC_HTTPD_DEFAULT_MAX_CONNECTIONS;
         h->max_url = o->max_url_bytes ? o->max_url_bytes : GC_HTTPD_DEFAULT_MAX_URL_BYTES;
         h->max_header =
             o->max_header_bytes ? o->max_header_bytes : GC_HTTPD_DEFAULT_MAX_HEADER_BYTES;
         h->idle_sec = o->idle_timeout_sec ? o->idle_timeout_sec : GC_HTTPD_DEFAULT_IDLE_TIMEOUT_SEC;
+        h->head_sec = o->header_timeout_sec ? o->header_timeout_sec : h->idle_sec;
+        h->max_per_addr = o->max_per_address                                ? o->max_per_address
+                          : h->max_conns < GC_HTTPD_DEFAULT_MAX_PER_ADDRESS ? h->max_conns
+                                                                 : GC_HTTPD_DEFAULT_MAX_PER_ADDRESS;
         h->max_response =
             o->max_response_bytes ? o->max_response_bytes : GC_HTTPD_DEFAULT_MAX_RESPONSE_BYTES;
         h->tls_check_sec = o->tls_check_sec ? o->tls_check_sec : GC_HTTPD_DEFAULT_TLS_CHECK_SEC;
@@ -859,6 +1198,22 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
                 set_err(err, errlen, "max_connections: %d is not in 1..10000", h->max_conns);
                 return -EINVAL;
         }
+        if (h->max_per_addr < 1 || h->max_per_addr > h->max_conns) {
+                set_err(err, errlen, "max_per_address: %d is not in 1..max_connections (%d)",
+                        h->max_per_addr, h->max_conns);
+                return -EINVAL;
+        }
+        /* Past the descriptor limit accept() fails and lws stops listening for a while. */
+        h->n_accept = h->max_conns + SHED_SLOTS(h->max_conns);
+        h->n_slots = h->n_accept + LWS_OWN_FDS + 8;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            (rlim_t)h->n_accept + FDS_RESERVED > rl.rlim_cur) {
+                set_err(err, errlen,
+                        "max_connections: %d needs %d descriptors, more than the %llu the process "
+                        "may open (ulimit -n)",
+                        h->max_conns, h->n_accept + FDS_RESERVED, (unsigned long long)rl.rlim_cur);
+                return -EINVAL;
+        }
         /* lws's token limit is 16-bit; the URL needs room for "/" and a NUL. */
         if (h->max_url < 16 || h->max_url > 60000) {
                 set_err(err, errlen, "max_url_bytes: %zu is not in 16..60000", h->max_url);
@@ -870,6 +1225,10 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         }
         if (h->idle_sec < 1 || h->idle_sec > 3600) {
                 set_err(err, errlen, "idle_timeout_sec: %d is not in 1..3600", h->idle_sec);
+                return -EINVAL;
+        }
+        if (h->head_sec < 1 || h->head_sec > 3600) {
+                set_err(err, errlen, "header_timeout_sec: %d is not in 1..3600", h->head_sec);
                 return -EINVAL;
         }
         /* Room for the server's own JSON errors. */
@@ -933,7 +1292,9 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         }
         h->wbuf_len = LWS_PRE + CHUNK_BYTES + HDR_BYTES + 2 * GC_HTTPD__MAX_EXTRA_HEADERS;
         h->wbuf = malloc(h->wbuf_len);
-        if (!h->wbuf) {
+        /* More slots than lws accepts connections (it counts its descriptors its own way). */
+        h->slots = calloc((size_t)h->n_slots, sizeof(*h->slots));
+        if (!h->wbuf || !h->slots) {
                 set_err(err, errlen, "out of memory");
                 goto fail;
         }
@@ -949,14 +1310,27 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
             .callback = callback,
             .per_session_data_size = sizeof(struct conn),
         };
+        h->protocols[1] = (struct lws_protocols){
+            .name = RAW_PROTOCOL,
+            .callback = raw_callback,
+        };
+        for (int i = h->n_slots - 1; i >= 0; i--) {
+                h->slots[i].next_free = h->free_slots;
+                h->free_slots = &h->slots[i];
+        }
+        h->tls = h->cert != NULL;
         h->mount = (struct lws_http_mount){
             .mountpoint = "/",
             .mountpoint_len = 1,
             .origin = PROTOCOL,
             .origin_protocol = LWSMPRO_CALLBACK,
         };
+        /* lws stops storing a header at its limit, so no single header fills the table. */
         for (int i = 0; i < WSI_TOKEN_COUNT; i++)
-                h->token_limits.token_limit[i] = (unsigned short)h->max_url;
+                h->token_limits.token_limit[i] =
+                    (unsigned short)(uri_token(i) ? h->max_url
+                                     : h->max_header < 65535 ? h->max_header
+                                                             : 65535);
 
         memset(&ci, 0, sizeof(ci));
         ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
@@ -968,10 +1342,19 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         ci.user = h;
         ci.server_string = "gpu-cost";
         ci.token_limits = &h->token_limits;
-        /* One header table per connection holds the request line and every header. */
-        ci.max_http_header_data2 = (unsigned)(h->max_url + h->max_header + 256);
-        ci.max_http_header_pool2 = (unsigned)h->max_conns;
-        ci.fd_limit_per_thread = (unsigned)(h->max_conns + LWS_OWN_FDS);
+        /*
+         * One header table per connection reading a request holds the request line and every
+         * header, allocated while it does. Larger than the limits, so that a head over them is
+         * read whole and answered 414 or 431; a head over the table is closed unanswered. As
+         * many tables as connections: a client waiting for a table was the 5 s stall behind 64
+         * slow clients (docs/httpd.md).
+         */
+        ci.max_http_header_data2 = (unsigned)(h->max_url + h->max_header + 4096 >
+                                                      GC_HTTPD_HEAD_TABLE_BYTES
+                                                  ? h->max_url + h->max_header + 4096
+                                                  : GC_HTTPD_HEAD_TABLE_BYTES);
+        ci.max_http_header_pool2 = (unsigned)h->n_slots;
+        ci.fd_limit_per_thread = (unsigned)(h->n_accept + LWS_OWN_FDS);
         ci.pt_serv_buf_size = SERVICE_BUF_SIZE;
         h->ctx = lws_create_context(&ci);
         if (!h->ctx) {
@@ -994,7 +1377,11 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
                     LWS_SERVER_OPTION_IPV6_V6ONLY_MODIFY | LWS_SERVER_OPTION_IPV6_V6ONLY_VALUE;
         vi.keepalive_timeout = h->idle_sec;
         vi.timeout_secs = (unsigned)h->idle_sec;
-        vi.timeout_secs_ah_idle = (unsigned)h->idle_sec;
+        vi.timeout_secs_ah_idle = (unsigned)h->head_sec;
+        /* A first line that is no HTTP request goes to raw_callback (a 400), not lws' 403. */
+        vi.options |= LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG;
+        vi.listen_accept_role = "raw-skt";
+        vi.listen_accept_protocol = RAW_PROTOCOL;
         if (h->cert) {
                 vi.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
                 vi.ssl_cert_filepath = h->cert;
@@ -1035,6 +1422,7 @@ gc_httpd *gc_httpd_free(gc_httpd *h)
         free(h->cert);
         free(h->key);
         free(h->wbuf);
+        free(h->slots);
         free(h);
         return NULL;
 }
@@ -1042,6 +1430,15 @@ gc_httpd *gc_httpd_free(gc_httpd *h)
 int gc_httpd_port(const gc_httpd *h)
 {
         return h ? h->port : -EINVAL;
+}
+
+int gc_httpd_get_stats(const gc_httpd *h, gc_httpd_stats *ret)
+{
+        if (!h || !ret)
+                return -EINVAL;
+        *ret = h->stats;
+        ret->open = h->n_open;
+        return 0;
 }
 
 int gc_httpd_route(gc_httpd *h, const char *path, unsigned flags, gc_httpd_handler fn, void *ud)

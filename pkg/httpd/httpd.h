@@ -18,7 +18,8 @@
  */
 
 /* Defaults used when an option is left 0. */
-#define GC_HTTPD_DEFAULT_MAX_CONNECTIONS    64
+#define GC_HTTPD_DEFAULT_MAX_CONNECTIONS    256
+#define GC_HTTPD_DEFAULT_MAX_PER_ADDRESS    64
 #define GC_HTTPD_DEFAULT_MAX_URL_BYTES      4096
 #define GC_HTTPD_DEFAULT_MAX_HEADER_BYTES   8192
 #define GC_HTTPD_DEFAULT_IDLE_TIMEOUT_SEC   10
@@ -29,6 +30,8 @@
 
 #define GC_HTTPD_MAX_ROUTES 64 /* routes per server */
 #define GC_HTTPD_MAX_PARAMS 64 /* query parameters per request; more is a 400 */
+/* Bytes of one request head libwebsockets can hold: a larger head is closed without an answer. */
+#define GC_HTTPD_HEAD_TABLE_BYTES 65535
 
 enum { GC_HTTPD_LOG_ERROR = 0, GC_HTTPD_LOG_WARN = 1, GC_HTTPD_LOG_INFO = 2 };
 
@@ -49,11 +52,19 @@ typedef struct gc_httpd_opts {
         const char *tls_cert_file;
         const char *tls_key_file;
         int tls_check_sec;
-        int max_connections;       /* open connections; more wait in the kernel's backlog */
-        size_t max_url_bytes;      /* path or one query parameter after decoding; longer is 414 */
-        size_t max_header_bytes;   /* request headers in all; more and the connection is closed */
-        int idle_timeout_sec;      /* to send a whole request, between keep-alive requests, and
-                                    * between pieces of a response the client is slow to read */
+        /* Open connections in all, and from one client address. A new connection past either
+         * cap sheds the connection (of that address, for the second) that has gone longest,
+         * and at least 1 s, without an answer: the oldest idle or the slowest. When there is
+         * none, one past max_per_address is closed at once and one past max_connections takes
+         * one of max_connections / 4 + 8 spare places (then waits in the kernel's backlog). */
+        int max_connections;
+        int max_per_address;
+        size_t max_url_bytes;    /* the path, or the query, after decoding; longer is 414 */
+        size_t max_header_bytes; /* the request head (line and headers); more is 431 */
+        int header_timeout_sec;  /* to send a whole request head, then the connection closes;
+                                  * 0: idle_timeout_sec */
+        int idle_timeout_sec;    /* between keep-alive requests, before the first one, and
+                                  * between pieces of a response the client is slow to read */
         size_t max_response_bytes; /* a body larger than this is a 500 */
         /* Requests the guard has parked (GC_HTTPD_PENDING): at most max_parked at once (one
          * more is a 503), each for at most park_timeout_sec (then a 504). See the guard below. */
@@ -103,6 +114,16 @@ gc_httpd *gc_httpd_free(gc_httpd *h);
 
 /* The port actually bound (useful with port 0). */
 int gc_httpd_port(const gc_httpd *h);
+
+/* What admission did so far; read on the serving thread, or after gc_httpd_run() returned. */
+typedef struct gc_httpd_stats {
+        unsigned long long accepted; /* connections admitted */
+        unsigned long long shed;     /* closed to make room for a newer one */
+        unsigned long long refused;  /* closed at once: every connection was being answered */
+        int open;                    /* open now */
+} gc_httpd_stats;
+
+int gc_httpd_get_stats(const gc_httpd *h, gc_httpd_stats *ret);
 
 #define GC_HTTPD_PREFIX 1u /* path matches itself and everything below it */
 #define GC_HTTPD_OPEN   2u /* the guard does not run for this route (health probes) */
