@@ -763,6 +763,15 @@ static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bo
                 return -1;
         if (lws_finalize_write_http_header(wsi, start, &p, end))
                 return -1;
+        /*
+         * The answer that ends a connection is a short error: written at once, as lws might
+         * otherwise go on reading a body (chunked) before it asks for a writeable callback.
+         */
+        if (sl && sl->close_after && !head && res->body.len && res->body.len <= CHUNK_BYTES) {
+                memcpy(h->wbuf + LWS_PRE, res->body.data, res->body.len);
+                lws_write(wsi, h->wbuf + LWS_PRE, res->body.len, LWS_WRITE_HTTP_FINAL);
+                return -1;
+        }
         if (head || res->body.len == 0) {
                 if (sl && sl->close_after)
                         return -1;
