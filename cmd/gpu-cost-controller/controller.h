@@ -11,6 +11,9 @@ typedef struct ctl_opts {
         const char *context;
         const char *ns;     /* NULL = from the service account or kubeconfig */
         const char *listen; /* "0.0.0.0:8080" */
+        /* /healthz and /readyz also on this address, a server and thread of their own, so no
+         * load on the API delays the kubelet's probes; NULL: only on listen. */
+        const char *probe_listen;
         const char *id;     /* identity in the Lease */
         const char *lease_name;
         int64_t lease_duration_s;

@@ -1,4 +1,5 @@
-/* health: /healthz (the main loop is alive) and /readyz (synced and restored) on the HTTP port. */
+/* health: the HTTP server, and /healthz (the main loop is alive) and /readyz (synced and restored)
+ * on it and on the probe port. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +16,10 @@
 static gc_httpd *ctl__httpd;
 static pthread_t ctl__httpd_thread;
 static gc_authz *ctl__authz; /* --auth-delegate */
+/* --probe-listen: the probes on a server and thread of their own, untouched by API load. */
+static gc_httpd *ctl__probe;
+static pthread_t ctl__probe_thread;
+#define CTL_PROBE_MAX_CONNECTIONS 16
 
 static int ctl__healthz(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
 {
@@ -115,6 +120,34 @@ static int ctl__auth_start(ctl *c)
         return gc_httpd_set_guard(ctl__httpd, gc_authz_guard, ctl__authz);
 }
 
+/* The probe server: plain HTTP, no guard (probes carry no token), a few connections. */
+static int ctl__probe_start(ctl *c)
+{
+        gc_httpd_opts o;
+        char err[256], port[16];
+
+        memset(&o, 0, sizeof(o));
+        o.listen = c->o->probe_listen;
+        o.max_connections = CTL_PROBE_MAX_CONNECTIONS;
+        o.log = ctl__httpd_log;
+        ctl__probe = gc_httpd_new(&o, err, sizeof(err));
+        if (!ctl__probe) {
+                ctl_log(CTL_ERROR, "cannot listen for probes", "probe_listen", c->o->probe_listen,
+                        "error", err, NULL);
+                return -EINVAL;
+        }
+        if (gc_httpd_route(ctl__probe, "/healthz", 0, ctl__healthz, c) < 0 ||
+            gc_httpd_route(ctl__probe, "/readyz", 0, ctl__readyz, c) < 0 ||
+            pthread_create(&ctl__probe_thread, NULL, ctl__httpd_main, ctl__probe) != 0) {
+                ctl__probe = gc_httpd_free(ctl__probe);
+                return -ENOMEM;
+        }
+        snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__probe));
+        ctl_log(CTL_INFO, "listening for probes", "probe_listen", c->o->probe_listen, "port", port,
+                NULL);
+        return 0;
+}
+
 int ctl_health_start(ctl *c)
 {
         gc_httpd_opts o;
@@ -144,6 +177,13 @@ int ctl_health_start(ctl *c)
                 ctl__httpd = gc_httpd_free(ctl__httpd);
                 return -ENOMEM;
         }
+        if (c->o->probe_listen && ctl__probe_start(c) < 0) {
+                gc_httpd_stop(ctl__httpd);
+                pthread_join(ctl__httpd_thread, NULL);
+                ctl__authz = gc_authz_free(ctl__authz);
+                ctl__httpd = gc_httpd_free(ctl__httpd);
+                return -EINVAL;
+        }
         snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__httpd));
         ctl_log(CTL_INFO, "listening", "listen", c->o->listen, "port", port, "tls",
                 c->o->tls_cert_file ? "on" : "off", "auth",
@@ -159,6 +199,11 @@ int ctl_health_port(void)
 void ctl_health_stop(ctl *c)
 {
         (void)c;
+        if (ctl__probe) {
+                gc_httpd_stop(ctl__probe);
+                pthread_join(ctl__probe_thread, NULL);
+                ctl__probe = gc_httpd_free(ctl__probe);
+        }
         if (!ctl__httpd)
                 return;
         gc_httpd_stop(ctl__httpd);

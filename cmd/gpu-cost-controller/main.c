@@ -23,6 +23,7 @@ enum {
         CTL_OPT_AUTH,
         CTL_OPT_AUTH_TTL,
         CTL_OPT_AUTH_RESOURCE,
+        CTL_OPT_PROBE_LISTEN,
 };
 
 static void ctl__on_signal(int sig)
@@ -46,6 +47,9 @@ static const char usage[] =
     "  --listen ADDR:PORT        the REST API, /metrics, the dashboard, /healthz and /readyz\n"
     "                            (env GPU_COST_LISTEN; 0.0.0.0:8080, with --demo\n"
     "                            127.0.0.1:8080; port 0 picks a free one, logged)\n"
+    "  --probe-listen ADDR:PORT  /healthz and /readyz also here, plain HTTP, served apart so\n"
+    "                            no load on --listen delays them (env GPU_COST_PROBE_LISTEN;\n"
+    "                            default: none, the probes only on --listen)\n"
     "  --id NAME                 identity in the Lease (env POD_NAME; default: host name)\n"
     "  --checkpoint-interval D   checkpoint every D (default 60s)\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
@@ -112,6 +116,7 @@ int main(int argc, char **argv)
             {"auth-delegate", optional_argument, NULL, CTL_OPT_AUTH},
             {"auth-cache-ttl", required_argument, NULL, CTL_OPT_AUTH_TTL},
             {"auth-resource", required_argument, NULL, CTL_OPT_AUTH_RESOURCE},
+            {"probe-listen", required_argument, NULL, CTL_OPT_PROBE_LISTEN},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -125,6 +130,7 @@ int main(int argc, char **argv)
         o.kubeconfig = env_or("KUBECONFIG", NULL);
         o.ns = env_or("GPU_COST_NAMESPACE", NULL);
         o.listen = env_or("GPU_COST_LISTEN", "0.0.0.0:8080");
+        o.probe_listen = env_or("GPU_COST_PROBE_LISTEN", NULL);
         o.id = env_or("POD_NAME", NULL);
         o.lease_name = "gpu-cost-controller";
         o.lease_duration_s = 15;
@@ -196,6 +202,9 @@ int main(int argc, char **argv)
                                 return 2;
                         }
                         ctl_log_set_level(level);
+                        break;
+                case CTL_OPT_PROBE_LISTEN:
+                        o.probe_listen = *optarg ? optarg : NULL;
                         break;
                 case CTL_OPT_TLS_CERT:
                         o.tls_cert_file = optarg;
