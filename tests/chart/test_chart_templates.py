@@ -212,11 +212,11 @@ def test_security_context(scenarios, scenario):
 def test_container(scenarios, scenario):
     r = scenarios[scenario]
     c = r.container()
-    assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
-    # With TLS (the auth scenario) the probes say HTTPS: test_auth_and_tls_args.
-    https = {"scheme": "HTTPS"} if scenario == "auth-values.yaml" else {}
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http", **https}
-    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http", **https}
+    assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
+                          {"name": "probes", "containerPort": 8081, "protocol": "TCP"}]
+    # The probes go to the probe port, plain HTTP even with TLS: test_probe_port.
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "probes"}
     assert c["resources"]["requests"] == {"cpu": "50m", "memory": "32Mi"}
     assert c["resources"]["limits"] == {"memory": "64Mi"}
     args = c["args"]
@@ -370,8 +370,10 @@ def test_auth_and_tls_args(scenarios):
         c["volumeMounts"]
     vols = r.deployment()["spec"]["template"]["spec"]["volumes"]
     assert {"name": "tls", "secret": {"secretName": "gpu-cost-tls"}} in vols
+    # The probes keep plain HTTP on the probe port (test_probe_port has them over HTTPS on
+    # port http when probePort is 0).
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
-        assert c[probe]["httpGet"] == {"path": path, "port": "http", "scheme": "HTTPS"}
+        assert c[probe]["httpGet"] == {"path": path, "port": "probes"}
     for name, other in scenarios.items():
         if name == "auth-values.yaml":
             continue
@@ -750,3 +752,41 @@ def test_rendered_manifests_up_to_date():
     assert all(line.startswith("#") for line in lines[:first])
     assert "".join(lines[first:]) == want, (
         "deploy/gpu-cost.yaml is stale: run tests/chart/run.sh --update")
+
+
+# ---- the probe port ----------------------------------------------------------------------------
+
+
+def test_probe_port():
+    """probePort serves the probes apart (--probe-listen, a port named probes, plain HTTP even
+    with TLS); 0 puts them back on port http, over HTTPS with TLS; a probe aimed at another
+    port is left alone; the Service and ServiceMonitor stay on port http."""
+    r = render(sets=["probePort=9095"])
+    c = r.container()
+    assert "--probe-listen=0.0.0.0:9095" in c["args"]
+    assert {"name": "probes", "containerPort": 9095, "protocol": "TCP"} in c["ports"]
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "probes"}
+    assert [p["name"] for p in r.one("Service")["spec"]["ports"]] == ["http"]
+
+    tls = ["tls.secretName=gpu-cost-tls"]
+    c = render(sets=tls).container()
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}
+
+    for sets, scheme in (([], {}), (tls, {"scheme": "HTTPS"})):
+        c = render(sets=["probePort=0", *sets]).container()
+        assert not any(a.startswith("--probe-listen") for a in c["args"])
+        assert [p["name"] for p in c["ports"]] == ["http"]
+        assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http", **scheme}
+        assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http", **scheme}
+
+    c = render(sets=["livenessProbe.httpGet.port=9999"]).container()
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 9999}
+
+    sm = render(sets=["serviceMonitor.enabled=true"]).one("ServiceMonitor")
+    assert [e["port"] for e in sm["spec"]["endpoints"]] == ["http"]
+
+
+@pytest.mark.parametrize("value", ["80", "70000", "-1"])
+def test_probe_port_schema(value):
+    assert "probePort" in render_fails(sets=["probePort=" + value])
