@@ -49,7 +49,15 @@ install-plugin: build
 lint: setup
 	./scripts/lint.sh
 
-test: unit unit-asan cli-test lint chart-test e2e web-test
+test: unit unit-asan cli-test robustness-test lint chart-test e2e web-test
+
+# The HTTP server under hostile and clumsy clients (slow headers, 1,000 idle connections, a
+# reconnect flood, oversized and smuggling-shaped requests, pipelining, expensive answers) against
+# `gpu-cost-controller --demo` on 127.0.0.1; about a minute (tests/robustness, docs/httpd.md).
+.PHONY: robustness-test
+robustness-test: build
+	GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller PYTHONDONTWRITEBYTECODE=1 \
+		timeout 300 python3 -m pytest -q -s -p no:cacheprovider tests/robustness
 
 # The dashboard in headless Chromium against `gpu-cost-controller --demo`, and under delegated
 # auth against the pinned kube-apiserver (tests/web/README.md); UPDATE_SCREENSHOTS=1 also

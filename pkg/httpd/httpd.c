@@ -764,13 +764,20 @@ static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bo
         if (lws_finalize_write_http_header(wsi, start, &p, end))
                 return -1;
         /*
-         * The answer that ends a connection is a short error: written at once, as lws might
-         * otherwise go on reading a body (chunked) before it asks for a writeable callback.
+         * A body of one piece is written at once (lws keeps what the socket does not take and
+         * completes the transaction after it), so the transaction ends before lws reads on: a
+         * pipelined request behind a small answer is then served, not cut (docs/httpd.md), and
+         * an error that ends the connection is sent before lws reads a body it would discard.
          */
-        if (sl && sl->close_after && !head && res->body.len && res->body.len <= CHUNK_BYTES) {
+        if (!head && res->body.len && res->body.len <= CHUNK_BYTES) {
                 memcpy(h->wbuf + LWS_PRE, res->body.data, res->body.len);
-                lws_write(wsi, h->wbuf + LWS_PRE, res->body.len, LWS_WRITE_HTTP_FINAL);
-                return -1;
+                if (lws_write(wsi, h->wbuf + LWS_PRE, res->body.len, LWS_WRITE_HTTP_FINAL) !=
+                    (int)res->body.len)
+                        return -1;
+                if (sl && sl->close_after)
+                        return -1;
+                slot_done(wsi);
+                return lws_http_transaction_completed(wsi) ? -1 : 0;
         }
         if (head || res->body.len == 0) {
                 if (sl && sl->close_after)
