@@ -14,7 +14,7 @@ typedef struct ctl_opts {
         /* /healthz and /readyz also on this address, a server and thread of their own, so no
          * load on the API delays the kubelet's probes; NULL: only on listen. */
         const char *probe_listen;
-        const char *id;     /* identity in the Lease */
+        const char *id; /* identity in the Lease */
         const char *lease_name;
         int64_t lease_duration_s;
         int leader_election;

@@ -204,7 +204,7 @@ int main(int argc, char **argv)
                         ctl_log_set_level(level);
                         break;
                 case CTL_OPT_PROBE_LISTEN:
-                        o.probe_listen = *optarg ? optarg : NULL;
+                        o.probe_listen = optarg && *optarg ? optarg : NULL;
                         break;
                 case CTL_OPT_TLS_CERT:
                         o.tls_cert_file = optarg;

@@ -120,18 +120,16 @@ struct gc_httpd {
         size_t n_routes;
 
         size_t max_url, max_header, max_response;
-        int idle_sec, head_sec, max_conns, max_per_addr, port;
+        int idle_sec, head_sec, max_conns, max_per_addr, port, tls_check_sec;
 
         /* Admission: lws accepts n_accept connections (max_conns + SHED_SLOTS); n_slots are
          * more than that (lws counts its descriptors its own way), the free ones linked. */
         struct slot *slots;
         int n_accept, n_slots, n_open, n_shedding;
         struct slot *free_slots;
-        bool tls;
         gc_httpd_stats stats;
 
         char *cert, *key;
-        int tls_check_sec;
         lws_usec_t next_tls_check_us;
         struct file_stamp cert_loaded, key_loaded; /* the pair being served */
         struct file_stamp cert_bad, key_bad;       /* the last pair refused, warned about once */
@@ -140,6 +138,7 @@ struct gc_httpd {
         void *log_ud;
 
         atomic_bool stop_req;
+        bool tls;
 
         gc_httpd_guard guard;
         void *guard_ud;
@@ -302,6 +301,7 @@ static bool peer_addr(int fd, unsigned char ret[16])
         struct sockaddr_storage ss;
         socklen_t len = sizeof(ss);
 
+        memset(&ss, 0, sizeof(ss));
         if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
                 return false;
         if (ss.ss_family == AF_INET6) {
@@ -1192,9 +1192,10 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
             o->max_header_bytes ? o->max_header_bytes : GC_HTTPD_DEFAULT_MAX_HEADER_BYTES;
         h->idle_sec = o->idle_timeout_sec ? o->idle_timeout_sec : GC_HTTPD_DEFAULT_IDLE_TIMEOUT_SEC;
         h->head_sec = o->header_timeout_sec ? o->header_timeout_sec : h->idle_sec;
-        h->max_per_addr = o->max_per_address                                ? o->max_per_address
-                          : h->max_conns < GC_HTTPD_DEFAULT_MAX_PER_ADDRESS ? h->max_conns
-                                                                 : GC_HTTPD_DEFAULT_MAX_PER_ADDRESS;
+        h->max_per_addr = o->max_per_address ? o->max_per_address
+                          : h->max_conns < GC_HTTPD_DEFAULT_MAX_PER_ADDRESS
+                              ? h->max_conns
+                              : GC_HTTPD_DEFAULT_MAX_PER_ADDRESS;
         h->max_response =
             o->max_response_bytes ? o->max_response_bytes : GC_HTTPD_DEFAULT_MAX_RESPONSE_BYTES;
         h->tls_check_sec = o->tls_check_sec ? o->tls_check_sec : GC_HTTPD_DEFAULT_TLS_CHECK_SEC;
@@ -1344,7 +1345,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         /* lws stops storing a header at its limit, so no single header fills the table. */
         for (int i = 0; i < WSI_TOKEN_COUNT; i++)
                 h->token_limits.token_limit[i] =
-                    (unsigned short)(uri_token(i) ? h->max_url
+                    (unsigned short)(uri_token(i)            ? h->max_url
                                      : h->max_header < 65535 ? h->max_header
                                                              : 65535);
 
@@ -1365,10 +1366,10 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
          * many tables as connections: a client waiting for a table was the 5 s stall behind 64
          * slow clients (docs/httpd.md).
          */
-        ci.max_http_header_data2 = (unsigned)(h->max_url + h->max_header + 4096 >
-                                                      GC_HTTPD_HEAD_TABLE_BYTES
-                                                  ? h->max_url + h->max_header + 4096
-                                                  : GC_HTTPD_HEAD_TABLE_BYTES);
+        ci.max_http_header_data2 =
+            (unsigned)(h->max_url + h->max_header + 4096 > GC_HTTPD_HEAD_TABLE_BYTES
+                           ? h->max_url + h->max_header + 4096
+                           : GC_HTTPD_HEAD_TABLE_BYTES);
         ci.max_http_header_pool2 = (unsigned)h->n_slots;
         ci.fd_limit_per_thread = (unsigned)(h->n_accept + LWS_OWN_FDS);
         ci.pt_serv_buf_size = SERVICE_BUF_SIZE;

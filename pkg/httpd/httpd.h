@@ -59,12 +59,12 @@ typedef struct gc_httpd_opts {
          * one of max_connections / 4 + 8 spare places (then waits in the kernel's backlog). */
         int max_connections;
         int max_per_address;
-        size_t max_url_bytes;    /* the path, or the query, after decoding; longer is 414 */
-        size_t max_header_bytes; /* the request head (line and headers); more is 431 */
-        int header_timeout_sec;  /* to send a whole request head, then the connection closes;
-                                  * 0: idle_timeout_sec */
-        int idle_timeout_sec;    /* between keep-alive requests, before the first one, and
-                                  * between pieces of a response the client is slow to read */
+        size_t max_url_bytes;      /* the path, or the query, after decoding; longer is 414 */
+        size_t max_header_bytes;   /* the request head (line and headers); more is 431 */
+        int header_timeout_sec;    /* to send a whole request head, then the connection closes;
+                                    * 0: idle_timeout_sec */
+        int idle_timeout_sec;      /* between keep-alive requests, before the first one, and
+                                    * between pieces of a response the client is slow to read */
         size_t max_response_bytes; /* a body larger than this is a 500 */
         /* Requests the guard has parked (GC_HTTPD_PENDING): at most max_parked at once (one
          * more is a 503), each for at most park_timeout_sec (then a 504). See the guard below. */
