@@ -242,7 +242,7 @@ def test_default_args_and_replicas(default_render):
     assert d["spec"]["replicas"] == 2
     assert default_render.container()["args"] == [
         "--config=/etc/gpu-cost/config.json", "--listen=0.0.0.0:8080",
-        "--checkpoint-interval=60s", "--report-interval=5m", "--fold-after=6h",
+        "--probe-listen=0.0.0.0:8081", "--checkpoint-interval=60s", "--report-interval=5m", "--fold-after=6h",
         "--log-level=info", "--lease-name=gpu-cost-controller", "--lease-duration=15s"]
     # A standby is never ready: a rollout must not wait for new ready pods before stopping the
     # old leader.
