@@ -294,10 +294,12 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
                      "labels": {"app.kubernetes.io/name": "gpu-cost",
                                 "gpu-cost.io/kind": "checkpoint"}},
         "data": {"checkpoint.json": "{}"}}))
-    port = free_port()
+    port, probe_port = free_port(), free_port()
+    assert "--probe-listen=0.0.0.0:8081" in args
     argv = [str(GPU_COST_CONTROLLER)] + [
-        a for a in args if not a.startswith(("--config=", "--listen="))] + [
+        a for a in args if not a.startswith(("--config=", "--listen=", "--probe-listen="))] + [
         "--config", str(tmp_path / "config.json"), "--listen", "127.0.0.1:%d" % port,
+        "--probe-listen", "127.0.0.1:%d" % probe_port,
         "--kubeconfig", str(kubeconfig), "--checkpoint-interval=2s", "--report-interval=2s"]
     log = tmp_path / "controller.log"
     env = dict(os.environ, POD_NAME="gpu-cost-controller-0", GPU_COST_NAMESPACE=NAMESPACE)
@@ -309,6 +311,9 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
                  or proc.poll() is not None)
         assert proc.poll() is None, log.read_text()
         assert http_status("http://127.0.0.1:%d/healthz" % port) == 200
+        # Where the chart's probes go.
+        assert http_status("http://127.0.0.1:%d/healthz" % probe_port) == 200
+        assert http_status("http://127.0.0.1:%d/readyz" % probe_port) == 200
         lease = cluster.get("lease", "-n", NAMESPACE, "gpu-cost-controller")
         assert lease["spec"]["holderIdentity"] == "gpu-cost-controller-0"
         wait_for("the checkpoint", lambda: cluster.kubectl(
