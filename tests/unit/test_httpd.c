@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -340,6 +341,9 @@ static const struct {
     {{.listen = "127.0.0.1:0", .max_url_bytes = 8}, "max_url_bytes"},
     {{.listen = "127.0.0.1:0", .max_header_bytes = 10}, "max_header_bytes"},
     {{.listen = "127.0.0.1:0", .idle_timeout_sec = -3}, "idle_timeout_sec"},
+    {{.listen = "127.0.0.1:0", .header_timeout_sec = -1}, "header_timeout_sec"},
+    {{.listen = "127.0.0.1:0", .max_connections = 8, .max_per_address = 9}, "max_per_address"},
+    {{.listen = "127.0.0.1:0", .max_per_address = -2}, "max_per_address"},
     {{.listen = "127.0.0.1:0", .max_response_bytes = 100}, "max_response_bytes"},
     {{.listen = "127.0.0.1:0", .tls_cert_file = "/nonexistent.pem"}, "tls_key_file"},
     {{.listen = "127.0.0.1:0", .tls_key_file = "/nonexistent.pem"}, "tls_cert_file"},
@@ -357,6 +361,27 @@ START_TEST(test_bad_opts)
         ck_assert_ptr_null(h);
         ck_assert_msg(strncmp(err, bad_opts[_i].field, strlen(bad_opts[_i].field)) == 0,
                       "error \"%s\" should name %s", err, bad_opts[_i].field);
+}
+END_TEST
+
+/* A cap the process cannot hold is refused at start, not found out at accept(). */
+START_TEST(test_fd_limit)
+{
+        struct rlimit rl;
+        gc_httpd_opts o = {.listen = "127.0.0.1:0", .max_connections = 256};
+        char err[256] = "";
+        gc_httpd *h;
+
+        ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+        rl.rlim_cur = 300; /* this test runs in a process of its own (CK_FORK) */
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+        h = gc_httpd_new(&o, err, sizeof(err));
+        ck_assert_ptr_null(h);
+        ck_assert_msg(strstr(err, "max_connections: 256 needs 392 descriptors") == err, "%s", err);
+        o.max_connections = 160;
+        h = gc_httpd_new(&o, err, sizeof(err));
+        ck_assert_msg(h != NULL, "%s", err);
+        h = gc_httpd_free(h);
 }
 END_TEST
 
@@ -1831,6 +1856,8 @@ static Suite *httpd_suite(void)
                             sizeof(listen_cases) / sizeof(listen_cases[0]));
         tcase_add_loop_test(tc, test_bad_opts, 0, sizeof(bad_opts) / sizeof(bad_opts[0]));
         tcase_add_test(tc, test_port_in_use);
+        if (getenv("CK_FORK") == NULL || strcmp(getenv("CK_FORK"), "no") != 0)
+                tcase_add_test(tc, test_fd_limit);
         tcase_add_test(tc, test_routes_and_helpers);
         tcase_add_test(tc, test_get_200);
         tcase_add_test(tc, test_errors_json);
