@@ -148,6 +148,8 @@ struct gc_httpd {
 
         unsigned char *wbuf; /* LWS_PRE headroom, then headers or one body chunk */
         size_t wbuf_len;
+        char *hdr_scan; /* one known header's value, to look for control characters */
+        size_t hdr_scan_len;
 };
 
 static const struct {
@@ -636,11 +638,20 @@ static bool uri_token(int tok)
         return false;
 }
 
+/* A control character other than a tab (RFC 9110 5.5: never valid in a field value). */
+static bool field_ctl(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
+                        return true;
+        return false;
+}
+
 /*
- * The head as a whole: 0, or 431 when it is too large, or 400 for a body this server does not
- * read (with the framing a request smuggler uses: Content-Length beside Transfer-Encoding, or
- * a repeated or malformed Content-Length). *ret_body says a body may follow, so the connection
- * must end after the answer.
+ * The head as a whole: 0, or 431 when it is too large, 400 for a control character in a
+ * header it knows, or 400 for a body this server does not read (with the framing a request smuggler
+ * uses: Content-Length beside Transfer-Encoding, or a repeated or malformed Content-Length).
+ * *ret_body says a body may follow, so the connection must end after the answer.
  */
 static int check_head(const struct gc_httpd *h, struct lws *wsi, const struct slot *sl,
                       const char **ret_msg, bool *ret_body)
@@ -663,6 +674,12 @@ static int check_head(const struct gc_httpd *h, struct lws *wsi, const struct sl
                         return 431;
                 }
                 known += (size_t)n;
+                if (lws_hdr_copy(wsi, h->hdr_scan, (int)h->hdr_scan_len,
+                                 (enum lws_token_indexes)tok) == n &&
+                    field_ctl(h->hdr_scan, (size_t)n)) {
+                        *ret_msg = "control character in a header";
+                        return 400;
+                }
         }
         /*
          * The bytes received for this request, as sent (unknown headers included, which lws
@@ -1311,7 +1328,9 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         h->wbuf = malloc(h->wbuf_len);
         /* More slots than lws accepts connections (it counts its descriptors its own way). */
         h->slots = calloc((size_t)h->n_slots, sizeof(*h->slots));
-        if (!h->wbuf || !h->slots) {
+        h->hdr_scan_len = (h->max_header < 65535 ? h->max_header : 65535) + 1;
+        h->hdr_scan = malloc(h->hdr_scan_len);
+        if (!h->wbuf || !h->slots || !h->hdr_scan) {
                 set_err(err, errlen, "out of memory");
                 goto fail;
         }
@@ -1440,6 +1459,7 @@ gc_httpd *gc_httpd_free(gc_httpd *h)
         free(h->key);
         free(h->wbuf);
         free(h->slots);
+        free(h->hdr_scan);
         free(h);
         return NULL;
 }

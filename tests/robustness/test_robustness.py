@@ -271,6 +271,8 @@ BAD = [
     # closed unanswered. Inside a value it reaches the server: a 400.
     ("NUL in the path", b"GET /api/v1/pri\x00ces HTTP/1.1\r\nHost: a\r\n\r\n", None, None),
     ("final %00", b"GET /api/v1/costs?window=7d%00 HTTP/1.1\r\nHost: a\r\n\r\n", None, None),
+    ("NUL in a known header", b"GET /api/v1/prices HTTP/1.1\r\nHost: a\x00b\r\n\r\n", 400,
+     "control character in a header"),
     ("%01 in a parameter", b"GET /api/v1/costs?window=%01 HTTP/1.1\r\nHost: a\r\n\r\n", 400,
      "control character in a query parameter"),
     ("no HTTP version", b"GET /api/v1/prices\r\n\r\n", 400, "malformed request line"),
