@@ -57,7 +57,7 @@ struct slot {
         struct slot *next_free;
         unsigned char addr[16];  /* the client's address; IPv4 as ::ffff:a.b.c.d */
         lws_usec_t last_done_us; /* accepted, or the last answer written */
-        uint64_t rx_base;        /* bytes received when the current request began */
+        uint64_t rx_base;        /* bytes received when the last answer was written */
         bool busy;               /* between a whole request head and the end of its answer */
         bool shed;               /* closing to make room */
         bool cut;                /* lws cut its transaction (pipelining): hang up at the next */
