@@ -102,6 +102,14 @@ int ctl_checkpoint_restore(ctl *c)
         }
         c->restored_at = info.header.written_at;
         c->restore_pending = 1;
+        for (int kind = 0; kind < CTL_KINDS; kind++) {
+                const char *rv = gc_checkpoint_rv_of(&info.header, ctl_kind_name(kind));
+
+                /* The ledger holds every effect up to rv: resume there, and until the watch
+                   moves on, a new checkpoint keeps the same point. */
+                gc_strlcpy(c->resume_rv[kind], rv ? rv : "", sizeof(c->resume_rv[kind]));
+                gc_strlcpy(c->rv[kind], rv ? rv : "", sizeof(c->rv[kind]));
+        }
         pthread_mutex_unlock(&c->mu);
         gc_time_format(info.header.written_at, when);
         {
@@ -209,12 +217,23 @@ int ctl_checkpoint_save(ctl *c)
                                 : c->cfg->weekly_retention_weeks * 7;
         char err[512], name[GC_CHECKPOINT_NAME_MAX];
         char **existing = NULL;
-        size_t n_existing = 0;
+        size_t n_existing = 0, n_rvs = 0;
+        gc_checkpoint_rv rvs[CTL_KINDS];
         int r, folded;
 
+        memset(rvs, 0, sizeof(rvs));
         pthread_mutex_lock(&c->mu);
         folded = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, now - keep_days * 86400);
-        r = gc_checkpoint_encode(c->ledger, now, c->o->id, 0, &chunks, &n, err, sizeof(err));
+        /* The resume points under the same lock as the ledger: of one moment. */
+        for (int kind = 0; kind < CTL_KINDS; kind++) {
+                if (!c->rv[kind][0])
+                        continue;
+                gc_strlcpy(rvs[n_rvs].resource, ctl_kind_name(kind), sizeof(rvs[n_rvs].resource));
+                gc_strlcpy(rvs[n_rvs].rv, c->rv[kind], sizeof(rvs[n_rvs].rv));
+                n_rvs++;
+        }
+        r = gc_checkpoint_encode_rvs(c->ledger, now, c->o->id, rvs, n_rvs, 0, &chunks, &n, err,
+                                     sizeof(err));
         pthread_mutex_unlock(&c->mu);
         if (folded < 0)
                 ctl_log(CTL_WARN, "fold failed", "error", strerror(-folded), NULL);

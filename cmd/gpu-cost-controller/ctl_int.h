@@ -9,6 +9,7 @@
 
 #include "account/account.h"
 #include "api/api.h"
+#include "checkpoint/checkpoint.h"
 #include "config/config.h"
 #include "kube/kube.h"
 #include "ledger/ledger.h"
@@ -46,6 +47,12 @@ typedef struct ctl_informer {
         atomic_long relists;  /* LISTs after the first (410, bad events, reconnects) */
         atomic_long restarts; /* watches resumed */
         atomic_long last_event;
+        int listing; /* between list_begin and list_end (under c->mu) */
+        /* Resuming from the checkpoint's resourceVersion (c->resume_rv): 1 until the server
+         * accepts the watch (an event, a bookmark or a normal end), or it answers 410. Informer
+         * thread only. */
+        int resuming;
+        int resume_failed; /* the resume point had expired: the relist leaves a blind span */
 } ctl_informer;
 
 struct ctl {
@@ -70,6 +77,16 @@ struct ctl {
         int64_t restored_at; /* checkpoint time when one was restored, else 0 */
         int restore_pending; /* the first pod LIST after a restore is not yet complete */
         uint64_t changes;    /* bumped by every accounted change, for report refreshes */
+        /* Per watched resource, the last resourceVersion whose effects are in the ledger (set
+         * by that resource's informer as it applies an event, a bookmark or a completed LIST);
+         * the checkpoint stores them encoded under this lock, so they match its ledger. */
+        char rv[CTL_KINDS][GC_CHECKPOINT_RV_MAX];
+        /* Where each watch resumes after a restore (written by the restore before the
+         * informers start, read-only after). */
+        char resume_rv[CTL_KINDS][GC_CHECKPOINT_RV_MAX];
+        /* The span the controller could not see, when a resume point had expired (410):
+         * [blind_from, blind_to), 0 when none. */
+        int64_t blind_from, blind_to;
         gc_diag diag;        /* notes for reports (estimates, skipped objects) */
 
         ctl_informer inf[CTL_KINDS];
@@ -96,6 +113,7 @@ struct ctl {
 int ctl_informer_start(ctl *c, int kind);
 void ctl_informers_stop(ctl *c);
 void ctl_fatal(ctl *c, const char *msg);
+const char *ctl_kind_name(int kind); /* "namespaces", "nodes", "pods" */
 
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
 int ctl_checkpoint_restore(ctl *c);

@@ -8,6 +8,11 @@
 #include "log.h"
 
 static const char *const ctl__kind_names[CTL_KINDS] = {"namespaces", "nodes", "pods"};
+
+const char *ctl_kind_name(int kind)
+{
+        return kind >= 0 && kind < CTL_KINDS ? ctl__kind_names[kind] : "?";
+}
 static const char *const ctl__paths[CTL_KINDS] = {"/api/v1/namespaces", "/api/v1/nodes",
                                                   "/api/v1/pods"};
 
@@ -231,8 +236,23 @@ static int ctl__list_begin(void *ud)
 
         pthread_mutex_lock(&c->mu);
         c->gen[inf->kind]++;
+        inf->listing = 1;
         pthread_mutex_unlock(&c->mu);
         return 0;
+}
+
+/* The watch library's resume point moved (a completed LIST, a bookmark): the ledger has it all. */
+static void ctl__progress(void *ud, const char *rv)
+{
+        ctl_informer *inf = ud;
+        ctl *c = inf->c;
+
+        pthread_mutex_lock(&c->mu);
+        gc_strlcpy(c->rv[inf->kind], rv, sizeof(c->rv[inf->kind]));
+        if (inf->resuming && inf->kind == CTL_PODS)
+                c->restore_pending = 0; /* a bookmark: the server accepted the resume point */
+        pthread_mutex_unlock(&c->mu);
+        inf->resuming = 0;
 }
 
 /* Objects not seen in the LIST that just completed are gone. */
@@ -245,6 +265,7 @@ static int ctl__list_end(void *ud)
 
         pthread_mutex_lock(&c->mu);
         gen = c->gen[inf->kind];
+        inf->listing = 0;
         if (inf->kind == CTL_PODS) {
                 for (size_t i = 0; i < c->n_pods;) {
                         if (c->pods[i].gen == gen) {
@@ -255,7 +276,13 @@ static int ctl__list_end(void *ud)
                         ctl__pod_remove(c, i);
                         c->changes++;
                 }
-                if (c->restore_pending) {
+                /* Resuming from the checkpoint, the watch replays the deletions since; only
+                   without a resume point (or past it) are they unknown and estimated. */
+                if (c->restore_pending && (!inf->resuming || inf->resume_failed)) {
+                        if (inf->resume_failed) {
+                                c->blind_from = c->restored_at;
+                                c->blind_to = now;
+                        }
                         ctl_checkpoint_close_missing(c);
                         c->restore_pending = 0;
                 }
@@ -297,6 +324,17 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
                 r = ctl__on_node(c, ev, obj, now);
         else
                 r = ctl__on_namespace(c, ev, obj, now);
+        /* A watch event's resourceVersion is the resume point once its effects are in, under
+           the same lock (a LIST's objects are not: its own version counts at its end). */
+        if (r >= 0 && !inf->listing) {
+                const char *rv = gc_kube_meta(obj, "resourceVersion");
+
+                if (rv && strlen(rv) < sizeof(c->rv[inf->kind]))
+                        gc_strlcpy(c->rv[inf->kind], rv, sizeof(c->rv[inf->kind]));
+                if (inf->resuming && inf->kind == CTL_PODS)
+                        c->restore_pending = 0; /* the replay brings what happened meanwhile */
+                inf->resuming = 0;
+        }
         pthread_mutex_unlock(&c->mu);
         if (r < 0) {
                 char msg[256];
@@ -325,10 +363,26 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                         "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_WATCH_END:
+                if (inf->resuming && inf->kind == CTL_PODS) {
+                        pthread_mutex_lock(&inf->c->mu);
+                        inf->c->restore_pending = 0;
+                        pthread_mutex_unlock(&inf->c->mu);
+                }
+                inf->resuming = 0;
                 ctl_log(CTL_DEBUG, "watch ended by the server", "resource",
                         ctl__kind_names[inf->kind], NULL);
                 break;
         case GC_KUBE_NOTE_EXPIRED:
+                if (inf->resuming) {
+                        inf->resume_failed = 1;
+                        inf->resuming = 0;
+                        ctl_log(CTL_WARN,
+                                "the checkpoint's resourceVersion is past the API server's event "
+                                "window (410): listing again; what happened between the "
+                                "checkpoint and now is estimated and reported as a blind span",
+                                "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
+                        break;
+                }
                 ctl_log(CTL_INFO, "watch expired (410): listing again", "resource",
                         ctl__kind_names[inf->kind], "detail", msg, NULL);
                 break;
@@ -361,6 +415,7 @@ static void *ctl__informer_main(void *arg)
             .object = ctl__object,
             .list_end = ctl__list_end,
             .note = ctl__note,
+            .progress = ctl__progress,
         };
         gc_kube_watch_opts wo;
         char err[256], msg[400];
@@ -369,6 +424,12 @@ static void *ctl__informer_main(void *arg)
 
         memset(&wo, 0, sizeof(wo));
         wo.path = ctl__paths[inf->kind];
+        if (c->resume_rv[inf->kind][0]) {
+                wo.resume_rv = c->resume_rv[inf->kind];
+                inf->resuming = 1;
+                ctl_log(CTL_INFO, "resuming the watch from the checkpoint", "resource",
+                        ctl__kind_names[inf->kind], "resourceVersion", wo.resume_rv, NULL);
+        }
         k = gc_kube_new(&c->kcfg, err, sizeof(err));
         if (!k) {
                 snprintf(msg, sizeof(msg), "%s: API client: %s", ctl__kind_names[inf->kind], err);

@@ -12,7 +12,8 @@
 
 #define GC_CP__TIME_MAX    ((int64_t)253402300799) /* 9999-12-31T23:59:59Z, as the ledger */
 #define GC_CP__HOUR        ((int64_t)3600)
-#define GC_CP__HEADER_ROOM 1024 /* the header's bytes at most (identity <= 253 plain bytes) */
+#define GC_CP__HEADER_ROOM 1536 /* the header's bytes at most (identity <= 253 plain bytes,
+                                   4 resourceVersions of <= 64) */
 #define GC_CP__MAX_ENTRIES 1024 /* chunks a caller may hand to one decode */
 #define GC_CP__NUM_LEN     32
 #define GC_CP__MAX_STRS    8 /* strings of one record (a pod interval's uid and 7 dims) */
@@ -66,6 +67,53 @@ static int gc_cp__valid_id(const char *s)
                     s[n] == '\\')
                         return 0;
         return n > 0 && n <= GC_CHECKPOINT_MAX_ID;
+}
+
+static int gc_cp__valid_rv(const char *s)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if ((unsigned char)s[n] <= 0x20 || (unsigned char)s[n] >= 0x7f || s[n] == '"' ||
+                    s[n] == '\\')
+                        return 0;
+        return n > 0 && n < GC_CHECKPOINT_RV_MAX;
+}
+
+static int gc_cp__valid_resource(const char *s)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') ||
+                      s[n] == '.' || s[n] == '-'))
+                        return 0;
+        return n > 0 && n < GC_CHECKPOINT_RESOURCE_MAX;
+}
+
+/* Checks a set of resume points: valid names and versions, each resource once. */
+static int gc_cp__valid_rvs(const gc_checkpoint_rv *rvs, size_t n)
+{
+        if (n > GC_CHECKPOINT_MAX_RVS || (n && !rvs))
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                if (!gc_cp__valid_resource(rvs[i].resource) || !gc_cp__valid_rv(rvs[i].rv))
+                        return 0;
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(rvs[i].resource, rvs[j].resource) == 0)
+                                return 0;
+        }
+        return 1;
+}
+
+const char *gc_checkpoint_rv_of(const gc_checkpoint_header *h, const char *resource)
+{
+        if (!h || !resource)
+                return NULL;
+        for (size_t i = 0; i < h->n_rvs && i < GC_CHECKPOINT_MAX_RVS; i++)
+                if (strcmp(h->rvs[i].resource, resource) == 0)
+                        return h->rvs[i].rv;
+        return NULL;
 }
 
 /* ---- encoding ------------------------------------------------------------------------------- */
@@ -491,7 +539,8 @@ void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n)
 
 /* Header + body of every chunk, now that the number of chunks and the write id are known. */
 static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *controller,
-                           int64_t horizon, gc_buf **ret_chunks)
+                           int64_t horizon, const gc_checkpoint_rv *rvs, size_t n_rvs,
+                           gc_buf **ret_chunks)
 {
         char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
         gc_buf *out;
@@ -502,6 +551,10 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
         h = gc_hash(controller, strlen(controller), h);
         h = gc_hash(&horizon, sizeof(horizon), h);
         h = gc_hash(e->counts, sizeof(e->counts), h);
+        for (size_t i = 0; i < n_rvs; i++) {
+                h = gc_hash(rvs[i].resource, strlen(rvs[i].resource) + 1, h);
+                h = gc_hash(rvs[i].rv, strlen(rvs[i].rv) + 1, h);
+        }
         snprintf(write_id, sizeof(write_id), "%016llx", (unsigned long long)h);
         gc_time_format(written_at, when);
         out = calloc(e->n_bodies, sizeof(*out));
@@ -525,6 +578,10 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
                                           ",\"counts\":{\"usage\":%zu,\"capacity\":%zu,"
                                           "\"rollups\":%zu,\"capacity_rollups\":%zu},",
                                           e->counts[0], e->counts[1], e->counts[2], e->counts[3]);
+                for (size_t k = 0; r == 0 && k < n_rvs; k++)
+                        r = gc_buf_printf(b, "%s\"%s\":\"%s\"%s",
+                                          k == 0 ? "\"resource_versions\":{" : "",
+                                          rvs[k].resource, rvs[k].rv, k + 1 == n_rvs ? "}," : ",");
                 if (r == 0)
                         r = gc_buf_append(b, e->bodies[i].data, e->bodies[i].len);
                 /* The body is no longer needed: keep the peak near one copy of the checkpoint. */
@@ -541,6 +598,14 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
 int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *controller,
                          size_t chunk_bytes, gc_buf **ret_chunks, size_t *ret_n, char *err,
                          size_t errlen)
+{
+        return gc_checkpoint_encode_rvs(l, written_at, controller, NULL, 0, chunk_bytes,
+                                        ret_chunks, ret_n, err, errlen);
+}
+
+int gc_checkpoint_encode_rvs(const gc_ledger *l, int64_t written_at, const char *controller,
+                             const gc_checkpoint_rv *rvs, size_t n_rvs, size_t chunk_bytes,
+                             gc_buf **ret_chunks, size_t *ret_n, char *err, size_t errlen)
 {
         static const gc_ledger_visitor v = {gc_cp__enc_usage, gc_cp__enc_capacity,
                                             gc_cp__enc_rollup, gc_cp__enc_crollup};
@@ -575,6 +640,13 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
                            (long long)written_at);
                 return -EINVAL;
         }
+        if (!gc_cp__valid_rvs(rvs, n_rvs)) {
+                gc_cp__err(err, errlen,
+                           "checkpoint: resource_versions: at most %d, each resource once, names "
+                           "of [a-z0-9.-] and versions of 1-%d printable bytes",
+                           GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                return -EINVAL;
+        }
         memset(&e, 0, sizeof(e));
         e.limit = chunk_bytes - GC_CP__HEADER_ROOM;
         e.err = err;
@@ -597,7 +669,7 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
         if (r == 0 && (e.n_records > 0 || e.n_bodies == 0))
                 r = gc_cp__close_chunk(&e);
         if (r == 0)
-                r = gc_cp__assemble(&e, written_at, controller, st.horizon, &chunks);
+                r = gc_cp__assemble(&e, written_at, controller, st.horizon, rvs, n_rvs, &chunks);
         if (r == 0) {
                 n = e.n_bodies;
                 *ret_chunks = chunks;
@@ -719,6 +791,33 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
         }
         if (h->chunk >= h->of) {
                 gc_cp__err(err, errlen, "chunk: %zu is not below of (%zu)", h->chunk, h->of);
+                return -EINVAL;
+        }
+        /* Optional: a write by an earlier build keeps no resume points. */
+        v = gc_cp__member(root, "resource_versions");
+        if (v && !cJSON_IsObject(v)) {
+                gc_cp__err(err, errlen, "resource_versions: must be an object");
+                return -EINVAL;
+        }
+        for (const cJSON *m = v ? v->child : NULL; m; m = m->next) {
+                gc_checkpoint_rv *d;
+
+                if (h->n_rvs == GC_CHECKPOINT_MAX_RVS || !m->string ||
+                    strlen(m->string) >= sizeof(d->resource) || !cJSON_IsString(m) ||
+                    strlen(m->valuestring) >= sizeof(d->rv)) {
+                        gc_cp__err(err, errlen,
+                                   "resource_versions: at most %d strings of at most %d bytes",
+                                   GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                        return -EINVAL;
+                }
+                d = &h->rvs[h->n_rvs++];
+                gc_strlcpy(d->resource, m->string, sizeof(d->resource));
+                gc_strlcpy(d->rv, m->valuestring, sizeof(d->rv));
+        }
+        if (!gc_cp__valid_rvs(h->rvs, h->n_rvs)) {
+                gc_cp__err(err, errlen,
+                           "resource_versions: names of [a-z0-9.-], printable versions, each "
+                           "resource once");
                 return -EINVAL;
         }
         return 0;
@@ -1079,7 +1178,8 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                 if (h->of != a->of || h->written_at != a->written_at || h->horizon != a->horizon ||
                     strcmp(h->controller, a->controller) != 0 || h->usage != a->usage ||
                     h->capacity != a->capacity || h->rollups != a->rollups ||
-                    h->capacity_rollups != a->capacity_rollups) {
+                    h->capacity_rollups != a->capacity_rollups || h->n_rvs != a->n_rvs ||
+                    memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
                         gc_cp__err(err, errlen, "chunk %zu: its header differs from chunk 0's",
                                    h->chunk);
                         return -EINVAL;

@@ -49,6 +49,31 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
                          size_t errlen);
 void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n); /* accepts NULL */
 
+#define GC_CHECKPOINT_MAX_RVS      4  /* watched resources whose resourceVersion a write keeps */
+#define GC_CHECKPOINT_RV_MAX       65 /* a resourceVersion: 1-64 printable ASCII bytes, NUL */
+#define GC_CHECKPOINT_RESOURCE_MAX 32 /* a resource's name: 1-31 of [a-z0-9.-], NUL */
+
+/*
+ * The resourceVersion a watch of `resource` had reached when the ledger was encoded: the last one
+ * whose effects are in the ledger (not merely seen), so a restart that resumes the watch from it
+ * replays exactly what the ledger lacks. Opaque: compared only for equality.
+ */
+typedef struct gc_checkpoint_rv {
+        char resource[GC_CHECKPOINT_RESOURCE_MAX]; /* "pods", "nodes", "namespaces" */
+        char rv[GC_CHECKPOINT_RV_MAX];
+} gc_checkpoint_rv;
+
+/*
+ * gc_checkpoint_encode with the watches' resume points, written into every chunk's header as
+ * "resource_versions":{"pods":"123",...} (part of the write id). Encode under the same lock that
+ * the watches apply events under, so the ledger and the resourceVersions are of one moment.
+ * -EINVAL for more than GC_CHECKPOINT_MAX_RVS, a resource given twice, or a name or
+ * resourceVersion out of its alphabet or length.
+ */
+int gc_checkpoint_encode_rvs(const gc_ledger *l, int64_t written_at, const char *controller,
+                             const gc_checkpoint_rv *rvs, size_t n_rvs, size_t chunk_bytes,
+                             gc_buf **ret_chunks, size_t *ret_n, char *err, size_t errlen);
+
 /* What one chunk says about its write, read without restoring anything. */
 typedef struct gc_checkpoint_header {
         int version;
@@ -59,7 +84,12 @@ typedef struct gc_checkpoint_header {
         char controller[GC_CHECKPOINT_MAX_ID + 1];
         int64_t horizon; /* INT64_MIN when the ledger had never folded */
         size_t usage, capacity, rollups, capacity_rollups; /* records in the whole write */
+        gc_checkpoint_rv rvs[GC_CHECKPOINT_MAX_RVS];       /* zeroed past n_rvs */
+        size_t n_rvs; /* 0 for a write by a build that kept none */
 } gc_checkpoint_header;
+
+/* The resourceVersion h keeps for resource, or NULL. */
+const char *gc_checkpoint_rv_of(const gc_checkpoint_header *h, const char *resource);
 
 /* Reads a chunk's header (e.g. chunk 0, to learn how many ConfigMaps to fetch). */
 int gc_checkpoint_peek(const char *data, size_t len, gc_checkpoint_header *ret, char *err,

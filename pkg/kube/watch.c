@@ -319,6 +319,8 @@ static int gc__event(gc__watch *w, const cJSON *ev)
                 if (gc__set_rv(w, gc_kube_meta(obj, "resourceVersion")) < 0)
                         return gc__bad_event(w, "a bookmark with an oversized resourceVersion");
                 w->n_events++;
+                if (w->ops->progress && w->rv[0])
+                        w->ops->progress(w->ud, w->rv);
                 return 0;
         } else if (strcmp(t, "ERROR") == 0) {
                 const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
@@ -458,7 +460,7 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                       void *ud, const volatile sig_atomic_t *stop)
 {
         gc__watch *w;
-        int need_list = 1, r = 0;
+        int need_list = 1, r = 0, resume = 0;
         int64_t forbidden_since_ms = 0, grace_ms;
 
         if (!k || !o || !o->path || o->path[0] != '/' || !ops || !ops->object)
@@ -484,6 +486,13 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
         if (w->timeout_s && !w->idle_s)
                 w->idle_s = w->timeout_s + 30;
         grace_ms = o->forbidden_grace_s == 0 ? 20000 : (int64_t)o->forbidden_grace_s * 1000;
+        if (o->resume_rv && o->resume_rv[0]) {
+                if (strlen(o->resume_rv) >= sizeof(w->rv)) {
+                        free(w);
+                        return -EINVAL;
+                }
+                resume = 1;
+        }
 
         while (!(stop && *stop)) {
                 gc__outcome out;
@@ -496,6 +505,15 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         if (out == GC__OK) {
                                 need_list = 0;
                                 forbidden_since_ms = 0;
+                                if (resume) {
+                                        /* Replay from the earlier process's point: what the
+                                           LIST cannot show (deletions, whole lifetimes)
+                                           comes as events. */
+                                        resume = 0;
+                                        gc_strlcpy(w->rv, o->resume_rv, sizeof(w->rv));
+                                } else if (ops->progress) {
+                                        ops->progress(ud, w->rv);
+                                }
                                 continue;
                         }
                 } else {
