@@ -497,6 +497,100 @@ START_TEST(names_and_peek)
 }
 END_TEST
 
+/*
+ * The watches' resume points travel in every chunk's header, are part of the write id, come
+ * back from a restore, and a chunk whose points differ from chunk 0's is refused (they must
+ * be of the same moment as the ledger).
+ */
+START_TEST(resource_versions)
+{
+        static const gc_checkpoint_rv rvs[] = {{"namespaces", "101"}, {"nodes", "102"},
+                                               {"pods", "117"}};
+        gc_checkpoint_rv bad[2];
+        fixture a, b;
+        gc_buf *chunks = NULL, *other = NULL;
+        gc_checkpoint_header h;
+        gc_checkpoint_info info;
+        const char *in[256];
+        size_t lens[256], n = 0, n2 = 0;
+        char err[256];
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        ck_assert_int_eq(gc_checkpoint_encode_rvs(a.l, t0(), "ctl", rvs, 3, GC_CHECKPOINT_MIN_CHUNK,
+                                                  &chunks, &n, err, sizeof(err)),
+                         0);
+        ck_assert_uint_gt(n, 3);
+        ck_assert_uint_le(n, 256);
+        ck_assert_int_eq(gc_checkpoint_peek(chunks[2].data, chunks[2].len, &h, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(h.n_rvs, 3);
+        ck_assert_str_eq(gc_checkpoint_rv_of(&h, "pods"), "117");
+        ck_assert_str_eq(gc_checkpoint_rv_of(&h, "namespaces"), "101");
+        ck_assert_ptr_null(gc_checkpoint_rv_of(&h, "services"));
+        /* Other resume points, same ledger and time: another write. */
+        ck_assert_int_eq(gc_checkpoint_encode_rvs(a.l, t0(), "ctl", rvs, 2, GC_CHECKPOINT_MIN_CHUNK,
+                                                  &other, &n2, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(n2, n);
+        ck_assert_int_eq(gc_checkpoint_peek(other[0].data, other[0].len, &h, err, sizeof(err)), 0);
+        {
+                gc_checkpoint_header h0;
+
+                ck_assert_int_eq(
+                    gc_checkpoint_peek(chunks[0].data, chunks[0].len, &h0, err, sizeof(err)), 0);
+                ck_assert_str_ne(h.write_id, h0.write_id);
+        }
+        for (size_t i = 0; i < n; i++) {
+                in[i] = chunks[i].data;
+                lens[i] = chunks[i].len;
+        }
+        /* chunk 1 of the other write in place of this one's: refused, nothing put */
+        in[1] = other[1].data;
+        lens[1] = other[1].len;
+        fx_new(&b);
+        memset(&info, 0, sizeof(info));
+        ck_assert_int_eq(gc_checkpoint_decode(b.l, in, lens, n, 0, 0, &info, err, sizeof(err)),
+                         -EINVAL);
+        in[1] = chunks[1].data;
+        lens[1] = chunks[1].len;
+        ck_assert_int_eq(gc_checkpoint_decode(b.l, in, lens, n, 0, 0, &info, err, sizeof(err)), 0);
+        ck_assert_uint_eq(info.header.n_rvs, 3);
+        ck_assert_str_eq(gc_checkpoint_rv_of(&info.header, "nodes"), "102");
+        gc_checkpoint_info_release(&info);
+        fx_free(&b);
+        /* bad points are refused before anything is written */
+        memset(bad, 0, sizeof(bad));
+        gc_strlcpy(bad[0].resource, "pods", sizeof(bad[0].resource));
+        gc_strlcpy(bad[0].rv, "1\"2", sizeof(bad[0].rv));
+        ck_assert_int_eq(gc_checkpoint_encode_rvs(a.l, t0(), "ctl", bad, 1, 0, &other, &n2, err,
+                                                  sizeof(err)),
+                         -EINVAL);
+        gc_strlcpy(bad[0].rv, "12", sizeof(bad[0].rv));
+        bad[1] = bad[0];
+        ck_assert_int_eq(gc_checkpoint_encode_rvs(a.l, t0(), "ctl", bad, 2, 0, &other, &n2, err,
+                                                  sizeof(err)),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "resource_versions"));
+        /* read side: a point that is not a string */
+        {
+                static const char doc[] =
+                    "{\"version\":1,\"write\":\"0123456789abcdef\",\"chunk\":0,\"of\":1,"
+                    "\"written_at\":\"2026-11-20T09:15:03Z\",\"controller\":\"c\","
+                    "\"horizon\":null,\"counts\":{\"usage\":0,\"capacity\":0,\"rollups\":0,"
+                    "\"capacity_rollups\":0},\"resource_versions\":{\"pods\":7}}";
+
+                ck_assert_int_eq(gc_checkpoint_peek(doc, strlen(doc), &h, err, sizeof(err)),
+                                 -EINVAL);
+        }
+        ck_assert_ptr_nonnull(strstr(err, "resource_versions"));
+        gc_checkpoint_chunks_free(chunks, n);
+        gc_checkpoint_chunks_free(other, n);
+        fx_free(&a);
+}
+END_TEST
+
 /* ---- refusals ----------------------------------------------------------------------------- */
 
 typedef struct writes {
@@ -803,6 +897,7 @@ static Suite *checkpoint_suite(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, roundtrip_big);
+        tcase_add_test(tc, resource_versions);
         tcase_add_test(tc, roundtrip_default_chunk);
         tcase_add_test(tc, roundtrip_empty);
         tcase_add_test(tc, roundtrip_exact_values);
