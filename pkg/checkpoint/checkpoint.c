@@ -42,10 +42,62 @@ static void gc_cp__err(char *err, size_t errlen, const char *fmt, ...)
 
 void gc_checkpoint_name(size_t chunk, char out[GC_CHECKPOINT_NAME_MAX])
 {
-        if (chunk == 0)
+        gc_checkpoint_slot_name(0, chunk, out);
+}
+
+void gc_checkpoint_slot_name(size_t slot, size_t chunk, char out[GC_CHECKPOINT_NAME_MAX])
+{
+        if (slot == 0 && chunk == 0)
                 snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s", GC_CHECKPOINT_NAME);
-        else
+        else if (slot == 0)
                 snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s-%zu", GC_CHECKPOINT_NAME, chunk);
+        else if (chunk == 0)
+                snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s-g%zu", GC_CHECKPOINT_NAME, slot);
+        else
+                snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s-g%zu-%zu", GC_CHECKPOINT_NAME, slot,
+                         chunk);
+}
+
+/* A decimal number of 1-3 digits without a leading zero, ending the string or at '-'. */
+static const char *gc_cp__small_num(const char *p, size_t *ret)
+{
+        size_t v = 0, n = 0;
+
+        if (*p == '0')
+                return NULL;
+        for (; *p >= '0' && *p <= '9' && n < 4; p++, n++)
+                v = v * 10 + (size_t)(*p - '0');
+        if (n == 0 || n > 3)
+                return NULL;
+        *ret = v;
+        return p;
+}
+
+int gc_checkpoint_parse_name(const char *name, size_t *ret_slot, size_t *ret_chunk)
+{
+        size_t base = strlen(GC_CHECKPOINT_NAME), slot = 0, chunk = 0;
+        const char *p;
+
+        if (!name || strncmp(name, GC_CHECKPOINT_NAME, base) != 0)
+                return -EINVAL;
+        p = name + base;
+        if (p[0] == '-' && p[1] == 'g') {
+                p = gc_cp__small_num(p + 2, &slot);
+                if (!p || slot >= GC_CHECKPOINT_GENERATIONS)
+                        return -EINVAL;
+        }
+        if (p[0] == '-') {
+                p = gc_cp__small_num(p + 1, &chunk);
+                if (!p || chunk >= GC_CHECKPOINT_MAX_CHUNKS)
+                        return -EINVAL;
+        }
+        if (*p)
+                return -EINVAL;
+        if (ret_slot)
+                *ret_slot = slot;
+        if (ret_chunk)
+                *ret_chunk = chunk;
+        return 0;
 }
 
 /* The shortest of %.15g, %.16g, %.17g that reads back as the same double: exact, and short. */
@@ -539,9 +591,10 @@ void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n)
 
 /* Header + body of every chunk, now that the number of chunks and the write id are known. */
 static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *controller,
-                           int64_t horizon, const gc_checkpoint_rv *rvs, size_t n_rvs,
-                           gc_buf **ret_chunks)
+                           int64_t horizon, const gc_checkpoint_meta *m, gc_buf **ret_chunks)
 {
+        const gc_checkpoint_rv *rvs = m->rvs;
+        size_t n_rvs = m->n_rvs;
         char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
         gc_buf *out;
         uint64_t h = e->hash;
@@ -555,6 +608,7 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
                 h = gc_hash(rvs[i].resource, strlen(rvs[i].resource) + 1, h);
                 h = gc_hash(rvs[i].rv, strlen(rvs[i].rv) + 1, h);
         }
+        h = gc_hash(&m->generation, sizeof(m->generation), h);
         snprintf(write_id, sizeof(write_id), "%016llx", (unsigned long long)h);
         gc_time_format(written_at, when);
         out = calloc(e->n_bodies, sizeof(*out));
@@ -582,6 +636,9 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
                         r = gc_buf_printf(b, "%s\"%s\":\"%s\"%s",
                                           k == 0 ? "\"resource_versions\":{" : "",
                                           rvs[k].resource, rvs[k].rv, k + 1 == n_rvs ? "}," : ",");
+                if (r == 0 && m->generation)
+                        r = gc_buf_printf(b, "\"generation\":%llu,",
+                                          (unsigned long long)m->generation);
                 if (r == 0)
                         r = gc_buf_append(b, e->bodies[i].data, e->bodies[i].len);
                 /* The body is no longer needed: keep the peak near one copy of the checkpoint. */
@@ -599,14 +656,16 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
                          size_t chunk_bytes, gc_buf **ret_chunks, size_t *ret_n, char *err,
                          size_t errlen)
 {
-        return gc_checkpoint_encode_rvs(l, written_at, controller, NULL, 0, chunk_bytes,
-                                        ret_chunks, ret_n, err, errlen);
+        return gc_checkpoint_encode_meta(l, written_at, controller, NULL, chunk_bytes,
+                                         ret_chunks, ret_n, err, errlen);
 }
 
-int gc_checkpoint_encode_rvs(const gc_ledger *l, int64_t written_at, const char *controller,
-                             const gc_checkpoint_rv *rvs, size_t n_rvs, size_t chunk_bytes,
-                             gc_buf **ret_chunks, size_t *ret_n, char *err, size_t errlen)
+int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char *controller,
+                              const gc_checkpoint_meta *meta, size_t chunk_bytes,
+                              gc_buf **ret_chunks, size_t *ret_n, char *err, size_t errlen)
 {
+        static const gc_checkpoint_meta none;
+        const gc_checkpoint_meta *m = meta ? meta : &none;
         static const gc_ledger_visitor v = {gc_cp__enc_usage, gc_cp__enc_capacity,
                                             gc_cp__enc_rollup, gc_cp__enc_crollup};
         gc_ledger_stats st;
@@ -640,11 +699,15 @@ int gc_checkpoint_encode_rvs(const gc_ledger *l, int64_t written_at, const char 
                            (long long)written_at);
                 return -EINVAL;
         }
-        if (!gc_cp__valid_rvs(rvs, n_rvs)) {
+        if (!gc_cp__valid_rvs(m->rvs, m->n_rvs)) {
                 gc_cp__err(err, errlen,
                            "checkpoint: resource_versions: at most %d, each resource once, names "
                            "of [a-z0-9.-] and versions of 1-%d printable bytes",
                            GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                return -EINVAL;
+        }
+        if (m->generation >= GC_CHECKPOINT_MAX_GEN) {
+                gc_cp__err(err, errlen, "checkpoint: generation out of range");
                 return -EINVAL;
         }
         memset(&e, 0, sizeof(e));
@@ -669,7 +732,7 @@ int gc_checkpoint_encode_rvs(const gc_ledger *l, int64_t written_at, const char 
         if (r == 0 && (e.n_records > 0 || e.n_bodies == 0))
                 r = gc_cp__close_chunk(&e);
         if (r == 0)
-                r = gc_cp__assemble(&e, written_at, controller, st.horizon, rvs, n_rvs, &chunks);
+                r = gc_cp__assemble(&e, written_at, controller, st.horizon, m, &chunks);
         if (r == 0) {
                 n = e.n_bodies;
                 *ret_chunks = chunks;
@@ -819,6 +882,14 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                            "resource_versions: names of [a-z0-9.-], printable versions, each "
                            "resource once");
                 return -EINVAL;
+        }
+        v = gc_cp__member(root, "generation");
+        if (v) {
+                if (gc_cp__int(v, 1, (int64_t)GC_CHECKPOINT_MAX_GEN - 1, &x) < 0) {
+                        gc_cp__err(err, errlen, "generation: must be a positive integer");
+                        return -EINVAL;
+                }
+                h->generation = (uint64_t)x;
         }
         return 0;
 }
@@ -1179,6 +1250,7 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                     strcmp(h->controller, a->controller) != 0 || h->usage != a->usage ||
                     h->capacity != a->capacity || h->rollups != a->rollups ||
                     h->capacity_rollups != a->capacity_rollups || h->n_rvs != a->n_rvs ||
+                    h->generation != a->generation ||
                     memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
                         gc_cp__err(err, errlen, "chunk %zu: its header differs from chunk 0's",
                                    h->chunk);
@@ -1361,6 +1433,108 @@ void gc_checkpoint_info_release(gc_checkpoint_info *info)
         free(info->open);
         info->open = NULL;
         info->n_open = 0;
+}
+
+/* ---- generations ----------------------------------------------------------------------------- */
+
+typedef struct gc_cp__cand {
+        size_t slot;
+        int has_head;
+        uint64_t generation;
+        int64_t written_at;
+} gc_cp__cand;
+
+/* Newest first: a readable chunk 0, then the higher generation, then the later time. */
+static int gc_cp__newer(const gc_cp__cand *a, const gc_cp__cand *b)
+{
+        if (a->has_head != b->has_head)
+                return a->has_head;
+        if (a->generation != b->generation)
+                return a->generation > b->generation;
+        if (a->written_at != b->written_at)
+                return a->written_at > b->written_at;
+        return a->slot < b->slot;
+}
+
+int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, size_t n_slots,
+                                size_t max_intervals, size_t max_rollup_rows,
+                                gc_checkpoint_info *ret, size_t *ret_slot, size_t *ret_refused,
+                                char *err, size_t errlen)
+{
+        gc_cp__cand cand[GC_CHECKPOINT_GENERATIONS];
+        size_t n = 0, refused = 0, used = 0;
+        char why[512];
+        int r = -ENOENT;
+
+        if (err && errlen)
+                err[0] = '\0';
+        if (!l || !slots || !ret || n_slots == 0 || n_slots > GC_CHECKPOINT_GENERATIONS) {
+                gc_cp__err(err, errlen, "checkpoint: no ledger, slots or result");
+                return -EINVAL;
+        }
+        for (size_t s = 0; s < n_slots; s++) {
+                gc_cp__cand c = {s, 0, 0, 0};
+                int any = 0;
+
+                for (size_t i = 0; i < slots[s].n; i++) {
+                        gc_checkpoint_header h;
+
+                        if (!slots[s].chunks || !slots[s].lens || !slots[s].chunks[i])
+                                continue;
+                        any = 1;
+                        if (gc_checkpoint_peek(slots[s].chunks[i], slots[s].lens[i], &h, NULL,
+                                               0) == 0 &&
+                            h.chunk == 0) {
+                                c.has_head = 1;
+                                c.generation = h.generation;
+                                c.written_at = h.written_at;
+                        }
+                }
+                if (!any)
+                        continue;
+                /* insertion, newest first (at most GC_CHECKPOINT_GENERATIONS entries) */
+                size_t at = n;
+
+                while (at > 0 && gc_cp__newer(&c, &cand[at - 1])) {
+                        cand[at] = cand[at - 1];
+                        at--;
+                }
+                cand[at] = c;
+                n++;
+        }
+        for (size_t k = 0; k < n; k++) {
+                const gc_checkpoint_slot *sl = &slots[cand[k].slot];
+                gc_ledger_stats st;
+
+                gc_ledger_stats_get(l, &st);
+                if (st.intervals || st.capacities || st.rollup_rows) {
+                        gc_cp__err(err, errlen, "checkpoint: the ledger is not empty");
+                        return -EINVAL;
+                }
+                r = gc_checkpoint_decode(l, sl->chunks, sl->lens, sl->n, max_intervals,
+                                         max_rollup_rows, ret, why, sizeof(why));
+                if (r == 0) {
+                        *ret_slot = cand[k].slot;
+                        if (ret_refused)
+                                *ret_refused = refused;
+                        return 0;
+                }
+                if (r != -EINVAL)
+                        break;
+                /* Refused in validation, before anything was put: try the previous one. */
+                refused++;
+                if (err && errlen && used < errlen) {
+                        int w = snprintf(err + used, errlen - used, "%sgeneration in slot %zu: %s",
+                                         used ? "; " : "", cand[k].slot, why);
+
+                        used = w < 0 ? errlen : used + (size_t)w;
+                }
+        }
+        if (r != 0 && r != -EINVAL && r != -ENOENT)
+                gc_cp__err(err, errlen, "%s", why);
+        if (r == -ENOENT)
+                gc_cp__err(err, errlen, "checkpoint: no chunk in any slot");
+        return r;
 }
 
 /* ---- pods deleted while the controller was away -------------------------------------------- */
