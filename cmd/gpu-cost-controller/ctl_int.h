@@ -87,6 +87,7 @@ struct ctl {
         /* The span the controller could not see, when a resume point had expired (410):
          * [blind_from, blind_to), 0 when none. */
         int64_t blind_from, blind_to;
+        double blind_bound_cost; /* GPUs free on the nodes in that span, priced */
         gc_diag diag;        /* notes for reports (estimates, skipped objects) */
 
         ctl_informer inf[CTL_KINDS];
@@ -105,6 +106,15 @@ struct ctl {
         int64_t started_at;
         int64_t snapshot_at;       /* the last one published (main thread only) */
         atomic_long checkpoint_at; /* last successful checkpoint write, unix seconds */
+        /* Generations (checkpoint_io.c, main thread only): the slot holding the newest complete
+         * write (SIZE_MAX: none known) and its generation; the next write goes to another slot. */
+        size_t cp_slot;
+        uint64_t cp_generation;
+        /* Checkpoint ConfigMaps existed but no generation was complete: history was lost and
+         * the controller started empty. The message is written before the flag is set (both
+         * once, before the informers start); /readyz and /metrics read them. */
+        atomic_int checkpoint_lost;
+        char checkpoint_lost_msg[512];
         atomic_long checkpoint_errors;
         atomic_long report_writes, report_errors;
 };

@@ -255,6 +255,45 @@ static void ctl__progress(void *ud, const char *rv)
         inf->resuming = 0;
 }
 
+/*
+ * The resume point had expired: what happened in [from, to) the API server no longer holds.
+ * Pods that lived and went wholly inside it are unknown; they can only have used GPUs that the
+ * ledger shows free on the nodes then, so that idle capacity, priced, bounds what is missing.
+ * Said in the reports' notes, /metrics and the log. Under c->mu.
+ */
+static void ctl__blind_span(ctl *c, int64_t from, int64_t to)
+{
+        gc_cost_summary sum;
+        gc_query q;
+        char a[GC_TIME_LEN], b[GC_TIME_LEN], bound[64];
+        const char *cur = c->cfg->catalog && c->cfg->catalog->currency
+                              ? c->cfg->catalog->currency
+                              : "USD";
+
+        if (to <= from)
+                return;
+        memset(&q, 0, sizeof(q));
+        memset(&sum, 0, sizeof(sum));
+        q.start = from;
+        q.end = to;
+        q.now = to;
+        c->blind_from = from;
+        c->blind_to = to;
+        c->blind_bound_cost = 0;
+        if (gc_ledger_query(c->ledger, &q, &sum) == 0)
+                c->blind_bound_cost = sum.idle.cost_usd;
+        gc_cost_summary_free(&sum);
+        gc_time_format(from, a);
+        gc_time_format(to, b);
+        snprintf(bound, sizeof(bound), "%.2f %s", c->blind_bound_cost, cur);
+        gc_diag_add(&c->diag,
+                    "Blind span %s to %s: the API server no longer held the events since the "
+                    "last checkpoint, so pods that started and ended within it are not counted; "
+                    "they could only have used GPUs free on the nodes then, at most %s.",
+                    a, b, bound);
+        ctl_log(CTL_WARN, "blind span", "from", a, "to", b, "bound", bound, NULL);
+}
+
 /* Objects not seen in the LIST that just completed are gone. */
 static int ctl__list_end(void *ud)
 {
@@ -279,11 +318,9 @@ static int ctl__list_end(void *ud)
                 /* Resuming from the checkpoint, the watch replays the deletions since; only
                    without a resume point (or past it) are they unknown and estimated. */
                 if (c->restore_pending && (!inf->resuming || inf->resume_failed)) {
-                        if (inf->resume_failed) {
-                                c->blind_from = c->restored_at;
-                                c->blind_to = now;
-                        }
                         ctl_checkpoint_close_missing(c);
+                        if (inf->resume_failed)
+                                ctl__blind_span(c, c->restored_at, now);
                         c->restore_pending = 0;
                 }
         } else {
