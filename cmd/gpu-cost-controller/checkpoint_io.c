@@ -1,5 +1,6 @@
 /* checkpoint_io: the ledger to and from its checkpoint ConfigMaps (docs/checkpoint.md). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,7 +279,8 @@ int ctl_checkpoint_save(ctl *c)
         meta.rvs = rvs;
         meta.n_rvs = n_rvs;
         meta.generation = c->cp_generation + 1;
-        r = gc_checkpoint_encode_meta(c->ledger, now, c->o->id, &meta, 0, &chunks, &n, err,
+        r = gc_checkpoint_encode_meta(c->ledger, now, c->o->id, &meta,
+                                      (size_t)c->o->checkpoint_chunk_bytes, &chunks, &n, err,
                                       sizeof(err));
         pthread_mutex_unlock(&c->mu);
         if (folded < 0)
@@ -300,6 +302,16 @@ int ctl_checkpoint_save(ctl *c)
                         ctl_log(CTL_ERROR, "cannot write the checkpoint", "configmap", name,
                                 "error", err, NULL);
                         goto finish;
+                }
+                /* Fault injection for the e2e tests: a real SIGKILL at a real point of a write. */
+                if (c->o->test_kill_after_chunks > 0 &&
+                    (int64_t)(n - k) == c->o->test_kill_after_chunks) {
+                        char what[64];
+
+                        snprintf(what, sizeof(what), "%zu of %zu", n - k, n);
+                        ctl_log(CTL_WARN, "test: killing myself mid-checkpoint", "written", what,
+                                NULL);
+                        raise(SIGKILL);
                 }
         }
         atomic_store(&c->checkpoint_at, (long)now);

@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include "authz/authz.h"
+#include "checkpoint/checkpoint.h"
 #include "controller.h"
 #include "log.h"
 #include "util/util.h"
@@ -23,7 +24,24 @@ enum {
         CTL_OPT_AUTH,
         CTL_OPT_AUTH_TTL,
         CTL_OPT_AUTH_RESOURCE,
+        CTL_OPT_CP_CHUNK,
+        CTL_OPT_CP_KILL,
 };
+
+/* A non-negative integer flag within [lo, hi]; prints the error and returns -1 otherwise. */
+static int int_flag(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *ret)
+{
+        int64_t v;
+
+        if (gc_parse_int64(s, &v) < 0 || v < lo || v > hi) {
+                fprintf(stderr, "gpu-cost-controller: --%s: expected an integer in [%lld, %lld], "
+                                "got \"%s\"\n",
+                        name, (long long)lo, (long long)hi, s);
+                return -1;
+        }
+        *ret = v;
+        return 0;
+}
 
 static void ctl__on_signal(int sig)
 {
@@ -48,6 +66,9 @@ static const char usage[] =
     "                            127.0.0.1:8080; port 0 picks a free one, logged)\n"
     "  --id NAME                 identity in the Lease (env POD_NAME; default: host name)\n"
     "  --checkpoint-interval D   checkpoint every D (default 60s)\n"
+    "  --checkpoint-chunk-bytes N  largest checkpoint ConfigMap value (default 921600)\n"
+    "  --test-kill-after-checkpoint-chunks N  fault injection for tests: SIGKILL itself\n"
+    "                            after writing N ConfigMaps of its first checkpoint\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
     "  --snapshot-interval D     refresh what the API serves every D (default 5s)\n"
@@ -112,6 +133,8 @@ int main(int argc, char **argv)
             {"auth-delegate", optional_argument, NULL, CTL_OPT_AUTH},
             {"auth-cache-ttl", required_argument, NULL, CTL_OPT_AUTH_TTL},
             {"auth-resource", required_argument, NULL, CTL_OPT_AUTH_RESOURCE},
+            {"checkpoint-chunk-bytes", required_argument, NULL, CTL_OPT_CP_CHUNK},
+            {"test-kill-after-checkpoint-chunks", required_argument, NULL, CTL_OPT_CP_KILL},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -236,6 +259,16 @@ int main(int argc, char **argv)
                         o.auth_resource = optarg;
                         break;
                 }
+                case CTL_OPT_CP_CHUNK:
+                        if (int_flag("checkpoint-chunk-bytes", optarg, GC_CHECKPOINT_MIN_CHUNK,
+                                     GC_CHECKPOINT_CHUNK_BYTES, &o.checkpoint_chunk_bytes) < 0)
+                                return 2;
+                        break;
+                case CTL_OPT_CP_KILL:
+                        if (int_flag("test-kill-after-checkpoint-chunks", optarg, 1,
+                                     GC_CHECKPOINT_MAX_CHUNKS, &o.test_kill_after_chunks) < 0)
+                                return 2;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
