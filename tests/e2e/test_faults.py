@@ -1,0 +1,194 @@
+"""Faults with churn during the outage, against a real kube-apiserver: nothing is held back.
+
+While the controller is down (SIGKILL), or has died half-way through a checkpoint write, the
+replay goes on: pods are created, finish, are deleted while running and after finishing, and
+some live their whole life inside the outage. On restart the controller restores the newest
+complete checkpoint generation and resumes each watch from the resourceVersion stored with it
+(docs/checkpoint.md), so the API server replays what happened: the reports of every complete
+day and week, and today's costs per team and project and per pod through the API, equal the
+truth (truth.py) computed from what the replay wrote, never from the controller.
+
+--fold-after is longer than the replay's eight back-dated days: a pod first seen after the
+fold horizon counts only from it (docs/ledger.md), and this replay writes history days old.
+"""
+
+import collections
+import json
+import signal
+import time
+
+import e2e_truth as truth
+import harness
+import sim
+from test_controller import Scenario, check_documents, check_logs  # noqa: F401
+from test_controller import scenario  # noqa: F401  (the fixture)
+
+FLAGS = ["--fold-after", "240h", "--snapshot-interval", "1s"]
+
+
+def outage_churn(replay, first, last):
+    """What the replay wrote while the controller could not see it: counts by kind, and pods
+    whose whole life (creation and deletion) fell inside."""
+    ev = replay.events[first:last]
+    kinds = collections.Counter(e.kind for e in ev)
+    created = {e.pod.name for e in ev if e.kind == "create"}
+    deleted = {e.pod.name for e in ev if e.kind == "delete"}
+    kinds["whole_lifetimes"] = len(created & deleted)
+    return dict(kinds)
+
+
+def records(c, msg):
+    return [r for r in c.log_records() if r.get("msg") == msg]
+
+
+def _get_json(c, path):
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (c.port, path), timeout=10) as r:
+        return json.loads(r.read())
+
+
+def today_mismatches(s, c, t):
+    """Today so far (up to a moment the latest snapshot has passed), per team and project and
+    per pod, through /api/v1/costs, against the truth."""
+    end = int(time.time()) - 3
+    start = truth.floor_day(end)
+    if end - start < 600:  # just past midnight: take yesterday too
+        start -= truth.DAY
+    win = "%s,%s" % (sim.rfc3339(start), sim.rfc3339(end))
+    bad = harness.compare_summary("today", _get_json(
+        c, "/api/v1/costs?window=%s&by=team,project" % win), t.window(start, end))
+    want = {}
+    for u in t.usages:
+        e = end if u.end is None else min(u.end, end)
+        sec = max(0, e - max(u.start, start))
+        if sec > 0:
+            want[u.name] = want.get(u.name, 0.0) + u.geq * sec
+    got = {}
+    doc = _get_json(c, "/api/v1/costs?window=%s&by=namespace,pod" % win)
+    for g in doc.get("groups", []):
+        k = g.get("keys", {})
+        got["%s/%s" % (k.get("namespace"), k.get("pod"))] = g.get("gpu_seconds", 0.0)
+    for name in sorted(set(got) | set(want)):
+        if not harness._gs_ok(got.get(name, 0.0), want.get(name, 0.0)):
+            bad.append("pod %s: %r GPU-s, truth %r" % (name, got.get(name), want.get(name)))
+    return bad
+
+
+def check_exact(s, c):
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    deadline = time.time() + 30
+    while True:
+        bad = today_mismatches(s, c, t)
+        if not bad or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert not bad, "\n".join(bad[:40])
+    return t
+
+
+# ---- SIGKILL, churn while down, restart: the watches resume and replay the outage ------------
+
+def test_sigkill_restart_replays_the_outage(scenario):  # noqa: F811
+    s = scenario
+    state = {}
+    c = s.controller(extra=FLAGS).start()
+    c.wait_ready()
+
+    def kill(r):
+        time.sleep(6)  # a checkpoint interval: one is written with what came before
+        c.kill(signal.SIGKILL)
+        state["first"] = r.done
+        # Running pods deleted while nobody watches, on top of the plan's own churn.
+        state["victims"] = r.running_pods()[:3]
+        for v in state["victims"]:
+            r.delete_pod_now(v)
+
+    def restart(r):
+        state["last"] = r.done
+        t0 = time.time()
+        state["c2"] = s.controller(extra=FLAGS).start()
+        state["c2"].wait_ready()
+        print("restart: ready after %.1f s" % (time.time() - t0))
+
+    s.replay.run(hooks=[(0.33, kill), (0.45, restart)])
+    churn = outage_churn(s.replay, state["first"], state["last"])
+    print("churn during the outage: %s, and %d running pods deleted" % (
+        churn, len(state["victims"])))
+    for kind in ("create", "finish", "delete", "whole_lifetimes"):
+        assert churn.get(kind, 0) > 0, "the outage saw no %s: %s" % (kind, churn)
+    assert len(state["victims"]) == 3
+    c2 = state["c2"]
+    assert records(c2, "resuming the watch from the checkpoint"), harness.tail(c2.log_path)
+    check_exact(s, c2)
+    assert not records(c2, "blind span"), "resumed within the event window: no blind span"
+    # Nothing rests on an estimate: the deletions were replayed, not guessed.
+    for r in harness.read_reports(s.cluster).values():
+        est = ((r.json or {}).get("summary", {}).get("total", {}) or {}).get("estimates", 0)
+        assert not est, "%s: %s estimates after a resumed watch" % (r.name, est)
+    check_logs(s)
+
+
+# ---- a checkpoint write killed after chunk k of n ---------------------------------------------
+
+def _checkpoint_generations(s):
+    """{slot name: (generation, chunks)} of the checkpoint generations' chunk 0 now."""
+    out = {}
+    for name, cm in s.cluster.configmaps(selector="gpu-cost.io/kind=checkpoint").items():
+        if name not in ("gpu-cost-checkpoint", "gpu-cost-checkpoint-g1"):
+            continue
+        doc = json.loads(cm["data"]["checkpoint.json"])
+        out[name] = (doc.get("generation", 0), doc["of"])
+    return out
+
+
+def test_checkpoint_write_killed_midway_restores_the_previous_generation(scenario):  # noqa: F811
+    s = scenario
+    flags = FLAGS + ["--checkpoint-chunk-bytes", "16384"]
+    state = {"kills": []}
+    c = s.controller(extra=flags).start()
+    c.wait_ready()
+
+    def crash(r):
+        deadline = time.time() + 40
+        while time.time() < deadline and len(_checkpoint_generations(s)) < 2:
+            time.sleep(0.5)
+        c.kill(signal.SIGKILL)
+        state["first"] = r.done
+        gens = _checkpoint_generations(s)
+        assert len(gens) == 2, "two complete generations expected, found %s" % gens
+        state["newest"] = max(g for g, _ in gens.values())
+        n = max(of for _, of in gens.values())
+        assert n >= 3, "the checkpoint should span several ConfigMaps: %d" % n
+        # After the first chunk, after half, after all but chunk 0 (which goes last).
+        for i, k in enumerate(sorted({1, n // 2, n - 1})):
+            # churn between the crashes too
+            victims = r.running_pods()[:1]
+            for v in victims:
+                r.delete_pod_now(v)
+            cx = s.controller("gpu-cost-0", flags + [
+                "--test-kill-after-checkpoint-chunks", str(k)]).start()
+            rc = cx.wait_exit(90)
+            assert rc == -signal.SIGKILL, "controller killed after %d chunks exited %r:\n%s" % (
+                k, rc, harness.tail(cx.log_path))
+            assert records(cx, "test: killing myself mid-checkpoint"), harness.tail(cx.log_path)
+            restored = records(cx, "checkpoint restored")
+            assert restored and "generation %d " % state["newest"] in restored[-1]["records"], \
+                "crash %d: restored %s, newest complete generation %d" % (
+                    i, restored, state["newest"])
+            state["kills"].append(k)
+
+    def restart(r):
+        state["last"] = r.done
+        state["c2"] = s.controller(extra=flags).start()
+        state["c2"].wait_ready()
+
+    s.replay.run(hooks=[(0.5, crash), (0.6, restart)])
+    print("writes killed after %s chunks; churn: %s" % (
+        state["kills"], outage_churn(s.replay, state["first"], state["last"])))
+    c2 = state["c2"]
+    restored = records(c2, "checkpoint restored")
+    assert restored and "generation %d " % state["newest"] in restored[-1]["records"], restored
+    check_exact(s, c2)
+    check_logs(s)
