@@ -97,7 +97,16 @@ struct ctl {
 
         atomic_int ready;
         atomic_long last_tick;
-        int leader;
+        /* Leader election (controller.c): a thread of its own renews the Lease every 2 s, so
+         * no report, advisor or checkpoint work on the main loop can delay a renewal. It owns
+         * `lease` and `kl` (its own API client) until joined; it publishes `leader`, which
+         * every thread reads. */
+        atomic_int leader;
+        gc_kube *kl;
+        gc_kube_lease lease;
+        pthread_t lease_thread;
+        int lease_started;
+        volatile sig_atomic_t lease_stop;
 
         struct ctl_usage *usage; /* usage_io.c: measured GPU use and the advisor; own lock */
 

@@ -26,6 +26,7 @@ enum {
         CTL_OPT_AUTH_RESOURCE,
         CTL_OPT_CP_CHUNK,
         CTL_OPT_CP_KILL,
+        CTL_OPT_STALL_REPORTS,
 };
 
 /* A non-negative integer flag within [lo, hi]; prints the error and returns -1 otherwise. */
@@ -69,6 +70,8 @@ static const char usage[] =
     "  --checkpoint-chunk-bytes N  largest checkpoint ConfigMap value (default 921600)\n"
     "  --test-kill-after-checkpoint-chunks N  fault injection for tests: SIGKILL itself\n"
     "                            after writing N ConfigMaps of its first checkpoint\n"
+    "  --test-stall-report-writes D  fault injection for tests: every round of report\n"
+    "                            writes first hangs for D\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
     "  --snapshot-interval D     refresh what the API serves every D (default 5s)\n"
@@ -135,6 +138,7 @@ int main(int argc, char **argv)
             {"auth-resource", required_argument, NULL, CTL_OPT_AUTH_RESOURCE},
             {"checkpoint-chunk-bytes", required_argument, NULL, CTL_OPT_CP_CHUNK},
             {"test-kill-after-checkpoint-chunks", required_argument, NULL, CTL_OPT_CP_KILL},
+            {"test-stall-report-writes", required_argument, NULL, CTL_OPT_STALL_REPORTS},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -267,6 +271,11 @@ int main(int argc, char **argv)
                 case CTL_OPT_CP_KILL:
                         if (int_flag("test-kill-after-checkpoint-chunks", optarg, 1,
                                      GC_CHECKPOINT_MAX_CHUNKS, &o.test_kill_after_chunks) < 0)
+                                return 2;
+                        break;
+                case CTL_OPT_STALL_REPORTS:
+                        if (duration_flag("test-stall-report-writes", optarg, 1,
+                                          &o.test_stall_report_s) < 0)
                                 return 2;
                         break;
                 case 'h':

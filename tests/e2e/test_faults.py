@@ -192,3 +192,28 @@ def test_checkpoint_write_killed_midway_restores_the_previous_generation(scenari
     assert restored and "generation %d " % state["newest"] in restored[-1]["records"], restored
     check_exact(s, c2)
     check_logs(s)
+
+
+# ---- report writes stalled past the lease duration: leadership holds ---------------------------
+
+def test_stalled_report_writes_keep_the_lease(scenario):  # noqa: F811
+    """Every round of the leader's report writes hangs 20 s, more than twice its 8 s lease,
+    with a standby waiting: the lease is renewed on a thread of its own, so it stays the
+    leader's and the standby never takes over."""
+    s = scenario
+    lease = ["--lease-duration", "8s"]
+    a = s.controller("gpu-cost-a", lease + ["--test-stall-report-writes", "20s"]).start()
+    a.wait_ready()
+    b = s.controller("gpu-cost-b", lease).start()
+    s.replay.run(stop=100)
+    holders, t0 = set(), time.time()
+    while time.time() < t0 + 30:
+        holders.add((s.cluster.lease() or {}).get("spec", {}).get("holderIdentity"))
+        assert a.alive(), "the leader exited:\n" + harness.tail(a.log_path)
+        time.sleep(0.5)
+    stalls = records(a, "test: stalling report writes")
+    assert stalls, "the report writes were not stalled:\n" + harness.tail(a.log_path)
+    assert holders == {"gpu-cost-a"}, holders
+    assert not records(b, "became the leader"), harness.tail(b.log_path)
+    assert records(b, "standby: another replica holds the lease"), harness.tail(b.log_path)
+    check_logs(s)
