@@ -184,7 +184,7 @@ def test_checkpoint_write_killed_midway_restores_the_previous_generation(scenari
         state["c2"] = s.controller(extra=flags).start()
         state["c2"].wait_ready()
 
-    s.replay.run(hooks=[(0.5, crash), (0.6, restart)])
+    s.replay.run(hooks=[(0.85, crash), (0.93, restart)])
     print("writes killed after %s chunks; churn: %s" % (
         state["kills"], outage_churn(s.replay, state["first"], state["last"])))
     c2 = state["c2"]
