@@ -1511,6 +1511,28 @@ int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, s
                         gc_cp__err(err, errlen, "checkpoint: the ledger is not empty");
                         return -EINVAL;
                 }
+                /*
+                 * A write can be refused after some of it was put (records with the same key
+                 * given twice): with another generation to fall back on, try a scratch copy of
+                 * the empty ledger first, so l stays empty for the next. The strings a refused
+                 * write interned stay in the shared pool (bounded by the chunks' sizes).
+                 */
+                if (k + 1 < n) {
+                        gc_ledger *tmp = gc_ledger_clone(l);
+                        gc_checkpoint_info scratch;
+
+                        if (!tmp)
+                                return -ENOMEM;
+                        memset(&scratch, 0, sizeof(scratch));
+                        r = gc_checkpoint_decode(tmp, sl->chunks, sl->lens, sl->n, max_intervals,
+                                                 max_rollup_rows, &scratch, why, sizeof(why));
+                        gc_checkpoint_info_release(&scratch);
+                        gc_ledger_free(tmp);
+                        if (r == -EINVAL)
+                                goto refused;
+                        if (r < 0)
+                                break;
+                }
                 r = gc_checkpoint_decode(l, sl->chunks, sl->lens, sl->n, max_intervals,
                                          max_rollup_rows, ret, why, sizeof(why));
                 if (r == 0) {
@@ -1519,9 +1541,9 @@ int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, s
                                 *ret_refused = refused;
                         return 0;
                 }
-                if (r != -EINVAL)
-                        break;
-                /* Refused in validation, before anything was put: try the previous one. */
+                if (r != -EINVAL || k + 1 < n)
+                        break; /* l may hold part of a write */
+        refused:
                 refused++;
                 if (err && errlen && used < errlen) {
                         int w = snprintf(err + used, errlen - used, "%sgeneration in slot %zu: %s",

@@ -163,7 +163,9 @@ typedef struct gc_checkpoint_slot {
  * empty for the next. On success *ret_slot is the slot restored and *ret_refused how many
  * newer slots were refused (err then says why, so the caller can say it loudly). -ENOENT when
  * no slot holds any chunk; -EINVAL when chunks exist but no generation is complete (err names
- * each slot's reason). Other errors as gc_checkpoint_decode (l then holds part of a write).
+ * each slot's reason). With more than one slot, each but the last candidate is tried on a
+ * scratch copy of l first, so a write refused after part of it was put never dirties l. On any
+ * failure l must be discarded (as after gc_checkpoint_decode).
  */
 int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, size_t n_slots,
                                 size_t max_intervals, size_t max_rollup_rows,
