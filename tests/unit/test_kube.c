@@ -1195,7 +1195,24 @@ static const step resume_script[] = {
     {LIST_PATH " ", 200,
      "{\"metadata\":{\"resourceVersion\":\"60\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}",
      0},
-    {WATCH_PATH "&resourceVersion=60 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+    /* a 410 naming the oldest version the server holds (kube-apiserver after a restart): the
+       LIST, then a replay from there, with no progress for that LIST */
+    {WATCH_PATH "&resourceVersion=60 ", 200,
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":"
+     "\"too old resource version: 60 (61)\"}}\n",
+     0},
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"70\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}",
+     0},
+    {WATCH_PATH "&resourceVersion=61 ", 200,
+     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"65\"}}}\n"
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":"
+     "\"too old resource version: 65 (6x)\"}}\n",
+     0},
+    /* a message whose version is not digits: an ordinary relist */
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"80\"},\"items\":[]}", 0},
+    {WATCH_PATH "&resourceVersion=80 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
 };
 
 START_TEST(test_watch_resume)
@@ -1246,7 +1263,8 @@ START_TEST(test_watch_resume)
                               "request %zu: got \"%s\", want \"%s...\"", i, f.req[i],
                               resume_script[i].path);
         ck_assert_str_eq(t.log, "[ +a ] LISTED:200 START +b @9 -b END:200 START EXPIRED:410 "
-                                "[ +a ] LISTED:200 @60 START FORBIDDEN:403");
+                                "[ +a ] LISTED:200 @60 START EXPIRED:410 [ +a ] LISTED:200 "
+                                "START -c EXPIRED:410 [ ] LISTED:200 @80 START FORBIDDEN:403");
         gc_kube_free(k);
 }
 END_TEST
