@@ -147,8 +147,9 @@ int ctl_checkpoint_restore(ctl *c)
                             when);
         pthread_mutex_unlock(&c->mu);
         if (refused)
-                ctl_log(CTL_WARN, "the newest checkpoint generation is incomplete: restored the "
-                                  "previous one",
+                ctl_log(CTL_WARN,
+                        "the newest checkpoint generation is incomplete: restored the "
+                        "previous one",
                         "error", err, "written_at", when, NULL);
         {
                 char counts[128];
@@ -323,8 +324,8 @@ int ctl_checkpoint_save(ctl *c)
                                    &n_existing, err, sizeof(err)) == 0) {
                 for (size_t i = 0; i < n_existing; i++) {
                         size_t s, k;
-                        int keep = gc_checkpoint_parse_name(existing[i], &s, &k) < 0 ||
-                                   s != slot || k < n;
+                        int keep =
+                            gc_checkpoint_parse_name(existing[i], &s, &k) < 0 || s != slot || k < n;
 
                         if (!keep && gc_kube_configmap_delete(c->kw, c->ns, existing[i], err,
                                                               sizeof(err)) < 0)

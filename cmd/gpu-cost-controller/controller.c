@@ -243,8 +243,7 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         } else {
                 rc = 0;
         }
-        if (watching && atomic_load(&c.leader) && atomic_load(&c.ready) &&
-            !atomic_load(&c.fatal)) {
+        if (watching && atomic_load(&c.leader) && atomic_load(&c.ready) && !atomic_load(&c.fatal)) {
                 /* SIGTERM: keep what we know, then let a standby take over at once. */
                 if (ctl_checkpoint_save(&c) < 0)
                         rc = 1;

@@ -88,7 +88,7 @@ struct ctl {
          * [blind_from, blind_to), 0 when none. */
         int64_t blind_from, blind_to;
         double blind_bound_cost; /* GPUs free on the nodes in that span, priced */
-        gc_diag diag;        /* notes for reports (estimates, skipped objects) */
+        gc_diag diag;            /* notes for reports (estimates, skipped objects) */
 
         ctl_informer inf[CTL_KINDS];
         volatile sig_atomic_t inf_stop;

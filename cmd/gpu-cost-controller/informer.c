@@ -266,9 +266,8 @@ static void ctl__blind_span(ctl *c, int64_t from, int64_t to)
         gc_cost_summary sum;
         gc_query q;
         char a[GC_TIME_LEN], b[GC_TIME_LEN], bound[64];
-        const char *cur = c->cfg->catalog && c->cfg->catalog->currency
-                              ? c->cfg->catalog->currency
-                              : "USD";
+        const char *cur =
+            c->cfg->catalog && c->cfg->catalog->currency ? c->cfg->catalog->currency : "USD";
 
         if (to <= from)
                 return;

@@ -35,8 +35,9 @@ static int int_flag(const char *name, const char *s, int64_t lo, int64_t hi, int
         int64_t v;
 
         if (gc_parse_int64(s, &v) < 0 || v < lo || v > hi) {
-                fprintf(stderr, "gpu-cost-controller: --%s: expected an integer in [%lld, %lld], "
-                                "got \"%s\"\n",
+                fprintf(stderr,
+                        "gpu-cost-controller: --%s: expected an integer in [%lld, %lld], "
+                        "got \"%s\"\n",
                         name, (long long)lo, (long long)hi, s);
                 return -1;
         }

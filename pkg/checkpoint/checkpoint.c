@@ -10,9 +10,10 @@
 
 #include <cjson/cJSON.h>
 
-#define GC_CP__TIME_MAX    ((int64_t)253402300799) /* 9999-12-31T23:59:59Z, as the ledger */
-#define GC_CP__HOUR        ((int64_t)3600)
-#define GC_CP__HEADER_ROOM 1536 /* the header's bytes at most (identity <= 253 plain bytes,
+#define GC_CP__TIME_MAX ((int64_t)253402300799) /* 9999-12-31T23:59:59Z, as the ledger */
+#define GC_CP__HOUR     ((int64_t)3600)
+#define GC_CP__HEADER_ROOM                                                                         \
+        1536                    /* the header's bytes at most (identity <= 253 plain bytes,        \
                                    4 resourceVersions of <= 64) */
 #define GC_CP__MAX_ENTRIES 1024 /* chunks a caller may hand to one decode */
 #define GC_CP__NUM_LEN     32
@@ -137,8 +138,8 @@ static int gc_cp__valid_resource(const char *s)
         size_t n = 0;
 
         for (; s[n]; n++)
-                if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') ||
-                      s[n] == '.' || s[n] == '-'))
+                if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '.' ||
+                      s[n] == '-'))
                         return 0;
         return n > 0 && n < GC_CHECKPOINT_RESOURCE_MAX;
 }
@@ -634,8 +635,8 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
                                           e->counts[0], e->counts[1], e->counts[2], e->counts[3]);
                 for (size_t k = 0; r == 0 && k < n_rvs; k++)
                         r = gc_buf_printf(b, "%s\"%s\":\"%s\"%s",
-                                          k == 0 ? "\"resource_versions\":{" : "",
-                                          rvs[k].resource, rvs[k].rv, k + 1 == n_rvs ? "}," : ",");
+                                          k == 0 ? "\"resource_versions\":{" : "", rvs[k].resource,
+                                          rvs[k].rv, k + 1 == n_rvs ? "}," : ",");
                 if (r == 0 && m->generation)
                         r = gc_buf_printf(b, "\"generation\":%llu,",
                                           (unsigned long long)m->generation);
@@ -656,8 +657,8 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
                          size_t chunk_bytes, gc_buf **ret_chunks, size_t *ret_n, char *err,
                          size_t errlen)
 {
-        return gc_checkpoint_encode_meta(l, written_at, controller, NULL, chunk_bytes,
-                                         ret_chunks, ret_n, err, errlen);
+        return gc_checkpoint_encode_meta(l, written_at, controller, NULL, chunk_bytes, ret_chunks,
+                                         ret_n, err, errlen);
 }
 
 int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char *controller,
@@ -1250,8 +1251,7 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                     strcmp(h->controller, a->controller) != 0 || h->usage != a->usage ||
                     h->capacity != a->capacity || h->rollups != a->rollups ||
                     h->capacity_rollups != a->capacity_rollups || h->n_rvs != a->n_rvs ||
-                    h->generation != a->generation ||
-                    memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
+                    h->generation != a->generation || memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
                         gc_cp__err(err, errlen, "chunk %zu: its header differs from chunk 0's",
                                    h->chunk);
                         return -EINVAL;
@@ -1482,8 +1482,8 @@ int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, s
                         if (!slots[s].chunks || !slots[s].lens || !slots[s].chunks[i])
                                 continue;
                         any = 1;
-                        if (gc_checkpoint_peek(slots[s].chunks[i], slots[s].lens[i], &h, NULL,
-                                               0) == 0 &&
+                        if (gc_checkpoint_peek(slots[s].chunks[i], slots[s].lens[i], &h, NULL, 0) ==
+                                0 &&
                             h.chunk == 0) {
                                 c.has_head = 1;
                                 c.generation = h.generation;

@@ -504,8 +504,8 @@ END_TEST
  */
 START_TEST(resource_versions)
 {
-        static const gc_checkpoint_rv rvs[] = {{"namespaces", "101"}, {"nodes", "102"},
-                                               {"pods", "117"}};
+        static const gc_checkpoint_rv rvs[] = {
+            {"namespaces", "101"}, {"nodes", "102"}, {"pods", "117"}};
         gc_checkpoint_rv bad[2];
         fixture a, b;
         gc_buf *chunks = NULL, *other = NULL;
@@ -634,8 +634,8 @@ static int store_restore(const store *st, gc_ledger *l, size_t *ret_slot, size_t
                 slots[s].n = st->n[s];
         }
         memset(&info, 0, sizeof(info));
-        r = gc_checkpoint_decode_newest(l, slots, GC_CHECKPOINT_GENERATIONS, 0, 0, &info,
-                                        ret_slot, ret_refused, err, errlen);
+        r = gc_checkpoint_decode_newest(l, slots, GC_CHECKPOINT_GENERATIONS, 0, 0, &info, ret_slot,
+                                        ret_refused, err, errlen);
         gc_checkpoint_info_release(&info);
         return r;
 }
@@ -654,8 +654,9 @@ static gc_buf *encode_gen(const gc_ledger *l, uint64_t gen, int64_t at, size_t *
 
 /*
  * Generation 3 goes into the slot of generation 1 and is killed after k of its n ConfigMaps
- * (none, one, half, all but chunk 0, all): the restore gives generation 2 exactly (never an empty ledger) until the write
- * is whole, then generation 3. Only when no slot is complete is the restore refused.
+ * (none, one, half, all but chunk 0, all): the restore gives generation 2 exactly (never an empty
+ * ledger) until the write is whole, then generation 3. Only when no slot is complete is the restore
+ * refused.
  */
 START_TEST(generations_survive_a_killed_write)
 {
@@ -688,12 +689,10 @@ START_TEST(generations_survive_a_killed_write)
         fill_big(a.l, &now);
         l1 = gc_ledger_clone(a.l);
         g1 = encode_gen(a.l, 1, now, &n1);
-        put_pod(a.l, "gen-2", "ml", "vision", "p", "node-x", "H100", 1, 2.5, now - 600, GC_OPEN,
-                0);
+        put_pod(a.l, "gen-2", "ml", "vision", "p", "node-x", "H100", 1, 2.5, now - 600, GC_OPEN, 0);
         l2 = gc_ledger_clone(a.l);
         g2 = encode_gen(a.l, 2, now + 60, &n2);
-        put_pod(a.l, "gen-3", "ml", "vision", "p", "node-x", "H100", 2, 2.5, now - 300, GC_OPEN,
-                0);
+        put_pod(a.l, "gen-3", "ml", "vision", "p", "node-x", "H100", 2, 2.5, now - 300, GC_OPEN, 0);
         g3 = encode_gen(a.l, 3, now + 120, &n3);
         ck_assert_uint_gt(n3, 4);
         ck_assert_ptr_nonnull(l1);

@@ -1187,14 +1187,14 @@ static const step resume_script[] = {
     {WATCH_PATH "&resourceVersion=7 ", 200,
      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"8\"}}}\n"
      "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n"
-     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"10\"}}}\n",
+     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"10\"}}}"
+     "\n",
      0},
     {WATCH_PATH "&resourceVersion=10 ", 200,
      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}\n",
      0},
     {LIST_PATH " ", 200,
-     "{\"metadata\":{\"resourceVersion\":\"60\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}",
-     0},
+     "{\"metadata\":{\"resourceVersion\":\"60\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}", 0},
     /* a 410 naming the oldest version the server holds (kube-apiserver after a restart): the
        LIST, then a replay from there, with no progress for that LIST */
     {WATCH_PATH "&resourceVersion=60 ", 200,
@@ -1202,16 +1202,15 @@ static const step resume_script[] = {
      "\"too old resource version: 60 (61)\"}}\n",
      0},
     {LIST_PATH " ", 200,
-     "{\"metadata\":{\"resourceVersion\":\"70\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}",
-     0},
+     "{\"metadata\":{\"resourceVersion\":\"70\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}", 0},
     {WATCH_PATH "&resourceVersion=61 ", 200,
-     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"65\"}}}\n"
+     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"65\"}}}"
+     "\n"
      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":"
      "\"too old resource version: 65 (6x)\"}}\n",
      0},
     /* a message whose version is not digits: an ordinary relist */
-    {LIST_PATH " ", 200,
-     "{\"metadata\":{\"resourceVersion\":\"80\"},\"items\":[]}", 0},
+    {LIST_PATH " ", 200, "{\"metadata\":{\"resourceVersion\":\"80\"},\"items\":[]}", 0},
     {WATCH_PATH "&resourceVersion=80 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
 };
 
@@ -1258,10 +1257,9 @@ START_TEST(test_watch_resume)
         fake_stop(&f);
         ck_assert_uint_eq(f.next, n);
         for (size_t i = 0; i < n; i++)
-                ck_assert_msg(strncmp(f.req[i], resume_script[i].path,
-                                      strlen(resume_script[i].path)) == 0,
-                              "request %zu: got \"%s\", want \"%s...\"", i, f.req[i],
-                              resume_script[i].path);
+                ck_assert_msg(
+                    strncmp(f.req[i], resume_script[i].path, strlen(resume_script[i].path)) == 0,
+                    "request %zu: got \"%s\", want \"%s...\"", i, f.req[i], resume_script[i].path);
         ck_assert_str_eq(t.log, "[ +a ] LISTED:200 START +b @9 -b END:200 START EXPIRED:410 "
                                 "[ +a ] LISTED:200 @60 START EXPIRED:410 [ +a ] LISTED:200 "
                                 "START -c EXPIRED:410 [ ] LISTED:200 @80 START FORBIDDEN:403");
