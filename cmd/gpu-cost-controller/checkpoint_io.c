@@ -171,6 +171,32 @@ finish:
         return r;
 }
 
+int ctl_checkpoint_sync_generation(ctl *c)
+{
+        char name[GC_CHECKPOINT_NAME_MAX];
+        gc_checkpoint_header h;
+        int fetch_err;
+
+        /* Chunk 0 goes last, so a chunk 0 of generation G means write G completed; a write that
+           died later went into the other slot. The newest chunk 0 is the newest complete write. */
+        for (size_t s = 0; s < GC_CHECKPOINT_GENERATIONS; s++) {
+                size_t len = 0;
+                char *data;
+
+                gc_checkpoint_slot_name(s, 0, name);
+                data = ctl__fetch(c, name, &len, &fetch_err);
+                if (fetch_err)
+                        return fetch_err;
+                if (data && gc_checkpoint_peek(data, len, &h, NULL, 0) == 0 &&
+                    (c->cp_slot == SIZE_MAX || h.generation > c->cp_generation)) {
+                        c->cp_slot = s;
+                        c->cp_generation = h.generation;
+                }
+                free(data);
+        }
+        return 0;
+}
+
 static int ctl__seen(void *ud, const char *uid)
 {
         ctl *c = ud;
@@ -249,14 +275,31 @@ void ctl_checkpoint_close_missing(ctl *c)
         c->changes++;
 }
 
+static int ctl__fold(ctl *c, int64_t now)
+{
+        int64_t keep_days = c->cfg->daily_retention_days > c->cfg->weekly_retention_weeks * 7
+                                ? c->cfg->daily_retention_days
+                                : c->cfg->weekly_retention_weeks * 7;
+
+        return gc_ledger_fold(c->ledger, now - c->o->fold_after_s, now - keep_days * 86400);
+}
+
+void ctl_checkpoint_fold(ctl *c, int64_t now)
+{
+        int r;
+
+        pthread_mutex_lock(&c->mu);
+        r = ctl__fold(c, now);
+        pthread_mutex_unlock(&c->mu);
+        if (r < 0)
+                ctl_log(CTL_WARN, "fold failed", "error", strerror(-r), NULL);
+}
+
 int ctl_checkpoint_save(ctl *c)
 {
         gc_buf *chunks = NULL;
         size_t n = 0;
         int64_t now = ctl_now();
-        int64_t keep_days = c->cfg->daily_retention_days > c->cfg->weekly_retention_weeks * 7
-                                ? c->cfg->daily_retention_days
-                                : c->cfg->weekly_retention_weeks * 7;
         char err[512], name[GC_CHECKPOINT_NAME_MAX];
         char **existing = NULL;
         size_t n_existing = 0, n_rvs = 0;
@@ -268,7 +311,7 @@ int ctl_checkpoint_save(ctl *c)
 
         memset(rvs, 0, sizeof(rvs));
         pthread_mutex_lock(&c->mu);
-        folded = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, now - keep_days * 86400);
+        folded = ctl__fold(c, now);
         /* The resume points under the same lock as the ledger: of one moment. */
         for (int kind = 0; kind < CTL_KINDS; kind++) {
                 if (!c->rv[kind][0])

@@ -166,7 +166,7 @@ static void *ctl__lease_main(void *arg)
 int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
 {
         int64_t next_checkpoint = 0, next_report = 0, now;
-        int rc, watching = 0;
+        int rc, watching = 0, leading = 0;
         char err[256];
         ctl c;
 
@@ -199,7 +199,9 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
 
         while (!*stop && !atomic_load(&c.fatal)) {
                 atomic_store(&c.last_tick, (long)ctl_mono());
-                if (atomic_load(&c.leader) && !watching) {
+                /* Leader or standby alike: restore, then watch and account (a warm standby writes
+                   nothing, but its ledger is live when it takes over). */
+                if (!watching) {
                         if (ctl_checkpoint_restore(&c) < 0)
                                 break;
                         if (ctl__start_watching(&c, stop) < 0) {
@@ -208,11 +210,24 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                         }
                         watching = 1;
                 }
-                if (watching && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
+                if (atomic_load(&c.leader) && !leading) {
+                        /* A standby taking over: the old leader went on writing generations. */
+                        if (o->leader_election && ctl_checkpoint_sync_generation(&c) < 0) {
+                                ctl_fatal(&c, "cannot read the checkpoint ConfigMaps: check the "
+                                              "Role (get on configmaps)");
+                                break;
+                        }
+                        leading = 1;
+                }
+                if (leading && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
                         atomic_store(&c.ready, 1);
                         ctl_log(CTL_INFO, "ready", NULL);
                 }
                 now = ctl_now();
+                if (!leading && atomic_load(&c.inf[CTL_PODS].synced) && now >= next_checkpoint) {
+                        next_checkpoint = now + o->checkpoint_interval_s;
+                        ctl_checkpoint_fold(&c, now); /* memory stays bounded on a standby too */
+                }
                 /* Every interval even when nothing changed: open intervals accrue with time,
                  * and a snapshot's "now" is where they end. A standby publishes none (its API
                  * answers 503, as its /readyz does). */

@@ -137,6 +137,13 @@ const char *ctl_kind_name(int kind); /* "namespaces", "nodes", "pods" */
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
 int ctl_checkpoint_restore(ctl *c);
 int ctl_checkpoint_save(ctl *c);
+/*
+ * A standby taking over: learns from the slots' chunk 0 which generation the old leader wrote
+ * last, so the next write goes into the other slot with a higher number. Main thread.
+ */
+int ctl_checkpoint_sync_generation(ctl *c);
+/* Folds the ledger as a checkpoint would, without writing (a warm standby). Takes c->mu. */
+void ctl_checkpoint_fold(ctl *c, int64_t now);
 /* After the first pod LIST following a restore: end open intervals of pods that are gone. */
 void ctl_checkpoint_close_missing(ctl *c);
 

@@ -326,6 +326,14 @@ def test_two_replicas_one_writer_and_takeover(scenario):
     print("takeover after %.1f s" % state["takeover_s"])
     assert state["takeover_s"] <= LEASE_S + TAKEOVER_MARGIN, state["takeover_s"]
     assert state["b_checkpointed"], "the new leader wrote no checkpoint"
+    # A warm standby: it restored and watched before the takeover, and did not restore again.
+    recs = b.log_records()
+    msgs = [r.get("msg") for r in recs]
+    assert "became the leader" in msgs, msgs
+    took = msgs.index("became the leader")
+    assert "initial sync done" in msgs[:took], "the standby did not watch before the takeover"
+    assert "checkpoint restored" not in msgs[took:], "the new leader restored the checkpoint " \
+        "again instead of continuing from its live ledger"
     t = s.truth()
     reports = harness.wait_reports(s.cluster, t, controller=b)
     check_documents(s, t, reports)
