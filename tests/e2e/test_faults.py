@@ -296,3 +296,48 @@ def _get_json_text(c, path):
     import urllib.request
     with urllib.request.urlopen("http://127.0.0.1:%d%s" % (c.port, path), timeout=10) as r:
         return r.read().decode()
+
+
+# ---- no complete generation: loud, never silent ------------------------------------------------
+
+def test_no_complete_generation_is_loud(scenario):  # noqa: F811
+    """Both generation slots hold a chunk 0 whose other chunks are gone (two writes cut short,
+    as far as a restore can tell): the controller starts with an empty ledger and says so in
+    an error log line, in /readyz's body, in gpu_cost_checkpoint_lost and in the reports."""
+    s = scenario
+    s.replay.run(stop=150)
+    for name in ("gpu-cost-checkpoint", "gpu-cost-checkpoint-g1"):
+        chunk0 = {"version": 1, "write": "0123456789abcdef", "chunk": 0, "of": 2,
+                  "written_at": "2026-11-20T09:15:03Z", "controller": "gone", "horizon": None,
+                  "counts": {"usage": 0, "capacity": 0, "rollups": 0, "capacity_rollups": 0},
+                  "generation": 7, "strings": [], "usage": [], "capacity": [], "rollups": [],
+                  "capacity_rollups": []}
+        s.cluster.api.call("POST", "/api/v1/namespaces/%s/configmaps" % harness.NS, {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "gpu-cost",
+                                                  "gpu-cost.io/kind": "checkpoint"}},
+            "data": {"checkpoint.json": json.dumps(chunk0)}})
+    c = s.controller(extra=FLAGS).start()
+    c.wait_ready()
+    lost = records(c, "checkpoint lost: starting with an empty ledger")
+    assert lost and lost[0]["level"] == "error", harness.tail(c.log_path)
+    assert "slot 0" in lost[0]["error"] and "slot 1" in lost[0]["error"], lost
+    body = _get_json_text(c, "/readyz")
+    assert body.startswith("ok\n") and "checkpoint: no complete checkpoint generation" in body, \
+        body
+    deadline = time.time() + 30
+    while True:
+        m = _get_json_text(c, "/metrics")
+        if "gpu_cost_checkpoint_lost 1\n" in m or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert "gpu_cost_checkpoint_lost 1\n" in m
+    deadline = time.time() + 60
+    while True:
+        today = harness.read_reports(s.cluster).get(truth.day_name(truth.floor_day(time.time())))
+        if (today and "no complete checkpoint generation" in today.md) or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert today and "no complete checkpoint generation" in today.md, \
+        "today's report does not say the history was lost"
+    check_logs(s)
