@@ -1,5 +1,6 @@
 /* checkpoint_io: the ledger to and from its checkpoint ConfigMaps (docs/checkpoint.md). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,68 +58,143 @@ static int ctl__reset_ledger(ctl *c)
         return c->acct ? 0 : -ENOMEM;
 }
 
+/* Says loudly that history was lost: log, /readyz detail, metric, report note. */
+static void ctl__checkpoint_lost(ctl *c, const char *why)
+{
+        snprintf(c->checkpoint_lost_msg, sizeof(c->checkpoint_lost_msg),
+                 "no complete checkpoint generation could be restored (%s): the ledger started "
+                 "empty, history before this start is missing",
+                 why);
+        atomic_store(&c->checkpoint_lost, 1);
+        ctl_log(CTL_ERROR, "checkpoint lost: starting with an empty ledger", "error", why, NULL);
+        pthread_mutex_lock(&c->mu);
+        gc_diag_add(&c->diag, "%s", c->checkpoint_lost_msg);
+        pthread_mutex_unlock(&c->mu);
+}
+
 int ctl_checkpoint_restore(ctl *c)
 {
-        char *chunks[GC_CHECKPOINT_MAX_CHUNKS] = {NULL};
-        size_t lens[GC_CHECKPOINT_MAX_CHUNKS] = {0};
+        enum { G = GC_CHECKPOINT_GENERATIONS };
+        char *chunks[G][GC_CHECKPOINT_MAX_CHUNKS];
+        size_t lens[G][GC_CHECKPOINT_MAX_CHUNKS];
+        gc_checkpoint_slot slots[G];
         gc_checkpoint_header h;
         gc_checkpoint_info info;
-        char err[512], name[GC_CHECKPOINT_NAME_MAX], when[GC_TIME_LEN];
+        char err[1024], name[GC_CHECKPOINT_NAME_MAX], when[GC_TIME_LEN];
+        size_t slot = 0, refused = 0;
         int r = 0, fetch_err;
-        size_t n = 0;
 
+        memset(chunks, 0, sizeof(chunks));
+        memset(lens, 0, sizeof(lens));
+        memset(slots, 0, sizeof(slots));
         memset(&info, 0, sizeof(info));
-        gc_checkpoint_name(0, name);
-        chunks[0] = ctl__fetch(c, name, &lens[0], &fetch_err);
-        if (!chunks[0]) {
+        c->cp_slot = SIZE_MAX;
+        for (size_t s = 0; s < G; s++) {
+                size_t n = 1;
+
+                gc_checkpoint_slot_name(s, 0, name);
+                chunks[s][0] = ctl__fetch(c, name, &lens[s][0], &fetch_err);
                 if (fetch_err) {
                         /* Unreadable is not absent: starting empty would lose history. */
                         ctl_fatal(c, "cannot read the checkpoint ConfigMap: check the Role "
                                      "(get on configmaps in the controller's namespace)");
-                        return -EIO;
+                        r = -EIO;
+                        goto finish;
                 }
-                ctl_log(CTL_INFO, "no checkpoint: starting with an empty ledger", NULL);
-                return 0;
-        }
-        if (gc_checkpoint_peek(chunks[0], lens[0], &h, err, sizeof(err)) < 0) {
-                ctl_log(CTL_WARN, "checkpoint unreadable: starting with an empty ledger", "error",
-                        err, NULL);
-                goto finish;
-        }
-        n = h.of;
-        for (size_t i = 1; i < n && i < GC_CHECKPOINT_MAX_CHUNKS; i++) {
-                gc_checkpoint_name(i, name);
-                chunks[i] = ctl__fetch(c, name, &lens[i], &fetch_err);
+                if (!chunks[s][0])
+                        continue;
+                if (gc_checkpoint_peek(chunks[s][0], lens[s][0], &h, NULL, 0) == 0)
+                        n = h.of;
+                for (size_t i = 1; i < n; i++) {
+                        gc_checkpoint_slot_name(s, i, name);
+                        chunks[s][i] = ctl__fetch(c, name, &lens[s][i], &fetch_err);
+                }
+                slots[s].chunks = (const char *const *)chunks[s];
+                slots[s].lens = lens[s];
+                slots[s].n = n;
         }
         pthread_mutex_lock(&c->mu);
-        r = gc_checkpoint_decode(c->ledger, (const char *const *)chunks, lens, n, 0, 0, &info, err,
-                                 sizeof(err));
+        r = gc_checkpoint_decode_newest(c->ledger, slots, G, 0, 0, &info, &slot, &refused, err,
+                                        sizeof(err));
         if (r < 0) {
+                int lost = r != -ENOENT;
+
                 r = ctl__reset_ledger(c);
                 pthread_mutex_unlock(&c->mu);
-                ctl_log(CTL_WARN, "checkpoint refused: starting with an empty ledger", "error", err,
-                        NULL);
+                if (lost)
+                        ctl__checkpoint_lost(c, err);
+                else
+                        ctl_log(CTL_INFO, "no checkpoint: starting with an empty ledger", NULL);
                 goto finish;
         }
+        c->cp_slot = slot;
+        c->cp_generation = info.header.generation;
         c->restored_at = info.header.written_at;
         c->restore_pending = 1;
-        pthread_mutex_unlock(&c->mu);
-        gc_time_format(info.header.written_at, when);
-        {
-                char counts[96];
+        for (int kind = 0; kind < CTL_KINDS; kind++) {
+                const char *rv = gc_checkpoint_rv_of(&info.header, ctl_kind_name(kind));
 
-                snprintf(counts, sizeof(counts), "%zu intervals, %zu open, %zu rollups",
-                         info.header.usage, info.n_open, info.header.rollups);
+                /* The ledger holds every effect up to rv: resume there, and until the watch
+                   moves on, a new checkpoint keeps the same point. */
+                gc_strlcpy(c->resume_rv[kind], rv ? rv : "", sizeof(c->resume_rv[kind]));
+                gc_strlcpy(c->rv[kind], rv ? rv : "", sizeof(c->rv[kind]));
+        }
+        gc_time_format(info.header.written_at, when);
+        if (refused)
+                gc_diag_add(&c->diag,
+                            "the newest checkpoint write was incomplete; the previous one (%s) was "
+                            "restored and the watches replayed what followed it",
+                            when);
+        pthread_mutex_unlock(&c->mu);
+        if (refused)
+                ctl_log(CTL_WARN,
+                        "the newest checkpoint generation is incomplete: restored the "
+                        "previous one",
+                        "error", err, "written_at", when, NULL);
+        {
+                char counts[128];
+
+                snprintf(counts, sizeof(counts),
+                         "%zu intervals, %zu open, %zu rollups; generation %llu in slot %zu",
+                         info.header.usage, info.n_open, info.header.rollups,
+                         (unsigned long long)info.header.generation, slot);
                 ctl_log(CTL_INFO, "checkpoint restored", "written_at", when, "by",
                         info.header.controller, "records", counts, NULL);
         }
 finish:
         gc_checkpoint_info_release(&info);
-        for (size_t i = 0; i < GC_CHECKPOINT_MAX_CHUNKS; i++)
-                free(chunks[i]);
-        if (r < 0)
+        for (size_t s = 0; s < G; s++)
+                for (size_t i = 0; i < GC_CHECKPOINT_MAX_CHUNKS; i++)
+                        free(chunks[s][i]);
+        if (r < 0 && r != -EIO)
                 ctl_fatal(c, "out of memory restoring the checkpoint");
         return r;
+}
+
+int ctl_checkpoint_sync_generation(ctl *c)
+{
+        char name[GC_CHECKPOINT_NAME_MAX];
+        gc_checkpoint_header h;
+        int fetch_err;
+
+        /* Chunk 0 goes last, so a chunk 0 of generation G means write G completed; a write that
+           died later went into the other slot. The newest chunk 0 is the newest complete write. */
+        for (size_t s = 0; s < GC_CHECKPOINT_GENERATIONS; s++) {
+                size_t len = 0;
+                char *data;
+
+                gc_checkpoint_slot_name(s, 0, name);
+                data = ctl__fetch(c, name, &len, &fetch_err);
+                if (fetch_err)
+                        return fetch_err;
+                if (data && gc_checkpoint_peek(data, len, &h, NULL, 0) == 0 &&
+                    (c->cp_slot == SIZE_MAX || h.generation > c->cp_generation)) {
+                        c->cp_slot = s;
+                        c->cp_generation = h.generation;
+                }
+                free(data);
+        }
+        return 0;
 }
 
 static int ctl__seen(void *ud, const char *uid)
@@ -199,22 +275,57 @@ void ctl_checkpoint_close_missing(ctl *c)
         c->changes++;
 }
 
+static int ctl__fold(ctl *c, int64_t now)
+{
+        int64_t keep_days = c->cfg->daily_retention_days > c->cfg->weekly_retention_weeks * 7
+                                ? c->cfg->daily_retention_days
+                                : c->cfg->weekly_retention_weeks * 7;
+
+        return gc_ledger_fold(c->ledger, now - c->o->fold_after_s, now - keep_days * 86400);
+}
+
+void ctl_checkpoint_fold(ctl *c, int64_t now)
+{
+        int r;
+
+        pthread_mutex_lock(&c->mu);
+        r = ctl__fold(c, now);
+        pthread_mutex_unlock(&c->mu);
+        if (r < 0)
+                ctl_log(CTL_WARN, "fold failed", "error", strerror(-r), NULL);
+}
+
 int ctl_checkpoint_save(ctl *c)
 {
         gc_buf *chunks = NULL;
         size_t n = 0;
         int64_t now = ctl_now();
-        int64_t keep_days = c->cfg->daily_retention_days > c->cfg->weekly_retention_weeks * 7
-                                ? c->cfg->daily_retention_days
-                                : c->cfg->weekly_retention_weeks * 7;
         char err[512], name[GC_CHECKPOINT_NAME_MAX];
         char **existing = NULL;
-        size_t n_existing = 0;
+        size_t n_existing = 0, n_rvs = 0;
+        gc_checkpoint_rv rvs[CTL_KINDS];
+        gc_checkpoint_meta meta;
+        /* Never the slot of the newest complete write: a write that dies leaves it whole. */
+        size_t slot = c->cp_slot == 0 ? 1 : 0;
         int r, folded;
 
+        memset(rvs, 0, sizeof(rvs));
         pthread_mutex_lock(&c->mu);
-        folded = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, now - keep_days * 86400);
-        r = gc_checkpoint_encode(c->ledger, now, c->o->id, 0, &chunks, &n, err, sizeof(err));
+        folded = ctl__fold(c, now);
+        /* The resume points under the same lock as the ledger: of one moment. */
+        for (int kind = 0; kind < CTL_KINDS; kind++) {
+                if (!c->rv[kind][0])
+                        continue;
+                gc_strlcpy(rvs[n_rvs].resource, ctl_kind_name(kind), sizeof(rvs[n_rvs].resource));
+                gc_strlcpy(rvs[n_rvs].rv, c->rv[kind], sizeof(rvs[n_rvs].rv));
+                n_rvs++;
+        }
+        meta.rvs = rvs;
+        meta.n_rvs = n_rvs;
+        meta.generation = c->cp_generation + 1;
+        r = gc_checkpoint_encode_meta(c->ledger, now, c->o->id, &meta,
+                                      (size_t)c->o->checkpoint_chunk_bytes, &chunks, &n, err,
+                                      sizeof(err));
         pthread_mutex_unlock(&c->mu);
         if (folded < 0)
                 ctl_log(CTL_WARN, "fold failed", "error", strerror(-folded), NULL);
@@ -227,7 +338,7 @@ int ctl_checkpoint_save(ctl *c)
         for (size_t k = n; k-- > 0;) {
                 gc_kube_kv data = {GC_CHECKPOINT_KEY, chunks[k].data};
 
-                gc_checkpoint_name(k, name);
+                gc_checkpoint_slot_name(slot, k, name);
                 r = gc_kube_configmap_put(c->kw, c->ns, name, ctl__checkpoint_labels, 2, &data, 1,
                                           err, sizeof(err));
                 if (r < 0) {
@@ -236,25 +347,42 @@ int ctl_checkpoint_save(ctl *c)
                                 "error", err, NULL);
                         goto finish;
                 }
+                /* Fault injection for the e2e tests: a real SIGKILL at a real point of a write. */
+                if (c->o->test_kill_after_chunks > 0 &&
+                    (int64_t)(n - k) == c->o->test_kill_after_chunks) {
+                        char what[64];
+
+                        snprintf(what, sizeof(what), "%zu of %zu", n - k, n);
+                        ctl_log(CTL_WARN, "test: killing myself mid-checkpoint", "written", what,
+                                NULL);
+                        raise(SIGKILL);
+                }
         }
         atomic_store(&c->checkpoint_at, (long)now);
-        /* Chunks left over from an earlier, longer write. */
+        c->cp_slot = slot;
+        c->cp_generation = meta.generation;
+        /* Chunks of this slot left over from an earlier, longer write (the other slot is the
+           previous generation: kept). */
         if (gc_kube_configmap_list(c->kw, c->ns, "gpu-cost.io/kind=checkpoint", &existing,
                                    &n_existing, err, sizeof(err)) == 0) {
                 for (size_t i = 0; i < n_existing; i++) {
-                        int keep = 0;
+                        size_t s, k;
+                        int keep =
+                            gc_checkpoint_parse_name(existing[i], &s, &k) < 0 || s != slot || k < n;
 
-                        for (size_t k = 0; k < n && !keep; k++) {
-                                gc_checkpoint_name(k, name);
-                                keep = strcmp(name, existing[i]) == 0;
-                        }
                         if (!keep && gc_kube_configmap_delete(c->kw, c->ns, existing[i], err,
                                                               sizeof(err)) < 0)
                                 ctl_log(CTL_WARN, "cannot delete an old checkpoint chunk",
                                         "configmap", existing[i], "error", err, NULL);
                 }
         }
-        ctl_log(CTL_DEBUG, "checkpoint written", NULL);
+        {
+                char what[96];
+
+                snprintf(what, sizeof(what), "generation %llu in slot %zu, %zu chunks",
+                         (unsigned long long)meta.generation, slot, n);
+                ctl_log(CTL_DEBUG, "checkpoint written", "detail", what, NULL);
+        }
 finish:
         for (size_t i = 0; i < n_existing; i++)
                 free(existing[i]);

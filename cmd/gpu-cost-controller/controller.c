@@ -120,31 +120,53 @@ static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
         return ctl_informer_start(c, CTL_PODS);
 }
 
-/* One Lease attempt; returns 1 leader, 0 not, -1 when leadership was lost. */
+/* One Lease attempt (lease thread); returns 1 leader, 0 not, -1 when leadership was lost. */
 static int ctl__lease(ctl *c, gc_kube_lease *lease)
 {
         char err[256];
         int leader = 0, r;
 
-        r = gc_kube_lease_tick(c->kw, lease, ctl_mono(), &leader, err, sizeof(err));
+        r = gc_kube_lease_tick(c->kl, lease, ctl_mono(), &leader, err, sizeof(err));
         if (r < 0)
                 ctl_log(CTL_WARN, "lease update failed", "lease", lease->name, "error", err, NULL);
-        if (c->leader && !leader) {
-                c->leader = 0;
+        if (atomic_load(&c->leader) && !leader) {
+                atomic_store(&c->leader, 0);
                 return -1;
         }
-        if (!c->leader && leader)
+        if (!atomic_load(&c->leader) && leader)
                 ctl_log(CTL_INFO, "became the leader", "lease", lease->name, "identity",
                         lease->identity, NULL);
-        c->leader = leader;
+        atomic_store(&c->leader, leader);
         return leader;
+}
+
+/* The lease thread: acquire or renew every 2 s, whatever the main loop is doing. */
+static void *ctl__lease_main(void *arg)
+{
+        ctl *c = arg;
+        int was_standby = 0;
+
+        while (!c->lease_stop && !atomic_load(&c->fatal)) {
+                if (ctl__lease(c, &c->lease) < 0) {
+                        ctl_fatal(c, "lost the leader lease: exiting so that only one replica "
+                                     "writes");
+                        break;
+                }
+                if (!atomic_load(&c->leader) && !was_standby) {
+                        ctl_log(CTL_INFO, "standby: another replica holds the lease", "holder",
+                                c->lease.holder, NULL);
+                        was_standby = 1;
+                }
+                for (int i = 0; i < 20 && !c->lease_stop && !atomic_load(&c->fatal); i++)
+                        usleep(100 * 1000);
+        }
+        return NULL;
 }
 
 int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
 {
-        gc_kube_lease lease;
-        int64_t next_checkpoint = 0, next_report = 0, next_lease = 0, now;
-        int rc, watching = 0, was_standby = 0;
+        int64_t next_checkpoint = 0, next_report = 0, now;
+        int rc, watching = 0, leading = 0;
         char err[256];
         ctl c;
 
@@ -158,31 +180,28 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         c.started_at = ctl_now();
         if (ctl_health_start(&c) < 0)
                 goto finish;
-        memset(&lease, 0, sizeof(lease));
-        lease.ns = c.ns;
-        lease.name = o->lease_name;
-        lease.identity = o->id;
-        lease.duration_s = (int)o->lease_duration_s;
-        c.leader = !o->leader_election;
+        c.lease.ns = c.ns;
+        c.lease.name = o->lease_name;
+        c.lease.identity = o->id;
+        c.lease.duration_s = (int)o->lease_duration_s;
+        atomic_store(&c.leader, !o->leader_election);
         ctl_log(CTL_INFO, "started", "namespace", c.ns, "identity", o->id, "server", c.kcfg.server,
                 NULL);
+        if (o->leader_election) {
+                c.kl = gc_kube_new(&c.kcfg, err, sizeof(err));
+                if (!c.kl || pthread_create(&c.lease_thread, NULL, ctl__lease_main, &c) != 0) {
+                        ctl_log(CTL_ERROR, "cannot start the lease thread", "error",
+                                c.kl ? "pthread_create" : err, NULL);
+                        goto finish;
+                }
+                c.lease_started = 1;
+        }
 
         while (!*stop && !atomic_load(&c.fatal)) {
                 atomic_store(&c.last_tick, (long)ctl_mono());
-                if (o->leader_election && ctl_mono() >= next_lease) {
-                        next_lease = ctl_mono() + 2;
-                        if (ctl__lease(&c, &lease) < 0) {
-                                ctl_fatal(&c, "lost the leader lease: exiting so that only one "
-                                              "replica writes");
-                                break;
-                        }
-                        if (!c.leader && !was_standby) {
-                                ctl_log(CTL_INFO, "standby: another replica holds the lease",
-                                        "holder", lease.holder, NULL);
-                                was_standby = 1;
-                        }
-                }
-                if (c.leader && !watching) {
+                /* Leader or standby alike: restore, then watch and account (a warm standby writes
+                   nothing, but its ledger is live when it takes over). */
+                if (!watching) {
                         if (ctl_checkpoint_restore(&c) < 0)
                                 break;
                         if (ctl__start_watching(&c, stop) < 0) {
@@ -191,11 +210,24 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                         }
                         watching = 1;
                 }
-                if (watching && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
+                if (atomic_load(&c.leader) && !leading) {
+                        /* A standby taking over: the old leader went on writing generations. */
+                        if (o->leader_election && ctl_checkpoint_sync_generation(&c) < 0) {
+                                ctl_fatal(&c, "cannot read the checkpoint ConfigMaps: check the "
+                                              "Role (get on configmaps)");
+                                break;
+                        }
+                        leading = 1;
+                }
+                if (leading && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
                         atomic_store(&c.ready, 1);
                         ctl_log(CTL_INFO, "ready", NULL);
                 }
                 now = ctl_now();
+                if (!leading && atomic_load(&c.inf[CTL_PODS].synced) && now >= next_checkpoint) {
+                        next_checkpoint = now + o->checkpoint_interval_s;
+                        ctl_checkpoint_fold(&c, now); /* memory stays bounded on a standby too */
+                }
                 /* Every interval even when nothing changed: open intervals accrue with time,
                  * and a snapshot's "now" is where they end. A standby publishes none (its API
                  * answers 503, as its /readyz does). */
@@ -216,23 +248,32 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                 usleep(200 * 1000);
         }
         ctl_informers_stop(&c);
+        c.lease_stop = 1;
+        if (c.lease_started)
+                pthread_join(c.lease_thread, NULL);
+        c.lease_started = 0;
         if (atomic_load(&c.fatal)) {
                 ctl_log(CTL_ERROR, c.fatal_msg, NULL);
                 rc = 1;
         } else {
                 rc = 0;
         }
-        if (watching && c.leader && atomic_load(&c.ready) && !atomic_load(&c.fatal)) {
+        if (watching && atomic_load(&c.leader) && atomic_load(&c.ready) && !atomic_load(&c.fatal)) {
                 /* SIGTERM: keep what we know, then let a standby take over at once. */
                 if (ctl_checkpoint_save(&c) < 0)
                         rc = 1;
         }
-        if (o->leader_election && c.leader &&
-            gc_kube_lease_release(c.kw, &lease, err, sizeof(err)) < 0)
+        /* The lease thread is joined: its client and record are the main thread's now. */
+        if (o->leader_election && atomic_load(&c.leader) && c.kl &&
+            gc_kube_lease_release(c.kl, &c.lease, err, sizeof(err)) < 0)
                 ctl_log(CTL_WARN, "cannot release the lease", "error", err, NULL);
         ctl_health_stop(&c);
         ctl_log(CTL_INFO, "stopped", NULL);
 finish:
+        c.lease_stop = 1;
+        if (c.lease_started)
+                pthread_join(c.lease_thread, NULL);
+        c.kl = gc_kube_free(c.kl);
         c.api = gc_api_free(c.api); /* the server is stopped: no request holds a snapshot */
         ctl_usage_stop(&c);
         ctl__free(&c);

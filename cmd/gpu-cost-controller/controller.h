@@ -28,6 +28,9 @@ typedef struct ctl_opts {
         int auth_delegate;         /* callers' tokens checked by the API server (docs/auth.md) */
         int64_t auth_cache_ttl_s;  /* how long an allowed caller is remembered; 0 = 60 s */
         const char *auth_resource; /* resourceAttributes in place of the path, or NULL */
+        int64_t checkpoint_chunk_bytes; /* 0 = GC_CHECKPOINT_CHUNK_BYTES */
+        int64_t test_kill_after_chunks; /* fault injection: SIGKILL after N ConfigMaps; 0 = off */
+        int64_t test_stall_report_s;    /* fault injection: each report round hangs this long */
 } ctl_opts;
 
 /* Runs until *stop (set by SIGTERM/SIGINT); returns the process exit status. */

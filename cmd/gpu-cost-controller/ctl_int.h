@@ -9,6 +9,7 @@
 
 #include "account/account.h"
 #include "api/api.h"
+#include "checkpoint/checkpoint.h"
 #include "config/config.h"
 #include "kube/kube.h"
 #include "ledger/ledger.h"
@@ -46,6 +47,12 @@ typedef struct ctl_informer {
         atomic_long relists;  /* LISTs after the first (410, bad events, reconnects) */
         atomic_long restarts; /* watches resumed */
         atomic_long last_event;
+        int listing; /* between list_begin and list_end (under c->mu) */
+        /* Resuming from the checkpoint's resourceVersion (c->resume_rv): 1 until the server
+         * accepts the watch (an event, a bookmark or a normal end), or it answers 410. Informer
+         * thread only. */
+        int resuming;
+        int resume_failed; /* the resume point had expired: the relist leaves a blind span */
 } ctl_informer;
 
 struct ctl {
@@ -70,7 +77,18 @@ struct ctl {
         int64_t restored_at; /* checkpoint time when one was restored, else 0 */
         int restore_pending; /* the first pod LIST after a restore is not yet complete */
         uint64_t changes;    /* bumped by every accounted change, for report refreshes */
-        gc_diag diag;        /* notes for reports (estimates, skipped objects) */
+        /* Per watched resource, the last resourceVersion whose effects are in the ledger (set
+         * by that resource's informer as it applies an event, a bookmark or a completed LIST);
+         * the checkpoint stores them encoded under this lock, so they match its ledger. */
+        char rv[CTL_KINDS][GC_CHECKPOINT_RV_MAX];
+        /* Where each watch resumes after a restore (written by the restore before the
+         * informers start, read-only after). */
+        char resume_rv[CTL_KINDS][GC_CHECKPOINT_RV_MAX];
+        /* The span the controller could not see, when a resume point had expired (410):
+         * [blind_from, blind_to), 0 when none. */
+        int64_t blind_from, blind_to;
+        double blind_bound_cost; /* GPUs free on the nodes in that span, priced */
+        gc_diag diag;            /* notes for reports (estimates, skipped objects) */
 
         ctl_informer inf[CTL_KINDS];
         volatile sig_atomic_t inf_stop;
@@ -79,7 +97,16 @@ struct ctl {
 
         atomic_int ready;
         atomic_long last_tick;
-        int leader;
+        /* Leader election (controller.c): a thread of its own renews the Lease every 2 s, so
+         * no report, advisor or checkpoint work on the main loop can delay a renewal. It owns
+         * `lease` and `kl` (its own API client) until joined; it publishes `leader`, which
+         * every thread reads. */
+        atomic_int leader;
+        gc_kube *kl;
+        gc_kube_lease lease;
+        pthread_t lease_thread;
+        int lease_started;
+        volatile sig_atomic_t lease_stop;
 
         struct ctl_usage *usage; /* usage_io.c: measured GPU use and the advisor; own lock */
 
@@ -88,6 +115,15 @@ struct ctl {
         int64_t started_at;
         int64_t snapshot_at;       /* the last one published (main thread only) */
         atomic_long checkpoint_at; /* last successful checkpoint write, unix seconds */
+        /* Generations (checkpoint_io.c, main thread only): the slot holding the newest complete
+         * write (SIZE_MAX: none known) and its generation; the next write goes to another slot. */
+        size_t cp_slot;
+        uint64_t cp_generation;
+        /* Checkpoint ConfigMaps existed but no generation was complete: history was lost and
+         * the controller started empty. The message is written before the flag is set (both
+         * once, before the informers start); /readyz and /metrics read them. */
+        atomic_int checkpoint_lost;
+        char checkpoint_lost_msg[512];
         atomic_long checkpoint_errors;
         atomic_long report_writes, report_errors;
 };
@@ -96,10 +132,18 @@ struct ctl {
 int ctl_informer_start(ctl *c, int kind);
 void ctl_informers_stop(ctl *c);
 void ctl_fatal(ctl *c, const char *msg);
+const char *ctl_kind_name(int kind); /* "namespaces", "nodes", "pods" */
 
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
 int ctl_checkpoint_restore(ctl *c);
 int ctl_checkpoint_save(ctl *c);
+/*
+ * A standby taking over: learns from the slots' chunk 0 which generation the old leader wrote
+ * last, so the next write goes into the other slot with a higher number. Main thread.
+ */
+int ctl_checkpoint_sync_generation(ctl *c);
+/* Folds the ledger as a checkpoint would, without writing (a warm standby). Takes c->mu. */
+void ctl_checkpoint_fold(ctl *c, int64_t now);
 /* After the first pod LIST following a restore: end open intervals of pods that are gone. */
 void ctl_checkpoint_close_missing(ctl *c);
 

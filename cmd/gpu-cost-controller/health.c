@@ -43,6 +43,9 @@ static int ctl__readyz(void *ud, const gc_httpd_request *req, gc_httpd_response 
                                       c->leader ? "initial sync not done"
                                                 : "standby: another replica holds the lease");
         res->content_type = "text/plain";
+        /* Ready, but loud about lost history: the body says what a probe's status cannot. */
+        if (atomic_load(&c->checkpoint_lost))
+                return gc_buf_printf(&res->body, "ok\ncheckpoint: %s\n", c->checkpoint_lost_msg);
         return gc_buf_puts(&res->body, "ok\n");
 }
 

@@ -8,6 +8,11 @@
 #include "log.h"
 
 static const char *const ctl__kind_names[CTL_KINDS] = {"namespaces", "nodes", "pods"};
+
+const char *ctl_kind_name(int kind)
+{
+        return kind >= 0 && kind < CTL_KINDS ? ctl__kind_names[kind] : "?";
+}
 static const char *const ctl__paths[CTL_KINDS] = {"/api/v1/namespaces", "/api/v1/nodes",
                                                   "/api/v1/pods"};
 
@@ -231,8 +236,61 @@ static int ctl__list_begin(void *ud)
 
         pthread_mutex_lock(&c->mu);
         c->gen[inf->kind]++;
+        inf->listing = 1;
         pthread_mutex_unlock(&c->mu);
         return 0;
+}
+
+/* The watch library's resume point moved (a completed LIST, a bookmark): the ledger has it all. */
+static void ctl__progress(void *ud, const char *rv)
+{
+        ctl_informer *inf = ud;
+        ctl *c = inf->c;
+
+        pthread_mutex_lock(&c->mu);
+        gc_strlcpy(c->rv[inf->kind], rv, sizeof(c->rv[inf->kind]));
+        if (inf->resuming && inf->kind == CTL_PODS)
+                c->restore_pending = 0; /* a bookmark: the server accepted the resume point */
+        pthread_mutex_unlock(&c->mu);
+        inf->resuming = 0;
+}
+
+/*
+ * The resume point had expired: what happened in [from, to) the API server no longer holds.
+ * Pods that lived and went wholly inside it are unknown; they can only have used GPUs that the
+ * ledger shows free on the nodes then, so that idle capacity, priced, bounds what is missing.
+ * Said in the reports' notes, /metrics and the log. Under c->mu.
+ */
+static void ctl__blind_span(ctl *c, int64_t from, int64_t to)
+{
+        gc_cost_summary sum;
+        gc_query q;
+        char a[GC_TIME_LEN], b[GC_TIME_LEN], bound[64];
+        const char *cur =
+            c->cfg->catalog && c->cfg->catalog->currency ? c->cfg->catalog->currency : "USD";
+
+        if (to <= from)
+                return;
+        memset(&q, 0, sizeof(q));
+        memset(&sum, 0, sizeof(sum));
+        q.start = from;
+        q.end = to;
+        q.now = to;
+        c->blind_from = from;
+        c->blind_to = to;
+        c->blind_bound_cost = 0;
+        if (gc_ledger_query(c->ledger, &q, &sum) == 0)
+                c->blind_bound_cost = sum.idle.cost_usd;
+        gc_cost_summary_free(&sum);
+        gc_time_format(from, a);
+        gc_time_format(to, b);
+        snprintf(bound, sizeof(bound), "%.2f %s", c->blind_bound_cost, cur);
+        gc_diag_add(&c->diag,
+                    "Blind span %s to %s: the API server no longer held the events since the "
+                    "last checkpoint, so pods that started and ended within it are not counted; "
+                    "they could only have used GPUs free on the nodes then, at most %s.",
+                    a, b, bound);
+        ctl_log(CTL_WARN, "blind span", "from", a, "to", b, "bound", bound, NULL);
 }
 
 /* Objects not seen in the LIST that just completed are gone. */
@@ -245,6 +303,7 @@ static int ctl__list_end(void *ud)
 
         pthread_mutex_lock(&c->mu);
         gen = c->gen[inf->kind];
+        inf->listing = 0;
         if (inf->kind == CTL_PODS) {
                 for (size_t i = 0; i < c->n_pods;) {
                         if (c->pods[i].gen == gen) {
@@ -255,8 +314,12 @@ static int ctl__list_end(void *ud)
                         ctl__pod_remove(c, i);
                         c->changes++;
                 }
-                if (c->restore_pending) {
+                /* Resuming from the checkpoint, the watch replays the deletions since; only
+                   without a resume point (or past it) are they unknown and estimated. */
+                if (c->restore_pending && (!inf->resuming || inf->resume_failed)) {
                         ctl_checkpoint_close_missing(c);
+                        if (inf->resume_failed)
+                                ctl__blind_span(c, c->restored_at, now);
                         c->restore_pending = 0;
                 }
         } else {
@@ -297,6 +360,17 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
                 r = ctl__on_node(c, ev, obj, now);
         else
                 r = ctl__on_namespace(c, ev, obj, now);
+        /* A watch event's resourceVersion is the resume point once its effects are in, under
+           the same lock (a LIST's objects are not: its own version counts at its end). */
+        if (r >= 0 && !inf->listing) {
+                const char *rv = gc_kube_meta(obj, "resourceVersion");
+
+                if (rv && strlen(rv) < sizeof(c->rv[inf->kind]))
+                        gc_strlcpy(c->rv[inf->kind], rv, sizeof(c->rv[inf->kind]));
+                if (inf->resuming && inf->kind == CTL_PODS)
+                        c->restore_pending = 0; /* the replay brings what happened meanwhile */
+                inf->resuming = 0;
+        }
         pthread_mutex_unlock(&c->mu);
         if (r < 0) {
                 char msg[256];
@@ -325,10 +399,26 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                         "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_WATCH_END:
+                if (inf->resuming && inf->kind == CTL_PODS) {
+                        pthread_mutex_lock(&inf->c->mu);
+                        inf->c->restore_pending = 0;
+                        pthread_mutex_unlock(&inf->c->mu);
+                }
+                inf->resuming = 0;
                 ctl_log(CTL_DEBUG, "watch ended by the server", "resource",
                         ctl__kind_names[inf->kind], NULL);
                 break;
         case GC_KUBE_NOTE_EXPIRED:
+                if (inf->resuming) {
+                        inf->resume_failed = 1;
+                        inf->resuming = 0;
+                        ctl_log(CTL_WARN,
+                                "the checkpoint's resourceVersion is past the API server's event "
+                                "window (410): listing again; what happened between the "
+                                "checkpoint and now is estimated and reported as a blind span",
+                                "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
+                        break;
+                }
                 ctl_log(CTL_INFO, "watch expired (410): listing again", "resource",
                         ctl__kind_names[inf->kind], "detail", msg, NULL);
                 break;
@@ -361,6 +451,7 @@ static void *ctl__informer_main(void *arg)
             .object = ctl__object,
             .list_end = ctl__list_end,
             .note = ctl__note,
+            .progress = ctl__progress,
         };
         gc_kube_watch_opts wo;
         char err[256], msg[400];
@@ -369,6 +460,12 @@ static void *ctl__informer_main(void *arg)
 
         memset(&wo, 0, sizeof(wo));
         wo.path = ctl__paths[inf->kind];
+        if (c->resume_rv[inf->kind][0]) {
+                wo.resume_rv = c->resume_rv[inf->kind];
+                inf->resuming = 1;
+                ctl_log(CTL_INFO, "resuming the watch from the checkpoint", "resource",
+                        ctl__kind_names[inf->kind], "resourceVersion", wo.resume_rv, NULL);
+        }
         k = gc_kube_new(&c->kcfg, err, sizeof(err));
         if (!k) {
                 snprintf(msg, sizeof(msg), "%s: API client: %s", ctl__kind_names[inf->kind], err);

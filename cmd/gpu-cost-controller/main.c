@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include "authz/authz.h"
+#include "checkpoint/checkpoint.h"
 #include "controller.h"
 #include "log.h"
 #include "util/util.h"
@@ -24,7 +25,26 @@ enum {
         CTL_OPT_AUTH_TTL,
         CTL_OPT_AUTH_RESOURCE,
         CTL_OPT_PROBE_LISTEN,
+        CTL_OPT_CP_CHUNK,
+        CTL_OPT_CP_KILL,
+        CTL_OPT_STALL_REPORTS,
 };
+
+/* A non-negative integer flag within [lo, hi]; prints the error and returns -1 otherwise. */
+static int int_flag(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *ret)
+{
+        int64_t v;
+
+        if (gc_parse_int64(s, &v) < 0 || v < lo || v > hi) {
+                fprintf(stderr,
+                        "gpu-cost-controller: --%s: expected an integer in [%lld, %lld], "
+                        "got \"%s\"\n",
+                        name, (long long)lo, (long long)hi, s);
+                return -1;
+        }
+        *ret = v;
+        return 0;
+}
 
 static void ctl__on_signal(int sig)
 {
@@ -52,6 +72,11 @@ static const char usage[] =
     "                            default: none, the probes only on --listen)\n"
     "  --id NAME                 identity in the Lease (env POD_NAME; default: host name)\n"
     "  --checkpoint-interval D   checkpoint every D (default 60s)\n"
+    "  --checkpoint-chunk-bytes N  largest checkpoint ConfigMap value (default 921600)\n"
+    "  --test-kill-after-checkpoint-chunks N  fault injection for tests: SIGKILL itself\n"
+    "                            after writing N ConfigMaps of its first checkpoint\n"
+    "  --test-stall-report-writes D  fault injection for tests: every round of report\n"
+    "                            writes first hangs for D\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
     "  --snapshot-interval D     refresh what the API serves every D (default 5s)\n"
@@ -117,6 +142,9 @@ int main(int argc, char **argv)
             {"auth-cache-ttl", required_argument, NULL, CTL_OPT_AUTH_TTL},
             {"auth-resource", required_argument, NULL, CTL_OPT_AUTH_RESOURCE},
             {"probe-listen", required_argument, NULL, CTL_OPT_PROBE_LISTEN},
+            {"checkpoint-chunk-bytes", required_argument, NULL, CTL_OPT_CP_CHUNK},
+            {"test-kill-after-checkpoint-chunks", required_argument, NULL, CTL_OPT_CP_KILL},
+            {"test-stall-report-writes", required_argument, NULL, CTL_OPT_STALL_REPORTS},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -245,6 +273,21 @@ int main(int argc, char **argv)
                         o.auth_resource = optarg;
                         break;
                 }
+                case CTL_OPT_CP_CHUNK:
+                        if (int_flag("checkpoint-chunk-bytes", optarg, GC_CHECKPOINT_MIN_CHUNK,
+                                     GC_CHECKPOINT_CHUNK_BYTES, &o.checkpoint_chunk_bytes) < 0)
+                                return 2;
+                        break;
+                case CTL_OPT_CP_KILL:
+                        if (int_flag("test-kill-after-checkpoint-chunks", optarg, 1,
+                                     GC_CHECKPOINT_MAX_CHUNKS, &o.test_kill_after_chunks) < 0)
+                                return 2;
+                        break;
+                case CTL_OPT_STALL_REPORTS:
+                        if (duration_flag("test-stall-report-writes", optarg, 1,
+                                          &o.test_stall_report_s) < 0)
+                                return 2;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;

@@ -1,5 +1,6 @@
 /* publish_io: report ConfigMaps, refreshed when their figures change (docs/controller.md). */
 #include <errno.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,11 @@ int ctl_publish(ctl *c, int64_t now)
         size_t written = 0;
         int r, failed = 0;
 
+        /* Fault injection for the e2e tests: report writes that hang (a slow API server). */
+        if (c->o->test_stall_report_s > 0)
+                ctl_log(CTL_WARN, "test: stalling report writes", NULL);
+        for (int64_t i = 0; i < c->o->test_stall_report_s * 10 && !c->inf_stop; i++)
+                usleep(100 * 1000);
         ctl__opts(c, &po);
         memset(&plan, 0, sizeof(plan));
         pthread_mutex_lock(&c->mu);

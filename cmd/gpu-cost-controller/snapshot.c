@@ -124,6 +124,10 @@ static void ctl__health(ctl *c, gc_api_health *h)
         }
         h->checkpoint_at = atomic_load(&c->checkpoint_at);
         h->checkpoint_errors = atomic_load(&c->checkpoint_errors);
+        h->checkpoint_lost = atomic_load(&c->checkpoint_lost);
+        h->blind_from = c->blind_from;
+        h->blind_to = c->blind_to;
+        h->blind_bound_cost = c->blind_bound_cost;
         h->report_writes = atomic_load(&c->report_writes);
         h->report_errors = atomic_load(&c->report_errors);
         h->errors = ctl_log_errors();

@@ -53,6 +53,12 @@ typedef struct gc_api_health {
         int64_t last_event_at[3]; /* unix seconds; 0 = none yet */
         int64_t checkpoint_at;    /* last successful checkpoint write; 0 = none */
         long checkpoint_errors;
+        int checkpoint_lost; /* checkpoint ConfigMaps existed, no generation was complete */
+        /* A span the controller could not see (a resume point past the API server's event
+         * window): [blind_from, blind_to) in unix seconds, and the most GPU cost it may hide
+         * (GPUs free on the nodes in that span, priced); all 0 when none. */
+        int64_t blind_from, blind_to;
+        double blind_bound_cost;
         long report_writes, report_errors;
         long errors;      /* any other logged error */
         int64_t usage_at; /* last successful usage fetch; 0 = none */

@@ -268,6 +268,21 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
                 r = gc__one(b, "gpu_cost_checkpoint_errors_total", "counter",
                             "Checkpoint writes that failed.", (double)h->checkpoint_errors);
         if (r == 0)
+                r = gc__one(b, "gpu_cost_checkpoint_lost", "gauge",
+                            "1 when checkpoint ConfigMaps existed but no generation was complete: "
+                            "the ledger started empty.",
+                            (double)h->checkpoint_lost);
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_blind_span_seconds", "gauge",
+                            "Length of the span the controller could not see (a resume point past "
+                            "the API server's event window); 0 when none.",
+                            (double)(h->blind_to - h->blind_from));
+        if (r == 0)
+                r = gc__one(b, "gpu_cost_blind_span_bound_cost", "gauge",
+                            "The most GPU cost the blind span may hide: GPUs free on the nodes in "
+                            "it, priced (catalog currency).",
+                            h->blind_bound_cost);
+        if (r == 0)
                 r = gc__one(b, "gpu_cost_report_writes_total", "counter",
                             "Report ConfigMaps written.", (double)h->report_writes);
         if (r == 0)

@@ -75,6 +75,29 @@ static int gc__costs_step(void *ud, const gc_cost_summary *s)
         return r == 0 ? gc_report_summary_json(s, c->currency, c->b) : r;
 }
 
+/*
+ * The span the controller could not see (a resume point past the API server's event window),
+ * when the window overlaps it: ,"blind_span":{"from":...,"to":...,"bound_cost":...}. Figures
+ * of a window that overlaps it may lack pods that lived wholly inside it, at most bound_cost.
+ */
+static int gc__blind_span(gc_buf *b, const gc_api_health *h, int64_t start, int64_t end)
+{
+        int r;
+
+        if (h->blind_to <= h->blind_from || h->blind_to <= start || h->blind_from >= end)
+                return 0;
+        r = gc_buf_puts(b, ",\"blind_span\":{\"from\":");
+        if (r == 0)
+                r = gc__api_time(b, h->blind_from);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"to\":");
+        if (r == 0)
+                r = gc__api_time(b, h->blind_to);
+        if (r == 0)
+                r = gc_buf_printf(b, ",\"bound_cost\":%.15g}", h->blind_bound_cost);
+        return r;
+}
+
 int gc__api_costs(gc__api_ctx *x)
 {
         static const char *const known[] = {"window", "by",      "step",  "namespace",
@@ -106,6 +129,13 @@ int gc__api_costs(gc__api_ctx *x)
                 if (r == 0)
                         r = gc_report_summary_json(&sum, x->s->currency, b);
                 gc_cost_summary_free(&sum);
+                /* The summary is one object: the span goes in as its last member. */
+                if (r == 0 && b->len > 0 && b->data[b->len - 1] == '}') {
+                        b->data[--b->len] = '\0';
+                        r = gc__blind_span(b, &x->s->p.health, start, end);
+                        if (r == 0)
+                                r = gc_buf_puts(b, "}");
+                }
                 return r;
         }
         r = gc_buf_puts(b, "{\"window\":{\"start\":");
@@ -123,6 +153,8 @@ int gc__api_costs(gc__api_ctx *x)
                 r = gc_buf_printf(b, ",\"currency\":");
         if (r == 0)
                 r = gc_buf_json_str(b, x->s->currency);
+        if (r == 0)
+                r = gc__blind_span(b, &x->s->p.health, start, end);
         if (r == 0)
                 r = gc_buf_puts(b, ",\"sets\":[");
         /* Every step from one pass over the ledger (a query per step cost a pass each). */

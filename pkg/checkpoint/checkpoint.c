@@ -10,9 +10,11 @@
 
 #include <cjson/cJSON.h>
 
-#define GC_CP__TIME_MAX    ((int64_t)253402300799) /* 9999-12-31T23:59:59Z, as the ledger */
-#define GC_CP__HOUR        ((int64_t)3600)
-#define GC_CP__HEADER_ROOM 1024 /* the header's bytes at most (identity <= 253 plain bytes) */
+#define GC_CP__TIME_MAX ((int64_t)253402300799) /* 9999-12-31T23:59:59Z, as the ledger */
+#define GC_CP__HOUR     ((int64_t)3600)
+#define GC_CP__HEADER_ROOM                                                                         \
+        1536                    /* the header's bytes at most (identity <= 253 plain bytes,        \
+                                   4 resourceVersions of <= 64) */
 #define GC_CP__MAX_ENTRIES 1024 /* chunks a caller may hand to one decode */
 #define GC_CP__NUM_LEN     32
 #define GC_CP__MAX_STRS    8 /* strings of one record (a pod interval's uid and 7 dims) */
@@ -41,10 +43,62 @@ static void gc_cp__err(char *err, size_t errlen, const char *fmt, ...)
 
 void gc_checkpoint_name(size_t chunk, char out[GC_CHECKPOINT_NAME_MAX])
 {
-        if (chunk == 0)
+        gc_checkpoint_slot_name(0, chunk, out);
+}
+
+void gc_checkpoint_slot_name(size_t slot, size_t chunk, char out[GC_CHECKPOINT_NAME_MAX])
+{
+        if (slot == 0 && chunk == 0)
                 snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s", GC_CHECKPOINT_NAME);
-        else
+        else if (slot == 0)
                 snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s-%zu", GC_CHECKPOINT_NAME, chunk);
+        else if (chunk == 0)
+                snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s-g%zu", GC_CHECKPOINT_NAME, slot);
+        else
+                snprintf(out, GC_CHECKPOINT_NAME_MAX, "%s-g%zu-%zu", GC_CHECKPOINT_NAME, slot,
+                         chunk);
+}
+
+/* A decimal number of 1-3 digits without a leading zero, ending the string or at '-'. */
+static const char *gc_cp__small_num(const char *p, size_t *ret)
+{
+        size_t v = 0, n = 0;
+
+        if (*p == '0')
+                return NULL;
+        for (; *p >= '0' && *p <= '9' && n < 4; p++, n++)
+                v = v * 10 + (size_t)(*p - '0');
+        if (n == 0 || n > 3)
+                return NULL;
+        *ret = v;
+        return p;
+}
+
+int gc_checkpoint_parse_name(const char *name, size_t *ret_slot, size_t *ret_chunk)
+{
+        size_t base = strlen(GC_CHECKPOINT_NAME), slot = 0, chunk = 0;
+        const char *p;
+
+        if (!name || strncmp(name, GC_CHECKPOINT_NAME, base) != 0)
+                return -EINVAL;
+        p = name + base;
+        if (p[0] == '-' && p[1] == 'g') {
+                p = gc_cp__small_num(p + 2, &slot);
+                if (!p || slot >= GC_CHECKPOINT_GENERATIONS)
+                        return -EINVAL;
+        }
+        if (p[0] == '-') {
+                p = gc_cp__small_num(p + 1, &chunk);
+                if (!p || chunk >= GC_CHECKPOINT_MAX_CHUNKS)
+                        return -EINVAL;
+        }
+        if (*p)
+                return -EINVAL;
+        if (ret_slot)
+                *ret_slot = slot;
+        if (ret_chunk)
+                *ret_chunk = chunk;
+        return 0;
 }
 
 /* The shortest of %.15g, %.16g, %.17g that reads back as the same double: exact, and short. */
@@ -66,6 +120,53 @@ static int gc_cp__valid_id(const char *s)
                     s[n] == '\\')
                         return 0;
         return n > 0 && n <= GC_CHECKPOINT_MAX_ID;
+}
+
+static int gc_cp__valid_rv(const char *s)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if ((unsigned char)s[n] <= 0x20 || (unsigned char)s[n] >= 0x7f || s[n] == '"' ||
+                    s[n] == '\\')
+                        return 0;
+        return n > 0 && n < GC_CHECKPOINT_RV_MAX;
+}
+
+static int gc_cp__valid_resource(const char *s)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '.' ||
+                      s[n] == '-'))
+                        return 0;
+        return n > 0 && n < GC_CHECKPOINT_RESOURCE_MAX;
+}
+
+/* Checks a set of resume points: valid names and versions, each resource once. */
+static int gc_cp__valid_rvs(const gc_checkpoint_rv *rvs, size_t n)
+{
+        if (n > GC_CHECKPOINT_MAX_RVS || (n && !rvs))
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                if (!gc_cp__valid_resource(rvs[i].resource) || !gc_cp__valid_rv(rvs[i].rv))
+                        return 0;
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(rvs[i].resource, rvs[j].resource) == 0)
+                                return 0;
+        }
+        return 1;
+}
+
+const char *gc_checkpoint_rv_of(const gc_checkpoint_header *h, const char *resource)
+{
+        if (!h || !resource)
+                return NULL;
+        for (size_t i = 0; i < h->n_rvs && i < GC_CHECKPOINT_MAX_RVS; i++)
+                if (strcmp(h->rvs[i].resource, resource) == 0)
+                        return h->rvs[i].rv;
+        return NULL;
 }
 
 /* ---- encoding ------------------------------------------------------------------------------- */
@@ -491,8 +592,10 @@ void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n)
 
 /* Header + body of every chunk, now that the number of chunks and the write id are known. */
 static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *controller,
-                           int64_t horizon, gc_buf **ret_chunks)
+                           int64_t horizon, const gc_checkpoint_meta *m, gc_buf **ret_chunks)
 {
+        const gc_checkpoint_rv *rvs = m->rvs;
+        size_t n_rvs = m->n_rvs;
         char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
         gc_buf *out;
         uint64_t h = e->hash;
@@ -502,6 +605,11 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
         h = gc_hash(controller, strlen(controller), h);
         h = gc_hash(&horizon, sizeof(horizon), h);
         h = gc_hash(e->counts, sizeof(e->counts), h);
+        for (size_t i = 0; i < n_rvs; i++) {
+                h = gc_hash(rvs[i].resource, strlen(rvs[i].resource) + 1, h);
+                h = gc_hash(rvs[i].rv, strlen(rvs[i].rv) + 1, h);
+        }
+        h = gc_hash(&m->generation, sizeof(m->generation), h);
         snprintf(write_id, sizeof(write_id), "%016llx", (unsigned long long)h);
         gc_time_format(written_at, when);
         out = calloc(e->n_bodies, sizeof(*out));
@@ -525,6 +633,13 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
                                           ",\"counts\":{\"usage\":%zu,\"capacity\":%zu,"
                                           "\"rollups\":%zu,\"capacity_rollups\":%zu},",
                                           e->counts[0], e->counts[1], e->counts[2], e->counts[3]);
+                for (size_t k = 0; r == 0 && k < n_rvs; k++)
+                        r = gc_buf_printf(b, "%s\"%s\":\"%s\"%s",
+                                          k == 0 ? "\"resource_versions\":{" : "", rvs[k].resource,
+                                          rvs[k].rv, k + 1 == n_rvs ? "}," : ",");
+                if (r == 0 && m->generation)
+                        r = gc_buf_printf(b, "\"generation\":%llu,",
+                                          (unsigned long long)m->generation);
                 if (r == 0)
                         r = gc_buf_append(b, e->bodies[i].data, e->bodies[i].len);
                 /* The body is no longer needed: keep the peak near one copy of the checkpoint. */
@@ -542,6 +657,16 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
                          size_t chunk_bytes, gc_buf **ret_chunks, size_t *ret_n, char *err,
                          size_t errlen)
 {
+        return gc_checkpoint_encode_meta(l, written_at, controller, NULL, chunk_bytes, ret_chunks,
+                                         ret_n, err, errlen);
+}
+
+int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char *controller,
+                              const gc_checkpoint_meta *meta, size_t chunk_bytes,
+                              gc_buf **ret_chunks, size_t *ret_n, char *err, size_t errlen)
+{
+        static const gc_checkpoint_meta none;
+        const gc_checkpoint_meta *m = meta ? meta : &none;
         static const gc_ledger_visitor v = {gc_cp__enc_usage, gc_cp__enc_capacity,
                                             gc_cp__enc_rollup, gc_cp__enc_crollup};
         gc_ledger_stats st;
@@ -575,6 +700,17 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
                            (long long)written_at);
                 return -EINVAL;
         }
+        if (!gc_cp__valid_rvs(m->rvs, m->n_rvs)) {
+                gc_cp__err(err, errlen,
+                           "checkpoint: resource_versions: at most %d, each resource once, names "
+                           "of [a-z0-9.-] and versions of 1-%d printable bytes",
+                           GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                return -EINVAL;
+        }
+        if (m->generation >= GC_CHECKPOINT_MAX_GEN) {
+                gc_cp__err(err, errlen, "checkpoint: generation out of range");
+                return -EINVAL;
+        }
         memset(&e, 0, sizeof(e));
         e.limit = chunk_bytes - GC_CP__HEADER_ROOM;
         e.err = err;
@@ -597,7 +733,7 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
         if (r == 0 && (e.n_records > 0 || e.n_bodies == 0))
                 r = gc_cp__close_chunk(&e);
         if (r == 0)
-                r = gc_cp__assemble(&e, written_at, controller, st.horizon, &chunks);
+                r = gc_cp__assemble(&e, written_at, controller, st.horizon, m, &chunks);
         if (r == 0) {
                 n = e.n_bodies;
                 *ret_chunks = chunks;
@@ -720,6 +856,41 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
         if (h->chunk >= h->of) {
                 gc_cp__err(err, errlen, "chunk: %zu is not below of (%zu)", h->chunk, h->of);
                 return -EINVAL;
+        }
+        /* Optional: a write by an earlier build keeps no resume points. */
+        v = gc_cp__member(root, "resource_versions");
+        if (v && !cJSON_IsObject(v)) {
+                gc_cp__err(err, errlen, "resource_versions: must be an object");
+                return -EINVAL;
+        }
+        for (const cJSON *m = v ? v->child : NULL; m; m = m->next) {
+                gc_checkpoint_rv *d;
+
+                if (h->n_rvs == GC_CHECKPOINT_MAX_RVS || !m->string ||
+                    strlen(m->string) >= sizeof(d->resource) || !cJSON_IsString(m) ||
+                    strlen(m->valuestring) >= sizeof(d->rv)) {
+                        gc_cp__err(err, errlen,
+                                   "resource_versions: at most %d strings of at most %d bytes",
+                                   GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                        return -EINVAL;
+                }
+                d = &h->rvs[h->n_rvs++];
+                gc_strlcpy(d->resource, m->string, sizeof(d->resource));
+                gc_strlcpy(d->rv, m->valuestring, sizeof(d->rv));
+        }
+        if (!gc_cp__valid_rvs(h->rvs, h->n_rvs)) {
+                gc_cp__err(err, errlen,
+                           "resource_versions: names of [a-z0-9.-], printable versions, each "
+                           "resource once");
+                return -EINVAL;
+        }
+        v = gc_cp__member(root, "generation");
+        if (v) {
+                if (gc_cp__int(v, 1, (int64_t)GC_CHECKPOINT_MAX_GEN - 1, &x) < 0) {
+                        gc_cp__err(err, errlen, "generation: must be a positive integer");
+                        return -EINVAL;
+                }
+                h->generation = (uint64_t)x;
         }
         return 0;
 }
@@ -1079,7 +1250,8 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                 if (h->of != a->of || h->written_at != a->written_at || h->horizon != a->horizon ||
                     strcmp(h->controller, a->controller) != 0 || h->usage != a->usage ||
                     h->capacity != a->capacity || h->rollups != a->rollups ||
-                    h->capacity_rollups != a->capacity_rollups) {
+                    h->capacity_rollups != a->capacity_rollups || h->n_rvs != a->n_rvs ||
+                    h->generation != a->generation || memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
                         gc_cp__err(err, errlen, "chunk %zu: its header differs from chunk 0's",
                                    h->chunk);
                         return -EINVAL;
@@ -1261,6 +1433,130 @@ void gc_checkpoint_info_release(gc_checkpoint_info *info)
         free(info->open);
         info->open = NULL;
         info->n_open = 0;
+}
+
+/* ---- generations ----------------------------------------------------------------------------- */
+
+typedef struct gc_cp__cand {
+        size_t slot;
+        int has_head;
+        uint64_t generation;
+        int64_t written_at;
+} gc_cp__cand;
+
+/* Newest first: a readable chunk 0, then the higher generation, then the later time. */
+static int gc_cp__newer(const gc_cp__cand *a, const gc_cp__cand *b)
+{
+        if (a->has_head != b->has_head)
+                return a->has_head;
+        if (a->generation != b->generation)
+                return a->generation > b->generation;
+        if (a->written_at != b->written_at)
+                return a->written_at > b->written_at;
+        return a->slot < b->slot;
+}
+
+int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, size_t n_slots,
+                                size_t max_intervals, size_t max_rollup_rows,
+                                gc_checkpoint_info *ret, size_t *ret_slot, size_t *ret_refused,
+                                char *err, size_t errlen)
+{
+        gc_cp__cand cand[GC_CHECKPOINT_GENERATIONS];
+        size_t n = 0, refused = 0, used = 0;
+        char why[512];
+        int r = -ENOENT;
+
+        if (err && errlen)
+                err[0] = '\0';
+        if (!l || !slots || !ret || n_slots == 0 || n_slots > GC_CHECKPOINT_GENERATIONS) {
+                gc_cp__err(err, errlen, "checkpoint: no ledger, slots or result");
+                return -EINVAL;
+        }
+        for (size_t s = 0; s < n_slots; s++) {
+                gc_cp__cand c = {s, 0, 0, 0};
+                int any = 0;
+
+                for (size_t i = 0; i < slots[s].n; i++) {
+                        gc_checkpoint_header h;
+
+                        if (!slots[s].chunks || !slots[s].lens || !slots[s].chunks[i])
+                                continue;
+                        any = 1;
+                        if (gc_checkpoint_peek(slots[s].chunks[i], slots[s].lens[i], &h, NULL, 0) ==
+                                0 &&
+                            h.chunk == 0) {
+                                c.has_head = 1;
+                                c.generation = h.generation;
+                                c.written_at = h.written_at;
+                        }
+                }
+                if (!any)
+                        continue;
+                /* insertion, newest first (at most GC_CHECKPOINT_GENERATIONS entries) */
+                size_t at = n;
+
+                while (at > 0 && gc_cp__newer(&c, &cand[at - 1])) {
+                        cand[at] = cand[at - 1];
+                        at--;
+                }
+                cand[at] = c;
+                n++;
+        }
+        for (size_t k = 0; k < n; k++) {
+                const gc_checkpoint_slot *sl = &slots[cand[k].slot];
+                gc_ledger_stats st;
+
+                gc_ledger_stats_get(l, &st);
+                if (st.intervals || st.capacities || st.rollup_rows) {
+                        gc_cp__err(err, errlen, "checkpoint: the ledger is not empty");
+                        return -EINVAL;
+                }
+                /*
+                 * A write can be refused after some of it was put (records with the same key
+                 * given twice): with another generation to fall back on, try a scratch copy of
+                 * the empty ledger first, so l stays empty for the next. The strings a refused
+                 * write interned stay in the shared pool (bounded by the chunks' sizes).
+                 */
+                if (k + 1 < n) {
+                        gc_ledger *tmp = gc_ledger_clone(l);
+                        gc_checkpoint_info scratch;
+
+                        if (!tmp)
+                                return -ENOMEM;
+                        memset(&scratch, 0, sizeof(scratch));
+                        r = gc_checkpoint_decode(tmp, sl->chunks, sl->lens, sl->n, max_intervals,
+                                                 max_rollup_rows, &scratch, why, sizeof(why));
+                        gc_checkpoint_info_release(&scratch);
+                        gc_ledger_free(tmp);
+                        if (r == -EINVAL)
+                                goto refused;
+                        if (r < 0)
+                                break;
+                }
+                r = gc_checkpoint_decode(l, sl->chunks, sl->lens, sl->n, max_intervals,
+                                         max_rollup_rows, ret, why, sizeof(why));
+                if (r == 0) {
+                        *ret_slot = cand[k].slot;
+                        if (ret_refused)
+                                *ret_refused = refused;
+                        return 0;
+                }
+                if (r != -EINVAL || k + 1 < n)
+                        break; /* l may hold part of a write */
+        refused:
+                refused++;
+                if (err && errlen && used < errlen) {
+                        int w = snprintf(err + used, errlen - used, "%sgeneration in slot %zu: %s",
+                                         used ? "; " : "", cand[k].slot, why);
+
+                        used = w < 0 ? errlen : used + (size_t)w;
+                }
+        }
+        if (r != 0 && r != -EINVAL && r != -ENOENT)
+                gc_cp__err(err, errlen, "%s", why);
+        if (r == -ENOENT)
+                gc_cp__err(err, errlen, "checkpoint: no chunk in any slot");
+        return r;
 }
 
 /* ---- pods deleted while the controller was away -------------------------------------------- */

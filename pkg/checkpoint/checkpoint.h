@@ -49,6 +49,51 @@ int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *con
                          size_t errlen);
 void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n); /* accepts NULL */
 
+#define GC_CHECKPOINT_MAX_RVS      4  /* watched resources whose resourceVersion a write keeps */
+#define GC_CHECKPOINT_RV_MAX       65 /* a resourceVersion: 1-64 printable ASCII bytes, NUL */
+#define GC_CHECKPOINT_RESOURCE_MAX 32 /* a resource's name: 1-31 of [a-z0-9.-], NUL */
+
+/*
+ * The resourceVersion a watch of `resource` had reached when the ledger was encoded: the last one
+ * whose effects are in the ledger (not merely seen), so a restart that resumes the watch from it
+ * replays exactly what the ledger lacks. Opaque: compared only for equality.
+ */
+typedef struct gc_checkpoint_rv {
+        char resource[GC_CHECKPOINT_RESOURCE_MAX]; /* "pods", "nodes", "namespaces" */
+        char rv[GC_CHECKPOINT_RV_MAX];
+} gc_checkpoint_rv;
+
+#define GC_CHECKPOINT_GENERATIONS 2 /* complete writes kept: a write never touches the other */
+#define GC_CHECKPOINT_MAX_GEN     ((uint64_t)1 << 53)
+
+/* What a write says besides the ledger (every member optional). */
+typedef struct gc_checkpoint_meta {
+        const gc_checkpoint_rv *rvs; /* the watches' resume points */
+        size_t n_rvs;
+        uint64_t generation; /* 1, 2, ...: which of two complete writes is newer; 0 = none */
+} gc_checkpoint_meta;
+
+/*
+ * gc_checkpoint_encode with meta written into every chunk's header (part of the write id):
+ * "resource_versions":{"pods":"123",...} and "generation":N. Encode under the same lock that
+ * the watches apply events under, so the ledger and the resourceVersions are of one moment.
+ * -EINVAL for more than GC_CHECKPOINT_MAX_RVS, a resource given twice, a name or
+ * resourceVersion out of its alphabet or length, or a generation at or past GC_CHECKPOINT_MAX_GEN.
+ */
+int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char *controller,
+                              const gc_checkpoint_meta *meta, size_t chunk_bytes,
+                              gc_buf **ret_chunks, size_t *ret_n, char *err, size_t errlen);
+
+/*
+ * Generations: writes alternate between GC_CHECKPOINT_GENERATIONS sets of ConfigMaps (slots),
+ * so a write that dies at any point leaves the other slot's complete write untouched. Slot 0
+ * is "gpu-cost-checkpoint", "gpu-cost-checkpoint-1", ... (the names of version 1 writes); slot
+ * s > 0 is "gpu-cost-checkpoint-g<s>", "gpu-cost-checkpoint-g<s>-1", ...
+ */
+void gc_checkpoint_slot_name(size_t slot, size_t chunk, char out[GC_CHECKPOINT_NAME_MAX]);
+/* The slot and chunk a ConfigMap name stands for; -EINVAL when it is no checkpoint name. */
+int gc_checkpoint_parse_name(const char *name, size_t *ret_slot, size_t *ret_chunk);
+
 /* What one chunk says about its write, read without restoring anything. */
 typedef struct gc_checkpoint_header {
         int version;
@@ -59,7 +104,13 @@ typedef struct gc_checkpoint_header {
         char controller[GC_CHECKPOINT_MAX_ID + 1];
         int64_t horizon; /* INT64_MIN when the ledger had never folded */
         size_t usage, capacity, rollups, capacity_rollups; /* records in the whole write */
+        gc_checkpoint_rv rvs[GC_CHECKPOINT_MAX_RVS];       /* zeroed past n_rvs */
+        size_t n_rvs;        /* 0 for a write by a build that kept none */
+        uint64_t generation; /* 0 for a write by a build that kept none */
 } gc_checkpoint_header;
+
+/* The resourceVersion h keeps for resource, or NULL. */
+const char *gc_checkpoint_rv_of(const gc_checkpoint_header *h, const char *resource);
 
 /* Reads a chunk's header (e.g. chunk 0, to learn how many ConfigMaps to fetch). */
 int gc_checkpoint_peek(const char *data, size_t len, gc_checkpoint_header *ret, char *err,
@@ -97,6 +148,29 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                          size_t max_intervals, size_t max_rollup_rows, gc_checkpoint_info *ret,
                          char *err, size_t errlen);
 void gc_checkpoint_info_release(gc_checkpoint_info *info); /* accepts a zeroed struct */
+
+/* The chunks read from one slot (as gc_checkpoint_decode takes them; n = 0 for an empty slot). */
+typedef struct gc_checkpoint_slot {
+        const char *const *chunks;
+        const size_t *lens;
+        size_t n;
+} gc_checkpoint_slot;
+
+/*
+ * Restores the newest complete generation among the slots: ordered by chunk 0's generation,
+ * then written_at (a slot without a readable chunk 0 comes last), each is decoded in turn
+ * until one is accepted; a refused one (-EINVAL: refused before anything is put) leaves l
+ * empty for the next. On success *ret_slot is the slot restored and *ret_refused how many
+ * newer slots were refused (err then says why, so the caller can say it loudly). -ENOENT when
+ * no slot holds any chunk; -EINVAL when chunks exist but no generation is complete (err names
+ * each slot's reason). With more than one slot, each but the last candidate is tried on a
+ * scratch copy of l first, so a write refused after part of it was put never dirties l. On any
+ * failure l must be discarded (as after gc_checkpoint_decode).
+ */
+int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, size_t n_slots,
+                                size_t max_intervals, size_t max_rollup_rows,
+                                gc_checkpoint_info *ret, size_t *ret_slot, size_t *ret_refused,
+                                char *err, size_t errlen);
 
 /*
  * After a restore and the first full LIST of pods: ends at end_time (normally the checkpoint's

@@ -94,6 +94,12 @@ typedef struct gc_kube_watch_ops {
         int (*list_end)(void *ud);
         /* Optional: what happened, for logs and metrics. */
         void (*note)(void *ud, gc_kube_note note, long http_status, const char *msg);
+        /* Optional: every change up to resourceVersion rv has been delivered, so a later process
+         * may resume a watch from rv and miss nothing: called after a LIST completes (with the
+         * LIST's resourceVersion) and after a BOOKMARK. After an object callback the object's own
+         * metadata.resourceVersion is such a point too (outside a LIST: between list_begin and
+         * list_end objects come in no order of resourceVersion). */
+        void (*progress)(void *ud, const char *rv);
 } gc_kube_watch_ops;
 
 typedef struct gc_kube_watch_opts {
@@ -109,6 +115,13 @@ typedef struct gc_kube_watch_opts {
                                   restarting API server answers 403 until its authorizer has
                                   synced. 0 = 20; < 0 = at the first refusal */
         size_t max_line;       /* 0 = GC_KUBE_MAX_LINE */
+        /* Optional: a resourceVersion an earlier process reached (a restart's checkpoint). The
+         * first LIST still runs (it delivers the objects as they are now), but the first watch
+         * then starts from resume_rv instead of the LIST's resourceVersion, so every event since
+         * resume_rv is delivered again, deletions included, in order; progress is not called for
+         * that LIST. A 410 (resume_rv older than the server's event window) notes
+         * GC_KUBE_NOTE_EXPIRED and LISTs again as usual. */
+        const char *resume_rv;
 } gc_kube_watch_opts;
 
 /*

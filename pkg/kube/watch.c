@@ -35,6 +35,11 @@ typedef struct gc__watch {
         double backoff_min_s, backoff_max_s, backoff_s;
         size_t max_line;
         char rv[GC__RV_MAX]; /* where the next watch starts */
+        /* Where the watch after the next LIST starts instead of the LIST's resourceVersion:
+         * opts.resume_rv at first, later the oldest resourceVersion a 410 said the server
+         * still holds. Empty: none. */
+        char resume[GC__RV_MAX];
+        char oldest[GC__RV_MAX]; /* from the last 410's message, when it named one */
 
         /* per transfer */
         int cb_err;
@@ -297,6 +302,26 @@ static int gc__bad_event(gc__watch *w, const char *why)
         return GC__END_STREAM;
 }
 
+/*
+ * kube-apiserver's 410 names the oldest resourceVersion its watch cache still holds: "too old
+ * resource version: 1270 (1271)" (after a restart the cache starts at the current revision).
+ * Watching from there after the new LIST replays everything since but that first revision,
+ * instead of leaving the whole time until the LIST blind. Digits only; anything else: none.
+ */
+static void gc__oldest_rv(gc__watch *w, const char *msg)
+{
+        const char *p = strstr(msg, "too old resource version: "), *e;
+
+        if (!p || !(p = strchr(p, '(')) || !(e = strchr(++p, ')')) || e == p ||
+            (size_t)(e - p) >= sizeof(w->oldest))
+                return;
+        for (const char *q = p; q < e; q++)
+                if (*q < '0' || *q > '9')
+                        return;
+        memcpy(w->oldest, p, (size_t)(e - p));
+        w->oldest[e - p] = '\0';
+}
+
 static int gc__event(gc__watch *w, const cJSON *ev)
 {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
@@ -319,12 +344,17 @@ static int gc__event(gc__watch *w, const cJSON *ev)
                 if (gc__set_rv(w, gc_kube_meta(obj, "resourceVersion")) < 0)
                         return gc__bad_event(w, "a bookmark with an oversized resourceVersion");
                 w->n_events++;
+                if (w->ops->progress && w->rv[0])
+                        w->ops->progress(w->ud, w->rv);
                 return 0;
         } else if (strcmp(t, "ERROR") == 0) {
                 const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "message");
 
                 w->stream_code = cJSON_IsNumber(code) ? (long)code->valuedouble : 0;
+                w->oldest[0] = '\0';
+                if (w->stream_code == 410 && cJSON_IsString(m) && m->valuestring)
+                        gc__oldest_rv(w, m->valuestring);
                 snprintf(w->msg, sizeof(w->msg), "watch ERROR %ld: %s", w->stream_code,
                          m && cJSON_IsString(m) && m->valuestring ? m->valuestring
                                                                   : "(no message)");
@@ -484,6 +514,13 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
         if (w->timeout_s && !w->idle_s)
                 w->idle_s = w->timeout_s + 30;
         grace_ms = o->forbidden_grace_s == 0 ? 20000 : (int64_t)o->forbidden_grace_s * 1000;
+        if (o->resume_rv && o->resume_rv[0]) {
+                if (strlen(o->resume_rv) >= sizeof(w->resume)) {
+                        free(w);
+                        return -EINVAL;
+                }
+                gc_strlcpy(w->resume, o->resume_rv, sizeof(w->resume));
+        }
 
         while (!(stop && *stop)) {
                 gc__outcome out;
@@ -496,6 +533,15 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         if (out == GC__OK) {
                                 need_list = 0;
                                 forbidden_since_ms = 0;
+                                if (w->resume[0]) {
+                                        /* Replay from an earlier point: what the LIST
+                                           cannot show (deletions, whole lifetimes) comes
+                                           as events. */
+                                        gc_strlcpy(w->rv, w->resume, sizeof(w->rv));
+                                        w->resume[0] = '\0';
+                                } else if (ops->progress) {
+                                        ops->progress(ud, w->rv);
+                                }
                                 continue;
                         }
                 } else {
@@ -542,6 +588,16 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         break;
                 }
                 case GC__EXPIRED:
+                        if (w->oldest[0]) {
+                                size_t n = strlen(w->msg);
+
+                                snprintf(w->msg + n, sizeof(w->msg) - n,
+                                         "; after the LIST, replaying from %s, the oldest "
+                                         "resourceVersion the server holds",
+                                         w->oldest);
+                                gc_strlcpy(w->resume, w->oldest, sizeof(w->resume));
+                                w->oldest[0] = '\0';
+                        }
                         gc__note(w, GC_KUBE_NOTE_EXPIRED, 410, w->msg);
                         need_list = 1;
                         /* A relist right away after a healthy watch; a 410 loop backs off. */

@@ -613,14 +613,11 @@ class Replay:
     replay, e.g. to kill the controller or restart kube-apiserver.
 
     hold_back(kinds) queues events of those kinds (and every later event of a pod with a
-    queued event, so each pod's history stays in order) until release(). The scenarios hold
-    back creations and deletions while the controller is down or cut off:
-      - a pod deleted while the controller cannot see it legitimately ends at an estimate
-        (docs/controller.md), which no exact comparison can check;
-      - a pod created while it cannot see it would be first seen days after its (back-dated)
-        binding, behind the controller's fold horizon. No real cluster does that: a pod the
-        controller missed while down was bound after its last checkpoint. Pods the controller
-        already knows finish meanwhile as usual: that is the case the contract makes exact.
+    queued event, so each pod's history stays in order) until release(). Fault scenarios do
+    not hold events back: churn goes on during every outage, and the controller's resumed
+    watches replay it (test_faults.py). The few that do say why in a comment: a forced 410
+    while running, whose gap is a blind span by definition, and a blind-span scenario whose
+    back-dated deletions would end at the checkpoint's real time, days after their record.
     """
 
     def __init__(self, api, etcd, now=None, seed=SEED, log=None):

@@ -64,13 +64,17 @@ def scenario(cluster, controller_bin, tmp_path):
 
 def wait_checkpoint(cluster, timeout=20):
     """Waits until the controller writes its checkpoint afresh, a second from now (so what
-    happened before is in it). False on timeout."""
+    happened before is in it). False on timeout. Writes alternate between two generations'
+    ConfigMaps (docs/checkpoint.md): either one changing counts."""
     time.sleep(1.0)
 
     def rv():
-        status, doc = cluster.api.request(
-            "GET", "/api/v1/namespaces/%s/configmaps/gpu-cost-checkpoint" % harness.NS)
-        return doc["metadata"]["resourceVersion"] if status == 200 else None
+        out = []
+        for name in ("gpu-cost-checkpoint", "gpu-cost-checkpoint-g1"):
+            status, doc = cluster.api.request(
+                "GET", "/api/v1/namespaces/%s/configmaps/%s" % (harness.NS, name))
+            out.append(doc["metadata"]["resourceVersion"] if status == 200 else None)
+        return tuple(out) if any(out) else None
 
     rv0 = rv()
     deadline = time.time() + timeout
@@ -181,48 +185,11 @@ def test_initial_sync_of_a_week_of_history(scenario):
     check_logs(s)
 
 
-# ---- (b) SIGKILL mid-replay, restart ------------------------------------------------------------
+# ---- (b) SIGKILL mid-replay, restart -----------------------------------------------------------
 
-def test_sigkill_mid_replay_and_restart(scenario):
-    s = scenario
-    state = {}
-    c = s.controller().start()
-    c.wait_ready()
-
-    def freeze(r):
-        r.hold_back("create", "delete")
-        state["checkpointed"] = wait_checkpoint(s.cluster)
-
-    def kill(r):
-        c.kill(signal.SIGKILL)
-        # One running pod goes while the controller is down: the restart must call its end
-        # an estimate (it ends today, so complete periods stay exact).
-        state["victim"] = r.running_pods()[0]
-        r.delete_pod_now(state["victim"])
-
-    def restart(r):
-        c2 = s.controller().start()  # the same identity: the Lease is still its own
-        c2.wait_ready()
-        state["c2"] = c2
-        r.release()
-
-    s.replay.run(hooks=[(0.30, freeze), (0.33, kill), (0.45, restart)])
-    assert state["checkpointed"], "no checkpoint written within 20 s"
-    t = s.truth()
-    reports = harness.wait_reports(s.cluster, t, controller=state["c2"])
-    check_documents(s, t, reports)
-    today = truth.day_name(truth.floor_day(time.time()))
-    deadline = time.time() + 30
-    while True:
-        rep = harness.read_reports(s.cluster).get(today)
-        est = rep.json["summary"]["total"].get("estimates", 0) if rep and rep.json else 0
-        if est >= 1 or time.time() > deadline:
-            break
-        time.sleep(1)
-    assert est >= 1, "%s: the pod deleted while the controller was down (%s) is not " \
-        "reported as an estimate" % (today, state["victim"])
-    assert "estimat" in rep.md.lower(), "%s: report.md says nothing of the estimate" % today
-    check_logs(s)
+# In test_faults.py: the replay goes on while the controller is down (creations, finishes,
+# deletions of running and finished pods, whole lifetimes), and the restart resumes its watches
+# from the checkpoint, so every one of those is exact, per team and project and per pod.
 
 
 # ---- (c) kube-apiserver restart mid-replay ------------------------------------------------------
@@ -242,16 +209,14 @@ def test_apiserver_restart_mid_replay(scenario):
     c.wait_ready()
 
     def restart(r):
-        r.hold_back("create", "delete")
-        time.sleep(1)
         t0 = time.time()
         s.cluster.restart_apiserver()
         state["outage_s"] = time.time() - t0
+        # Nothing is held back: the replay goes on at once, before the controller has
+        # watched again (its watches resume from the resourceVersions they had reached).
 
     def resync(r):
         state["watching"] = s.cluster.wait_watchers(1, alive=c.alive)
-        time.sleep(1)
-        r.release()
 
     s.replay.run(hooks=[(0.5, restart), (0.6, resync)])
     print("kube-apiserver restart: %.1f s" % state["outage_s"])
@@ -274,6 +239,10 @@ def test_forced_watch_expiry_relists(scenario):
     c.wait_ready()
 
     def expire(r):
+        # Held back on purpose: past a 410 the controller cannot know what happened between
+        # the expiry and its new LIST (a pod deleted in that gap ends when the LIST no longer
+        # shows it, not at its deletionTimestamp); that blind span is what the reports name
+        # (docs/controller.md), which an exact comparison cannot check.
         r.hold_back("create", "delete")
         time.sleep(1)
         state["rv"] = harness.expire_watches(s.cluster)
@@ -315,13 +284,20 @@ def test_two_replicas_one_writer_and_takeover(scenario):
     holder = (s.cluster.lease() or {}).get("spec", {}).get("holderIdentity")
     assert holder == "gpu-cost-a", holder
 
-    def failover(r):
-        r.hold_back("create", "delete")
+    def kill(r):
+        # The replay goes on while nobody leads: nothing is held back. The new leader restores
+        # the checkpoint and resumes the watches from it, so the API server replays the rest.
         state["checkpointed"] = wait_checkpoint(s.cluster)
-        t_kill = time.time()
+        state["t_kill"] = time.time()
         a.kill(signal.SIGKILL)
         time.sleep(0.5)  # a write the leader had in flight lands
-        snap = {n: cm["metadata"]["resourceVersion"] for n, cm in s.cluster.configmaps().items()}
+        state["snap"] = {n: cm["metadata"]["resourceVersion"]
+                         for n, cm in s.cluster.configmaps().items()}
+        state["first"] = r.done
+
+    def takeover(r):
+        state["last"] = r.done
+        t_kill, snap = state["t_kill"], state["snap"]
         while time.time() < t_kill + LEASE_S + TAKEOVER_MARGIN + 10:
             cms = s.cluster.configmaps()
             holder = (s.cluster.lease() or {}).get("spec", {}).get("holderIdentity")
@@ -336,9 +312,13 @@ def test_two_replicas_one_writer_and_takeover(scenario):
             time.sleep(0.2)
         b.wait_ready(timeout=60)
         state["b_checkpointed"] = wait_checkpoint(s.cluster)
-        r.release()
 
-    s.replay.run(hooks=[(0.5, failover)])
+    s.replay.run(hooks=[(0.5, kill), (0.53, takeover)])
+    ev = s.replay.events[state["first"]:state["last"]]
+    print("while nobody led: %d events (%s)" % (len(ev), sorted({e.kind for e in ev})))
+    assert any(e.kind == "create" for e in ev) and any(e.kind == "delete" for e in ev), \
+        "no churn while nobody led"
+
     assert state["checkpointed"]
     assert not state["violations"], "ConfigMaps changed while nobody held the lease: %s" % \
         state["violations"][:3]
@@ -346,6 +326,14 @@ def test_two_replicas_one_writer_and_takeover(scenario):
     print("takeover after %.1f s" % state["takeover_s"])
     assert state["takeover_s"] <= LEASE_S + TAKEOVER_MARGIN, state["takeover_s"]
     assert state["b_checkpointed"], "the new leader wrote no checkpoint"
+    # A warm standby: it restored and watched before the takeover, and did not restore again.
+    recs = b.log_records()
+    msgs = [r.get("msg") for r in recs]
+    assert "became the leader" in msgs, msgs
+    took = msgs.index("became the leader")
+    assert "initial sync done" in msgs[:took], "the standby did not watch before the takeover"
+    assert "checkpoint restored" not in msgs[took:], "the new leader restored the checkpoint " \
+        "again instead of continuing from its live ledger"
     t = s.truth()
     reports = harness.wait_reports(s.cluster, t, controller=b)
     check_documents(s, t, reports)

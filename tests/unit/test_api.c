@@ -122,6 +122,9 @@ static gc_api_pod *fixture_pods(size_t *n)
         return v;
 }
 
+/* A blind span the next make_snapshot carries (test_costs_blind_span). */
+static int64_t blind_from, blind_to;
+
 /* A snapshot of the fixture (plus `extra` GPU-hours of one more pod, at $1, if nonzero). */
 static gc_snapshot *make_snapshot(int64_t now, double extra, const char *recommendations)
 {
@@ -149,6 +152,9 @@ static gc_snapshot *make_snapshot(int64_t now, double extra, const char *recomme
         p.health.last_event_at[2] = now - 7;
         p.health.checkpoint_at = now - 30;
         p.health.report_writes = 4;
+        p.health.blind_from = blind_from;
+        p.health.blind_to = blind_to;
+        p.health.blind_bound_cost = blind_to > blind_from ? 12.5 : 0;
         s = gc_snapshot_new(&p);
         ck_assert_ptr_nonnull(s);
         return s;
@@ -926,6 +932,38 @@ static int promtool_check(const char *text, size_t len, char *out, size_t outlen
         return bad ? -1 : 0;
 }
 
+/* A blind span shows in the answers whose window overlaps it, and in /metrics. */
+START_TEST(test_costs_blind_span)
+{
+        cJSON *j, *bs;
+        resp r;
+
+        blind_from = T0 + 2 * H;
+        blind_to = T0 + 3 * H;
+        gc_api_publish(api, make_snapshot(NOW, 0, NULL));
+        blind_from = blind_to = 0;
+        j = get_json("/api/v1/costs?" WIN "&by=team", 200);
+        bs = cJSON_GetObjectItemCaseSensitive(j, "blind_span");
+        ck_assert_ptr_nonnull(bs);
+        ck_assert_str_eq(str(bs, "from"), "2026-11-16T02:00:00Z");
+        ck_near(num(bs, "bound_cost"), 12.5, 1e-12);
+        ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(j, "total"));
+        cJSON_Delete(j);
+        j = get_json("/api/v1/costs?" WIN "&by=team&step=1h", 200);
+        ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(j, "blind_span"));
+        cJSON_Delete(j);
+        /* a window that ends before it: not named */
+        j = get_json("/api/v1/costs?window=2026-11-15T00:00:00Z,2026-11-16T01:00:00Z", 200);
+        ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(j, "blind_span"));
+        cJSON_Delete(j);
+        fetch("/metrics", NULL, NULL, &r);
+        ck_assert_ptr_nonnull(strstr(r.body.data, "gpu_cost_blind_span_seconds 3600\n"));
+        ck_assert_ptr_nonnull(strstr(r.body.data, "gpu_cost_blind_span_bound_cost 12.5\n"));
+        ck_assert_ptr_nonnull(strstr(r.body.data, "gpu_cost_checkpoint_lost 0\n"));
+        resp_free(&r);
+}
+END_TEST
+
 START_TEST(test_metrics)
 {
         resp r;
@@ -1254,6 +1292,7 @@ static Suite *api_suite(void)
         tcase_add_test(tc, test_bad_parameters);
         tcase_add_test(tc, test_not_found_and_methods);
         tcase_add_test(tc, test_costs);
+        tcase_add_test(tc, test_costs_blind_span);
         tcase_add_test(tc, test_allocation_aggregates);
         tcase_add_test(tc, test_allocation_idle);
         tcase_add_test(tc, test_allocation_labels);

@@ -497,6 +497,262 @@ START_TEST(names_and_peek)
 }
 END_TEST
 
+/*
+ * The watches' resume points travel in every chunk's header, are part of the write id, come
+ * back from a restore, and a chunk whose points differ from chunk 0's is refused (they must
+ * be of the same moment as the ledger).
+ */
+START_TEST(resource_versions)
+{
+        static const gc_checkpoint_rv rvs[] = {
+            {"namespaces", "101"}, {"nodes", "102"}, {"pods", "117"}};
+        gc_checkpoint_rv bad[2];
+        fixture a, b;
+        gc_buf *chunks = NULL, *other = NULL;
+        gc_checkpoint_header h;
+        gc_checkpoint_info info;
+        const char *in[256];
+        size_t lens[256], n = 0, n2 = 0;
+        char err[256];
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        gc_checkpoint_meta m = {rvs, 3, 0};
+
+        ck_assert_int_eq(gc_checkpoint_encode_meta(a.l, t0(), "ctl", &m, GC_CHECKPOINT_MIN_CHUNK,
+                                                   &chunks, &n, err, sizeof(err)),
+                         0);
+        ck_assert_uint_gt(n, 3);
+        ck_assert_uint_le(n, 256);
+        ck_assert_int_eq(gc_checkpoint_peek(chunks[2].data, chunks[2].len, &h, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(h.n_rvs, 3);
+        ck_assert_str_eq(gc_checkpoint_rv_of(&h, "pods"), "117");
+        ck_assert_str_eq(gc_checkpoint_rv_of(&h, "namespaces"), "101");
+        ck_assert_ptr_null(gc_checkpoint_rv_of(&h, "services"));
+        /* Other resume points, same ledger and time: another write. */
+        m.n_rvs = 2;
+        ck_assert_int_eq(gc_checkpoint_encode_meta(a.l, t0(), "ctl", &m, GC_CHECKPOINT_MIN_CHUNK,
+                                                   &other, &n2, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(n2, n);
+        ck_assert_int_eq(gc_checkpoint_peek(other[0].data, other[0].len, &h, err, sizeof(err)), 0);
+        {
+                gc_checkpoint_header h0;
+
+                ck_assert_int_eq(
+                    gc_checkpoint_peek(chunks[0].data, chunks[0].len, &h0, err, sizeof(err)), 0);
+                ck_assert_str_ne(h.write_id, h0.write_id);
+        }
+        for (size_t i = 0; i < n; i++) {
+                in[i] = chunks[i].data;
+                lens[i] = chunks[i].len;
+        }
+        /* chunk 1 of the other write in place of this one's: refused, nothing put */
+        in[1] = other[1].data;
+        lens[1] = other[1].len;
+        fx_new(&b);
+        memset(&info, 0, sizeof(info));
+        ck_assert_int_eq(gc_checkpoint_decode(b.l, in, lens, n, 0, 0, &info, err, sizeof(err)),
+                         -EINVAL);
+        in[1] = chunks[1].data;
+        lens[1] = chunks[1].len;
+        ck_assert_int_eq(gc_checkpoint_decode(b.l, in, lens, n, 0, 0, &info, err, sizeof(err)), 0);
+        ck_assert_uint_eq(info.header.n_rvs, 3);
+        ck_assert_str_eq(gc_checkpoint_rv_of(&info.header, "nodes"), "102");
+        gc_checkpoint_info_release(&info);
+        fx_free(&b);
+        /* bad points are refused before anything is written */
+        memset(bad, 0, sizeof(bad));
+        gc_strlcpy(bad[0].resource, "pods", sizeof(bad[0].resource));
+        gc_strlcpy(bad[0].rv, "1\"2", sizeof(bad[0].rv));
+        m.rvs = bad;
+        m.n_rvs = 1;
+        ck_assert_int_eq(
+            gc_checkpoint_encode_meta(a.l, t0(), "ctl", &m, 0, &other, &n2, err, sizeof(err)),
+            -EINVAL);
+        gc_strlcpy(bad[0].rv, "12", sizeof(bad[0].rv));
+        bad[1] = bad[0];
+        m.n_rvs = 2;
+        ck_assert_int_eq(
+            gc_checkpoint_encode_meta(a.l, t0(), "ctl", &m, 0, &other, &n2, err, sizeof(err)),
+            -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "resource_versions"));
+        /* read side: a point that is not a string */
+        {
+                static const char doc[] =
+                    "{\"version\":1,\"write\":\"0123456789abcdef\",\"chunk\":0,\"of\":1,"
+                    "\"written_at\":\"2026-11-20T09:15:03Z\",\"controller\":\"c\","
+                    "\"horizon\":null,\"counts\":{\"usage\":0,\"capacity\":0,\"rollups\":0,"
+                    "\"capacity_rollups\":0},\"resource_versions\":{\"pods\":7}}";
+
+                ck_assert_int_eq(gc_checkpoint_peek(doc, strlen(doc), &h, err, sizeof(err)),
+                                 -EINVAL);
+        }
+        ck_assert_ptr_nonnull(strstr(err, "resource_versions"));
+        gc_checkpoint_chunks_free(chunks, n);
+        gc_checkpoint_chunks_free(other, n);
+        fx_free(&a);
+}
+END_TEST
+
+/* ---- generations --------------------------------------------------------------------------- */
+
+/* ConfigMaps by slot and chunk, written in the controller's order (chunk 0 last). */
+typedef struct store {
+        gc_buf *w[GC_CHECKPOINT_GENERATIONS][GC_CHECKPOINT_MAX_CHUNKS]; /* borrowed */
+        size_t n[GC_CHECKPOINT_GENERATIONS];
+} store;
+
+/* A write of `chunks` into slot s that stops after `written` ConfigMaps (n = all of them). */
+static void store_write(store *st, size_t s, gc_buf *chunks, size_t n, size_t written)
+{
+        for (size_t k = n, done = 0; k-- > 0 && done < written; done++) {
+                st->w[s][k] = &chunks[k];
+                if (k + 1 > st->n[s])
+                        st->n[s] = k + 1;
+        }
+}
+
+static int store_restore(const store *st, gc_ledger *l, size_t *ret_slot, size_t *ret_refused,
+                         char *err, size_t errlen)
+{
+        static const char *in[GC_CHECKPOINT_GENERATIONS][GC_CHECKPOINT_MAX_CHUNKS];
+        static size_t lens[GC_CHECKPOINT_GENERATIONS][GC_CHECKPOINT_MAX_CHUNKS];
+        gc_checkpoint_slot slots[GC_CHECKPOINT_GENERATIONS];
+        gc_checkpoint_info info;
+        int r;
+
+        for (size_t s = 0; s < GC_CHECKPOINT_GENERATIONS; s++) {
+                for (size_t k = 0; k < st->n[s]; k++) {
+                        in[s][k] = st->w[s][k] ? st->w[s][k]->data : NULL;
+                        lens[s][k] = st->w[s][k] ? st->w[s][k]->len : 0;
+                }
+                slots[s].chunks = in[s];
+                slots[s].lens = lens[s];
+                slots[s].n = st->n[s];
+        }
+        memset(&info, 0, sizeof(info));
+        r = gc_checkpoint_decode_newest(l, slots, GC_CHECKPOINT_GENERATIONS, 0, 0, &info, ret_slot,
+                                        ret_refused, err, errlen);
+        gc_checkpoint_info_release(&info);
+        return r;
+}
+
+static gc_buf *encode_gen(const gc_ledger *l, uint64_t gen, int64_t at, size_t *ret_n)
+{
+        gc_checkpoint_meta m = {NULL, 0, gen};
+        gc_buf *chunks = NULL;
+        char err[256];
+
+        ck_assert_int_eq(gc_checkpoint_encode_meta(l, at, "ctl", &m, GC_CHECKPOINT_MIN_CHUNK,
+                                                   &chunks, ret_n, err, sizeof(err)),
+                         0);
+        return chunks;
+}
+
+/*
+ * Generation 3 goes into the slot of generation 1 and is killed after k of its n ConfigMaps
+ * (none, one, half, all but chunk 0, all): the restore gives generation 2 exactly (never an empty
+ * ledger) until the write is whole, then generation 3. Only when no slot is complete is the restore
+ * refused.
+ */
+START_TEST(generations_survive_a_killed_write)
+{
+        fixture a, b;
+        gc_ledger *l1, *l2;
+        gc_buf *g1, *g2, *g3;
+        size_t n1, n2, n3, slot, refused;
+        char err[1024], name[GC_CHECKPOINT_NAME_MAX];
+        int64_t now;
+        store st;
+
+        gc_checkpoint_slot_name(1, 0, name);
+        ck_assert_str_eq(name, "gpu-cost-checkpoint-g1");
+        gc_checkpoint_slot_name(1, 7, name);
+        ck_assert_str_eq(name, "gpu-cost-checkpoint-g1-7");
+        ck_assert_int_eq(gc_checkpoint_parse_name(name, &slot, &n1), 0);
+        ck_assert_uint_eq(slot, 1);
+        ck_assert_uint_eq(n1, 7);
+        ck_assert_int_eq(gc_checkpoint_parse_name("gpu-cost-checkpoint-12", &slot, &n1), 0);
+        ck_assert_uint_eq(slot, 0);
+        ck_assert_uint_eq(n1, 12);
+        ck_assert_int_eq(gc_checkpoint_parse_name("gpu-cost-checkpoint", &slot, &n1), 0);
+        ck_assert_uint_eq(n1, 0);
+        ck_assert_int_eq(gc_checkpoint_parse_name("gpu-cost-checkpoint-g2", NULL, NULL), -EINVAL);
+        ck_assert_int_eq(gc_checkpoint_parse_name("gpu-cost-checkpoint-01", NULL, NULL), -EINVAL);
+        ck_assert_int_eq(gc_checkpoint_parse_name("gpu-cost-checkpoint-1x", NULL, NULL), -EINVAL);
+        ck_assert_int_eq(gc_checkpoint_parse_name("gpu-cost-report", NULL, NULL), -EINVAL);
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        l1 = gc_ledger_clone(a.l);
+        g1 = encode_gen(a.l, 1, now, &n1);
+        put_pod(a.l, "gen-2", "ml", "vision", "p", "node-x", "H100", 1, 2.5, now - 600, GC_OPEN, 0);
+        l2 = gc_ledger_clone(a.l);
+        g2 = encode_gen(a.l, 2, now + 60, &n2);
+        put_pod(a.l, "gen-3", "ml", "vision", "p", "node-x", "H100", 2, 2.5, now - 300, GC_OPEN, 0);
+        g3 = encode_gen(a.l, 3, now + 120, &n3);
+        ck_assert_uint_gt(n3, 4);
+        ck_assert_ptr_nonnull(l1);
+        ck_assert_ptr_nonnull(l2);
+
+        for (size_t ki = 0; ki < 5; ki++) {
+                const size_t ks[5] = {0, 1, n3 / 2, n3 - 1, n3};
+                size_t k = ks[ki];
+
+                memset(&st, 0, sizeof(st));
+                store_write(&st, 0, g1, n1, n1);
+                store_write(&st, 1, g2, n2, n2);
+                store_write(&st, 0, g3, n3, k);
+                fx_new(&b);
+                ck_assert_int_eq(store_restore(&st, b.l, &slot, &refused, err, sizeof(err)), 0);
+                if (k < n3) {
+                        ck_assert_msg(slot == 1, "k=%zu: restored slot %zu", k, slot);
+                        /* Chunks 1.. of gen 1 overwritten by gen 3: the slot is refused. */
+                        ck_assert_uint_eq(refused, 0);
+                        assert_same_records(l2, b.l);
+                } else {
+                        ck_assert_uint_eq(slot, 0);
+                        ck_assert_uint_eq(refused, 0);
+                        assert_same_records(a.l, b.l);
+                }
+                fx_free(&b);
+        }
+
+        /* The newer slot refused (a chunk lost), the older one restored, and said so. */
+        memset(&st, 0, sizeof(st));
+        store_write(&st, 0, g1, n1, n1);
+        store_write(&st, 1, g2, n2, n2);
+        st.w[1][1] = NULL;
+        fx_new(&b);
+        ck_assert_int_eq(store_restore(&st, b.l, &slot, &refused, err, sizeof(err)), 0);
+        ck_assert_uint_eq(slot, 0);
+        ck_assert_uint_eq(refused, 1);
+        ck_assert_ptr_nonnull(strstr(err, "slot 1"));
+        assert_same_records(l1, b.l);
+        fx_free(&b);
+
+        /* Both broken: refused, naming each; nothing at all: -ENOENT. */
+        st.w[0][2] = NULL;
+        fx_new(&b);
+        ck_assert_int_eq(store_restore(&st, b.l, &slot, &refused, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "slot 0"));
+        ck_assert_ptr_nonnull(strstr(err, "slot 1"));
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(store_restore(&st, b.l, &slot, &refused, err, sizeof(err)), -ENOENT);
+        fx_free(&b);
+
+        gc_checkpoint_chunks_free(g1, n1);
+        gc_checkpoint_chunks_free(g2, n2);
+        gc_checkpoint_chunks_free(g3, n3);
+        gc_ledger_free(l1);
+        gc_ledger_free(l2);
+        fx_free(&a);
+}
+END_TEST
+
 /* ---- refusals ----------------------------------------------------------------------------- */
 
 typedef struct writes {
@@ -803,6 +1059,8 @@ static Suite *checkpoint_suite(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, roundtrip_big);
+        tcase_add_test(tc, resource_versions);
+        tcase_add_test(tc, generations_survive_a_killed_write);
         tcase_add_test(tc, roundtrip_default_chunk);
         tcase_add_test(tc, roundtrip_empty);
         tcase_add_test(tc, roundtrip_exact_values);

@@ -1165,6 +1165,108 @@ START_TEST(test_watch_state_machine)
 }
 END_TEST
 
+static void tr_progress(void *ud, const char *rv)
+{
+        char s[80];
+
+        snprintf(s, sizeof(s), "@%s", rv);
+        trace_add(ud, s);
+}
+
+/*
+ * A restart's resume point: the LIST still runs (objects as they are now) but reports no
+ * progress, the first watch starts from resume_rv and replays what happened since (a whole
+ * lifetime: b added and deleted), a bookmark moves the resume point, and a 410 there falls
+ * back to a LIST whose own resourceVersion then counts.
+ */
+static const step resume_script[] = {
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"50\"},\"items\":[{\"metadata\":{\"name\":\"a\","
+     "\"resourceVersion\":\"40\"}}]}",
+     0},
+    {WATCH_PATH "&resourceVersion=7 ", 200,
+     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"8\"}}}\n"
+     "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n"
+     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"10\"}}}"
+     "\n",
+     0},
+    {WATCH_PATH "&resourceVersion=10 ", 200,
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}\n",
+     0},
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"60\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}", 0},
+    /* a 410 naming the oldest version the server holds (kube-apiserver after a restart): the
+       LIST, then a replay from there, with no progress for that LIST */
+    {WATCH_PATH "&resourceVersion=60 ", 200,
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":"
+     "\"too old resource version: 60 (61)\"}}\n",
+     0},
+    {LIST_PATH " ", 200,
+     "{\"metadata\":{\"resourceVersion\":\"70\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}", 0},
+    {WATCH_PATH "&resourceVersion=61 ", 200,
+     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"65\"}}}"
+     "\n"
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":"
+     "\"too old resource version: 65 (6x)\"}}\n",
+     0},
+    /* a message whose version is not digits: an ordinary relist */
+    {LIST_PATH " ", 200, "{\"metadata\":{\"resourceVersion\":\"80\"},\"items\":[]}", 0},
+    {WATCH_PATH "&resourceVersion=80 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+};
+
+START_TEST(test_watch_resume)
+{
+        static const gc_kube_watch_ops ops = {
+            .list_begin = tr_list_begin,
+            .object = tr_object,
+            .list_end = tr_list_end,
+            .note = tr_note,
+            .progress = tr_progress,
+        };
+        gc_kube_watch_opts o;
+        gc_kube_config cfg;
+        gc_kube *k;
+        fake f;
+        trace t;
+        char server[64], err[256], big[300];
+        volatile sig_atomic_t stop = 0;
+        size_t n = sizeof(resume_script) / sizeof(resume_script[0]);
+
+        fake_start(&f, resume_script, n);
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        cfg.token = "t";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        memset(&o, 0, sizeof(o));
+        o.path = "/api/v1/pods";
+        o.timeout_seconds = 60;
+        o.backoff_min_s = 0.01;
+        o.backoff_max_s = 0.02;
+        o.forbidden_grace_s = -1;
+        /* A resume point longer than any resourceVersion is refused before any request. */
+        memset(big, '7', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        o.resume_rv = big;
+        memset(&t, 0, sizeof(t));
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, &t, &stop), -EINVAL);
+        ck_assert_uint_eq(f.next, 0);
+        o.resume_rv = "7";
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, &t, &stop), -EACCES);
+        fake_stop(&f);
+        ck_assert_uint_eq(f.next, n);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(
+                    strncmp(f.req[i], resume_script[i].path, strlen(resume_script[i].path)) == 0,
+                    "request %zu: got \"%s\", want \"%s...\"", i, f.req[i], resume_script[i].path);
+        ck_assert_str_eq(t.log, "[ +a ] LISTED:200 START +b @9 -b END:200 START EXPIRED:410 "
+                                "[ +a ] LISTED:200 @60 START EXPIRED:410 [ +a ] LISTED:200 "
+                                "START -c EXPIRED:410 [ ] LISTED:200 @80 START FORBIDDEN:403");
+        gc_kube_free(k);
+}
+END_TEST
+
 typedef struct retries {
         int n;
         double delay[16];
@@ -1291,6 +1393,7 @@ static Suite *kube_suite(void)
 
         t = tcase_create("watch");
         tcase_add_test(t, test_watch_state_machine);
+        tcase_add_test(t, test_watch_resume);
         tcase_add_test(t, test_watch_backoff);
         suite_add_tcase(s, t);
 
