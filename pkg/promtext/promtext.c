@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct gc_prom_parser {
         char *line; /* the line being assembled; cap is at most max + 1 (NUL) */
@@ -21,33 +22,23 @@ struct gc_prom_parser {
         gc_prom_label labels[GC_PROM_MAX_LABELS];
 };
 
-/* Character classes for names; one table lookup per byte keeps the hot loop short. */
+/*
+ * Character classes for names; one table lookup per byte keeps the hot loop short. The table is
+ * built by the compiler: a table filled on first use behind a plain flag is a data race when two
+ * threads create their first parsers at once.
+ */
 enum { C_NAME0 = 1, C_NAME = 2, C_LNAME0 = 4, C_LNAME = 8, C_BLANK = 16 };
-static unsigned char ctab[256];
-
-static void init_ctab(void)
-{
-        static int done;
-
-        if (done)
-                return;
-        for (int c = 0; c < 256; c++) {
-                unsigned char v = 0;
-                int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-                int digit = c >= '0' && c <= '9';
-
-                if (alpha || c == ':')
-                        v |= C_NAME0 | C_NAME;
-                if (digit)
-                        v |= C_NAME | C_LNAME;
-                if (alpha)
-                        v |= C_LNAME0 | C_LNAME;
-                if (c == ' ' || c == '\t')
-                        v |= C_BLANK;
-                ctab[c] = v;
-        }
-        done = 1;
-}
+#define CT_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || (c) == '_')
+#define CT_DIGIT(c) ((c) >= '0' && (c) <= '9')
+#define CT1(c)                                                                                     \
+        (unsigned char)((CT_ALPHA(c) ? C_NAME0 | C_NAME | C_LNAME0 | C_LNAME : 0) |                \
+                        ((c) == ':' ? C_NAME0 | C_NAME : 0) |                                      \
+                        (CT_DIGIT(c) ? C_NAME | C_LNAME : 0) |                                     \
+                        ((c) == ' ' || (c) == '\t' ? C_BLANK : 0))
+#define CT4(c)  CT1(c), CT1((c) + 1), CT1((c) + 2), CT1((c) + 3)
+#define CT16(c) CT4(c), CT4((c) + 4), CT4((c) + 8), CT4((c) + 12)
+#define CT64(c) CT16(c), CT16((c) + 16), CT16((c) + 32), CT16((c) + 48)
+static const unsigned char ctab[256] = {CT64(0), CT64(64), CT64(128), CT64(192)};
 
 #define IS(c, cls) (ctab[(unsigned char)(c)] & (cls))
 
@@ -58,7 +49,6 @@ gc_prom_parser *gc_prom_parser_new(size_t max_line_bytes, unsigned flags, gc_pro
 
         if (!fn)
                 return NULL;
-        init_ctab();
         p = calloc(1, sizeof(*p));
         if (!p)
                 return NULL;
@@ -542,6 +532,33 @@ int gc_prom_parser_finish(gc_prom_parser *p)
                         p->stopped = r;
         }
         return r;
+}
+
+unsigned gc_prom_content_type_flags(const char *content_type)
+{
+        static const char om[] = "application/openmetrics-text";
+        const char *s = content_type;
+
+        if (!s)
+                return 0;
+        while (*s == ' ' || *s == '\t')
+                s++;
+        if (strncasecmp(s, om, sizeof(om) - 1) != 0)
+                return 0;
+        s += sizeof(om) - 1;
+        return *s == '\0' || *s == ';' || *s == ' ' || *s == '\t' ? GC_PROM_OPENMETRICS : 0;
+}
+
+unsigned gc_prom_body_flags(const char *body, size_t n)
+{
+        if (!body)
+                return 0;
+        while (n && (body[n - 1] == '\n' || body[n - 1] == '\r' || body[n - 1] == ' ' ||
+                     body[n - 1] == '\t'))
+                n--;
+        return n >= 5 && memcmp(body + n - 5, "# EOF", 5) == 0 && (n == 5 || body[n - 6] == '\n')
+                   ? GC_PROM_OPENMETRICS
+                   : 0;
 }
 
 int gc_prom_parse(const char *body, size_t n, size_t max_line_bytes, unsigned flags,

@@ -141,6 +141,69 @@ def scrape_body(pod, ns, used_mib, total_mib, activity, uuid=UUID):
                                               total_mib - used_mib))
 
 
+def series_body(pod, ns, t0, minutes, openmetrics, used_mib=6890, total_mib=9856, activity=0.0):
+    """One sample a minute of one MIG device for `minutes` from t0: OpenMetrics (timestamps in
+    seconds, a fraction on every other one, `# EOF` last, as promtool reads) or text format
+    0.0.4 (milliseconds)."""
+    lab = ('gpu="5",UUID="%s",device="nvidia5",modelName="NVIDIA H100 80GB HBM3",'
+           'Hostname="ip-10-0-33-117.ec2.internal",GPU_I_PROFILE="1g.10gb",GPU_I_ID="9",'
+           'container="notebook",namespace="%s",pod="%s"' % (UUID, ns, pod))
+    out = []
+    for name, val in (("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "%f" % activity),
+                      ("DCGM_FI_DEV_FB_USED", "%d" % used_mib),
+                      ("DCGM_FI_DEV_FB_FREE", "%d" % (total_mib - used_mib))):
+        out.append("# TYPE %s gauge\n" % name)
+        for i in range(minutes):
+            t = t0 + 60 * i
+            ts = ("%d.25" % t if i % 2 else "%d" % t) if openmetrics else "%d" % (t * 1000 + 250 * (i % 2))
+            out.append("%s{%s} %s %s\n" % (name, lab, val, ts))
+    if openmetrics:
+        out.append("# EOF\n")
+    return "".join(out)
+
+
+DAY = "2026-11-22T15:00:00Z,2026-11-23T15:00:00Z"
+
+
+@pytest.mark.parametrize("openmetrics", [True, False], ids=["openmetrics", "text"])
+def test_a_day_of_one_minute_samples_in_either_format(cli, tmp_path, openmetrics):
+    """A day of one-minute samples of the notebook sitting idle on its slice, saved as an
+    OpenMetrics file (seconds) or as text format 0.0.4 (milliseconds): the pod holds its slice
+    the whole day, so the samples cover all of it and it is idle for all of it."""
+    pod = pod_by_prefix("jupyter-hana-")["metadata"]["name"]
+    start, end = truth.parse_window(DAY)
+    f = tmp_path / ("day.%s" % ("om" if openmetrics else "prom"))
+    f.write_text(series_body(pod, "research", start, (end - start) // 60, openmetrics))
+    doc = cli.ok(*analyze_args(DAY), "--metrics", f).json()
+    got = usage_findings(doc["savings"])
+    assert list(got) == [pod], (got, doc["savings"]["notes"])
+    (fd,) = got[pod]
+    assert fd["kind"] == "idle_gpu"
+    ev = fd["evidence"]
+    assert ev["samples"] == 1440
+    assert ev["coverage"] == pytest.approx(1.0, abs=0.01), ev
+    assert ev["idle_longest_minutes"] >= 23 * 60, ev
+    assert truth.parse_time(ev["window"]["start"]) == start
+    assert truth.parse_time(ev["window"]["end"]) >= end - 60
+
+
+def test_openmetrics_and_text_files_give_the_same_savings(cli, tmp_path):
+    """The example's week of series (milliseconds) rewritten as OpenMetrics (seconds, `# EOF`):
+    the same findings to the cent."""
+    om = tmp_path / "metrics.om"
+    lines = []
+    for line in METRICS.read_text().splitlines():
+        m = re.match(r"^(\S.*\}) (\S+) (\d+)$", line)
+        if m and not line.startswith("#"):
+            ms = int(m.group(3))
+            line = "%s %s %d.%03d" % (m.group(1), m.group(2), ms // 1000, ms % 1000)
+        lines.append(line)
+    om.write_text("\n".join(lines) + "\n# EOF\n")
+    a = cli.ok(*analyze_args(W47), "--metrics", METRICS).json()["savings"]
+    b = cli.ok(*analyze_args(W47), "--metrics", om).json()["savings"]
+    assert a == b
+
+
 def test_untimestamped_files_form_a_series_by_mtime(cli, tmp_path):
     """40 saved scrapes, one a minute (their modification times), of the notebook while it sits
     idle: an hour's window, 40 minutes measured (coverage 2/3), idle 40 minutes >= 30."""
