@@ -125,6 +125,51 @@ def test_demo_shows_the_savings(cli):
     assert {planted_prefix(p) for p in usage_findings(doc["savings"])} == set(PLANTED)
 
 
+MONEY = r"\$\d{1,3}(?:,\d{3})*\.\d\d"  # as pkg/report writes USD: $1,234.56
+
+
+def test_demo_savings_write_money_as_the_report_does(cli):
+    """One report, one way of writing money: the Savings section's total, table and sentences
+    write "$119,928.64" as the spend tables above it do, never "119928.64 USD"."""
+    md = cli.ok("demo").out
+    head, savings = md.split("## Savings", 1)
+    assert re.search(r"\*\*Total spend: %s\*\*" % MONEY, head), head[:600]
+    assert re.search(r"Estimated savings: \*\*%s a month\*\*" % MONEY, savings), savings[:400]
+    assert "USD" not in savings and not re.search(r"\d\.\d\d [A-Z]{3}\b", savings), savings
+    rows = [r for r in savings.splitlines() if re.match(r"\| \d+ \|", r)]
+    assert rows and all(re.search(r"\| %s \|" % MONEY, r) for r in rows), rows
+    changes = re.findall(r"^\d+\. \*\*\w+\*\* \((\S+) a month\)", savings, re.M)
+    assert changes and all(re.fullmatch(MONEY, c) for c in changes), changes
+
+
+def test_demo_idle_capacity_names_whole_nodes(cli):
+    """"scale it down by 1 node(s) of 8.57 GPUs" was no advice: a node holds whole GPUs. Each
+    idle_capacity finding names the nodes to take out, from the example's nodes, in the pool it
+    is about, with their GPUs and what each costs a month; its saving is what they cost."""
+    nodes = {n["metadata"]["name"]: n for n in
+             json.loads((EXAMPLES / "nodes.json").read_text())["items"]}
+    doc = cli.ok("demo", "--format", "json").json()
+    found = [f for f in doc["savings"]["findings"] if f["kind"] == "idle_capacity"]
+    assert found
+    for f in found:
+        ev, summary = f["evidence"], f["change"]["summary"]
+        names = ev["nodes_to_remove"].split()
+        assert len(names) == ev["nodes_idle"] >= 1, ev
+        assert not re.search(r"\d\.\d+ GPUs(?! idle on average)", summary), summary
+        assert "node(s)" not in summary, summary
+        total = 0.0
+        for name in names:
+            assert name in nodes, name
+            m = re.search(r"%s \((\d+) GPUs?|%s \(([\d.]+) GPU-equivalents" % (
+                re.escape(name), re.escape(name)), summary)
+            assert m, (name, summary)
+            cost = re.search(re.escape(name) + r" \([^,]+, (%s) a month\)" % MONEY, summary)
+            assert cost, summary
+            total += float(cost.group(1)[1:].replace(",", ""))
+            assert name in f["change"]["stanza"]
+        assert f["monthly_savings"] == pytest.approx(total, abs=0.01 * len(names))
+
+
 UUID = "GPU-00000000-1111-2222-3333-444444444444"
 
 
