@@ -1178,13 +1178,67 @@ static const char *gc__node_names(gc__adv *a, const gc__pool_node *v, size_t n)
         return out;
 }
 
+/* One pool's finding, when it idles at least one whole node on average; v: its nodes, sorted. */
+static int gc__idle_pool(gc__adv *a, const gc__pool_acc *p, gc__pool_node *v, double window_s)
+{
+        double avg_idle = p->idle_s / window_s, price, nodes_idle, saving = 0;
+        double hpm = a->o->hours_per_month;
+        char m1[GC_REPORT_MONEY_LEN];
+        const char *list, *names;
+        gc_finding *f;
+
+        if (p->idle_s <= 0 || p->gpus_per_node <= 0)
+                return 0;
+        /* Whole nodes only: the largest node of the pool, so the count never overshoots. */
+        nodes_idle = floor(avg_idle / p->gpus_per_node + 1e-9);
+        if (nodes_idle > p->nodes)
+                nodes_idle = p->nodes;
+        if (nodes_idle < 1)
+                return 0;
+        price = p->idle_cost / (p->idle_s / 3600.0);
+        /* The most idle nodes go; each is worth what it costs whole. */
+        for (size_t i = 0; i < (size_t)nodes_idle; i++) {
+                if (!isfinite(v[i].per_gpu_hour))
+                        v[i].per_gpu_hour = price;
+                saving += v[i].geq * v[i].per_gpu_hour * hpm;
+        }
+        list = gc__node_list(a, v, (size_t)nodes_idle, hpm);
+        names = gc__node_names(a, v, (size_t)nodes_idle);
+        f = gc__finding(a, GC_FINDING_IDLE_CAPACITY);
+        if (!f || !list || !names)
+                return -ENOMEM;
+        f->team = gc__str(a, GC_ADVISOR_CLUSTER);
+        f->model = gc__str(a, p->model);
+        f->capacity_type = gc__str(a, p->ctype);
+        gc__num(f, "nodes", p->nodes);
+        gc__num(f, "gpus_per_node", p->gpus_per_node);
+        gc__num(f, "idle_gpu_hours", p->idle_s / 3600.0);
+        gc__num(f, "idle_cost", p->idle_cost);
+        gc__num(f, "average_idle_gpus", avg_idle);
+        gc__num(f, "nodes_idle", nodes_idle);
+        gc__text(f, "nodes_to_remove", names);
+        gc__num(f, "usd_per_gpu_hour", price);
+        f->summary =
+            gc__fmt(a,
+                    "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %s in the window): "
+                    "take out %.0f node%s, the most idle: %s%s",
+                    p->model, p->ctype, avg_idle, p->idle_s / 3600.0,
+                    gc__money(a, p->idle_cost, m1), nodes_idle, nodes_idle == 1 ? "" : "s", list,
+                    strcmp(p->ctype, "on-prem") == 0
+                        ? " (owned: move work here from the cloud, or do not grow the pool)"
+                        : " (lower the autoscaler's minimum, or bin-pack the pods)");
+        f->stanza = gc__fmt(a, "node pool %s / %s: %.0f fewer node%s: %s", p->model, p->ctype,
+                            nodes_idle, nodes_idle == 1 ? "" : "s", names);
+        f->monthly_savings = saving;
+        return f->summary && f->stanza ? 0 : -ENOMEM;
+}
+
 static int gc__idle_capacity(gc__adv *a, const gc_cost_summary *s, gc__pass *x)
 {
         gc__pool_acc *acc = NULL;
         gc__pool_node *pn = NULL;
         size_t n = 0, first = 0;
-        double window_s = a->window_h * 3600.0, hpm = a->o->hours_per_month;
-        char m1[GC_REPORT_MONEY_LEN];
+        double window_s = a->window_h * 3600.0;
         int r = 0;
 
         if (!s->n_idle_nodes || window_s <= 0)
@@ -1227,64 +1281,10 @@ static int gc__idle_capacity(gc__adv *a, const gc_cost_summary *s, gc__pass *x)
                 }
         }
         qsort(pn, s->n_idle_nodes, sizeof(*pn), gc__cmp_pool_node);
-        for (size_t k = 0; k < n; k++) {
-                const gc__pool_acc *p = &acc[k];
+        for (size_t k = 0; k < n && r == 0; k++) {
                 /* Sorted by pool, and pools are numbered as first met: pool k's nodes are next. */
-                gc__pool_node *v = &pn[first];
-                double avg_idle = p->idle_s / window_s, price, nodes_idle, saving = 0;
-                const char *list, *names;
-                gc_finding *f;
-
-                first += p->nodes;
-                if (p->idle_s <= 0 || p->gpus_per_node <= 0)
-                        continue;
-                /* Whole nodes only: the largest node of the pool, so the count never overshoots. */
-                nodes_idle = floor(avg_idle / p->gpus_per_node + 1e-9);
-                if (nodes_idle > p->nodes)
-                        nodes_idle = p->nodes;
-                if (nodes_idle < 1)
-                        continue;
-                price = p->idle_cost / (p->idle_s / 3600.0);
-                /* The most idle nodes go; each is worth what it costs whole. */
-                for (size_t i = 0; i < (size_t)nodes_idle; i++) {
-                        if (!isfinite(v[i].per_gpu_hour))
-                                v[i].per_gpu_hour = price;
-                        saving += v[i].geq * v[i].per_gpu_hour * hpm;
-                }
-                list = gc__node_list(a, v, (size_t)nodes_idle, hpm);
-                names = gc__node_names(a, v, (size_t)nodes_idle);
-                f = gc__finding(a, GC_FINDING_IDLE_CAPACITY);
-                if (!f || !list || !names) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                f->team = gc__str(a, GC_ADVISOR_CLUSTER);
-                f->model = gc__str(a, p->model);
-                f->capacity_type = gc__str(a, p->ctype);
-                gc__num(f, "nodes", p->nodes);
-                gc__num(f, "gpus_per_node", p->gpus_per_node);
-                gc__num(f, "idle_gpu_hours", p->idle_s / 3600.0);
-                gc__num(f, "idle_cost", p->idle_cost);
-                gc__num(f, "average_idle_gpus", avg_idle);
-                gc__num(f, "nodes_idle", nodes_idle);
-                gc__text(f, "nodes_to_remove", names);
-                gc__num(f, "usd_per_gpu_hour", price);
-                f->summary = gc__fmt(
-                    a,
-                    "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %s in the window): "
-                    "take out %.0f node%s, the most idle: %s%s",
-                    p->model, p->ctype, avg_idle, p->idle_s / 3600.0,
-                    gc__money(a, p->idle_cost, m1), nodes_idle, nodes_idle == 1 ? "" : "s", list,
-                    strcmp(p->ctype, "on-prem") == 0
-                        ? " (owned: move work here from the cloud, or do not grow the pool)"
-                        : " (lower the autoscaler's minimum, or bin-pack the pods)");
-                f->stanza = gc__fmt(a, "node pool %s / %s: %.0f fewer node%s: %s", p->model,
-                                    p->ctype, nodes_idle, nodes_idle == 1 ? "" : "s", names);
-                f->monthly_savings = saving;
-                if (!f->summary || !f->stanza) {
-                        r = -ENOMEM;
-                        goto out;
-                }
+                r = gc__idle_pool(a, &acc[k], &pn[first], window_s);
+                first += acc[k].nodes;
         }
 out:
         free(pn);
