@@ -14,7 +14,7 @@ if ! clang-format --dry-run --Werror $FILES; then
 fi
 
 echo "lint: banned calls"
-if grep -nE '\b(sprintf|vsprintf|strcpy|strcat|atoi|atol|atof|strtok|gets)[[:space:]]*\(' $FILES; then
+if grep -nE '\b(sprintf|vsprintf|strcpy|strcat|strncat|strncpy|atoi|atol|atof|strtok|gets)[[:space:]]*\(' $FILES; then
 	echo "lint: banned call (use snprintf, gc_strlcpy, gc_buf, gc_parse_*)" >&2
 	fail=1
 fi
