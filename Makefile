@@ -37,10 +37,11 @@ unit-asan: build-asan
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
 
-# The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py).
+# The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py); the
+# Prometheus path's run Debian's prometheus over a promtool back-fill (tests/cli/test_prometheus.py).
 cli-test: build
 	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
-		python3 -m pytest -q tests/cli
+		GPUUSE_QUERY=$(abspath $(BUILD))/gpuuse_query python3 -m pytest -q tests/cli
 
 # `kubectl gpu-cost ...`: kubectl runs any kubectl-<name> on PATH as a plugin.
 PLUGIN_DIR ?= $(HOME)/.local/bin
