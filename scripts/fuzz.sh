@@ -1,8 +1,8 @@
 #!/bin/sh
 # Replays every libFuzzer target's committed corpus, then fuzzes each for a bounded time, printing
 # executions, coverage and corpus growth per target. Usage: fuzz.sh BUILD_DIR SECONDS_EACH
-# (`make fuzz`: 30 s each; `make fuzz-long`: an hour each). Any crash, leak, timeout or
-# sanitizer report fails the run and leaves the input under BUILD_DIR/artifacts/.
+# (`make test`: 30 s each; `make fuzz`: 60 s; `make fuzz-long`: an hour). Any crash, leak,
+# timeout or sanitizer report fails the run and leaves the input under BUILD_DIR/artifacts/.
 set -eu
 BUILD=${1:-build-fuzz}
 SECONDS_EACH=${2:-30}
