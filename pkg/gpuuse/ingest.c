@@ -470,13 +470,63 @@ static void json_point(gc_gpuuse_batch *b, size_t series, const char *name, cons
                 b->err = -ENOMEM;
 }
 
+/* One series of a matrix ("values") or vector ("value") answer, the si-th. */
+static void json_series(gc_gpuuse_batch *b, size_t si, const cJSON *series, int matrix)
+{
+        const cJSON *metric = cJSON_GetObjectItemCaseSensitive(series, "metric");
+        const cJSON *l, *pts, *pt;
+        gc_prom_label lb[GC_PROM_MAX_LABELS];
+        const char *name = NULL;
+        size_t nl = 0;
+        int bad = 0;
+
+        cJSON_ArrayForEach(l, metric)
+        {
+                if (!cJSON_IsString(l) || !l->string) {
+                        bad = 1;
+                        break;
+                }
+                if (strcmp(l->string, "__name__") == 0) {
+                        name = l->valuestring;
+                        continue;
+                }
+                if (nl == GC_PROM_MAX_LABELS) {
+                        bad = 1;
+                        break;
+                }
+                lb[nl].name = l->string;
+                lb[nl].value = l->valuestring;
+                lb[nl].value_len = strlen(l->valuestring);
+                nl++;
+        }
+        if (bad || !cJSON_IsObject(metric)) {
+                json_error(b, si, "a series' metric is not an object of strings");
+                return;
+        }
+        if (!name) {
+                /* An aggregation dropped the name: nothing says which metric it is. */
+                b->st.samples++;
+                b->st.ignored++;
+                return;
+        }
+        if (!matrix) {
+                json_point(b, si, name, lb, nl, cJSON_GetObjectItemCaseSensitive(series, "value"));
+                return;
+        }
+        pts = cJSON_GetObjectItemCaseSensitive(series, "values");
+        if (!cJSON_IsArray(pts)) {
+                json_error(b, si, "a matrix series has no values");
+                return;
+        }
+        cJSON_ArrayForEach(pt, pts) json_point(b, si, name, lb, nl, pt);
+}
+
 int gc_gpuuse_ingest_prom_json(gc_gpuuse *s, const char *body, size_t n, size_t max_body_bytes,
                                int64_t interval_s, gc_gpuuse_stats *st, char *err, size_t errlen)
 {
         cJSON *root = NULL;
         const cJSON *status, *data, *rtype, *result, *series;
         gc_gpuuse_batch *b = NULL;
-        gc_prom_label lb[GC_PROM_MAX_LABELS];
         size_t si = 0;
         int matrix, r;
 
@@ -531,54 +581,7 @@ int gc_gpuuse_ingest_prom_json(gc_gpuuse *s, const char *body, size_t n, size_t 
         b->st.bytes = n;
         cJSON_ArrayForEach(series, result)
         {
-                const cJSON *metric = cJSON_GetObjectItemCaseSensitive(series, "metric");
-                const cJSON *l, *pts, *pt;
-                const char *name = NULL;
-                size_t nl = 0;
-                int bad = 0;
-
-                cJSON_ArrayForEach(l, metric)
-                {
-                        if (!cJSON_IsString(l) || !l->string) {
-                                bad = 1;
-                                break;
-                        }
-                        if (strcmp(l->string, "__name__") == 0) {
-                                name = l->valuestring;
-                                continue;
-                        }
-                        if (nl == GC_PROM_MAX_LABELS) {
-                                bad = 1;
-                                break;
-                        }
-                        lb[nl].name = l->string;
-                        lb[nl].value = l->valuestring;
-                        lb[nl].value_len = strlen(l->valuestring);
-                        nl++;
-                }
-                if (bad || !cJSON_IsObject(metric)) {
-                        json_error(b, si++, "a series' metric is not an object of strings");
-                        continue;
-                }
-                if (!name) {
-                        /* An aggregation dropped the name: nothing says which metric it is. */
-                        b->st.samples++;
-                        b->st.ignored++;
-                        si++;
-                        continue;
-                }
-                if (matrix) {
-                        pts = cJSON_GetObjectItemCaseSensitive(series, "values");
-                        if (!cJSON_IsArray(pts)) {
-                                json_error(b, si++, "a matrix series has no values");
-                                continue;
-                        }
-                        cJSON_ArrayForEach(pt, pts) json_point(b, si, name, lb, nl, pt);
-                } else {
-                        pt = cJSON_GetObjectItemCaseSensitive(series, "value");
-                        json_point(b, si, name, lb, nl, pt);
-                }
-                si++;
+                json_series(b, si++, series, matrix);
                 if (b->err == -ENOMEM)
                         break;
         }
