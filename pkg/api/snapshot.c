@@ -25,10 +25,14 @@ static int gc__strcmp0(const char *a, const char *b)
  * for one, and a global set around the call made every snapshot wait on one mutex). Equal keys
  * keep the array's order: the same pods always list the same way.
  */
+typedef struct gc__pod_ref {
+        const gc_api_pod *p;
+} gc__pod_ref;
+
 static int gc__pod_order(const void *pa, const void *pb)
 {
-        const gc_api_pod *a = *(const gc_api_pod *const *)pa;
-        const gc_api_pod *b = *(const gc_api_pod *const *)pb;
+        const gc_api_pod *a = ((const gc__pod_ref *)pa)->p;
+        const gc_api_pod *b = ((const gc__pod_ref *)pb)->p;
         int c = gc__strcmp0(a->ns, b->ns);
 
         if (c == 0)
@@ -43,7 +47,7 @@ static int gc__pod_order(const void *pa, const void *pb)
 /* pods_by_name: indexes of the pods in (namespace, name, start) order. 0 or -ENOMEM. */
 static int gc__pods_sort(gc_snapshot *s)
 {
-        const gc_api_pod **v;
+        gc__pod_ref *v;
 
         if (s->p.n_pods < 2) {
                 for (size_t i = 0; i < s->p.n_pods; i++)
@@ -54,10 +58,10 @@ static int gc__pods_sort(gc_snapshot *s)
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < s->p.n_pods; i++)
-                v[i] = &s->p.pods[i];
+                v[i].p = &s->p.pods[i];
         qsort(v, s->p.n_pods, sizeof(*v), gc__pod_order);
         for (size_t i = 0; i < s->p.n_pods; i++)
-                s->pods_by_name[i] = (size_t)(v[i] - s->p.pods);
+                s->pods_by_name[i] = (size_t)(v[i].p - s->p.pods);
         free(v);
         return 0;
 }
