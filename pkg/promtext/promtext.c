@@ -245,6 +245,106 @@ static int is_eof_line(const char *s, const char *end)
         return 1;
 }
 
+/*
+ * A label value from just after its opening quote: unescaped in place (the write pointer never
+ * passes the read pointer) and NUL-terminated; *sp ends after the closing quote. NULL, or why not.
+ */
+static const char *read_label_value(char **sp, char *end, size_t *ret_len)
+{
+        char *s = *sp, *w = s, *start = s;
+
+        for (;;) {
+                char *q = s;
+
+                /* Copy the run up to the next quote or backslash in one go. */
+                while (q < end && *q != '"' && *q != '\\')
+                        q++;
+                if (w != s)
+                        memmove(w, s, (size_t)(q - s));
+                w += q - s;
+                s = q;
+                if (s == end)
+                        return "unterminated label value";
+                if (*s == '"')
+                        break;
+                if (s + 1 == end)
+                        return "unterminated label value";
+                switch (s[1]) {
+                case '\\':
+                        *w++ = '\\';
+                        break;
+                case '"':
+                        *w++ = '"';
+                        break;
+                case 'n':
+                        *w++ = '\n';
+                        break;
+                default:
+                        return "bad escape in label value";
+                }
+                s += 2;
+        }
+        *ret_len = (size_t)(w - start);
+        *w = '\0'; /* w <= s, the closing quote, already read */
+        *sp = s + 1;
+        return NULL;
+}
+
+/* The labels from just after '{' to just after '}', into p->labels. NULL, or why not. */
+static const char *read_labels(gc_prom_parser *p, char **sp, char *end, size_t *ret_nl)
+{
+        char *s = *sp;
+        size_t nl = 0;
+
+        for (;;) {
+                const char *why;
+                char *ln;
+
+                while (s < end && IS(*s, C_BLANK))
+                        s++;
+                if (s < end && *s == '}')
+                        break;
+                if (s == end || !IS(*s, C_LNAME0))
+                        return "label name expected";
+                ln = s;
+                while (s < end && IS(*s, C_LNAME))
+                        s++;
+                if (s < end && IS(*s, C_BLANK)) {
+                        *s++ = '\0';
+                        while (s < end && IS(*s, C_BLANK))
+                                s++;
+                }
+                if (s == end || *s != '=')
+                        return "'=' expected after label name";
+                *s++ = '\0';
+                while (s < end && IS(*s, C_BLANK))
+                        s++;
+                if (s == end || *s != '"')
+                        return "'\"' expected before label value";
+                s++;
+                if (nl == GC_PROM_MAX_LABELS)
+                        return "too many labels";
+                p->labels[nl].name = ln;
+                p->labels[nl].value = s;
+                why = read_label_value(&s, end, &p->labels[nl].value_len);
+                if (why)
+                        return why;
+                nl++;
+                while (s < end && IS(*s, C_BLANK))
+                        s++;
+                if (s < end && *s == ',') {
+                        s++;
+                        continue;
+                }
+                if (s < end && *s == '}')
+                        break;
+                return "',' or '}' expected after label value";
+        }
+        *sp = s + 1;
+        *ret_nl = nl;
+        return NULL;
+}
+
 /* Parses buf[0..n) (mutable, buf[n] writable); delivers a sample or counts an error. */
 static int parse_line(gc_prom_parser *p, char *buf, size_t n)
 {
@@ -285,99 +385,12 @@ static int parse_line(gc_prom_parser *p, char *buf, size_t n)
         while (s < end && IS(*s, C_BLANK))
                 s++;
         if (s < end && *s == '{') {
+                const char *why;
+
                 s++;
-                for (;;) {
-                        char *ln, *w;
-
-                        while (s < end && IS(*s, C_BLANK))
-                                s++;
-                        if (s < end && *s == '}') {
-                                s++;
-                                break;
-                        }
-                        if (s == end || !IS(*s, C_LNAME0)) {
-                                line_error(p, "label name expected");
-                                return 0;
-                        }
-                        ln = s;
-                        while (s < end && IS(*s, C_LNAME))
-                                s++;
-                        if (s < end && IS(*s, C_BLANK)) {
-                                *s++ = '\0';
-                                while (s < end && IS(*s, C_BLANK))
-                                        s++;
-                        }
-                        if (s == end || *s != '=') {
-                                line_error(p, "'=' expected after label name");
-                                return 0;
-                        }
-                        *s++ = '\0';
-                        while (s < end && IS(*s, C_BLANK))
-                                s++;
-                        if (s == end || *s != '"') {
-                                line_error(p, "'\"' expected before label value");
-                                return 0;
-                        }
-                        s++;
-                        if (nl == GC_PROM_MAX_LABELS) {
-                                line_error(p, "too many labels");
-                                return 0;
-                        }
-                        p->labels[nl].name = ln;
-                        p->labels[nl].value = s;
-                        /* Unescape in place: the write pointer never passes the read pointer. */
-                        w = s;
-                        for (;;) {
-                                char *q = s;
-
-                                /* Copy the run up to the next quote or backslash in one go. */
-                                while (q < end && *q != '"' && *q != '\\')
-                                        q++;
-                                if (w != s)
-                                        memmove(w, s, (size_t)(q - s));
-                                w += q - s;
-                                s = q;
-                                if (s == end) {
-                                        line_error(p, "unterminated label value");
-                                        return 0;
-                                }
-                                if (*s == '"')
-                                        break;
-                                if (s + 1 == end) {
-                                        line_error(p, "unterminated label value");
-                                        return 0;
-                                }
-                                switch (s[1]) {
-                                case '\\':
-                                        *w++ = '\\';
-                                        break;
-                                case '"':
-                                        *w++ = '"';
-                                        break;
-                                case 'n':
-                                        *w++ = '\n';
-                                        break;
-                                default:
-                                        line_error(p, "bad escape in label value");
-                                        return 0;
-                                }
-                                s += 2;
-                        }
-                        p->labels[nl].value_len = (size_t)(w - p->labels[nl].value);
-                        *w = '\0'; /* w <= s, the closing quote, already read */
-                        s++;
-                        nl++;
-                        while (s < end && IS(*s, C_BLANK))
-                                s++;
-                        if (s < end && *s == ',') {
-                                s++;
-                                continue;
-                        }
-                        if (s < end && *s == '}') {
-                                s++;
-                                break;
-                        }
-                        line_error(p, "',' or '}' expected after label value");
+                why = read_labels(p, &s, end, &nl);
+                if (why) {
+                        line_error(p, why);
                         return 0;
                 }
                 while (s < end && IS(*s, C_BLANK))
