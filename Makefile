@@ -3,9 +3,14 @@ BUILD      ?= build
 BUILD_SAN  ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# Fuzzing, each libFuzzer target after replaying its corpus: `make test` gives each
+# FUZZ_TEST_SECONDS (11 targets x 30 s, about 6 minutes), `make fuzz` FUZZ_SECONDS, `make
+# fuzz-long` FUZZ_LONG_SECONDS (an hour).
+FUZZ_TEST_SECONDS ?= 30
 FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 3600
 
-.PHONY: all setup build build-asan demo test unit unit-asan cli-test lint format tidy bench fuzz clean
+.PHONY: all setup build build-asan demo test unit unit-asan cli-test lint format tidy bench fuzz fuzz-test fuzz-long fuzz-build clean
 
 all: build
 
@@ -34,10 +39,11 @@ unit-asan: build-asan
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
 
-# The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py).
+# The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py); the
+# Prometheus path's run Debian's prometheus over a promtool back-fill (tests/cli/test_prometheus.py).
 cli-test: build
 	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
-		python3 -m pytest -q tests/cli
+		GPUUSE_QUERY=$(abspath $(BUILD))/gpuuse_query python3 -m pytest -q tests/cli
 
 # `kubectl gpu-cost ...`: kubectl runs any kubectl-<name> on PATH as a plugin.
 PLUGIN_DIR ?= $(HOME)/.local/bin
@@ -49,7 +55,7 @@ install-plugin: build
 lint: setup
 	./scripts/lint.sh
 
-test: unit unit-asan cli-test robustness-test lint chart-test e2e web-test
+test: unit unit-asan cli-test robustness-test lint fuzz-test chart-test e2e web-test
 
 # The HTTP server under hostile and clumsy clients (slow headers, 1,000 idle connections, a
 # reconnect flood, oversized and smuggling-shaped requests, pipelining, expensive answers) against
@@ -77,10 +83,19 @@ chart-test: build e2e-tools
 bench: build
 	./scripts/bench.sh $(BUILD)
 
-fuzz: setup
+# Only the fuzz targets (and the libraries they drive) are built with clang's instrumentation.
+fuzz-build: setup
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DGC_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
+
+fuzz: fuzz-build
 	./scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+fuzz-test: fuzz-build
+	./scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_TEST_SECONDS)
+
+fuzz-long: fuzz-build
+	./scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_LONG_SECONDS)
 
 # End-to-end: the pinned kube-apiserver/etcd/kubectl/helm (built once, cached outside the
 # repository), the smoke test of that control plane, the kube client's test, then the
@@ -93,7 +108,7 @@ e2e-tools:
 
 e2e: build e2e-tools
 	./tests/e2e/smoke.sh
-	if [ -x tests/e2e/kube/run.sh ]; then ./tests/e2e/kube/run.sh $(abspath $(BUILD)); fi
+	./tests/e2e/kube/run.sh $(abspath $(BUILD))
 	E2E_REQUIRE=1 GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
 		timeout $(E2E_TIMEOUT) python3 -m pytest -q tests/e2e
 

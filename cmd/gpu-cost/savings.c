@@ -356,10 +356,12 @@ static int sav__cmp_i64(const void *a, const void *b)
 int64_t sav_series_interval(const char *data, size_t len, int64_t *ret_first)
 {
         sav__times t = {NULL, 0, 0, 1};
+        /* As gc_gpuuse_ingest_text reads it: an OpenMetrics file stamps in seconds. */
+        unsigned flags = gc_prom_body_flags(data, len);
         int64_t best = 0;
 
         *ret_first = 0;
-        if (gc_prom_parse(data, len, 0, 0, sav__time_seen, &t, NULL) < 0 || !t.n) {
+        if (gc_prom_parse(data, len, 0, flags, sav__time_seen, &t, NULL) < 0 || !t.n) {
                 free(t.v);
                 return 0;
         }

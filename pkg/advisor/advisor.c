@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../model/model.h"
+#include "../report/report.h"
 #include "advisor_int.h"
 
 #define GC__DAY                86400
@@ -196,6 +197,13 @@ static const char *gc__cur(const gc__adv *a)
         const gc_catalog *cat = a->in->catalog;
 
         return cat && cat->currency && *cat->currency ? cat->currency : "USD";
+}
+
+/* Money in a sentence as the report writes it everywhere ("$1,234.56", "1,234.56 EUR"). */
+static const char *gc__money(const gc__adv *a, double v, char out[GC_REPORT_MONEY_LEN])
+{
+        gc_report_money(v, gc__cur(a), out);
+        return out;
 }
 
 static const char *gc__str(gc__adv *a, const char *s)
@@ -448,6 +456,7 @@ typedef struct gc__cand {
 
 static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc__cand *c)
 {
+        char m1[GC_REPORT_MONEY_LEN];
         double span = (double)(p->usage_end - p->usage_start), frac, hpd;
         gc_finding *f = &c->f;
 
@@ -482,9 +491,9 @@ static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc_
                 f->summary = gc__fmt(a,
                                      "%s/%s holds %.3g GPU(s) it does not use (idle %.0f%% of the "
                                      "measured time, %.1f h at a stretch): release them or scale "
-                                     "to zero; they cost %.2f %s a day",
+                                     "to zero; they cost %s a day",
                                      p->ns, p->name, p->geq, frac * 100,
-                                     (double)p->idle_longest_s / 3600.0, hpd, gc__cur(a));
+                                     (double)p->idle_longest_s / 3600.0, gc__money(a, hpd, m1));
                 f->stanza = gc__scale_cmd(a, p, "0");
         } else {
                 f->summary =
@@ -677,6 +686,7 @@ static int gc__mig_fit_rule(gc__adv *a, const gc_advisor_pod *p, double monthly,
 
 static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly, gc__cand *c)
 {
+        char m1[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN];
         const gc_catalog *cat = a->in->catalog;
         gc_finding *f = &c->f;
 
@@ -712,9 +722,10 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
                 gc__num(f, "monthly_cost", monthly);
                 f->summary = gc__fmt(a,
                                      "%s/%s serves with %.0f%% tensor-core activity on %s: "
-                                     "%s costs %.2f instead of %.2f %s per GPU-hour (%s)",
+                                     "%s costs %s instead of %s per GPU-hour (%s)",
                                      p->ns, p->name, p->tensor_mean * 100, p->model, k->to,
-                                     to->usd_per_gpu_hour, from->usd_per_gpu_hour, gc__cur(a),
+                                     gc__money(a, to->usd_per_gpu_hour, m1),
+                                     gc__money(a, from->usd_per_gpu_hour, m2),
                                      p->capacity_type ? p->capacity_type : "any capacity");
                 f->stanza = gc__fmt(a, "nodeSelector:\n  nvidia.com/gpu.product: %s\n", k->to);
                 f->monthly_savings = monthly * (1 - to->usd_per_gpu_hour / from->usd_per_gpu_hour);
@@ -1018,6 +1029,7 @@ typedef struct gc__ns_acc {
 
 static int gc__unattributed(gc__adv *a, const gc_cost_summary *s)
 {
+        char m1[GC_REPORT_MONEY_LEN];
         const char *tk = a->in->team_label_key ? a->in->team_label_key : "team";
         const char *pk = a->in->project_label_key ? a->in->project_label_key : "project";
         gc__ns_acc *acc = NULL;
@@ -1073,9 +1085,9 @@ static int gc__unattributed(gc__adv *a, const gc_cost_summary *s)
                 gc__num(f, "pods", x->pods);
                 gc__text(f, "missing", missing);
                 f->summary = gc__fmt(a,
-                                     "%.2f %s of GPU spend in namespace %s has no %s: label the "
+                                     "%s of GPU spend in namespace %s has no %s: label the "
                                      "namespace (or its pods) so it reaches a budget",
-                                     x->cost, gc__cur(a), x->ns, missing);
+                                     gc__money(a, x->cost, m1), x->ns, missing);
                 if (x->no_team && x->no_project)
                         f->stanza = gc__fmt(a, "kubectl label namespace %s %s=<team> %s=<project>",
                                             x->ns, tk, pk);
@@ -1099,18 +1111,144 @@ typedef struct gc__pool_acc {
         uint32_t nodes;
 } gc__pool_acc;
 
+/* One node of a pool: what it idled in the window and what it costs. */
+typedef struct gc__pool_node {
+        size_t pool;
+        const char *name;
+        double idle_s;
+        double geq;          /* its allocatable GPU-equivalents (the largest seen) */
+        double per_gpu_hour; /* its price: idle cost per idle GPU-hour, else the pool's */
+} gc__pool_node;
+
+#define GC__IDLE_NODES_NAMED 10 /* nodes named in a sentence; the evidence counts them all */
+
+/* By pool, then the most idle first, then by name: the nodes to take out lead their pool. */
+static int gc__cmp_pool_node(const void *pa, const void *pb)
+{
+        const gc__pool_node *x = pa, *y = pb;
+
+        if (x->pool != y->pool)
+                return x->pool < y->pool ? -1 : 1;
+        if (x->idle_s != y->idle_s)
+                return x->idle_s > y->idle_s ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/* "a (8 GPUs, $1.00 a month), b (8.57 GPU-equivalents, ...)" for the first nodes of v[0..n). */
+static const char *gc__node_list(gc__adv *a, const gc__pool_node *v, size_t n, double hpm)
+{
+        char money[GC_REPORT_MONEY_LEN];
+        gc_buf b;
+        const char *out = NULL;
+        int r = 0;
+
+        gc_buf_init(&b, 8192);
+        for (size_t i = 0; i < n && i < GC__IDLE_NODES_NAMED && r >= 0; i++) {
+                double g = v[i].geq;
+
+                gc__money(a, g * v[i].per_gpu_hour * hpm, money);
+                /* A node holds whole GPUs; MIG slices' shares may add up to a fraction. */
+                r = gc_buf_printf(&b, "%s%s (%.*f %s, %s a month)", i ? ", " : "", v[i].name,
+                                  fabs(g - round(g)) < 1e-9 ? 0 : 2, g,
+                                  fabs(g - round(g)) < 1e-9 ? (g == 1 ? "GPU" : "GPUs")
+                                                            : "GPU-equivalents",
+                                  money);
+        }
+        if (r >= 0 && n > GC__IDLE_NODES_NAMED)
+                r = gc_buf_printf(&b, " and %zu more", n - GC__IDLE_NODES_NAMED);
+        if (r >= 0)
+                out = gc_strpool_intern(a->r->pool, b.data ? b.data : "", b.len);
+        gc_buf_free(&b);
+        return out;
+}
+
+/* Names only, for the evidence and the stanza. */
+static const char *gc__node_names(gc__adv *a, const gc__pool_node *v, size_t n)
+{
+        gc_buf b;
+        const char *out = NULL;
+        int r = 0;
+
+        gc_buf_init(&b, 1 << 20);
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = gc_buf_printf(&b, "%s%s", i ? " " : "", v[i].name);
+        if (r >= 0)
+                out = gc_strpool_intern(a->r->pool, b.data ? b.data : "", b.len);
+        gc_buf_free(&b);
+        return out;
+}
+
+/* One pool's finding, when it idles at least one whole node on average; v: its nodes, sorted. */
+static int gc__idle_pool(gc__adv *a, const gc__pool_acc *p, gc__pool_node *v, double window_s)
+{
+        double avg_idle = p->idle_s / window_s, price, nodes_idle, saving = 0;
+        double hpm = a->o->hours_per_month;
+        char m1[GC_REPORT_MONEY_LEN];
+        const char *list, *names;
+        gc_finding *f;
+
+        if (p->idle_s <= 0 || p->gpus_per_node <= 0)
+                return 0;
+        /* Whole nodes only: the largest node of the pool, so the count never overshoots. */
+        nodes_idle = floor(avg_idle / p->gpus_per_node + 1e-9);
+        if (nodes_idle > p->nodes)
+                nodes_idle = p->nodes;
+        if (nodes_idle < 1)
+                return 0;
+        price = p->idle_cost / (p->idle_s / 3600.0);
+        /* The most idle nodes go; each is worth what it costs whole. */
+        for (size_t i = 0; i < (size_t)nodes_idle; i++) {
+                if (!isfinite(v[i].per_gpu_hour))
+                        v[i].per_gpu_hour = price;
+                saving += v[i].geq * v[i].per_gpu_hour * hpm;
+        }
+        list = gc__node_list(a, v, (size_t)nodes_idle, hpm);
+        names = gc__node_names(a, v, (size_t)nodes_idle);
+        f = gc__finding(a, GC_FINDING_IDLE_CAPACITY);
+        if (!f || !list || !names)
+                return -ENOMEM;
+        f->team = gc__str(a, GC_ADVISOR_CLUSTER);
+        f->model = gc__str(a, p->model);
+        f->capacity_type = gc__str(a, p->ctype);
+        gc__num(f, "nodes", p->nodes);
+        gc__num(f, "gpus_per_node", p->gpus_per_node);
+        gc__num(f, "idle_gpu_hours", p->idle_s / 3600.0);
+        gc__num(f, "idle_cost", p->idle_cost);
+        gc__num(f, "average_idle_gpus", avg_idle);
+        gc__num(f, "nodes_idle", nodes_idle);
+        gc__text(f, "nodes_to_remove", names);
+        gc__num(f, "usd_per_gpu_hour", price);
+        f->summary =
+            gc__fmt(a,
+                    "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %s in the window): "
+                    "take out %.0f node%s, the most idle: %s%s",
+                    p->model, p->ctype, avg_idle, p->idle_s / 3600.0,
+                    gc__money(a, p->idle_cost, m1), nodes_idle, nodes_idle == 1 ? "" : "s", list,
+                    strcmp(p->ctype, "on-prem") == 0
+                        ? " (owned: move work here from the cloud, or do not grow the pool)"
+                        : " (lower the autoscaler's minimum, or bin-pack the pods)");
+        f->stanza = gc__fmt(a, "node pool %s / %s: %.0f fewer node%s: %s", p->model, p->ctype,
+                            nodes_idle, nodes_idle == 1 ? "" : "s", names);
+        f->monthly_savings = saving;
+        return f->summary && f->stanza ? 0 : -ENOMEM;
+}
+
 static int gc__idle_capacity(gc__adv *a, const gc_cost_summary *s, gc__pass *x)
 {
         gc__pool_acc *acc = NULL;
-        size_t n = 0;
+        gc__pool_node *pn = NULL;
+        size_t n = 0, first = 0;
         double window_s = a->window_h * 3600.0;
         int r = 0;
 
         if (!s->n_idle_nodes || window_s <= 0)
                 return 0;
         acc = calloc(s->n_idle_nodes, sizeof(*acc));
-        if (!acc)
-                return -ENOMEM;
+        pn = calloc(s->n_idle_nodes, sizeof(*pn));
+        if (!acc || !pn) {
+                r = -ENOMEM;
+                goto out;
+        }
         /* Pools are few: a linear search keeps this simple. */
         for (size_t i = 0; i < s->n_idle_nodes; i++) {
                 const gc_cost_row *row = &s->idle_nodes[i];
@@ -1130,59 +1268,26 @@ static int gc__idle_capacity(gc__adv *a, const gc_cost_summary *s, gc__pass *x)
                 acc[k].idle_s += row->gpu_seconds;
                 acc[k].idle_cost += row->cost_usd;
                 acc[k].nodes++;
+                pn[i].pool = k;
+                pn[i].name = row->keys[GC_DIM_NODE] ? row->keys[GC_DIM_NODE] : "";
+                pn[i].idle_s = row->gpu_seconds;
+                pn[i].per_gpu_hour =
+                    row->gpu_seconds > 0 ? row->cost_usd / (row->gpu_seconds / 3600.0) : NAN;
                 if (row->keys[GC_DIM_NODE] &&
-                    gc_ptrmap_get(&x->ni, row->keys[GC_DIM_NODE], &ni) == 0 &&
-                    x->nodes[ni].geq > acc[k].gpus_per_node)
-                        acc[k].gpus_per_node = x->nodes[ni].geq;
+                    gc_ptrmap_get(&x->ni, row->keys[GC_DIM_NODE], &ni) == 0) {
+                        pn[i].geq = x->nodes[ni].geq;
+                        if (x->nodes[ni].geq > acc[k].gpus_per_node)
+                                acc[k].gpus_per_node = x->nodes[ni].geq;
+                }
         }
-        for (size_t k = 0; k < n; k++) {
-                const gc__pool_acc *p = &acc[k];
-                double avg_idle = p->idle_s / window_s, price, nodes_idle;
-                gc_finding *f;
-
-                if (p->idle_s <= 0 || p->gpus_per_node <= 0)
-                        continue;
-                /* Whole nodes only: the largest node of the pool, so the count never overshoots. */
-                nodes_idle = floor(avg_idle / p->gpus_per_node + 1e-9);
-                if (nodes_idle > p->nodes)
-                        nodes_idle = p->nodes;
-                if (nodes_idle < 1)
-                        continue;
-                price = p->idle_cost / (p->idle_s / 3600.0);
-                f = gc__finding(a, GC_FINDING_IDLE_CAPACITY);
-                if (!f) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                f->team = gc__str(a, GC_ADVISOR_CLUSTER);
-                f->model = gc__str(a, p->model);
-                f->capacity_type = gc__str(a, p->ctype);
-                gc__num(f, "nodes", p->nodes);
-                gc__num(f, "gpus_per_node", p->gpus_per_node);
-                gc__num(f, "idle_gpu_hours", p->idle_s / 3600.0);
-                gc__num(f, "idle_cost", p->idle_cost);
-                gc__num(f, "average_idle_gpus", avg_idle);
-                gc__num(f, "nodes_idle", nodes_idle);
-                gc__num(f, "usd_per_gpu_hour", price);
-                f->summary =
-                    gc__fmt(a,
-                            "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %.2f %s in "
-                            "the window): "
-                            "scale it down by %.0f node(s) of %.3g GPUs%s",
-                            p->model, p->ctype, avg_idle, p->idle_s / 3600.0, p->idle_cost,
-                            gc__cur(a), nodes_idle, p->gpus_per_node,
-                            strcmp(p->ctype, "on-prem") == 0
-                                ? " (owned: move work here from the cloud, or do not grow the pool)"
-                                : " (lower the autoscaler's minimum, or bin-pack the pods)");
-                f->stanza = gc__fmt(a, "node pool %s / %s: %.0f fewer nodes", p->model, p->ctype,
-                                    nodes_idle);
-                f->monthly_savings = nodes_idle * p->gpus_per_node * price * a->o->hours_per_month;
-                if (!f->summary || !f->stanza) {
-                        r = -ENOMEM;
-                        goto out;
-                }
+        qsort(pn, s->n_idle_nodes, sizeof(*pn), gc__cmp_pool_node);
+        for (size_t k = 0; k < n && r == 0; k++) {
+                /* Sorted by pool, and pools are numbered as first met: pool k's nodes are next. */
+                r = gc__idle_pool(a, &acc[k], &pn[first], window_s);
+                first += acc[k].nodes;
         }
 out:
+        free(pn);
         free(acc);
         return r;
 }
@@ -1196,6 +1301,7 @@ static int gc__cmp_double(const void *pa, const void *pb)
 
 static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
 {
+        char m1[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN];
         const gc_catalog *cat = a->in->catalog;
         double *sorted;
         int r = 0;
@@ -1261,9 +1367,10 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
                 saving = all_od - plan;
                 if (saving <= 0) {
                         r = gc__note(a,
-                                     "reserve_floor: reserving %s at %.2f would not save against "
-                                     "its on-demand %.2f %s per GPU-hour",
-                                     m->model, res->usd_per_gpu_hour, od, gc__cur(a));
+                                     "reserve_floor: reserving %s at %s would not save against "
+                                     "its on-demand %s per GPU-hour",
+                                     m->model, gc__money(a, res->usd_per_gpu_hour, m1),
+                                     gc__money(a, od, m2));
                         if (r < 0)
                                 break;
                         continue;
@@ -1304,11 +1411,10 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
                 f->summary = gc__fmt(
                     a,
                     "%s on demand never used less than %.0f GPU-hours a day over %zu day(s): "
-                    "reserve %.1f GPUs at %.2f (vs %.2f %s per GPU-hour on demand), run the rest "
-                    "(%.0f "
-                    "GPU-hours a day on average) on %s",
-                    m->model, floor_h, x->n_days, floor_h / 24.0, res->usd_per_gpu_hour, od,
-                    gc__cur(a), rest / nd,
+                    "reserve %.1f GPUs at %s (vs %s per GPU-hour on demand), run the rest "
+                    "(%.0f GPU-hours a day on average) on %s",
+                    m->model, floor_h, x->n_days, floor_h / 24.0,
+                    gc__money(a, res->usd_per_gpu_hour, m1), gc__money(a, od, m2), rest / nd,
                     spot ? "spot where jobs tolerate interruption, else on demand" : "on demand");
                 f->stanza = gc__fmt(a, "reserve %.1f x %s (%s)", floor_h / 24.0, m->model,
                                     res->capacity_type);
@@ -1324,6 +1430,7 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
 
 static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass *x)
 {
+        char m1[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN];
         const gc_tco_inputs *tco = a->in->tco;
         const gc_price_entry *cloud;
         const char *model = NULL;
@@ -1409,15 +1516,15 @@ static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass 
         gc__num(f, "monthly_cost_rented", rent);
         if (!isfinite(act))
                 gc__text(f, "utilization_note", "allocation only: no usage data for activity");
-        f->summary = gc__fmt(
-            a,
-            "at the measured utilization %.1f%% (break-even %.1f%%) owning costs %.2f %s per "
-            "productive GPU-hour against %.2f to rent %s: %s",
-            u * 100, be * 100, t.usd_per_productive_gpu_hour, gc__cur(a), cloud->usd_per_gpu_hour,
-            model,
-            u >= be ? (owned ? "keep owning" : "owning would be cheaper: consider buying")
-                    : (owned ? "renting would be cheaper: do not grow the owned fleet"
-                             : "keep renting"));
+        f->summary =
+            gc__fmt(a,
+                    "at the measured utilization %.1f%% (break-even %.1f%%) owning costs %s per "
+                    "productive GPU-hour against %s to rent %s: %s",
+                    u * 100, be * 100, gc__money(a, t.usd_per_productive_gpu_hour, m1),
+                    gc__money(a, cloud->usd_per_gpu_hour, m2), model,
+                    u >= be ? (owned ? "keep owning" : "owning would be cheaper: consider buying")
+                            : (owned ? "renting would be cheaper: do not grow the owned fleet"
+                                     : "keep renting"));
         f->stanza = NULL;
         f->monthly_savings = owned ? (own > rent ? own - rent : 0) : (rent > own ? rent - own : 0);
         return f->summary ? 0 : -ENOMEM;

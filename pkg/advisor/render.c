@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../report/report.h"
 #include "advisor_int.h"
 
 #define GC__MD_ROWS 50 /* findings in the Markdown table; the JSON has all that were kept */
@@ -185,9 +186,10 @@ static int gc__md_subject(gc_buf *b, const gc_finding *f)
 }
 
 /* The few figures that justify the finding, in words. */
-static int gc__md_evidence(gc_buf *b, const gc_finding *f)
+static int gc__md_evidence(gc_buf *b, const gc_finding *f, const char *cur)
 {
         char from[GC_TIME_LEN], to[GC_TIME_LEN];
+        char m1[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN];
         int r = 0;
 
         switch (f->kind) {
@@ -208,16 +210,16 @@ static int gc__md_evidence(gc_buf *b, const gc_finding *f)
                     gc__adv_figure(f, "profile") ? gc__adv_figure(f, "profile")->text : "?");
                 break;
         case GC_FINDING_CHEAPER_CLASS:
-                r = gc_buf_printf(b, "tensor activity %.3f; %.2f -> %.2f per GPU-hour",
-                                  gc__adv_num(f, "tensor_mean"),
-                                  gc__adv_num(f, "from_usd_per_gpu_hour"),
-                                  gc__adv_num(f, "to_usd_per_gpu_hour"));
+                gc_report_money(gc__adv_num(f, "from_usd_per_gpu_hour"), cur, m1);
+                gc_report_money(gc__adv_num(f, "to_usd_per_gpu_hour"), cur, m2);
+                r = gc_buf_printf(b, "tensor activity %.3f; %s -> %s per GPU-hour",
+                                  gc__adv_num(f, "tensor_mean"), m1, m2);
                 break;
         case GC_FINDING_UNATTRIBUTED:
-                r = gc_buf_printf(b, "%.2f spent, %.1f GPU-hours, no %s", gc__adv_num(f, "cost"),
-                                  gc__adv_num(f, "gpu_hours"),
-                                  gc__adv_figure(f, "missing") ? gc__adv_figure(f, "missing")->text
-                                                               : "labels");
+                gc_report_money(gc__adv_num(f, "cost"), cur, m1);
+                r = gc_buf_printf(
+                    b, "%s spent, %.1f GPU-hours, no %s", m1, gc__adv_num(f, "gpu_hours"),
+                    gc__adv_figure(f, "missing") ? gc__adv_figure(f, "missing")->text : "labels");
                 break;
         case GC_FINDING_IDLE_CAPACITY:
                 r = gc_buf_printf(b, "%.1f GPUs idle on average over %.0f node(s) (%.0f GPU-hours)",
@@ -269,7 +271,7 @@ static int gc__md_block(gc_buf *b, const char *text)
 
 int gc_advisor_markdown(const gc_advisor_result *res, const char *currency, gc_buf *out)
 {
-        char from[GC_TIME_LEN], to[GC_TIME_LEN];
+        char from[GC_TIME_LEN], to[GC_TIME_LEN], money[GC_REPORT_MONEY_LEN];
         const char *cur = currency ? currency : "USD";
         size_t rows;
         gc_buf cell;
@@ -283,10 +285,11 @@ int gc_advisor_markdown(const gc_advisor_result *res, const char *currency, gc_b
         if (!res->n_findings_total) {
                 GC__TRY(gc_buf_printf(out, "No savings found from %s to %s.\n", from, to));
         } else {
+                gc_report_money(res->monthly_savings, cur, money);
                 GC__TRY(gc_buf_printf(out,
-                                      "Estimated savings: **%.2f %s a month** from %zu finding(s), "
+                                      "Estimated savings: **%s a month** from %zu finding(s), "
                                       "measured from %s to %s (a month is %g hours).\n",
-                                      res->monthly_savings, cur, res->n_findings_total, from, to,
+                                      money, res->n_findings_total, from, to,
                                       res->hours_per_month));
         }
         if (res->has_usage)
@@ -298,10 +301,8 @@ int gc_advisor_markdown(const gc_advisor_result *res, const char *currency, gc_b
                 GC__TRY(gc_buf_puts(out, "\nNo usage data: only cost-based findings.\n"));
         rows = res->n_findings < GC__MD_ROWS ? res->n_findings : GC__MD_ROWS;
         if (rows) {
-                GC__TRY(gc_buf_printf(out,
-                                      "\n| # | finding | subject | team | saving / month (%s) | "
-                                      "evidence |\n|---|---|---|---|---:|---|\n",
-                                      cur));
+                GC__TRY(gc_buf_puts(out, "\n| # | finding | subject | team | saving / month | "
+                                         "evidence |\n|---|---|---|---|---:|---|\n"));
                 gc_buf_init(&cell, 4096);
                 for (size_t i = 0; i < rows && r >= 0; i++) {
                         const gc_finding *f = &res->findings[i];
@@ -315,10 +316,11 @@ int gc_advisor_markdown(const gc_advisor_result *res, const char *currency, gc_b
                                 r = gc_buf_puts(out, " | ");
                         if (r >= 0)
                                 r = gc__md_cell(out, f->team ? f->team : "");
+                        gc_report_money(f->monthly_savings, cur, money);
                         if (r >= 0)
-                                r = gc_buf_printf(out, " | %.2f | ", f->monthly_savings);
+                                r = gc_buf_printf(out, " | %s | ", money);
                         gc_buf_reset(&cell);
-                        if (r >= 0 && (r = gc__md_evidence(&cell, f)) >= 0)
+                        if (r >= 0 && (r = gc__md_evidence(&cell, f, cur)) >= 0)
                                 r = gc__md_cell(out, cell.data);
                         if (r >= 0)
                                 r = gc_buf_puts(out, " |\n");
@@ -335,9 +337,10 @@ int gc_advisor_markdown(const gc_advisor_result *res, const char *currency, gc_b
                 for (size_t i = 0; i < rows; i++) {
                         const gc_finding *f = &res->findings[i];
 
-                        GC__TRY(gc_buf_printf(out, "%zu. **%s** (%.2f %s a month): %s\n", i + 1,
-                                              gc_finding_kind_name(f->kind), f->monthly_savings,
-                                              cur, f->summary ? f->summary : ""));
+                        gc_report_money(f->monthly_savings, cur, money);
+                        GC__TRY(gc_buf_printf(out, "%zu. **%s** (%s a month): %s\n", i + 1,
+                                              gc_finding_kind_name(f->kind), money,
+                                              f->summary ? f->summary : ""));
                         if (f->stanza)
                                 GC__TRY(gc__md_block(out, f->stanza));
                 }

@@ -15,25 +15,55 @@ static void gc__api_marks_clear(gc__api_marks *m);
 
 /* ---- snapshots ------------------------------------------------------------------------------ */
 
-static const gc_snapshot *gc__sort_snap; /* qsort has no context argument; set under sort_mu */
-static pthread_mutex_t gc__sort_mu = PTHREAD_MUTEX_INITIALIZER;
-
 static int gc__strcmp0(const char *a, const char *b)
 {
         return strcmp(a ? a : "", b ? b : "");
 }
 
+/*
+ * Sorts pointers into the pod array, so the comparator needs no context (qsort has no argument
+ * for one, and a global set around the call made every snapshot wait on one mutex). Equal keys
+ * keep the array's order: the same pods always list the same way.
+ */
+typedef struct gc__pod_ref {
+        const gc_api_pod *p;
+} gc__pod_ref;
+
 static int gc__pod_order(const void *pa, const void *pb)
 {
-        const gc_api_pod *a = &gc__sort_snap->p.pods[*(const size_t *)pa];
-        const gc_api_pod *b = &gc__sort_snap->p.pods[*(const size_t *)pb];
+        const gc_api_pod *a = ((const gc__pod_ref *)pa)->p;
+        const gc_api_pod *b = ((const gc__pod_ref *)pb)->p;
         int c = gc__strcmp0(a->ns, b->ns);
 
         if (c == 0)
                 c = gc__strcmp0(a->name, b->name);
         if (c == 0)
                 c = (a->start > b->start) - (a->start < b->start);
+        if (c == 0)
+                c = (a > b) - (a < b);
         return c;
+}
+
+/* pods_by_name: indexes of the pods in (namespace, name, start) order. 0 or -ENOMEM. */
+static int gc__pods_sort(gc_snapshot *s)
+{
+        gc__pod_ref *v;
+
+        if (s->p.n_pods < 2) {
+                for (size_t i = 0; i < s->p.n_pods; i++)
+                        s->pods_by_name[i] = i;
+                return 0;
+        }
+        v = malloc(s->p.n_pods * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->p.n_pods; i++)
+                v[i].p = &s->p.pods[i];
+        qsort(v, s->p.n_pods, sizeof(*v), gc__pod_order);
+        for (size_t i = 0; i < s->p.n_pods; i++)
+                s->pods_by_name[i] = (size_t)(v[i].p - s->p.pods);
+        free(v);
+        return 0;
 }
 
 static void gc__parts_free(gc_snapshot_parts *p)
@@ -87,14 +117,12 @@ gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts)
                 }
                 cJSON_Delete(j);
         }
-        for (size_t i = 0; i < s->p.n_pods; i++)
-                s->pods_by_name[i] = i;
-        if (s->p.n_pods > 1) {
-                pthread_mutex_lock(&gc__sort_mu);
-                gc__sort_snap = s;
-                qsort(s->pods_by_name, s->p.n_pods, sizeof(size_t), gc__pod_order);
-                gc__sort_snap = NULL;
-                pthread_mutex_unlock(&gc__sort_mu);
+        if (gc__pods_sort(s) < 0) {
+                gc__parts_free(&s->p);
+                free(s->pods_by_name);
+                free(s);
+                errno = ENOMEM;
+                return NULL;
         }
         pthread_mutex_init(&s->cache.mu, NULL);
         pthread_mutex_init(&s->plan_mu, NULL);

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct sink {
         size_t max, got;
@@ -14,7 +15,34 @@ typedef struct sink {
         int failed;             /* the consumer refused the data (out of memory) */
         gc_gpuuse_batch *batch; /* scrape: streamed into the parser */
         gc_buf *buf;            /* query: kept for cJSON */
+        char ctype[128];        /* the answer's Content-Type, cut to fit; "" when none */
 } sink;
+
+/* Header lines arrive whole, before any body byte: the Content-Type sets a scrape's format. */
+static size_t header_cb(char *data, size_t size, size_t nmemb, void *userdata)
+{
+        static const char name[] = "content-type:";
+        sink *k = userdata;
+        size_t n = size * nmemb, i = sizeof(name) - 1, len;
+
+        if (n < i || strncasecmp(data, name, i) != 0)
+                return n;
+        while (i < n && (data[i] == ' ' || data[i] == '\t'))
+                i++;
+        len = n - i;
+        while (len && (data[i + len - 1] == '\r' || data[i + len - 1] == '\n' ||
+                       data[i + len - 1] == ' ' || data[i + len - 1] == '\t'))
+                len--;
+        if (len >= sizeof(k->ctype))
+                len = sizeof(k->ctype) - 1;
+        memcpy(k->ctype, data + i, len);
+        k->ctype[len] = '\0';
+        if (k->batch && gc__batch_wire_format(k->batch, k->ctype) < 0) {
+                k->failed = 1;
+                return 0;
+        }
+        return n;
+}
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata)
 {
@@ -75,6 +103,8 @@ static int http_get(const char *url, long timeout_s, const char *bearer, const c
             curl_easy_setopt(c, CURLOPT_USERAGENT, "gpu-cost/" GC_VERSION) != CURLE_OK ||
             /* The cap counts decoded bytes, so a compressed bomb stops at it too. */
             curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_HEADERDATA, k) != CURLE_OK ||
             curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb) != CURLE_OK ||
             curl_easy_setopt(c, CURLOPT_WRITEDATA, k) != CURLE_OK) {
                 r = -EINVAL;
@@ -126,10 +156,15 @@ int gc_gpuuse_scrape(gc_gpuuse *s, const char *url, long timeout_s, size_t max_b
                 return -EINVAL;
         memset(&k, 0, sizeof(k));
         k.max = max_body_bytes;
-        /* Plain text format 0.0.4: its timestamps are milliseconds (OpenMetrics' are seconds). */
+        /*
+         * Text format 0.0.4 is asked for (its timestamps are milliseconds) and assumed unless the
+         * answer's Content-Type says OpenMetrics (seconds), as a server may answer regardless.
+         */
         k.batch = gc_gpuuse_batch_begin(s, now, interval_s, 0);
-        if (!k.batch)
+        if (!k.batch || gc__batch_wire_format(k.batch, NULL) < 0) {
+                gc_gpuuse_batch_abort(k.batch);
                 return -ENOMEM;
+        }
         r = http_get(url, timeout_s, bearer_token, "text/plain;version=0.0.4", &k, &status, err,
                      errlen);
         if (r == 0 && (status < 200 || status > 299)) {
@@ -144,7 +179,12 @@ int gc_gpuuse_scrape(gc_gpuuse *s, const char *url, long timeout_s, size_t max_b
                 return r;
         }
         r = gc_gpuuse_batch_end(k.batch, st);
-        if (r < 0)
+        if (r == -EPROTO)
+                snprintf(err, errlen,
+                         "%s: the body ends with \"# EOF\" (OpenMetrics, timestamps in seconds) "
+                         "but was served as \"%s\": nothing applied",
+                         url, k.ctype[0] ? k.ctype : "(no Content-Type)");
+        else if (r < 0)
                 snprintf(err, errlen, "%s: %s", url,
                          r == -ENOSPC ? "more readings than the batch limit (what fit is applied)"
                                       : "out of memory");

@@ -148,7 +148,9 @@ extern const char gc_gpuuse_default_promql[];
  * max_body_bytes aborts the transfer and discards the whole batch (a cut body is a partial
  * scrape): -E2BIG. Transport errors and non-2xx answers: -EIO (-ETIMEDOUT on timeout) with a
  * message in err; nothing is applied after any of them. -ENOSPC: as for text (what fit is
- * applied). The scrape asks for text format 0.0.4 (timestamps in milliseconds).
+ * applied). The scrape asks for text format 0.0.4 (timestamps in milliseconds); an answer whose
+ * Content-Type is application/openmetrics-text is read as OpenMetrics (seconds). An OpenMetrics
+ * body ("# EOF" last) served under another type with timestamps is -EPROTO, nothing applied.
  */
 int gc_gpuuse_scrape(gc_gpuuse *s, const char *url, long timeout_s, size_t max_body_bytes,
                      const char *bearer_token, int64_t now, int64_t interval_s, gc_gpuuse_stats *st,

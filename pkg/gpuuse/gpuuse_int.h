@@ -105,5 +105,12 @@ int gc__dev_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret);
 /* Sorts the readings and applies them in time order. */
 void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpuuse_stats *st);
 int gc__label_is(const char *name, const char *want);
+/*
+ * A scrape's Content-Type (NULL: none) sets the batch's format before its first byte: OpenMetrics
+ * stamps in seconds, text 0.0.4 in milliseconds. It also marks the batch as read off the wire, so
+ * an OpenMetrics body served under another type is refused at the end (-EPROTO), not misread.
+ * -EBUSY once bytes were fed; -ENOMEM.
+ */
+int gc__batch_wire_format(gc_gpuuse_batch *b, const char *content_type);
 
 #endif

@@ -20,7 +20,10 @@ struct gc_gpuuse_batch {
         uint32_t *tab; /* (dev, t) -> reading index + 1; open addressing */
         size_t tab_slots;
         gc_gpuuse_stats st;
-        int err; /* first hard error (-ENOSPC over the batch limit, -ENOMEM) */
+        int err;          /* first hard error (-ENOSPC over the batch limit, -ENOMEM) */
+        unsigned flags;   /* the parser's: GC_PROM_OPENMETRICS or 0 */
+        int wire;         /* the format came from a Content-Type (a scrape), not the body */
+        uint64_t stamped; /* samples that carried a timestamp */
 };
 
 static enum metric classify(const char *name)
@@ -291,6 +294,7 @@ static int on_sample(const gc_prom_sample *smp, void *userdata)
         int64_t t = b->now;
 
         if (smp->has_timestamp) {
+                b->stamped++;
                 /* floor division: -1 ms is second -1 */
                 t = smp->timestamp_ms / 1000;
                 if (smp->timestamp_ms % 1000 < 0)
@@ -326,12 +330,34 @@ gc_gpuuse_batch *gc_gpuuse_batch_begin(gc_gpuuse *s, int64_t now, int64_t interv
 
         if (!b)
                 return NULL;
+        b->flags = prom_flags;
         b->parser = gc_prom_parser_new(s->o.max_line_bytes, prom_flags, on_sample, b);
         if (!b->parser) {
                 free(b);
                 return NULL;
         }
         return b;
+}
+
+int gc__batch_wire_format(gc_gpuuse_batch *b, const char *content_type)
+{
+        unsigned flags = gc_prom_content_type_flags(content_type);
+        gc_prom_parser *p;
+
+        if (!b || !b->parser)
+                return -EINVAL;
+        if (b->st.bytes)
+                return -EBUSY;
+        b->wire = 1;
+        if (flags == b->flags)
+                return 0;
+        p = gc_prom_parser_new(b->s->o.max_line_bytes, flags, on_sample, b);
+        if (!p)
+                return -ENOMEM;
+        gc_prom_parser_free(b->parser);
+        b->parser = p;
+        b->flags = flags;
+        return 0;
 }
 
 int gc_gpuuse_batch_feed(gc_gpuuse_batch *b, const void *data, size_t n)
@@ -373,23 +399,24 @@ int gc_gpuuse_batch_end(gc_gpuuse_batch *b, gc_gpuuse_stats *st)
                         b->st.first_error_line = ps.first_error_line;
                         gc_strlcpy(b->st.first_error, ps.first_error, sizeof(b->st.first_error));
                 }
+                /*
+                 * An OpenMetrics body (it ends with "# EOF") served as text format 0.0.4: its
+                 * timestamps are seconds and were read as milliseconds, so every reading sits in
+                 * January 1970. Apply none of them rather than wrong ones.
+                 */
+                if (b->wire && ps.eof_seen && !(b->flags & GC_PROM_OPENMETRICS) && b->stamped) {
+                        r = -EPROTO;
+                        goto done;
+                }
         }
         /* What fit is applied even when the batch overflowed: it is a true prefix of the body. */
         gc__apply(b->s, b->rd, b->n, b->interval, &b->st);
         r = b->err;
+done:
         if (st)
                 *st = b->st;
         gc_gpuuse_batch_abort(b);
         return r;
-}
-
-/* An OpenMetrics body ends with "# EOF": its timestamps are seconds, not milliseconds. */
-static int ends_with_eof(const char *body, size_t n)
-{
-        while (n && (body[n - 1] == '\n' || body[n - 1] == '\r' || body[n - 1] == ' ' ||
-                     body[n - 1] == '\t'))
-                n--;
-        return n >= 5 && memcmp(body + n - 5, "# EOF", 5) == 0 && (n == 5 || body[n - 6] == '\n');
 }
 
 int gc_gpuuse_ingest_text(gc_gpuuse *s, const char *body, size_t n, int64_t now, int64_t interval_s,
@@ -402,8 +429,7 @@ int gc_gpuuse_ingest_text(gc_gpuuse *s, const char *body, size_t n, int64_t now,
                 memset(st, 0, sizeof(*st));
         if (!s || (!body && n))
                 return -EINVAL;
-        b = gc_gpuuse_batch_begin(s, now, interval_s,
-                                  ends_with_eof(body, n) ? GC_PROM_OPENMETRICS : 0);
+        b = gc_gpuuse_batch_begin(s, now, interval_s, gc_prom_body_flags(body, n));
         if (!b)
                 return -ENOMEM;
         r = gc_gpuuse_batch_feed(b, body, n);
@@ -444,13 +470,63 @@ static void json_point(gc_gpuuse_batch *b, size_t series, const char *name, cons
                 b->err = -ENOMEM;
 }
 
+/* One series of a matrix ("values") or vector ("value") answer, the si-th. */
+static void json_series(gc_gpuuse_batch *b, size_t si, const cJSON *series, int matrix)
+{
+        const cJSON *metric = cJSON_GetObjectItemCaseSensitive(series, "metric");
+        const cJSON *l, *pts, *pt;
+        gc_prom_label lb[GC_PROM_MAX_LABELS];
+        const char *name = NULL;
+        size_t nl = 0;
+        int bad = 0;
+
+        cJSON_ArrayForEach(l, metric)
+        {
+                if (!cJSON_IsString(l) || !l->string) {
+                        bad = 1;
+                        break;
+                }
+                if (strcmp(l->string, "__name__") == 0) {
+                        name = l->valuestring;
+                        continue;
+                }
+                if (nl == GC_PROM_MAX_LABELS) {
+                        bad = 1;
+                        break;
+                }
+                lb[nl].name = l->string;
+                lb[nl].value = l->valuestring;
+                lb[nl].value_len = strlen(l->valuestring);
+                nl++;
+        }
+        if (bad || !cJSON_IsObject(metric)) {
+                json_error(b, si, "a series' metric is not an object of strings");
+                return;
+        }
+        if (!name) {
+                /* An aggregation dropped the name: nothing says which metric it is. */
+                b->st.samples++;
+                b->st.ignored++;
+                return;
+        }
+        if (!matrix) {
+                json_point(b, si, name, lb, nl, cJSON_GetObjectItemCaseSensitive(series, "value"));
+                return;
+        }
+        pts = cJSON_GetObjectItemCaseSensitive(series, "values");
+        if (!cJSON_IsArray(pts)) {
+                json_error(b, si, "a matrix series has no values");
+                return;
+        }
+        cJSON_ArrayForEach(pt, pts) json_point(b, si, name, lb, nl, pt);
+}
+
 int gc_gpuuse_ingest_prom_json(gc_gpuuse *s, const char *body, size_t n, size_t max_body_bytes,
                                int64_t interval_s, gc_gpuuse_stats *st, char *err, size_t errlen)
 {
         cJSON *root = NULL;
         const cJSON *status, *data, *rtype, *result, *series;
         gc_gpuuse_batch *b = NULL;
-        gc_prom_label lb[GC_PROM_MAX_LABELS];
         size_t si = 0;
         int matrix, r;
 
@@ -505,54 +581,7 @@ int gc_gpuuse_ingest_prom_json(gc_gpuuse *s, const char *body, size_t n, size_t 
         b->st.bytes = n;
         cJSON_ArrayForEach(series, result)
         {
-                const cJSON *metric = cJSON_GetObjectItemCaseSensitive(series, "metric");
-                const cJSON *l, *pts, *pt;
-                const char *name = NULL;
-                size_t nl = 0;
-                int bad = 0;
-
-                cJSON_ArrayForEach(l, metric)
-                {
-                        if (!cJSON_IsString(l) || !l->string) {
-                                bad = 1;
-                                break;
-                        }
-                        if (strcmp(l->string, "__name__") == 0) {
-                                name = l->valuestring;
-                                continue;
-                        }
-                        if (nl == GC_PROM_MAX_LABELS) {
-                                bad = 1;
-                                break;
-                        }
-                        lb[nl].name = l->string;
-                        lb[nl].value = l->valuestring;
-                        lb[nl].value_len = strlen(l->valuestring);
-                        nl++;
-                }
-                if (bad || !cJSON_IsObject(metric)) {
-                        json_error(b, si++, "a series' metric is not an object of strings");
-                        continue;
-                }
-                if (!name) {
-                        /* An aggregation dropped the name: nothing says which metric it is. */
-                        b->st.samples++;
-                        b->st.ignored++;
-                        si++;
-                        continue;
-                }
-                if (matrix) {
-                        pts = cJSON_GetObjectItemCaseSensitive(series, "values");
-                        if (!cJSON_IsArray(pts)) {
-                                json_error(b, si++, "a matrix series has no values");
-                                continue;
-                        }
-                        cJSON_ArrayForEach(pt, pts) json_point(b, si, name, lb, nl, pt);
-                } else {
-                        pt = cJSON_GetObjectItemCaseSensitive(series, "value");
-                        json_point(b, si, name, lb, nl, pt);
-                }
-                si++;
+                json_series(b, si++, series, matrix);
                 if (b->err == -ENOMEM)
                         break;
         }

@@ -562,6 +562,71 @@ static void pod_dev_add(gc_gpuuse *s, gc__pod *p, uint32_t serial, double act)
         }
 }
 
+/* One reading into its device's running figures. */
+static void dev_take(gc__dev *d, const gc__reading *r, int src, double act, double used,
+                     double total)
+{
+        if (!d->samples)
+                d->first_at = r->t;
+        d->last_at = r->t;
+        d->samples++;
+        d->pod = r->pod;
+        if (src == GC_GPUUSE_SRC_GR_ENGINE)
+                d->n_gr++;
+        else if (src == GC_GPUUSE_SRC_GPU_UTIL)
+                d->n_util++;
+        if (!isnan(act)) {
+                d->act_sum += act;
+                d->act_n++;
+        }
+        if (!isnan(used)) {
+                d->mem_sum += used;
+                d->mem_n++;
+        }
+        if (!isnan(total) && total > d->mem_total)
+                d->mem_total = total;
+        if (r->pod < 0) {
+                d->unheld_n++;
+                if (!isnan(act)) {
+                        d->unheld_act_sum += act;
+                        d->unheld_act_n++;
+                }
+        }
+}
+
+/* One reading of a device the pod holds into the pod's running figures, reading by reading. */
+static void pod_take(gc_gpuuse *s, gc__pod *p, const gc__dev *d, const gc__reading *r, int src,
+                     double act, double used, double total)
+{
+        p->dev_samples++;
+        if (src == GC_GPUUSE_SRC_GR_ENGINE)
+                p->n_gr++;
+        else if (src == GC_GPUUSE_SRC_GPU_UTIL)
+                p->n_util++;
+        if (!isnan(act)) {
+                p->act_sum += act;
+                p->act_n++;
+                hist_add(p->hist, act);
+        }
+        if (!isnan(r->tensor)) {
+                p->tensor_sum += r->tensor;
+                p->tensor_n++;
+        }
+        if (!isnan(r->power)) {
+                p->power_sum += r->power;
+                p->power_n++;
+        }
+        if (!isnan(used)) {
+                p->mem_sum += used;
+                p->mem_n++;
+                if (used > p->mem_peak)
+                        p->mem_peak = used;
+        }
+        if (!isnan(total) && total > p->mem_total)
+                p->mem_total = total;
+        pod_dev_add(s, p, d->serial, act);
+}
+
 void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpuuse_stats *st)
 {
         gc__row row;
@@ -598,63 +663,10 @@ void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpu
                         total = (double)r->used + (double)r->free;
                 st->readings++;
 
-                /* The device. */
-                if (!d->samples)
-                        d->first_at = r->t;
-                d->last_at = r->t;
-                d->samples++;
-                d->pod = r->pod;
-                if (src == GC_GPUUSE_SRC_GR_ENGINE)
-                        d->n_gr++;
-                else if (src == GC_GPUUSE_SRC_GPU_UTIL)
-                        d->n_util++;
-                if (!isnan(act)) {
-                        d->act_sum += act;
-                        d->act_n++;
-                }
-                if (!isnan(used)) {
-                        d->mem_sum += used;
-                        d->mem_n++;
-                }
-                if (!isnan(total) && total > d->mem_total)
-                        d->mem_total = total;
-                if (!p) {
-                        d->unheld_n++;
-                        if (!isnan(act)) {
-                                d->unheld_act_sum += act;
-                                d->unheld_act_n++;
-                        }
+                dev_take(d, r, src, act, used, total);
+                if (!p)
                         continue;
-                }
-
-                /* The pod, reading by reading. */
-                p->dev_samples++;
-                if (src == GC_GPUUSE_SRC_GR_ENGINE)
-                        p->n_gr++;
-                else if (src == GC_GPUUSE_SRC_GPU_UTIL)
-                        p->n_util++;
-                if (!isnan(act)) {
-                        p->act_sum += act;
-                        p->act_n++;
-                        hist_add(p->hist, act);
-                }
-                if (!isnan(r->tensor)) {
-                        p->tensor_sum += r->tensor;
-                        p->tensor_n++;
-                }
-                if (!isnan(r->power)) {
-                        p->power_sum += r->power;
-                        p->power_n++;
-                }
-                if (!isnan(used)) {
-                        p->mem_sum += used;
-                        p->mem_n++;
-                        if (used > p->mem_peak)
-                                p->mem_peak = used;
-                }
-                if (!isnan(total) && total > p->mem_total)
-                        p->mem_total = total;
-                pod_dev_add(s, p, d->serial, act);
+                pod_take(s, p, d, r, src, act, used, total);
 
                 /* ... and joined per time into its row. */
                 if (!rowpod) {

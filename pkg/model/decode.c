@@ -466,7 +466,7 @@ static int gc__latest_finish(const cJSON *status, const char *key, int64_t *late
                         (*unfinished)++;
                         continue;
                 }
-                strncat(path, ".state", sizeof(path) - strlen(path) - 1);
+                snprintf(path, sizeof(path), "status.%s[%d].state", key, i);
                 r = gc__opt_obj(state, "terminated", path, &term, err, errlen);
                 if (r < 0)
                         return r;
@@ -474,7 +474,7 @@ static int gc__latest_finish(const cJSON *status, const char *key, int64_t *late
                         (*unfinished)++;
                         continue;
                 }
-                strncat(path, ".terminated", sizeof(path) - strlen(path) - 1);
+                snprintf(path, sizeof(path), "status.%s[%d].state.terminated", key, i);
                 r = gc__opt_time(term, "finishedAt", path, &t, err, errlen);
                 if (r < 0)
                         return r;

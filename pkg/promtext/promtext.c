@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct gc_prom_parser {
         char *line; /* the line being assembled; cap is at most max + 1 (NUL) */
@@ -21,33 +22,23 @@ struct gc_prom_parser {
         gc_prom_label labels[GC_PROM_MAX_LABELS];
 };
 
-/* Character classes for names; one table lookup per byte keeps the hot loop short. */
+/*
+ * Character classes for names; one table lookup per byte keeps the hot loop short. The table is
+ * built by the compiler: a table filled on first use behind a plain flag is a data race when two
+ * threads create their first parsers at once.
+ */
 enum { C_NAME0 = 1, C_NAME = 2, C_LNAME0 = 4, C_LNAME = 8, C_BLANK = 16 };
-static unsigned char ctab[256];
-
-static void init_ctab(void)
-{
-        static int done;
-
-        if (done)
-                return;
-        for (int c = 0; c < 256; c++) {
-                unsigned char v = 0;
-                int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-                int digit = c >= '0' && c <= '9';
-
-                if (alpha || c == ':')
-                        v |= C_NAME0 | C_NAME;
-                if (digit)
-                        v |= C_NAME | C_LNAME;
-                if (alpha)
-                        v |= C_LNAME0 | C_LNAME;
-                if (c == ' ' || c == '\t')
-                        v |= C_BLANK;
-                ctab[c] = v;
-        }
-        done = 1;
-}
+#define CT_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || (c) == '_')
+#define CT_DIGIT(c) ((c) >= '0' && (c) <= '9')
+#define CT1(c)                                                                                     \
+        (unsigned char)((CT_ALPHA(c) ? C_NAME0 | C_NAME | C_LNAME0 | C_LNAME : 0) |                \
+                        ((c) == ':' ? C_NAME0 | C_NAME : 0) |                                      \
+                        (CT_DIGIT(c) ? C_NAME | C_LNAME : 0) |                                     \
+                        ((c) == ' ' || (c) == '\t' ? C_BLANK : 0))
+#define CT4(c)  CT1(c), CT1((c) + 1), CT1((c) + 2), CT1((c) + 3)
+#define CT16(c) CT4(c), CT4((c) + 4), CT4((c) + 8), CT4((c) + 12)
+#define CT64(c) CT16(c), CT16((c) + 16), CT16((c) + 32), CT16((c) + 48)
+static const unsigned char ctab[256] = {CT64(0), CT64(64), CT64(128), CT64(192)};
 
 #define IS(c, cls) (ctab[(unsigned char)(c)] & (cls))
 
@@ -58,7 +49,6 @@ gc_prom_parser *gc_prom_parser_new(size_t max_line_bytes, unsigned flags, gc_pro
 
         if (!fn)
                 return NULL;
-        init_ctab();
         p = calloc(1, sizeof(*p));
         if (!p)
                 return NULL;
@@ -255,6 +245,106 @@ static int is_eof_line(const char *s, const char *end)
         return 1;
 }
 
+/*
+ * A label value from just after its opening quote: unescaped in place (the write pointer never
+ * passes the read pointer) and NUL-terminated; *sp ends after the closing quote. NULL, or why not.
+ */
+static const char *read_label_value(char **sp, char *end, size_t *ret_len)
+{
+        char *s = *sp, *w = s, *start = s;
+
+        for (;;) {
+                char *q = s;
+
+                /* Copy the run up to the next quote or backslash in one go. */
+                while (q < end && *q != '"' && *q != '\\')
+                        q++;
+                if (w != s)
+                        memmove(w, s, (size_t)(q - s));
+                w += q - s;
+                s = q;
+                if (s == end)
+                        return "unterminated label value";
+                if (*s == '"')
+                        break;
+                if (s + 1 == end)
+                        return "unterminated label value";
+                switch (s[1]) {
+                case '\\':
+                        *w++ = '\\';
+                        break;
+                case '"':
+                        *w++ = '"';
+                        break;
+                case 'n':
+                        *w++ = '\n';
+                        break;
+                default:
+                        return "bad escape in label value";
+                }
+                s += 2;
+        }
+        *ret_len = (size_t)(w - start);
+        *w = '\0'; /* w <= s, the closing quote, already read */
+        *sp = s + 1;
+        return NULL;
+}
+
+/* The labels from just after '{' to just after '}', into p->labels. NULL, or why not. */
+static const char *read_labels(gc_prom_parser *p, char **sp, char *end, size_t *ret_nl)
+{
+        char *s = *sp;
+        size_t nl = 0;
+
+        for (;;) {
+                const char *why;
+                char *ln;
+
+                while (s < end && IS(*s, C_BLANK))
+                        s++;
+                if (s < end && *s == '}')
+                        break;
+                if (s == end || !IS(*s, C_LNAME0))
+                        return "label name expected";
+                ln = s;
+                while (s < end && IS(*s, C_LNAME))
+                        s++;
+                if (s < end && IS(*s, C_BLANK)) {
+                        *s++ = '\0';
+                        while (s < end && IS(*s, C_BLANK))
+                                s++;
+                }
+                if (s == end || *s != '=')
+                        return "'=' expected after label name";
+                *s++ = '\0';
+                while (s < end && IS(*s, C_BLANK))
+                        s++;
+                if (s == end || *s != '"')
+                        return "'\"' expected before label value";
+                s++;
+                if (nl == GC_PROM_MAX_LABELS)
+                        return "too many labels";
+                p->labels[nl].name = ln;
+                p->labels[nl].value = s;
+                why = read_label_value(&s, end, &p->labels[nl].value_len);
+                if (why)
+                        return why;
+                nl++;
+                while (s < end && IS(*s, C_BLANK))
+                        s++;
+                if (s < end && *s == ',') {
+                        s++;
+                        continue;
+                }
+                if (s < end && *s == '}')
+                        break;
+                return "',' or '}' expected after label value";
+        }
+        *sp = s + 1;
+        *ret_nl = nl;
+        return NULL;
+}
+
 /* Parses buf[0..n) (mutable, buf[n] writable); delivers a sample or counts an error. */
 static int parse_line(gc_prom_parser *p, char *buf, size_t n)
 {
@@ -295,99 +385,12 @@ static int parse_line(gc_prom_parser *p, char *buf, size_t n)
         while (s < end && IS(*s, C_BLANK))
                 s++;
         if (s < end && *s == '{') {
+                const char *why;
+
                 s++;
-                for (;;) {
-                        char *ln, *w;
-
-                        while (s < end && IS(*s, C_BLANK))
-                                s++;
-                        if (s < end && *s == '}') {
-                                s++;
-                                break;
-                        }
-                        if (s == end || !IS(*s, C_LNAME0)) {
-                                line_error(p, "label name expected");
-                                return 0;
-                        }
-                        ln = s;
-                        while (s < end && IS(*s, C_LNAME))
-                                s++;
-                        if (s < end && IS(*s, C_BLANK)) {
-                                *s++ = '\0';
-                                while (s < end && IS(*s, C_BLANK))
-                                        s++;
-                        }
-                        if (s == end || *s != '=') {
-                                line_error(p, "'=' expected after label name");
-                                return 0;
-                        }
-                        *s++ = '\0';
-                        while (s < end && IS(*s, C_BLANK))
-                                s++;
-                        if (s == end || *s != '"') {
-                                line_error(p, "'\"' expected before label value");
-                                return 0;
-                        }
-                        s++;
-                        if (nl == GC_PROM_MAX_LABELS) {
-                                line_error(p, "too many labels");
-                                return 0;
-                        }
-                        p->labels[nl].name = ln;
-                        p->labels[nl].value = s;
-                        /* Unescape in place: the write pointer never passes the read pointer. */
-                        w = s;
-                        for (;;) {
-                                char *q = s;
-
-                                /* Copy the run up to the next quote or backslash in one go. */
-                                while (q < end && *q != '"' && *q != '\\')
-                                        q++;
-                                if (w != s)
-                                        memmove(w, s, (size_t)(q - s));
-                                w += q - s;
-                                s = q;
-                                if (s == end) {
-                                        line_error(p, "unterminated label value");
-                                        return 0;
-                                }
-                                if (*s == '"')
-                                        break;
-                                if (s + 1 == end) {
-                                        line_error(p, "unterminated label value");
-                                        return 0;
-                                }
-                                switch (s[1]) {
-                                case '\\':
-                                        *w++ = '\\';
-                                        break;
-                                case '"':
-                                        *w++ = '"';
-                                        break;
-                                case 'n':
-                                        *w++ = '\n';
-                                        break;
-                                default:
-                                        line_error(p, "bad escape in label value");
-                                        return 0;
-                                }
-                                s += 2;
-                        }
-                        p->labels[nl].value_len = (size_t)(w - p->labels[nl].value);
-                        *w = '\0'; /* w <= s, the closing quote, already read */
-                        s++;
-                        nl++;
-                        while (s < end && IS(*s, C_BLANK))
-                                s++;
-                        if (s < end && *s == ',') {
-                                s++;
-                                continue;
-                        }
-                        if (s < end && *s == '}') {
-                                s++;
-                                break;
-                        }
-                        line_error(p, "',' or '}' expected after label value");
+                why = read_labels(p, &s, end, &nl);
+                if (why) {
+                        line_error(p, why);
                         return 0;
                 }
                 while (s < end && IS(*s, C_BLANK))
@@ -542,6 +545,33 @@ int gc_prom_parser_finish(gc_prom_parser *p)
                         p->stopped = r;
         }
         return r;
+}
+
+unsigned gc_prom_content_type_flags(const char *content_type)
+{
+        static const char om[] = "application/openmetrics-text";
+        const char *s = content_type;
+
+        if (!s)
+                return 0;
+        while (*s == ' ' || *s == '\t')
+                s++;
+        if (strncasecmp(s, om, sizeof(om) - 1) != 0)
+                return 0;
+        s += sizeof(om) - 1;
+        return *s == '\0' || *s == ';' || *s == ' ' || *s == '\t' ? GC_PROM_OPENMETRICS : 0;
+}
+
+unsigned gc_prom_body_flags(const char *body, size_t n)
+{
+        if (!body)
+                return 0;
+        while (n && (body[n - 1] == '\n' || body[n - 1] == '\r' || body[n - 1] == ' ' ||
+                     body[n - 1] == '\t'))
+                n--;
+        return n >= 5 && memcmp(body + n - 5, "# EOF", 5) == 0 && (n == 5 || body[n - 6] == '\n')
+                   ? GC_PROM_OPENMETRICS
+                   : 0;
 }
 
 int gc_prom_parse(const char *body, size_t n, size_t max_line_bytes, unsigned flags,

@@ -75,6 +75,17 @@ int gc_prom_parser_feed(gc_prom_parser *p, const void *data, size_t n);
 int gc_prom_parser_finish(gc_prom_parser *p);
 void gc_prom_parser_stats(const gc_prom_parser *p, gc_prom_stats *ret_stats);
 
+/*
+ * Which format a body is in, as the flags for gc_prom_parser_new. Text format 0.0.4 stamps
+ * samples in milliseconds, OpenMetrics in seconds, so reading one as the other is off by 1000.
+ * On the wire the Content-Type decides (as Prometheus does): GC_PROM_OPENMETRICS for
+ * "application/openmetrics-text" with any parameters, in any case; 0 for anything else or NULL.
+ * A saved body has no Content-Type: GC_PROM_OPENMETRICS when its last non-blank line is "# EOF"
+ * (OpenMetrics ends every body so; promtool's backfill requires it), else 0.
+ */
+unsigned gc_prom_content_type_flags(const char *content_type);
+unsigned gc_prom_body_flags(const char *body, size_t n);
+
 /* One whole body: new + feed + finish + free. ret_stats may be NULL. */
 int gc_prom_parse(const char *body, size_t n, size_t max_line_bytes, unsigned flags,
                   gc_prom_sample_fn fn, void *userdata, gc_prom_stats *ret_stats);

@@ -1,4 +1,5 @@
 /* report formatting: JSON numbers, money, rounding that adds up, and aligned or Markdown tables. */
+#include "report.h"
 #include "report_internal.h"
 
 #include <errno.h>
@@ -330,6 +331,13 @@ void gc_report__money(int64_t cents, const char *currency, char out[GC_REPORT__T
         for (const char *p = currency; *p && o < GC_REPORT__TEXT_LEN - 1 && p - currency < 8; p++)
                 out[o++] = (unsigned char)*p > 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
         out[o] = '\0';
+}
+
+_Static_assert(GC_REPORT_MONEY_LEN == GC_REPORT__TEXT_LEN, "one buffer size for money");
+
+void gc_report_money(double amount, const char *currency, char out[GC_REPORT_MONEY_LEN])
+{
+        gc_report__money(gc_report__to_cents(amount), currency, out);
 }
 
 /* ---- tables --------------------------------------------------------------------------------- */

@@ -32,6 +32,15 @@ int gc_report_summary_table(const gc_cost_summary *s, const char *currency, gc_b
 /* The same as a Markdown table. */
 int gc_report_summary_markdown(const gc_cost_summary *s, const char *currency, gc_buf *out);
 
+/*
+ * An amount of money as every human-readable figure of a report writes it: rounded to the cent,
+ * thousands separated, "$1,234.56" for USD (or no currency), "1,234.56 EUR" for another catalog
+ * currency (the code cut to 8 printable characters). The one formatter for report text, tables
+ * and the advisor's Savings section, so one report never writes money two ways.
+ */
+#define GC_REPORT_MONEY_LEN 64
+void gc_report_money(double amount, const char *currency, char out[GC_REPORT_MONEY_LEN]);
+
 typedef struct gc_period_report {
         const gc_ledger *ledger;
         const char *kind;    /* "weekly" or "daily" */

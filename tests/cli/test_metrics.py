@@ -125,6 +125,51 @@ def test_demo_shows_the_savings(cli):
     assert {planted_prefix(p) for p in usage_findings(doc["savings"])} == set(PLANTED)
 
 
+MONEY = r"\$\d{1,3}(?:,\d{3})*\.\d\d"  # as pkg/report writes USD: $1,234.56
+
+
+def test_demo_savings_write_money_as_the_report_does(cli):
+    """One report, one way of writing money: the Savings section's total, table and sentences
+    write "$119,928.64" as the spend tables above it do, never "119928.64 USD"."""
+    md = cli.ok("demo").out
+    head, savings = md.split("## Savings", 1)
+    assert re.search(r"\*\*Total spend: %s\*\*" % MONEY, head), head[:600]
+    assert re.search(r"Estimated savings: \*\*%s a month\*\*" % MONEY, savings), savings[:400]
+    assert "USD" not in savings and not re.search(r"\d\.\d\d [A-Z]{3}\b", savings), savings
+    rows = [r for r in savings.splitlines() if re.match(r"\| \d+ \|", r)]
+    assert rows and all(re.search(r"\| %s \|" % MONEY, r) for r in rows), rows
+    changes = re.findall(r"^\d+\. \*\*\w+\*\* \((\S+) a month\)", savings, re.M)
+    assert changes and all(re.fullmatch(MONEY, c) for c in changes), changes
+
+
+def test_demo_idle_capacity_names_whole_nodes(cli):
+    """"scale it down by 1 node(s) of 8.57 GPUs" was no advice: a node holds whole GPUs. Each
+    idle_capacity finding names the nodes to take out, from the example's nodes, in the pool it
+    is about, with their GPUs and what each costs a month; its saving is what they cost."""
+    nodes = {n["metadata"]["name"]: n for n in
+             json.loads((EXAMPLES / "nodes.json").read_text())["items"]}
+    doc = cli.ok("demo", "--format", "json").json()
+    found = [f for f in doc["savings"]["findings"] if f["kind"] == "idle_capacity"]
+    assert found
+    for f in found:
+        ev, summary = f["evidence"], f["change"]["summary"]
+        names = ev["nodes_to_remove"].split()
+        assert len(names) == ev["nodes_idle"] >= 1, ev
+        assert not re.search(r"\d\.\d+ GPUs(?! idle on average)", summary), summary
+        assert "node(s)" not in summary, summary
+        total = 0.0
+        for name in names:
+            assert name in nodes, name
+            m = re.search(r"%s \((\d+) GPUs?|%s \(([\d.]+) GPU-equivalents" % (
+                re.escape(name), re.escape(name)), summary)
+            assert m, (name, summary)
+            cost = re.search(re.escape(name) + r" \([^,]+, (%s) a month\)" % MONEY, summary)
+            assert cost, summary
+            total += float(cost.group(1)[1:].replace(",", ""))
+            assert name in f["change"]["stanza"]
+        assert f["monthly_savings"] == pytest.approx(total, abs=0.01 * len(names))
+
+
 UUID = "GPU-00000000-1111-2222-3333-444444444444"
 
 
@@ -139,6 +184,69 @@ def scrape_body(pod, ns, used_mib, total_mib, activity, uuid=UUID):
             "DCGM_FI_DEV_FB_USED{%s} %d\n"
             "DCGM_FI_DEV_FB_FREE{%s} %d\n" % (lab, activity, lab, used_mib, lab,
                                               total_mib - used_mib))
+
+
+def series_body(pod, ns, t0, minutes, openmetrics, used_mib=6890, total_mib=9856, activity=0.0):
+    """One sample a minute of one MIG device for `minutes` from t0: OpenMetrics (timestamps in
+    seconds, a fraction on every other one, `# EOF` last, as promtool reads) or text format
+    0.0.4 (milliseconds)."""
+    lab = ('gpu="5",UUID="%s",device="nvidia5",modelName="NVIDIA H100 80GB HBM3",'
+           'Hostname="ip-10-0-33-117.ec2.internal",GPU_I_PROFILE="1g.10gb",GPU_I_ID="9",'
+           'container="notebook",namespace="%s",pod="%s"' % (UUID, ns, pod))
+    out = []
+    for name, val in (("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "%f" % activity),
+                      ("DCGM_FI_DEV_FB_USED", "%d" % used_mib),
+                      ("DCGM_FI_DEV_FB_FREE", "%d" % (total_mib - used_mib))):
+        out.append("# TYPE %s gauge\n" % name)
+        for i in range(minutes):
+            t = t0 + 60 * i
+            ts = ("%d.25" % t if i % 2 else "%d" % t) if openmetrics else "%d" % (t * 1000 + 250 * (i % 2))
+            out.append("%s{%s} %s %s\n" % (name, lab, val, ts))
+    if openmetrics:
+        out.append("# EOF\n")
+    return "".join(out)
+
+
+DAY = "2026-11-22T15:00:00Z,2026-11-23T15:00:00Z"
+
+
+@pytest.mark.parametrize("openmetrics", [True, False], ids=["openmetrics", "text"])
+def test_a_day_of_one_minute_samples_in_either_format(cli, tmp_path, openmetrics):
+    """A day of one-minute samples of the notebook sitting idle on its slice, saved as an
+    OpenMetrics file (seconds) or as text format 0.0.4 (milliseconds): the pod holds its slice
+    the whole day, so the samples cover all of it and it is idle for all of it."""
+    pod = pod_by_prefix("jupyter-hana-")["metadata"]["name"]
+    start, end = truth.parse_window(DAY)
+    f = tmp_path / ("day.%s" % ("om" if openmetrics else "prom"))
+    f.write_text(series_body(pod, "research", start, (end - start) // 60, openmetrics))
+    doc = cli.ok(*analyze_args(DAY), "--metrics", f).json()
+    got = usage_findings(doc["savings"])
+    assert list(got) == [pod], (got, doc["savings"]["notes"])
+    (fd,) = got[pod]
+    assert fd["kind"] == "idle_gpu"
+    ev = fd["evidence"]
+    assert ev["samples"] == 1440
+    assert ev["coverage"] == pytest.approx(1.0, abs=0.01), ev
+    assert ev["idle_longest_minutes"] >= 23 * 60, ev
+    assert truth.parse_time(ev["window"]["start"]) == start
+    assert truth.parse_time(ev["window"]["end"]) >= end - 60
+
+
+def test_openmetrics_and_text_files_give_the_same_savings(cli, tmp_path):
+    """The example's week of series (milliseconds) rewritten as OpenMetrics (seconds, `# EOF`):
+    the same findings to the cent."""
+    om = tmp_path / "metrics.om"
+    lines = []
+    for line in METRICS.read_text().splitlines():
+        m = re.match(r"^(\S.*\}) (\S+) (\d+)$", line)
+        if m and not line.startswith("#"):
+            ms = int(m.group(3))
+            line = "%s %s %d.%03d" % (m.group(1), m.group(2), ms // 1000, ms % 1000)
+        lines.append(line)
+    om.write_text("\n".join(lines) + "\n# EOF\n")
+    a = cli.ok(*analyze_args(W47), "--metrics", METRICS).json()["savings"]
+    b = cli.ok(*analyze_args(W47), "--metrics", om).json()["savings"]
+    assert a == b
 
 
 def test_untimestamped_files_form_a_series_by_mtime(cli, tmp_path):

@@ -681,10 +681,48 @@ START_TEST(test_idle_capacity)
         ck_assert_double_eq(fig(f, "gpus_per_node"), 8);
         ck_assert_double_eq_tol(fig(f, "idle_gpu_hours"), 12 * 168, 1e-6);
         ck_assert_double_eq_tol(f->monthly_savings, 8 * 12.29 * 730, 1e-6);
+        /* It names the node to take out (the most idle), its whole GPUs and what it costs. */
+        ck_assert_str_eq(fig_text(f, "nodes_to_remove"), "n2");
+        ck_assert_msg(strstr(f->summary, "take out 1 node, the most idle: n2 (8 GPUs, $71,773.60 a "
+                                         "month)"),
+                      "%s", f->summary);
+        ck_assert_str_eq(f->stanza, "node pool " H100 " / on-demand: 1 fewer node: n2");
         /* 7.9 idle GPUs on average is less than a node: nothing to scale down. */
         put_usage("u2", "ml", "vision", "p1", H100, "on-demand", "n2", 4.1, 12.29, W0, GC_OPEN);
         run(NULL, 0, NULL);
         ck_assert_uint_eq(count_kind(GC_FINDING_IDLE_CAPACITY), 0);
+}
+END_TEST
+
+/*
+ * A pool of a MIG node whose slices' shares add up to 8.57 GPU-equivalents (1g.10gb x 16, 2g.20gb
+ * x 8, 3g.40gb x 8 on 8 H100s) and a whole 8-GPU node: the sentence never says "8.57 GPUs" (a node
+ * holds whole GPUs); it names the node(s) it takes out and what each costs, the most idle first.
+ */
+START_TEST(test_idle_capacity_names_nodes)
+{
+        const double mig = 16.0 / 7 + 16.0 / 7 + 8 * 0.5;
+        const gc_finding *f;
+
+        put_node("mig-1", H100, "on-demand", mig, 12.29, W0 - DAY, GC_OPEN);
+        put_node("whole-1", H100, "on-demand", 8, 12.29, W0 - DAY, GC_OPEN);
+        put_node("whole-2", H100, "on-demand", 8, 12.29, W0 - DAY, GC_OPEN);
+        put_node("whole-3", H100, "on-demand", 8, 12.29, W0 - DAY, GC_OPEN);
+        /* whole-1 is busy; the other three idle. 32.57 - 8 = 24.57 idle: 2 nodes of <= 8.57. */
+        put_usage("u1", "ml", "vision", "p1", H100, "on-demand", "whole-1", 8, 12.29, W0, GC_OPEN);
+        run(NULL, 0, NULL);
+        f = first_kind(GC_FINDING_IDLE_CAPACITY);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_double_eq(fig(f, "nodes_idle"), 2);
+        /* mig-1 idles most (8.57), then whole-2 and whole-3 tie at 8: by name. */
+        ck_assert_str_eq(fig_text(f, "nodes_to_remove"), "mig-1 whole-2");
+        ck_assert_msg(strstr(f->summary, "take out 2 nodes, the most idle: mig-1 (8.57 "
+                                         "GPU-equivalents, $76,900.29 a month), whole-2 (8 GPUs, "
+                                         "$71,773.60 a month)"),
+                      "%s", f->summary);
+        ck_assert_ptr_null(strstr(f->summary, "8.57 GPUs"));
+        ck_assert_double_eq_tol(f->monthly_savings, (mig + 8) * 12.29 * 730, 1e-6);
+        ck_assert_str_eq(f->stanza, "node pool " H100 " / on-demand: 2 fewer nodes: mig-1 whole-2");
 }
 END_TEST
 
@@ -1004,10 +1042,21 @@ START_TEST(test_markdown)
         gc_buf_init(&b, 1u << 20);
         ck_assert_int_eq(gc_advisor_markdown(res, "USD", &b), 0);
         ck_assert_ptr_nonnull(strstr(b.data, "## Savings\n"));
+        /* Money as the rest of the report writes it (pkg/report): "$53,830.20", never "USD". */
+        ck_assert_ptr_nonnull(strstr(b.data, "| # | finding | subject | team | saving / month |"));
         ck_assert_ptr_nonnull(
-            strstr(b.data, "| # | finding | subject | team | saving / month (USD)"));
+            strstr(b.data, "| 1 | over_requested | ml/big | vision | $53,830.20 |"));
+        ck_assert_ptr_nonnull(strstr(b.data, "1. **over_requested** ($53,830.20 a month): "));
+        ck_assert_ptr_nonnull(strstr(b.data, "Estimated savings: **$"));
+        ck_assert_ptr_null(strstr(b.data, "USD"));
+        ck_assert_ptr_null(strstr(b.data, "53830.20"));
+        gc_buf_free(&b);
+        /* Another catalog currency: its code after the amount, as the report's tables do. */
+        gc_buf_init(&b, 1u << 20);
+        ck_assert_int_eq(gc_advisor_markdown(res, "EUR", &b), 0);
         ck_assert_ptr_nonnull(
-            strstr(b.data, "| 1 | over_requested | ml/big | vision | 53830.20 |"));
+            strstr(b.data, "| 1 | over_requested | ml/big | vision | 53,830.20 EUR |"));
+        ck_assert_ptr_nonnull(strstr(b.data, "1. **over_requested** (53,830.20 EUR a month): "));
         ck_assert_ptr_nonnull(strstr(b.data, "| vi\\|sion |")); /* a pipe cannot end the cell */
         ck_assert_ptr_nonnull(strstr(b.data, "### Changes"));
         ck_assert_ptr_nonnull(strstr(b.data, "   ```yaml\n   resources:\n     limits:\n"
@@ -1132,6 +1181,7 @@ static Suite *advisor_suite(void)
         tcase_add_test(tc, test_no_usage_data);
         tcase_add_test(tc, test_unattributed);
         tcase_add_test(tc, test_idle_capacity);
+        tcase_add_test(tc, test_idle_capacity_names_nodes);
         tcase_add_test(tc, test_reserve_floor);
         tcase_add_test(tc, test_reserve_floor_percentile_and_short_window);
         tcase_add_test(tc, test_buy_vs_rent);

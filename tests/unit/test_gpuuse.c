@@ -760,6 +760,60 @@ START_TEST(test_scrape_http)
 }
 END_TEST
 
+/*
+ * An exporter answering OpenMetrics (seconds, fractions allowed) whatever was asked: its
+ * Content-Type decides, so a minute of samples is a minute, not 60 ms. Served under text/plain
+ * the same body cannot be read right (seconds taken for milliseconds): refused, nothing applied.
+ */
+START_TEST(test_scrape_openmetrics)
+{
+        static const char body[] =
+            "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n"
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",namespace=\"a\",pod=\"b\"} 0.5 1795166100\n"
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",namespace=\"a\",pod=\"b\"} 0.7 1795166160.5\n"
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",namespace=\"a\",pod=\"b\"} 0.6 1795166220\n"
+            "# EOF\n";
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        gc_gpuuse_stats st;
+        gc_gpuuse_pod p;
+        server sv;
+        char url[128], err[256];
+        size_t rl;
+        char *resp = http_response("200 OK",
+                                   "application/openmetrics-text; version=1.0.0; "
+                                   "charset=utf-8",
+                                   body, sizeof(body) - 1, &rl);
+
+        server_start(&sv, resp, rl);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", sv.port);
+        ck_assert_msg(
+            gc_gpuuse_scrape(s, url, 5, 1 << 20, NULL, T0 + 600, 60, &st, err, sizeof(err)) == 0,
+            "%s", err);
+        server_stop(&sv);
+        free(resp);
+        ck_assert_uint_eq(st.parse_errors, 0);
+        ck_assert_int_eq(gc_gpuuse_pod_get(s, "a", "b", T0, T0 + 180, &p), 0);
+        ck_assert_uint_eq(p.samples, 3);
+        ck_assert_int_eq(p.first_at, T0);
+        ck_assert_int_eq(p.last_at, T0 + 120);
+        ck_assert_double_eq_tol(p.coverage, 1.0, EPS);
+        gc_gpuuse_free(s);
+
+        s = gc_gpuuse_new(NULL);
+        resp = http_response("200 OK", "text/plain; version=0.0.4", body, sizeof(body) - 1, &rl);
+        server_start(&sv, resp, rl);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", sv.port);
+        ck_assert_int_eq(
+            gc_gpuuse_scrape(s, url, 5, 1 << 20, NULL, T0 + 600, 60, &st, err, sizeof(err)),
+            -EPROTO);
+        server_stop(&sv);
+        free(resp);
+        ck_assert_msg(strstr(err, "# EOF") && strstr(err, "text/plain"), "%s", err);
+        ck_assert_int_eq(gc_gpuuse_pod_get(s, "a", "b", 0, T0 + 180, &p), -ENOENT);
+        gc_gpuuse_free(s);
+}
+END_TEST
+
 /* A server that takes the request and never answers: the timeout ends the scrape. */
 static void *serve_silent(void *arg)
 {
@@ -861,6 +915,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_prom_matrix);
         tcase_add_test(tc, test_prom_vector_and_errors);
         tcase_add_test(tc, test_scrape_http);
+        tcase_add_test(tc, test_scrape_openmetrics);
         tcase_add_test(tc, test_query_range_http);
         tcase_add_test(tc, test_scrape_timeout);
         suite_add_tcase(s, tc);

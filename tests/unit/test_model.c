@@ -589,6 +589,25 @@ START_TEST(errors_name_the_field)
                                 &p, err, sizeof(err)),
                          -EINVAL);
         ck_assert_str_eq(err, "metadata.name: missing");
+        /* The container-status path is built whole for each level (it was strncat'ed). */
+        ck_assert_int_eq(pod_of(&e,
+                                "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{"
+                                "'limits':{'nvidia.com/gpu':'1'}}}]},'status':{'phase':'Succeeded',"
+                                "'containerStatuses':[{'name':'a','state':{'running':{}}},{'name':"
+                                "'b','state':{'terminated':{'finishedAt':'yesterday'}}}]}}",
+                                &p, err, sizeof(err)),
+                         -EINVAL);
+        ck_assert_msg(
+            strncmp(err, "status.containerStatuses[1].state.terminated.finishedAt: ", 57) == 0,
+            "%s", err);
+        ck_assert_int_eq(pod_of(&e,
+                                "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{"
+                                "'limits':{'nvidia.com/gpu':'1'}}}]},'status':{'phase':'Failed',"
+                                "'initContainerStatuses':[{'name':'a','state':{'terminated':3}}]}}",
+                                &p, err, sizeof(err)),
+                         -EINVAL);
+        ck_assert_msg(strncmp(err, "status.initContainerStatuses[0].state.terminated: ", 50) == 0,
+                      "%s", err);
         ck_assert_int_eq(pod_of(&e,
                                 "{'metadata':{'name':'p','labels':{'team':'a b'}},'spec':{"
                                 "'containers':[{'resources':{'limits':{'nvidia.com/gpu':'1'}}}]}}",

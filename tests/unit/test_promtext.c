@@ -433,6 +433,48 @@ static unsigned long long next_rand(void)
         return rng;
 }
 
+/* Which format a body is: the Content-Type on the wire, the "# EOF" terminator in a file. */
+START_TEST(test_format_flags)
+{
+        static const struct {
+                const char *ct;
+                unsigned want;
+        } ct[] = {
+            {"application/openmetrics-text", GC_PROM_OPENMETRICS},
+            {"application/openmetrics-text; version=1.0.0; charset=utf-8", GC_PROM_OPENMETRICS},
+            {"Application/OpenMetrics-Text;version=0.0.1", GC_PROM_OPENMETRICS},
+            {" application/openmetrics-text", GC_PROM_OPENMETRICS},
+            {"text/plain; version=0.0.4; charset=utf-8", 0},
+            {"application/openmetrics-textual", 0},
+            {"application/octet-stream", 0},
+            {"", 0},
+            {NULL, 0},
+        };
+        static const struct {
+                const char *body;
+                unsigned want;
+        } body[] = {
+            {"m 1 1795166100\n# EOF\n", GC_PROM_OPENMETRICS},
+            {"m 1 1795166100\n# EOF", GC_PROM_OPENMETRICS},
+            {"m 1 1795166100\r\n# EOF\r\n\n  ", GC_PROM_OPENMETRICS},
+            {"# EOF\n", GC_PROM_OPENMETRICS},
+            {"m 1 1795166100000\n", 0},
+            {"m 1\n# EOF\nm 2\n", 0},
+            {"m 1 # EOF\n", 0},
+            {"", 0},
+        };
+
+        for (size_t i = 0; i < sizeof(ct) / sizeof(ct[0]); i++)
+                ck_assert_msg(gc_prom_content_type_flags(ct[i].ct) == ct[i].want, "%s",
+                              ct[i].ct ? ct[i].ct : "(null)");
+        for (size_t i = 0; i < sizeof(body) / sizeof(body[0]); i++)
+                ck_assert_msg(gc_prom_body_flags(body[i].body, strlen(body[i].body)) ==
+                                  body[i].want,
+                              "%s", body[i].body);
+        ck_assert_uint_eq(gc_prom_body_flags(NULL, 0), 0);
+}
+END_TEST
+
 START_TEST(test_value_vs_strtod)
 {
         char s[64];
@@ -581,6 +623,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_garbage);
         tcase_add_test(tc, test_stop);
         tcase_add_test(tc, test_openmetrics_eof);
+        tcase_add_test(tc, test_format_flags);
         tcase_add_test(tc, test_value_vs_strtod);
         tcase_add_test(tc, test_format_double);
         tcase_add_test(tc, test_write_roundtrip);
