@@ -34,8 +34,10 @@ unit-asan: build-asan
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
 
-# The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py).
+# The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py); the
+# export's test runs the FinOps Foundation's validator, installed once into a cached venv.
 cli-test: build
+	FOCUS_VALIDATOR=$$(./scripts/focus-validator.sh) && export FOCUS_VALIDATOR && \
 	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
 		python3 -m pytest -q tests/cli
 

@@ -39,7 +39,6 @@ typedef struct gc__ex {
         gc_buf cell; /* JSON cells before quoting */
         gc_export_totals t;
         int minor;
-        int64_t now; /* the export's present: months ended by now are invoiced */
         const char *cluster, *currency;
 } gc__ex;
 
@@ -287,7 +286,7 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
         const char *region = x->o->region_of ? x->o->region_of(x->o->region_ud, n->node) : NULL;
         double price = w->hours > 0 ? w->cost / w->hours : NAN;
         int64_t bp_start, bp_end;
-        char desc[512], rid[512], sku[256], inv[128];
+        char desc[512], rid[512], sku[256];
         int r;
 
         gc__ex_month(w->start, &bp_start, &bp_end);
@@ -337,17 +336,8 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 r = isfinite(price) ? gc__ex_numc(x, price) : gc__ex_str(x, NULL);
         if (r == 0)
                 r = gc__ex_numc(x, w->cost); /* EffectiveCost */
-        if (r == 0 && bp_end <= x->now) {
-                /* InvoiceId: a month over by now is closed on its chargeback statement; the
-                 * charges of a month still open are on no invoice yet (null). */
-                int64_t y;
-                unsigned m, d;
-
-                gc_civil_from_days(bp_start / 86400, &y, &m, &d);
-                snprintf(inv, sizeof(inv), "%s-%04lld-%02u", x->cluster, (long long)y, m);
-                r = gc__ex_str(x, inv);
-        } else if (r == 0)
-                r = gc__ex_str(x, NULL);
+        if (r == 0)
+                r = gc__ex_str(x, NULL); /* InvoiceId: the cluster issues no invoice */
         if (r == 0)
                 r = gc__ex_str(x, x->cluster); /* InvoiceIssuerName */
         if (r == 0)
@@ -682,7 +672,6 @@ int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
                         return r;
         }
         x.minor = o->focus_minor ? o->focus_minor : 3;
-        x.now = o->now ? o->now : o->end;
         x.cluster = o->cluster && *o->cluster ? o->cluster : "default";
         x.currency = o->currency && *o->currency ? o->currency : "USD";
         gc_buf_init(&x.out, GC_EXPORT_PIECE_BYTES + (64u << 10));
