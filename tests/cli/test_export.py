@@ -198,3 +198,42 @@ def test_remote_export_matches_the_api(cli, tmp_path):
     finally:
         demo.proc.terminate()
         demo.proc.wait(timeout=10)
+
+
+def test_api_costs_share_idle(cli, tmp_path):
+    demo = Demo(_controller_path(cli), tmp_path)
+    try:
+        plain = demo.json("/api/v1/costs", window="7d", by="team,project")
+        assert "chargeback" not in plain and "charged_usd" not in plain["groups"][0]
+        for by in ("team", "team,project", "namespace,team"):
+            d = demo.json("/api/v1/costs", window="7d", by=by, share_idle="proportional")
+            cb = d["chargeback"]
+            assert cb["mode"] == "proportional"
+            bills = sum(g["charged_usd"] for g in d["groups"])
+            assert round(bills, 2) == round(cb["charged_usd"], 2) == \
+                round(d["capacity"]["cost_usd"], 2)
+            assert round(cb["shared_usd"], 2) == round(
+                d["idle"]["cost_usd"] + sum(g["cost_usd"] for g in d["groups"]
+                                            if g["keys"]["team"] == "__unattributed__"), 2)
+            spent = {}
+            for g in d["groups"]:
+                if g["keys"]["team"] != "__unattributed__":
+                    spent[g["keys"]["team"]] = spent.get(g["keys"]["team"], 0) + g["cost_usd"]
+            total = sum(spent.values())
+            for g in d["groups"]:  # proportional: shared / cost is the same for every group
+                if g["keys"]["team"] != "__unattributed__" and g["cost_usd"] > 0:
+                    assert g["shared_usd"] / g["cost_usd"] == pytest.approx(
+                        cb["shared_usd"] / total, rel=1e-9)
+        stepped = demo.json("/api/v1/costs", window="2d", step="1d", by="team",
+                            share_idle="proportional")
+        for s in stepped["sets"]:
+            assert round(s["chargeback"]["charged_usd"], 2) == round(s["capacity"]["cost_usd"], 2)
+        for params in ({"share_idle": "half"}, {"share_idle": "proportional", "by": "model"},
+                       {"share_idle": "proportional", "team": "ml"},
+                       {"share_idle": "weights"}):
+            status, body = demo.get("/api/v1/costs", window="7d", **params)
+            assert status == 400, (params, body)
+            assert json.loads(body)["parameter"] == "share_idle"
+    finally:
+        demo.proc.terminate()
+        demo.proc.wait(timeout=10)
