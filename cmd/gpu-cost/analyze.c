@@ -398,12 +398,13 @@ finish:
 }
 
 static const char demo_usage[] =
-    "Usage: gpu-cost demo [--format markdown|json]\n"
+    "Usage: gpu-cost demo [--format markdown|json] [--share-idle none|proportional]\n"
     "\n"
     "Prints the weekly GPU spend report of a bundled example cluster (H100 nodes with MIG,\n"
     "time-sliced T4s, spot and on-demand A100s, an on-premises node; five teams), as a team\n"
     "lead would read it. Needs no cluster and no files: the example is built in. The same\n"
-    "files are in examples/ for `gpu-cost analyze`.\n";
+    "files are in examples/ for `gpu-cost analyze`. --share-idle proportional adds the\n"
+    "Chargeback section: each team's share of idle and unattributed cost, and its bill.\n";
 
 /* Reads "now" and "window" from the embedded demo.json. */
 static int demo_settings(const input *in, int64_t *ret_now, int64_t *ret_start, int64_t *ret_end)
@@ -421,6 +422,7 @@ int cmd_demo(int argc, char **argv)
 {
         static const struct option opts[] = {
             {"format", required_argument, NULL, 'f'},
+            {"share-idle", required_argument, NULL, 'S'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -429,6 +431,7 @@ int cmd_demo(int argc, char **argv)
         cli_metrics_file mf;
         gc_buf sv_md, sv_json;
         gc_period_report rep;
+        gc_chargeback cb = {GC_CHARGEBACK_NONE, NULL, 0};
         int64_t now = 0;
         const char *notes[1];
         analysis a;
@@ -447,6 +450,15 @@ int cmd_demo(int argc, char **argv)
                 case 'f':
                         if (parse_format(optarg, 0, &fmt) < 0)
                                 goto finish;
+                        break;
+                case 'S':
+                        if (gc_chargeback_mode_parse(optarg, &cb.mode) < 0 ||
+                            cb.mode == GC_CHARGEBACK_WEIGHTS) {
+                                cli_error("--share-idle: must be none or proportional (the "
+                                          "example configures no weights), got \"%s\"",
+                                          optarg);
+                                goto finish;
+                        }
                         break;
                 case 'h':
                         fputs(demo_usage, stdout);
@@ -493,6 +505,7 @@ int cmd_demo(int argc, char **argv)
                 goto finish;
         rep.savings_markdown = sv_md.data;
         rep.savings_json = sv_json.data;
+        rep.chargeback = &cb;
         r = fmt == FMT_JSON ? gc_report_period_json(&rep, &out)
                             : gc_report_period_markdown(&rep, &out);
         if (r == 0)

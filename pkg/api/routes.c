@@ -412,6 +412,7 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
         rep.now = s->p.now;
         rep.top_n = s->p.cfg->top_n;
         rep.utc_offset_s = s->p.cfg->utc_offset_s;
+        rep.chargeback = &s->p.cfg->chargeback;
         /* The findings stand on the last week of measured use (their text names the window):
          * they go with the periods that overlap it. Older periods' Savings are in their report
          * ConfigMaps, made at their end. */

@@ -71,6 +71,12 @@ typedef struct gc_period_report {
          */
         const char *savings_markdown;
         const char *savings_json;
+        /* Chargeback (may be NULL, or mode none: no such section). Otherwise the report gains a
+         * "Chargeback" section and a "chargeback" JSON member: per team its spend, its share of
+         * idle capacity and unattributed spend (gc_chargeback_ratios over the whole period) and
+         * its bill; the bills add up to total + idle, the capacity's cost. Left out of a team's
+         * own report (idle is the cluster's). */
+        const gc_chargeback *chargeback;
 } gc_period_report;
 
 /*

@@ -237,3 +237,25 @@ def test_api_costs_share_idle(cli, tmp_path):
     finally:
         demo.proc.terminate()
         demo.proc.wait(timeout=10)
+
+
+def test_report_chargeback_section_adds_up(cli):
+    plain = cli.ok("demo", "--format", "json").json()
+    assert "chargeback" not in plain  # nothing configured: the report is as before
+    d = cli.ok("demo", "--format", "json", "--share-idle", "proportional").json()
+    cb = d["chargeback"]
+    assert cb["mode"] == "proportional"
+    assert round(sum(t["charged_usd"] for t in cb["teams"]), 2) == \
+        round(cb["capacity_cost_usd"], 2) == round(d["summary"]["capacity"]["cost_usd"], 2)
+    md = cli.ok("demo", "--share-idle", "proportional").out
+    section = md.split("## Chargeback (proportional)", 1)[1].split("\n## ", 1)[0]
+    cells = [[c.strip() for c in line.strip("|").split("|")]
+             for line in section.splitlines() if line.startswith("| ")]
+    money = lambda s: float(s.strip("*").replace("$", "").replace(",", ""))  # noqa: E731
+    body = [c for c in cells[1:] if not c[0].startswith(("**", "-"))]
+    total = [c for c in cells if c[0] == "**Total**"][0]
+    for col in (1, 2, 3):  # every column adds up to its total line, to the cent
+        assert round(sum(money(c[col]) for c in body), 2) == money(total[col])
+    assert money(total[3]) == round(cb["capacity_cost_usd"], 2)
+    r = cli("demo", "--share-idle", "weights")
+    assert r.code == 2 and "--share-idle" in r.err
