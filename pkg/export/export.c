@@ -13,6 +13,7 @@
 #define GC__EX_M_PROP    "gpu-cost:shared-proportional"
 #define GC__EX_M_WEIGHTS "gpu-cost:shared-weights"
 #define GC__EX_UNIT      "GPU-Hours"
+#define GC__EX_CHUNK     24 /* periods per stepped query: a day of hours (<= GC_LEDGER_MAX_STEPS) */
 
 typedef enum { GC__EX_USAGE, GC__EX_IDLE, GC__EX_SHARED } gc__ex_kind;
 
@@ -690,10 +691,11 @@ int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
         } else {
                 if (r == 0)
                         r = gc__ex_query(&x, o->start, first, 0);
-                /* Stepped queries of at most GC_LEDGER_MAX_STEPS periods each. */
+                /* Stepped queries of at most GC__EX_CHUNK periods each: one pass over the ledger
+                 * per chunk, and a chunk's summaries held at once, so memory follows the chunk,
+                 * never the window. */
                 for (int64_t a = first; r == 0 && a < last;) {
-                        int64_t b = last - a > g * GC_LEDGER_MAX_STEPS ? a + g * GC_LEDGER_MAX_STEPS
-                                                                        : last;
+                        int64_t b = last - a > g * GC__EX_CHUNK ? a + g * GC__EX_CHUNK : last;
 
                         r = gc__ex_query(&x, a, b, g);
                         a = b;
