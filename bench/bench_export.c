@@ -105,8 +105,8 @@ static int run(int64_t hours)
         printf("hours=%lld rows=%llu export_s=%.2f rows_per_s=%.0f peak_rss_kib=%ld\n",
                (long long)hours, (unsigned long long)t.rows,
                (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
-               (double)t.rows / ((double)(b.tv_sec - a.tv_sec) +
-                                 (double)(b.tv_nsec - a.tv_nsec) / 1e9 + 1e-9),
+               (double)t.rows /
+                   ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 + 1e-9),
                ru.ru_maxrss);
         fflush(stdout); /* the child leaves by _exit */
         fclose(null);

@@ -592,8 +592,7 @@ static const char export_usage[] =
     "  --window W         offline: START,END as RFC 3339 times; remote: any API window\n"
     "                     (lastmonth, 7d, START,END, ...; default lastmonth)\n"
     "  --pods, --nodes, --namespaces, --prices, --config  as for analyze\n"
-    "Remote flags:\n" CLI_REMOTE_HELP_SHORT
-    "\n"
+    "Remote flags:\n" CLI_REMOTE_HELP_SHORT "\n"
     "Exit status: 0 on success, 2 on bad input (the message names the flag or file).\n";
 
 int cmd_export(int argc, char **argv)

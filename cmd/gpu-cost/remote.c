@@ -837,9 +837,8 @@ int cmd_export_remote(int argc, char **argv)
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
-        const char *params[REMOTE_MAX_PARAMS * 2] = {"window",        "lastmonth", "granularity",
-                                                     NULL,            "focus_version", NULL,
-                                                     "share_idle",    NULL};
+        const char *params[REMOTE_MAX_PARAMS * 2] = {
+            "window", "lastmonth", "granularity", NULL, "focus_version", NULL, "share_idle", NULL};
         cli_export_flags f = {.format = GC_EXPORT_FOCUS};
         gc_buf body;
         remote rm;
@@ -888,10 +887,9 @@ int cmd_export_remote(int argc, char **argv)
         params[7] = f.share_s;
         rc = remote_ready(&rm);
         if (rc == 0)
-                rc = remote_get(&rm,
-                                f.format == GC_EXPORT_CSV ? "/api/v1/export/csv"
-                                                          : "/api/v1/export/focus",
-                                params, 4, &body);
+                rc = remote_get(
+                    &rm, f.format == GC_EXPORT_CSV ? "/api/v1/export/csv" : "/api/v1/export/focus",
+                    params, 4, &body);
         if (rc != 0)
                 goto finish;
         rc = GC_EXIT_FAIL;

@@ -28,8 +28,8 @@ static const char *gc__export_region(void *ud, const char *node)
  */
 int gc__api_export(gc__api_ctx *x)
 {
-        static const char *const known[] = {"window", "granularity", "focus_version",
-                                            "share_idle", NULL};
+        static const char *const known[] = {"window", "granularity", "focus_version", "share_idle",
+                                            NULL};
         const char *path = x->req->path;
         const char *gran = gc_httpd_query(x->req, "granularity");
         const char *ver = gc_httpd_query(x->req, "focus_version");

@@ -78,9 +78,9 @@ static int gc__costs_step(void *ud, const gc_cost_summary *s)
 
 int gc__api_costs(gc__api_ctx *x)
 {
-        static const char *const known[] = {"window",  "by",    "step",          "namespace",
-                                            "team",    "project", "model",       "capacity_type",
-                                            "node",    "pod",   "share_idle",    NULL};
+        static const char *const known[] = {"window", "by",      "step",       "namespace",
+                                            "team",   "project", "model",      "capacity_type",
+                                            "node",   "pod",     "share_idle", NULL};
         gc_query q = {0};
         gc_cost_summary sum = {0};
         gc_buf *b = &x->res->body;

@@ -954,8 +954,9 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
         t = cJSON_GetObjectItemCaseSensitive(v, "mode");
         if (t && (!cJSON_IsString(t) ||
                   gc_chargeback_mode_parse(t->valuestring, &c->chargeback.mode) < 0)) {
-                gc__err(err, errlen, "chargeback.mode: must be \"none\", \"proportional\" or "
-                                     "\"weights\"");
+                gc__err(err, errlen,
+                        "chargeback.mode: must be \"none\", \"proportional\" or "
+                        "\"weights\"");
                 return -EINVAL;
         }
         t = cJSON_GetObjectItemCaseSensitive(v, "weights");
@@ -993,8 +994,9 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
         c->chargeback.weights = c->team_weights;
         c->chargeback.n_weights = n;
         if (c->chargeback.mode == GC_CHARGEBACK_WEIGHTS && n == 0) {
-                gc__err(err, errlen, "chargeback.weights: mode \"weights\" needs at least one "
-                                     "team's weight");
+                gc__err(err, errlen,
+                        "chargeback.weights: mode \"weights\" needs at least one "
+                        "team's weight");
                 return -EINVAL;
         }
         return 0;

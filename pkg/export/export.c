@@ -128,8 +128,8 @@ static void gc__ex_month(int64_t t, int64_t *ret_start, int64_t *ret_end)
 
         gc_civil_from_days(days, &y, &m, &d);
         *ret_start = gc_days_from_civil(y, m, 1) * 86400;
-        *ret_end = (m == 12 ? gc_days_from_civil(y + 1, 1, 1) : gc_days_from_civil(y, m + 1, 1)) *
-                   86400;
+        *ret_end =
+            (m == 12 ? gc_days_from_civil(y + 1, 1, 1) : gc_days_from_civil(y, m + 1, 1)) * 86400;
 }
 
 static int gc__ex_flush(gc__ex *x, int force)
@@ -145,32 +145,51 @@ static int gc__ex_flush(gc__ex *x, int force)
 
 /* ---- columns ------------------------------------------------------------------------------ */
 
-static const char *const gc__ex_csv_cols[] = {
-    "period_start", "period_end",  "cluster", "node",      "model",    "capacity_type",
-    "namespace",    "team",        "project", "kind",      "gpu_hours", "cost",
-    "currency",     "price_per_gpu_hour", NULL};
+static const char *const gc__ex_csv_cols[] = {"period_start",
+                                              "period_end",
+                                              "cluster",
+                                              "node",
+                                              "model",
+                                              "capacity_type",
+                                              "namespace",
+                                              "team",
+                                              "project",
+                                              "kind",
+                                              "gpu_hours",
+                                              "cost",
+                                              "currency",
+                                              "price_per_gpu_hour",
+                                              NULL};
 
 /* FOCUS 1.2 columns (docs/export.md cites each), then what 1.3 adds. */
-static const char *const gc__ex_focus_cols[] = {
-    "BilledCost",        "BillingAccountId", "BillingAccountName", "BillingCurrency",
-    "BillingPeriodEnd",  "BillingPeriodStart", "ChargeCategory",   "ChargeClass",
-    "ChargeDescription", "ChargeFrequency",  "ChargePeriodEnd",    "ChargePeriodStart",
-    "ConsumedQuantity",  "ConsumedUnit",     "ContractedCost",     "ContractedUnitPrice",
-    "EffectiveCost",     "InvoiceId",        "InvoiceIssuerName", "ListCost",          "ListUnitPrice",
-    "PricingCategory",   "PricingQuantity",  "PricingUnit",        "ProviderName",
-    "PublisherName",     "RegionId",         "ResourceId",         "ResourceName",
-    "ResourceType",      "ServiceCategory",  "ServiceName",        "ServiceSubcategory", "SkuId",
-    "SkuPriceId",        "Tags",             "x_CostKind",         NULL};
+static const char *const gc__ex_focus_cols[] = {"BilledCost",         "BillingAccountId",
+                                                "BillingAccountName", "BillingCurrency",
+                                                "BillingPeriodEnd",   "BillingPeriodStart",
+                                                "ChargeCategory",     "ChargeClass",
+                                                "ChargeDescription",  "ChargeFrequency",
+                                                "ChargePeriodEnd",    "ChargePeriodStart",
+                                                "ConsumedQuantity",   "ConsumedUnit",
+                                                "ContractedCost",     "ContractedUnitPrice",
+                                                "EffectiveCost",      "InvoiceId",
+                                                "InvoiceIssuerName",  "ListCost",
+                                                "ListUnitPrice",      "PricingCategory",
+                                                "PricingQuantity",    "PricingUnit",
+                                                "ProviderName",       "PublisherName",
+                                                "RegionId",           "ResourceId",
+                                                "ResourceName",       "ResourceType",
+                                                "ServiceCategory",    "ServiceName",
+                                                "ServiceSubcategory", "SkuId",
+                                                "SkuPriceId",         "Tags",
+                                                "x_CostKind",         NULL};
 
 static const char *const gc__ex_focus13_cols[] = {
-    "AllocatedMethodDetails", "AllocatedMethodId",   "AllocatedResourceId",
-    "AllocatedResourceName",  "AllocatedTags",       "HostProviderName",
-    "ServiceProviderName",    NULL};
+    "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId", "AllocatedResourceName",
+    "AllocatedTags",          "HostProviderName",  "ServiceProviderName", NULL};
 
 static int gc__ex_header(gc__ex *x)
 {
-        const char *const *cols = x->o->format == GC_EXPORT_CSV ? gc__ex_csv_cols
-                                                                : gc__ex_focus_cols;
+        const char *const *cols =
+            x->o->format == GC_EXPORT_CSV ? gc__ex_csv_cols : gc__ex_focus_cols;
         int r = 0;
 
         for (size_t i = 0; r == 0 && cols[i]; i++) {
@@ -179,8 +198,8 @@ static int gc__ex_header(gc__ex *x)
                 if (r == 0)
                         r = gc_buf_puts(&x->out, cols[i]);
         }
-        for (size_t i = 0; r == 0 && x->o->format == GC_EXPORT_FOCUS && x->minor >= 3 &&
-                           gc__ex_focus13_cols[i];
+        for (size_t i = 0;
+             r == 0 && x->o->format == GC_EXPORT_FOCUS && x->minor >= 3 && gc__ex_focus13_cols[i];
              i++) {
                 r = gc_buf_append(&x->out, ",", 1);
                 if (r == 0)
@@ -377,9 +396,9 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 /* 1.2 has no allocation columns: who the cost is for goes into Tags. 1.3's
                  * allocated charges keep the origin charge's (the node's) Tags and name the
                  * team in AllocatedTags, which must not repeat a key of Tags. */
-                const char *kv12[] = {"cluster",   x->cluster, "node",    n->node,
-                                      "namespace", w->ns,      "team",    w->team,
-                                      "project",   w->project, "idle",    NULL};
+                const char *kv12[] = {"cluster",   x->cluster, "node", n->node,
+                                      "namespace", w->ns,      "team", w->team,
+                                      "project",   w->project, "idle", NULL};
                 const char *kv13[] = {"cluster", x->cluster, "node", n->node};
 
                 if (w->kind == GC__EX_IDLE)
@@ -399,8 +418,8 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 if (r == 0)
                         r = gc__ex_num(&x->cell, ratio);
                 if (r == 0)
-                        r = gc_buf_puts(&x->cell, ",\"UsageUnit\":\"" GC__EX_UNIT
-                                                  "\",\"UsageQuantity\":");
+                        r = gc_buf_puts(&x->cell,
+                                        ",\"UsageUnit\":\"" GC__EX_UNIT "\",\"UsageQuantity\":");
                 if (r == 0)
                         r = gc__ex_num(&x->cell, w->hours);
                 if (r == 0)
@@ -411,8 +430,8 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                         r = gc__ex_str(x, gc__ex_method(x, w->kind));
                 if (w->kind == GC__EX_USAGE) {
                         snprintf(aid, sizeof(aid), "%s/%s/%s", w->ns, w->team, w->project);
-                        snprintf(aname, sizeof(aname), "%s/%s in namespace %s", w->team,
-                                 w->project, w->ns);
+                        snprintf(aname, sizeof(aname), "%s/%s in namespace %s", w->team, w->project,
+                                 w->ns);
                 } else {
                         snprintf(aid, sizeof(aid), "%s", w->team ? w->team : "");
                         snprintf(aname, sizeof(aname), "team %s", w->team ? w->team : "");
@@ -423,8 +442,8 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 if (r == 0)
                         r = gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aname);
                 if (r == 0 && w->kind != GC__EX_IDLE) {
-                        const char *kv[] = {"namespace", w->ns, "team", w->team, "project",
-                                            w->project};
+                        const char *kv[] = {"namespace", w->ns,     "team",
+                                            w->team,     "project", w->project};
 
                         r = gc__ex_tags(x, kv, 6);
                         if (r == 0)
@@ -477,8 +496,7 @@ static int gc__ex_cmp_row(const void *pa, const void *pb, void *ud)
         const gc_cost_summary *s = ud;
         const gc_cost_row *a = &s->rows[*(const size_t *)pa];
         const gc_cost_row *b = &s->rows[*(const size_t *)pb];
-        static const gc_dim order[] = {GC_DIM_NODE, GC_DIM_NAMESPACE, GC_DIM_TEAM,
-                                       GC_DIM_PROJECT};
+        static const gc_dim order[] = {GC_DIM_NODE, GC_DIM_NAMESPACE, GC_DIM_TEAM, GC_DIM_PROJECT};
         int c = 0;
 
         for (size_t i = 0; c == 0 && i < sizeof(order) / sizeof(order[0]); i++)
@@ -625,8 +643,8 @@ static int gc__ex_step(void *ud, const gc_cost_summary *s)
 static int gc__ex_query(gc__ex *x, int64_t start, int64_t end, int64_t step)
 {
         gc_query q = {.start = start, .end = end, .now = x->o->now ? x->o->now : x->o->end};
-        static const gc_dim by[] = {GC_DIM_NODE,  GC_DIM_NAMESPACE, GC_DIM_TEAM,
-                                    GC_DIM_PROJECT, GC_DIM_MODEL,   GC_DIM_CAPACITY_TYPE};
+        static const gc_dim by[] = {GC_DIM_NODE,    GC_DIM_NAMESPACE, GC_DIM_TEAM,
+                                    GC_DIM_PROJECT, GC_DIM_MODEL,     GC_DIM_CAPACITY_TYPE};
 
         memcpy(q.by, by, sizeof(by));
         q.n_by = sizeof(by) / sizeof(by[0]);

@@ -503,9 +503,9 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                                      GC_DIM_NODE, &p->sh_nodes);
         if (ret == 0 && !r->team && r->chargeback && r->chargeback->mode != GC_CHARGEBACK_NONE) {
                 p->cb_ratio = calloc(p->team.n_rows + 1, sizeof(*p->cb_ratio));
-                ret = p->cb_ratio ? gc_chargeback_ratios(&p->team, r->chargeback, p->cb_ratio,
-                                                         &p->cb_pool)
-                                  : -ENOMEM;
+                ret = p->cb_ratio
+                          ? gc_chargeback_ratios(&p->team, r->chargeback, p->cb_ratio, &p->cb_pool)
+                          : -ENOMEM;
         }
         if (ret == 0)
                 gc_report__own_notes(p);

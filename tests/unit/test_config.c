@@ -243,8 +243,7 @@ static const struct {
     {"{\"chargeback\":{\"mode\":\"even\"}}", "chargeback.mode"},
     {"{\"chargeback\":{\"share\":\"none\"}}", "chargeback.share: unknown field"},
     {"{\"chargeback\":{\"mode\":\"weights\"}}", "chargeback.weights"},
-    {"{\"chargeback\":{\"mode\":\"weights\",\"weights\":{\"ml\":0}}}",
-     "chargeback.weights.ml"},
+    {"{\"chargeback\":{\"mode\":\"weights\",\"weights\":{\"ml\":0}}}", "chargeback.weights.ml"},
     {"{\"chargeback\":{\"weights\":{\"ml\":\"2\"}}}", "chargeback.weights.ml"},
     {"{\"chargeback\":{\"weights\":[1]}}", "chargeback.weights"},
 };

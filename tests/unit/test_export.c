@@ -205,8 +205,8 @@ static const char *in(fixture *f, const char *s)
 }
 
 static void put_pod(fixture *f, const char *uid, const char *ns, const char *team,
-                    const char *project, const char *node, double geq, double price,
-                    int64_t start, int64_t end)
+                    const char *project, const char *node, double geq, double price, int64_t start,
+                    int64_t end)
 {
         gc_usage u;
 
