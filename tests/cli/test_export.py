@@ -259,3 +259,25 @@ def test_report_chargeback_section_adds_up(cli):
     assert money(total[3]) == round(cb["capacity_cost_usd"], 2)
     r = cli("demo", "--share-idle", "weights")
     assert r.code == 2 and "--share-idle" in r.err
+
+
+def test_allocation_share_idle_adds_up_to_capacity(cli, tmp_path):
+    """OpenCost's shareIdle on /allocation: every tenant's totalCost adds up to capacity."""
+    demo = Demo(_controller_path(cli), tmp_path)
+    try:
+        costs = demo.json("/api/v1/costs", window="7d", by="team")
+        for extra in ({}, {"idleByNode": "true"}):
+            d = demo.json("/allocation", window="7d", aggregate="label:team", shareIdle="true",
+                          **extra)
+            allocs = d["data"][0]
+            total = sum(a["totalCost"] for a in allocs.values())
+            assert round(total, 2) == round(costs["capacity"]["cost_usd"], 2), extra
+            # Idle goes to the tenants; per node, a node no tenant used keeps its own line.
+            unshared = [a["totalCost"] for n, a in allocs.items() if n.endswith("__idle__")]
+            if not extra:
+                assert not unshared
+            assert sum(a["gpuCostIdle"] for a in allocs.values()) + sum(unshared) == \
+                pytest.approx(costs["idle"]["cost_usd"], abs=0.01)
+    finally:
+        demo.proc.terminate()
+        demo.proc.wait(timeout=10)
