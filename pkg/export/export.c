@@ -300,6 +300,12 @@ static const char *gc__ex_method(const gc__ex *x, gc__ex_kind k)
         return x->o->chargeback.mode == GC_CHARGEBACK_WEIGHTS ? GC__EX_M_WEIGHTS : GC__EX_M_PROP;
 }
 
+/* A dimension's value for text: the ledger counts NULL as "". */
+static const char *gc__ex_s(const char *s)
+{
+        return s ? s : "";
+}
+
 static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
 {
         const gc__ex_node *n = w->n;
@@ -310,18 +316,19 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
         int r;
 
         gc__ex_month(w->start, &bp_start, &bp_end);
-        snprintf(rid, sizeof(rid), "%s/%s", x->cluster, n->node);
+        snprintf(rid, sizeof(rid), "%s/%s", x->cluster, gc__ex_s(n->node));
         snprintf(sku, sizeof(sku), "%s/%s", n->model ? n->model : "unknown",
                  n->capacity_type ? n->capacity_type : "unknown");
         if (w->kind == GC__EX_USAGE)
                 snprintf(desc, sizeof(desc), "GPU-equivalent hours held on %s by %s/%s in %s",
-                         n->node, w->team, w->project, w->ns);
+                         gc__ex_s(n->node), gc__ex_s(w->team), gc__ex_s(w->project),
+                         gc__ex_s(w->ns));
         else if (w->kind == GC__EX_IDLE)
-                snprintf(desc, sizeof(desc), "Idle GPU capacity of %s", n->node);
+                snprintf(desc, sizeof(desc), "Idle GPU capacity of %s", gc__ex_s(n->node));
         else
                 snprintf(desc, sizeof(desc),
                          "Share of idle and unattributed GPU cost of %s charged to team %s",
-                         n->node, w->team);
+                         gc__ex_s(n->node), gc__ex_s(w->team));
 
         r = gc__ex_num(&x->out, w->cost); /* BilledCost */
         if (r == 0)
@@ -429,12 +436,13 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 if (r == 0)
                         r = gc__ex_str(x, gc__ex_method(x, w->kind));
                 if (w->kind == GC__EX_USAGE) {
-                        snprintf(aid, sizeof(aid), "%s/%s/%s", w->ns, w->team, w->project);
-                        snprintf(aname, sizeof(aname), "%s/%s in namespace %s", w->team, w->project,
-                                 w->ns);
+                        snprintf(aid, sizeof(aid), "%s/%s/%s", gc__ex_s(w->ns), gc__ex_s(w->team),
+                                 gc__ex_s(w->project));
+                        snprintf(aname, sizeof(aname), "%s/%s in namespace %s", gc__ex_s(w->team),
+                                 gc__ex_s(w->project), gc__ex_s(w->ns));
                 } else {
-                        snprintf(aid, sizeof(aid), "%s", w->team ? w->team : "");
-                        snprintf(aname, sizeof(aname), "team %s", w->team ? w->team : "");
+                        snprintf(aid, sizeof(aid), "%s", gc__ex_s(w->team));
+                        snprintf(aname, sizeof(aname), "team %s", gc__ex_s(w->team));
                 }
                 /* The unallocated portion (idle, not shared) has no allocated resource. */
                 if (r == 0)
