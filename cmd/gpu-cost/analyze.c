@@ -671,6 +671,10 @@ int cmd_export(int argc, char **argv)
         }
         if (!pods_path && getenv("GPU_COST_SERVER"))
                 return cmd_export_remote(argc, argv);
+        if (f.focus_version_s && f.format != GC_EXPORT_FOCUS) {
+                cli_error("--focus-version: only with --format focus");
+                goto finish;
+        }
         if (!pods_path || !nodes_path || !window) {
                 cli_error("export: --pods, --nodes and --window are required offline, or "
                           "--server for a controller (see --help)");

@@ -160,6 +160,7 @@ def test_hourly_periods_are_utc_hours_cut_to_the_window(cli):
     (["--focus-version", "1.4"], "--focus-version"),
     (["--share-idle", "all"], "--share-idle"),
     (["--share-idle", "weights"], "--share-idle"),  # no weights configured
+    (["--format", "csv", "--focus-version", "1.2"], "--focus-version"),
     (["--window", "2026-11-23T00:00:00Z,2026-11-16T00:00:00Z"], "--window"),
 ])
 def test_bad_flags_exit_2_naming_the_flag(cli, args, flag):
