@@ -40,8 +40,10 @@ unit-asan: build-asan
 		ctest --output-on-failure -j $(JOBS)
 
 # The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py); the
-# Prometheus path's run Debian's prometheus over a promtool back-fill (tests/cli/test_prometheus.py).
+# Prometheus path's run Debian's prometheus over a promtool back-fill (tests/cli/test_prometheus.py);
+# the export's test runs the FinOps Foundation's validator, installed once into a cached venv.
 cli-test: build
+	FOCUS_VALIDATOR=$$(./scripts/focus-validator.sh) && export FOCUS_VALIDATOR && \
 	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
 		GPUUSE_QUERY=$(abspath $(BUILD))/gpuuse_query python3 -m pytest -q tests/cli
 

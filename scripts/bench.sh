@@ -98,6 +98,12 @@ echo
 echo "== REST API: /api/v1/costs?window=7d&by=team,project at ${BENCH_API_RATE:-1000} requests/s, ${BENCH_API_PODS:-10000} GPU pods x 4 weeks, vs Go net/http"
 ./bench/api_load.sh "$BUILD"
 
+# The export's peak memory: a thousand hourly FOCUS rows beside a million over the same ledger,
+# each in its own process (bench/bench_export.c); the two peaks should be equal.
+echo
+echo "== export: 990 FOCUS rows vs 1,001,000 (hourly, 9 h vs 379 days), peak RSS"
+"$BUILD/bench_export"
+
 # The controller's initial sync and RSS against a real kube-apiserver + etcd, beside a client-go
 # informer program in the same run (bench/controller_sync.py). Needs Go for the pinned e2e
 # tools (scripts/e2e-build.sh: a no-op when its cache is current) and the peer; skipped without

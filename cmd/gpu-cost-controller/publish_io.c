@@ -51,6 +51,7 @@ static void ctl__opts(const ctl *c, gc_publish_opts *o)
         o->utc_offset_s = c->cfg->utc_offset_s;
         o->daily_retention_days = c->cfg->daily_retention_days;
         o->weekly_retention_weeks = c->cfg->weekly_retention_weeks;
+        o->chargeback = &c->cfg->chargeback;
 }
 
 /* Renders under the lock, writes outside it. */

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "config/config.h"
 #include "embedded.h"
+#include "export/export.h"
 #include "ledger/ledger.h"
 #include "model/model.h"
 #include "price/price.h"
@@ -397,12 +398,13 @@ finish:
 }
 
 static const char demo_usage[] =
-    "Usage: gpu-cost demo [--format markdown|json]\n"
+    "Usage: gpu-cost demo [--format markdown|json] [--share-idle none|proportional]\n"
     "\n"
     "Prints the weekly GPU spend report of a bundled example cluster (H100 nodes with MIG,\n"
     "time-sliced T4s, spot and on-demand A100s, an on-premises node; five teams), as a team\n"
     "lead would read it. Needs no cluster and no files: the example is built in. The same\n"
-    "files are in examples/ for `gpu-cost analyze`.\n";
+    "files are in examples/ for `gpu-cost analyze`. --share-idle proportional adds the\n"
+    "Chargeback section: each team's share of idle and unattributed cost, and its bill.\n";
 
 /* Reads "now" and "window" from the embedded demo.json. */
 static int demo_settings(const input *in, int64_t *ret_now, int64_t *ret_start, int64_t *ret_end)
@@ -420,6 +422,7 @@ int cmd_demo(int argc, char **argv)
 {
         static const struct option opts[] = {
             {"format", required_argument, NULL, 'f'},
+            {"share-idle", required_argument, NULL, 'S'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -428,6 +431,7 @@ int cmd_demo(int argc, char **argv)
         cli_metrics_file mf;
         gc_buf sv_md, sv_json;
         gc_period_report rep;
+        gc_chargeback cb = {GC_CHARGEBACK_NONE, NULL, 0};
         int64_t now = 0;
         const char *notes[1];
         analysis a;
@@ -446,6 +450,15 @@ int cmd_demo(int argc, char **argv)
                 case 'f':
                         if (parse_format(optarg, 0, &fmt) < 0)
                                 goto finish;
+                        break;
+                case 'S':
+                        if (gc_chargeback_mode_parse(optarg, &cb.mode) < 0 ||
+                            cb.mode == GC_CHARGEBACK_WEIGHTS) {
+                                cli_error("--share-idle: must be none or proportional (the "
+                                          "example configures no weights), got \"%s\"",
+                                          optarg);
+                                goto finish;
+                        }
                         break;
                 case 'h':
                         fputs(demo_usage, stdout);
@@ -492,6 +505,7 @@ int cmd_demo(int argc, char **argv)
                 goto finish;
         rep.savings_markdown = sv_md.data;
         rep.savings_json = sv_json.data;
+        rep.chargeback = &cb;
         r = fmt == FMT_JSON ? gc_report_period_json(&rep, &out)
                             : gc_report_period_markdown(&rep, &out);
         if (r == 0)
@@ -506,5 +520,217 @@ finish:
         gc_buf_free(&sv_md);
         gc_buf_free(&sv_json);
         gc_dump_release(&a);
+        return rc;
+}
+
+/* ---- export ----------------------------------------------------------------------------- */
+
+static int export_write(void *ud, const char *data, size_t n)
+{
+        (void)ud;
+        return fwrite(data, 1, n, stdout) == n ? 0 : -EIO;
+}
+
+/* The flags offline and remote export share; an exit status or 0. */
+int cli_export_flag(int c, const char *arg, cli_export_flags *f)
+{
+        switch (c) {
+        case 'F':
+                if (gc_export_format_parse(arg, &f->format) < 0) {
+                        cli_error("--format: must be focus or csv, got \"%s\"", arg);
+                        return GC_EXIT_USAGE;
+                }
+                f->format_s = arg;
+                return 0;
+        case 'g':
+                if (gc_export_granularity_parse(arg, &f->granularity) < 0) {
+                        cli_error("--granularity: must be daily or hourly, got \"%s\"", arg);
+                        return GC_EXIT_USAGE;
+                }
+                f->granularity_s = arg;
+                return 0;
+        case 'V':
+                if (strcmp(arg, "1.2") != 0 && strcmp(arg, "1.3") != 0) {
+                        cli_error("--focus-version: must be 1.2 or 1.3, got \"%s\"", arg);
+                        return GC_EXIT_USAGE;
+                }
+                f->focus_minor = arg[2] - '0';
+                f->focus_version_s = arg;
+                return 0;
+        case 'S':
+                if (gc_chargeback_mode_parse(arg, &f->share) < 0) {
+                        cli_error("--share-idle: must be none, proportional or weights, got "
+                                  "\"%s\"",
+                                  arg);
+                        return GC_EXIT_USAGE;
+                }
+                f->share_s = arg;
+                return 0;
+        default:
+                return -1;
+        }
+}
+
+static const char export_usage[] =
+    "Usage: gpu-cost export --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
+    "                       [--config FILE] --window START,END [--format focus|csv]\n"
+    "                       [--focus-version 1.2|1.3] [--granularity daily|hourly]\n"
+    "                       [--share-idle none|proportional|weights]\n"
+    "       gpu-cost export --server URL [--window W] [same flags]\n"
+    "\n"
+    "GPU cost as CSV rows a FinOps tool or a spreadsheet reads, written to standard output as\n"
+    "they are made: one row per charge period (UTC day or hour) x node x (namespace, team,\n"
+    "project), one per period x node for idle capacity, and with chargeback one per period x\n"
+    "node x team for its share of idle and unattributed cost (docs/export.md). Offline from\n"
+    "`kubectl get -o json` dumps (as analyze), or from a controller with --server.\n"
+    "\n"
+    "  --format F         focus (default): the FOCUS cost and usage dataset; csv: plain\n"
+    "  --focus-version V  1.3 (default; split-allocation columns) or 1.2\n"
+    "  --granularity G    daily (default) or hourly charge periods, in UTC\n"
+    "  --share-idle M     none, proportional or weights (default: the configuration's\n"
+    "                     chargeback.mode, else none); weights come from chargeback.weights\n"
+    "  --window W         offline: START,END as RFC 3339 times; remote: any API window\n"
+    "                     (lastmonth, 7d, START,END, ...; default lastmonth)\n"
+    "  --pods, --nodes, --namespaces, --prices, --config  as for analyze\n"
+    "Remote flags:\n" CLI_REMOTE_HELP_SHORT "\n"
+    "Exit status: 0 on success, 2 on bad input (the message names the flag or file).\n";
+
+int cmd_export(int argc, char **argv)
+{
+        static const struct option opts[] = {
+            {"pods", required_argument, NULL, 'p'},
+            {"nodes", required_argument, NULL, 'n'},
+            {"namespaces", required_argument, NULL, 's'},
+            {"prices", required_argument, NULL, 'P'},
+            {"config", required_argument, NULL, 'c'},
+            {"window", required_argument, NULL, 'w'},
+            {"format", required_argument, NULL, 'F'},
+            {"granularity", required_argument, NULL, 'g'},
+            {"focus-version", required_argument, NULL, 'V'},
+            {"share-idle", required_argument, NULL, 'S'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
+        };
+        cli_export_flags f = {.granularity = GC_EXPORT_DAILY, .focus_minor = 3};
+        const char *pods_path = NULL, *nodes_path = NULL, *ns_path = NULL, *prices_path = NULL;
+        const char *config_path = NULL, *window = NULL;
+        input pods, nodes, nss, config, prices;
+        gc_export_opts eo;
+        analysis a;
+        int c, r, rc = GC_EXIT_USAGE;
+
+        for (int i = 1; i < argc; i++)
+                if (strcmp(argv[i], "--server") == 0 || strncmp(argv[i], "--server=", 9) == 0)
+                        return cmd_export_remote(argc, argv);
+        memset(&pods, 0, sizeof(pods));
+        nodes = nss = config = prices = pods;
+        memset(&a, 0, sizeof(a));
+        memset(&eo, 0, sizeof(eo));
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'p':
+                        pods_path = optarg;
+                        break;
+                case 'n':
+                        nodes_path = optarg;
+                        break;
+                case 's':
+                        ns_path = optarg;
+                        break;
+                case 'P':
+                        prices_path = optarg;
+                        break;
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case 'w':
+                        window = optarg;
+                        break;
+                case 'h':
+                        fputs(export_usage, stdout);
+                        rc = GC_EXIT_OK;
+                        goto finish;
+                case 'F':
+                case 'g':
+                case 'V':
+                case 'S':
+                        if (cli_export_flag(c, optarg, &f) != 0)
+                                goto finish;
+                        break;
+                default:
+                        cli_error("export: unknown or incomplete flag \"%s\" (see --help)",
+                                  argv[optind - 1]);
+                        goto finish;
+                }
+        }
+        if (optind < argc) {
+                cli_error("export: unexpected argument \"%s\"", argv[optind]);
+                goto finish;
+        }
+        if (!pods_path && getenv("GPU_COST_SERVER"))
+                return cmd_export_remote(argc, argv);
+        if (f.focus_version_s && f.format != GC_EXPORT_FOCUS) {
+                cli_error("--focus-version: only with --format focus");
+                goto finish;
+        }
+        if (!pods_path || !nodes_path || !window) {
+                cli_error("export: --pods, --nodes and --window are required offline, or "
+                          "--server for a controller (see --help)");
+                goto finish;
+        }
+        if (parse_window(window, &eo.start, &eo.end) < 0)
+                goto finish;
+        if (eo.end - eo.start > (int64_t)400 * 86400) {
+                cli_error("--window: at most 400 days");
+                goto finish;
+        }
+        if (input_read(&pods, pods_path) < 0 || input_read(&nodes, nodes_path) < 0 ||
+            (ns_path && input_read(&nss, ns_path) < 0) ||
+            (config_path && input_read(&config, config_path) < 0) ||
+            (prices_path && input_read(&prices, prices_path) < 0))
+                goto finish;
+        r = analysis_start(&a, config_path ? &config : NULL, prices_path ? &prices : NULL);
+        if (r < 0) {
+                rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
+                goto finish;
+        }
+        r = analysis_load(&a, &pods, &nodes, ns_path ? &nss : NULL);
+        analysis_print_warnings(&a);
+        if (r < 0) {
+                rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
+                goto finish;
+        }
+        eo.chargeback = a.cfg->chargeback;
+        if (f.share_s)
+                eo.chargeback.mode = f.share;
+        if (eo.chargeback.mode == GC_CHARGEBACK_WEIGHTS && eo.chargeback.n_weights == 0) {
+                cli_error("--share-idle: weights needs chargeback.weights in --config");
+                goto finish;
+        }
+        eo.ledger = a.ledger;
+        eo.now = eo.end;
+        eo.granularity = f.granularity;
+        eo.format = f.format;
+        eo.focus_minor = f.focus_minor;
+        eo.cluster = a.cfg->cluster;
+        eo.currency = a.cfg->catalog->currency;
+        rc = GC_EXIT_FAIL;
+        r = gc_export_run(&eo, export_write, NULL, NULL);
+        if (r == 0 && fflush(stdout) != 0)
+                r = -EIO;
+        if (r < 0) {
+                cli_error("export failed: %s", strerror(-r));
+                goto finish;
+        }
+        rc = GC_EXIT_OK;
+finish:
+        gc_dump_release(&a);
+        input_done(&pods);
+        input_done(&nodes);
+        input_done(&nss);
+        input_done(&config);
+        input_done(&prices);
         return rc;
 }

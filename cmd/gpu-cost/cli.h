@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "dump/dump.h"
+#include "export/export.h"
 #include "util/util.h"
 
 #define GC_EXIT_OK    0
@@ -43,5 +44,23 @@ int cmd_tco(int argc, char **argv);
 int cmd_costs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_recommendations(int argc, char **argv);
+
+/* export (analyze.c offline, remote.c with --server): the flags both take. */
+typedef struct cli_export_flags {
+        gc_export_format format;
+        int64_t granularity;
+        int focus_minor;
+        gc_chargeback_mode share;
+        const char *format_s, *granularity_s, *focus_version_s, *share_s; /* as given, or NULL */
+} cli_export_flags;
+/* Handles --format ('F'), --granularity ('g'), --focus-version ('V'), --share-idle ('S'): 0,
+ * an exit status after printing why, or -1 for another flag. */
+int cli_export_flag(int c, const char *arg, cli_export_flags *f);
+int cmd_export(int argc, char **argv);
+int cmd_export_remote(int argc, char **argv);
+
+#define CLI_REMOTE_HELP_SHORT                                                                      \
+        "  --server URL, --token T, --token-file F, --cacert F, --insecure-skip-tls-verify,\n"     \
+        "  --timeout D        as for costs (see gpu-cost costs --help)\n"
 
 #endif

@@ -13,6 +13,7 @@ static const char gc__usage[] =
     "Commands:\n"
     "  demo       print the weekly report of a bundled example cluster (no cluster needed)\n"
     "  analyze    cost of `kubectl get pods/nodes/namespaces -o json` dumps over a window\n"
+    "  export     GPU cost as FOCUS 1.3/1.2 or plain CSV rows (offline, or --server URL)\n"
     "  tco        cost per productive GPU-hour of owning GPUs, and the break-even utilization\n"
     "  version    print the version\n"
     "\n"
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
                 return cmd_analyze(argc - 1, argv + 1);
         if (strcmp(cmd, "demo") == 0)
                 return cmd_demo(argc - 1, argv + 1);
+        if (strcmp(cmd, "export") == 0)
+                return cmd_export(argc - 1, argv + 1);
         if (strcmp(cmd, "tco") == 0)
                 return cmd_tco(argc - 1, argv + 1);
         if (strcmp(cmd, "costs") == 0)

@@ -822,3 +822,87 @@ finish:
         remote_done(&rm);
         return rc;
 }
+
+/* ---- export ----------------------------------------------------------------------------- */
+
+int cmd_export_remote(int argc, char **argv)
+{
+        static const struct option opts[] = {
+            REMOTE_OPTIONS,
+            {"window", required_argument, NULL, 'w'},
+            {"format", required_argument, NULL, 'F'},
+            {"granularity", required_argument, NULL, 'g'},
+            {"focus-version", required_argument, NULL, 'V'},
+            {"share-idle", required_argument, NULL, 'S'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
+        };
+        const char *params[REMOTE_MAX_PARAMS * 2] = {
+            "window", "lastmonth", "granularity", NULL, "focus_version", NULL, "share_idle", NULL};
+        cli_export_flags f = {.format = GC_EXPORT_FOCUS};
+        gc_buf body;
+        remote rm;
+        int c, r, rc = GC_EXIT_USAGE;
+
+        remote_init(&rm);
+        gc_buf_init(&body, REMOTE_MAX_BODY);
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                r = remote_option(&rm, c, optarg);
+                if (r < 0)
+                        goto finish;
+                if (r > 0)
+                        continue;
+                switch (c) {
+                case 'w':
+                        params[1] = optarg;
+                        break;
+                case 'h':
+                        rc = cmd_export(2, (char *[]){"export", "--help", NULL});
+                        goto finish;
+                case 'F':
+                case 'g':
+                case 'V':
+                case 'S':
+                        if (cli_export_flag(c, optarg, &f) != 0)
+                                goto finish;
+                        break;
+                default:
+                        cli_error("export: unknown or incomplete flag \"%s\" (see --help)",
+                                  argv[optind - 1]);
+                        goto finish;
+                }
+        }
+        if (optind < argc) {
+                cli_error("export: unexpected argument \"%s\"", argv[optind]);
+                goto finish;
+        }
+        if (f.focus_version_s && f.format != GC_EXPORT_FOCUS) {
+                cli_error("--focus-version: only with --format focus");
+                goto finish;
+        }
+        params[3] = f.granularity_s;
+        params[5] = f.focus_version_s;
+        params[7] = f.share_s;
+        rc = remote_ready(&rm);
+        if (rc == 0)
+                rc = remote_get(
+                    &rm, f.format == GC_EXPORT_CSV ? "/api/v1/export/csv" : "/api/v1/export/focus",
+                    params, 4, &body);
+        if (rc != 0)
+                goto finish;
+        rc = GC_EXIT_FAIL;
+        r = body.len && fwrite(body.data, 1, body.len, stdout) != body.len ? -EIO : 0;
+        if (r == 0 && fflush(stdout) != 0)
+                r = -EIO;
+        if (r < 0) {
+                cli_error("cannot write the result: %s", strerror(-r));
+                goto finish;
+        }
+        rc = GC_EXIT_OK;
+finish:
+        gc_buf_free(&body);
+        remote_done(&rm);
+        return rc;
+}

@@ -128,6 +128,7 @@ int gc__api_prices(gc__api_ctx *x);
 int gc__api_tco(gc__api_ctx *x);
 int gc__api_allocation(gc__api_ctx *x);
 int gc__api_metrics(gc__api_ctx *x);
+int gc__api_export(gc__api_ctx *x); /* /api/v1/export/{focus,csv} (export.c) */
 
 /*
  * Where the counters start for this snapshot (re-anchored, and the marks cleared, when the span

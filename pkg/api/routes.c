@@ -63,6 +63,7 @@ static void gc__filters(gc__api_ctx *x, gc_query *q)
 typedef struct gc__costs_ctx {
         gc_buf *b;
         const char *currency;
+        const gc_chargeback *cb;
         size_t n; /* sets written */
 } gc__costs_ctx;
 
@@ -72,7 +73,7 @@ static int gc__costs_step(void *ud, const gc_cost_summary *s)
         gc__costs_ctx *c = ud;
         int r = c->n++ ? gc_buf_puts(c->b, ",") : 0;
 
-        return r == 0 ? gc_report_summary_json(s, c->currency, c->b) : r;
+        return r == 0 ? gc_report_summary_json_chargeback(s, c->currency, c->cb, c->b) : r;
 }
 
 /*
@@ -100,14 +101,16 @@ static int gc__blind_span(gc_buf *b, const gc_api_health *h, int64_t start, int6
 
 int gc__api_costs(gc__api_ctx *x)
 {
-        static const char *const known[] = {"window", "by",      "step",  "namespace",
-                                            "team",   "project", "model", "capacity_type",
-                                            "node",   "pod",     NULL};
+        static const char *const known[] = {"window", "by",      "step",       "namespace",
+                                            "team",   "project", "model",      "capacity_type",
+                                            "node",   "pod",     "share_idle", NULL};
         gc_query q = {0};
         gc_cost_summary sum = {0};
         gc_buf *b = &x->res->body;
         const char *by = gc_httpd_query(x->req, "by");
-        gc__costs_ctx cs = {b, x->s->currency, 0};
+        const char *share = gc_httpd_query(x->req, "share_idle");
+        gc_chargeback cb = x->s->p.cfg->chargeback;
+        gc__costs_ctx cs = {b, x->s->currency, &cb, 0};
         const char *stepv = gc_httpd_query(x->req, "step");
         int64_t start, end, step;
         char err[GC__API_ERR];
@@ -121,13 +124,37 @@ int gc__api_costs(gc__api_ctx *x)
         if (*by && gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)) < 0)
                 return gc__api_bad(x, 400, "by", "%s", err);
         gc__filters(x, &q);
+        if (share && gc_chargeback_mode_parse(share, &cb.mode) < 0)
+                return gc__api_bad(x, 400, "share_idle", "must be none, proportional or weights");
+        if (cb.mode == GC_CHARGEBACK_WEIGHTS && cb.n_weights == 0)
+                return gc__api_bad(x, 400, "share_idle",
+                                   "weights needs chargeback.weights in the configuration");
+        if (cb.mode != GC_CHARGEBACK_NONE) {
+                int has_team = 0;
+
+                for (size_t i = 0; i < q.n_by; i++)
+                        has_team |= q.by[i] == GC_DIM_TEAM;
+                if (!has_team)
+                        return gc__api_bad(x, 400, "share_idle",
+                                           "%s needs by to include team (the shares are the "
+                                           "teams')",
+                                           gc_chargeback_mode_name(cb.mode));
+                /* Idle is the whole cluster's: a share of it among a subset would mislead. */
+                for (int d = 0; d < GC_DIM_COUNT; d++)
+                        if (q.filter[d] && d != GC_DIM_MODEL && d != GC_DIM_CAPACITY_TYPE &&
+                            d != GC_DIM_NODE)
+                                return gc__api_bad(x, 400, "share_idle",
+                                                   "not with a %s filter (idle is shared among "
+                                                   "every team)",
+                                                   gc_dim_name((gc_dim)d));
+        }
         q.now = x->s->p.now;
         if (!step) {
                 q.start = start;
                 q.end = end;
                 r = gc_ledger_query(x->s->p.ledger, &q, &sum);
                 if (r == 0)
-                        r = gc_report_summary_json(&sum, x->s->currency, b);
+                        r = gc_report_summary_json_chargeback(&sum, x->s->currency, &cb, b);
                 gc_cost_summary_free(&sum);
                 /* The summary is one object: the span goes in as its last member. */
                 if (r == 0 && b->len > 0 && b->data[b->len - 1] == '}') {
@@ -417,6 +444,7 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
         rep.now = s->p.now;
         rep.top_n = s->p.cfg->top_n;
         rep.utc_offset_s = s->p.cfg->utc_offset_s;
+        rep.chargeback = &s->p.cfg->chargeback;
         /* The findings stand on the last week of measured use (their text names the window):
          * they go with the periods that overlap it. Older periods' Savings are in their report
          * ConfigMaps, made at their end. */

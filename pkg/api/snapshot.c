@@ -600,6 +600,8 @@ static const gc__route gc__routes[] = {
     {"/api/v1/recommendations", gc__api_recommendations, 0, 0},
     {"/api/v1/prices", gc__api_prices, 0, 0},
     {"/api/v1/tco", gc__api_tco, 0, 0},
+    {"/api/v1/export/focus", gc__api_export, 0, 0},
+    {"/api/v1/export/csv", gc__api_export, 0, 0},
     {"/allocation", gc__api_allocation, 0, 1},
     {"/allocation/compute", gc__api_allocation, 0, 1},
     {"/metrics", gc__api_metrics, 0, 0},

@@ -36,6 +36,7 @@ gc_config *gc_config_free(gc_config *c)
         free(c->ns_teams);
         free(c->ns_projects);
         free(c->team_namespaces);
+        free(c->team_weights);
         gc_res_table_free(c->res);
         gc_price_rules_free(&c->rules);
         gc_catalog_free(c->catalog);
@@ -935,6 +936,72 @@ static int gc__parse_advisor(gc_config *c, const cJSON *v, char *err, size_t err
         return 0;
 }
 
+/* {"mode": "none|proportional|weights", "weights": {"team": 2, ...}} */
+static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        static const char *const ck[] = {"mode", "weights"};
+        const cJSON *t, *it;
+        size_t n = 0;
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "chargeback: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(v, "chargeback", ck, 2, err, errlen);
+        if (r < 0)
+                return r;
+        t = cJSON_GetObjectItemCaseSensitive(v, "mode");
+        if (t && (!cJSON_IsString(t) ||
+                  gc_chargeback_mode_parse(t->valuestring, &c->chargeback.mode) < 0)) {
+                gc__err(err, errlen,
+                        "chargeback.mode: must be \"none\", \"proportional\" or "
+                        "\"weights\"");
+                return -EINVAL;
+        }
+        t = cJSON_GetObjectItemCaseSensitive(v, "weights");
+        if (t) {
+                size_t cap = (size_t)cJSON_GetArraySize(t);
+
+                if (!cJSON_IsObject(t) || cap > GC_CHARGEBACK_MAX_WEIGHTS) {
+                        gc__err(err, errlen,
+                                "chargeback.weights: must be an object of at most %d teams "
+                                "with positive numbers",
+                                GC_CHARGEBACK_MAX_WEIGHTS);
+                        return -EINVAL;
+                }
+                free(c->team_weights);
+                c->team_weights = calloc(cap ? cap : 1, sizeof(*c->team_weights));
+                if (!c->team_weights)
+                        return -ENOMEM;
+                cJSON_ArrayForEach(it, t)
+                {
+                        if (!it->string || !*it->string || !cJSON_IsNumber(it) ||
+                            !isfinite(it->valuedouble) || it->valuedouble <= 0 ||
+                            it->valuedouble > 1e9) {
+                                gc__err(err, errlen,
+                                        "chargeback.weights.%.64s: must be a positive number "
+                                        "(at most 1e9)",
+                                        it->string ? it->string : "");
+                                return -EINVAL;
+                        }
+                        c->team_weights[n].team = gc_strpool_intern0(c->pool, it->string);
+                        if (!c->team_weights[n].team)
+                                return -ENOMEM;
+                        c->team_weights[n++].weight = it->valuedouble;
+                }
+        }
+        c->chargeback.weights = c->team_weights;
+        c->chargeback.n_weights = n;
+        if (c->chargeback.mode == GC_CHARGEBACK_WEIGHTS && n == 0) {
+                gc__err(err, errlen,
+                        "chargeback.weights: mode \"weights\" needs at least one "
+                        "team's weight");
+                return -EINVAL;
+        }
+        return 0;
+}
+
 static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
 {
         static const char *const known[] = {"cluster",        "attribution",
@@ -942,7 +1009,7 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                                             "instance_types", "default_capacity_type",
                                             "prices",         "tco",
                                             "report",         "usage",
-                                            "advisor"};
+                                            "advisor",        "chargeback"};
         static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
                                                  "namespace_teams", "namespace_projects"};
         const cJSON *v, *attr;
@@ -987,6 +1054,9 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
         }
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "resources")) &&
             (r = gc__parse_resources(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "chargeback")) &&
+            (r = gc__parse_chargeback(c, v, err, errlen)) < 0)
                 return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "node_rules")) &&
             (r = gc__parse_rules(c, v, err, errlen)) < 0)

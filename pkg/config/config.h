@@ -67,6 +67,10 @@ typedef struct gc_config {
         gc_config_prometheus prometheus;
         int64_t usage_retention_days; /* usage summaries of pods unseen this long are dropped */
         gc_advisor_opts advisor;
+        /* chargeback: how idle capacity and unattributed spend reach the teams' bills in
+         * reports, the API's default and exports; weights point into team_weights. */
+        gc_chargeback chargeback;
+        gc_team_weight *team_weights;
 } gc_config;
 
 /* The defaults: documented in docs/configuration.md. */

@@ -208,6 +208,51 @@ typedef int (*gc_step_fn)(void *ud, const gc_cost_summary *s);
 int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t step_s, gc_step_fn fn,
                               void *ud);
 
+/* ---- chargeback: idle capacity and unattributed spend on the teams' bills -------------------- */
+
+/*
+ * How idle capacity and the spend of no team reach the teams' bills (docs/configuration.md,
+ * "chargeback"): NONE leaves them as their own lines (showback); PROPORTIONAL shares them out
+ * to each team in proportion to its attributed spend in the period; WEIGHTS by fixed weights per
+ * team, among the weighted teams that spent in the period (proportionally when none did).
+ */
+typedef enum gc_chargeback_mode {
+        GC_CHARGEBACK_NONE = 0,
+        GC_CHARGEBACK_PROPORTIONAL,
+        GC_CHARGEBACK_WEIGHTS,
+} gc_chargeback_mode;
+
+typedef struct gc_team_weight {
+        const char *team;
+        double weight; /* > 0, finite */
+} gc_team_weight;
+
+typedef struct gc_chargeback {
+        gc_chargeback_mode mode;
+        const gc_team_weight *weights; /* WEIGHTS only */
+        size_t n_weights;
+} gc_chargeback;
+
+#define GC_CHARGEBACK_MAX_WEIGHTS 1000
+
+/* "none", "proportional", "weights". */
+const char *gc_chargeback_mode_name(gc_chargeback_mode m);
+int gc_chargeback_mode_parse(const char *s, gc_chargeback_mode *ret);
+
+/*
+ * The shares of a summary grouped by team (among other dimensions): the pool to share is the
+ * idle capacity cost plus the cost of the rows whose team is GC_UNATTRIBUTED; ret_ratio[i] (n_rows
+ * entries) is the fraction of the pool row i carries: its team's fraction (by spend or weight)
+ * split over the team's rows by their cost. Unattributed rows carry 0, and the ratios sum to 1
+ * whenever some team spent (else all are 0 and nothing is shared: *ret_pool is then 0). A row's
+ * bill is its own cost plus ratio x pool, or 0 for an unattributed one when *ret_pool > 0 (its
+ * cost is in the pool), so the bills add up to
+ * total + idle. NONE gives ratios and pool of 0. -EINVAL when the summary is not grouped by team
+ * or a weight is not positive and finite.
+ */
+int gc_chargeback_ratios(const gc_cost_summary *s, const gc_chargeback *c, double *ret_ratio,
+                         double *ret_pool);
+
 /* ---- state, for checkpoints ----------------------------------------------------------------- */
 
 typedef struct gc_rollup {

@@ -326,6 +326,7 @@ int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_
         rep.extra_notes = all;
         rep.savings_markdown = o.savings_markdown;
         rep.savings_json = o.savings_json;
+        rep.chargeback = o.chargeback;
         for (size_t k = 0; k < sizeof(gc_pub__levels) / sizeof(gc_pub__levels[0]); k++) {
                 size_t rows = gc_pub__levels[k];
 

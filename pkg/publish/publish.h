@@ -39,6 +39,7 @@ typedef struct gc_publish_opts {
         /* The advisor's findings for the period rendered (gc_period_report), may be NULL. */
         const char *savings_markdown;
         const char *savings_json;
+        const gc_chargeback *chargeback; /* may be NULL: see gc_period_report */
 } gc_publish_opts;
 
 typedef enum gc_publish_kind {

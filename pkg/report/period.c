@@ -151,6 +151,8 @@ typedef struct gc_report__period {
         size_t cut_to;             /* max_rows when any table was cut, else 0 */
         char own_notes[GC_REPORT__OWN_NOTES][GC_REPORT__NOTE_LEN]; /* the report's own notes */
         size_t n_own;
+        double *cb_ratio; /* per p->team row, when chargeback applies; else NULL */
+        double cb_pool;
 } gc_report__period;
 
 static void gc_report__period_free(gc_report__period *p)
@@ -172,6 +174,7 @@ static void gc_report__period_free(gc_report__period *p)
         free(p->sh_idle.own);
         free(p->sh_unattr.own);
         free(p->sh_nodes.own);
+        free(p->cb_ratio);
 }
 
 static int gc_report__query(const gc_report__period *p, int64_t start, int64_t end,
@@ -498,9 +501,168 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         if (ret == 0)
                 ret = gc_report__cut(p, p->tp.idle_nodes, r->team ? 0 : p->tp.n_idle_nodes,
                                      GC_DIM_NODE, &p->sh_nodes);
+        if (ret == 0 && !r->team && r->chargeback && r->chargeback->mode != GC_CHARGEBACK_NONE) {
+                p->cb_ratio = calloc(p->team.n_rows + 1, sizeof(*p->cb_ratio));
+                ret = p->cb_ratio
+                          ? gc_chargeback_ratios(&p->team, r->chargeback, p->cb_ratio, &p->cb_pool)
+                          : -ENOMEM;
+        }
         if (ret == 0)
                 gc_report__own_notes(p);
         return ret;
+}
+
+/* A team's bill under chargeback: its spend and share, or 0 when its spend was shared out. */
+static double gc_report__cb_bill(const gc_report__period *p, size_t i)
+{
+        const gc_cost_row *row = &p->team.rows[i];
+
+        if (p->cb_pool > 0 && gc_report__is_unattributed(row))
+                return 0;
+        return row->cost_usd + p->cb_ratio[i] * p->cb_pool;
+}
+
+/* Every team with its spend, share and bill; the bills' total is the capacity's cost. */
+static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
+{
+        const gc_cost_summary *s = &p->team;
+        size_t n = s->n_rows + 1; /* the teams, and idle when nothing was shared */
+        gc_cost_row *share = calloc(n, sizeof(*share)), *bill = calloc(n, sizeof(*bill));
+        gc_cost_row share_total = {0}, bill_total = {0};
+        gc_report__rounded rc = {0}, rs = {0}, rb = {0};
+        gc_report__table t = {0};
+        char a[GC_REPORT__TEXT_LEN], b[GC_REPORT__TEXT_LEN], c[GC_REPORT__TEXT_LEN];
+        int r = share && bill ? 0 : -ENOMEM;
+
+        /* Each column is rounded so that its cents add up to its total line (as every table). */
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+                share[i].cost_usd = p->cb_ratio[i] * p->cb_pool;
+                bill[i].cost_usd = gc_report__cb_bill(p, i);
+                share_total.cost_usd += share[i].cost_usd;
+                bill_total.cost_usd += bill[i].cost_usd;
+        }
+        if (r == 0 && p->cb_pool <= 0) { /* nothing was shared: idle stays its own line */
+                bill[s->n_rows].cost_usd = s->idle.cost_usd;
+                bill_total.cost_usd += s->idle.cost_usd;
+        }
+        if (r == 0)
+                r = gc_report__round_rows(s->rows, s->n_rows, &s->total, &rc);
+        if (r == 0)
+                r = gc_report__round_rows(share, s->n_rows, &share_total, &rs);
+        if (r == 0)
+                r = gc_report__round_rows(bill, n, &bill_total, &rb);
+        if (r == 0)
+                r = gc_buf_printf(out,
+                                  "\n## Chargeback (%s)\n\n"
+                                  "Idle GPU capacity and the spend of no team are charged to the "
+                                  "teams %s; each bill is the team's spend plus its share, and the "
+                                  "spend of no team, being in the shares, bills 0.\n\n",
+                                  gc_chargeback_mode_name(p->r->chargeback->mode),
+                                  p->r->chargeback->mode == GC_CHARGEBACK_WEIGHTS
+                                      ? "by their configured weights"
+                                      : "in proportion to their spend");
+        if (r == 0)
+                r = gc_report__table_init(&t, "lrrr", out->limit);
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Team");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Spend");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Share of idle and unattributed");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Bill");
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+                gc_report__money(rc.cents[i], p->currency, a);
+                gc_report__money(rs.cents[i], p->currency, b);
+                gc_report__money(rb.cents[i], p->currency, c);
+                r = gc_report__table_key(&t, gc_report__key(&s->rows[i], GC_DIM_TEAM), 1);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, a);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, b);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, c);
+        }
+        if (r == 0 && p->cb_pool <= 0) {
+                gc_report__money(rb.cents[s->n_rows], p->currency, c);
+                r = gc_report__table_cell(&t, "_Idle capacity (not shared)_");
+                if (r == 0)
+                        r = gc_report__table_cell(&t, "");
+                if (r == 0)
+                        r = gc_report__table_cell(&t, "");
+                if (r == 0)
+                        r = gc_report__table_cell(&t, c);
+        }
+        gc_report__money(rc.total_cents, p->currency, a);
+        gc_report__money(rs.total_cents, p->currency, b);
+        gc_report__money(rb.total_cents, p->currency, c);
+        if (r == 0)
+                r = gc_report__table_cell(&t, "**Total**");
+        if (r == 0)
+                r = gc_report__table_cellf(&t, "**%s**", a);
+        if (r == 0)
+                r = gc_report__table_cellf(&t, "**%s**", b);
+        if (r == 0)
+                r = gc_report__table_cellf(&t, "**%s**", c);
+        if (r == 0)
+                r = gc_report__table_markdown(&t, out);
+        if (r == 0) {
+                gc_report__money(gc_report__to_cents(s->capacity.cost_usd), p->currency, a);
+                r = gc_buf_printf(out, "\nThe cluster's GPU capacity cost %s.\n", a);
+        }
+        gc_report__table_free(&t);
+        gc_report__rounded_free(&rc);
+        gc_report__rounded_free(&rs);
+        gc_report__rounded_free(&rb);
+        free(share);
+        free(bill);
+        return r;
+}
+
+static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
+{
+        const gc_cost_summary *s = &p->team;
+        double charged = p->cb_pool > 0 ? 0 : s->idle.cost_usd;
+        int r;
+
+        if (!p->cb_ratio)
+                return 0; /* no chargeback configured: the report's shape is unchanged */
+        r = gc_buf_puts(b, ",\"chargeback\":{");
+        if (r == 0)
+                r = gc_buf_json_str(b, "mode");
+        if (r == 0)
+                r = gc_buf_puts(b, ":");
+        if (r == 0)
+                r = gc_buf_json_str(b, gc_chargeback_mode_name(p->r->chargeback->mode));
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"teams\":[");
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+                double bill = gc_report__cb_bill(p, i);
+
+                charged += bill;
+                r = gc_buf_puts(b, i ? ",{\"team\":" : "{\"team\":");
+                if (r == 0)
+                        r = gc_buf_json_str(b, gc_report__key(&s->rows[i], GC_DIM_TEAM));
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "cost_usd", s->rows[i].cost_usd);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "shared_usd", p->cb_ratio[i] * p->cb_pool);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "charged_usd", bill);
+                if (r == 0)
+                        r = gc_buf_puts(b, "}");
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "]");
+        if (r == 0)
+                r = gc_report__json_field_num(b, "shared_usd", p->cb_pool);
+        if (r == 0)
+                r = gc_report__json_field_num(b, "charged_usd", charged);
+        if (r == 0)
+                r = gc_report__json_field_num(b, "capacity_cost_usd", s->capacity.cost_usd);
+        if (r == 0)
+                r = gc_buf_puts(b, "}");
+        return r;
 }
 
 static const char *gc_report__prev_word(const char *kind)
@@ -932,6 +1094,8 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                 r = gc_buf_puts(out, "\n## Spend by team\n\n");
         if (r == 0)
                 r = gc_report__md_shown(out, &c_team, &p->sh_team, &s->total, p->currency);
+        if (r == 0 && p->cb_ratio)
+                r = gc_report__md_chargeback(out, p);
         if (r == 0)
                 r = gc_buf_puts(out, "\n## Spend by team and project\n\n");
         if (r == 0)
@@ -1265,6 +1429,8 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 r = gc_report__json_omitted(b, "summary_idle_nodes_omitted", &p->sh_nodes, 0);
         if (r == 0)
                 r = gc_report__json_shown(b, "by_team", d_team, 1, &p->sh_team, &s->total, 1);
+        if (r == 0)
+                r = gc_report__json_chargeback(b, p);
         if (r == 0)
                 r = gc_report__json_shown(b, "by_model", d_model, 2, &p->sh_model, &s->total, 1);
         if (r == 0)

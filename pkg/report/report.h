@@ -27,6 +27,16 @@
 
 /* Appends the summary as a JSON object to out. */
 int gc_report_summary_json(const gc_cost_summary *s, const char *currency, gc_buf *out);
+/*
+ * The same with chargeback (cb NULL or mode none: exactly the above). Each group gains
+ * "shared_usd" (its share of idle capacity and unattributed spend, gc_chargeback_ratios) and
+ * "charged_usd" (its bill: cost_usd + shared_usd, or 0 for an unattributed group whose cost was
+ * shared), and the summary a "chargeback" member {"mode","shared_usd","charged_usd"} whose
+ * charged_usd, the sum of the bills, is total + idle: the capacity's cost when no node is
+ * over-committed. -EINVAL when the summary is not grouped by team (or bad weights).
+ */
+int gc_report_summary_json_chargeback(const gc_cost_summary *s, const char *currency,
+                                      const gc_chargeback *cb, gc_buf *out);
 /* An aligned text table for terminals: one row per group, then idle, unattributed, total. */
 int gc_report_summary_table(const gc_cost_summary *s, const char *currency, gc_buf *out);
 /* The same as a Markdown table. */
@@ -70,6 +80,12 @@ typedef struct gc_period_report {
          */
         const char *savings_markdown;
         const char *savings_json;
+        /* Chargeback (may be NULL, or mode none: no such section). Otherwise the report gains a
+         * "Chargeback" section and a "chargeback" JSON member: per team its spend, its share of
+         * idle capacity and unattributed spend (gc_chargeback_ratios over the whole period) and
+         * its bill; the bills add up to total + idle, the capacity's cost. Left out of a team's
+         * own report (idle is the cluster's). */
+        const gc_chargeback *chargeback;
 } gc_period_report;
 
 /*

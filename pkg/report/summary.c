@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int gc_report__summary_check(const gc_cost_summary *s)
@@ -38,8 +39,21 @@ static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
         return r;
 }
 
-static int gc_report__json_summary(const gc_cost_summary *s, const char *currency, gc_buf *b)
+/* A group's bill under chargeback (see gc_report_summary_json_chargeback). */
+static double gc_report__bill(const gc_cost_row *row, double ratio, double pool)
 {
+        const char *t = row->keys[GC_DIM_TEAM];
+
+        if (pool > 0 && (!t || strcmp(t, GC_UNATTRIBUTED) == 0))
+                return 0;
+        return row->cost_usd + ratio * pool;
+}
+
+static int gc_report__json_summary(const gc_cost_summary *s, const char *currency,
+                                   const gc_chargeback *cb, const double *ratio, double pool,
+                                   gc_buf *b)
+{
+        double charged = 0;
         int r;
 
         r = gc_buf_puts(b, "{\"window\":{");
@@ -76,6 +90,14 @@ static int gc_report__json_summary(const gc_cost_summary *s, const char *currenc
                         r = gc_report__json_field_u64(b, "pods", row->pods);
                 if (r == 0)
                         r = gc_report__json_field_u64(b, "estimates", row->estimates);
+                if (r == 0 && ratio) {
+                        double bill = gc_report__bill(row, ratio[i], pool);
+
+                        charged += bill;
+                        r = gc_report__json_field_num(b, "shared_usd", ratio[i] * pool);
+                        if (r == 0)
+                                r = gc_report__json_field_num(b, "charged_usd", bill);
+                }
                 if (r == 0)
                         r = gc_buf_append(b, "}", 1);
         }
@@ -120,7 +142,27 @@ static int gc_report__json_summary(const gc_cost_summary *s, const char *currenc
         if (r == 0)
                 r = gc_report__json_field_u64(b, "estimates", s->total.estimates);
         if (r == 0)
-                r = gc_buf_puts(b, "}}");
+                r = gc_buf_puts(b, "}");
+        if (r == 0 && ratio) {
+                /* Nothing to share (no team spent): idle stays the cluster's own line. */
+                if (pool <= 0)
+                        charged += s->idle.cost_usd;
+                r = gc_buf_puts(b, ",\"chargeback\":{");
+                if (r == 0)
+                        r = gc_buf_json_str(b, "mode");
+                if (r == 0)
+                        r = gc_buf_puts(b, ":");
+                if (r == 0)
+                        r = gc_buf_json_str(b, gc_chargeback_mode_name(cb->mode));
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "shared_usd", pool);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "charged_usd", charged);
+                if (r == 0)
+                        r = gc_buf_puts(b, "}");
+        }
+        if (r == 0)
+                r = gc_buf_puts(b, "}");
         return r;
 }
 
@@ -132,11 +174,37 @@ int gc_report_summary_json(const gc_cost_summary *s, const char *currency, gc_bu
         if (!out || gc_report__summary_check(s) < 0)
                 return -EINVAL;
         orig = out->len;
-        r = gc_report__json_summary(s, currency, out);
+        r = gc_report__json_summary(s, currency, NULL, NULL, 0, out);
         if (r < 0 && out->data) { /* nothing half-written is left behind */
                 out->len = orig;
                 out->data[orig] = '\0';
         }
+        return r;
+}
+
+int gc_report_summary_json_chargeback(const gc_cost_summary *s, const char *currency,
+                                      const gc_chargeback *cb, gc_buf *out)
+{
+        double *ratio, pool = 0;
+        size_t orig;
+        int r;
+
+        if (!cb || cb->mode == GC_CHARGEBACK_NONE)
+                return gc_report_summary_json(s, currency, out);
+        if (!out || gc_report__summary_check(s) < 0)
+                return -EINVAL;
+        ratio = calloc(s->n_rows + 1, sizeof(*ratio));
+        if (!ratio)
+                return -ENOMEM;
+        r = gc_chargeback_ratios(s, cb, ratio, &pool);
+        orig = out->len;
+        if (r == 0)
+                r = gc_report__json_summary(s, currency, cb, ratio, pool, out);
+        if (r < 0 && out->data) {
+                out->len = orig;
+                out->data[orig] = '\0';
+        }
+        free(ratio);
         return r;
 }
 

@@ -595,6 +595,13 @@ AGREEMENT += [
     ("class without tensor", {"advisor": {"cheaper_classes": [{"from": "A*", "to": "B"}]}},
      "advisor.cheaper_classes[0].max_tensor_activity"),
     ("advisor typo", {"advisor": {"idle_minute": 30}}, "advisor.idle_minute"),
+    ("chargeback proportional", {"chargeback": {"mode": "proportional"}}, None),
+    ("chargeback weights", {"chargeback": {"mode": "weights", "weights": {"ml": 2, "web": 0.5}}},
+     None),
+    ("chargeback mode even", {"chargeback": {"mode": "even"}}, "chargeback.mode"),
+    ("chargeback weights empty", {"chargeback": {"mode": "weights"}}, "chargeback.weights"),
+    ("chargeback weight 0", {"chargeback": {"weights": {"ml": 0}}}, "chargeback.weights.ml"),
+    ("chargeback typo", {"chargeback": {"share": "none"}}, "chargeback.share"),
 ]
 
 

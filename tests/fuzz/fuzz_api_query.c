@@ -82,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             {"/api/v1/reports/daily/2026-11-15", gc__api_reports, 0, 0},
             {"/metrics", gc__api_metrics, 0, 0},
             {"/api/v1/prices", gc__api_prices, 0, 1},
+            {"/api/v1/export/focus", gc__api_export, 0, 0}, /* CSV; its errors are JSON */
+            {"/api/v1/export/csv", gc__api_export, 0, 0},
         };
         gc_httpd_param params[GC_HTTPD_MAX_PARAMS];
         gc_httpd_request req;

@@ -239,7 +239,36 @@ static const struct {
     {"{\"advisor\":{\"cheaper_classes\":[{\"from\":\"A*\",\"to\":\"B\",\"max_tensor_"
      "activity\":0.1,\"price\":1}]}}",
      "advisor.cheaper_classes[0].price: unknown field"},
+    {"{\"chargeback\":\"proportional\"}", "chargeback: must be an object"},
+    {"{\"chargeback\":{\"mode\":\"even\"}}", "chargeback.mode"},
+    {"{\"chargeback\":{\"share\":\"none\"}}", "chargeback.share: unknown field"},
+    {"{\"chargeback\":{\"mode\":\"weights\"}}", "chargeback.weights"},
+    {"{\"chargeback\":{\"mode\":\"weights\",\"weights\":{\"ml\":0}}}", "chargeback.weights.ml"},
+    {"{\"chargeback\":{\"weights\":{\"ml\":\"2\"}}}", "chargeback.weights.ml"},
+    {"{\"chargeback\":{\"weights\":[1]}}", "chargeback.weights"},
 };
+
+START_TEST(test_chargeback)
+{
+        static const char json[] =
+            "{\"chargeback\":{\"mode\":\"weights\",\"weights\":{\"ml\":3,\"web\":1.5}}}";
+        char err[256] = "";
+        gc_config *c = gc_config_default();
+
+        ck_assert_int_eq(c->chargeback.mode, GC_CHARGEBACK_NONE); /* showback by default */
+        ck_assert_uint_eq(c->chargeback.n_weights, 0);
+        gc_config_free(c);
+        c = gc_config_parse(json, strlen(json), err, sizeof(err));
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_int_eq(c->chargeback.mode, GC_CHARGEBACK_WEIGHTS);
+        ck_assert_uint_eq(c->chargeback.n_weights, 2);
+        ck_assert_str_eq(c->chargeback.weights[0].team, "ml");
+        ck_assert_double_eq(c->chargeback.weights[0].weight, 3);
+        ck_assert_str_eq(c->chargeback.weights[1].team, "web");
+        ck_assert_double_eq(c->chargeback.weights[1].weight, 1.5);
+        gc_config_free(c);
+}
+END_TEST
 
 START_TEST(test_bad)
 {
@@ -262,6 +291,7 @@ int main(void)
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_full);
         tcase_add_test(tc, test_usage);
+        tcase_add_test(tc, test_chargeback);
         tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
         suite_add_tcase(s, tc);
         sr = srunner_create(s);

@@ -1,0 +1,739 @@
+/* export: FOCUS and plain CSV rows of GPU cost, one charge period at a time (docs/export.md). */
+#include "export.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GC__EX_TAG       "gpu-cost/" /* prefix of the tags this program defines */
+#define GC__EX_M_USAGE   "gpu-cost:held-gpu-equivalents"
+#define GC__EX_M_IDLE    "gpu-cost:idle-capacity"
+#define GC__EX_M_PROP    "gpu-cost:shared-proportional"
+#define GC__EX_M_WEIGHTS "gpu-cost:shared-weights"
+#define GC__EX_UNIT      "GPU-Hours"
+#define GC__EX_CHUNK     24 /* periods per stepped query: a day of hours (<= GC_LEDGER_MAX_STEPS) */
+
+typedef enum { GC__EX_USAGE, GC__EX_IDLE, GC__EX_SHARED } gc__ex_kind;
+
+static const char *const gc__ex_kind_name[] = {"usage", "idle", "shared"};
+
+/* A node's figures in one period: the origin charge its rows split. */
+typedef struct gc__ex_node {
+        const char *node, *model, *capacity_type;
+        double held_cost, held_s;
+        double unattr_cost, unattr_s;
+        double idle_cost, idle_s;
+} gc__ex_node;
+
+typedef struct gc__ex_team {
+        const char *team;
+        double frac; /* of every node's shared cost */
+} gc__ex_team;
+
+typedef struct gc__ex {
+        const gc_export_opts *o;
+        gc_export_write_fn write;
+        void *ud;
+        gc_buf out;
+        gc_buf cell; /* JSON cells before quoting */
+        gc_export_totals t;
+        int minor;
+        const char *cluster, *currency;
+} gc__ex;
+
+/* One row's values; NULL strings are empty (null) cells. */
+typedef struct gc__ex_row {
+        gc__ex_kind kind;
+        int64_t start, end;
+        const gc__ex_node *n;
+        const char *ns, *team, *project;
+        double hours, cost, origin_cost;
+} gc__ex_row;
+
+int gc_export_granularity_parse(const char *s, int64_t *ret)
+{
+        if (!s || !ret)
+                return -EINVAL;
+        if (strcmp(s, "daily") == 0)
+                *ret = GC_EXPORT_DAILY;
+        else if (strcmp(s, "hourly") == 0)
+                *ret = GC_EXPORT_HOURLY;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+int gc_export_format_parse(const char *s, gc_export_format *ret)
+{
+        if (!s || !ret)
+                return -EINVAL;
+        if (strcmp(s, "focus") == 0)
+                *ret = GC_EXPORT_FOCUS;
+        else if (strcmp(s, "csv") == 0)
+                *ret = GC_EXPORT_CSV;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+int gc_export_csv_field(gc_buf *b, const char *s)
+{
+        int r;
+
+        if (!b)
+                return -EINVAL;
+        if (!s || !s[strcspn(s, ",\"\r\n")])
+                return s ? gc_buf_puts(b, s) : 0;
+        r = gc_buf_append(b, "\"", 1);
+        for (const char *p = s; r == 0 && *p; p++)
+                r = *p == '"' ? gc_buf_append(b, "\"\"", 2) : gc_buf_append(b, p, 1);
+        return r == 0 ? gc_buf_append(b, "\"", 1) : r;
+}
+
+/* A number without exponent, trailing zeros trimmed: every FOCUS reader parses it. */
+static int gc__ex_num(gc_buf *b, double v)
+{
+        char s[64];
+        int n;
+
+        if (!isfinite(v))
+                return -EINVAL;
+        if (v == 0)
+                v = 0; /* no "-0" */
+        n = snprintf(s, sizeof(s), "%.10f", v);
+        if (n <= 0 || (size_t)n >= sizeof(s))
+                return -ERANGE;
+        while (n > 1 && s[n - 1] == '0')
+                n--;
+        if (s[n - 1] == '.')
+                n--;
+        return gc_buf_append(b, s, (size_t)n);
+}
+
+static int gc__ex_time(gc_buf *b, int64_t t)
+{
+        char s[GC_TIME_LEN];
+
+        gc_time_format(t, s);
+        return gc_buf_puts(b, s);
+}
+
+/* The UTC calendar month holding t. */
+static void gc__ex_month(int64_t t, int64_t *ret_start, int64_t *ret_end)
+{
+        int64_t y, days = (t >= 0 ? t : t - 86399) / 86400;
+        unsigned m, d;
+
+        gc_civil_from_days(days, &y, &m, &d);
+        *ret_start = gc_days_from_civil(y, m, 1) * 86400;
+        *ret_end =
+            (m == 12 ? gc_days_from_civil(y + 1, 1, 1) : gc_days_from_civil(y, m + 1, 1)) * 86400;
+}
+
+static int gc__ex_flush(gc__ex *x, int force)
+{
+        int r;
+
+        if (x->out.len == 0 || (!force && x->out.len < GC_EXPORT_PIECE_BYTES))
+                return 0;
+        r = x->write(x->ud, x->out.data, x->out.len);
+        gc_buf_reset(&x->out);
+        return r;
+}
+
+/* ---- columns ------------------------------------------------------------------------------ */
+
+static const char *const gc__ex_csv_cols[] = {"period_start",
+                                              "period_end",
+                                              "cluster",
+                                              "node",
+                                              "model",
+                                              "capacity_type",
+                                              "namespace",
+                                              "team",
+                                              "project",
+                                              "kind",
+                                              "gpu_hours",
+                                              "cost",
+                                              "currency",
+                                              "price_per_gpu_hour",
+                                              NULL};
+
+/* FOCUS 1.2 columns (docs/export.md cites each), then what 1.3 adds. */
+static const char *const gc__ex_focus_cols[] = {"BilledCost",         "BillingAccountId",
+                                                "BillingAccountName", "BillingCurrency",
+                                                "BillingPeriodEnd",   "BillingPeriodStart",
+                                                "ChargeCategory",     "ChargeClass",
+                                                "ChargeDescription",  "ChargeFrequency",
+                                                "ChargePeriodEnd",    "ChargePeriodStart",
+                                                "ConsumedQuantity",   "ConsumedUnit",
+                                                "ContractedCost",     "ContractedUnitPrice",
+                                                "EffectiveCost",      "InvoiceId",
+                                                "InvoiceIssuerName",  "ListCost",
+                                                "ListUnitPrice",      "PricingCategory",
+                                                "PricingQuantity",    "PricingUnit",
+                                                "ProviderName",       "PublisherName",
+                                                "RegionId",           "ResourceId",
+                                                "ResourceName",       "ResourceType",
+                                                "ServiceCategory",    "ServiceName",
+                                                "ServiceSubcategory", "SkuId",
+                                                "SkuPriceId",         "Tags",
+                                                "x_CostKind",         NULL};
+
+static const char *const gc__ex_focus13_cols[] = {
+    "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId", "AllocatedResourceName",
+    "AllocatedTags",          "HostProviderName",  "ServiceProviderName", NULL};
+
+static int gc__ex_header(gc__ex *x)
+{
+        const char *const *cols =
+            x->o->format == GC_EXPORT_CSV ? gc__ex_csv_cols : gc__ex_focus_cols;
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && cols[i]; i++) {
+                if (i > 0)
+                        r = gc_buf_append(&x->out, ",", 1);
+                if (r == 0)
+                        r = gc_buf_puts(&x->out, cols[i]);
+        }
+        for (size_t i = 0;
+             r == 0 && x->o->format == GC_EXPORT_FOCUS && x->minor >= 3 && gc__ex_focus13_cols[i];
+             i++) {
+                r = gc_buf_append(&x->out, ",", 1);
+                if (r == 0)
+                        r = gc_buf_puts(&x->out, gc__ex_focus13_cols[i]);
+        }
+        return r == 0 ? gc_buf_append(&x->out, "\r\n", 2) : r;
+}
+
+/* Cells, each preceded by a comma unless first. */
+static int gc__ex_str(gc__ex *x, const char *s)
+{
+        int r = gc_buf_append(&x->out, ",", 1);
+
+        return r == 0 ? gc_export_csv_field(&x->out, s) : r;
+}
+
+static int gc__ex_numc(gc__ex *x, double v)
+{
+        int r = gc_buf_append(&x->out, ",", 1);
+
+        return r == 0 ? gc__ex_num(&x->out, v) : r;
+}
+
+static int gc__ex_timec(gc__ex *x, int64_t t)
+{
+        int r = gc_buf_append(&x->out, ",", 1);
+
+        return r == 0 ? gc__ex_time(&x->out, t) : r;
+}
+
+/* x->cell holds a JSON value: quote it into the row. */
+static int gc__ex_cell(gc__ex *x)
+{
+        return gc__ex_str(x, x->cell.data ? x->cell.data : "");
+}
+
+/* {"<prefix>k":"v",...} of the non-NULL pairs. */
+static int gc__ex_tags(gc__ex *x, const char *const *kv, size_t n)
+{
+        int r = 0, first = 1;
+
+        gc_buf_reset(&x->cell);
+        r = gc_buf_append(&x->cell, "{", 1);
+        for (size_t i = 0; r == 0 && i + 1 < n; i += 2) {
+                if (!kv[i + 1])
+                        continue;
+                if (!first)
+                        r = gc_buf_append(&x->cell, ",", 1);
+                first = 0;
+                if (r == 0)
+                        r = gc_buf_printf(&x->cell, "\"%s%s\":", GC__EX_TAG, kv[i]);
+                if (r == 0)
+                        r = gc_buf_json_str(&x->cell, kv[i + 1]);
+        }
+        return r == 0 ? gc_buf_append(&x->cell, "}", 1) : r;
+}
+
+static int gc__ex_csv_row(gc__ex *x, const gc__ex_row *w)
+{
+        double price = w->hours > 0 ? w->cost / w->hours : 0;
+        int r = gc__ex_time(&x->out, w->start);
+
+        if (r == 0)
+                r = gc__ex_timec(x, w->end);
+        if (r == 0)
+                r = gc__ex_str(x, x->cluster);
+        if (r == 0)
+                r = gc__ex_str(x, w->n->node);
+        if (r == 0)
+                r = gc__ex_str(x, w->n->model);
+        if (r == 0)
+                r = gc__ex_str(x, w->n->capacity_type);
+        if (r == 0)
+                r = gc__ex_str(x, w->ns);
+        if (r == 0)
+                r = gc__ex_str(x, w->team);
+        if (r == 0)
+                r = gc__ex_str(x, w->project);
+        if (r == 0)
+                r = gc__ex_str(x, gc__ex_kind_name[w->kind]);
+        if (r == 0)
+                r = gc__ex_numc(x, w->hours);
+        if (r == 0)
+                r = gc__ex_numc(x, w->cost);
+        if (r == 0)
+                r = gc__ex_str(x, x->currency);
+        if (r == 0)
+                r = gc__ex_numc(x, price);
+        return r;
+}
+
+static const char *gc__ex_method(const gc__ex *x, gc__ex_kind k)
+{
+        if (k == GC__EX_USAGE)
+                return GC__EX_M_USAGE;
+        if (k == GC__EX_IDLE)
+                return GC__EX_M_IDLE;
+        return x->o->chargeback.mode == GC_CHARGEBACK_WEIGHTS ? GC__EX_M_WEIGHTS : GC__EX_M_PROP;
+}
+
+/* A dimension's value for text: the ledger counts NULL as "". */
+static const char *gc__ex_s(const char *s)
+{
+        return s ? s : "";
+}
+
+static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
+{
+        const gc__ex_node *n = w->n;
+        const char *region = x->o->region_of ? x->o->region_of(x->o->region_ud, n->node) : NULL;
+        double price = w->hours > 0 ? w->cost / w->hours : NAN;
+        int64_t bp_start, bp_end;
+        char desc[512], rid[512], sku[256];
+        int r;
+
+        gc__ex_month(w->start, &bp_start, &bp_end);
+        snprintf(rid, sizeof(rid), "%s/%s", x->cluster, gc__ex_s(n->node));
+        snprintf(sku, sizeof(sku), "%s/%s", n->model ? n->model : "unknown",
+                 n->capacity_type ? n->capacity_type : "unknown");
+        if (w->kind == GC__EX_USAGE)
+                snprintf(desc, sizeof(desc), "GPU-equivalent hours held on %s by %s/%s in %s",
+                         gc__ex_s(n->node), gc__ex_s(w->team), gc__ex_s(w->project),
+                         gc__ex_s(w->ns));
+        else if (w->kind == GC__EX_IDLE)
+                snprintf(desc, sizeof(desc), "Idle GPU capacity of %s", gc__ex_s(n->node));
+        else
+                snprintf(desc, sizeof(desc),
+                         "Share of idle and unattributed GPU cost of %s charged to team %s",
+                         gc__ex_s(n->node), gc__ex_s(w->team));
+
+        r = gc__ex_num(&x->out, w->cost); /* BilledCost */
+        if (r == 0)
+                r = gc__ex_str(x, x->cluster); /* BillingAccountId */
+        if (r == 0)
+                r = gc__ex_str(x, x->cluster); /* BillingAccountName */
+        if (r == 0)
+                r = gc__ex_str(x, x->currency);
+        if (r == 0)
+                r = gc__ex_timec(x, bp_end);
+        if (r == 0)
+                r = gc__ex_timec(x, bp_start);
+        if (r == 0)
+                r = gc__ex_str(x, "Usage"); /* ChargeCategory */
+        if (r == 0)
+                r = gc__ex_str(x, NULL); /* ChargeClass: not a correction */
+        if (r == 0)
+                r = gc__ex_str(x, desc);
+        if (r == 0)
+                r = gc__ex_str(x, "Usage-Based"); /* ChargeFrequency */
+        if (r == 0)
+                r = gc__ex_timec(x, w->end);
+        if (r == 0)
+                r = gc__ex_timec(x, w->start);
+        if (r == 0)
+                r = gc__ex_numc(x, w->hours); /* ConsumedQuantity */
+        if (r == 0)
+                r = gc__ex_str(x, GC__EX_UNIT);
+        if (r == 0)
+                r = gc__ex_numc(x, w->cost); /* ContractedCost: no discounts */
+        if (r == 0)
+                r = isfinite(price) ? gc__ex_numc(x, price) : gc__ex_str(x, NULL);
+        if (r == 0)
+                r = gc__ex_numc(x, w->cost); /* EffectiveCost */
+        if (r == 0)
+                r = gc__ex_str(x, NULL); /* InvoiceId: the cluster issues no invoice */
+        if (r == 0)
+                r = gc__ex_str(x, x->cluster); /* InvoiceIssuerName */
+        if (r == 0)
+                r = gc__ex_numc(x, w->cost); /* ListCost */
+        if (r == 0)
+                r = isfinite(price) ? gc__ex_numc(x, price) : gc__ex_str(x, NULL);
+        if (r == 0)
+                r = gc__ex_str(x, "Standard"); /* PricingCategory */
+        if (r == 0)
+                r = gc__ex_numc(x, w->hours); /* PricingQuantity */
+        if (r == 0)
+                r = gc__ex_str(x, GC__EX_UNIT);
+        if (r == 0)
+                r = gc__ex_str(x, x->cluster); /* ProviderName */
+        if (r == 0)
+                r = gc__ex_str(x, "gpu-cost"); /* PublisherName */
+        if (r == 0)
+                r = gc__ex_str(x, region);
+        if (r == 0)
+                r = gc__ex_str(x, rid);
+        if (r == 0)
+                r = gc__ex_str(x, n->node);
+        if (r == 0)
+                r = gc__ex_str(x, "GPU node");
+        if (r == 0)
+                r = gc__ex_str(x, "Compute"); /* ServiceCategory */
+        if (r == 0)
+                r = gc__ex_str(x, "Kubernetes GPU"); /* ServiceName */
+        if (r == 0)
+                r = gc__ex_str(x, "Containers"); /* ServiceSubcategory */
+        if (r == 0)
+                r = gc__ex_str(x, sku);
+        if (r == 0)
+                r = gc__ex_str(x, sku); /* SkuPriceId: one price per SKU and region */
+        if (r == 0) {
+                /* 1.2 has no allocation columns: who the cost is for goes into Tags. 1.3's
+                 * allocated charges keep the origin charge's (the node's) Tags and name the
+                 * team in AllocatedTags, which must not repeat a key of Tags. */
+                const char *kv12[] = {"cluster",   x->cluster, "node", n->node,
+                                      "namespace", w->ns,      "team", w->team,
+                                      "project",   w->project, "idle", NULL};
+                const char *kv13[] = {"cluster", x->cluster, "node", n->node};
+
+                if (w->kind == GC__EX_IDLE)
+                        kv12[11] = "true";
+                r = x->minor >= 3 ? gc__ex_tags(x, kv13, 4) : gc__ex_tags(x, kv12, 12);
+        }
+        if (r == 0)
+                r = gc__ex_cell(x);
+        if (r == 0)
+                r = gc__ex_str(x, gc__ex_kind_name[w->kind]);
+        if (r == 0 && x->minor >= 3) {
+                double ratio = w->origin_cost > 0 ? w->cost / w->origin_cost : 0;
+                char aid[512], aname[512];
+
+                gc_buf_reset(&x->cell);
+                r = gc_buf_puts(&x->cell, "{\"Elements\":[{\"AllocatedRatio\":");
+                if (r == 0)
+                        r = gc__ex_num(&x->cell, ratio);
+                if (r == 0)
+                        r = gc_buf_puts(&x->cell,
+                                        ",\"UsageUnit\":\"" GC__EX_UNIT "\",\"UsageQuantity\":");
+                if (r == 0)
+                        r = gc__ex_num(&x->cell, w->hours);
+                if (r == 0)
+                        r = gc_buf_puts(&x->cell, "}]}");
+                if (r == 0)
+                        r = gc__ex_cell(x); /* AllocatedMethodDetails */
+                if (r == 0)
+                        r = gc__ex_str(x, gc__ex_method(x, w->kind));
+                if (w->kind == GC__EX_USAGE) {
+                        snprintf(aid, sizeof(aid), "%s/%s/%s", gc__ex_s(w->ns), gc__ex_s(w->team),
+                                 gc__ex_s(w->project));
+                        snprintf(aname, sizeof(aname), "%s/%s in namespace %s", gc__ex_s(w->team),
+                                 gc__ex_s(w->project), gc__ex_s(w->ns));
+                } else {
+                        snprintf(aid, sizeof(aid), "%s", gc__ex_s(w->team));
+                        snprintf(aname, sizeof(aname), "team %s", gc__ex_s(w->team));
+                }
+                /* The unallocated portion (idle, not shared) has no allocated resource. */
+                if (r == 0)
+                        r = gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aid);
+                if (r == 0)
+                        r = gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aname);
+                if (r == 0 && w->kind != GC__EX_IDLE) {
+                        const char *kv[] = {"namespace", w->ns,     "team",
+                                            w->team,     "project", w->project};
+
+                        r = gc__ex_tags(x, kv, 6);
+                        if (r == 0)
+                                r = gc__ex_cell(x); /* AllocatedTags */
+                } else if (r == 0)
+                        r = gc__ex_str(x, NULL);
+                if (r == 0)
+                        r = gc__ex_str(x, x->cluster); /* HostProviderName */
+                if (r == 0)
+                        r = gc__ex_str(x, x->cluster); /* ServiceProviderName */
+        }
+        return r;
+}
+
+static int gc__ex_emit(gc__ex *x, const gc__ex_row *w)
+{
+        int r = x->o->format == GC_EXPORT_CSV ? gc__ex_csv_row(x, w) : gc__ex_focus_row(x, w);
+
+        if (r == 0)
+                r = gc_buf_append(&x->out, "\r\n", 2);
+        if (r < 0)
+                return r;
+        x->t.rows++;
+        x->t.billed_cost += w->cost;
+        x->t.gpu_hours += w->hours;
+        if (w->kind == GC__EX_USAGE)
+                x->t.usage_cost += w->cost;
+        else if (w->kind == GC__EX_IDLE)
+                x->t.idle_cost += w->cost;
+        else
+                x->t.shared_cost += w->cost;
+        return gc__ex_flush(x, 0);
+}
+
+/* ---- one period ------------------------------------------------------------------------- */
+
+static int gc__ex_unattributed(const char *team)
+{
+        return !team || strcmp(team, GC_UNATTRIBUTED) == 0;
+}
+
+static int gc__ex_cmp_str(const char *a, const char *b)
+{
+        return strcmp(a ? a : "", b ? b : "");
+}
+
+/* Rows by node, namespace, team, project: the file reads node by node. */
+static int gc__ex_cmp_row(const void *pa, const void *pb, void *ud)
+{
+        const gc_cost_summary *s = ud;
+        const gc_cost_row *a = &s->rows[*(const size_t *)pa];
+        const gc_cost_row *b = &s->rows[*(const size_t *)pb];
+        static const gc_dim order[] = {GC_DIM_NODE, GC_DIM_NAMESPACE, GC_DIM_TEAM, GC_DIM_PROJECT};
+        int c = 0;
+
+        for (size_t i = 0; c == 0 && i < sizeof(order) / sizeof(order[0]); i++)
+                c = gc__ex_cmp_str(a->keys[order[i]], b->keys[order[i]]);
+        return c;
+}
+
+static int gc__ex_cmp_node(const void *pa, const void *pb)
+{
+        return gc__ex_cmp_str(((const gc__ex_node *)pa)->node, ((const gc__ex_node *)pb)->node);
+}
+
+static gc__ex_node *gc__ex_node_find(gc__ex_node *v, size_t n, const char *node)
+{
+        gc__ex_node key = {.node = node};
+
+        return bsearch(&key, v, n, sizeof(*v), gc__ex_cmp_node);
+}
+
+static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
+{
+        size_t *idx = NULL, n_nodes = 0, n_teams = 0;
+        gc__ex_node *nodes = NULL;
+        gc__ex_team *teams = NULL;
+        double *ratio = NULL, pool = 0;
+        int r = 0, shared;
+
+        idx = calloc(s->n_rows + 1, sizeof(*idx));
+        ratio = calloc(s->n_rows + 1, sizeof(*ratio));
+        teams = calloc(s->n_rows + 1, sizeof(*teams));
+        nodes = calloc(s->n_rows + s->n_idle_nodes + 1, sizeof(*nodes));
+        if (!idx || !ratio || !teams || !nodes) {
+                r = -ENOMEM;
+                goto out;
+        }
+        r = gc_chargeback_ratios(s, &x->o->chargeback, ratio, &pool);
+        if (r < 0)
+                goto out;
+        shared = pool > 0;
+
+        /* Nodes: every node with capacity, and any node holding GPUs without known capacity. */
+        for (size_t i = 0; i < s->n_idle_nodes; i++) {
+                const gc_cost_row *in = &s->idle_nodes[i];
+
+                nodes[n_nodes++] = (gc__ex_node){.node = in->keys[GC_DIM_NODE],
+                                                 .model = in->keys[GC_DIM_MODEL],
+                                                 .capacity_type = in->keys[GC_DIM_CAPACITY_TYPE],
+                                                 .idle_cost = in->cost_usd,
+                                                 .idle_s = in->gpu_seconds};
+        }
+        qsort(nodes, n_nodes, sizeof(*nodes), gc__ex_cmp_node);
+        for (size_t i = 0; i < s->n_rows; i++) {
+                const gc_cost_row *row = &s->rows[i];
+                gc__ex_node *nd = gc__ex_node_find(nodes, n_nodes, row->keys[GC_DIM_NODE]);
+
+                idx[i] = i;
+                if (!nd) {
+                        nodes[n_nodes++] =
+                            (gc__ex_node){.node = row->keys[GC_DIM_NODE],
+                                          .model = row->keys[GC_DIM_MODEL],
+                                          .capacity_type = row->keys[GC_DIM_CAPACITY_TYPE]};
+                        qsort(nodes, n_nodes, sizeof(*nodes), gc__ex_cmp_node);
+                        nd = gc__ex_node_find(nodes, n_nodes, row->keys[GC_DIM_NODE]);
+                }
+                nd->held_cost += row->cost_usd;
+                nd->held_s += row->gpu_seconds;
+                if (gc__ex_unattributed(row->keys[GC_DIM_TEAM])) {
+                        nd->unattr_cost += row->cost_usd;
+                        nd->unattr_s += row->gpu_seconds;
+                        x->t.unattributed_cost += row->cost_usd;
+                }
+                if (ratio[i] > 0) { /* the team's fraction is the sum of its rows' */
+                        size_t k;
+
+                        for (k = 0; k < n_teams; k++)
+                                if (strcmp(teams[k].team, row->keys[GC_DIM_TEAM]) == 0)
+                                        break;
+                        if (k == n_teams)
+                                teams[n_teams++].team = row->keys[GC_DIM_TEAM];
+                        teams[k].frac += ratio[i];
+                }
+        }
+        qsort_r(idx, s->n_rows, sizeof(*idx), gc__ex_cmp_row, (void *)s);
+
+        for (size_t ni = 0, ri = 0; r == 0 && ni < n_nodes; ni++) {
+                const gc__ex_node *nd = &nodes[ni];
+                double origin = nd->held_cost + nd->idle_cost;
+                gc__ex_row w = {.start = s->start, .end = s->end, .n = nd, .origin_cost = origin};
+
+                while (ri < s->n_rows &&
+                       gc__ex_cmp_str(s->rows[idx[ri]].keys[GC_DIM_NODE], nd->node) < 0)
+                        ri++;
+                for (; r == 0 && ri < s->n_rows &&
+                       gc__ex_cmp_str(s->rows[idx[ri]].keys[GC_DIM_NODE], nd->node) == 0;
+                     ri++) {
+                        const gc_cost_row *row = &s->rows[idx[ri]];
+
+                        if (shared && gc__ex_unattributed(row->keys[GC_DIM_TEAM]))
+                                continue; /* in the shares below */
+                        w.kind = GC__EX_USAGE;
+                        w.ns = row->keys[GC_DIM_NAMESPACE];
+                        w.team = row->keys[GC_DIM_TEAM];
+                        w.project = row->keys[GC_DIM_PROJECT];
+                        w.hours = row->gpu_seconds / 3600.0;
+                        w.cost = row->cost_usd;
+                        r = gc__ex_emit(x, &w);
+                }
+                w.ns = w.project = NULL;
+                if (!shared) {
+                        if (r == 0 && (nd->idle_cost > 0 || nd->idle_s > 0)) {
+                                w.kind = GC__EX_IDLE;
+                                w.team = NULL;
+                                w.hours = nd->idle_s / 3600.0;
+                                w.cost = nd->idle_cost;
+                                r = gc__ex_emit(x, &w);
+                        }
+                        continue;
+                }
+                for (size_t k = 0; r == 0 && k < n_teams; k++) {
+                        double cost = (nd->idle_cost + nd->unattr_cost) * teams[k].frac;
+
+                        if (cost <= 0)
+                                continue;
+                        w.kind = GC__EX_SHARED;
+                        w.team = teams[k].team;
+                        w.hours = (nd->idle_s + nd->unattr_s) / 3600.0 * teams[k].frac;
+                        w.cost = cost;
+                        r = gc__ex_emit(x, &w);
+                }
+        }
+out:
+        free(idx);
+        free(ratio);
+        free(teams);
+        free(nodes);
+        return r;
+}
+
+static int gc__ex_step(void *ud, const gc_cost_summary *s)
+{
+        return gc__ex_period(ud, s);
+}
+
+static int gc__ex_query(gc__ex *x, int64_t start, int64_t end, int64_t step)
+{
+        gc_query q = {.start = start, .end = end, .now = x->o->now ? x->o->now : x->o->end};
+        static const gc_dim by[] = {GC_DIM_NODE,    GC_DIM_NAMESPACE, GC_DIM_TEAM,
+                                    GC_DIM_PROJECT, GC_DIM_MODEL,     GC_DIM_CAPACITY_TYPE};
+
+        memcpy(q.by, by, sizeof(by));
+        q.n_by = sizeof(by) / sizeof(by[0]);
+        if (start >= end)
+                return 0;
+        if (step == 0) {
+                gc_cost_summary s = {0};
+                int r = gc_ledger_query(x->o->ledger, &q, &s);
+
+                if (r == 0)
+                        r = gc__ex_period(x, &s);
+                gc_cost_summary_free(&s);
+                return r;
+        }
+        return gc_ledger_query_each_step(x->o->ledger, &q, step, gc__ex_step, x);
+}
+
+static int64_t gc__ex_floor(int64_t t, int64_t g)
+{
+        int64_t m = t % g;
+
+        return m < 0 ? t - m - g : t - m;
+}
+
+int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
+                  gc_export_totals *ret_totals)
+{
+        gc__ex x = {.o = o, .write = write, .ud = ud};
+        int64_t g, first, last;
+        int r;
+
+        if (!o || !write || !o->ledger || o->start >= o->end || o->now < 0 ||
+            (o->granularity != GC_EXPORT_DAILY && o->granularity != GC_EXPORT_HOURLY) ||
+            (o->format != GC_EXPORT_FOCUS && o->format != GC_EXPORT_CSV) ||
+            (o->focus_minor != 0 && o->focus_minor != 2 && o->focus_minor != 3))
+                return -EINVAL;
+        {
+                /* The chargeback's weights are checked once here, not per period. */
+                gc_cost_summary probe = {.by = {GC_DIM_TEAM}, .n_by = 1};
+                double pool;
+
+                r = gc_chargeback_ratios(&probe, &o->chargeback, NULL, &pool);
+                if (r < 0)
+                        return r;
+        }
+        x.minor = o->focus_minor ? o->focus_minor : 3;
+        x.cluster = o->cluster && *o->cluster ? o->cluster : "default";
+        x.currency = o->currency && *o->currency ? o->currency : "USD";
+        gc_buf_init(&x.out, GC_EXPORT_PIECE_BYTES + (64u << 10));
+        gc_buf_init(&x.cell, 16u << 10);
+
+        /* Charge periods are whole UTC days or hours, cut to the window at its two ends. */
+        g = o->granularity;
+        first = gc__ex_floor(o->start, g);
+        if (first < o->start)
+                first += g;
+        last = gc__ex_floor(o->end, g);
+        r = gc__ex_header(&x);
+        if (first > last) { /* the window lies inside one period */
+                if (r == 0)
+                        r = gc__ex_query(&x, o->start, o->end, 0);
+        } else {
+                if (r == 0)
+                        r = gc__ex_query(&x, o->start, first, 0);
+                /* Stepped queries of at most GC__EX_CHUNK periods each: one pass over the ledger
+                 * per chunk, and a chunk's summaries held at once, so memory follows the chunk,
+                 * never the window. */
+                for (int64_t a = first; r == 0 && a < last;) {
+                        int64_t b = last - a > g * GC__EX_CHUNK ? a + g * GC__EX_CHUNK : last;
+
+                        r = gc__ex_query(&x, a, b, g);
+                        a = b;
+                }
+                if (r == 0)
+                        r = gc__ex_query(&x, last, o->end, 0);
+        }
+        if (r == 0)
+                r = gc__ex_flush(&x, 1);
+        if (r == 0 && ret_totals)
+                *ret_totals = x.t;
+        gc_buf_free(&x.out);
+        gc_buf_free(&x.cell);
+        return r;
+}

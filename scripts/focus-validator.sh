@@ -1,0 +1,39 @@
+#!/bin/sh
+# Installs the FinOps Foundation's FOCUS validator (focus-validator 2.2.1 from PyPI) into a cached
+# virtual environment outside the repository, once, and prints the path of its entry point.
+# 2.2.1 needs Python 3.12 or later (the pyenv one when the system's is older) and numpy 1.26 with
+# pyarrow < 16; see docs/export.md.
+set -eu
+
+VERSION=2.2.1
+DIR=${GPU_COST_FOCUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-focus}
+VENV=$DIR/venv
+STAMP=$VENV/.focus-validator-$VERSION
+
+if [ -x "$VENV/bin/focus-validator" ] && [ -f "$STAMP" ]; then
+	echo "$VENV/bin/focus-validator"
+	exit 0
+fi
+
+PY=
+for c in python3.13 python3.12 "$HOME"/.pyenv/versions/3.13*/bin/python3 \
+	"$HOME"/.pyenv/versions/3.12*/bin/python3 python3; do
+	p=$(command -v "$c" 2>/dev/null || true)
+	[ -n "$p" ] || continue
+	if "$p" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
+		PY=$p
+		break
+	fi
+done
+if [ -z "$PY" ]; then
+	echo "focus-validator.sh: focus-validator $VERSION needs Python 3.12 or later; none found" >&2
+	exit 1
+fi
+
+mkdir -p "$DIR"
+rm -rf "$VENV"
+"$PY" -m venv "$VENV" >&2
+"$VENV/bin/pip" install -q --disable-pip-version-check "focus-validator==$VERSION" \
+	'numpy==1.26.*' 'pyarrow<16' >&2
+touch "$STAMP"
+echo "$VENV/bin/focus-validator"

@@ -1,0 +1,284 @@
+"""gpu-cost export: FOCUS 1.3/1.2 and plain CSV, totals against the report, chargeback, remote.
+
+The 1.3 split-allocation checks are written from the FOCUS 1.3 column text (docs/export.md cites
+it): AllocatedMethodDetails is a JSON object whose Elements carry AllocatedRatio (numeric) and
+UsageUnit when UsageQuantity is given; the ratios of the allocated charges of one origin charge
+sum to 1; AllocatedResourceId is null for the unallocated portion and not null for an allocated
+one; AllocatedMethodId is not null for an allocated charge; AllocatedTags is a JSON object that
+repeats no key of Tags.
+"""
+
+import csv
+import io
+import json
+from collections import defaultdict
+
+import subprocess
+
+import pytest
+
+from conftest import REPO
+
+from test_remote import Demo, _controller_path
+
+WINDOW = "2026-11-16T00:00:00Z,2026-11-23T00:00:00Z"
+DUMPS = ["--pods", "examples/pods.json", "--nodes", "examples/nodes.json",
+         "--namespaces", "examples/namespaces.json", "--config", "examples/config.json"]
+
+
+def rows_of(text):
+    r = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert r, "no rows"
+    return r
+
+
+def num(v):
+    return float(v) if v != "" else 0.0
+
+
+def export(cli, *args):
+    return rows_of(cli.ok("export", *DUMPS, "--window", WINDOW, *args).out)
+
+
+@pytest.fixture(scope="module")
+def report(cli):
+    return cli.ok("analyze", *DUMPS, "--window", WINDOW, "--by", "team", "--format",
+                  "json").json()
+
+
+def test_focus_totals_equal_the_report_to_the_cent(cli, report):
+    rows = export(cli, "--focus-version", "1.2")
+    usage = sum(num(r["BilledCost"]) for r in rows if r["x_CostKind"] == "usage")
+    idle = sum(num(r["BilledCost"]) for r in rows if r["x_CostKind"] == "idle")
+    assert round(usage, 2) == round(report["total"]["cost_usd"], 2)
+    assert round(idle, 2) == round(report["idle"]["cost_usd"], 2)
+    hours = sum(num(r["ConsumedQuantity"]) for r in rows if r["x_CostKind"] == "usage")
+    assert abs(hours - report["total"]["gpu_hours"]) < 1e-4
+    for r in rows:  # no discounts: every cost column agrees, and ListCost = price x quantity
+        assert r["BilledCost"] == r["EffectiveCost"] == r["ListCost"] == r["ContractedCost"]
+        assert r["BillingCurrency"] == report["currency"]
+        if r["ListUnitPrice"]:
+            assert abs(num(r["ListUnitPrice"]) * num(r["PricingQuantity"]) -
+                       num(r["ListCost"])) < 1e-6
+
+
+def test_plain_csv_totals_and_rfc4180(cli, report):
+    raw = subprocess.run([cli.path, "export", *DUMPS, "--window", WINDOW, "--format", "csv"],
+                         capture_output=True, check=True, cwd=str(REPO)).stdout
+    assert raw.count(b"\r\n") == raw.count(b"\n") > 1, "RFC 4180 lines end in CRLF"
+    rows = rows_of(raw.decode())
+    usage = sum(num(r["cost"]) for r in rows if r["kind"] == "usage")
+    assert round(usage, 2) == round(report["total"]["cost_usd"], 2)
+    assert {r["kind"] for r in rows} == {"usage", "idle"}
+
+
+@pytest.mark.parametrize("fmt", [["--format", "csv"], ["--focus-version", "1.3"],
+                                 ["--focus-version", "1.2"]])
+def test_proportional_bills_add_up_to_capacity(cli, report, fmt):
+    """Every team's bill with its share of idle and unattributed spend adds up to capacity."""
+    rows = rows_of(cli.ok("export", *DUMPS, "--window", WINDOW, "--share-idle",
+                          "proportional", *fmt).out)
+    kind = "kind" if "kind" in rows[0] else "x_CostKind"
+    cost = "cost" if "cost" in rows[0] else "BilledCost"
+    bills = defaultdict(float)
+    for r in rows:
+        assert r[kind] in ("usage", "shared"), r  # nothing left unshared
+        team = r.get("team")
+        if team is None:
+            tags = json.loads(r.get("AllocatedTags") or r["Tags"])
+            team = tags["gpu-cost/team"]
+        assert team != "__unattributed__"
+        bills[team] += num(r[cost])
+    assert round(sum(bills.values()), 2) == round(report["capacity"]["cost_usd"], 2)
+    assert round(report["total"]["cost_usd"] + report["idle"]["cost_usd"], 2) == \
+        round(report["capacity"]["cost_usd"], 2)
+    # Proportional: each team's share is its spend's share of all attributed spend (per day,
+    # summed), so a team that spent more pays more of the idle.
+    spend = {g["keys"]["team"]: g["cost_usd"] for g in report["groups"]
+             if g["keys"]["team"] != "__unattributed__"}
+    assert set(bills) == set(spend)
+
+
+def test_weights_share_by_fixed_weights(cli, tmp_path, report):
+    cfg = json.loads(open("examples/config.json").read())
+    teams = sorted(g["keys"]["team"] for g in report["groups"]
+                   if g["keys"]["team"] != "__unattributed__")
+    cfg["chargeback"] = {"mode": "weights", "weights": {teams[0]: 3, teams[1]: 1}}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    args = [a if a != "examples/config.json" else str(p) for a in DUMPS]
+    rows = rows_of(cli.ok("export", *args, "--window", WINDOW, "--format", "csv").out)
+    shared = defaultdict(float)
+    for r in rows:
+        if r["kind"] == "shared":
+            shared[r["team"]] += num(r["cost"])
+    assert set(shared) == {teams[0], teams[1]}
+    # Every day both spent, so the split is 3:1 overall.
+    assert shared[teams[0]] == pytest.approx(3 * shared[teams[1]], rel=1e-9)
+    total = sum(num(r["cost"]) for r in rows)
+    assert round(total, 2) == round(report["capacity"]["cost_usd"], 2)
+
+
+def test_focus13_split_allocation_columns(cli):
+    for share in ("none", "proportional"):
+        rows = export(cli, "--focus-version", "1.3", "--share-idle", share)
+        origin = defaultdict(float)
+        for r in rows:
+            assert r["AllocatedMethodId"], r  # every row is an allocated charge of a node
+            d = json.loads(r["AllocatedMethodDetails"])
+            assert isinstance(d, dict) and isinstance(d["Elements"], list) and d["Elements"]
+            for e in d["Elements"]:
+                assert isinstance(e["AllocatedRatio"], (int, float))
+                if "UsageQuantity" in e:
+                    assert isinstance(e["UsageUnit"], str) and e["UsageUnit"]
+            origin[(r["ResourceId"], r["ChargePeriodStart"])] += sum(
+                e["AllocatedRatio"] for e in d["Elements"])
+            tags = json.loads(r["Tags"])
+            if r["x_CostKind"] == "idle":  # the unallocated portion
+                assert r["AllocatedResourceId"] == "" and r["AllocatedTags"] == ""
+            else:
+                assert r["AllocatedResourceId"] and r["AllocatedResourceName"]
+                at = json.loads(r["AllocatedTags"])
+                assert isinstance(at, dict) and not set(at) & set(tags)
+                assert "gpu-cost/team" in at
+        for k, v in origin.items():
+            assert v == pytest.approx(1.0, abs=1e-6), k
+
+
+def test_hourly_periods_are_utc_hours_cut_to_the_window(cli):
+    out = cli.ok("export", *DUMPS, "--window", "2026-11-20T10:30:00Z,2026-11-20T13:00:00Z",
+                 "--granularity", "hourly", "--format", "csv").out
+    periods = sorted({(r["period_start"], r["period_end"]) for r in rows_of(out)})
+    assert periods == [("2026-11-20T10:30:00Z", "2026-11-20T11:00:00Z"),
+                       ("2026-11-20T11:00:00Z", "2026-11-20T12:00:00Z"),
+                       ("2026-11-20T12:00:00Z", "2026-11-20T13:00:00Z")]
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--format", "xlsx"], "--format"),
+    (["--granularity", "weekly"], "--granularity"),
+    (["--focus-version", "1.4"], "--focus-version"),
+    (["--share-idle", "all"], "--share-idle"),
+    (["--share-idle", "weights"], "--share-idle"),  # no weights configured
+    (["--format", "csv", "--focus-version", "1.2"], "--focus-version"),
+    (["--window", "2026-11-23T00:00:00Z,2026-11-16T00:00:00Z"], "--window"),
+])
+def test_bad_flags_exit_2_naming_the_flag(cli, args, flag):
+    r = cli("export", *DUMPS, "--window", WINDOW, *args)
+    assert r.code == 2, r
+    assert flag in r.err, r
+
+
+def test_remote_export_matches_the_api(cli, tmp_path):
+    demo = Demo(_controller_path(cli), tmp_path)
+    try:
+        status, body = demo.get("/api/v1/export/focus", window="7d", focus_version="1.2")
+        assert status == 200
+        r = cli.ok("export", "--server", demo.url, "--window", "7d", "--focus-version", "1.2")
+        assert r.out == body.decode().replace("\r\n", "\n")  # text mode reads CRLF as LF
+        costs = demo.json("/api/v1/costs", window="7d", by="team")
+        rows = rows_of(r.out)
+        usage = sum(num(x["BilledCost"]) for x in rows if x["x_CostKind"] == "usage")
+        assert round(usage, 2) == round(costs["total"]["cost_usd"], 2)
+        # Proportional over the API: every team's bill adds up to the capacity cost.
+        status, body = demo.get("/api/v1/export/csv", window="7d", share_idle="proportional")
+        assert status == 200
+        rows = rows_of(body.decode())
+        assert round(sum(num(x["cost"]) for x in rows), 2) == \
+            round(costs["capacity"]["cost_usd"], 2)
+        for params, name in [({"granularity": "monthly"}, "granularity"),
+                             ({"share_idle": "x"}, "share_idle"),
+                             ({"focus_version": "2"}, "focus_version"),
+                             ({"window": "nonsense"}, "window"),
+                             ({"bogus": "1"}, "bogus")]:
+            status, body = demo.get("/api/v1/export/focus", **params)
+            assert status == 400, (params, body)
+            assert json.loads(body)["parameter"] == name
+        bad = cli("export", "--server", demo.url, "--granularity", "weekly")
+        assert bad.code == 2 and "--granularity" in bad.err
+    finally:
+        demo.proc.terminate()
+        demo.proc.wait(timeout=10)
+
+
+def test_api_costs_share_idle(cli, tmp_path):
+    demo = Demo(_controller_path(cli), tmp_path)
+    try:
+        plain = demo.json("/api/v1/costs", window="7d", by="team,project")
+        assert "chargeback" not in plain and "charged_usd" not in plain["groups"][0]
+        for by in ("team", "team,project", "namespace,team"):
+            d = demo.json("/api/v1/costs", window="7d", by=by, share_idle="proportional")
+            cb = d["chargeback"]
+            assert cb["mode"] == "proportional"
+            bills = sum(g["charged_usd"] for g in d["groups"])
+            assert round(bills, 2) == round(cb["charged_usd"], 2) == \
+                round(d["capacity"]["cost_usd"], 2)
+            assert round(cb["shared_usd"], 2) == round(
+                d["idle"]["cost_usd"] + sum(g["cost_usd"] for g in d["groups"]
+                                            if g["keys"]["team"] == "__unattributed__"), 2)
+            spent = {}
+            for g in d["groups"]:
+                if g["keys"]["team"] != "__unattributed__":
+                    spent[g["keys"]["team"]] = spent.get(g["keys"]["team"], 0) + g["cost_usd"]
+            total = sum(spent.values())
+            for g in d["groups"]:  # proportional: shared / cost is the same for every group
+                if g["keys"]["team"] != "__unattributed__" and g["cost_usd"] > 0:
+                    assert g["shared_usd"] / g["cost_usd"] == pytest.approx(
+                        cb["shared_usd"] / total, rel=1e-9)
+        stepped = demo.json("/api/v1/costs", window="2d", step="1d", by="team",
+                            share_idle="proportional")
+        for s in stepped["sets"]:
+            assert round(s["chargeback"]["charged_usd"], 2) == round(s["capacity"]["cost_usd"], 2)
+        for params in ({"share_idle": "half"}, {"share_idle": "proportional", "by": "model"},
+                       {"share_idle": "proportional", "team": "ml"},
+                       {"share_idle": "weights"}):
+            status, body = demo.get("/api/v1/costs", window="7d", **params)
+            assert status == 400, (params, body)
+            assert json.loads(body)["parameter"] == "share_idle"
+    finally:
+        demo.proc.terminate()
+        demo.proc.wait(timeout=10)
+
+
+def test_report_chargeback_section_adds_up(cli):
+    plain = cli.ok("demo", "--format", "json").json()
+    assert "chargeback" not in plain  # nothing configured: the report is as before
+    d = cli.ok("demo", "--format", "json", "--share-idle", "proportional").json()
+    cb = d["chargeback"]
+    assert cb["mode"] == "proportional"
+    assert round(sum(t["charged_usd"] for t in cb["teams"]), 2) == \
+        round(cb["capacity_cost_usd"], 2) == round(d["summary"]["capacity"]["cost_usd"], 2)
+    md = cli.ok("demo", "--share-idle", "proportional").out
+    section = md.split("## Chargeback (proportional)", 1)[1].split("\n## ", 1)[0]
+    cells = [[c.strip() for c in line.strip("|").split("|")]
+             for line in section.splitlines() if line.startswith("| ")]
+    money = lambda s: float(s.strip("*").replace("$", "").replace(",", ""))  # noqa: E731
+    body = [c for c in cells[1:] if not c[0].startswith(("**", "-"))]
+    total = [c for c in cells if c[0] == "**Total**"][0]
+    for col in (1, 2, 3):  # every column adds up to its total line, to the cent
+        assert round(sum(money(c[col]) for c in body), 2) == money(total[col])
+    assert money(total[3]) == round(cb["capacity_cost_usd"], 2)
+    r = cli("demo", "--share-idle", "weights")
+    assert r.code == 2 and "--share-idle" in r.err
+
+
+def test_allocation_share_idle_adds_up_to_capacity(cli, tmp_path):
+    """OpenCost's shareIdle on /allocation: every tenant's totalCost adds up to capacity."""
+    demo = Demo(_controller_path(cli), tmp_path)
+    try:
+        costs = demo.json("/api/v1/costs", window="7d", by="team")
+        for extra in ({}, {"idleByNode": "true"}):
+            d = demo.json("/allocation", window="7d", aggregate="label:team", shareIdle="true",
+                          **extra)
+            allocs = d["data"][0]
+            total = sum(a["totalCost"] for a in allocs.values())
+            assert round(total, 2) == round(costs["capacity"]["cost_usd"], 2), extra
+            # Idle goes to the tenants; per node, a node no tenant used keeps its own line.
+            unshared = [a["totalCost"] for n, a in allocs.items() if n.endswith("__idle__")]
+            if not extra:
+                assert not unshared
+            assert sum(a["gpuCostIdle"] for a in allocs.values()) + sum(unshared) == \
+                pytest.approx(costs["idle"]["cost_usd"], abs=0.01)
+    finally:
+        demo.proc.terminate()
+        demo.proc.wait(timeout=10)

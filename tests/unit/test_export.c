@@ -1,0 +1,479 @@
+/* Unit tests for pkg/export and the ledger's chargeback shares it rests on. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "ledger/ledger.h"
+#include "util/util.h"
+
+#define HOUR 3600
+#define DAY  86400
+
+static int64_t t_at(const char *s)
+{
+        int64_t t = 0;
+
+        ck_assert_int_eq(gc_time_parse(s, strlen(s), &t), 0);
+        return t;
+}
+
+/* ---- RFC 4180 fields -------------------------------------------------------------------- */
+
+START_TEST(csv_field_quoting)
+{
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+            {"plain", "plain"},
+            {"", ""},
+            {"a,b", "\"a,b\""},
+            {"say \"hi\"", "\"say \"\"hi\"\"\""},
+            {"two\r\nlines", "\"two\r\nlines\""},
+            {"lf\nonly", "\"lf\nonly\""},
+            {"{\"k\":\"v\"}", "\"{\"\"k\"\":\"\"v\"\"}\""},
+            {" spaced ", " spaced "},
+        };
+        gc_buf b;
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                gc_buf_init(&b, 1024);
+                ck_assert_int_eq(gc_export_csv_field(&b, cases[i].in), 0);
+                ck_assert_str_eq(b.data ? b.data : "", cases[i].out);
+                gc_buf_free(&b);
+        }
+        gc_buf_init(&b, 1024);
+        ck_assert_int_eq(gc_export_csv_field(&b, NULL), 0); /* null is an empty field */
+        ck_assert_uint_eq(b.len, 0);
+        gc_buf_free(&b);
+        gc_buf_init(&b, 4); /* bounded: a field past the limit is refused */
+        ck_assert_int_eq(gc_export_csv_field(&b, "a,bcdef"), -E2BIG);
+        gc_buf_free(&b);
+}
+END_TEST
+
+START_TEST(parse_words)
+{
+        int64_t g;
+        gc_export_format f;
+        gc_chargeback_mode m;
+
+        ck_assert_int_eq(gc_export_granularity_parse("daily", &g), 0);
+        ck_assert_int_eq(g, DAY);
+        ck_assert_int_eq(gc_export_granularity_parse("hourly", &g), 0);
+        ck_assert_int_eq(g, HOUR);
+        ck_assert_int_eq(gc_export_granularity_parse("weekly", &g), -EINVAL);
+        ck_assert_int_eq(gc_export_format_parse("focus", &f), 0);
+        ck_assert_int_eq(f, GC_EXPORT_FOCUS);
+        ck_assert_int_eq(gc_export_format_parse("csv", &f), 0);
+        ck_assert_int_eq(f, GC_EXPORT_CSV);
+        ck_assert_int_eq(gc_export_format_parse("CSV", &f), -EINVAL);
+        ck_assert_int_eq(gc_chargeback_mode_parse("proportional", &m), 0);
+        ck_assert_int_eq(m, GC_CHARGEBACK_PROPORTIONAL);
+        ck_assert_int_eq(gc_chargeback_mode_parse("weights", &m), 0);
+        ck_assert_int_eq(gc_chargeback_mode_parse("even", &m), -EINVAL);
+        ck_assert_str_eq(gc_chargeback_mode_name(GC_CHARGEBACK_NONE), "none");
+}
+END_TEST
+
+/* ---- chargeback shares -------------------------------------------------------------------- */
+
+/* ml spends 30 (two rows), web 10, unattributed 5; idle 55: the pool is 60. */
+static void fill(gc_cost_summary *s, gc_cost_row rows[4])
+{
+        memset(s, 0, sizeof(*s));
+        memset(rows, 0, 4 * sizeof(*rows));
+        s->by[0] = GC_DIM_TEAM;
+        s->by[1] = GC_DIM_PROJECT;
+        s->n_by = 2;
+        rows[0].keys[GC_DIM_TEAM] = "ml";
+        rows[0].cost_usd = 20;
+        rows[1].keys[GC_DIM_TEAM] = "web";
+        rows[1].cost_usd = 10;
+        rows[2].keys[GC_DIM_TEAM] = "ml";
+        rows[2].cost_usd = 10;
+        rows[3].keys[GC_DIM_TEAM] = GC_UNATTRIBUTED;
+        rows[3].cost_usd = 5;
+        s->rows = rows;
+        s->n_rows = 4;
+        s->idle.cost_usd = 55;
+}
+
+START_TEST(chargeback_proportional)
+{
+        gc_cost_summary s;
+        gc_cost_row rows[4];
+        gc_chargeback cb = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0};
+        double ratio[4], pool, bills = 0;
+
+        fill(&s, rows);
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &cb, ratio, &pool), 0);
+        ck_assert_double_eq_tol(pool, 60, 1e-12);
+        ck_assert_double_eq_tol(ratio[0], 0.5, 1e-12); /* ml 3/4, its rows by cost */
+        ck_assert_double_eq_tol(ratio[2], 0.25, 1e-12);
+        ck_assert_double_eq_tol(ratio[1], 0.25, 1e-12); /* web 1/4 */
+        ck_assert_double_eq(ratio[3], 0);
+        for (size_t i = 0; i < 3; i++)
+                bills += rows[i].cost_usd + ratio[i] * pool;
+        ck_assert_double_eq_tol(bills, 45 + 55, 1e-9); /* total + idle */
+}
+END_TEST
+
+START_TEST(chargeback_weights)
+{
+        gc_cost_summary s;
+        gc_cost_row rows[4];
+        gc_team_weight w[] = {{"web", 3}, {"ml", 1}, {"absent", 100}};
+        gc_chargeback cb = {GC_CHARGEBACK_WEIGHTS, w, 3};
+        double ratio[4], pool;
+
+        fill(&s, rows);
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &cb, ratio, &pool), 0);
+        /* Among the weighted teams that spent: web 3/4, ml 1/4 (split 2:1 over its rows). */
+        ck_assert_double_eq_tol(ratio[1], 0.75, 1e-12);
+        ck_assert_double_eq_tol(ratio[0], 0.25 * 2 / 3, 1e-12);
+        ck_assert_double_eq_tol(ratio[2], 0.25 / 3, 1e-12);
+        ck_assert_double_eq(ratio[3], 0);
+        /* No weighted team spent: proportional instead. */
+        w[0].team = "x";
+        w[1].team = "y";
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &cb, ratio, &pool), 0);
+        ck_assert_double_eq_tol(ratio[1], 0.25, 1e-12);
+        w[0].weight = 0; /* weights are positive */
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &cb, ratio, &pool), -EINVAL);
+        w[0].weight = NAN;
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &cb, ratio, &pool), -EINVAL);
+}
+END_TEST
+
+START_TEST(chargeback_edges)
+{
+        gc_cost_summary s;
+        gc_cost_row rows[4];
+        gc_chargeback none = {GC_CHARGEBACK_NONE, NULL, 0};
+        gc_chargeback prop = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0};
+        double ratio[4], pool = -1;
+
+        fill(&s, rows);
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &none, ratio, &pool), 0);
+        ck_assert_double_eq(pool, 0);
+        for (size_t i = 0; i < 4; i++)
+                ck_assert_double_eq(ratio[i], 0);
+        /* Only unattributed spend: no team to carry the pool, nothing shared. */
+        s.rows = &rows[3];
+        s.n_rows = 1;
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &prop, ratio, &pool), 0);
+        ck_assert_double_eq(pool, 0);
+        ck_assert_double_eq(ratio[0], 0);
+        /* The shares are the teams': a summary not grouped by team is refused. */
+        fill(&s, rows);
+        s.by[0] = GC_DIM_MODEL;
+        s.n_by = 1;
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &prop, ratio, &pool), -EINVAL);
+        ck_assert_int_eq(gc_chargeback_ratios(&s, &none, ratio, &pool), 0);
+}
+END_TEST
+
+/* ---- the export over a ledger --------------------------------------------------------------- */
+
+typedef struct fixture {
+        gc_strpool *pool;
+        gc_ledger *l;
+} fixture;
+
+static void fx_init(fixture *f)
+{
+        gc_ledger_opts o = {0};
+
+        f->pool = gc_strpool_new(1u << 20);
+        o.pool = f->pool;
+        f->l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f->l);
+}
+
+static void fx_done(fixture *f)
+{
+        gc_ledger_free(f->l);
+        gc_strpool_free(f->pool);
+}
+
+static const char *in(fixture *f, const char *s)
+{
+        return s ? gc_strpool_intern0(f->pool, s) : NULL;
+}
+
+static void put_pod(fixture *f, const char *uid, const char *ns, const char *team,
+                    const char *project, const char *node, double geq, double price, int64_t start,
+                    int64_t end)
+{
+        gc_usage u;
+
+        memset(&u, 0, sizeof(u));
+        u.pod_uid = in(f, uid);
+        u.dims[GC_DIM_NAMESPACE] = in(f, ns);
+        u.dims[GC_DIM_TEAM] = in(f, team);
+        u.dims[GC_DIM_PROJECT] = in(f, project);
+        u.dims[GC_DIM_MODEL] = in(f, "NVIDIA-A100");
+        u.dims[GC_DIM_CAPACITY_TYPE] = in(f, "on-demand");
+        u.dims[GC_DIM_NODE] = in(f, node);
+        u.dims[GC_DIM_POD] = in(f, uid);
+        u.geq = geq;
+        u.usd_per_gpu_hour = price;
+        u.start = start;
+        u.end = end;
+        ck_assert_int_eq(gc_ledger_put_usage(f->l, &u), 0);
+}
+
+static void put_node(fixture *f, const char *node, double geq, double price, int64_t start)
+{
+        gc_capacity c;
+
+        memset(&c, 0, sizeof(c));
+        c.node = in(f, node);
+        c.model = in(f, "NVIDIA-A100");
+        c.capacity_type = in(f, "on-demand");
+        c.geq = geq;
+        c.usd_per_gpu_hour = price;
+        c.start = start;
+        c.end = GC_OPEN;
+        ck_assert_int_eq(gc_ledger_put_capacity(f->l, &c), 0);
+}
+
+typedef struct sink {
+        gc_buf all;
+        size_t pieces, largest;
+        int fail_after; /* 0: never */
+} sink;
+
+static int sink_write(void *ud, const char *data, size_t n)
+{
+        sink *s = ud;
+
+        s->pieces++;
+        if (n > s->largest)
+                s->largest = n;
+        if (s->fail_after && (int)s->pieces >= s->fail_after)
+                return -EPIPE;
+        return s->all.limit ? gc_buf_append(&s->all, data, n) : 0;
+}
+
+static size_t count_lines(const char *s)
+{
+        size_t n = 0;
+
+        for (; s && *s; s++)
+                n += *s == '\n';
+        return n;
+}
+
+/* Two nodes of 4 GPUs at $2 from t0 - 1 day; ml holds 2 GPUs on a for 36 h, web 1 on b for 6 h,
+ * an unattributed pod 1 on b for 6 h. */
+static void fill_ledger(fixture *f, int64_t t0)
+{
+        put_node(f, "node-a", 4, 2, t0 - DAY);
+        put_node(f, "node-b", 4, 2, t0 - DAY);
+        put_pod(f, "p1", "ml", "ml", "train", "node-a", 2, 2, t0, t0 + 36 * HOUR);
+        put_pod(f, "p2", "web", "web", "search", "node-b", 1, 2, t0 + 2 * HOUR, t0 + 8 * HOUR);
+        put_pod(f, "p3", "tmp", GC_UNATTRIBUTED, GC_UNATTRIBUTED, "node-b", 1, 2, t0,
+                t0 + 6 * HOUR);
+}
+
+START_TEST(export_csv_totals)
+{
+        fixture f;
+        int64_t t0 = t_at("2026-11-16T00:00:00Z");
+        gc_export_opts o = {0};
+        gc_export_totals t;
+        sink s = {0};
+
+        fx_init(&f);
+        fill_ledger(&f, t0);
+        gc_buf_init(&s.all, 1u << 20);
+        o.ledger = f.l;
+        o.start = t0;
+        o.end = t0 + 2 * DAY;
+        o.granularity = GC_EXPORT_DAILY;
+        o.format = GC_EXPORT_CSV;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &t), 0);
+        /* Held: 72 + 6 + 6 GPU-h at $2; capacity 2 nodes x 4 x 48 h = 384 GPU-h. */
+        ck_assert_double_eq_tol(t.usage_cost, 168, 1e-9);
+        ck_assert_double_eq_tol(t.unattributed_cost, 12, 1e-9);
+        ck_assert_double_eq_tol(t.idle_cost, 768 - 168, 1e-9);
+        ck_assert_double_eq_tol(t.billed_cost, 768, 1e-9);
+        ck_assert_double_eq(t.shared_cost, 0);
+        /* Day 1: ml, web, unattributed, idle a, idle b; day 2: ml, idle a, idle b. */
+        ck_assert_uint_eq(t.rows, 8);
+        ck_assert_uint_eq(count_lines(s.all.data), 9);
+        ck_assert_ptr_nonnull(strstr(s.all.data, "period_start,period_end,cluster,node"));
+        ck_assert_ptr_nonnull(strstr(s.all.data, "2026-11-16T00:00:00Z,2026-11-17T00:00:00Z,"
+                                                 "default,node-a,NVIDIA-A100,on-demand,ml,ml,"
+                                                 "train,usage,48,96,USD,2\r\n"));
+
+        /* Proportional: the unattributed pod and idle go to ml and web; the bills = capacity. */
+        gc_buf_reset(&s.all);
+        o.chargeback.mode = GC_CHARGEBACK_PROPORTIONAL;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &t), 0);
+        ck_assert_double_eq(t.idle_cost, 0);
+        ck_assert_double_eq_tol(t.usage_cost + t.shared_cost, 768, 1e-9);
+        ck_assert_double_eq_tol(t.usage_cost, 156, 1e-9);
+        ck_assert_ptr_null(strstr(s.all.data, GC_UNATTRIBUTED));
+        ck_assert_ptr_null(strstr(s.all.data, ",idle,"));
+        gc_buf_free(&s.all);
+        fx_done(&f);
+}
+END_TEST
+
+START_TEST(export_periods_cut_to_the_window)
+{
+        fixture f;
+        int64_t t0 = t_at("2026-11-16T00:00:00Z");
+        gc_export_opts o = {0};
+        gc_export_totals t;
+        sink s = {0};
+
+        fx_init(&f);
+        fill_ledger(&f, t0);
+        gc_buf_init(&s.all, 1u << 20);
+        o.ledger = f.l;
+        o.start = t0 + 10 * HOUR; /* a window crossing midnight, inside no whole day */
+        o.end = t0 + DAY + 5 * HOUR;
+        o.granularity = GC_EXPORT_DAILY;
+        o.format = GC_EXPORT_CSV;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &t), 0);
+        ck_assert_ptr_nonnull(strstr(s.all.data, "2026-11-16T10:00:00Z,2026-11-17T00:00:00Z,"));
+        ck_assert_ptr_nonnull(strstr(s.all.data, "2026-11-17T00:00:00Z,2026-11-17T05:00:00Z,"));
+        ck_assert_double_eq_tol(t.billed_cost, 2 * 4 * 19 * 2, 1e-9); /* capacity of 19 h */
+        gc_buf_free(&s.all);
+        fx_done(&f);
+}
+END_TEST
+
+/* Hourly over 60 days is 1,440 periods: more than one stepped query holds; and the pieces
+ * handed to write stay bounded however long the window. */
+START_TEST(export_long_window_streams)
+{
+        fixture f;
+        int64_t t0 = t_at("2026-10-01T00:00:00Z");
+        gc_export_opts o = {0};
+        gc_export_totals t;
+        sink s = {0};
+
+        fx_init(&f);
+        put_node(&f, "node-a", 8, 3, t0 - DAY);
+        put_pod(&f, "p1", "ml", "ml", "train", "node-a", 8, 3, t0, GC_OPEN);
+        o.ledger = f.l;
+        o.start = t0;
+        o.end = t0 + 60 * DAY;
+        o.granularity = GC_EXPORT_HOURLY;
+        o.format = GC_EXPORT_FOCUS;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &t), 0);
+        ck_assert_uint_eq(t.rows, 60 * 24);
+        ck_assert_double_eq_tol(t.usage_cost, 60 * 24 * 8 * 3, 1e-6);
+        ck_assert_double_eq_tol(t.gpu_hours, 60 * 24 * 8, 1e-6);
+        ck_assert_uint_gt(s.pieces, 1);
+        ck_assert_uint_le(s.largest, GC_EXPORT_PIECE_BYTES + (64u << 10));
+        /* A writer's error stops the export and is returned. */
+        s.pieces = 0;
+        s.fail_after = 2;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &t), -EPIPE);
+        fx_done(&f);
+}
+END_TEST
+
+START_TEST(export_focus13_columns)
+{
+        fixture f;
+        int64_t t0 = t_at("2026-11-16T00:00:00Z");
+        gc_export_opts o = {0};
+        sink s = {0};
+        const char *hdr;
+
+        fx_init(&f);
+        fill_ledger(&f, t0);
+        gc_buf_init(&s.all, 1u << 20);
+        o.ledger = f.l;
+        o.start = t0;
+        o.end = t0 + DAY;
+        o.granularity = GC_EXPORT_DAILY;
+        o.cluster = "prod, eu"; /* a comma: quoted wherever it appears */
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), 0);
+        hdr = s.all.data;
+        ck_assert_ptr_nonnull(strstr(hdr, ",AllocatedMethodDetails,AllocatedMethodId,"
+                                          "AllocatedResourceId,AllocatedResourceName,"
+                                          "AllocatedTags,"));
+        ck_assert_ptr_nonnull(strstr(hdr, "\"prod, eu\""));
+        ck_assert_ptr_nonnull(strstr(hdr, "gpu-cost:held-gpu-equivalents"));
+        ck_assert_ptr_nonnull(strstr(hdr, "gpu-cost:idle-capacity"));
+        ck_assert_ptr_nonnull(
+            strstr(hdr, "\"{\"\"Elements\"\":[{\"\"AllocatedRatio\"\":0.5,\"\"UsageUnit\"\":"
+                        "\"\"GPU-Hours\"\",\"\"UsageQuantity\"\":48}]}\""));
+        /* 1.2 has none of them. */
+        gc_buf_reset(&s.all);
+        o.focus_minor = 2;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), 0);
+        ck_assert_ptr_null(strstr(s.all.data, "Allocated"));
+        gc_buf_free(&s.all);
+        fx_done(&f);
+}
+END_TEST
+
+START_TEST(export_bad_options)
+{
+        fixture f;
+        gc_export_opts o = {0};
+        gc_team_weight w = {"ml", -1};
+        sink s = {0};
+
+        fx_init(&f);
+        o.ledger = f.l;
+        o.start = 0;
+        o.end = DAY;
+        o.granularity = GC_EXPORT_DAILY;
+        ck_assert_int_eq(gc_export_run(&o, NULL, &s, NULL), -EINVAL);
+        o.granularity = 7 * DAY;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
+        o.granularity = GC_EXPORT_DAILY;
+        o.focus_minor = 4;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
+        o.focus_minor = 0;
+        o.end = 0;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
+        o.end = DAY;
+        o.chargeback = (gc_chargeback){GC_CHARGEBACK_WEIGHTS, &w, 1};
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
+        ck_assert_uint_eq(s.pieces, 0); /* nothing written before the options are checked */
+        fx_done(&f);
+}
+END_TEST
+
+static Suite *export_suite(void)
+{
+        Suite *s = suite_create("export");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, csv_field_quoting);
+        tcase_add_test(tc, parse_words);
+        tcase_add_test(tc, chargeback_proportional);
+        tcase_add_test(tc, chargeback_weights);
+        tcase_add_test(tc, chargeback_edges);
+        tcase_add_test(tc, export_csv_totals);
+        tcase_add_test(tc, export_periods_cut_to_the_window);
+        tcase_add_test(tc, export_long_window_streams);
+        tcase_add_test(tc, export_focus13_columns);
+        tcase_add_test(tc, export_bad_options);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(export_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
