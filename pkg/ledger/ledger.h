@@ -99,6 +99,10 @@ typedef struct gc_ledger_opts {
         gc_strpool *pool;     /* required; every string given to the ledger is interned here */
         size_t max_intervals; /* 0 = GC_LEDGER_DEFAULT_LIMIT */
         size_t max_rollup_rows;
+        /* Seconds per folded bucket: 3600 (0, the default), 1800 or 900. Days that start on a
+         * :30 or :45 offset need 900 to stay exact; each long interval then folds into four
+         * times the rows (docs/ledger.md). */
+        int64_t bucket_s;
 } gc_ledger_opts;
 
 gc_ledger *gc_ledger_new(const gc_ledger_opts *o);
@@ -211,7 +215,7 @@ int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t ste
 /* ---- state, for checkpoints ----------------------------------------------------------------- */
 
 typedef struct gc_rollup {
-        int64_t hour;                   /* start of the hour bucket, a multiple of 3600 */
+        int64_t hour; /* start of the bucket (an hour, or a quarter hour: gc_ledger_granularity) */
         const char *dims[GC_DIM_COUNT]; /* every dimension but GC_DIM_POD (NULL there) */
         double gpu_seconds;
         double cost_usd;
@@ -245,5 +249,7 @@ int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *r);
  * INT64_MIN (never folded) is accepted and changes nothing.
  */
 int gc_ledger_set_horizon(gc_ledger *l, int64_t horizon);
+/* Seconds per folded bucket (gc_ledger_opts.bucket_s): a window edge not on one cuts history. */
+int64_t gc_ledger_granularity(const gc_ledger *l);
 
 #endif

@@ -202,7 +202,7 @@ static gc__acc *gc__hour_step(const gc__q *x, int64_t hour)
                         return NULL;
                 a = &x->acc[gc__step_of(x, hour)];
         }
-        return hour >= a->start && hour + GC__HOUR <= a->end ? a : NULL;
+        return hour >= a->start && hour + x->l->bucket <= a->end ? a : NULL;
 }
 
 static void gc__row_add(gc_cost_row *row, double gs, double cost, uint32_t pods, uint32_t estimates)

@@ -1,4 +1,4 @@
-/* report: cost summaries and period (daily, weekly) reports as JSON, Markdown and text tables. */
+/* report: cost summaries and period (daily, weekly, monthly) reports as JSON, Markdown, tables. */
 #ifndef GC_REPORT_H
 #define GC_REPORT_H
 
@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../ledger/ledger.h"
+#include "../tz/tz.h"
 #include "../util/util.h"
 
 /*
@@ -34,7 +35,8 @@ int gc_report_summary_markdown(const gc_cost_summary *s, const char *currency, g
 
 typedef struct gc_period_report {
         const gc_ledger *ledger;
-        const char *kind;    /* "weekly" or "daily" */
+        const char *kind;    /* "daily", "weekly" or "monthly" (the previous period is the
+                                calendar one before when [start, end) is one); else any */
         const char *title;   /* e.g. "GPU spend, week 2026-W47"; NULL = made from kind */
         const char *cluster; /* optional cluster name */
         const char *currency;
@@ -47,8 +49,10 @@ typedef struct gc_period_report {
         const char *const *extra_notes;
         size_t n_extra_notes;
         /* For the controller's report ConfigMaps; all zero keeps the behaviour described above. */
-        int64_t utc_offset_s; /* days start at 00:00 at this offset east of UTC (dates, per-day
-                                 rows, ISO week, title); whole minutes, at most 18 h */
+        const gc_tz *tz;      /* the zone whose local days the report counts (dates, per-day
+                                 rows, ISO week, month, title); NULL = utc_offset_s */
+        int64_t utc_offset_s; /* without tz: days start at 00:00 at this fixed offset east of
+                                 UTC; whole minutes, at most 18 h */
         const char *team;     /* only this team's spend; idle and capacity, which belong to the
                                  whole cluster, are left out (null in JSON), as the notes say */
         size_t max_rows;      /* each table lists at most this many rows and sums the rest in one
@@ -68,8 +72,9 @@ typedef struct gc_period_report {
  * spend by team, by team and project, by GPU model and capacity type, spend per day, idle
  * capacity per node, unattributed spend, top pods, and the notes. Markdown and JSON carry the
  * same figures; the JSON's "summary" member is the cost-summary shape grouped by team, project.
- * A period not over at `now` is marked partial, with the time its figures run to. -EINVAL for a
- * bad utc_offset_s or an empty team.
+ * A period not over at `now` is marked partial, with the time its figures run to and a forecast
+ * to its end (the average rate so far, stated as the method). -EINVAL for a bad utc_offset_s or
+ * an empty team.
  */
 int gc_report_period_markdown(const gc_period_report *r, gc_buf *out);
 int gc_report_period_json(const gc_period_report *r, gc_buf *out);

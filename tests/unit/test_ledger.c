@@ -1025,6 +1025,73 @@ START_TEST(test_fold_hour_granular)
 }
 END_TEST
 
+/*
+ * Quarter-hour buckets: over windows on the quarter hour (a day at +05:45 starts at 18:15 UTC),
+ * every figure is what it was before the fold; a bad bucket size is refused; rows of a finer
+ * ledger restored into an hourly one go into the hour holding them.
+ */
+START_TEST(test_fold_quarter_hours)
+{
+        static const int64_t wins[][2] = {
+            {T0 + 18 * H + 900, T0 + 42 * H + 900},
+            {T0 + 5 * H + 2700, T0 + 30 * H + 1800},
+            {T0 + 39 * H + 2700, T0 + 40 * H},
+        };
+        gc_ledger_opts o = {0};
+        gc_ledger *q4, *hourly;
+        gc_cost_summary before[3], after;
+        const int64_t now = T0 + 72 * H + 17;
+        gc_rollup rw;
+
+        o.pool = pool;
+        o.bucket_s = 1000;
+        ck_assert_ptr_null(gc_ledger_new(&o));
+        o.bucket_s = 900;
+        q4 = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(q4);
+        ck_assert_int_eq(gc_ledger_granularity(q4), 900);
+        ck_assert_int_eq(gc_ledger_granularity(led), 3600);
+        load_random(q4, 3000);
+        for (size_t w = 0; w < 3; w++) {
+                gc_query q = window(wins[w][0], wins[w][1], now, "team");
+
+                ck_assert_int_eq(gc_ledger_query(q4, &q, &before[w]), 0);
+                ck_assert(before[w].total.gpu_seconds > 0);
+        }
+        ck_assert_int_gt(gc_ledger_fold(q4, T0 + 44 * H + 1000, T0 - 24 * H), 0);
+        for (size_t w = 0; w < 3; w++) {
+                gc_query q = window(wins[w][0], wins[w][1], now, "team");
+
+                ck_assert_int_eq(gc_ledger_query(q4, &q, &after), 0);
+                assert_same(&before[w], &after, "quarter-hour fold");
+                gc_cost_summary_free(&after);
+                gc_cost_summary_free(&before[w]);
+        }
+        q4 = gc_ledger_free(q4);
+
+        /* A quarter-hour row into an hourly ledger: counted in its hour. */
+        o.bucket_s = 0;
+        hourly = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(hourly);
+        memset(&rw, 0, sizeof(rw));
+        rw.hour = T0 + 2700;
+        rw.dims[GC_DIM_TEAM] = "t";
+        rw.gpu_seconds = 900;
+        rw.cost_usd = 1;
+        ck_assert_int_eq(gc_ledger_add_rollup(hourly, &rw), 0);
+        rw.hour = T0 + 100;
+        ck_assert_int_eq(gc_ledger_add_rollup(hourly, &rw), -EINVAL);
+        {
+                gc_query q = window(T0, T0 + H, 0, "");
+
+                ck_assert_int_eq(gc_ledger_query(hourly, &q, &after), 0);
+                ck_assert(after.total.gpu_seconds == 900.0);
+                gc_cost_summary_free(&after);
+        }
+        gc_ledger_free(hourly);
+}
+END_TEST
+
 START_TEST(test_fold_no_double_count)
 {
         gc_query q = window(T0, T0 + 4 * H, T0 + 4 * H, "");
@@ -1211,6 +1278,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_steps_bad_input);
         tcase_add_test(tc, test_fold_keep_since);
         tcase_add_test(tc, test_fold_hour_granular);
+        tcase_add_test(tc, test_fold_quarter_hours);
         tcase_add_test(tc, test_fold_no_double_count);
         tcase_add_test(tc, test_fold_capacity);
         tcase_add_test(tc, test_checkpoint_roundtrip);
