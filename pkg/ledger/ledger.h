@@ -211,6 +211,14 @@ int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
 typedef int (*gc_step_fn)(void *ud, const gc_cost_summary *s);
 int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t step_s, gc_step_fn fn,
                               void *ud);
+/*
+ * The same over spans of any length (local days of 23 or 25 hours, calendar months): span k is
+ * [edges[k], edges[k + 1]), edges strictly ascending, n_spans + 1 of them (q->start and q->end
+ * are not used). Each span's figures are those gc_ledger_query of it returns. -E2BIG above
+ * GC_LEDGER_MAX_STEPS spans.
+ */
+int gc_ledger_query_each_span(const gc_ledger *l, const gc_query *q, const int64_t *edges,
+                              size_t n_spans, gc_step_fn fn, void *ud);
 
 /* ---- state, for checkpoints ----------------------------------------------------------------- */
 

@@ -927,6 +927,53 @@ START_TEST(test_each_step)
 }
 END_TEST
 
+typedef struct span_ctx {
+        const gc_query *q;
+        const int64_t *edges;
+        size_t seen;
+} span_ctx;
+
+static int span_check(void *ud, const gc_cost_summary *s)
+{
+        span_ctx *c = ud;
+        gc_query one = *c->q;
+        gc_cost_summary want;
+
+        one.start = c->edges[c->seen];
+        one.end = c->edges[c->seen + 1];
+        ck_assert_int_eq(gc_ledger_query(led, &one, &want), 0);
+        assert_identical(s, &want, "each span", c->seen);
+        gc_cost_summary_free(&want);
+        c->seen++;
+        return 0;
+}
+
+/* Spans of uneven length (days of 23 and 25 hours, months) each equal their own query. */
+START_TEST(test_each_span)
+{
+        gc_query q = window(0, 1, T0 + 50 * H, "team,pod");
+        int64_t edges[401];
+        span_ctx c = {&q, edges, 0};
+
+        load_random(led, 1500);
+        ck_assert_int_ge(gc_ledger_fold(led, T0 + 20 * H + 77, 0), 0);
+        edges[0] = T0 - 5 * H + 900;
+        for (size_t k = 1; k < 401; k++)
+                edges[k] = edges[k - 1] + 900 * (int64_t)(1 + (k * 7) % 5);
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 400, span_check, &c), 0);
+        ck_assert_uint_eq(c.seen, 400);
+        c.seen = 0;
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 1, span_check, &c), 0);
+        ck_assert_uint_eq(c.seen, 1);
+        edges[5] = edges[4];
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 400, span_check, &c), -EINVAL);
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 0, span_check, &c), -EINVAL);
+        ck_assert_int_eq(
+            gc_ledger_query_each_span(led, &q, edges, GC_LEDGER_MAX_STEPS + 1, span_check, &c),
+            -E2BIG);
+}
+END_TEST
+
 /* Folded hours cut by a step's edge count in neither step, as a window's edge cuts them. */
 START_TEST(test_steps_cut_folded_hour)
 {
@@ -1275,6 +1322,7 @@ static Suite *ledger_suite(void)
         tcase_add_loop_test(tc, test_steps_equivalence, 0, 8);
         tcase_add_test(tc, test_steps_cut_folded_hour);
         tcase_add_test(tc, test_each_step);
+        tcase_add_test(tc, test_each_span);
         tcase_add_test(tc, test_steps_bad_input);
         tcase_add_test(tc, test_fold_keep_since);
         tcase_add_test(tc, test_fold_hour_granular);
