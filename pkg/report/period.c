@@ -138,8 +138,11 @@ typedef struct gc_report__period {
         size_t n_top;
         gc_cost_row folded; /* pod-less rows (folded history) of the pods query */
         int has_prev;
-        const gc_tz *tz; /* the caller's zone, or own_tz */
-        gc_tz *own_tz;   /* the fixed offset utc_offset_s, when no zone is given */
+        const gc_tz *tz;       /* the caller's zone, or own_tz */
+        gc_tz *own_tz;         /* the fixed offset utc_offset_s, when no zone is given */
+        const gc_budget **bud; /* the budgets shown, and their standing */
+        gc_budget_status *bud_st;
+        size_t n_bud;
         int has_forecast;
         gc_cost_row forecast; /* the period's figures extended to its end (partial periods) */
         int64_t up_to; /* where running pods' figures stop: min(now, end), end when now = 0 */
@@ -172,6 +175,8 @@ static void gc_report__period_free(gc_report__period *p)
         free(p->sh_unattr.own);
         free(p->sh_nodes.own);
         gc_tz_free(p->own_tz);
+        free(p->bud);
+        free(p->bud_st);
 }
 
 static int gc_report__query(const gc_report__period *p, int64_t start, int64_t end,
@@ -482,6 +487,37 @@ static void gc_report__forecast(gc_report__period *p)
         p->forecast.cost_usd += p->tp.total.cost_usd / elapsed * rest;
 }
 
+/* The budgets of the report's kind (a team's copy: its own), with their standing. */
+static int gc_report__collect_budgets(gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        gc_budget_period want;
+        int ret = 0;
+
+        if (strcmp(p->kind, "monthly") == 0)
+                want = GC_BUDGET_MONTHLY;
+        else if (strcmp(p->kind, "weekly") == 0)
+                want = GC_BUDGET_WEEKLY;
+        else
+                return 0;
+        p->bud = calloc(r->n_budgets + 1, sizeof(*p->bud));
+        p->bud_st = calloc(r->n_budgets + 1, sizeof(*p->bud_st));
+        if (!p->bud || !p->bud_st)
+                return -ENOMEM;
+        for (size_t i = 0; ret == 0 && i < r->n_budgets; i++) {
+                const gc_budget *b = &r->budgets[i];
+
+                if (b->period != want ||
+                    (r->team && (b->dim != GC_DIM_TEAM || strcmp(b->name, r->team) != 0)))
+                        continue;
+                ret = gc_budget_eval(r->ledger, b, r->start, r->end, p->up_to, r->budget_warn_share,
+                                     &p->bud_st[p->n_bud]);
+                if (ret == 0)
+                        p->bud[p->n_bud++] = b;
+        }
+        return ret;
+}
+
 static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
 {
         static const gc_dim tp[] = {GC_DIM_TEAM, GC_DIM_PROJECT};
@@ -494,7 +530,8 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         int ret;
 
         memset(p, 0, sizeof(*p));
-        if (!r->ledger || r->end <= r->start || (r->n_extra_notes && !r->extra_notes))
+        if (!r->ledger || r->end <= r->start || (r->n_extra_notes && !r->extra_notes) ||
+            (r->n_budgets && !r->budgets))
                 return -EINVAL;
         if (r->utc_offset_s < -GC_REPORT__MAX_OFFSET || r->utc_offset_s > GC_REPORT__MAX_OFFSET ||
             r->utc_offset_s % 60 != 0 || (r->team && !*r->team))
@@ -541,6 +578,8 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                 ret = gc_report__collect_idle(p);
         if (ret == 0)
                 gc_report__forecast(p);
+        if (ret == 0)
+                ret = gc_report__collect_budgets(p);
         /* A team's previous period is its own spend; capacity is the cluster's. */
         p->has_prev = p->prev.total.gpu_seconds > 0 || p->prev.total.cost_usd > 0 ||
                       p->prev.total.pods > 0 || (!r->team && p->prev.capacity.gpu_seconds > 0);
@@ -924,6 +963,73 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
         return r;
 }
 
+static const char *gc_report__budget_state(const gc_budget_status *st)
+{
+        if (st->state == GC_BUDGET_OVER)
+                return "over budget";
+        if (st->state == GC_BUDGET_WARN)
+                return st->forecast_over ? "warning; forecast over budget" : "warning";
+        return st->forecast_over ? "forecast over budget" : "ok";
+}
+
+/* Spend against each budget of the period, with the forecast when the period is not over. */
+static int gc_report__md_budgets(gc_buf *out, const gc_report__period *p)
+{
+        gc_report__table t;
+        char money[GC_REPORT__TEXT_LEN], pct[GC_REPORT__TEXT_LEN];
+        int r = gc_buf_puts(out, "\n## Budgets\n\n");
+
+        if (r == 0)
+                r = gc_report__table_init(&t, "llrrrrrl", out->limit);
+        if (r < 0)
+                return r;
+        {
+                static const char *const heads[] = {"Scope", "Name",     "Budget",    "Spent",
+                                                    "Used",  "Forecast", "Of budget", "State"};
+
+                for (size_t k = 0; r == 0 && k < 8; k++)
+                        r = gc_report__table_cell(&t, heads[k]);
+        }
+        for (size_t i = 0; r == 0 && i < p->n_bud; i++) {
+                const gc_budget *b = p->bud[i];
+                const gc_budget_status *st = &p->bud_st[i];
+
+                r = gc_report__table_cell(&t, gc_budget_scope_name(b->dim));
+                if (r == 0)
+                        r = gc_report__table_key(&t, b->name, 1);
+                gc_report__money(gc_report__to_cents(b->amount), p->currency, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, money);
+                gc_report__money(gc_report__to_cents(st->spent), p->currency, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, money);
+                gc_report__pct(gc_report__share_tenths(st->spent, b->amount), pct);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, pct);
+                gc_report__money(gc_report__to_cents(st->forecast), p->currency, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, p->partial ? money : "\u2013");
+                gc_report__pct(gc_report__share_tenths(st->forecast, b->amount), pct);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, p->partial ? pct : "\u2013");
+                if (r == 0)
+                        r = gc_report__table_cell(&t, gc_report__budget_state(st));
+        }
+        if (r == 0)
+                r = gc_report__table_markdown(&t, out);
+        gc_report__table_free(&t);
+        if (r == 0)
+                r = gc_buf_printf(out,
+                                  "\nBudgets are per %s in %s; the state warns at %.0f%% used. "
+                                  "The forecast is the spend so far plus the %s's average rate "
+                                  "so far for the rest of it.\n",
+                                  gc_report__prev_word(p->kind), p->currency,
+                                  (p->r->budget_warn_share > 0 ? p->r->budget_warn_share : 0.8) *
+                                      100.0,
+                                  gc_report__prev_word(p->kind));
+        return r;
+}
+
 /* The advisor's section: its own Markdown, under our heading unless it brings one. */
 static int gc_report__md_savings(gc_buf *out, const char *md)
 {
@@ -1066,6 +1172,8 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                                   hours, money);
         }
 
+        if (r == 0 && p->n_bud)
+                r = gc_report__md_budgets(out, p);
         if (r == 0 && p->r->savings_markdown)
                 r = gc_report__md_savings(out, p->r->savings_markdown);
         if (r == 0)
@@ -1252,6 +1360,51 @@ static int gc_report__json_notes(gc_buf *b, const gc_report__period *p)
         return ret;
 }
 
+/* "budgets": spend against each budget of the period. */
+static int gc_report__json_budgets(gc_buf *b, const gc_report__period *p)
+{
+        int r = gc_buf_puts(b, ",\"budgets\":[");
+
+        for (size_t i = 0; r == 0 && i < p->n_bud; i++) {
+                const gc_budget *bu = p->bud[i];
+                const gc_budget_status *st = &p->bud_st[i];
+
+                r = gc_buf_puts(b, i ? ",{" : "{");
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "scope", gc_budget_scope_name(bu->dim));
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "name", bu->name);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "period",
+                                                      gc_budget_period_name(bu->period));
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "amount", bu->amount);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "spent", st->spent);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "share", st->share);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "forecast",
+                                                      p->partial ? st->forecast : NAN);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "forecast_share",
+                                                      p->partial ? st->forecast_share : NAN);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "state",
+                                                      st->state == GC_BUDGET_OVER   ? "over"
+                                                      : st->state == GC_BUDGET_WARN ? "warn"
+                                                                                    : "ok");
+                if (r == 0)
+                        r = gc_buf_printf(b, ",\"forecast_over\":%s",
+                                          p->partial && st->forecast_over ? "true" : "false");
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+        }
+        if (r == 0)
+                r = gc_buf_append(b, "]", 1);
+        return r;
+}
+
 /* "forecast": the partial period's figures extended to its end, or null. */
 static int gc_report__json_forecast(gc_buf *b, const gc_report__period *p)
 {
@@ -1384,6 +1537,8 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 r = gc_buf_append(b, "}", 1);
         if (r == 0)
                 r = gc_report__json_top(b, p);
+        if (r == 0)
+                r = gc_report__json_budgets(b, p);
         if (r == 0)
                 r = gc_buf_puts(b, ",\"savings\":");
         if (r == 0)

@@ -33,6 +33,53 @@ int gc_report_summary_table(const gc_cost_summary *s, const char *currency, gc_b
 /* The same as a Markdown table. */
 int gc_report_summary_markdown(const gc_cost_summary *s, const char *currency, gc_buf *out);
 
+/* ---- budgets ----------------------------------------------------------------------------------
+ */
+
+typedef enum gc_budget_period {
+        GC_BUDGET_MONTHLY = 0, /* calendar months in the report zone */
+        GC_BUDGET_WEEKLY,      /* ISO weeks in the report zone */
+} gc_budget_period;
+
+/* An amount a team, project or namespace may spend per period, in the catalog's currency. */
+typedef struct gc_budget {
+        gc_dim dim;       /* GC_DIM_TEAM, GC_DIM_PROJECT or GC_DIM_NAMESPACE */
+        const char *name; /* the team, project or namespace */
+        gc_budget_period period;
+        double amount; /* > 0 */
+} gc_budget;
+
+typedef enum gc_budget_state {
+        GC_BUDGET_OK = 0,
+        GC_BUDGET_WARN, /* spent at least the warning share */
+        GC_BUDGET_OVER, /* spent at least the amount */
+} gc_budget_state;
+
+typedef struct gc_budget_status {
+        int64_t start, end;    /* the budget's period holding now */
+        double spent;          /* cost in [start, min(now, end)) */
+        double forecast;       /* spent, plus the period's average rate so far for the rest */
+        double share;          /* spent / amount */
+        double forecast_share; /* forecast / amount */
+        gc_budget_state state; /* of spent against amount and warn_share */
+        int forecast_over;     /* forecast > amount */
+} gc_budget_status;
+
+/* "monthly"/"weekly", and "team"/"project"/"namespace" for the budget's dimension. */
+const char *gc_budget_period_name(gc_budget_period p);
+const char *gc_budget_scope_name(gc_dim d);
+
+/*
+ * The budget's standing in [start, end) at now (open intervals accrue up to now): spent, the
+ * forecast to end, shares and state against warn_share (0 < warn_share < 1). -EINVAL for a bad
+ * budget or window.
+ */
+int gc_budget_eval(const gc_ledger *l, const gc_budget *b, int64_t start, int64_t end, int64_t now,
+                   double warn_share, gc_budget_status *ret);
+/* The same over the budget's own period (month or ISO week in tz) holding now. */
+int gc_budget_eval_now(const gc_ledger *l, const gc_budget *b, const gc_tz *tz, int64_t now,
+                       double warn_share, gc_budget_status *ret);
+
 typedef struct gc_period_report {
         const gc_ledger *ledger;
         const char *kind;    /* "daily", "weekly" or "monthly" (the previous period is the
@@ -65,6 +112,14 @@ typedef struct gc_period_report {
          */
         const char *savings_markdown;
         const char *savings_json;
+        /*
+         * Budgets: those whose period matches the report's kind (monthly budgets in a monthly
+         * report, weekly in a weekly one; a team's copy only its own team's) get a "Budgets"
+         * section with spend, share, forecast and state. warn_share 0 = 0.8.
+         */
+        const gc_budget *budgets;
+        size_t n_budgets;
+        double budget_warn_share;
 } gc_period_report;
 
 /*

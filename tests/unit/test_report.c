@@ -1402,6 +1402,83 @@ START_TEST(period_monthly_kathmandu_exact)
 }
 END_TEST
 
+/* Budgets in a running month: spend, share, forecast and state, Markdown and JSON alike. */
+START_TEST(period_budgets)
+{
+        gc_tz *z = zone("Asia/Kathmandu");
+        int64_t now = t_at("2026-11-20T06:00:00Z");
+        const gc_budget budgets[] = {
+            {GC_DIM_TEAM, "ml", GC_BUDGET_MONTHLY, 2000.0},      /* 93.6% used, forecast $2,880 */
+            {GC_DIM_NAMESPACE, "ml", GC_BUDGET_MONTHLY, 5000.0}, /* 37.4%, forecast 57.6% */
+            {GC_DIM_PROJECT, "train", GC_BUDGET_WEEKLY, 10.0},   /* weekly: not in a month */
+            {GC_DIM_TEAM, "web", GC_BUDGET_MONTHLY, 100.0},      /* nothing spent */
+        };
+        gc_period_report r;
+        fixture f;
+        cJSON *j, *b0, *b1;
+        gc_buf b;
+        gc_budget_status st;
+
+        tz_ledger(&f, 900);
+        put_pod(&f, "k1", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                t_at("2026-10-25T00:00:00Z"), GC_OPEN, 0);
+        memset(&r, 0, sizeof(r));
+        r.ledger = f.l;
+        r.kind = "monthly";
+        r.tz = z;
+        r.start = gc_tz_period_start(z, GC_TZ_MONTH, now);
+        r.end = gc_tz_period_add(z, GC_TZ_MONTH, now, 1);
+        r.now = now;
+        r.budgets = budgets;
+        r.n_budgets = 4;
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "budgets")), 3);
+        b0 = cJSON_GetArrayItem(get(j, "budgets"), 0);
+        ck_assert_str_eq(str(b0, "scope"), "team");
+        ck_assert_double_eq_tol(num(b0, "spent"), 1871.0, 1e-9);
+        ck_assert_double_eq_tol(num(b0, "forecast"), 2880.0, 1e-9);
+        ck_assert_str_eq(str(b0, "state"), "warn");
+        ck_assert(cJSON_IsTrue(get(b0, "forecast_over")));
+        b1 = cJSON_GetArrayItem(get(j, "budgets"), 1);
+        ck_assert_str_eq(str(b1, "scope"), "namespace");
+        ck_assert_str_eq(str(b1, "state"), "ok");
+        ck_assert(cJSON_IsFalse(get(b1, "forecast_over")));
+        ck_assert_double_eq(num(cJSON_GetArrayItem(get(j, "budgets"), 2), "spent"), 0);
+        cJSON_Delete(j);
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "## Budgets\n");
+        {
+                const char *row = line_of(b.data, "| team ");
+                const char *eol = strchr(row, '\n');
+                const char *w = strstr(row, "warning; forecast over budget");
+
+                ck_assert(w && w < eol);
+                ck_assert(strstr(row, "$2,000.00") < eol);
+                ck_assert(strstr(row, "93.6%") < eol);
+        }
+        /* A team's copy shows its own team's budget only. */
+        r.team = "web";
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "budgets")), 1);
+        ck_assert_str_eq(str(cJSON_GetArrayItem(get(j, "budgets"), 0), "name"), "web");
+        cJSON_Delete(j);
+        /* Over the amount: over, whatever the forecast. */
+        ck_assert_int_eq(
+            gc_budget_eval_now(f.l, &budgets[0], z, t_at("2026-11-29T00:00:00Z"), 0.5, &st), 0);
+        ck_assert_int_eq(st.state, GC_BUDGET_OVER);
+        ck_assert_int_eq(st.start, t_at("2026-10-31T18:15:00Z"));
+        ck_assert_int_eq(gc_budget_eval_now(f.l, &budgets[0], z, now, 1.5, &st), -EINVAL);
+        gc_buf_free(&b);
+        free_ledger(&f);
+        gc_tz_free(z);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
         Suite *s = suite_create("report");
@@ -1433,6 +1510,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_savings);
         tcase_add_test(tc, period_monthly_berlin_dst);
         tcase_add_test(tc, period_monthly_kathmandu_exact);
+        tcase_add_test(tc, period_budgets);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,0 +1,81 @@
+/* report budgets: spend against a team's, project's or namespace's budget, with its forecast. */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define GC_BUDGET__WARN 0.8
+
+const char *gc_budget_period_name(gc_budget_period p)
+{
+        return p == GC_BUDGET_WEEKLY ? "weekly" : "monthly";
+}
+
+const char *gc_budget_scope_name(gc_dim d)
+{
+        return d == GC_DIM_TEAM ? "team" : d == GC_DIM_PROJECT ? "project" : "namespace";
+}
+
+static int gc_budget__valid(const gc_budget *b)
+{
+        return b && b->name && *b->name &&
+               (b->dim == GC_DIM_TEAM || b->dim == GC_DIM_PROJECT || b->dim == GC_DIM_NAMESPACE) &&
+               (b->period == GC_BUDGET_MONTHLY || b->period == GC_BUDGET_WEEKLY) &&
+               isfinite(b->amount) && b->amount > 0;
+}
+
+int gc_budget_eval(const gc_ledger *l, const gc_budget *b, int64_t start, int64_t end, int64_t now,
+                   double warn_share, gc_budget_status *ret)
+{
+        gc_budget_status st;
+        gc_cost_summary s;
+        gc_query q;
+        int64_t up_to;
+        int r;
+
+        if (!l || !ret || !gc_budget__valid(b) || end <= start || now < 0)
+                return -EINVAL;
+        if (warn_share == 0)
+                warn_share = GC_BUDGET__WARN;
+        if (!(warn_share > 0 && warn_share < 1))
+                return -EINVAL;
+        memset(&q, 0, sizeof(q));
+        q.start = start;
+        q.end = end;
+        q.now = now;
+        q.filter[b->dim] = b->name;
+        r = gc_ledger_query(l, &q, &s);
+        if (r < 0)
+                return r;
+        memset(&st, 0, sizeof(st));
+        st.start = start;
+        st.end = end;
+        st.spent = s.total.cost_usd;
+        gc_cost_summary_free(&s);
+        /* The forecast: the average rate of the elapsed part, for the part still to come. */
+        up_to = now < start ? start : now > end ? end : now;
+        st.forecast = st.spent;
+        if (up_to > start && up_to < end)
+                st.forecast += st.spent / (double)(up_to - start) * (double)(end - up_to);
+        st.share = st.spent / b->amount;
+        st.forecast_share = st.forecast / b->amount;
+        st.state = st.share >= 1            ? GC_BUDGET_OVER
+                   : st.share >= warn_share ? GC_BUDGET_WARN
+                                            : GC_BUDGET_OK;
+        st.forecast_over = st.forecast > b->amount;
+        *ret = st;
+        return 0;
+}
+
+int gc_budget_eval_now(const gc_ledger *l, const gc_budget *b, const gc_tz *tz, int64_t now,
+                       double warn_share, gc_budget_status *ret)
+{
+        gc_tz_unit u;
+
+        if (!gc_budget__valid(b))
+                return -EINVAL;
+        u = b->period == GC_BUDGET_WEEKLY ? GC_TZ_WEEK : GC_TZ_MONTH;
+        return gc_budget_eval(l, b, gc_tz_period_start(tz, u, now), gc_tz_period_add(tz, u, now, 1),
+                              now, warn_share, ret);
+}
