@@ -25,34 +25,22 @@ static int gc_budget__valid(const gc_budget *b)
                isfinite(b->amount) && b->amount > 0;
 }
 
-int gc_budget_eval(const gc_ledger *l, const gc_budget *b, int64_t start, int64_t end, int64_t now,
-                   double warn_share, gc_budget_status *ret)
+int gc_budget_status_of(const gc_budget *b, double spent, int64_t start, int64_t end, int64_t now,
+                        double warn_share, gc_budget_status *ret)
 {
         gc_budget_status st;
-        gc_cost_summary s;
-        gc_query q;
         int64_t up_to;
-        int r;
 
-        if (!l || !ret || !gc_budget__valid(b) || end <= start || now < 0)
+        if (!ret || !gc_budget__valid(b) || end <= start || now < 0 || !isfinite(spent))
                 return -EINVAL;
         if (warn_share == 0)
                 warn_share = GC_BUDGET__WARN;
         if (!(warn_share > 0 && warn_share < 1))
                 return -EINVAL;
-        memset(&q, 0, sizeof(q));
-        q.start = start;
-        q.end = end;
-        q.now = now;
-        q.filter[b->dim] = b->name;
-        r = gc_ledger_query(l, &q, &s);
-        if (r < 0)
-                return r;
         memset(&st, 0, sizeof(st));
         st.start = start;
         st.end = end;
-        st.spent = s.total.cost_usd;
-        gc_cost_summary_free(&s);
+        st.spent = spent;
         /* The forecast: the average rate of the elapsed part, for the part still to come. */
         up_to = now < start ? start : now > end ? end : now;
         st.forecast = st.spent;
@@ -66,6 +54,28 @@ int gc_budget_eval(const gc_ledger *l, const gc_budget *b, int64_t start, int64_
         st.forecast_over = st.forecast > b->amount;
         *ret = st;
         return 0;
+}
+
+int gc_budget_eval(const gc_ledger *l, const gc_budget *b, int64_t start, int64_t end, int64_t now,
+                   double warn_share, gc_budget_status *ret)
+{
+        gc_cost_summary s;
+        gc_query q;
+        int r;
+
+        if (!l || !ret || !gc_budget__valid(b) || end <= start || now < 0)
+                return -EINVAL;
+        memset(&q, 0, sizeof(q));
+        q.start = start;
+        q.end = end;
+        q.now = now;
+        q.filter[b->dim] = b->name;
+        r = gc_ledger_query(l, &q, &s);
+        if (r < 0)
+                return r;
+        r = gc_budget_status_of(b, s.total.cost_usd, start, end, now, warn_share, ret);
+        gc_cost_summary_free(&s);
+        return r;
 }
 
 int gc_budget_eval_now(const gc_ledger *l, const gc_budget *b, const gc_tz *tz, int64_t now,

@@ -76,6 +76,9 @@ const char *gc_budget_scope_name(gc_dim d);
  */
 int gc_budget_eval(const gc_ledger *l, const gc_budget *b, int64_t start, int64_t end, int64_t now,
                    double warn_share, gc_budget_status *ret);
+/* The standing from the spend in [start, end) already known (one query for many budgets). */
+int gc_budget_status_of(const gc_budget *b, double spent, int64_t start, int64_t end, int64_t now,
+                        double warn_share, gc_budget_status *ret);
 /* The same over the budget's own period (month or ISO week in tz) holding now. */
 int gc_budget_eval_now(const gc_ledger *l, const gc_budget *b, const gc_tz *tz, int64_t now,
                        double warn_share, gc_budget_status *ret);
