@@ -51,6 +51,7 @@ static int ctl__reset_ledger(ctl *c)
         c->ledger = gc_ledger_free(c->ledger);
         memset(&lo, 0, sizeof(lo));
         lo.pool = c->pool;
+        lo.bucket_s = ctl_fold_bucket(c->cfg);
         c->ledger = gc_ledger_new(&lo);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);

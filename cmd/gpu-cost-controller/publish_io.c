@@ -48,8 +48,13 @@ static void ctl__opts(const ctl *c, gc_publish_opts *o)
         o->currency = c->cfg->catalog->currency;
         o->top_n = c->cfg->top_n;
         o->utc_offset_s = c->cfg->utc_offset_s;
+        o->tz = c->cfg->tz;
         o->daily_retention_days = c->cfg->daily_retention_days;
         o->weekly_retention_weeks = c->cfg->weekly_retention_weeks;
+        o->monthly_retention_months = c->cfg->monthly_retention_months;
+        o->budgets = c->cfg->budgets;
+        o->n_budgets = c->cfg->n_budgets;
+        o->budget_warn_share = c->cfg->budget_warn_share;
 }
 
 /* Renders under the lock, writes outside it. */
@@ -211,9 +216,13 @@ int ctl_publish(ctl *c, int64_t now)
                         ctl__remember(p->name, sv.hash);
                 ctl__savings_release(&sv);
         }
-        for (int k = 0; k < 2; k++) {
-                const gc_publish_period *p = k == 0 ? plan.latest_daily : plan.latest_weekly;
-                const char *name = k == 0 ? GC_PUBLISH_DAILY_LATEST : GC_PUBLISH_WEEKLY_LATEST;
+        for (int k = 0; k < 3; k++) {
+                const gc_publish_period *p = k == 0   ? plan.latest_daily
+                                             : k == 1 ? plan.latest_weekly
+                                                      : plan.latest_monthly;
+                const char *name = k == 0   ? GC_PUBLISH_DAILY_LATEST
+                                   : k == 1 ? GC_PUBLISH_WEEKLY_LATEST
+                                            : GC_PUBLISH_MONTHLY_LATEST;
                 ctl__savings sv;
 
                 if (!p)
@@ -227,17 +236,21 @@ int ctl_publish(ctl *c, int64_t now)
                 }
                 ctl__savings_release(&sv);
         }
-        /* Each team's own weekly report, in its namespace. */
-        for (size_t t = 0; plan.latest_weekly && t < c->cfg->n_team_namespaces; t++) {
-                const gc_label *tn = &c->cfg->team_namespaces[t];
+        /* Each team's own latest weekly and monthly report, in its namespace. */
+        for (size_t t = 0; t < 2 * c->cfg->n_team_namespaces; t++) {
+                const gc_label *tn = &c->cfg->team_namespaces[t / 2];
+                const gc_publish_period *p = t % 2 ? plan.latest_monthly : plan.latest_weekly;
+                const char *name = t % 2 ? GC_PUBLISH_MONTHLY_LATEST : GC_PUBLISH_WEEKLY_LATEST;
                 char key[GC_PUBLISH_NAME_MAX + 64];
                 ctl__savings sv;
 
-                snprintf(key, sizeof(key), "%s/%s", tn->value, tn->key);
-                ctl__savings_make(c, &po, &plan, plan.latest_weekly, tn->key, now, &sv);
+                if (!p)
+                        continue;
+                /* The weekly copy keeps the key it always had; the monthly one adds "/m". */
+                snprintf(key, sizeof(key), "%s/%s%s", tn->value, tn->key, t % 2 ? "/m" : "");
+                ctl__savings_make(c, &po, &plan, p, tn->key, now, &sv);
                 if (!ctl__unchanged(key, sv.hash)) {
-                        if (ctl__write(c, &sv.po, plan.latest_weekly, tn->value,
-                                       GC_PUBLISH_WEEKLY_LATEST, tn->key, now) == 0)
+                        if (ctl__write(c, &sv.po, p, tn->value, name, tn->key, now) == 0)
                                 ctl__remember(key, sv.hash);
                         else
                                 failed++;

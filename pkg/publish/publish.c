@@ -176,6 +176,13 @@ static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost
         h = gc_pub__hash_i64(h, (int64_t)o->top_n);
         h = gc_pub__hash_i64(h, o->utc_offset_s);
         h = gc_pub__hash_str(h, o->tz ? gc_tz_name(o->tz) : "");
+        h = gc_pub__hash_num(h, o->budget_warn_share);
+        for (size_t i = 0; i < o->n_budgets; i++) {
+                h = gc_pub__hash_i64(h, o->budgets[i].dim);
+                h = gc_pub__hash_str(h, o->budgets[i].name);
+                h = gc_pub__hash_i64(h, o->budgets[i].period);
+                h = gc_pub__hash_num(h, o->budgets[i].amount);
+        }
         for (size_t i = 0; i < cur->n_rows; i++)
                 h = gc_pub__hash_row(h, &cur->rows[i]);
         for (size_t i = 0; i < cur->n_idle_nodes; i++)
@@ -280,7 +287,8 @@ int gc_publish_plan_make(const gc_ledger *l, const gc_publish_opts *opts, int64_
         const gc_tz *tz;
         int r;
 
-        if (!l || !ret || gc_pub__opts(opts, &o) < 0 || !gc_pub__valid_now(now))
+        if (!l || !ret || gc_pub__opts(opts, &o) < 0 || !gc_pub__valid_now(now) ||
+            (o.n_budgets && !o.budgets))
                 return -EINVAL;
         r = gc_pub__zone(&o, &own, &tz);
         if (r < 0)
@@ -354,6 +362,9 @@ int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_
         rep.ledger = l;
         rep.kind = gc_pub__kind_name(p->kind);
         rep.tz = o.tz;
+        rep.budgets = o.budgets;
+        rep.n_budgets = o.n_budgets;
+        rep.budget_warn_share = o.budget_warn_share;
         rep.cluster = o.cluster;
         rep.currency = o.currency;
         rep.start = p->start;

@@ -42,6 +42,10 @@ typedef struct gc_publish_opts {
         int64_t weekly_retention_weeks;   /* weekly reports kept, this week's included; 0 = 12 */
         int64_t monthly_retention_months; /* monthly reports kept, this month's too; 0 = 12 */
         size_t max_bytes; /* report.json + report.md at most; 0 = GC_PUBLISH_MAX_BYTES */
+        /* Budgets shown in weekly and monthly reports (gc_period_report), may be none. */
+        const gc_budget *budgets;
+        size_t n_budgets;
+        double budget_warn_share;
         /* The advisor's findings for the period rendered (gc_period_report), may be NULL. */
         const char *savings_markdown;
         const char *savings_json;

@@ -529,6 +529,25 @@ int64_t gc_tz_next_change(const gc_tz *z, int64_t t)
         return INT64_MAX;
 }
 
+int64_t gc_tz_granularity(const gc_tz *z, int64_t from, int64_t to)
+{
+        int64_t g = 3600, t = gc_tz__clamp(from);
+
+        to = gc_tz__clamp(to);
+        for (int k = 0; k < 4 * GC_TZ_MAX_TRANS && t <= to; k++) {
+                int32_t off = gc_tz_offset(z, t);
+
+                while (g > 900 && off % g != 0)
+                        g /= 2;
+                if (g == 900)
+                        break;
+                t = gc_tz_next_change(z, t);
+                if (t == INT64_MAX)
+                        break;
+        }
+        return g;
+}
+
 /* ---- local calendar -------------------------------------------------------------------------- */
 
 int64_t gc_tz_day_of(const gc_tz *z, int64_t t)

@@ -40,6 +40,13 @@ int32_t gc_tz_offset(const gc_tz *z, int64_t t);
 /* The first change of offset after t (> t), or INT64_MAX when the offset never changes again. */
 int64_t gc_tz_next_change(const gc_tz *z, int64_t t);
 
+/*
+ * The coarsest bucket, 3600, 1800 or 900 seconds, that every offset of the zone in [from, to] is
+ * a whole number of: then every local midnight there falls on a bucket's edge (Europe/Berlin
+ * 3600, Asia/Kolkata 1800, Asia/Kathmandu 900; 900 too for odd historical offsets).
+ */
+int64_t gc_tz_granularity(const gc_tz *z, int64_t from, int64_t to);
+
 /* ---- local calendar -------------------------------------------------------------------------- */
 
 /* Days since 1970-01-01 of the local date holding t. */

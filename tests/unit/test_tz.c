@@ -145,6 +145,7 @@ START_TEST(berlin_dst_days)
         int wd;
 
         ck_assert_int_eq(gc_tz_day_start(z, spring), at("2026-03-28T23:00:00Z"));
+        ck_assert_int_eq(gc_tz_granularity(z, at("1972-01-01T00:00:00Z"), INT64_MAX), 3600);
         ck_assert_int_eq(gc_tz_day_start(z, spring + 1) - gc_tz_day_start(z, spring), 23 * H);
         ck_assert_int_eq(gc_tz_day_start(z, autumn), at("2026-10-24T22:00:00Z"));
         ck_assert_int_eq(gc_tz_day_start(z, autumn + 1) - gc_tz_day_start(z, autumn), 25 * H);
@@ -184,6 +185,11 @@ START_TEST(quarter_hour_zones)
         ck_assert_int_eq(gc_tz_period_start(ist, GC_TZ_DAY, at("2026-11-20T18:29:59Z")),
                          at("2026-11-19T18:30:00Z"));
         ck_assert_int_eq(gc_tz_next_change(ktm, at("2026-01-01T00:00:00Z")), INT64_MAX);
+        /* Kathmandu moved from +05:30 to +05:45 in 1986: quarter hours; India half hours. */
+        ck_assert_int_eq(gc_tz_granularity(ktm, at("1972-01-01T00:00:00Z"), INT64_MAX), 900);
+        ck_assert_int_eq(
+            gc_tz_granularity(ktm, at("1972-01-01T00:00:00Z"), at("1985-12-31T00:00:00Z")), 1800);
+        ck_assert_int_eq(gc_tz_granularity(ist, at("1972-01-01T00:00:00Z"), INT64_MAX), 1800);
         gc_tz_free(ktm);
         gc_tz_free(ist);
 }
