@@ -83,6 +83,29 @@ int gc_budget_status_of(const gc_budget *b, double spent, int64_t start, int64_t
 int gc_budget_eval_now(const gc_ledger *l, const gc_budget *b, const gc_tz *tz, int64_t now,
                        double warn_share, gc_budget_status *ret);
 
+/* The thresholds an alert is raised at, as bits. */
+#define GC_BUDGET_AT_WARN     1u /* spent >= warn_share of the amount */
+#define GC_BUDGET_AT_OVER     2u /* spent >= the amount */
+#define GC_BUDGET_AT_FORECAST 4u /* the forecast to the period's end > the amount */
+
+/* The thresholds the standing has crossed (a budget over its amount has crossed the warning). */
+unsigned gc_budget_crossed(const gc_budget_status *st);
+
+typedef struct gc_budget_alert {
+        char name[80];     /* "gpu-cost-budget-<16 hex>-warn": one per budget, period, threshold */
+        char reason[40];   /* GpuBudgetWarning, GpuBudgetExceeded, GpuBudgetForecastExceeded */
+        char message[640]; /* what was spent of what, in which period, and the forecast */
+} gc_budget_alert;
+
+/*
+ * The Event for one crossed threshold (one bit of gc_budget_crossed): a name that is the same for
+ * the same budget, period and threshold (so it is emitted once), a reason and a message naming
+ * the amounts in currency and the period's first day in tz. -EINVAL for a bad threshold.
+ */
+int gc_budget_alert_make(const gc_budget *b, const gc_budget_status *st, unsigned threshold,
+                         double warn_share, const char *currency, const gc_tz *tz,
+                         gc_budget_alert *ret);
+
 typedef struct gc_period_report {
         const gc_ledger *ledger;
         const char *kind;    /* "daily", "weekly" or "monthly" (the previous period is the

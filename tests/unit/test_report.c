@@ -1473,6 +1473,37 @@ START_TEST(period_budgets)
         ck_assert_int_eq(st.state, GC_BUDGET_OVER);
         ck_assert_int_eq(st.start, t_at("2026-10-31T18:15:00Z"));
         ck_assert_int_eq(gc_budget_eval_now(f.l, &budgets[0], z, now, 1.5, &st), -EINVAL);
+        /* Alerts: the thresholds crossed, and one stable name per budget, period, threshold. */
+        {
+                gc_budget_alert a, b2;
+
+                ck_assert_uint_eq(gc_budget_crossed(&st),
+                                  GC_BUDGET_AT_WARN | GC_BUDGET_AT_OVER | GC_BUDGET_AT_FORECAST);
+                ck_assert_int_eq(gc_budget_eval_now(f.l, &budgets[0], z, now, 0, &st), 0);
+                ck_assert_uint_eq(gc_budget_crossed(&st),
+                                  GC_BUDGET_AT_WARN | GC_BUDGET_AT_FORECAST);
+                ck_assert_int_eq(
+                    gc_budget_alert_make(&budgets[0], &st, GC_BUDGET_AT_WARN, 0, "EUR", z, &a), 0);
+                ck_assert_str_eq(a.reason, "GpuBudgetWarning");
+                ck_assert_int_eq(strncmp(a.name, "gpu-cost-budget-", 16), 0);
+                ck_assert_str_eq(a.name + strlen(a.name) - 5, "-warn");
+                ck_assert_str_eq(a.message,
+                                 "The monthly GPU budget of team ml (2000.00 EUR, the month from "
+                                 "2026-11-01, Asia/Kathmandu) is 93.6% spent (1871.00 EUR), past "
+                                 "80%; forecast 2880.00 EUR by the period's end.");
+                /* Later in the same month: the same name; another threshold: another. */
+                ck_assert_int_eq(gc_budget_eval_now(f.l, &budgets[0], z, now + 3600, 0, &st), 0);
+                ck_assert_int_eq(
+                    gc_budget_alert_make(&budgets[0], &st, GC_BUDGET_AT_WARN, 0, "EUR", z, &b2), 0);
+                ck_assert_str_eq(a.name, b2.name);
+                ck_assert_int_eq(
+                    gc_budget_alert_make(&budgets[0], &st, GC_BUDGET_AT_FORECAST, 0, "EUR", z, &b2),
+                    0);
+                ck_assert_str_ne(a.name, b2.name);
+                ck_assert_str_eq(b2.reason, "GpuBudgetForecastExceeded");
+                ck_assert_int_eq(gc_budget_alert_make(&budgets[0], &st, 3, 0, "EUR", z, &b2),
+                                 -EINVAL);
+        }
         gc_buf_free(&b);
         free_ledger(&f);
         gc_tz_free(z);
