@@ -212,9 +212,16 @@ int ctl_checkpoint_save(ctl *c)
         char **existing = NULL;
         size_t n_existing = 0;
         int r, folded;
+        /* Monthly reports within retention, and the month before the oldest (its change line),
+         * must stay whole: folded history is kept back to that month's start. */
+        int64_t keep_since = now - keep_days * 86400;
+        int64_t month_since =
+            gc_tz_period_add(c->cfg->tz, GC_TZ_MONTH, now, -c->cfg->monthly_retention_months);
 
+        if (month_since < keep_since)
+                keep_since = month_since;
         pthread_mutex_lock(&c->mu);
-        folded = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, now - keep_days * 86400);
+        folded = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
         r = gc_checkpoint_encode(c->ledger, now, c->o->id, 0, &chunks, &n, err, sizeof(err));
         pthread_mutex_unlock(&c->mu);
         if (folded < 0)
