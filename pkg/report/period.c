@@ -500,7 +500,7 @@ static int gc_report__collect_budgets(gc_report__period *p)
                 want = GC_BUDGET_WEEKLY;
         else
                 return 0;
-        p->bud = calloc(r->n_budgets + 1, sizeof(*p->bud));
+        p->bud = calloc(r->n_budgets + 1, sizeof(const gc_budget *));
         p->bud_st = calloc(r->n_budgets + 1, sizeof(*p->bud_st));
         if (!p->bud || !p->bud_st)
                 return -ENOMEM;
