@@ -1205,6 +1205,17 @@ CONFIG = {
             {"model": "*", "capacity_type": "*", "usd_per_gpu_hour": 2.00},
         ],
     },
+    # Monthly budgets (docs/configuration.md, "Budgets"): in November research is past the
+    # warning share, vision over, platform within; the dashboard and monthly reports show them.
+    "budgets": {
+        "warn_share": 0.8,
+        "events": False,
+        "items": [
+            {"scope": "team", "name": "research", "period": "monthly", "amount": 25000},
+            {"scope": "team", "name": "platform", "period": "monthly", "amount": 30000},
+            {"scope": "team", "name": "vision", "period": "monthly", "amount": 3000},
+        ],
+    },
 }
 
 PRICES = {

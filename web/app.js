@@ -933,6 +933,71 @@ function renderReport(r, src) {
   fill("report", parts);
 }
 
+// The running month (the newest monthly report): spend so far against last month, the
+// forecast to its end, and each monthly budget's standing.
+function renderMonth(list, listSrc, rep) {
+  var periods = list.periods || [];
+  if (!periods.length || !rep) {
+    fill("month", empty("No monthly report yet: the controller has no spend in any month."));
+    return;
+  }
+  if (rep.err) {
+    fill("month", h("p", {"class": "error"}, explain(rep.err)));
+    return;
+  }
+  var r = rep.ok, p = r.period || {}, src = "api/v1/reports/monthly/" + encodeURIComponent(rep.id);
+  var s = r.summary || {total: {}};
+  var parts = [h("h3", null, r.title || "Monthly report")];
+  var change = r.change && r.change.cost_usd !== null && r.change.cost_usd !== undefined ?
+      [
+        " (",
+        fig("span", (r.change.cost_usd >= 0 ? "+" : "") + moneyText(r.change.cost_usd),
+            r.change.cost_usd, src, "/change/cost_usd"),
+        " against the month before)"
+      ] :
+      null;
+  parts.push(
+      h("p", {"class": "lead"}, p.partial ? "Spent so far " : "Spent ",
+        money("strong", s.total.cost_usd, src, "/summary/total/cost_usd"), change, "."));
+  if (r.forecast)
+    parts.push(
+        h("p", null, "Forecast to the end of the month: ",
+          money("strong", r.forecast.cost_usd, src, "/forecast/cost_usd"), ". ",
+          h("span", {"class": "muted"}, r.forecast.how)));
+  var budgets = r.budgets || [];
+  if (budgets.length) {
+    var stateText = {ok: "ok", warn: "warning", over: "over budget"};
+    parts.push(table(
+        "Spend against the monthly budgets",
+        [
+          {label: "Budget of"}, {label: "Budget", num: true}, {label: "Spent", num: true},
+          {label: "Used", num: true}, {label: "Forecast", num: true}, {label: "State"}
+        ],
+        budgets.map(function(b, i) {
+          var bp = "/budgets/" + i;
+          return [
+            b.scope + " " + b.name, money("span", b.amount, src, bp + "/amount"),
+            money("span", b.spent, src, bp + "/spent"),
+            h("span", null,
+              fig("span", pctText(b.share), b.share, src, bp + "/share", {"data-scale": "100"}),
+              shareBar(Math.min(1, b.share))),
+            b.forecast === null || b.forecast === undefined ?
+                "–" :
+                money("span", b.forecast, src, bp + "/forecast"),
+            h("span", {"class": "state-" + b.state},
+              (stateText[b.state] || b.state) +
+                  (b.forecast_over && b.state !== "over" ? ", forecast over" : ""))
+          ];
+        })));
+  } else {
+    parts.push(empty("No monthly budgets are configured (budgets.items)."));
+  }
+  parts.push(
+      h("p", null, h("a", {href: src + "?format=md"}, "This month’s report as Markdown"), " · ",
+        h("a", {href: listSrc}, "all monthly reports (JSON)")));
+  fill("month", parts);
+}
+
 // ---- loading ----------------------------------------------------------------------------------
 var generation = 0, retryTimer = null, lastDocs = null, lastSignature = null;
 var REFRESH_MS = 60000;  // the controller publishes new figures every few seconds
@@ -965,7 +1030,8 @@ function load(quiet) {
     proj: costUrl(win, "team,project"),
     pods: costUrl(win, "namespace,pod,team,project,model"),
     recs: "api/v1/recommendations",
-    reports: "api/v1/reports/weekly"
+    reports: "api/v1/reports/weekly",
+    months: "api/v1/reports/monthly"
   };
   var names = Object.keys(urls);
   Promise
@@ -1030,10 +1096,23 @@ function load(quiet) {
                             });
                             return out;
                           });
-        return Promise.all([next, podDocs]).then(function(two) {
+        // The newest month (the running one): its report, for spend against budget.
+        var month = docs.months.ok && (docs.months.ok.periods || [])[0];
+        var monthDoc = month ?
+            api(urls.month = "api/v1/reports/monthly/" + encodeURIComponent(month.id))
+                .then(
+                    function(d) {
+                      return {ok: d, id: month.id};
+                    },
+                    function(e) {
+                      return {err: e};
+                    }) :
+            Promise.resolve(null);
+        return Promise.all([next, podDocs, monthDoc]).then(function(two) {
           var rep = two[0];
           if (gen !== generation) return;
           docs.report = rep;
+          docs.month = two[2];
           docs.podRecords = {ok: two[1]};
           // A refresh that brings nothing new leaves the page (open details, focus) as it is.
           var signature = JSON.stringify(docs, function(k, v) {
@@ -1060,7 +1139,7 @@ function render(urls, docs) {
   if (global && docs.team.err) {
     showMessage(explain(global));
     ["cards", "chart-team", "table-team", "chart-project", "table-project", "table-idle",
-     "table-pods", "recs", "report"]
+     "table-pods", "recs", "month", "report"]
         .forEach(function(id) {
           fill(id);
         });
@@ -1119,6 +1198,11 @@ function render(urls, docs) {
   section("recs", "recs", function(d) {
     inCurrency(d.currency, function() {
       renderRecs(d, urls.recs);
+    });
+  });
+  section("months", "month", function(d) {
+    inCurrency((docs.month && docs.month.ok || {}).currency || currency, function() {
+      renderMonth(d, urls.months, docs.month);
     });
   });
   section("reports", "report", function(d) {

@@ -52,6 +52,7 @@ static int ctl__reset_ledger(ctl *c)
         c->ledger = gc_ledger_free(c->ledger);
         memset(&lo, 0, sizeof(lo));
         lo.pool = c->pool;
+        lo.bucket_s = ctl_fold_bucket(c->cfg);
         c->ledger = gc_ledger_new(&lo);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
@@ -281,7 +282,15 @@ static int ctl__fold(ctl *c, int64_t now)
                                 ? c->cfg->daily_retention_days
                                 : c->cfg->weekly_retention_weeks * 7;
 
-        return gc_ledger_fold(c->ledger, now - c->o->fold_after_s, now - keep_days * 86400);
+        /* Monthly reports within retention, and the month before the oldest (its change line),
+         * must stay whole: folded history is kept back to that month's start. */
+        int64_t keep_since = now - keep_days * 86400;
+        int64_t month_since =
+            gc_tz_period_add(c->cfg->tz, GC_TZ_MONTH, now, -c->cfg->monthly_retention_months);
+
+        if (month_since < keep_since)
+                keep_since = month_since;
+        return gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
 }
 
 void ctl_checkpoint_fold(ctl *c, int64_t now)

@@ -40,6 +40,12 @@ static void ctl__free(ctl *c)
         pthread_mutex_destroy(&c->mu);
 }
 
+int64_t ctl_fold_bucket(const gc_config *cfg)
+{
+        /* From 1972, when the last zones left offsets in seconds, to the far future. */
+        return gc_tz_granularity(cfg->tz, 63072000, INT64_MAX);
+}
+
 /* Loads the configuration and the API server's address; returns an exit status or 0. */
 static int ctl__setup(ctl *c, const ctl_opts *o)
 {
@@ -89,6 +95,7 @@ static int ctl__setup(ctl *c, const ctl_opts *o)
         }
         memset(&lo, 0, sizeof(lo));
         lo.pool = c->pool;
+        lo.bucket_s = ctl_fold_bucket(c->cfg);
         c->ledger = gc_ledger_new(&lo);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);

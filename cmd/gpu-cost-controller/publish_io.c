@@ -7,6 +7,7 @@
 
 #include "ctl_int.h"
 #include "log.h"
+#include "kube/kube.h"
 #include "publish/publish.h"
 
 /* What this process last wrote under each name: a complete period is rewritten only on change. */
@@ -49,9 +50,14 @@ static void ctl__opts(const ctl *c, gc_publish_opts *o)
         o->currency = c->cfg->catalog->currency;
         o->top_n = c->cfg->top_n;
         o->utc_offset_s = c->cfg->utc_offset_s;
+        o->tz = c->cfg->tz;
         o->daily_retention_days = c->cfg->daily_retention_days;
         o->weekly_retention_weeks = c->cfg->weekly_retention_weeks;
         o->chargeback = &c->cfg->chargeback;
+        o->monthly_retention_months = c->cfg->monthly_retention_months;
+        o->budgets = c->cfg->budgets;
+        o->n_budgets = c->cfg->n_budgets;
+        o->budget_warn_share = c->cfg->budget_warn_share;
 }
 
 /* Renders under the lock, writes outside it. */
@@ -178,6 +184,97 @@ static void ctl__savings_release(ctl__savings *s)
         gc_buf_free(&s->json);
 }
 
+/* ---- budget Events -------------------------------------------------------------------------- */
+
+/* Events this process created (or found created): not sent again. Their names are stable, so a
+ * restarted process that sends one again gets 409 and counts it as sent. */
+#define CTL_EVENTS_MAX 4096
+static char ctl__events[CTL_EVENTS_MAX][160];
+static size_t ctl__n_events, ctl__events_next;
+
+static int ctl__event_sent(const char *ns, const char *name)
+{
+        char key[160];
+
+        snprintf(key, sizeof(key), "%.63s/%.79s", ns, name);
+        for (size_t i = 0; i < ctl__n_events; i++)
+                if (strcmp(ctl__events[i], key) == 0)
+                        return 1;
+        return 0;
+}
+
+static void ctl__event_remember(const char *ns, const char *name)
+{
+        snprintf(ctl__events[ctl__events_next], sizeof(ctl__events[0]), "%.63s/%.79s", ns, name);
+        ctl__events_next = (ctl__events_next + 1) % CTL_EVENTS_MAX;
+        if (ctl__n_events < CTL_EVENTS_MAX)
+                ctl__n_events++;
+}
+
+/* Where a budget's Events go: the team's namespace, the budget's own namespace, or ours. */
+static const char *ctl__event_ns(const ctl *c, const gc_budget *b)
+{
+        if (b->dim == GC_DIM_NAMESPACE)
+                return b->name;
+        if (b->dim == GC_DIM_TEAM)
+                for (size_t t = 0; t < c->cfg->n_team_namespaces; t++)
+                        if (strcmp(c->cfg->team_namespaces[t].key, b->name) == 0)
+                                return c->cfg->team_namespaces[t].value;
+        return c->ns;
+}
+
+/* One Event per budget, period and threshold crossed (config budgets.events). */
+static void ctl__budget_events(ctl *c, int64_t now)
+{
+        const gc_config *cfg = c->cfg;
+
+        if (!cfg->budget_events)
+                return;
+        for (size_t i = 0; i < cfg->n_budgets; i++) {
+                const gc_budget *b = &cfg->budgets[i];
+                const char *ns = ctl__event_ns(c, b);
+                gc_budget_status st;
+                unsigned crossed;
+                int r;
+
+                pthread_mutex_lock(&c->mu);
+                r = gc_budget_eval_now(c->ledger, b, cfg->tz, now, cfg->budget_warn_share, &st);
+                pthread_mutex_unlock(&c->mu);
+                if (r < 0)
+                        continue;
+                crossed = gc_budget_crossed(&st);
+                for (unsigned bit = GC_BUDGET_AT_WARN; bit <= GC_BUDGET_AT_FORECAST; bit <<= 1) {
+                        gc_budget_alert a;
+                        gc_kube_event_spec e;
+                        char err[512];
+
+                        if (!(crossed & bit) ||
+                            gc_budget_alert_make(b, &st, bit, cfg->budget_warn_share,
+                                                 cfg->catalog->currency, cfg->tz, &a) < 0 ||
+                            ctl__event_sent(ns, a.name))
+                                continue;
+                        memset(&e, 0, sizeof(e));
+                        e.ns = ns;
+                        e.name = a.name;
+                        e.involved_kind = "Namespace";
+                        e.involved_name = ns;
+                        e.reason = a.reason;
+                        e.message = a.message;
+                        e.type = "Warning";
+                        r = gc_kube_event_create(c->kw, &e, now, err, sizeof(err));
+                        if (r == 0 || r == -EEXIST) {
+                                ctl__event_remember(ns, a.name);
+                                if (r == 0)
+                                        ctl_log(CTL_INFO, "budget event", "namespace", ns, "reason",
+                                                a.reason, "message", a.message, NULL);
+                        } else {
+                                ctl_log(CTL_WARN, "cannot create a budget event", "namespace", ns,
+                                        "error", err, NULL);
+                        }
+                }
+        }
+}
+
 int ctl_publish(ctl *c, int64_t now)
 {
         gc_publish_opts po;
@@ -218,9 +315,13 @@ int ctl_publish(ctl *c, int64_t now)
                         ctl__remember(p->name, sv.hash);
                 ctl__savings_release(&sv);
         }
-        for (int k = 0; k < 2; k++) {
-                const gc_publish_period *p = k == 0 ? plan.latest_daily : plan.latest_weekly;
-                const char *name = k == 0 ? GC_PUBLISH_DAILY_LATEST : GC_PUBLISH_WEEKLY_LATEST;
+        for (int k = 0; k < 3; k++) {
+                const gc_publish_period *p = k == 0   ? plan.latest_daily
+                                             : k == 1 ? plan.latest_weekly
+                                                      : plan.latest_monthly;
+                const char *name = k == 0   ? GC_PUBLISH_DAILY_LATEST
+                                   : k == 1 ? GC_PUBLISH_WEEKLY_LATEST
+                                            : GC_PUBLISH_MONTHLY_LATEST;
                 ctl__savings sv;
 
                 if (!p)
@@ -234,17 +335,21 @@ int ctl_publish(ctl *c, int64_t now)
                 }
                 ctl__savings_release(&sv);
         }
-        /* Each team's own weekly report, in its namespace. */
-        for (size_t t = 0; plan.latest_weekly && t < c->cfg->n_team_namespaces; t++) {
-                const gc_label *tn = &c->cfg->team_namespaces[t];
+        /* Each team's own latest weekly and monthly report, in its namespace. */
+        for (size_t t = 0; t < 2 * c->cfg->n_team_namespaces; t++) {
+                const gc_label *tn = &c->cfg->team_namespaces[t / 2];
+                const gc_publish_period *p = t % 2 ? plan.latest_monthly : plan.latest_weekly;
+                const char *name = t % 2 ? GC_PUBLISH_MONTHLY_LATEST : GC_PUBLISH_WEEKLY_LATEST;
                 char key[GC_PUBLISH_NAME_MAX + 64];
                 ctl__savings sv;
 
-                snprintf(key, sizeof(key), "%s/%s", tn->value, tn->key);
-                ctl__savings_make(c, &po, &plan, plan.latest_weekly, tn->key, now, &sv);
+                if (!p)
+                        continue;
+                /* The weekly copy keeps the key it always had; the monthly one adds "/m". */
+                snprintf(key, sizeof(key), "%s/%s%s", tn->value, tn->key, t % 2 ? "/m" : "");
+                ctl__savings_make(c, &po, &plan, p, tn->key, now, &sv);
                 if (!ctl__unchanged(key, sv.hash)) {
-                        if (ctl__write(c, &sv.po, plan.latest_weekly, tn->value,
-                                       GC_PUBLISH_WEEKLY_LATEST, tn->key, now) == 0)
+                        if (ctl__write(c, &sv.po, p, tn->value, name, tn->key, now) == 0)
                                 ctl__remember(key, sv.hash);
                         else
                                 failed++;
@@ -252,6 +357,7 @@ int ctl_publish(ctl *c, int64_t now)
                 ctl__savings_release(&sv);
         }
         ctl__expire(c, &po, now);
+        ctl__budget_events(c, now);
         if (written)
                 ctl_log(CTL_DEBUG, "reports written", NULL);
         gc_publish_plan_release(&plan);

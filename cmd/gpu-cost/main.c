@@ -19,7 +19,7 @@ static const char gc__usage[] =
     "\n"
     "From a running controller's REST API (--server URL, or GPU_COST_SERVER):\n"
     "  costs            GPU cost by team and project (any grouping, window and step)\n"
-    "  report           the weekly or daily report (Markdown)\n"
+    "  report           the daily, weekly or monthly report (Markdown)\n"
     "  recommendations  the advisor's findings with their monthly savings\n"
     "\n"
     "Run `gpu-cost <command> --help` for a command's flags. Installed on PATH as\n"

@@ -568,12 +568,17 @@ finish:
 }
 
 static const char report_usage[] =
-    "Usage: gpu-cost report weekly|daily [ID|latest] --server URL [--format markdown|json]\n"
+    "Usage: gpu-cost report daily|weekly|monthly [ID|latest] --server URL [--format "
+    "markdown|json]\n"
+    "       gpu-cost report --period daily|weekly|monthly [ID|latest] ...\n"
     "\n"
     "A period report from a running controller's REST API (/api/v1/reports): the weekly report\n"
-    "team leads read, or a day's. ID is an ISO week (2026-w47) or a date (2026-11-20); latest\n"
-    "(the default) is the newest complete period.\n"
+    "team leads read, a day's, or a calendar month's (with month-over-month change, a forecast\n"
+    "while the month runs, and spend against budgets), at local midnight in the controller's\n"
+    "report.timezone. ID is a date (2026-11-20), an ISO week (2026-w47) or a month (2026-11);\n"
+    "latest (the default) is the newest complete period.\n"
     "\n"
+    "  --period P         daily, weekly or monthly (instead of the first argument)\n"
     "  --format F         markdown (default) or json\n" REMOTE_HELP;
 
 int cmd_report(int argc, char **argv)
@@ -581,11 +586,12 @@ int cmd_report(int argc, char **argv)
         static const struct option opts[] = {
             REMOTE_OPTIONS,
             {"format", required_argument, NULL, 'f'},
+            {"period", required_argument, NULL, 'p'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
         const char *params[2] = {"format", "md"};
-        const char *kind, *id = "latest";
+        const char *kind = NULL, *id = "latest";
         char path[256];
         remote_format fmt = RFMT_MARKDOWN;
         gc_buf body;
@@ -611,6 +617,9 @@ int cmd_report(int argc, char **argv)
                                 goto finish;
                         }
                         break;
+                case 'p':
+                        kind = optarg;
+                        break;
                 case 'h':
                         fputs(report_usage, stdout);
                         rc = GC_EXIT_OK;
@@ -621,9 +630,11 @@ int cmd_report(int argc, char **argv)
                         goto finish;
                 }
         }
-        kind = optind < argc ? argv[optind++] : NULL;
-        if (!kind || (strcmp(kind, "weekly") != 0 && strcmp(kind, "daily") != 0)) {
-                cli_error("report: say weekly or daily (see --help)");
+        if (!kind)
+                kind = optind < argc ? argv[optind++] : NULL;
+        if (!kind || (strcmp(kind, "weekly") != 0 && strcmp(kind, "daily") != 0 &&
+                      strcmp(kind, "monthly") != 0)) {
+                cli_error("report: say daily, weekly or monthly (see --help)");
                 goto finish;
         }
         if (optind < argc)
@@ -633,7 +644,9 @@ int cmd_report(int argc, char **argv)
                 goto finish;
         }
         if (!*id || strpbrk(id, "/?#%") || strlen(id) > 64) {
-                cli_error("report: \"%s\" is not a report ID (2026-w47, 2026-11-20, latest)", id);
+                cli_error("report: \"%s\" is not a report ID (2026-11-20, 2026-w47, 2026-11, "
+                          "latest)",
+                          id);
                 goto finish;
         }
         snprintf(path, sizeof(path), "/api/v1/reports/%s/%s", kind, id);

@@ -961,14 +961,16 @@ static int gc__visit_rollup(void *ud, const gc_rollup *r)
         int64_t d;
 
         /* Folded hours count only when wholly inside the window, as in a query. */
-        if (!model || r->hour < x->a->wstart || r->hour + 3600 > x->a->in->end)
+        if (!model || r->hour < x->a->wstart ||
+            r->hour + gc_ledger_granularity(x->a->in->ledger) > x->a->in->end)
                 return 0;
         m = gc__model_get(x, model);
         if (!m)
                 return -ENOMEM;
         m->window_s += r->gpu_seconds;
         if (!x->n_days || r->hour < x->ds ||
-            r->hour + 3600 > x->ds + (int64_t)x->n_days * GC__DAY ||
+            r->hour + gc_ledger_granularity(x->a->in->ledger) >
+                x->ds + (int64_t)x->n_days * GC__DAY ||
             !gc__is_ondemand(x, r->dims[GC_DIM_CAPACITY_TYPE]))
                 return 0;
         d = (r->hour - x->ds) / GC__DAY;
@@ -997,7 +999,8 @@ static int gc__visit_capacity_rollup(void *ud, const gc_capacity_rollup *r)
 {
         gc__pass *x = ud;
 
-        if (r->hour < x->a->wstart || r->hour + 3600 > x->a->wend)
+        if (r->hour < x->a->wstart ||
+            r->hour + gc_ledger_granularity(x->a->in->ledger) > x->a->wend)
                 return 0;
         x->cap_s += r->geq_seconds;
         if (r->capacity_type && strcmp(r->capacity_type, "on-prem") == 0)

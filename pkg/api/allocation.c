@@ -667,8 +667,8 @@ int gc__api_allocation(gc__api_ctx *x)
                 gc__api_bad(x, 400, "window", "required (e.g. 7d, yesterday, lastweek, start,end)");
                 return 0;
         }
-        if (gc_api_window_parse(w, x->s->p.now, x->s->p.cfg->utc_offset_s, &start, &end, err,
-                                sizeof(err)) < 0)
+        if (gc_api_window_parse_tz(w, x->s->p.now, x->s->p.cfg->tz, &start, &end, err,
+                                   sizeof(err)) < 0)
                 return gc__api_bad(x, 400, "window", "%s", err);
         if (gc_httpd_query(x->req, "step") &&
             gc_api_step_parse(gc_httpd_query(x->req, "step"), start, end, &step, err, sizeof(err)) <

@@ -149,6 +149,9 @@ int gc_api_routes(gc_api *a, gc_httpd *h);
  */
 int gc_api_window_parse(const char *s, int64_t now, int64_t utc_offset_s, int64_t *ret_start,
                         int64_t *ret_end, char *err, size_t errlen);
+/* The same with days, weeks and months at local midnight in tz (NULL = UTC). */
+int gc_api_window_parse_tz(const char *s, int64_t now, const gc_tz *tz, int64_t *ret_start,
+                           int64_t *ret_end, char *err, size_t errlen);
 /* A step: a duration such that the window holds at most GC_API_MAX_SETS of them. */
 int gc_api_step_parse(const char *s, int64_t start, int64_t end, int64_t *ret_step, char *err,
                       size_t errlen);

@@ -366,6 +366,112 @@ static int gc__findings(gc_buf *b, const gc_snapshot *s)
         return r;
 }
 
+/* The spend of every budget's current period: one query per period kind and scope in use. */
+static int gc__budget_spent(const gc_snapshot *s, double *spent)
+{
+        const gc_config *c = s->p.cfg;
+        static const gc_dim dims[] = {GC_DIM_TEAM, GC_DIM_PROJECT, GC_DIM_NAMESPACE};
+        int r = 0;
+
+        for (int per = GC_BUDGET_MONTHLY; r == 0 && per <= GC_BUDGET_WEEKLY; per++) {
+                gc_tz_unit u = per == GC_BUDGET_WEEKLY ? GC_TZ_WEEK : GC_TZ_MONTH;
+
+                for (size_t d = 0; r == 0 && d < 3; d++) {
+                        gc_cost_summary sum = {0};
+                        gc_query q = {0};
+                        int used = 0;
+
+                        for (size_t i = 0; i < c->n_budgets; i++)
+                                used |= c->budgets[i].period == (gc_budget_period)per &&
+                                        c->budgets[i].dim == dims[d];
+                        if (!used)
+                                continue;
+                        q.start = gc_tz_period_start(c->tz, u, s->p.now);
+                        q.end = gc_tz_period_add(c->tz, u, s->p.now, 1);
+                        q.now = s->p.now;
+                        q.by[q.n_by++] = dims[d];
+                        r = gc_ledger_query(s->p.ledger, &q, &sum);
+                        for (size_t i = 0; r == 0 && i < c->n_budgets; i++) {
+                                const gc_budget *b = &c->budgets[i];
+
+                                if (b->period != (gc_budget_period)per || b->dim != dims[d])
+                                        continue;
+                                for (size_t k = 0; k < sum.n_rows; k++)
+                                        if (sum.rows[k].keys[dims[d]] &&
+                                            strcmp(sum.rows[k].keys[dims[d]], b->name) == 0)
+                                                spent[i] += sum.rows[k].cost_usd;
+                        }
+                        gc_cost_summary_free(&sum);
+                }
+        }
+        return r;
+}
+
+/*
+ * gpu_cost_budget_*: each configured budget's amount, spend and forecast in the period (month
+ * or ISO week in the report zone) holding now, and their ratios, for alerting rules.
+ */
+static int gc__budgets(gc_buf *b, const gc_snapshot *s)
+{
+        static const struct {
+                const char *name, *help;
+        } fam[] = {
+            {"gpu_cost_budget_amount", "The budget per period, in the catalog currency."},
+            {"gpu_cost_budget_spent", "Spent in the budget's current period so far."},
+            {"gpu_cost_budget_forecast",
+             "Spent so far plus the period's average rate so far for the rest of it."},
+            {"gpu_cost_budget_used_ratio", "Spent divided by the budget (1 = all of it)."},
+            {"gpu_cost_budget_forecast_ratio", "The forecast divided by the budget."},
+            {"gpu_cost_budget_period_end_seconds", "Unix time the budget's current period ends."},
+        };
+        const gc_config *c = s->p.cfg;
+        gc_budget_status *st = NULL;
+        double *spent = NULL;
+        int r;
+
+        r = gc__one(b, "gpu_cost_budget_warn_ratio", "gauge",
+                    "The configured share of a budget at which it warns (budgets.warn_share).",
+                    c->budget_warn_share);
+        if (r < 0 || c->n_budgets == 0)
+                return r;
+        spent = calloc(c->n_budgets, sizeof(*spent));
+        st = calloc(c->n_budgets, sizeof(*st));
+        if (!spent || !st)
+                r = -ENOMEM;
+        if (r == 0)
+                r = gc__budget_spent(s, spent);
+        for (size_t i = 0; r == 0 && i < c->n_budgets; i++) {
+                gc_tz_unit u = c->budgets[i].period == GC_BUDGET_WEEKLY ? GC_TZ_WEEK : GC_TZ_MONTH;
+
+                r = gc_budget_status_of(&c->budgets[i], spent[i],
+                                        gc_tz_period_start(c->tz, u, s->p.now),
+                                        gc_tz_period_add(c->tz, u, s->p.now, 1), s->p.now,
+                                        c->budget_warn_share, &st[i]);
+        }
+        for (size_t f = 0; r == 0 && f < sizeof(fam) / sizeof(fam[0]); f++) {
+                r = gc__head(b, fam[f].name, "gauge", fam[f].help);
+                for (size_t i = 0; r == 0 && i < c->n_budgets; i++) {
+                        const gc_budget *bu = &c->budgets[i];
+                        gc__lbl l[] = {{"cluster", s->cluster},
+                                       {"scope", gc_budget_scope_name(bu->dim)},
+                                       {"name", bu->name},
+                                       {"period", gc_budget_period_name(bu->period)},
+                                       {"currency", s->currency}};
+                        double v = f == 0   ? bu->amount
+                                   : f == 1 ? st[i].spent
+                                   : f == 2 ? st[i].forecast
+                                   : f == 3 ? st[i].share
+                                   : f == 4 ? st[i].forecast_share
+                                            : (double)st[i].end;
+
+                        r = gc__sample(b, fam[f].name, l, 5, v);
+                }
+        }
+        free(spent);
+        free(st);
+        return r;
+}
+
 int gc__api_metrics(gc__api_ctx *x)
 {
         gc_buf *b = &x->res->body;
@@ -388,5 +494,7 @@ int gc__api_metrics(gc__api_ctx *x)
                 r = gc__health(b, x->s);
         if (r == 0)
                 r = gc__findings(b, x->s);
+        if (r == 0)
+                r = gc__budgets(b, x->s);
         return r;
 }

@@ -24,8 +24,8 @@ static int gc__window(gc__api_ctx *x, const char *name, const char *def, int64_t
                 gc__api_bad(x, 400, name, "required (e.g. 7d, yesterday, lastweek or start,end)");
                 return 1;
         }
-        if (gc_api_window_parse(w ? w : def, x->s->p.now, x->s->p.cfg->utc_offset_s, start, end,
-                                err, sizeof(err)) < 0) {
+        if (gc_api_window_parse_tz(w ? w : def, x->s->p.now, x->s->p.cfg->tz, start, end, err,
+                                   sizeof(err)) < 0) {
                 gc__api_bad(x, 400, name, "%s", err);
                 return 1;
         }
@@ -331,11 +331,30 @@ int gc__api_pods(gc__api_ctx *x)
 
 /* ---- /api/v1/reports ------------------------------------------------------------------------ */
 
-/* "2026-11-21" or "2026-W47" from a ConfigMap name. */
+static const char *gc__kind_name(gc_publish_kind k)
+{
+        return k == GC_PUBLISH_DAILY ? "daily" : k == GC_PUBLISH_WEEKLY ? "weekly" : "monthly";
+}
+
+static const gc_publish_period *gc__latest(const gc_publish_plan *plan, gc_publish_kind k)
+{
+        return k == GC_PUBLISH_DAILY    ? plan->latest_daily
+               : k == GC_PUBLISH_WEEKLY ? plan->latest_weekly
+                                        : plan->latest_monthly;
+}
+
+/* "2026-11-21", "2026-W47" or "2026-11" from a ConfigMap name. */
 static void gc__period_id(const gc_publish_period *p, char out[16])
 {
         const char *dash = strrchr(p->name, '-');
 
+        if (p->kind == GC_PUBLISH_MONTHLY) {
+                /* gpu-cost-report-monthly-YYYY-MM: the last 7 characters */
+                size_t n = strlen(p->name);
+
+                gc_strlcpy(out, n >= 7 ? p->name + n - 7 : p->name, 16);
+                return;
+        }
         if (p->kind == GC_PUBLISH_DAILY) {
                 /* gpu-cost-report-daily-YYYY-MM-DD: the last 10 characters */
                 size_t n = strlen(p->name);
@@ -349,6 +368,9 @@ static void gc__period_id(const gc_publish_period *p, char out[16])
 
 static int gc__id_well_formed(gc_publish_kind k, const char *id)
 {
+        if (k == GC_PUBLISH_MONTHLY)
+                return strlen(id) == 7 && strspn(id, "0123456789") == 4 && id[4] == '-' &&
+                       strspn(id + 5, "0123456789") == 2;
         if (k == GC_PUBLISH_DAILY)
                 return strlen(id) == 10 && strspn(id, "0123456789") == 4 && id[4] == '-' &&
                        strspn(id + 5, "0123456789") == 2 && id[7] == '-' &&
@@ -359,9 +381,8 @@ static int gc__id_well_formed(gc_publish_kind k, const char *id)
 
 static int gc__report_list(gc__api_ctx *x, gc_publish_kind k, const gc_publish_plan *plan)
 {
-        const char *kind = k == GC_PUBLISH_DAILY ? "daily" : "weekly";
-        const gc_publish_period *latest =
-            k == GC_PUBLISH_DAILY ? plan->latest_daily : plan->latest_weekly;
+        const char *kind = gc__kind_name(k);
+        const gc_publish_period *latest = gc__latest(plan, k);
         gc_buf *b = &x->res->body;
         char id[16];
         int r, first = 1;
@@ -401,7 +422,7 @@ static int gc__report_list(gc__api_ctx *x, gc_publish_kind k, const gc_publish_p
 static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_plan *plan,
                           const char *id)
 {
-        const char *kind = k == GC_PUBLISH_DAILY ? "daily" : "weekly";
+        const char *kind = gc__kind_name(k);
         const char *fmt = gc_httpd_query(x->req, "format");
         const gc_publish_period *p = NULL;
         const gc_snapshot *s = x->s;
@@ -411,7 +432,7 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
         if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "md") != 0)
                 return gc__api_bad(x, 400, "format", "json or md");
         if (strcmp(id, "latest") == 0) {
-                p = k == GC_PUBLISH_DAILY ? plan->latest_daily : plan->latest_weekly;
+                p = gc__latest(plan, k);
                 if (!p)
                         return gc__api_bad(x, 404, NULL,
                                            "no complete %s period yet (list: /api/v1/reports/%s)",
@@ -419,8 +440,9 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
         } else {
                 if (!gc__id_well_formed(k, id))
                         return gc__api_bad(x, 400, "id", "%s report ids are %s or latest", kind,
-                                           k == GC_PUBLISH_DAILY ? "dates YYYY-MM-DD"
-                                                                 : "ISO weeks YYYY-Www");
+                                           k == GC_PUBLISH_DAILY    ? "dates YYYY-MM-DD"
+                                           : k == GC_PUBLISH_WEEKLY ? "ISO weeks YYYY-Www"
+                                                                    : "months YYYY-MM");
                 for (size_t i = 0; i < plan->n_periods && !p; i++) {
                         if (plan->periods[i].kind != k)
                                 continue;
@@ -445,6 +467,10 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
         rep.top_n = s->p.cfg->top_n;
         rep.utc_offset_s = s->p.cfg->utc_offset_s;
         rep.chargeback = &s->p.cfg->chargeback;
+        rep.tz = s->p.cfg->tz;
+        rep.budgets = s->p.cfg->budgets;
+        rep.n_budgets = s->p.cfg->n_budgets;
+        rep.budget_warn_share = s->p.cfg->budget_warn_share;
         /* The findings stand on the last week of measured use (their text names the window):
          * they go with the periods that overlap it. Older periods' Savings are in their report
          * ConfigMaps, made at their end. */
@@ -471,16 +497,20 @@ int gc__api_reports(gc__api_ctx *x)
                 return 0;
         if (*rest == '\0' || strcmp(rest, "/") == 0)
                 return gc_buf_puts(&x->res->body,
-                                   "{\"kinds\":[\"daily\",\"weekly\"],\"urls\":["
-                                   "\"/api/v1/reports/daily\",\"/api/v1/reports/weekly\"]}");
+                                   "{\"kinds\":[\"daily\",\"weekly\",\"monthly\"],\"urls\":["
+                                   "\"/api/v1/reports/daily\",\"/api/v1/reports/weekly\","
+                                   "\"/api/v1/reports/monthly\"]}");
         if (strncmp(rest, "/daily", 6) == 0 && (rest[6] == '\0' || rest[6] == '/')) {
                 k = GC_PUBLISH_DAILY;
                 rest += 6;
         } else if (strncmp(rest, "/weekly", 7) == 0 && (rest[7] == '\0' || rest[7] == '/')) {
                 k = GC_PUBLISH_WEEKLY;
                 rest += 7;
+        } else if (strncmp(rest, "/monthly", 8) == 0 && (rest[8] == '\0' || rest[8] == '/')) {
+                k = GC_PUBLISH_MONTHLY;
+                rest += 8;
         } else {
-                return gc__api_bad(x, 404, NULL, "not found: reports are daily or weekly");
+                return gc__api_bad(x, 404, NULL, "not found: reports are daily, weekly or monthly");
         }
         if (*rest == '/')
                 rest++;

@@ -170,8 +170,10 @@ const gc_publish_plan *gc__api_plan(gc_snapshot *s, int *ret_err)
                 o.currency = s->currency;
                 o.top_n = c->top_n;
                 o.utc_offset_s = c->utc_offset_s;
+                o.tz = c->tz;
                 o.daily_retention_days = c->daily_retention_days;
                 o.weekly_retention_weeks = c->weekly_retention_weeks;
+                o.monthly_retention_months = c->monthly_retention_months;
                 r = gc_publish_plan_make(s->p.ledger, &o, s->p.now, &s->plan);
                 s->plan_state = r < 0 ? r : 1;
         }

@@ -9,24 +9,6 @@
 #define GC__MAX_OFFSET ((int64_t)18 * 3600)
 #define GC__TIME_MAX   ((int64_t)253402300799) /* 9999-12-31T23:59:59Z */
 
-static int64_t gc__floor_div(int64_t a, int64_t b)
-{
-        int64_t q = a / b;
-
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-/* The local day number holding t, and the UTC time its 00:00 falls at. */
-static int64_t gc__day(int64_t t, int64_t off)
-{
-        return gc__floor_div(t + off, GC__DAY);
-}
-
-static int64_t gc__midnight(int64_t day, int64_t off)
-{
-        return day * GC__DAY - off;
-}
-
 static int gc__err(char *err, size_t errlen, const char *msg)
 {
         if (err && errlen)
@@ -56,37 +38,28 @@ static int gc__instant(const char *s, size_t n, int64_t *ret)
         return 0;
 }
 
-static int gc__named(const char *s, int64_t now, int64_t off, int64_t *ret_start, int64_t *ret_end)
+/* Named windows: local days, ISO weeks and calendar months in the zone. */
+static int gc__named(const char *s, int64_t now, const gc_tz *tz, int64_t *ret_start,
+                     int64_t *ret_end)
 {
-        int64_t today = gc__day(now, off), y, first;
-        unsigned m, d;
-        int64_t monday = today - ((today % 7 + 7 + 3) % 7); /* 1970-01-01 was a Thursday */
+        gc_tz_unit u;
+        int last;
 
-        gc_civil_from_days(today, &y, &m, &d);
-        first = gc_days_from_civil(y, m, 1);
-        if (strcmp(s, "today") == 0) {
-                *ret_start = gc__midnight(today, off);
-                *ret_end = now;
-        } else if (strcmp(s, "yesterday") == 0) {
-                *ret_start = gc__midnight(today - 1, off);
-                *ret_end = gc__midnight(today, off);
-        } else if (strcmp(s, "week") == 0) {
-                *ret_start = gc__midnight(monday, off);
-                *ret_end = now;
-        } else if (strcmp(s, "lastweek") == 0) {
-                *ret_start = gc__midnight(monday - 7, off);
-                *ret_end = gc__midnight(monday, off);
-        } else if (strcmp(s, "month") == 0) {
-                *ret_start = gc__midnight(first, off);
-                *ret_end = now;
-        } else if (strcmp(s, "lastmonth") == 0) {
-                int64_t py = m == 1 ? y - 1 : y;
-                unsigned pm = m == 1 ? 12 : m - 1;
-
-                *ret_start = gc__midnight(gc_days_from_civil(py, pm, 1), off);
-                *ret_end = gc__midnight(first, off);
-        } else {
+        if (strcmp(s, "today") == 0 || strcmp(s, "yesterday") == 0)
+                u = GC_TZ_DAY;
+        else if (strcmp(s, "week") == 0 || strcmp(s, "lastweek") == 0)
+                u = GC_TZ_WEEK;
+        else if (strcmp(s, "month") == 0 || strcmp(s, "lastmonth") == 0)
+                u = GC_TZ_MONTH;
+        else
                 return -ENOENT;
+        last = strcmp(s, "yesterday") == 0 || strncmp(s, "last", 4) == 0;
+        if (last) {
+                *ret_start = gc_tz_period_add(tz, u, now, -1);
+                *ret_end = gc_tz_period_start(tz, u, now);
+        } else {
+                *ret_start = gc_tz_period_start(tz, u, now);
+                *ret_end = now;
         }
         return 0;
 }
@@ -94,11 +67,24 @@ static int gc__named(const char *s, int64_t now, int64_t off, int64_t *ret_start
 int gc_api_window_parse(const char *s, int64_t now, int64_t utc_offset_s, int64_t *ret_start,
                         int64_t *ret_end, char *err, size_t errlen)
 {
+        gc_tz *z = NULL;
+        int r;
+
+        if (utc_offset_s < -GC__MAX_OFFSET || utc_offset_s > GC__MAX_OFFSET ||
+            gc_tz_fixed((int32_t)utc_offset_s, &z) < 0)
+                return gc__err(err, errlen, "internal: bad time or offset");
+        r = gc_api_window_parse_tz(s, now, z, ret_start, ret_end, err, errlen);
+        gc_tz_free(z);
+        return r;
+}
+
+int gc_api_window_parse_tz(const char *s, int64_t now, const gc_tz *tz, int64_t *ret_start,
+                           int64_t *ret_end, char *err, size_t errlen)
+{
         int64_t start, end, d;
         const char *comma;
 
-        if (now < 0 || now > GC__TIME_MAX || utc_offset_s < -GC__MAX_OFFSET ||
-            utc_offset_s > GC__MAX_OFFSET)
+        if (now < 0 || now > GC__TIME_MAX)
                 return gc__err(err, errlen, "internal: bad time or offset");
         if (!s || !*s)
                 return gc__err(err, errlen,
@@ -112,7 +98,7 @@ int gc_api_window_parse(const char *s, int64_t now, int64_t utc_offset_s, int64_
                         return gc__err(err, errlen, "end: not an RFC 3339 time or unix seconds");
                 if (end <= start)
                         return gc__err(err, errlen, "end must be after start");
-        } else if (gc__named(s, now, utc_offset_s, &start, &end) == 0) {
+        } else if (gc__named(s, now, tz, &start, &end) == 0) {
                 if (end <= start) /* "today" at exactly 00:00: an empty window */
                         return gc__err(err, errlen, "empty: the period has just begun");
         } else if (gc_duration_parse(s, &d) == 0) {

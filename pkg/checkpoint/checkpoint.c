@@ -15,6 +15,7 @@
 #define GC_CP__HEADER_ROOM                                                                         \
         1536                    /* the header's bytes at most (identity <= 253 plain bytes,        \
                                    4 resourceVersions of <= 64) */
+#define GC_CP__BUCKET      ((int64_t)900) /* rollup rows start on a quarter hour at least */
 #define GC_CP__MAX_ENTRIES 1024 /* chunks a caller may hand to one decode */
 #define GC_CP__NUM_LEN     32
 #define GC_CP__MAX_STRS    8 /* strings of one record (a pod interval's uid and 7 dims) */
@@ -834,8 +835,9 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
         if (cJSON_IsNull(v)) {
                 h->horizon = INT64_MIN;
         } else if (gc_cp__int(v, 0, GC_CP__TIME_MAX, &h->horizon) < 0 ||
-                   h->horizon % GC_CP__HOUR != 0) {
-                gc_cp__err(err, errlen, "horizon: must be null or a whole hour in UTC seconds");
+                   h->horizon % GC_CP__BUCKET != 0) {
+                gc_cp__err(err, errlen,
+                           "horizon: must be null or a whole quarter hour in UTC seconds");
                 return -EINVAL;
         }
         counts = gc_cp__member(root, "counts");
@@ -1000,7 +1002,7 @@ static int gc_cp__read_num(const cJSON *v, gc_cp__kind kind, gc_cp__fields *f, s
         case GC_CP__END:
                 return gc_cp__time_field(v, 1, &f->t[1]);
         case GC_CP__HOUR_START:
-                if (gc_cp__time_field(v, 0, &f->t[0]) < 0 || f->t[0] % GC_CP__HOUR != 0)
+                if (gc_cp__time_field(v, 0, &f->t[0]) < 0 || f->t[0] % GC_CP__BUCKET != 0)
                         return -EINVAL;
                 return 0;
         default:

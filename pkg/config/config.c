@@ -37,6 +37,8 @@ gc_config *gc_config_free(gc_config *c)
         free(c->ns_projects);
         free(c->team_namespaces);
         free(c->team_weights);
+        free(c->budgets);
+        gc_tz_free(c->tz);
         gc_res_table_free(c->res);
         gc_price_rules_free(&c->rules);
         gc_catalog_free(c->catalog);
@@ -79,10 +81,12 @@ gc_config *gc_config_default(void)
         c->top_n = 10;
         c->daily_retention_days = 35;
         c->weekly_retention_weeks = 12;
+        c->monthly_retention_months = 12;
+        c->budget_warn_share = 0.8;
         c->usage_retention_days = 30;
         gc__usage_defaults(c);
         gc_advisor_opts_default(&c->advisor);
-        if (!c->pool || !c->res || !c->catalog)
+        if (!c->pool || !c->res || !c->catalog || gc_tz_fixed(0, &c->tz) < 0)
                 return gc_config_free(c);
         c->cluster = gc_strpool_intern0(c->pool, "default");
         if (!c->cluster ||
@@ -471,8 +475,13 @@ static int gc__parse_offset(const char *s, int64_t *ret)
 
 static int gc__parse_report(gc_config *c, const cJSON *v, char *err, size_t errlen)
 {
-        static const char *const rk[] = {"top_n", "utc_offset", "daily_retention_days",
-                                         "weekly_retention_weeks", "team_namespaces"};
+        static const char *const rk[] = {"top_n",
+                                         "utc_offset",
+                                         "timezone",
+                                         "daily_retention_days",
+                                         "weekly_retention_weeks",
+                                         "monthly_retention_months",
+                                         "team_namespaces"};
         const cJSON *t;
         double num;
         int r;
@@ -496,6 +505,50 @@ static int gc__parse_report(gc_config *c, const cJSON *v, char *err, size_t errl
                         "report.utc_offset: must be a UTC offset such as \"+00:00\" or "
                         "\"-05:00\"");
                 return -EINVAL;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "timezone"))) {
+                gc_tz *z = NULL;
+
+                if (cJSON_GetObjectItemCaseSensitive(v, "utc_offset")) {
+                        gc__err(err, errlen,
+                                "report.timezone: give report.timezone or report.utc_offset, "
+                                "not both");
+                        return -EINVAL;
+                }
+                if (!cJSON_IsString(t) || !gc_tz_name_valid(t->valuestring)) {
+                        gc__err(err, errlen,
+                                "report.timezone: must be an IANA time zone name such as "
+                                "\"Europe/Berlin\"");
+                        return -EINVAL;
+                }
+                r = gc_tz_load(NULL, t->valuestring, &z);
+                if (r < 0) {
+                        gc__err(err, errlen,
+                                "report.timezone: \"%s\" is not a time zone in %s (%s)",
+                                t->valuestring, GC_TZ_DIR,
+                                r == -ENOENT ? "no such file" : "not a valid TZif file");
+                        return r == -ENOMEM ? r : -EINVAL;
+                }
+                gc_tz_free(c->tz);
+                c->tz = z;
+                c->timezone = gc_strpool_intern0(c->pool, t->valuestring);
+                if (!c->timezone)
+                        return -ENOMEM;
+        } else if (c->utc_offset_s != 0) {
+                gc_tz *z = NULL;
+
+                r = gc_tz_fixed((int32_t)c->utc_offset_s, &z);
+                if (r < 0)
+                        return r;
+                gc_tz_free(c->tz);
+                c->tz = z;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "monthly_retention_months"))) {
+                r = gc__parse_number(t, "report.monthly_retention_months", 1, 120, &num, err,
+                                     errlen);
+                if (r < 0)
+                        return r;
+                c->monthly_retention_months = (int64_t)num;
         }
         if ((t = cJSON_GetObjectItemCaseSensitive(v, "daily_retention_days"))) {
                 r = gc__parse_number(t, "report.daily_retention_days", 1, 3660, &num, err, errlen);
@@ -549,6 +602,113 @@ static int gc__parse_str(gc_config *c, const cJSON *v, const char *where, size_t
                 }
         *ret = gc_strpool_intern0(c->pool, v->valuestring);
         return *ret ? 0 : -ENOMEM;
+}
+
+/* budgets: {"warn_share": 0.8, "events": false, "items": [{scope, name, period, amount}]} */
+static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        static const char *const bk[] = {"warn_share", "events", "items"};
+        static const char *const ik[] = {"scope", "name", "period", "amount"};
+        const cJSON *t, *it;
+        size_t n;
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "budgets: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(v, "budgets", bk, sizeof(bk) / sizeof(bk[0]), err, errlen);
+        if (r < 0)
+                return r;
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "warn_share"))) {
+                r = gc__parse_number(t, "budgets.warn_share", 0.01, 0.99, &c->budget_warn_share,
+                                     err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if ((t = cJSON_GetObjectItemCaseSensitive(v, "events"))) {
+                if (!cJSON_IsBool(t)) {
+                        gc__err(err, errlen, "budgets.events: must be true or false");
+                        return -EINVAL;
+                }
+                c->budget_events = cJSON_IsTrue(t);
+        }
+        t = cJSON_GetObjectItemCaseSensitive(v, "items");
+        if (!t)
+                return 0;
+        if (!cJSON_IsArray(t) || (n = (size_t)cJSON_GetArraySize(t)) > GC_CONFIG_MAX_BUDGETS) {
+                gc__err(err, errlen, "budgets.items: must be an array of at most %d budgets",
+                        GC_CONFIG_MAX_BUDGETS);
+                return -EINVAL;
+        }
+        free(c->budgets);
+        c->n_budgets = 0;
+        c->budgets = calloc(n + 1, sizeof(*c->budgets));
+        if (!c->budgets)
+                return -ENOMEM;
+        cJSON_ArrayForEach(it, t)
+        {
+                gc_budget *b = &c->budgets[c->n_budgets];
+                char w[64], w2[96];
+                const cJSON *f;
+
+                snprintf(w, sizeof(w), "budgets.items[%zu]", c->n_budgets);
+                if (!cJSON_IsObject(it)) {
+                        gc__err(err, errlen, "%s: must be an object", w);
+                        return -EINVAL;
+                }
+                r = gc__check_keys(it, w, ik, sizeof(ik) / sizeof(ik[0]), err, errlen);
+                if (r < 0)
+                        return r;
+                f = cJSON_GetObjectItemCaseSensitive(it, "scope");
+                if (!cJSON_IsString(f) || (strcmp(f->valuestring, "team") != 0 &&
+                                           strcmp(f->valuestring, "project") != 0 &&
+                                           strcmp(f->valuestring, "namespace") != 0)) {
+                        gc__err(err, errlen,
+                                "%s.scope: must be \"team\", \"project\" or \"namespace\"", w);
+                        return -EINVAL;
+                }
+                b->dim = f->valuestring[0] == 't'   ? GC_DIM_TEAM
+                         : f->valuestring[0] == 'p' ? GC_DIM_PROJECT
+                                                    : GC_DIM_NAMESPACE;
+                snprintf(w2, sizeof(w2), "%s.name", w);
+                f = cJSON_GetObjectItemCaseSensitive(it, "name");
+                if (!f) {
+                        gc__err(err, errlen, "%s: is required", w2);
+                        return -EINVAL;
+                }
+                r = gc__parse_str(c, f, w2, 253, &b->name, err, errlen);
+                if (r < 0)
+                        return r;
+                f = cJSON_GetObjectItemCaseSensitive(it, "period");
+                if (!cJSON_IsString(f) || (strcmp(f->valuestring, "monthly") != 0 &&
+                                           strcmp(f->valuestring, "weekly") != 0)) {
+                        gc__err(err, errlen, "%s.period: must be \"monthly\" or \"weekly\"", w);
+                        return -EINVAL;
+                }
+                b->period = f->valuestring[0] == 'm' ? GC_BUDGET_MONTHLY : GC_BUDGET_WEEKLY;
+                snprintf(w2, sizeof(w2), "%s.amount", w);
+                f = cJSON_GetObjectItemCaseSensitive(it, "amount");
+                if (!f) {
+                        gc__err(err, errlen, "%s: is required", w2);
+                        return -EINVAL;
+                }
+                r = gc__parse_number(f, w2, 0.01, 1e12, &b->amount, err, errlen);
+                if (r < 0)
+                        return r;
+                for (size_t k = 0; k < c->n_budgets; k++)
+                        if (c->budgets[k].dim == b->dim && c->budgets[k].period == b->period &&
+                            c->budgets[k].name == b->name) {
+                                gc__err(err, errlen,
+                                        "%s: a second %s budget of %s %s (the first is "
+                                        "budgets.items[%zu])",
+                                        w, gc_budget_period_name(b->period),
+                                        gc_budget_scope_name(b->dim), b->name, k);
+                                return -EINVAL;
+                        }
+                c->n_budgets++;
+        }
+        return 0;
 }
 
 /* A label selector as the API server takes it: key=value, key!=value, key, !key, comma-separated.
@@ -1009,7 +1169,8 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                                             "instance_types", "default_capacity_type",
                                             "prices",         "tco",
                                             "report",         "usage",
-                                            "advisor",        "chargeback"};
+                                            "advisor",        "chargeback",
+                                            "budgets"};
         static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
                                                  "namespace_teams", "namespace_projects"};
         const cJSON *v, *attr;
@@ -1110,6 +1271,9 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                 return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "advisor")) &&
             (r = gc__parse_advisor(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "budgets")) &&
+            (r = gc__parse_budgets(c, v, err, errlen)) < 0)
                 return r;
         return 0;
 }

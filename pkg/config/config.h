@@ -8,11 +8,14 @@
 #include "../ledger/ledger.h"
 #include "../model/model.h"
 #include "../price/price.h"
+#include "../report/report.h"
+#include "../tz/tz.h"
 #include "../util/util.h"
 
-#define GC_CONFIG_MAX_BYTES (8u << 20)
-#define GC_CONFIG_MAX_KEYS  32   /* label keys per list */
-#define GC_CONFIG_MAX_MAP   4096 /* namespace map entries, node rules, instance types */
+#define GC_CONFIG_MAX_BYTES   (8u << 20)
+#define GC_CONFIG_MAX_KEYS    32   /* label keys per list */
+#define GC_CONFIG_MAX_MAP     4096 /* namespace map entries, node rules, instance types */
+#define GC_CONFIG_MAX_BUDGETS 1000
 
 /* usage.dcgm: scrape the dcgm-exporter pods directly (docs/configuration.md, docs/usage.md). */
 typedef struct gc_config_dcgm {
@@ -56,9 +59,16 @@ typedef struct gc_config {
         int has_tco;
         gc_tco_inputs tco;
         size_t top_n;
-        int64_t utc_offset_s;         /* report days start at 00:00 at this offset */
+        int64_t utc_offset_s; /* report days start at 00:00 at this offset */
+        const char *timezone; /* report.timezone, or NULL (then utc_offset_s) */
+        gc_tz *tz; /* always set: the IANA zone of report.timezone, else the fixed utc_offset */
         int64_t daily_retention_days; /* daily report ConfigMaps kept */
         int64_t weekly_retention_weeks;
+        int64_t monthly_retention_months;
+        gc_budget *budgets; /* budgets.items */
+        size_t n_budgets;
+        double budget_warn_share;  /* budgets.warn_share: the warning state from this share on */
+        int budget_events;         /* budgets.events: the controller emits Kubernetes Events */
         gc_label *team_namespaces; /* team -> namespace for per-team report copies */
         size_t n_team_namespaces;
         int has_dcgm; /* usage.dcgm given (not null) */

@@ -180,6 +180,28 @@ int gc_kube_configmap_list(gc_kube *k, const char *ns, const char *label_selecto
 int gc_kube_configmap_delete(gc_kube *k, const char *ns, const char *name, char *err,
                              size_t errlen);
 
+/* ---- Events (core v1) ------------------------------------------------------------------------ */
+
+typedef struct gc_kube_event_spec {
+        const char *ns;                   /* where the Event is created */
+        const char *name;                 /* its name: the same name is never created twice */
+        const char *involved_api_version; /* NULL = "v1" */
+        const char *involved_kind;        /* e.g. "Namespace" */
+        const char *involved_name;        /* the object, in ns */
+        const char *reason;               /* UpperCamelCase, at most 128 characters */
+        const char *message;              /* at most 1024 bytes */
+        const char *type;                 /* "Normal" (NULL) or "Warning" */
+        const char *component;            /* source.component; NULL = "gpu-cost" */
+} gc_kube_event_spec;
+
+/*
+ * Creates the Event at now (POST; count 1). -EEXIST when an Event of that name exists already:
+ * a deterministic name makes "once" hold across restarts, for as long as the API server keeps
+ * Events (kube-apiserver's --event-ttl, 1 h by default). -EACCES (403) without the grant.
+ */
+int gc_kube_event_create(gc_kube *k, const gc_kube_event_spec *e, int64_t now, char *err,
+                         size_t errlen);
+
 /* ---- leader election (coordination.k8s.io/v1 Lease), as client-go's leaderelection ---------- */
 
 typedef struct gc_kube_lease {

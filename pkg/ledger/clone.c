@@ -57,6 +57,7 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
         c->unattributed = l->unattributed;
         c->folded_pod = l->folded_pod;
         c->horizon = l->horizon;
+        c->bucket = l->bucket;
         c->n_iv = l->n_iv;
         c->n_open = l->n_open;
         c->n_cap = l->n_cap;

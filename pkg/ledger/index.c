@@ -23,11 +23,11 @@ uint32_t gc__fin(uint64_t h)
         return (uint32_t)h;
 }
 
-int64_t gc__floor_hour(int64_t t)
+int64_t gc__floor_bucket(int64_t t, int64_t bucket)
 {
-        int64_t r = t % GC__HOUR;
+        int64_t r = t % bucket;
 
-        return r < 0 ? t - r - GC__HOUR : t - r;
+        return r < 0 ? t - r - bucket : t - r;
 }
 
 int gc__index_find(const gc__index *t, uint32_t h, gc__eq_fn eq, const void *ctx, size_t *ret_pos)

@@ -80,7 +80,9 @@ gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
         gc_ledger *l;
 
         if (!o || !o->pool || o->max_intervals > GC__MAX_LIMIT ||
-            o->max_rollup_rows > GC__MAX_LIMIT) {
+            o->max_rollup_rows > GC__MAX_LIMIT ||
+            (o->bucket_s != 0 && o->bucket_s != 3600 && o->bucket_s != 1800 &&
+             o->bucket_s != 900)) {
                 errno = EINVAL;
                 return NULL;
         }
@@ -93,6 +95,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
         l->max_intervals = o->max_intervals ? o->max_intervals : GC_LEDGER_DEFAULT_LIMIT;
         l->max_rollup_rows = o->max_rollup_rows ? o->max_rollup_rows : GC_LEDGER_DEFAULT_LIMIT;
         l->horizon = INT64_MIN;
+        l->bucket = o->bucket_s ? o->bucket_s : GC__HOUR;
         l->empty = gc_strpool_intern0(o->pool, "");
         l->unattributed = gc_strpool_intern0(o->pool, GC_UNATTRIBUTED);
         l->folded_pod = gc_strpool_intern0(o->pool, GC_FOLDED_POD);
@@ -375,13 +378,13 @@ static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, 
                                 size_t cap)
 {
         size_t missing = 0;
-        int64_t h = gc__floor_hour(start);
+        int64_t h = gc__floor_bucket(start, l->bucket);
 
         if (geq <= 0)
                 return 0;
         if (h < first)
                 h = first;
-        for (; h < end && missing <= cap; h += GC__HOUR) {
+        for (; h < end && missing <= cap; h += l->bucket) {
                 gc__roll_key k = {l, h, dims ? dims : &node};
                 size_t pos;
 
@@ -400,15 +403,15 @@ static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t firs
                           double usd_per_gpu_hour, const char *const dims[GC__ROLL_DIMS],
                           const gc__cap *c)
 {
-        int64_t h = gc__floor_hour(start);
+        int64_t h = gc__floor_bucket(start, l->bucket);
 
         if (geq <= 0)
                 return;
         if (h < first)
                 h = first;
-        for (; h < end; h += GC__HOUR) {
+        for (; h < end; h += l->bucket) {
                 int64_t lo = start > h ? start : h;
-                int64_t hi = end < h + GC__HOUR ? end : h + GC__HOUR;
+                int64_t hi = end < h + l->bucket ? end : h + l->bucket;
                 double gs = (double)(hi - lo) * geq;
                 double cost = gs / 3600.0 * usd_per_gpu_hour;
 
@@ -464,8 +467,8 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
 
         if (!l)
                 return -EINVAL;
-        fold_to = gc__floor_hour(gc__clamp_time(before));
-        first = gc__floor_hour(gc__clamp_time(keep_since));
+        fold_to = gc__floor_bucket(gc__clamp_time(before), l->bucket);
+        first = gc__floor_bucket(gc__clamp_time(keep_since), l->bucket);
         gc__drop_old(l, first);
 
         /* Each interval folds whole or not at all, so a limit hit leaves no half-counted pod. */
@@ -603,7 +606,7 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
 
 static int gc__valid_row(int64_t hour, double seconds, double cost)
 {
-        return hour >= 0 && hour <= GC__TIME_MAX && hour % GC__HOUR == 0 && isfinite(seconds) &&
+        return hour >= 0 && hour <= GC__TIME_MAX && hour % GC__QUARTER == 0 && isfinite(seconds) &&
                seconds >= 0 && isfinite(cost) && cost >= 0;
 }
 
@@ -612,24 +615,27 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
         const char *dims[GC__ROLL_DIMS];
         gc__roll_key k;
         size_t pos;
+        int64_t hour;
         int r;
 
         if (!l || !rw || !gc__valid_row(rw->hour, rw->gpu_seconds, rw->cost_usd))
                 return -EINVAL;
+        /* A row of a finer ledger goes into the bucket holding it (docs/ledger.md). */
+        hour = gc__floor_bucket(rw->hour, l->bucket);
         for (size_t d = 0; d < GC__ROLL_DIMS; d++) {
                 dims[d] = gc__intern(l, rw->dims[d]);
                 if (!dims[d])
                         return -ENOMEM;
         }
         k.l = l;
-        k.hour = rw->hour;
+        k.hour = hour;
         k.dims = dims;
-        if (!gc__index_find(&l->roll_ix, gc__roll_hash(rw->hour, dims), gc__roll_eq, &k, &pos)) {
+        if (!gc__index_find(&l->roll_ix, gc__roll_hash(hour, dims), gc__roll_eq, &k, &pos)) {
                 r = gc__rows_reserve(l, 1, 0);
                 if (r < 0)
                         return r;
         }
-        gc__roll_add(l, rw->hour, dims, rw->gpu_seconds, rw->cost_usd);
+        gc__roll_add(l, hour, dims, rw->gpu_seconds, rw->cost_usd);
         return 0;
 }
 
@@ -638,33 +644,40 @@ int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *rw)
         const char *node, *model, *ctype;
         gc__roll_key k;
         size_t pos;
+        int64_t hour;
         int r;
 
         if (!l || !rw || !rw->node || !*rw->node ||
             !gc__valid_row(rw->hour, rw->geq_seconds, rw->cost_usd))
                 return -EINVAL;
+        hour = gc__floor_bucket(rw->hour, l->bucket);
         node = gc_strpool_intern0(l->pool, rw->node);
         model = gc__intern(l, rw->model);
         ctype = gc__intern(l, rw->capacity_type);
         if (!node || !model || !ctype)
                 return -ENOMEM;
         k.l = l;
-        k.hour = rw->hour;
+        k.hour = hour;
         k.dims = &node;
-        if (!gc__index_find(&l->croll_ix, gc__croll_hash(rw->hour, node), gc__croll_eq, &k, &pos)) {
+        if (!gc__index_find(&l->croll_ix, gc__croll_hash(hour, node), gc__croll_eq, &k, &pos)) {
                 r = gc__rows_reserve(l, 0, 1);
                 if (r < 0)
                         return r;
         }
-        gc__croll_add(l, rw->hour, node, model, ctype, rw->geq_seconds, rw->cost_usd);
+        gc__croll_add(l, hour, node, model, ctype, rw->geq_seconds, rw->cost_usd);
         return 0;
+}
+
+int64_t gc_ledger_granularity(const gc_ledger *l)
+{
+        return l ? l->bucket : GC__HOUR;
 }
 
 int gc_ledger_set_horizon(gc_ledger *l, int64_t horizon)
 {
         if (l && horizon == INT64_MIN) /* a ledger that never folded */
                 return 0;
-        if (!l || horizon < 0 || horizon > GC__TIME_MAX || horizon % GC__HOUR != 0)
+        if (!l || horizon < 0 || horizon > GC__TIME_MAX || horizon % GC__QUARTER != 0)
                 return -EINVAL;
         if (horizon <= l->horizon)
                 return 0;

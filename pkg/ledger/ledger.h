@@ -99,6 +99,10 @@ typedef struct gc_ledger_opts {
         gc_strpool *pool;     /* required; every string given to the ledger is interned here */
         size_t max_intervals; /* 0 = GC_LEDGER_DEFAULT_LIMIT */
         size_t max_rollup_rows;
+        /* Seconds per folded bucket: 3600 (0, the default), 1800 or 900. Days that start on a
+         * :30 or :45 offset need 900 to stay exact; each long interval then folds into four
+         * times the rows (docs/ledger.md). */
+        int64_t bucket_s;
 } gc_ledger_opts;
 
 gc_ledger *gc_ledger_new(const gc_ledger_opts *o);
@@ -207,6 +211,14 @@ int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
 typedef int (*gc_step_fn)(void *ud, const gc_cost_summary *s);
 int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t step_s, gc_step_fn fn,
                               void *ud);
+/*
+ * The same over spans of any length (local days of 23 or 25 hours, calendar months): span k is
+ * [edges[k], edges[k + 1]), edges strictly ascending, n_spans + 1 of them (q->start and q->end
+ * are not used). Each span's figures are those gc_ledger_query of it returns. -E2BIG above
+ * GC_LEDGER_MAX_STEPS spans.
+ */
+int gc_ledger_query_each_span(const gc_ledger *l, const gc_query *q, const int64_t *edges,
+                              size_t n_spans, gc_step_fn fn, void *ud);
 
 /* ---- chargeback: idle capacity and unattributed spend on the teams' bills -------------------- */
 
@@ -256,7 +268,7 @@ int gc_chargeback_ratios(const gc_cost_summary *s, const gc_chargeback *c, doubl
 /* ---- state, for checkpoints ----------------------------------------------------------------- */
 
 typedef struct gc_rollup {
-        int64_t hour;                   /* start of the hour bucket, a multiple of 3600 */
+        int64_t hour; /* start of the bucket (an hour, or a quarter hour: gc_ledger_granularity) */
         const char *dims[GC_DIM_COUNT]; /* every dimension but GC_DIM_POD (NULL there) */
         double gpu_seconds;
         double cost_usd;
@@ -290,5 +302,7 @@ int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *r);
  * INT64_MIN (never folded) is accepted and changes nothing.
  */
 int gc_ledger_set_horizon(gc_ledger *l, int64_t horizon);
+/* Seconds per folded bucket (gc_ledger_opts.bucket_s): a window edge not on one cuts history. */
+int64_t gc_ledger_granularity(const gc_ledger *l);
 
 #endif

@@ -8,6 +8,7 @@
 #include "ledger.h"
 
 #define GC__HOUR      ((int64_t)3600)
+#define GC__QUARTER   ((int64_t)900) /* the finest bucket: every zone since 1972 is on it */
 #define GC__TIME_MAX  ((int64_t)253402300799) /* 9999-12-31T23:59:59Z */
 #define GC__ROLL_DIMS GC_DIM_POD              /* rollups keep every dimension before the pod */
 #define GC__MAX_LIMIT ((size_t)1 << 28)       /* item indices must fit the index's uint32_t */
@@ -49,7 +50,7 @@ uint64_t gc__mix(uint64_t h, const void *p);
 uint32_t gc__fin(uint64_t h);
 
 /* Floor division to the hour, for any time (negative included). */
-int64_t gc__floor_hour(int64_t t);
+int64_t gc__floor_bucket(int64_t t, int64_t bucket);
 
 /* A pod's interval. */
 typedef struct gc__iv {
@@ -92,6 +93,7 @@ struct gc_ledger {
         const char *unattributed; /* interned GC_UNATTRIBUTED */
         const char *folded_pod;   /* interned GC_FOLDED_POD */
         int64_t horizon;          /* hours before this are folded; INT64_MIN = none yet */
+        int64_t bucket;           /* seconds per rollup bucket: 3600, 1800 or 900 */
 
         gc__iv *iv;
         size_t n_iv, cap_iv, n_open;

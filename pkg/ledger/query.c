@@ -61,6 +61,7 @@ typedef struct gc__q {
         const gc_query *q;
         gc__filter f;
         int64_t step;
+        const int64_t *edges; /* instead of step: step k is [edges[k], edges[k + 1]) */
         gc__acc *acc;
         size_t n;
 } gc__q;
@@ -155,6 +156,20 @@ static size_t gc__step_of(const gc__q *x, int64_t t)
 
         if (x->n == 1)
                 return 0;
+        if (x->edges) {
+                size_t lo = 0, hi = x->n;
+
+                /* The last step starting at or before t. */
+                while (hi - lo > 1) {
+                        size_t mid = lo + (hi - lo) / 2;
+
+                        if (x->edges[mid] <= t)
+                                lo = mid;
+                        else
+                                hi = mid;
+                }
+                return lo;
+        }
         k = ((uint64_t)t - (uint64_t)x->q->start) / (uint64_t)x->step;
         return k < x->n ? (size_t)k : x->n - 1;
 }
@@ -202,7 +217,7 @@ static gc__acc *gc__hour_step(const gc__q *x, int64_t hour)
                         return NULL;
                 a = &x->acc[gc__step_of(x, hour)];
         }
-        return hour >= a->start && hour + GC__HOUR <= a->end ? a : NULL;
+        return hour >= a->start && hour + x->l->bucket <= a->end ? a : NULL;
 }
 
 static void gc__row_add(gc_cost_row *row, double gs, double cost, uint32_t pods, uint32_t estimates)
@@ -527,9 +542,12 @@ static int gc__finish(const gc__q *x, gc__acc *a, gc_cost_summary *ret)
         return 0;
 }
 
-/* n summaries of the steps of q->start + k*step; ret is written only on success. */
-static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, size_t n,
-                   gc_cost_summary *ret)
+/*
+ * n summaries of the steps of q->start + k*step, or of [edges[k], edges[k + 1]) when edges is
+ * given; ret is written only on success.
+ */
+static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, const int64_t *edges,
+                   size_t n, gc_cost_summary *ret)
 {
         gc_cost_summary *out = NULL;
         gc__q x = {0};
@@ -539,6 +557,7 @@ static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, size_t n
         x.l = l;
         x.q = q;
         x.step = step;
+        x.edges = n > 1 ? edges : NULL;
         x.n = n;
         memcpy(x.f.want, q->filter, sizeof(x.f.want));
         x.acc = calloc(n, sizeof(*x.acc));
@@ -550,6 +569,11 @@ static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, size_t n
         for (size_t k = 0; k < n; k++) {
                 int64_t t = q->start + (int64_t)k * step;
 
+                if (x.edges) {
+                        x.acc[k].start = edges[k];
+                        x.acc[k].end = edges[k + 1];
+                        continue;
+                }
                 x.acc[k].start = t;
                 x.acc[k].end = n == 1 || q->end - t <= step ? q->end : t + step;
         }
@@ -579,7 +603,7 @@ int gc_ledger_query(const gc_ledger *l, const gc_query *q, gc_cost_summary *ret)
 {
         if (!l || !q || !ret || !gc__query_valid(q))
                 return -EINVAL;
-        return gc__run(l, q, 0, 1, ret); /* one step: its length is never used */
+        return gc__run(l, q, 0, NULL, 1, ret); /* one step: its length is never used */
 }
 
 size_t gc_ledger_step_count(int64_t start, int64_t end, int64_t step_s)
@@ -603,7 +627,7 @@ int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
                 return -E2BIG;
         if (n_steps == 0)
                 return 0;
-        return gc__run(l, q, step_s, n_steps, ret);
+        return gc__run(l, q, step_s, NULL, n_steps, ret);
 }
 
 /*
@@ -642,7 +666,51 @@ int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t ste
 
                 part.start = q->start + (int64_t)c * step_s;
                 part.end = c + m == n ? q->end : part.start + (int64_t)m * step_s;
-                r = gc__run(l, &part, m == 1 ? 0 : step_s, m, sums);
+                r = gc__run(l, &part, m == 1 ? 0 : step_s, NULL, m, sums);
+                for (size_t k = 0; r == 0 && k < m; k++)
+                        r = fn(ud, &sums[k]);
+                for (size_t k = 0; k < m; k++)
+                        gc_cost_summary_free(&sums[k]);
+        }
+        free(sums);
+        return r;
+}
+
+int gc_ledger_query_each_span(const gc_ledger *l, const gc_query *q, const int64_t *edges,
+                              size_t n_spans, gc_step_fn fn, void *ud)
+{
+        gc_cost_summary *sums = NULL;
+        size_t per;
+        int r = 0;
+
+        if (!l || !q || !fn || !edges || n_spans == 0 || n_spans > GC_LEDGER_MAX_STEPS)
+                return n_spans > GC_LEDGER_MAX_STEPS ? -E2BIG : -EINVAL;
+        for (size_t k = 0; k < n_spans; k++)
+                if (edges[k] >= edges[k + 1])
+                        return -EINVAL;
+        {
+                gc_query whole = *q;
+
+                whole.start = edges[0];
+                whole.end = edges[n_spans];
+                if (!gc__query_valid(&whole))
+                        return -EINVAL;
+        }
+        per = GC__PASS_INTERVAL_STEPS / (l->n_iv + 1);
+        if (per < 1)
+                per = 1;
+        if (per > n_spans)
+                per = n_spans;
+        sums = calloc(per, sizeof(*sums));
+        if (!sums)
+                return -ENOMEM;
+        for (size_t c = 0; r == 0 && c < n_spans; c += per) {
+                gc_query part = *q;
+                size_t m = n_spans - c < per ? n_spans - c : per;
+
+                part.start = edges[c];
+                part.end = edges[c + m];
+                r = gc__run(l, &part, 0, edges + c, m, sums);
                 for (size_t k = 0; r == 0 && k < m; k++)
                         r = fn(ud, &sums[k]);
                 for (size_t k = 0; k < m; k++)

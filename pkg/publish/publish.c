@@ -15,6 +15,7 @@
 #define GC_PUB__MAX_BYTES  (1u << 20)
 #define GC_PUB__MAX_DAYS   3660 /* as the configuration allows */
 #define GC_PUB__MAX_WEEKS  520
+#define GC_PUB__MAX_MONTHS 120
 #define GC_PUB__MAX_TOP_N  1000
 #define GC_PUB__TOP_N      10
 #define GC_PUB__FORMAT     1 /* bump when the reports' layout changes: every hash changes */
@@ -22,13 +23,6 @@
 
 /* Rows per table tried in turn until a report fits; 0 = every row. */
 static const size_t gc_pub__levels[] = {0, 1000, 500, 250, 100, 50, 20, 10, 5, 1};
-
-static int64_t gc_pub__floor_div(int64_t a, int64_t b)
-{
-        int64_t q = a / b;
-
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
 
 /* The options with defaults filled in, or -EINVAL. */
 static int gc_pub__opts(const gc_publish_opts *o, gc_publish_opts *ret)
@@ -42,6 +36,8 @@ static int gc_pub__opts(const gc_publish_opts *o, gc_publish_opts *ret)
                 v.daily_retention_days = GC_PUBLISH_DEFAULT_DAILY_DAYS;
         if (v.weekly_retention_weeks == 0)
                 v.weekly_retention_weeks = GC_PUBLISH_DEFAULT_WEEKLY_WEEKS;
+        if (v.monthly_retention_months == 0)
+                v.monthly_retention_months = GC_PUBLISH_DEFAULT_MONTHLY_MONTHS;
         if (v.max_bytes == 0)
                 v.max_bytes = GC_PUBLISH_MAX_BYTES;
         if (v.top_n == 0)
@@ -49,7 +45,8 @@ static int gc_pub__opts(const gc_publish_opts *o, gc_publish_opts *ret)
         if (v.utc_offset_s < -GC_PUB__MAX_OFFSET || v.utc_offset_s > GC_PUB__MAX_OFFSET ||
             v.utc_offset_s % 60 != 0 || v.daily_retention_days < 1 ||
             v.daily_retention_days > GC_PUB__MAX_DAYS || v.weekly_retention_weeks < 1 ||
-            v.weekly_retention_weeks > GC_PUB__MAX_WEEKS || v.max_bytes < GC_PUB__MIN_BYTES ||
+            v.weekly_retention_weeks > GC_PUB__MAX_WEEKS || v.monthly_retention_months < 1 ||
+            v.monthly_retention_months > GC_PUB__MAX_MONTHS || v.max_bytes < GC_PUB__MIN_BYTES ||
             v.max_bytes > GC_PUB__MAX_BYTES || v.top_n > GC_PUB__MAX_TOP_N)
                 return -EINVAL;
         *ret = v;
@@ -62,37 +59,58 @@ static int gc_pub__valid_now(int64_t now)
         return now >= 0 && now <= GC_PUB__TIME_MAX - 2 * GC_PUB__WEEK;
 }
 
-/* Day number (since 1970-01-01) of the local day holding t. */
-static int64_t gc_pub__local_day(int64_t t, int64_t off)
+/* The zone of the options: theirs, or the fixed offset (made into *own, freed by the caller). */
+static int gc_pub__zone(const gc_publish_opts *o, gc_tz **own, const gc_tz **ret)
 {
-        return gc_pub__floor_div(t + off, GC_PUB__DAY);
+        int r;
+
+        *own = NULL;
+        if (o->tz) {
+                *ret = o->tz;
+                return 0;
+        }
+        r = gc_tz_fixed((int32_t)o->utc_offset_s, own);
+        *ret = *own;
+        return r;
 }
 
-/* Start (UTC seconds) of the ISO week holding t, at the offset. */
-static int64_t gc_pub__week_start(int64_t t, int64_t off)
+static gc_tz_unit gc_pub__unit(gc_publish_kind kind)
 {
-        int64_t monday;
-
-        gc_iso_week(t + off, NULL, NULL, &monday);
-        return monday - off;
+        return kind == GC_PUBLISH_DAILY    ? GC_TZ_DAY
+               : kind == GC_PUBLISH_WEEKLY ? GC_TZ_WEEK
+                                           : GC_TZ_MONTH;
 }
 
-static void gc_pub__name(gc_publish_kind kind, int64_t start, int64_t off,
+static const char *gc_pub__kind_name(gc_publish_kind kind)
+{
+        return kind == GC_PUBLISH_DAILY    ? "daily"
+               : kind == GC_PUBLISH_WEEKLY ? "weekly"
+                                           : "monthly";
+}
+
+static int64_t gc_pub__retention(const gc_publish_opts *o, gc_publish_kind kind)
+{
+        return kind == GC_PUBLISH_DAILY    ? o->daily_retention_days
+               : kind == GC_PUBLISH_WEEKLY ? o->weekly_retention_weeks
+                                           : o->monthly_retention_months;
+}
+
+static void gc_pub__name(gc_publish_kind kind, int64_t start, const gc_tz *tz,
                          char out[GC_PUBLISH_NAME_MAX])
 {
-        if (kind == GC_PUBLISH_DAILY) {
-                int64_t y;
-                unsigned m, d;
+        char date[16];
 
-                gc_civil_from_days(gc_pub__local_day(start, off), &y, &m, &d);
-                snprintf(out, GC_PUBLISH_NAME_MAX, GC_PUBLISH_PREFIX "daily-%04lld-%02u-%02u",
-                         (long long)y, m, d);
-        } else {
+        gc_tz_date(tz, start, date, NULL);
+        if (kind == GC_PUBLISH_DAILY) {
+                snprintf(out, GC_PUBLISH_NAME_MAX, GC_PUBLISH_PREFIX "daily-%s", date);
+        } else if (kind == GC_PUBLISH_WEEKLY) {
                 int year, week;
 
-                gc_iso_week(start + off, &year, &week, NULL);
+                gc_iso_week(gc_tz_day_of(tz, start) * GC_PUB__DAY, &year, &week, NULL);
                 snprintf(out, GC_PUBLISH_NAME_MAX, GC_PUBLISH_PREFIX "weekly-%04d-w%02d", year,
                          week);
+        } else {
+                snprintf(out, GC_PUBLISH_NAME_MAX, GC_PUBLISH_PREFIX "monthly-%.7s", date);
         }
 }
 
@@ -157,6 +175,14 @@ static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost
         h = gc_pub__hash_str(h, o->currency);
         h = gc_pub__hash_i64(h, (int64_t)o->top_n);
         h = gc_pub__hash_i64(h, o->utc_offset_s);
+        h = gc_pub__hash_str(h, o->tz ? gc_tz_name(o->tz) : "");
+        h = gc_pub__hash_num(h, o->budget_warn_share);
+        for (size_t i = 0; i < o->n_budgets; i++) {
+                h = gc_pub__hash_i64(h, o->budgets[i].dim);
+                h = gc_pub__hash_str(h, o->budgets[i].name);
+                h = gc_pub__hash_i64(h, o->budgets[i].period);
+                h = gc_pub__hash_num(h, o->budgets[i].amount);
+        }
         for (size_t i = 0; i < cur->n_rows; i++)
                 h = gc_pub__hash_row(h, &cur->rows[i]);
         for (size_t i = 0; i < cur->n_idle_nodes; i++)
@@ -172,6 +198,7 @@ static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost
 
 typedef struct gc_pub__walk {
         const gc_publish_opts *o;
+        const gc_tz *tz;
         int64_t now;
         gc_publish_kind kind;
         gc_publish_plan *plan;
@@ -192,7 +219,7 @@ static int gc_pub__step(void *ud, const gc_cost_summary *s)
                 p->start = s->start;
                 p->end = s->end;
                 p->complete = p->end <= w->now;
-                gc_pub__name(w->kind, p->start, w->o->utc_offset_s, p->name);
+                gc_pub__name(w->kind, p->start, w->tz, p->name);
                 gc_pub__examine(w->o, w->now, s, &w->prev_total, &w->prev_capacity, p, &has);
                 if (has)
                         w->plan->n_periods++;
@@ -204,21 +231,31 @@ static int gc_pub__step(void *ud, const gc_cost_summary *s)
 }
 
 /*
- * The count periods of len seconds from first on (those starting before 0 left out): one stepped
- * query by every dimension per GC_LEDGER_MAX_STEPS - 1 periods, its first step the period
- * before (whose total the report compares with), instead of two queries per period.
+ * The count periods of the kind up to the one holding now (those starting before 0 left out):
+ * one query by every dimension over spans (local days, weeks, months of uneven length) per
+ * GC_LEDGER_MAX_STEPS - 1 periods, its first span the period before (whose total the report
+ * compares with), instead of two queries per period.
  */
-static int gc_pub__consider(const gc_ledger *l, const gc_publish_opts *o, int64_t now,
-                            gc_publish_kind kind, int64_t first, int64_t len, int64_t count,
-                            gc_publish_plan *plan)
+static int gc_pub__consider(const gc_ledger *l, const gc_publish_opts *o, const gc_tz *tz,
+                            int64_t now, gc_publish_kind kind, int64_t count, gc_publish_plan *plan)
 {
-        const int64_t per = GC_LEDGER_MAX_STEPS - 1;
+        const size_t per = GC_LEDGER_MAX_STEPS - 1;
+        gc_tz_unit u = gc_pub__unit(kind);
+        size_t n = 0;
+        int64_t *edges;
         gc_pub__walk w;
         gc_query q;
         int r = 0;
 
+        /* count + 1 periods (the one before the first too): count + 2 edges. */
+        edges = calloc((size_t)count + 2, sizeof(*edges));
+        if (!edges)
+                return -ENOMEM;
+        for (int64_t k = -count; k <= 1; k++)
+                edges[n++] = gc_tz_period_add(tz, u, now, k);
         memset(&w, 0, sizeof(w));
         w.o = o;
+        w.tz = tz;
         w.now = now;
         w.kind = kind;
         w.plan = plan;
@@ -227,41 +264,47 @@ static int gc_pub__consider(const gc_ledger *l, const gc_publish_opts *o, int64_
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                 q.by[d] = (gc_dim)d;
         q.n_by = GC_DIM_COUNT;
-        for (int64_t c = 0; r == 0 && c < count; c += per) {
-                int64_t m = count - c < per ? count - c : per;
+        /* Each chunk's first span is the period before its first (the previous chunk's last). */
+        for (size_t c = 0; r == 0 && c + 1 < n - 1;) {
+                size_t m = n - 1 - c < per + 1 ? n - 1 - c : per + 1;
 
-                q.start = first + (c - 1) * len;
-                q.end = first + (c + m) * len;
                 w.have_prev = 0;
-                r = gc_ledger_query_each_step(l, &q, len, gc_pub__step, &w);
+                r = gc_ledger_query_each_span(l, &q, edges + c, m, gc_pub__step, &w);
+                c += m - 1;
         }
+        free(edges);
         return r;
 }
 
 int gc_publish_plan_make(const gc_ledger *l, const gc_publish_opts *opts, int64_t now,
                          gc_publish_plan *ret)
 {
+        static const gc_publish_kind kinds[] = {GC_PUBLISH_DAILY, GC_PUBLISH_WEEKLY,
+                                                GC_PUBLISH_MONTHLY};
         gc_publish_opts o;
         gc_publish_plan plan;
-        int64_t today, week;
+        gc_tz *own = NULL;
+        const gc_tz *tz;
         int r;
 
-        if (!l || !ret || gc_pub__opts(opts, &o) < 0 || !gc_pub__valid_now(now))
+        if (!l || !ret || gc_pub__opts(opts, &o) < 0 || !gc_pub__valid_now(now) ||
+            (o.n_budgets && !o.budgets))
                 return -EINVAL;
+        r = gc_pub__zone(&o, &own, &tz);
+        if (r < 0)
+                return r;
         memset(&plan, 0, sizeof(plan));
-        plan.periods = calloc((size_t)(o.daily_retention_days + o.weekly_retention_weeks),
+        plan.periods = calloc((size_t)(o.daily_retention_days + o.weekly_retention_weeks +
+                                       o.monthly_retention_months),
                               sizeof(*plan.periods));
-        if (!plan.periods)
+        if (!plan.periods) {
+                gc_tz_free(own);
                 return -ENOMEM;
-        today = gc_pub__local_day(now, o.utc_offset_s) * GC_PUB__DAY - o.utc_offset_s;
-        week = gc_pub__week_start(now, o.utc_offset_s);
-        r = gc_pub__consider(l, &o, now, GC_PUBLISH_DAILY,
-                             today - (o.daily_retention_days - 1) * GC_PUB__DAY, GC_PUB__DAY,
-                             o.daily_retention_days, &plan);
-        if (r == 0)
-                r = gc_pub__consider(l, &o, now, GC_PUBLISH_WEEKLY,
-                                     week - (o.weekly_retention_weeks - 1) * GC_PUB__WEEK,
-                                     GC_PUB__WEEK, o.weekly_retention_weeks, &plan);
+        }
+        for (size_t k = 0; r == 0 && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+                r = gc_pub__consider(l, &o, tz, now, kinds[k], gc_pub__retention(&o, kinds[k]),
+                                     &plan);
+        gc_tz_free(own);
         if (r < 0) {
                 gc_publish_plan_release(&plan);
                 return r;
@@ -274,8 +317,10 @@ int gc_publish_plan_make(const gc_ledger *l, const gc_publish_opts *opts, int64_
                         continue;
                 if (p->kind == GC_PUBLISH_DAILY)
                         plan.latest_daily = p;
-                else
+                else if (p->kind == GC_PUBLISH_WEEKLY)
                         plan.latest_weekly = p;
+                else
+                        plan.latest_monthly = p;
         }
         *ret = plan;
         return 0;
@@ -315,7 +360,11 @@ int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_
         gc_buf_init(&md, o.max_bytes);
         memset(&rep, 0, sizeof(rep));
         rep.ledger = l;
-        rep.kind = p->kind == GC_PUBLISH_DAILY ? "daily" : "weekly";
+        rep.kind = gc_pub__kind_name(p->kind);
+        rep.tz = o.tz;
+        rep.budgets = o.budgets;
+        rep.n_budgets = o.n_budgets;
+        rep.budget_warn_share = o.budget_warn_share;
         rep.cluster = o.cluster;
         rep.currency = o.currency;
         rep.start = p->start;
@@ -383,7 +432,7 @@ void gc_publish_labels(gc_publish_kind kind, gc_publish_label ret[GC_PUBLISH_N_L
         ret[1].key = "gpu-cost.io/kind";
         ret[1].value = "report";
         ret[2].key = "gpu-cost.io/period";
-        ret[2].value = kind == GC_PUBLISH_DAILY ? "daily" : "weekly";
+        ret[2].value = gc_pub__kind_name(kind);
 }
 
 /* ---- names and expiry -------------------------------------------------------------------------
@@ -405,52 +454,77 @@ static int64_t gc_pub__digits(const char *s, size_t n)
 int gc_publish_name_parse(const char *name, int64_t utc_offset_s, gc_publish_kind *ret_kind,
                           int64_t *ret_start)
 {
+        gc_tz *z = NULL;
+        int r;
+
+        if (!name || utc_offset_s < -GC_PUB__MAX_OFFSET || utc_offset_s > GC_PUB__MAX_OFFSET ||
+            utc_offset_s % 60 != 0)
+                return -EINVAL;
+        r = gc_tz_fixed((int32_t)utc_offset_s, &z);
+        if (r == 0)
+                r = gc_publish_name_parse_tz(name, z, ret_kind, ret_start);
+        gc_tz_free(z);
+        return r;
+}
+
+/* "YYYY-MM-DD" (or "YYYY-MM" when !with_day) at s as a valid date: its day number, or -1. */
+static int64_t gc_pub__parse_date(const char *s, int with_day)
+{
+        int64_t y = gc_pub__digits(s, 4), m = gc_pub__digits(s + 5, 2);
+        int64_t d = with_day ? gc_pub__digits(s + 8, 2) : 1, days, yy;
+        unsigned mm, dd;
+
+        if (s[4] != '-' || (with_day && s[7] != '-') || y < 1970 || m < 1 || m > 12 || d < 1 ||
+            d > 31)
+                return -1;
+        days = gc_days_from_civil(y, (unsigned)m, (unsigned)d);
+        /* 2026-02-30 is not a day: it must come back as written. */
+        gc_civil_from_days(days, &yy, &mm, &dd);
+        return yy == y && mm == m && dd == d ? days : -1;
+}
+
+int gc_publish_name_parse_tz(const char *name, const gc_tz *tz, gc_publish_kind *ret_kind,
+                             int64_t *ret_start)
+{
         static const char daily[] = GC_PUBLISH_PREFIX "daily-";
         static const char weekly[] = GC_PUBLISH_PREFIX "weekly-";
-        size_t nd = sizeof(daily) - 1, nw = sizeof(weekly) - 1;
-        int64_t days, start;
+        static const char monthly[] = GC_PUBLISH_PREFIX "monthly-";
+        size_t nd = sizeof(daily) - 1, nw = sizeof(weekly) - 1, nm = sizeof(monthly) - 1;
+        int64_t days;
         gc_publish_kind kind;
 
-        if (!name || utc_offset_s < -GC_PUB__MAX_OFFSET || utc_offset_s > GC_PUB__MAX_OFFSET)
+        if (!name)
                 return -EINVAL;
-        if (strncmp(name, daily, nd) == 0 && strlen(name) == nd + 10 && name[nd + 4] == '-' &&
-            name[nd + 7] == '-') {
-                int64_t y = gc_pub__digits(name + nd, 4), m = gc_pub__digits(name + nd + 5, 2);
-                int64_t d = gc_pub__digits(name + nd + 8, 2), yy;
-                unsigned mm, dd;
-
-                if (y < 1970 || m < 1 || m > 12 || d < 1 || d > 31)
-                        return -ENOENT;
-                days = gc_days_from_civil(y, (unsigned)m, (unsigned)d);
-                /* 2026-02-30 is not a day: it must come back as written. */
-                gc_civil_from_days(days, &yy, &mm, &dd);
-                if (yy != y || mm != m || dd != d)
-                        return -ENOENT;
+        if (strncmp(name, daily, nd) == 0 && strlen(name) == nd + 10) {
+                days = gc_pub__parse_date(name + nd, 1);
                 kind = GC_PUBLISH_DAILY;
-                start = days * GC_PUB__DAY - utc_offset_s;
+        } else if (strncmp(name, monthly, nm) == 0 && strlen(name) == nm + 7) {
+                days = gc_pub__parse_date(name + nm, 0);
+                kind = GC_PUBLISH_MONTHLY;
         } else if (strncmp(name, weekly, nw) == 0 && strlen(name) == nw + 8 &&
                    name[nw + 4] == '-' && name[nw + 5] == 'w') {
                 int64_t y = gc_pub__digits(name + nw, 4), w = gc_pub__digits(name + nw + 6, 2);
-                int64_t jan4, monday;
+                int64_t jan4;
                 int iy, iw;
 
                 if (y < 1970 || w < 1 || w > 53)
                         return -ENOENT;
                 /* Week 1 is the one holding 4 January; 1970-01-01 was a Thursday. */
                 jan4 = gc_days_from_civil(y, 1, 4);
-                monday = jan4 - ((jan4 % 7 + 7 + 3) % 7) + 7 * (w - 1);
-                gc_iso_week(monday * GC_PUB__DAY, &iy, &iw, NULL);
+                days = jan4 - ((jan4 % 7 + 7 + 3) % 7) + 7 * (w - 1);
+                gc_iso_week(days * GC_PUB__DAY, &iy, &iw, NULL);
                 if (iy != y || iw != w) /* a week 53 the year does not have */
                         return -ENOENT;
                 kind = GC_PUBLISH_WEEKLY;
-                start = monday * GC_PUB__DAY - utc_offset_s;
         } else {
                 return -ENOENT;
         }
+        if (days < 0)
+                return -ENOENT;
         if (ret_kind)
                 *ret_kind = kind;
         if (ret_start)
-                *ret_start = start;
+                *ret_start = gc_tz_day_start(tz, days);
         return 0;
 }
 
@@ -458,30 +532,38 @@ int gc_publish_expired(const gc_publish_opts *opts, int64_t now, const char *con
                        const char ***ret, size_t *ret_n)
 {
         gc_publish_opts o;
-        int64_t oldest_day, oldest_week;
+        int64_t oldest[3];
         const char **out;
+        gc_tz *own = NULL;
+        const gc_tz *tz;
         size_t k = 0;
+        int r;
 
         if (!ret || !ret_n || (n && !names) || gc_pub__opts(opts, &o) < 0 ||
             !gc_pub__valid_now(now))
                 return -EINVAL;
-        oldest_day =
-            (gc_pub__local_day(now, o.utc_offset_s) - (o.daily_retention_days - 1)) * GC_PUB__DAY -
-            o.utc_offset_s;
-        oldest_week =
-            gc_pub__week_start(now, o.utc_offset_s) - (o.weekly_retention_weeks - 1) * GC_PUB__WEEK;
+        r = gc_pub__zone(&o, &own, &tz);
+        if (r < 0)
+                return r;
+        for (int kind = GC_PUBLISH_DAILY; kind <= GC_PUBLISH_MONTHLY; kind++)
+                oldest[kind] =
+                    gc_tz_period_add(tz, gc_pub__unit((gc_publish_kind)kind), now,
+                                     -(gc_pub__retention(&o, (gc_publish_kind)kind) - 1));
         out = calloc(n + 1, sizeof(*out));
-        if (!out)
+        if (!out) {
+                gc_tz_free(own);
                 return -ENOMEM;
+        }
         for (size_t i = 0; i < n; i++) {
                 gc_publish_kind kind;
                 int64_t start;
 
-                if (!names[i] || gc_publish_name_parse(names[i], o.utc_offset_s, &kind, &start) < 0)
+                if (!names[i] || gc_publish_name_parse_tz(names[i], tz, &kind, &start) < 0)
                         continue;
-                if (start < (kind == GC_PUBLISH_DAILY ? oldest_day : oldest_week))
+                if (start < oldest[kind])
                         out[k++] = names[i];
         }
+        gc_tz_free(own);
         *ret = out;
         *ret_n = k;
         return 0;

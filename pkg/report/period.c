@@ -1,6 +1,8 @@
-/* report periods: the daily and weekly spend report (Markdown and JSON) from ledger queries. */
+/* report periods: the daily, weekly and monthly spend report (Markdown and JSON). */
 #include "report.h"
 #include "report_internal.h"
+
+#include "../tz/tz.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,6 +18,12 @@
 #define GC_REPORT__TITLE_MAX  512
 #define GC_REPORT__SPAN_LEN   (2 * GC_REPORT__TEXT_LEN + 8)
 #define GC_REPORT__MAX_OFFSET (18 * 3600) /* a UTC offset, either way */
+
+static const char gc_report__forecast_method[] =
+    "Forecast: the spend so far, plus the period's average cost per hour so far (its trend "
+    "over the elapsed days, running pods included up to the report time) times the hours still "
+    "to come. It assumes the rest of the period is like its part so far; it does not know about "
+    "pods yet to start or stop.";
 
 static const char gc_report__method[] =
     "How these figures are computed: GPU time is exact to the second, from the moment each pod "
@@ -58,46 +66,33 @@ void gc_iso_week(int64_t t, int *ret_year, int *ret_week, int64_t *ret_monday)
                 *ret_monday = monday * GC_REPORT__DAY;
 }
 
-/* "Mon 2026-11-16" for the day holding t, at the offset off east of UTC. */
-static void gc_report__day_label(int64_t t, int64_t off, char out[GC_REPORT__TEXT_LEN])
+/* "Mon 2026-11-16" for the local day holding t. */
+static void gc_report__day_label(int64_t t, const gc_tz *tz, char out[GC_REPORT__TEXT_LEN])
 {
         static const char *const names[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-        int64_t days = gc_report__floor_div(t + off, GC_REPORT__DAY), y;
-        unsigned m, d;
+        char date[16];
+        int wd;
 
-        gc_civil_from_days(days, &y, &m, &d);
-        snprintf(out, GC_REPORT__TEXT_LEN, "%s %04lld-%02u-%02u", names[gc_report__weekday(days)],
-                 (long long)y, m, d);
+        gc_tz_date(tz, t, date, &wd);
+        snprintf(out, GC_REPORT__TEXT_LEN, "%s %s", names[wd], date);
 }
 
-static void gc_report__date(int64_t t, int64_t off, char out[GC_REPORT__TEXT_LEN])
+static void gc_report__date(int64_t t, const gc_tz *tz, char out[GC_REPORT__TEXT_LEN])
 {
-        int64_t y;
-        unsigned m, d;
+        char date[16];
 
-        gc_civil_from_days(gc_report__floor_div(t + off, GC_REPORT__DAY), &y, &m, &d);
-        snprintf(out, GC_REPORT__TEXT_LEN, "%04lld-%02u-%02u", (long long)y, m, d);
-}
-
-/* "UTC" or "UTC+05:30": the time zone the report's days are in (|off| <= 18 h, checked). */
-static void gc_report__zone(int64_t off, char out[16])
-{
-        unsigned a = (unsigned)(off < 0 ? -off : off) % (100u * 3600u);
-
-        if (off == 0)
-                snprintf(out, 16, "UTC");
-        else
-                snprintf(out, 16, "UTC%c%02u:%02u", off < 0 ? '-' : '+', a / 3600u,
-                         a % 3600u / 60u);
+        gc_tz_date(tz, t, date, NULL);
+        snprintf(out, GC_REPORT__TEXT_LEN, "%s", date);
 }
 
 /* "Mon 2026-11-16 – Sun 2026-11-22" for [start, end), or one day. */
-static void gc_report__span(int64_t start, int64_t end, int64_t off, char out[GC_REPORT__SPAN_LEN])
+static void gc_report__span(int64_t start, int64_t end, const gc_tz *tz,
+                            char out[GC_REPORT__SPAN_LEN])
 {
         char a[GC_REPORT__TEXT_LEN], b[GC_REPORT__TEXT_LEN];
 
-        gc_report__day_label(start, off, a);
-        gc_report__day_label(end - 1, off, b);
+        gc_report__day_label(start, tz, a);
+        gc_report__day_label(end - 1, tz, b);
         if (strcmp(a, b) == 0)
                 snprintf(out, GC_REPORT__SPAN_LEN, "%s", a);
         else
@@ -124,6 +119,7 @@ typedef struct gc_report__period {
         const char *title; /* the caller's, or title_buf */
         char title_buf[GC_REPORT__TITLE_MAX];
         char iso_week[16];
+        char month[16]; /* "2026-11", the local month the period starts in */
         int64_t prev_start;
         gc_cost_summary tp;    /* by team, project: the headline and the JSON summary */
         gc_cost_summary team;  /* by team */
@@ -142,7 +138,13 @@ typedef struct gc_report__period {
         size_t n_top;
         gc_cost_row folded; /* pod-less rows (folded history) of the pods query */
         int has_prev;
-        int64_t off;   /* utc_offset_s */
+        const gc_tz *tz;       /* the caller's zone, or own_tz */
+        gc_tz *own_tz;         /* the fixed offset utc_offset_s, when no zone is given */
+        const gc_budget **bud; /* the budgets shown, and their standing */
+        gc_budget_status *bud_st;
+        size_t n_bud;
+        int has_forecast;
+        gc_cost_row forecast; /* the period's figures extended to its end (partial periods) */
         int64_t up_to; /* where running pods' figures stop: min(now, end), end when now = 0 */
         int partial;   /* the period is not over at now */
         /* The tables as shown, cut to max_rows with the rest summed in a last row. */
@@ -175,6 +177,9 @@ static void gc_report__period_free(gc_report__period *p)
         free(p->sh_unattr.own);
         free(p->sh_nodes.own);
         free(p->cb_ratio);
+        gc_tz_free(p->own_tz);
+        free(p->bud);
+        free(p->bud_st);
 }
 
 static int gc_report__query(const gc_report__period *p, int64_t start, int64_t end,
@@ -265,8 +270,8 @@ static int gc_report__collect_unattributed(gc_report__period *p)
 static int gc_report__collect_days(gc_report__period *p)
 {
         const gc_period_report *r = p->r;
-        int64_t first = gc_report__floor_div(r->start + p->off, GC_REPORT__DAY);
-        int64_t last = gc_report__floor_div(r->end - 1 + p->off, GC_REPORT__DAY);
+        int64_t first = gc_tz_day_of(p->tz, r->start);
+        int64_t last = gc_tz_day_of(p->tz, r->end - 1);
         int ret = 0;
 
         p->n_days = (size_t)(last - first + 1);
@@ -277,8 +282,9 @@ static int gc_report__collect_days(gc_report__period *p)
         p->day_end = p->day_start + p->n_days;
         for (size_t i = 0; i < p->n_days && ret == 0; i++) {
                 gc_cost_summary s;
-                int64_t ds = (first + (int64_t)i) * GC_REPORT__DAY - p->off;
-                int64_t de = ds + GC_REPORT__DAY;
+                /* Local days: 23 or 25 hours when the clocks change. */
+                int64_t ds = gc_tz_day_start(p->tz, first + (int64_t)i);
+                int64_t de = gc_tz_day_start(p->tz, first + (int64_t)i + 1);
 
                 memset(&s, 0, sizeof(s));
                 p->day_start[i] = ds < r->start ? r->start : ds;
@@ -339,24 +345,31 @@ static int gc_report__collect_idle(gc_report__period *p)
 static void gc_report__make_title(gc_report__period *p)
 {
         const gc_period_report *r = p->r;
-        char span[GC_REPORT__SPAN_LEN];
+        static const char *const months[] = {"January",   "February", "March",    "April",
+                                             "May",       "June",     "July",     "August",
+                                             "September", "October",  "November", "December"};
+        char span[GC_REPORT__SPAN_LEN], date[16];
         int year, week;
+        const char *zone = gc_tz_name(p->tz);
+        char who[GC_REPORT__TITLE_MAX / 2];
 
-        char zone[16], who[GC_REPORT__TITLE_MAX / 2];
-
-        gc_iso_week(r->start + p->off, &year, &week, NULL);
+        gc_iso_week(gc_tz_day_of(p->tz, r->start) * GC_REPORT__DAY, &year, &week, NULL);
         snprintf(p->iso_week, sizeof(p->iso_week), "%04d-W%02d", year, week);
+        gc_tz_date(p->tz, r->start, date, NULL);
+        snprintf(p->month, sizeof(p->month), "%.7s", date);
         p->title = r->title;
         if (p->title)
                 return;
-        gc_report__span(r->start, r->end, p->off, span);
-        gc_report__zone(p->off, zone);
+        gc_report__span(r->start, r->end, p->tz, span);
         who[0] = '\0';
         if (r->team)
                 snprintf(who, sizeof(who), " of team %.200s", r->team);
         if (strcmp(p->kind, "weekly") == 0)
                 snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend%s, week %s (%s, %s)", who,
                          p->iso_week, span, zone);
+        else if (strcmp(p->kind, "monthly") == 0)
+                snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend%s, %s %.4s (%s)", who,
+                         months[(date[5] - '0') * 10 + (date[6] - '0') - 1], date, zone);
         else
                 snprintf(p->title_buf, sizeof(p->title_buf), "GPU spend%s, %s (%s)", who, span,
                          zone);
@@ -410,7 +423,7 @@ static void gc_report__own_notes(gc_report__period *p)
 {
         const gc_period_report *r = p->r;
         gc_ledger_stats st;
-        char zone[16];
+        int64_t g = gc_ledger_granularity(r->ledger);
 
         if (p->cut_to)
                 gc_report__own_note(p,
@@ -421,17 +434,91 @@ static void gc_report__own_notes(gc_report__period *p)
         if (r->team)
                 gc_report__own_note(p, "This report covers the spend of one team. Idle GPUs and "
                                        "capacity belong to the whole cluster and are left out.");
-        /* Folded history counts whole hours only: a day starting on the half hour loses two. */
+        /* Folded history counts whole buckets only: an edge inside one leaves it out. */
         gc_ledger_stats_get(r->ledger, &st);
-        if (p->off % 3600 != 0 && st.horizon != INT64_MIN && st.horizon > r->start) {
-                gc_report__zone(p->off, zone);
+        if ((r->start % g != 0 || r->end % g != 0) && st.horizon != INT64_MIN &&
+            st.horizon > r->start)
                 gc_report__own_note(p,
-                                    "Days start at 00:00 %s, inside an hour: hourly history "
-                                    "already folded is counted by whole hours, so the hour cut "
-                                    "by this period's start and the one cut by its end are left "
-                                    "out of it.",
-                                    zone);
+                                    "Days start at 00:00 %s, inside a %lld-minute bucket of the "
+                                    "history already folded, which is counted by whole buckets: "
+                                    "the bucket cut by this period's start and the one cut by "
+                                    "its end are left out of it.",
+                                    gc_tz_name(p->tz), (long long)(g / 60));
+}
+
+/* The calendar unit of a report kind, or -1 for a period of any length. */
+static int gc_report__unit(const char *kind)
+{
+        if (strcmp(kind, "daily") == 0)
+                return GC_TZ_DAY;
+        if (strcmp(kind, "weekly") == 0)
+                return GC_TZ_WEEK;
+        if (strcmp(kind, "monthly") == 0)
+                return GC_TZ_MONTH;
+        return -1;
+}
+
+/*
+ * The previous period: the calendar day, week or month before when the period is one (a month
+ * before November is October's 31 days, a day after a 25-hour day 24 hours), else as long.
+ */
+static int64_t gc_report__prev_start(const gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        int u = gc_report__unit(p->kind);
+
+        if (u >= 0 && gc_tz_period_start(p->tz, (gc_tz_unit)u, r->start) == r->start &&
+            gc_tz_period_add(p->tz, (gc_tz_unit)u, r->start, 1) == r->end)
+                return gc_tz_period_add(p->tz, (gc_tz_unit)u, r->start, -1);
+        return r->start - (r->end - r->start);
+}
+
+/*
+ * The forecast of a period not over: its figures so far, plus the average rate of its elapsed
+ * time (the trend of its days so far) for the time still to come.
+ */
+static void gc_report__forecast(gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        double elapsed = (double)(p->up_to - r->start), rest = (double)(r->end - p->up_to);
+
+        if (!p->partial || elapsed <= 0)
+                return;
+        p->has_forecast = 1;
+        p->forecast = p->tp.total;
+        p->forecast.gpu_seconds += p->tp.total.gpu_seconds / elapsed * rest;
+        p->forecast.cost_usd += p->tp.total.cost_usd / elapsed * rest;
+}
+
+/* The budgets of the report's kind (a team's copy: its own), with their standing. */
+static int gc_report__collect_budgets(gc_report__period *p)
+{
+        const gc_period_report *r = p->r;
+        gc_budget_period want;
+        int ret = 0;
+
+        if (strcmp(p->kind, "monthly") == 0)
+                want = GC_BUDGET_MONTHLY;
+        else if (strcmp(p->kind, "weekly") == 0)
+                want = GC_BUDGET_WEEKLY;
+        else
+                return 0;
+        p->bud = calloc(r->n_budgets + 1, sizeof(const gc_budget *));
+        p->bud_st = calloc(r->n_budgets + 1, sizeof(*p->bud_st));
+        if (!p->bud || !p->bud_st)
+                return -ENOMEM;
+        for (size_t i = 0; ret == 0 && i < r->n_budgets; i++) {
+                const gc_budget *b = &r->budgets[i];
+
+                if (b->period != want ||
+                    (r->team && (b->dim != GC_DIM_TEAM || strcmp(b->name, r->team) != 0)))
+                        continue;
+                ret = gc_budget_eval(r->ledger, b, r->start, r->end, p->up_to, r->budget_warn_share,
+                                     &p->bud_st[p->n_bud]);
+                if (ret == 0)
+                        p->bud[p->n_bud++] = b;
         }
+        return ret;
 }
 
 static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
@@ -446,7 +533,8 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         int ret;
 
         memset(p, 0, sizeof(*p));
-        if (!r->ledger || r->end <= r->start || (r->n_extra_notes && !r->extra_notes))
+        if (!r->ledger || r->end <= r->start || (r->n_extra_notes && !r->extra_notes) ||
+            (r->n_budgets && !r->budgets))
                 return -EINVAL;
         if (r->utc_offset_s < -GC_REPORT__MAX_OFFSET || r->utc_offset_s > GC_REPORT__MAX_OFFSET ||
             r->utc_offset_s % 60 != 0 || (r->team && !*r->team))
@@ -460,8 +548,14 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         p->r = r;
         p->currency = r->currency && *r->currency ? r->currency : "USD";
         p->kind = r->kind && *r->kind ? r->kind : "weekly";
-        p->prev_start = r->start - len;
-        p->off = r->utc_offset_s;
+        p->tz = r->tz;
+        if (!p->tz) {
+                ret = gc_tz_fixed((int32_t)r->utc_offset_s, &p->own_tz);
+                if (ret < 0)
+                        return ret;
+                p->tz = p->own_tz;
+        }
+        p->prev_start = gc_report__prev_start(p);
         p->up_to = r->now && r->now < r->end ? (r->now > r->start ? r->now : r->start) : r->end;
         p->partial = p->up_to < r->end;
         gc_report__make_title(p);
@@ -485,6 +579,10 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                 ret = gc_report__collect_pods(p);
         if (ret == 0)
                 ret = gc_report__collect_idle(p);
+        if (ret == 0)
+                gc_report__forecast(p);
+        if (ret == 0)
+                ret = gc_report__collect_budgets(p);
         /* A team's previous period is its own spend; capacity is the cluster's. */
         p->has_prev = p->prev.total.gpu_seconds > 0 || p->prev.total.cost_usd > 0 ||
                       p->prev.total.pods > 0 || (!r->team && p->prev.capacity.gpu_seconds > 0);
@@ -671,6 +769,8 @@ static const char *gc_report__prev_word(const char *kind)
                 return "week";
         if (strcmp(kind, "daily") == 0)
                 return "day";
+        if (strcmp(kind, "monthly") == 0)
+                return "month";
         return "period";
 }
 
@@ -801,7 +901,7 @@ static int gc_report__md_days(gc_buf *out, const gc_report__period *p)
                 for (long k = 0; k < w; k++, o += 3)
                         memcpy(bar + o, "\u2588", 3);
                 bar[o] = '\0';
-                gc_report__day_label(p->day_start[i], p->off, label);
+                gc_report__day_label(p->day_start[i], p->tz, label);
                 gc_report__hours(rr.centi_hours[i], hours);
                 gc_report__money(rr.cents[i], p->currency, money);
                 r = gc_report__table_cell(&t, label);
@@ -913,6 +1013,10 @@ static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
                                     ts);
                 n++;
         }
+        if (p->has_forecast && ret == 0) {
+                ret = gc_buf_printf(out, "- %s\n", gc_report__forecast_method);
+                n++;
+        }
         if (total->estimates > 0 && ret == 0) {
                 ret = gc_buf_printf(out,
                                     "- %u of %u pods have figures that rest on estimates (for "
@@ -965,7 +1069,7 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
         gc_report__hours(gc_report__to_centi_hours(s->total.gpu_seconds), hours);
         r = gc_buf_printf(out, "- **Total spend: %s** for %s GPU-hours, %u pod%s.\n", money, hours,
                           s->total.pods, s->total.pods == 1 ? "" : "s");
-        gc_report__span(p->prev_start, p->r->start, p->off, span);
+        gc_report__span(p->prev_start, p->r->start, p->tz, span);
         if (r == 0 && !p->has_prev) {
                 r = gc_buf_printf(out, "- Change against the previous %s (%s): no previous data.\n",
                                   word, span);
@@ -989,6 +1093,16 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
                 if (r == 0)
                         r = gc_buf_printf(out, "**, from %s.\n", other);
         }
+        if (r == 0 && p->has_forecast) {
+                gc_report__money(gc_report__to_cents(p->forecast.cost_usd), p->currency, money);
+                gc_report__hours(gc_report__to_centi_hours(p->forecast.gpu_seconds), hours);
+                gc_report__day_label(p->r->end - 1, p->tz, other);
+                r = gc_buf_printf(out,
+                                  "- Forecast to the end of the %s (%s): **%s** for %s "
+                                  "GPU-hours, at the average rate of the %s so far (see the "
+                                  "notes).\n",
+                                  word, other, money, hours, word);
+        }
         if (r == 0 && s->capacity.cost_usd > 0 && !p->r->team) {
                 gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
                 gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
@@ -1008,6 +1122,73 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
                                   "see below.\n",
                                   money, pct);
         }
+        return r;
+}
+
+static const char *gc_report__budget_state(const gc_budget_status *st)
+{
+        if (st->state == GC_BUDGET_OVER)
+                return "over budget";
+        if (st->state == GC_BUDGET_WARN)
+                return st->forecast_over ? "warning; forecast over budget" : "warning";
+        return st->forecast_over ? "forecast over budget" : "ok";
+}
+
+/* Spend against each budget of the period, with the forecast when the period is not over. */
+static int gc_report__md_budgets(gc_buf *out, const gc_report__period *p)
+{
+        gc_report__table t;
+        char money[GC_REPORT__TEXT_LEN], pct[GC_REPORT__TEXT_LEN];
+        int r = gc_buf_puts(out, "\n## Budgets\n\n");
+
+        if (r == 0)
+                r = gc_report__table_init(&t, "llrrrrrl", out->limit);
+        if (r < 0)
+                return r;
+        {
+                static const char *const heads[] = {"Scope", "Name",     "Budget",    "Spent",
+                                                    "Used",  "Forecast", "Of budget", "State"};
+
+                for (size_t k = 0; r == 0 && k < 8; k++)
+                        r = gc_report__table_cell(&t, heads[k]);
+        }
+        for (size_t i = 0; r == 0 && i < p->n_bud; i++) {
+                const gc_budget *b = p->bud[i];
+                const gc_budget_status *st = &p->bud_st[i];
+
+                r = gc_report__table_cell(&t, gc_budget_scope_name(b->dim));
+                if (r == 0)
+                        r = gc_report__table_key(&t, b->name, 1);
+                gc_report__money(gc_report__to_cents(b->amount), p->currency, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, money);
+                gc_report__money(gc_report__to_cents(st->spent), p->currency, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, money);
+                gc_report__pct(gc_report__share_tenths(st->spent, b->amount), pct);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, pct);
+                gc_report__money(gc_report__to_cents(st->forecast), p->currency, money);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, p->partial ? money : "\u2013");
+                gc_report__pct(gc_report__share_tenths(st->forecast, b->amount), pct);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, p->partial ? pct : "\u2013");
+                if (r == 0)
+                        r = gc_report__table_cell(&t, gc_report__budget_state(st));
+        }
+        if (r == 0)
+                r = gc_report__table_markdown(&t, out);
+        gc_report__table_free(&t);
+        if (r == 0)
+                r = gc_buf_printf(out,
+                                  "\nBudgets are per %s in %s; the state warns at %.0f%% used. "
+                                  "The forecast is the spend so far plus the %s's average rate "
+                                  "so far for the rest of it.\n",
+                                  gc_report__prev_word(p->kind), p->currency,
+                                  (p->r->budget_warn_share > 0 ? p->r->budget_warn_share : 0.8) *
+                                      100.0,
+                                  gc_report__prev_word(p->kind));
         return r;
 }
 
@@ -1155,6 +1336,8 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
                                   hours, money);
         }
 
+        if (r == 0 && p->n_bud)
+                r = gc_report__md_budgets(out, p);
         if (r == 0 && p->r->savings_markdown)
                 r = gc_report__md_savings(out, p->r->savings_markdown);
         if (r == 0)
@@ -1250,7 +1433,7 @@ static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
         for (size_t i = 0; r == 0 && i < p->n_days; i++) {
                 char date[GC_REPORT__TEXT_LEN];
 
-                gc_report__date(p->day_start[i], p->off, date);
+                gc_report__date(p->day_start[i], p->tz, date);
                 r = gc_buf_puts(b, i > 0 ? ",{" : "{");
                 if (r == 0)
                         r = gc_report__json_field_str(b, "date", date);
@@ -1341,6 +1524,72 @@ static int gc_report__json_notes(gc_buf *b, const gc_report__period *p)
         return ret;
 }
 
+/* "budgets": spend against each budget of the period. */
+static int gc_report__json_budgets(gc_buf *b, const gc_report__period *p)
+{
+        int r = gc_buf_puts(b, ",\"budgets\":[");
+
+        for (size_t i = 0; r == 0 && i < p->n_bud; i++) {
+                const gc_budget *bu = p->bud[i];
+                const gc_budget_status *st = &p->bud_st[i];
+
+                r = gc_buf_puts(b, i ? ",{" : "{");
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "scope", gc_budget_scope_name(bu->dim));
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "name", bu->name);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "period",
+                                                      gc_budget_period_name(bu->period));
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "amount", bu->amount);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "spent", st->spent);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "share", st->share);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "forecast",
+                                                      p->partial ? st->forecast : NAN);
+                if (r == 0)
+                        r = gc_report__json_field_num(b, "forecast_share",
+                                                      p->partial ? st->forecast_share : NAN);
+                if (r == 0)
+                        r = gc_report__json_field_str(b, "state",
+                                                      st->state == GC_BUDGET_OVER   ? "over"
+                                                      : st->state == GC_BUDGET_WARN ? "warn"
+                                                                                    : "ok");
+                if (r == 0)
+                        r = gc_buf_printf(b, ",\"forecast_over\":%s",
+                                          p->partial && st->forecast_over ? "true" : "false");
+                if (r == 0)
+                        r = gc_buf_append(b, "}", 1);
+        }
+        if (r == 0)
+                r = gc_buf_append(b, "]", 1);
+        return r;
+}
+
+/* "forecast": the partial period's figures extended to its end, or null. */
+static int gc_report__json_forecast(gc_buf *b, const gc_report__period *p)
+{
+        int r;
+
+        if (!p->has_forecast)
+                return gc_buf_puts(b, ",\"forecast\":null");
+        r = gc_buf_puts(b, ",\"forecast\":{");
+        if (r == 0)
+                r = gc_report__json_field_time(b, "to", p->r->end);
+        if (r == 0)
+                r = gc_report__json_amounts(b, &p->forecast);
+        if (r == 0)
+                r = gc_report__json_field_str(b, "method", "elapsed_average");
+        if (r == 0)
+                r = gc_report__json_field_str(b, "how", gc_report__forecast_method);
+        if (r == 0)
+                r = gc_buf_append(b, "}", 1);
+        return r;
+}
+
 static int gc_report__json(gc_buf *b, const gc_report__period *p)
 {
         static const gc_dim d_team[] = {GC_DIM_TEAM};
@@ -1350,7 +1599,6 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         const gc_cost_summary *s = &p->tp;
         gc_cost_summary shown = p->tp;
         double delta = s->total.cost_usd - p->prev.total.cost_usd;
-        char zone[16];
         int r;
 
         /* The summary as shown: its groups cut like the tables; no cluster idle for a team. */
@@ -1364,7 +1612,6 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 shown.idle_nodes = NULL;
                 shown.n_idle_nodes = 0;
         }
-        gc_report__zone(p->off, zone);
         r = gc_buf_append(b, "{", 1);
         if (r == 0)
                 r = gc_report__json_field_str(b, "kind", p->kind);
@@ -1389,11 +1636,14 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         if (r == 0)
                 r = gc_report__json_field_str(b, "iso_week", p->iso_week);
         if (r == 0)
+                r = gc_report__json_field_str(b, "month", p->month);
+        if (r == 0)
                 r = gc_report__json_field_u64(b, "days", p->n_days);
         if (r == 0)
-                r = gc_report__json_field_str(b, "time_zone", zone);
+                r = gc_report__json_field_str(b, "time_zone", gc_tz_name(p->tz));
         if (r == 0)
-                r = gc_report__json_field_num(b, "utc_offset_seconds", (double)p->off);
+                r = gc_report__json_field_num(b, "utc_offset_seconds",
+                                              (double)gc_tz_offset(p->tz, p->r->start));
         if (r == 0)
                 r = gc_buf_printf(b, ",\"partial\":%s", p->partial ? "true" : "false");
         if (r == 0)
@@ -1420,7 +1670,11 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                                                   ? delta / p->prev.total.cost_usd * 100.0
                                                   : NAN);
         if (r == 0)
-                r = gc_buf_puts(b, "},\"summary\":");
+                r = gc_buf_append(b, "}", 1);
+        if (r == 0)
+                r = gc_report__json_forecast(b, p);
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"summary\":");
         if (r == 0)
                 r = gc_report_summary_json(&shown, p->currency, b);
         if (r == 0)
@@ -1449,6 +1703,8 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 r = gc_buf_append(b, "}", 1);
         if (r == 0)
                 r = gc_report__json_top(b, p);
+        if (r == 0)
+                r = gc_report__json_budgets(b, p);
         if (r == 0)
                 r = gc_buf_puts(b, ",\"savings\":");
         if (r == 0)

@@ -92,6 +92,11 @@ for p in $run_pkgs; do
 	*-dev | gcc* | cmake | make | pkg-config) bad "the runtime stage installs the build package $p" ;;
 	esac
 done
+# report.timezone reads the system's time-zone database (pkg/tz).
+case " ${run_pkgs//$'\n'/ } " in
+*" tzdata "*) ;;
+*) bad "the runtime stage does not install tzdata (report.timezone reads /usr/share/zoneinfo)" ;;
+esac
 echo "$run_stage" | grep -qx 'USER 65532:65532' || bad "the runtime stage does not run as 65532"
 echo "$run_stage" | grep -q '^ENTRYPOINT \["/usr/local/bin/gpu-cost-controller"\]' ||
 	bad "the entrypoint is not the controller"

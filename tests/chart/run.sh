@@ -38,6 +38,8 @@ fi
 
 say "templates, lint, schema, configuration"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_templates.py
+say "budgets: configuration, schema, events RBAC, the PrometheusRule under promtool test rules"
+CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_budgets.py
 say "against kube-apiserver: server-side dry run of every scenario, helm install/upgrade/uninstall, the controller under the chart's RBAC"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_cluster.py
 say "container image recipe"

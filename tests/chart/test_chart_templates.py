@@ -482,7 +482,8 @@ def test_default_config_is_the_documented_default(default_render):
     assert got["attribution"]["project_label_keys"] == [
         "project", "app.kubernetes.io/project", "gpu-cost.io/project", "cost-center"]
     assert got["report"] == {"top_n": 10, "utc_offset": "+00:00", "daily_retention_days": 35,
-                             "weekly_retention_weeks": 12, "team_namespaces": {}}
+                             "weekly_retention_weeks": 12, "monthly_retention_months": 12,
+                             "team_namespaces": {}}
 
 
 # Configurations the controller's parser refuses must fail at `helm install` already (schema),
@@ -602,6 +603,29 @@ AGREEMENT += [
     ("chargeback weights empty", {"chargeback": {"mode": "weights"}}, "chargeback.weights"),
     ("chargeback weight 0", {"chargeback": {"weights": {"ml": 0}}}, "chargeback.weights.ml"),
     ("chargeback typo", {"chargeback": {"share": "none"}}, "chargeback.share"),
+]
+
+
+BUDGET = {"scope": "team", "name": "ml", "period": "monthly", "amount": 100}
+AGREEMENT += [
+    ("zone", {"report": {"timezone": "Europe/Berlin"}}, None),
+    ("zone at :45", {"report": {"timezone": "Asia/Kathmandu", "monthly_retention_months": 120}},
+     None),
+    ("zone with ..", {"report": {"timezone": "../etc/passwd"}}, "report.timezone"),
+    ("months 121", {"report": {"monthly_retention_months": 121}},
+     "report.monthly_retention_months"),
+    ("budgets", {"budgets": {"warn_share": 0.9, "events": True,
+                             "items": [BUDGET, dict(BUDGET, scope="namespace", period="weekly")]}},
+     None),
+    ("budget scope", {"budgets": {"items": [dict(BUDGET, scope="cluster")]}},
+     "budgets.items[0].scope"),
+    ("budget amount", {"budgets": {"items": [dict(BUDGET, amount=-1)]}},
+     "budgets.items[0].amount"),
+    ("budget period", {"budgets": {"items": [dict(BUDGET, period="yearly")]}},
+     "budgets.items[0].period"),
+    ("budget field", {"budgets": {"items": [dict(BUDGET, currency="EUR")]}},
+     "budgets.items[0].currency"),
+    ("warn share", {"budgets": {"warn_share": 1.5}}, "budgets.warn_share"),
 ]
 
 

@@ -192,6 +192,25 @@ def test_report_weekly_latest_is_the_apis_markdown(cli, demo):
     assert money(week["summary"]["total"]["cost_usd"]) in r.out
 
 
+def test_report_monthly_is_the_apis(cli, demo):
+    listing = demo.json("/api/v1/reports/monthly")
+    assert listing["kind"] == "monthly" and listing["periods"], listing
+    month = listing["periods"][0]["id"]
+    status, body = demo.get("/api/v1/reports/monthly/" + month, format="md")
+    assert status == 200
+    for args in (["report", "monthly", month], ["report", "--period", "monthly", month]):
+        r = remote(cli, demo, *args)
+        assert r.code == 0, r
+        assert r.out.rstrip("\n") == body.decode().rstrip("\n")
+    r = remote(cli, demo, "report", "--period", "monthly", month, "--format", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert doc == demo.json("/api/v1/reports/monthly/" + month)
+    assert doc["kind"] == "monthly" and doc["period"]["month"] == month
+    # The running month has a forecast with its method; a complete one has none.
+    assert (doc["forecast"] is None) == (not doc["period"]["partial"])
+
+
 def test_report_by_id_and_json(cli, demo):
     r = remote(cli, demo, "report", "daily", "2026-11-20", "--format", "json")
     assert r.code == 0, r
@@ -234,8 +253,8 @@ def test_bad_grouping_and_unknown_report(cli, demo):
     assert r.code == 2 and "by" in r.err and "colour" in r.err, r
     r = remote(cli, demo, "report", "weekly", "1999-W01")
     assert r.code == 2 and "404" in r.err, r
-    r = remote(cli, demo, "report", "monthly")
-    assert r.code == 2 and "weekly or daily" in r.err, r
+    r = remote(cli, demo, "report", "yearly")
+    assert r.code == 2 and "daily, weekly or monthly" in r.err, r
 
 
 def test_unreachable_server_fails_with_the_reason(cli):

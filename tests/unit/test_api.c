@@ -461,7 +461,7 @@ START_TEST(test_not_found_and_methods)
         j = get_json("/api/v1/nope", 404);
         ck_assert_int_eq((int)num(j, "status"), 404);
         cJSON_Delete(j);
-        cJSON_Delete(get_json("/api/v1/reports/monthly", 404));
+        cJSON_Delete(get_json("/api/v1/reports/yearly", 404));
         cJSON_Delete(get_json("/api/v1/reports/daily/2026-11-16/x", 404));
         fetch("/api/v1/costs", "POST", NULL, &r);
         ck_assert_int_eq(r.status, 405);
@@ -1022,6 +1022,74 @@ START_TEST(test_metrics)
 }
 END_TEST
 
+/*
+ * A zone and budgets: monthly reports at Berlin's local midnight, window=month from it, and the
+ * gpu_cost_budget_* families (team red has spent $24 of $30 in November: 0.8, the warning share).
+ */
+START_TEST(test_monthly_and_budgets)
+{
+        static const char conf[] =
+            "{\"report\":{\"timezone\":\"Europe/Berlin\"},\"budgets\":{\"items\":["
+            "{\"scope\":\"team\",\"name\":\"red\",\"period\":\"monthly\",\"amount\":30},"
+            "{\"scope\":\"namespace\",\"name\":\"web\",\"period\":\"weekly\",\"amount\":1000}]}}";
+        char err[256], out[512];
+        gc_config *old = cfg;
+        const cJSON *periods, *b0;
+        cJSON *j;
+        resp r;
+
+        cfg = gc_config_parse(conf, sizeof(conf) - 1, err, sizeof(err));
+        ck_assert_msg(cfg != NULL, "%s", err);
+        gc_api_publish(api, make_snapshot(NOW, 0, NULL));
+        j = get_json("/api/v1/reports", 200);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "kinds")), 3);
+        cJSON_Delete(j);
+        j = get_json("/api/v1/reports/monthly", 200);
+        periods = cJSON_GetObjectItemCaseSensitive(j, "periods");
+        ck_assert_int_eq(cJSON_GetArraySize(periods), 1);
+        ck_assert_str_eq(str(cJSON_GetArrayItem(periods, 0), "id"), "2026-11");
+        ck_assert_str_eq(str(cJSON_GetArrayItem(periods, 0), "start"), "2026-10-31T23:00:00Z");
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "latest")));
+        cJSON_Delete(j);
+        cJSON_Delete(get_json("/api/v1/reports/monthly/latest", 404));
+        cJSON_Delete(get_json("/api/v1/reports/monthly/2026-1", 400));
+        cJSON_Delete(get_json("/api/v1/reports/monthly/2026-10", 404));
+        j = get_json("/api/v1/reports/monthly/2026-11", 200);
+        ck_assert_str_eq(str(j, "title"), "GPU spend, November 2026 (Europe/Berlin)");
+        ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(j, "forecast"), "method"),
+                         "elapsed_average");
+        b0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "budgets"), 0);
+        ck_assert_str_eq(str(b0, "name"), "red");
+        ck_near(num(b0, "spent"), 24.0, 1e-9);
+        ck_assert_str_eq(str(b0, "state"), "warn");
+        cJSON_Delete(j);
+        j = get_json("/api/v1/costs?window=month", 200);
+        ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(j, "window"), "start"),
+                         "2026-10-31T23:00:00Z");
+        cJSON_Delete(j);
+
+        fetch("/metrics", NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_ptr_nonnull(strstr(r.body.data, "gpu_cost_budget_warn_ratio 0.8\n"));
+        ck_assert_ptr_nonnull(
+            strstr(r.body.data, "gpu_cost_budget_used_ratio{cluster=\"default\",scope=\"team\","
+                                "name=\"red\",period=\"monthly\",currency=\"USD\"} 0.8\n"));
+        ck_assert_ptr_nonnull(strstr(r.body.data,
+                                     "gpu_cost_budget_spent{cluster=\"default\",scope=\"team\","
+                                     "name=\"red\",period=\"monthly\",currency=\"USD\"} 24\n"));
+        ck_assert_ptr_nonnull(
+            strstr(r.body.data, "gpu_cost_budget_amount{cluster=\"default\",scope=\"namespace\","
+                                "name=\"web\",period=\"weekly\",currency=\"USD\"} 1000\n"));
+        if (have_promtool())
+                ck_assert_msg(promtool_check(r.body.data, r.body.len, out, sizeof(out)) == 0,
+                              "promtool: %s", out);
+        resp_free(&r);
+        gc_api_publish(api, NULL);
+        gc_config_free(cfg);
+        cfg = old;
+}
+END_TEST
+
 START_TEST(test_metrics_escaping)
 {
         gc_snapshot_parts p;
@@ -1300,6 +1368,7 @@ static Suite *api_suite(void)
         tcase_add_test(tc, test_tco_configured);
         tcase_add_test(tc, test_reports);
         tcase_add_test(tc, test_metrics);
+        tcase_add_test(tc, test_monthly_and_budgets);
         tcase_add_test(tc, test_metrics_escaping);
         tcase_add_test(tc, test_metrics_counters_monotonic);
         tcase_add_test(tc, test_cache_and_etag);

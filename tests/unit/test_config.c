@@ -159,6 +159,54 @@ START_TEST(test_full)
 }
 END_TEST
 
+START_TEST(test_timezone_and_budgets)
+{
+        static const char json[] =
+            "{\"report\":{\"timezone\":\"Asia/Kathmandu\",\"monthly_retention_months\":24},"
+            "\"budgets\":{\"warn_share\":0.75,\"events\":true,\"items\":["
+            "{\"scope\":\"team\",\"name\":\"ml\",\"period\":\"monthly\",\"amount\":5000},"
+            "{\"scope\":\"namespace\",\"name\":\"ml\",\"period\":\"weekly\",\"amount\":900.5},"
+            "{\"scope\":\"project\",\"name\":\"ml\",\"period\":\"monthly\",\"amount\":1}]}}";
+        char err[256] = "";
+        gc_config *c = gc_config_default();
+
+        /* The defaults: UTC, 12 months, no budgets, warn at 80%, no Events. */
+        ck_assert_ptr_nonnull(c);
+        ck_assert_str_eq(gc_tz_name(c->tz), "UTC");
+        ck_assert_ptr_null(c->timezone);
+        ck_assert_int_eq(c->monthly_retention_months, 12);
+        ck_assert_uint_eq(c->n_budgets, 0);
+        ck_assert_double_eq(c->budget_warn_share, 0.8);
+        ck_assert_int_eq(c->budget_events, 0);
+        gc_config_free(c);
+
+        c = gc_config_parse(json, strlen(json), err, sizeof(err));
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_str_eq(c->timezone, "Asia/Kathmandu");
+        ck_assert_str_eq(gc_tz_name(c->tz), "Asia/Kathmandu");
+        ck_assert_int_eq(gc_tz_offset(c->tz, 1795000000), 5 * 3600 + 45 * 60);
+        ck_assert_int_eq(c->monthly_retention_months, 24);
+        ck_assert_uint_eq(c->n_budgets, 3);
+        ck_assert_int_eq(c->budgets[0].dim, GC_DIM_TEAM);
+        ck_assert_str_eq(c->budgets[0].name, "ml");
+        ck_assert_int_eq(c->budgets[0].period, GC_BUDGET_MONTHLY);
+        ck_assert_double_eq(c->budgets[0].amount, 5000);
+        ck_assert_int_eq(c->budgets[1].dim, GC_DIM_NAMESPACE);
+        ck_assert_int_eq(c->budgets[1].period, GC_BUDGET_WEEKLY);
+        ck_assert_int_eq(c->budgets[2].dim, GC_DIM_PROJECT);
+        ck_assert_double_eq(c->budget_warn_share, 0.75);
+        ck_assert_int_eq(c->budget_events, 1);
+        gc_config_free(c);
+
+        /* utc_offset keeps working: a fixed zone of that offset. */
+        c = gc_config_parse("{\"report\":{\"utc_offset\":\"+05:30\"}}", 35, err, sizeof(err));
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_str_eq(gc_tz_name(c->tz), "UTC+05:30");
+        ck_assert_ptr_null(c->timezone);
+        gc_config_free(c);
+}
+END_TEST
+
 static const struct {
         const char *json;
         const char *field; /* the error must contain this */
@@ -195,6 +243,37 @@ static const struct {
     {"{\"report\":{\"utc_offset\":\"+5\"}}", "report.utc_offset"},
     {"{\"report\":{\"utc_offset\":\"+15:00\"}}", "report.utc_offset"},
     {"{\"report\":{\"daily_retention_days\":0}}", "report.daily_retention_days"},
+    {"{\"report\":{\"timezone\":\"Europe/Atlantis\"}}", "report.timezone: \"Europe/Atlantis\""},
+    {"{\"report\":{\"timezone\":\"../../etc/passwd\"}}", "report.timezone"},
+    {"{\"report\":{\"timezone\":\"zone.tab\"}}", "report.timezone"},
+    {"{\"report\":{\"timezone\":7}}", "report.timezone"},
+    {"{\"report\":{\"timezone\":\"Europe/Berlin\",\"utc_offset\":\"+01:00\"}}",
+     "report.timezone: give"},
+    {"{\"report\":{\"monthly_retention_months\":0}}", "report.monthly_retention_months"},
+    {"{\"report\":{\"monthly_retention_months\":121}}", "report.monthly_retention_months"},
+    {"{\"budgets\":[]}", "budgets: must be an object"},
+    {"{\"budgets\":{\"warn\":0.8}}", "budgets.warn: unknown field"},
+    {"{\"budgets\":{\"warn_share\":1}}", "budgets.warn_share"},
+    {"{\"budgets\":{\"events\":\"yes\"}}", "budgets.events"},
+    {"{\"budgets\":{\"items\":{}}}", "budgets.items"},
+    {"{\"budgets\":{\"items\":[{\"scope\":\"cluster\",\"name\":\"a\",\"period\":"
+     "\"monthly\",\"amount\":1}]}}",
+     "budgets.items[0].scope"},
+    {"{\"budgets\":{\"items\":[{\"scope\":\"team\",\"period\":\"monthly\",\"amount\":1}]}}",
+     "budgets.items[0].name"},
+    {"{\"budgets\":{\"items\":[{\"scope\":\"team\",\"name\":\"a\",\"period\":\"daily\","
+     "\"amount\":1}]}}",
+     "budgets.items[0].period"},
+    {"{\"budgets\":{\"items\":[{\"scope\":\"team\",\"name\":\"a\",\"period\":"
+     "\"monthly\",\"amount\":0}]}}",
+     "budgets.items[0].amount"},
+    {"{\"budgets\":{\"items\":[{\"scope\":\"team\",\"name\":\"a\",\"period\":"
+     "\"monthly\",\"amount\":1,\"currency\":\"EUR\"}]}}",
+     "budgets.items[0].currency: unknown field"},
+    {"{\"budgets\":{\"items\":[{\"scope\":\"team\",\"name\":\"a\",\"period\":"
+     "\"monthly\",\"amount\":1},{\"scope\":\"team\",\"name\":\"a\",\"period\":"
+     "\"monthly\",\"amount\":2}]}}",
+     "budgets.items[1]: a second monthly budget of team a"},
     {"{\"report\":{\"team_namespaces\":[]}}", "report.team_namespaces"},
     {"{\"usage\":[]}", "usage: must be an object"},
     {"{\"usage\":{\"dcgm_exporter\":{}}}", "usage.dcgm_exporter: unknown field"},
@@ -292,6 +371,7 @@ int main(void)
         tcase_add_test(tc, test_full);
         tcase_add_test(tc, test_usage);
         tcase_add_test(tc, test_chargeback);
+        tcase_add_test(tc, test_timezone_and_budgets);
         tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
         suite_add_tcase(s, tc);
         sr = srunner_create(s);

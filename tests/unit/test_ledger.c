@@ -927,6 +927,53 @@ START_TEST(test_each_step)
 }
 END_TEST
 
+typedef struct span_ctx {
+        const gc_query *q;
+        const int64_t *edges;
+        size_t seen;
+} span_ctx;
+
+static int span_check(void *ud, const gc_cost_summary *s)
+{
+        span_ctx *c = ud;
+        gc_query one = *c->q;
+        gc_cost_summary want;
+
+        one.start = c->edges[c->seen];
+        one.end = c->edges[c->seen + 1];
+        ck_assert_int_eq(gc_ledger_query(led, &one, &want), 0);
+        assert_identical(s, &want, "each span", c->seen);
+        gc_cost_summary_free(&want);
+        c->seen++;
+        return 0;
+}
+
+/* Spans of uneven length (days of 23 and 25 hours, months) each equal their own query. */
+START_TEST(test_each_span)
+{
+        gc_query q = window(0, 1, T0 + 50 * H, "team,pod");
+        int64_t edges[401];
+        span_ctx c = {&q, edges, 0};
+
+        load_random(led, 1500);
+        ck_assert_int_ge(gc_ledger_fold(led, T0 + 20 * H + 77, 0), 0);
+        edges[0] = T0 - 5 * H + 900;
+        for (size_t k = 1; k < 401; k++)
+                edges[k] = edges[k - 1] + 900 * (int64_t)(1 + (k * 7) % 5);
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 400, span_check, &c), 0);
+        ck_assert_uint_eq(c.seen, 400);
+        c.seen = 0;
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 1, span_check, &c), 0);
+        ck_assert_uint_eq(c.seen, 1);
+        edges[5] = edges[4];
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 400, span_check, &c), -EINVAL);
+        ck_assert_int_eq(gc_ledger_query_each_span(led, &q, edges, 0, span_check, &c), -EINVAL);
+        ck_assert_int_eq(
+            gc_ledger_query_each_span(led, &q, edges, GC_LEDGER_MAX_STEPS + 1, span_check, &c),
+            -E2BIG);
+}
+END_TEST
+
 /* Folded hours cut by a step's edge count in neither step, as a window's edge cuts them. */
 START_TEST(test_steps_cut_folded_hour)
 {
@@ -1022,6 +1069,73 @@ START_TEST(test_fold_hour_granular)
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert(s.total.gpu_seconds == 2700.0);
         gc_cost_summary_free(&s);
+}
+END_TEST
+
+/*
+ * Quarter-hour buckets: over windows on the quarter hour (a day at +05:45 starts at 18:15 UTC),
+ * every figure is what it was before the fold; a bad bucket size is refused; rows of a finer
+ * ledger restored into an hourly one go into the hour holding them.
+ */
+START_TEST(test_fold_quarter_hours)
+{
+        static const int64_t wins[][2] = {
+            {T0 + 18 * H + 900, T0 + 42 * H + 900},
+            {T0 + 5 * H + 2700, T0 + 30 * H + 1800},
+            {T0 + 39 * H + 2700, T0 + 40 * H},
+        };
+        gc_ledger_opts o = {0};
+        gc_ledger *q4, *hourly;
+        gc_cost_summary before[3], after;
+        const int64_t now = T0 + 72 * H + 17;
+        gc_rollup rw;
+
+        o.pool = pool;
+        o.bucket_s = 1000;
+        ck_assert_ptr_null(gc_ledger_new(&o));
+        o.bucket_s = 900;
+        q4 = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(q4);
+        ck_assert_int_eq(gc_ledger_granularity(q4), 900);
+        ck_assert_int_eq(gc_ledger_granularity(led), 3600);
+        load_random(q4, 3000);
+        for (size_t w = 0; w < 3; w++) {
+                gc_query q = window(wins[w][0], wins[w][1], now, "team");
+
+                ck_assert_int_eq(gc_ledger_query(q4, &q, &before[w]), 0);
+                ck_assert(before[w].total.gpu_seconds > 0);
+        }
+        ck_assert_int_gt(gc_ledger_fold(q4, T0 + 44 * H + 1000, T0 - 24 * H), 0);
+        for (size_t w = 0; w < 3; w++) {
+                gc_query q = window(wins[w][0], wins[w][1], now, "team");
+
+                ck_assert_int_eq(gc_ledger_query(q4, &q, &after), 0);
+                assert_same(&before[w], &after, "quarter-hour fold");
+                gc_cost_summary_free(&after);
+                gc_cost_summary_free(&before[w]);
+        }
+        q4 = gc_ledger_free(q4);
+
+        /* A quarter-hour row into an hourly ledger: counted in its hour. */
+        o.bucket_s = 0;
+        hourly = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(hourly);
+        memset(&rw, 0, sizeof(rw));
+        rw.hour = T0 + 2700;
+        rw.dims[GC_DIM_TEAM] = "t";
+        rw.gpu_seconds = 900;
+        rw.cost_usd = 1;
+        ck_assert_int_eq(gc_ledger_add_rollup(hourly, &rw), 0);
+        rw.hour = T0 + 100;
+        ck_assert_int_eq(gc_ledger_add_rollup(hourly, &rw), -EINVAL);
+        {
+                gc_query q = window(T0, T0 + H, 0, "");
+
+                ck_assert_int_eq(gc_ledger_query(hourly, &q, &after), 0);
+                ck_assert(after.total.gpu_seconds == 900.0);
+                gc_cost_summary_free(&after);
+        }
+        gc_ledger_free(hourly);
 }
 END_TEST
 
@@ -1208,9 +1322,11 @@ static Suite *ledger_suite(void)
         tcase_add_loop_test(tc, test_steps_equivalence, 0, 8);
         tcase_add_test(tc, test_steps_cut_folded_hour);
         tcase_add_test(tc, test_each_step);
+        tcase_add_test(tc, test_each_span);
         tcase_add_test(tc, test_steps_bad_input);
         tcase_add_test(tc, test_fold_keep_since);
         tcase_add_test(tc, test_fold_hour_granular);
+        tcase_add_test(tc, test_fold_quarter_hours);
         tcase_add_test(tc, test_fold_no_double_count);
         tcase_add_test(tc, test_fold_capacity);
         tcase_add_test(tc, test_checkpoint_roundtrip);

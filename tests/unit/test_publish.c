@@ -147,8 +147,9 @@ START_TEST(period_edges)
         o.utc_offset_s = c->offset;
         o.daily_retention_days = 3;
         o.weekly_retention_weeks = 2;
+        o.monthly_retention_months = 1;
         ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &plan), 0);
-        ck_assert_uint_eq(plan.n_periods, 5);
+        ck_assert_uint_eq(plan.n_periods, 6);
 
         d = &plan.periods[2];
         ck_assert_str_eq(d->name, c->day);
@@ -177,6 +178,25 @@ START_TEST(period_edges)
         ck_assert_int_eq(gc_publish_name_parse(w->name, c->offset, &kind, &start), 0);
         ck_assert_int_eq(kind, GC_PUBLISH_WEEKLY);
         ck_assert_int_eq(start, w->start);
+
+        /* The month holding today: named by its month, starting on the 1st at local midnight. */
+        {
+                const gc_publish_period *m = &plan.periods[5];
+                char want[GC_PUBLISH_NAME_MAX];
+
+                snprintf(want, sizeof(want), "gpu-cost-report-monthly-%.7s",
+                         c->day + strlen("gpu-cost-report-daily-"));
+                ck_assert_str_eq(m->name, want);
+                ck_assert_int_eq(m->kind, GC_PUBLISH_MONTHLY);
+                ck_assert_int_le(m->start, d->start);
+                ck_assert_int_gt(m->end, d->start);
+                ck_assert_int_eq(m->complete, 0);
+                ck_assert_ptr_null(plan.latest_monthly);
+                ck_assert_int_eq((m->start + c->offset) % DAY, 0);
+                ck_assert_int_eq(gc_publish_name_parse(m->name, c->offset, &kind, &start), 0);
+                ck_assert_int_eq(kind, GC_PUBLISH_MONTHLY);
+                ck_assert_int_eq(start, m->start);
+        }
 
         gc_publish_plan_release(&plan);
         fx_free(&f);
@@ -207,7 +227,8 @@ START_TEST(plan_days_with_data)
         static const char *const want[] = {
             "gpu-cost-report-daily-2026-11-17", "gpu-cost-report-daily-2026-11-18",
             "gpu-cost-report-daily-2026-11-19", "gpu-cost-report-daily-2026-11-21",
-            "gpu-cost-report-daily-2026-11-22", "gpu-cost-report-weekly-2026-w47"};
+            "gpu-cost-report-daily-2026-11-22", "gpu-cost-report-weekly-2026-w47",
+            "gpu-cost-report-monthly-2026-11"};
         gc_publish_opts o;
         gc_publish_plan plan;
         fixture f;
@@ -215,16 +236,19 @@ START_TEST(plan_days_with_data)
         fx_new(&f);
         fill_week(f.l, t0);
         memset(&o, 0, sizeof(o));
-        o.daily_retention_days = 10;  /* Fri 11-13 to Sun 11-22 */
-        o.weekly_retention_weeks = 2; /* W46 (no data) and W47 */
+        o.daily_retention_days = 10;    /* Fri 11-13 to Sun 11-22 */
+        o.weekly_retention_weeks = 2;   /* W46 (no data) and W47 */
+        o.monthly_retention_months = 2; /* October (no data) and November */
         ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &plan), 0);
-        ck_assert_uint_eq(plan.n_periods, 6);
-        for (size_t i = 0; i < 6; i++)
+        ck_assert_uint_eq(plan.n_periods, 7);
+        for (size_t i = 0; i < 7; i++)
                 ck_assert_str_eq(plan.periods[i].name, want[i]);
         for (size_t i = 0; i < 4; i++)
                 ck_assert_int_eq(plan.periods[i].complete, 1);
         ck_assert_int_eq(plan.periods[4].complete, 0); /* today */
         ck_assert_int_eq(plan.periods[5].complete, 0); /* this week */
+        ck_assert_int_eq(plan.periods[6].complete, 0); /* this month */
+        ck_assert_ptr_null(plan.latest_monthly);
         ck_assert_str_eq(plan.latest_daily->name, "gpu-cost-report-daily-2026-11-21");
         ck_assert_ptr_null(plan.latest_weekly);
         gc_publish_plan_release(&plan);
@@ -232,7 +256,7 @@ START_TEST(plan_days_with_data)
         /* Retention counts back from today: 3 days keep Fri (no data), Sat and Sun. */
         o.daily_retention_days = 3;
         ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &plan), 0);
-        ck_assert_uint_eq(plan.n_periods, 3);
+        ck_assert_uint_eq(plan.n_periods, 4);
         ck_assert_str_eq(plan.periods[0].name, "gpu-cost-report-daily-2026-11-21");
         ck_assert_str_eq(plan.periods[1].name, "gpu-cost-report-daily-2026-11-22");
         gc_publish_plan_release(&plan);
@@ -740,6 +764,86 @@ START_TEST(render_savings)
 }
 END_TEST
 
+/*
+ * Europe/Berlin around the autumn change: the daily report of Sunday 2026-10-25 covers 25 hours,
+ * October's monthly report runs from 30 September 22:00 UTC to 31 October 23:00 UTC and is the
+ * latest complete month in November; monthly names expire after monthly_retention_months.
+ */
+START_TEST(plan_berlin_months)
+{
+        static const char *const names[] = {
+            "gpu-cost-report-monthly-2025-11", /* 0: past 12 months */
+            "gpu-cost-report-monthly-2025-12", /* 1: the oldest kept */
+            "gpu-cost-report-monthly-2026-13", /* not a month */
+            "gpu-cost-report-monthly-latest",  /* never */
+        };
+        int64_t now = at("2026-11-03T10:00:00Z");
+        const gc_publish_period *d, *m;
+        gc_publish_opts o;
+        gc_publish_plan plan;
+        gc_publish_report rep;
+        gc_publish_kind kind;
+        gc_tz *z = NULL;
+        const char **out = NULL;
+        size_t n = 0;
+        int64_t start;
+        fixture f;
+
+        ck_assert_int_eq(gc_tz_load(NULL, "Europe/Berlin", &z), 0);
+        fx_new(&f);
+        put_node(f.l, "n1", 1, 2.0, at("2026-09-01T00:00:00Z"), GC_OPEN);
+        put_pod(f.l, "p1", "ml", "ml", "train", "n1", 1, 2.0, at("2026-10-20T00:00:00Z"), GC_OPEN);
+        memset(&o, 0, sizeof(o));
+        o.tz = z;
+        o.utc_offset_s = IST; /* a zone wins over the fixed offset */
+        ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &plan), 0);
+        d = find(&plan, "gpu-cost-report-daily-2026-10-25");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_int_eq(d->start, at("2026-10-24T22:00:00Z"));
+        ck_assert_int_eq(d->end - d->start, 25 * H);
+        m = find(&plan, "gpu-cost-report-monthly-2026-10");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_int_eq(m->start, at("2026-09-30T22:00:00Z"));
+        ck_assert_int_eq(m->end, at("2026-10-31T23:00:00Z"));
+        ck_assert_ptr_eq(plan.latest_monthly, m);
+        ck_assert_ptr_nonnull(find(&plan, "gpu-cost-report-monthly-2026-09"));
+        ck_assert_ptr_nonnull(find(&plan, "gpu-cost-report-monthly-2026-11"));
+        ck_assert_ptr_nonnull(find(&plan, "gpu-cost-report-weekly-2026-w43"));
+        ck_assert_int_eq(gc_publish_name_parse_tz(m->name, z, &kind, &start), 0);
+        ck_assert_int_eq(kind, GC_PUBLISH_MONTHLY);
+        ck_assert_int_eq(start, m->start);
+
+        memset(&rep, 0, sizeof(rep));
+        ck_assert_int_eq(gc_publish_render(f.l, &o, m, now, NULL, NULL, 0, &rep), 0);
+        {
+                cJSON *j = cJSON_Parse(rep.json.data);
+
+                ck_assert_ptr_nonnull(j);
+                ck_assert_str_eq(cJSON_GetObjectItem(j, "kind")->valuestring, "monthly");
+                ck_assert_str_eq(cJSON_GetObjectItem(j, "title")->valuestring,
+                                 "GPU spend, October 2026 (Europe/Berlin)");
+                /* 20 Oct 00:00 UTC to 31 Oct 23:00 UTC: 287 h at $2. */
+                ck_assert_double_eq_tol(
+                    cJSON_GetObjectItem(
+                        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "total"), "cost_usd")
+                        ->valuedouble,
+                    574.0, 1e-9);
+                cJSON_Delete(j);
+        }
+        gc_publish_report_release(&rep);
+        gc_publish_plan_release(&plan);
+
+        ck_assert_int_eq(gc_publish_expired(&o, now, names, 4, &out, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_ptr_eq(out[0], names[0]);
+        free(out);
+        o.monthly_retention_months = 121;
+        ck_assert_int_eq(gc_publish_expired(&o, now, names, 4, &out, &n), -EINVAL);
+        fx_free(&f);
+        gc_tz_free(z);
+}
+END_TEST
+
 static Suite *publish_suite(void)
 {
         Suite *s = suite_create("publish");
@@ -757,6 +861,7 @@ static Suite *publish_suite(void)
         tcase_add_test(tc, render_size_cut);
         tcase_add_test(tc, bad_input);
         tcase_add_test(tc, render_savings);
+        tcase_add_test(tc, plan_berlin_months);
         suite_add_tcase(s, tc);
         return s;
 }

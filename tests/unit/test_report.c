@@ -335,7 +335,7 @@ static const char *line_of(const char *out, const char *prefix)
                 if (p)
                         p++;
         }
-        ck_abort_msg("no line starts with \"%s\" in:\n%s", prefix, out);
+        ck_abort_msg("no line starts with \"%s\" in:\n%.3000s", prefix, out);
         return NULL;
 }
 
@@ -1226,6 +1226,290 @@ START_TEST(period_savings)
 }
 END_TEST
 
+static gc_tz *zone(const char *name)
+{
+        gc_tz *z = NULL;
+
+        ck_assert_int_eq(gc_tz_load(NULL, name, &z), 0);
+        return z;
+}
+
+static void tz_ledger(fixture *f, int64_t bucket_s)
+{
+        gc_ledger_opts o;
+
+        memset(f, 0, sizeof(*f));
+        f->pool = gc_strpool_new(1u << 20);
+        ck_assert_ptr_nonnull(f->pool);
+        memset(&o, 0, sizeof(o));
+        o.pool = f->pool;
+        o.bucket_s = bucket_s;
+        f->l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f->l);
+}
+
+/*
+ * October 2026 in Europe/Berlin: 1 October 00:00 CEST to 1 November 00:00 CET, 31 days and the
+ * hour the clocks went back (745 h). One GPU at $4 all month, folded into hourly history: $2,980,
+ * its 25-hour Sunday $100; September (from the 20th, 00:00 UTC) $1,048.
+ */
+START_TEST(period_monthly_berlin_dst)
+{
+        gc_tz *z = zone("Europe/Berlin");
+        gc_period_report r;
+        fixture f;
+        cJSON *j, *days;
+        gc_buf b;
+        double sum = 0;
+
+        tz_ledger(&f, 0);
+        put_node(&f, "node-a", A100, "on-demand", 1, 4.0, t_at("2026-09-01T00:00:00Z"));
+        put_pod(&f, "m1", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                t_at("2026-09-20T00:00:00Z"), t_at("2026-11-10T00:00:00Z"), 0);
+        ck_assert_int_ge(gc_ledger_fold(f.l, t_at("2026-11-12T00:00:00Z"), 0), 0);
+        memset(&r, 0, sizeof(r));
+        r.ledger = f.l;
+        r.kind = "monthly";
+        r.tz = z;
+        r.start = gc_tz_period_start(z, GC_TZ_MONTH, t_at("2026-10-15T00:00:00Z"));
+        r.end = gc_tz_period_add(z, GC_TZ_MONTH, r.start, 1);
+        ck_assert_int_eq(r.start, t_at("2026-09-30T22:00:00Z"));
+        ck_assert_int_eq(r.end, t_at("2026-10-31T23:00:00Z"));
+        r.now = t_at("2026-11-20T00:00:00Z");
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_str_eq(str(j, "title"), "GPU spend, October 2026 (Europe/Berlin)");
+        ck_assert_str_eq(str(get(j, "period"), "month"), "2026-10");
+        ck_assert_str_eq(str(get(j, "period"), "time_zone"), "Europe/Berlin");
+        ck_assert_double_eq(num(get(j, "period"), "days"), 31);
+        ck_assert_double_eq_tol(num(get(get(j, "summary"), "total"), "cost_usd"), 2980.0, 1e-9);
+        ck_assert_str_eq(str(get(j, "previous"), "start"), "2026-08-31T22:00:00Z");
+        ck_assert_double_eq_tol(num(get(j, "previous"), "cost_usd"), 1048.0, 1e-9);
+        ck_assert(cJSON_IsNull(get(j, "forecast")));
+        days = get(j, "by_day");
+        ck_assert_int_eq(cJSON_GetArraySize(days), 31);
+        for (int i = 0; i < 31; i++) {
+                const cJSON *d = cJSON_GetArrayItem(days, i);
+
+                sum += num(d, "cost_usd");
+                ck_assert_double_eq_tol(num(d, "cost_usd"), i == 24 ? 100.0 : 96.0, 1e-9);
+        }
+        ck_assert_str_eq(str(cJSON_GetArrayItem(days, 24), "date"), "2026-10-25");
+        ck_assert_str_eq(str(cJSON_GetArrayItem(days, 24), "end"), "2026-10-25T23:00:00Z");
+        ck_assert_double_eq_tol(sum, 2980.0, 1e-9);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "notes")), 0);
+        cJSON_Delete(j);
+
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "# GPU spend, October 2026 (Europe/Berlin)\n");
+        line_of(b.data,
+                "- Change against the previous month (Tue 2026-09-01 \u2013 Wed 2026-09-30): "
+                "**+$1,932.00 (+184.4%)**, from $1,048.00.\n");
+        {
+                const char *day = line_of(b.data, "| Sun 2026-10-25 ");
+                const char *eol = strchr(day, '\n');
+                const char *h = strstr(day, " 25.00 "), *c = strstr(day, " $100.00 ");
+
+                ck_assert(h && c && h < eol && c < eol);
+        }
+
+        /* The day the clocks went back is a daily report of 25 hours; the one after, 24. */
+        gc_buf_reset(&b);
+        r.kind = "daily";
+        r.start = gc_tz_day_start(z, gc_days_from_civil(2026, 10, 25));
+        r.end = gc_tz_day_start(z, gc_days_from_civil(2026, 10, 26));
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_str_eq(str(j, "title"), "GPU spend, Sun 2026-10-25 (Europe/Berlin)");
+        ck_assert_double_eq_tol(num(get(get(j, "summary"), "total"), "cost_usd"), 100.0, 1e-9);
+        ck_assert_double_eq_tol(num(get(j, "previous"), "cost_usd"), 96.0, 1e-9);
+        ck_assert_str_eq(str(get(j, "previous"), "start"), "2026-10-23T22:00:00Z");
+        cJSON_Delete(j);
+        gc_buf_free(&b);
+        free_ledger(&f);
+        gc_tz_free(z);
+}
+END_TEST
+
+/*
+ * November 2026 in Asia/Kathmandu (+05:45) starts at 31 October 18:15 UTC. One GPU at $4 from
+ * 25 October 00:00 UTC, still running on 20 November 06:00 UTC, history folded up to an hour
+ * before: with quarter-hour buckets every figure is exact (October $649 from 162.25 h, November
+ * so far $1,871 from 467.75 h, the forecast the whole month's 720 h, $2,880); with hourly
+ * buckets the quarter hour the month's edge cuts is lost, and the report says so.
+ */
+START_TEST(period_monthly_kathmandu_exact)
+{
+        gc_tz *z = zone("Asia/Kathmandu");
+        int64_t now = t_at("2026-11-20T06:00:00Z");
+        gc_period_report r;
+        fixture f;
+        cJSON *j;
+        gc_buf b;
+
+        for (int pass = 0; pass < 2; pass++) {
+                int64_t bucket = pass == 0 ? 900 : 3600;
+
+                tz_ledger(&f, bucket);
+                ck_assert_int_eq(gc_ledger_granularity(f.l), bucket);
+                /* One GPU all along: a pod that ended (and folds), then one still running. */
+                put_pod(&f, "k1", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                        t_at("2026-10-25T00:00:00Z"), now - 2 * HOUR, 0);
+                put_pod(&f, "k2", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                        now - 2 * HOUR, GC_OPEN, 0);
+                ck_assert_int_ge(gc_ledger_fold(f.l, now - HOUR, 0), 0);
+                memset(&r, 0, sizeof(r));
+                r.ledger = f.l;
+                r.kind = "monthly";
+                r.tz = z;
+                r.start = gc_tz_period_start(z, GC_TZ_MONTH, now);
+                r.end = gc_tz_period_add(z, GC_TZ_MONTH, now, 1);
+                r.now = now;
+                ck_assert_int_eq(r.start, t_at("2026-10-31T18:15:00Z"));
+                gc_buf_init(&b, LIMIT);
+                ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+                j = parse(&b);
+                ck_assert_str_eq(str(j, "title"), "GPU spend, November 2026 (Asia/Kathmandu)");
+                ck_assert_double_eq(num(get(j, "period"), "utc_offset_seconds"), 20700);
+                ck_assert(cJSON_IsTrue(get(get(j, "period"), "partial")));
+                ck_assert_str_eq(str(get(j, "forecast"), "method"), "elapsed_average");
+                ck_assert_str_eq(str(get(j, "forecast"), "to"), "2026-11-30T18:15:00Z");
+                if (pass == 0) {
+                        ck_assert_double_eq_tol(num(get(get(j, "summary"), "total"), "cost_usd"),
+                                                1871.0, 1e-9);
+                        ck_assert_double_eq_tol(num(get(j, "previous"), "cost_usd"), 649.0, 1e-9);
+                        ck_assert_double_eq_tol(num(get(j, "forecast"), "cost_usd"), 2880.0, 1e-9);
+                        ck_assert_int_eq(cJSON_GetArraySize(get(j, "notes")), 0);
+                } else {
+                        /* 18:00-19:00 UTC on 31 October is cut by both months: in neither. */
+                        ck_assert_double_eq_tol(num(get(get(j, "summary"), "total"), "cost_usd"),
+                                                1868.0, 1e-9);
+                        ck_assert_double_eq_tol(num(get(j, "previous"), "cost_usd"), 648.0, 1e-9);
+                        ck_assert_int_eq(cJSON_GetArraySize(get(j, "notes")), 1);
+                }
+                cJSON_Delete(j);
+                gc_buf_reset(&b);
+                ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+                if (pass == 0)
+                        line_of(b.data, "- Forecast to the end of the month (Mon 2026-11-30): "
+                                        "**$2,880.00** for 720.00 GPU-hours");
+                gc_buf_free(&b);
+                free_ledger(&f);
+        }
+        gc_tz_free(z);
+}
+END_TEST
+
+/* Budgets in a running month: spend, share, forecast and state, Markdown and JSON alike. */
+START_TEST(period_budgets)
+{
+        gc_tz *z = zone("Asia/Kathmandu");
+        int64_t now = t_at("2026-11-20T06:00:00Z");
+        const gc_budget budgets[] = {
+            {GC_DIM_TEAM, "ml", GC_BUDGET_MONTHLY, 2000.0},      /* 93.6% used, forecast $2,880 */
+            {GC_DIM_NAMESPACE, "ml", GC_BUDGET_MONTHLY, 5000.0}, /* 37.4%, forecast 57.6% */
+            {GC_DIM_PROJECT, "train", GC_BUDGET_WEEKLY, 10.0},   /* weekly: not in a month */
+            {GC_DIM_TEAM, "web", GC_BUDGET_MONTHLY, 100.0},      /* nothing spent */
+        };
+        gc_period_report r;
+        fixture f;
+        cJSON *j, *b0, *b1;
+        gc_buf b;
+        gc_budget_status st;
+
+        tz_ledger(&f, 900);
+        put_pod(&f, "k1", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                t_at("2026-10-25T00:00:00Z"), GC_OPEN, 0);
+        memset(&r, 0, sizeof(r));
+        r.ledger = f.l;
+        r.kind = "monthly";
+        r.tz = z;
+        r.start = gc_tz_period_start(z, GC_TZ_MONTH, now);
+        r.end = gc_tz_period_add(z, GC_TZ_MONTH, now, 1);
+        r.now = now;
+        r.budgets = budgets;
+        r.n_budgets = 4;
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "budgets")), 3);
+        b0 = cJSON_GetArrayItem(get(j, "budgets"), 0);
+        ck_assert_str_eq(str(b0, "scope"), "team");
+        ck_assert_double_eq_tol(num(b0, "spent"), 1871.0, 1e-9);
+        ck_assert_double_eq_tol(num(b0, "forecast"), 2880.0, 1e-9);
+        ck_assert_str_eq(str(b0, "state"), "warn");
+        ck_assert(cJSON_IsTrue(get(b0, "forecast_over")));
+        b1 = cJSON_GetArrayItem(get(j, "budgets"), 1);
+        ck_assert_str_eq(str(b1, "scope"), "namespace");
+        ck_assert_str_eq(str(b1, "state"), "ok");
+        ck_assert(cJSON_IsFalse(get(b1, "forecast_over")));
+        ck_assert_double_eq(num(cJSON_GetArrayItem(get(j, "budgets"), 2), "spent"), 0);
+        cJSON_Delete(j);
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "## Budgets\n");
+        {
+                const char *row = line_of(b.data, "| team ");
+                const char *eol = strchr(row, '\n');
+                const char *w = strstr(row, "warning; forecast over budget");
+
+                ck_assert(w && w < eol);
+                ck_assert(strstr(row, "$2,000.00") < eol);
+                ck_assert(strstr(row, "93.6%") < eol);
+        }
+        /* A team's copy shows its own team's budget only. */
+        r.team = "web";
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "budgets")), 1);
+        ck_assert_str_eq(str(cJSON_GetArrayItem(get(j, "budgets"), 0), "name"), "web");
+        cJSON_Delete(j);
+        /* Over the amount: over, whatever the forecast. */
+        ck_assert_int_eq(
+            gc_budget_eval_now(f.l, &budgets[0], z, t_at("2026-11-29T00:00:00Z"), 0.5, &st), 0);
+        ck_assert_int_eq(st.state, GC_BUDGET_OVER);
+        ck_assert_int_eq(st.start, t_at("2026-10-31T18:15:00Z"));
+        ck_assert_int_eq(gc_budget_eval_now(f.l, &budgets[0], z, now, 1.5, &st), -EINVAL);
+        /* Alerts: the thresholds crossed, and one stable name per budget, period, threshold. */
+        {
+                gc_budget_alert a, b2;
+
+                ck_assert_uint_eq(gc_budget_crossed(&st),
+                                  GC_BUDGET_AT_WARN | GC_BUDGET_AT_OVER | GC_BUDGET_AT_FORECAST);
+                ck_assert_int_eq(gc_budget_eval_now(f.l, &budgets[0], z, now, 0, &st), 0);
+                ck_assert_uint_eq(gc_budget_crossed(&st),
+                                  GC_BUDGET_AT_WARN | GC_BUDGET_AT_FORECAST);
+                ck_assert_int_eq(
+                    gc_budget_alert_make(&budgets[0], &st, GC_BUDGET_AT_WARN, 0, "EUR", z, &a), 0);
+                ck_assert_str_eq(a.reason, "GpuBudgetWarning");
+                ck_assert_int_eq(strncmp(a.name, "gpu-cost-budget-", 16), 0);
+                ck_assert_str_eq(a.name + strlen(a.name) - 5, "-warn");
+                ck_assert_str_eq(a.message,
+                                 "The monthly GPU budget of team ml (2000.00 EUR, the month from "
+                                 "2026-11-01, Asia/Kathmandu) is 93.6% spent (1871.00 EUR), past "
+                                 "80%; forecast 2880.00 EUR by the period's end.");
+                /* Later in the same month: the same name; another threshold: another. */
+                ck_assert_int_eq(gc_budget_eval_now(f.l, &budgets[0], z, now + 3600, 0, &st), 0);
+                ck_assert_int_eq(
+                    gc_budget_alert_make(&budgets[0], &st, GC_BUDGET_AT_WARN, 0, "EUR", z, &b2), 0);
+                ck_assert_str_eq(a.name, b2.name);
+                ck_assert_int_eq(
+                    gc_budget_alert_make(&budgets[0], &st, GC_BUDGET_AT_FORECAST, 0, "EUR", z, &b2),
+                    0);
+                ck_assert_str_ne(a.name, b2.name);
+                ck_assert_str_eq(b2.reason, "GpuBudgetForecastExceeded");
+                ck_assert_int_eq(gc_budget_alert_make(&budgets[0], &st, 3, 0, "EUR", z, &b2),
+                                 -EINVAL);
+        }
+        gc_buf_free(&b);
+        free_ledger(&f);
+        gc_tz_free(z);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
         Suite *s = suite_create("report");
@@ -1255,6 +1539,9 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_folded_history);
         tcase_add_test(tc, period_bad_input);
         tcase_add_test(tc, period_savings);
+        tcase_add_test(tc, period_monthly_berlin_dst);
+        tcase_add_test(tc, period_monthly_kathmandu_exact);
+        tcase_add_test(tc, period_budgets);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -117,6 +117,9 @@ class Handler(BaseHTTPRequestHandler):
                                   "markdown" if fmt == "md" else "json"],
                                  check=True, capture_output=True, timeout=30).stdout
             return self.send(200, out, "text/markdown" if fmt == "md" else "application/json")
+        if u.path == "/api/v1/reports/monthly":
+            # The fake knows no months: the dashboard says there is no monthly report yet.
+            return self.send(200, {"kind": "monthly", "periods": [], "latest": None})
         if u.path == "/api/v1/recommendations":
             fixture = os.path.join(os.path.dirname(__file__), "fixtures", "recommendations.json")
             with open(fixture) as f:

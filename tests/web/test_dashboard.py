@@ -195,6 +195,27 @@ def test_weekly_report_matches_the_api(browser, demo):
     assert teams == [t["team"] or "(none)" for t in rep["by_team"]]
 
 
+def test_month_and_budgets_match_the_api(browser, demo):
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    listing = demo.json("api/v1/reports/monthly")
+    assert listing["periods"], "the demo has no monthly report"
+    month = listing["periods"][0]["id"]
+    rep = demo.json("api/v1/reports/monthly/" + month)
+    assert page.eval("document.querySelector('#month h3').textContent") == rep["title"]
+    # The running month: its forecast with the method, and every monthly budget's row.
+    assert rep["period"]["partial"] and rep["forecast"]
+    assert rep["forecast"]["how"] in page.eval("document.getElementById('month').textContent")
+    assert rep["budgets"], "examples/config.json has monthly budgets"
+    rows = texts(page, "#month tbody tr")
+    assert len(rows) == len(rep["budgets"])
+    states = {"ok": "ok", "warn": "warning", "over": "over budget"}
+    for row, b in zip(rows, rep["budgets"]):
+        assert row.startswith("%s %s" % (b["scope"], b["name"])), row
+        assert states[b["state"]] in row, (row, b)
+        assert ("forecast over" in row) == (b["forecast_over"] and b["state"] != "over"), row
+
+
 def wait_for(page, js, timeout=30):
     deadline = time.monotonic() + timeout
     while not page.eval("!!(" + js + ")"):

@@ -90,7 +90,36 @@ built-in one" to the user.
 {{- $_ := set $u "prometheus" (ternary $p nil (.prometheus | default dict).enabled) -}}
 {{- $_ := set $cfg "usage" $u -}}
 {{- end -}}
+{{- /* report.timezone: empty is the fixed utc_offset; set, it replaces it (one or the other) */ -}}
+{{- with .Values.config.report }}
+{{- $r := omit . "timezone" -}}
+{{- if .timezone }}{{ $r = omit $r "utc_offset" }}{{ $_ := set $r "timezone" .timezone }}{{ end -}}
+{{- $_ := set $cfg "report" $r -}}
+{{- end -}}
 {{- toPrettyJson $cfg -}}
+{{- end -}}
+
+{{/*
+Namespaces the controller emits budget Events in (config.budgets.events), sorted: the team's
+namespace from report.team_namespaces for a team budget, the budget's own namespace for a
+namespace budget, else the release namespace.
+*/}}
+{{- define "gpu-cost.eventNamespaces" -}}
+{{- $b := .Values.config.budgets | default dict -}}
+{{- $seen := dict -}}
+{{- if $b.events -}}
+{{- $teams := dig "report" "team_namespaces" dict .Values.config -}}
+{{- range $b.items | default list -}}
+{{- if and (eq .scope "team") (hasKey $teams .name) -}}
+{{- $_ := set $seen (get $teams .name) true -}}
+{{- else if eq .scope "namespace" -}}
+{{- $_ := set $seen .name true -}}
+{{- else -}}
+{{- $_ := set $seen $.Release.Namespace true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- keys $seen | sortAlpha | toJson -}}
 {{- end -}}
 
 {{/*
