@@ -220,6 +220,9 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         memset(&u, 0, sizeof(u));
         if (gc_pod_interval(pod, &u.start, &u.end) < 0)
                 return 0;
+        /* Only claims, and no claim holding a GPU seen: nothing of it can be billed. */
+        if (pod->n_gpu == 0 && a->n_claims == 0)
+                return 0;
         if (end_override > 0)
                 u.end = end_override < u.start ? u.start : end_override;
         if (gc_ptrmap_get(&a->node_map, gc_strpool_intern0(a->pool, pod->node), &idx) == 0)

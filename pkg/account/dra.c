@@ -271,15 +271,15 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
 
         ns = gc__pod_claim_slots(a, p, slots);
         for (size_t c = 0; c < ns; c++) {
+                /* A claim never seen holds no GPU device cost counts (not allocated yet,
+                 * another driver's, admin access only): it adds nothing. */
                 geq[c] = gc__claim_geq(a, &a->claims[slots[c]], &missing, &estimate);
-                if (!a->claims[slots[c]].known)
-                        missing++;
                 cap += 2 * a->claims[slots[c]].n_holders;
         }
         if (missing)
                 gc_diag_add(diag,
-                            "pod %s/%s: %d of its claims' GPU devices are in no claim or slice "
-                            "seen; they are not billed",
+                            "pod %s/%s: %d GPU devices of its claims are in no ResourceSlice "
+                            "seen (or only in a superseded pool generation); not billed",
                             p->ns, p->base.dims[GC_DIM_POD] ? p->base.dims[GC_DIM_POD] : "",
                             missing);
         pts = malloc(cap * sizeof(*pts));

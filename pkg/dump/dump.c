@@ -113,6 +113,18 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
                         return r;
                 }
         }
+        if (d->claims.n == 0) {
+                size_t with_claims = 0;
+
+                for (size_t i = 0; i < d->pods.n; i++)
+                        with_claims += d->pods.v[i].claims != NULL;
+                if (with_claims)
+                        gc_diag_add(&d->diag,
+                                    "%zu pods name ResourceClaims, and no claim holding a GPU "
+                                    "was given: their DRA GPUs are not billed (give the "
+                                    "resourceclaims and resourceslices dumps)",
+                                    with_claims);
+        }
         for (size_t i = 0; i < d->pods.n; i++) {
                 r = gc_account_pod(d->acct, &d->pods.v[i], &d->diag);
                 if (r < 0) {
