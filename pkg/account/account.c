@@ -220,9 +220,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         memset(&u, 0, sizeof(u));
         if (gc_pod_interval(pod, &u.start, &u.end) < 0)
                 return 0;
-        /* Only claims, and no claim holding a GPU seen: nothing of it can be billed. */
-        if (pod->n_gpu == 0 && a->n_claims == 0)
-                return 0;
+
         if (end_override > 0)
                 u.end = end_override < u.start ? u.start : end_override;
         if (gc_ptrmap_get(&a->node_map, gc_strpool_intern0(a->pool, pod->node), &idx) == 0)
@@ -275,7 +273,9 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 u.dims[GC_DIM_CAPACITY_TYPE] = gc_strpool_intern0(a->pool, ct);
                 if (gc_catalog_lookup(a->cfg->catalog, "unknown", ct, NULL, &e) == 0)
                         u.usd_per_gpu_hour = e->usd_per_gpu_hour;
-                gc_diag_add(diag,
+                /* (A pod with only claims, when no claim is known, bills nothing to note.) */
+                if (pod->n_gpu > 0 || a->n_claims > 0)
+                        gc_diag_add(diag,
                             "pod %s/%s: node %s is not in the node list; priced at the catalog "
                             "fallback %.4g per GPU-hour as an estimate",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "", pod->node,
