@@ -272,3 +272,47 @@ def test_malformed_claim_is_skipped_with_a_warning(cli, tmp_path):
     assert "web/shared-mig" in r.err and "device" in r.err
     assert {g["keys"]["pod"] for g in r.json()["groups"]} == {
         "train-a", "notebook", "ext-pod", "a100-job", "dp-pod"}
+
+
+def test_configured_driver_is_off_by_default_and_priced_when_configured(cli, tmp_path):
+    # Another vendor's driver: a device with attribute model=X1 counts 0.5 GPU of an A100 80GB.
+    doc = load("dra.json")
+    doc["items"] += [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+         "metadata": {"name": "dra-a100-b-example"},
+         "spec": {"driver": "gpu.example.com", "nodeName": "dra-a100-b",
+                  "pool": {"name": "dra-a100-b", "generation": 1, "resourceSliceCount": 1},
+                  "devices": [{"name": "x-0", "attributes": {"model": {"string": "X1"}}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": "x-claim", "namespace": "ml", "uid": "rc-x"},
+         "spec": {"devices": {"requests": [{"name": "x", "exactly": {
+             "deviceClassName": "x.example.com"}}]}},
+         "status": {"allocation": {"devices": {"results": [
+             {"request": "x", "driver": "gpu.example.com", "pool": "dra-a100-b",
+              "device": "x-0"}]}}}}]
+    dra = tmp_path / "dra.json"
+    dra.write_text(json.dumps(doc))
+    pods = load("pods.json")
+    x = json.loads(json.dumps(next(p for p in pods["items"] if p["metadata"]["name"] == "a100-job")))
+    x["metadata"].update(name="x-job", uid="pod-x-job")
+    x["spec"]["resourceClaims"] = [{"name": "x", "resourceClaimName": "x-claim"}]
+    del x["status"]["resourceClaimStatuses"]
+    pods["items"].append(x)
+    pf = tmp_path / "pods.json"
+    pf.write_text(json.dumps(pods))
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"dra": {"drivers": [
+        {"driver": "gpu.example.com", "attribute": "model", "value": "X1",
+         "model": "NVIDIA-A100-SXM4-80GB", "gpus_per_device": 0.5}]}}))
+    base_args = ["analyze", "--pods", pf, "--nodes", DRA / "nodes.json", "--prices",
+                 DRA / "prices.json", "--claims", dra, "--slices", dra, "--window", W,
+                 "--by", "pod", "--format", "json"]
+    off = by_key(cli.ok(*base_args).json(), "pod")
+    assert "x-job" not in off
+    on = cli.ok(*base_args, "--config", cfg).json()
+    got = by_key(on, "pod")
+    # 4 h x 0.5 at the A100 price; the A100 node's capacity gains the configured device's 0.5.
+    assert got["x-job"]["gpu_hours"] == pytest.approx(2.0)
+    assert got["x-job"]["cost_usd"] == pytest.approx(5.0)
+    idle = {n["node"]: n for n in on["idle"]["nodes"]}
+    assert idle["dra-a100-b"]["gpu_hours"] == pytest.approx(2.5 * 168 - 12 - 2)

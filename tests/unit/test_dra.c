@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "account/account.h"
+#include "config/config.h"
 #include "model/model.h"
 
 /* 2026-11-16T00:00:00Z */
@@ -720,6 +721,59 @@ START_TEST(mixed_node_counts_each_gpu_once)
 }
 END_TEST
 
+START_TEST(config_rules)
+{
+        static const struct {
+                const char *json, *msg;
+        } bad[] = {
+            {"{'dra':[]}", "dra: must be an object"},
+            {"{'dra':{'nvidia':'no'}}", "dra.nvidia: must be true or false"},
+            {"{'dra':{'drivers':[{'attribute':'a','gpus_per_device':1}]}}",
+             "dra.drivers[0].driver: must be a string"},
+            {"{'dra':{'drivers':[{'driver':'d','gpus_per_device':1}]}}",
+             "dra.drivers[0].attribute: must be a string"},
+            {"{'dra':{'drivers':[{'driver':'d','attribute':'a'}]}}",
+             "dra.drivers[0].gpus_per_device: must be a number"},
+            {"{'dra':{'drivers':[{'driver':'d','attribute':'a','gpus_per_device':1,'x':1}]}}",
+             "dra.drivers[0].x: unknown field"},
+        };
+        char err[256], *j;
+        gc_config *c;
+        gc_model_opts mo;
+
+        j = dq("{'dra':{'nvidia':false,'drivers':[{'driver':'gpu.example.com','attribute':"
+               "'model','value':'X1','model':'Example-X1','gpus_per_device':0.5},{'driver':"
+               "'gpu.example.com','attribute':'cores','gpus_per_device':1}]}}");
+        c = gc_config_parse(j, strlen(j), err, sizeof(err));
+        free(j);
+        ck_assert_msg(c != NULL, "%s", err);
+        gc_config_model_opts(c, c->pool, &mo);
+        ck_assert_ptr_eq(mo.dra, &c->dra);
+        ck_assert_int_eq(mo.dra->no_nvidia, 1);
+        ck_assert_uint_eq(mo.dra->n, 2);
+        ck_assert_str_eq(mo.dra->rules[0].driver, "gpu.example.com");
+        ck_assert_str_eq(mo.dra->rules[0].value, "X1");
+        ck_assert_str_eq(mo.dra->rules[0].model, "Example-X1");
+        ck_assert_double_eq_tol(mo.dra->rules[0].gpus_per_device, 0.5, 1e-12);
+        ck_assert_ptr_null(mo.dra->rules[1].value);
+        ck_assert_ptr_null(mo.dra->rules[1].model);
+        gc_config_free(c);
+        /* Off by default: NVIDIA's driver only. */
+        c = gc_config_default();
+        gc_config_model_opts(c, c->pool, &mo);
+        ck_assert_int_eq(mo.dra->no_nvidia, 0);
+        ck_assert_uint_eq(mo.dra->n, 0);
+        gc_config_free(c);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                j = dq(bad[i].json);
+                c = gc_config_parse(j, strlen(j), err, sizeof(err));
+                free(j);
+                ck_assert_ptr_null(c);
+                ck_assert_msg(strstr(err, bad[i].msg) != NULL, "%zu: %s", i, err);
+        }
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("dra");
@@ -731,6 +785,7 @@ int main(void)
         tcase_add_test(tc, v1beta1_and_other_drivers);
         tcase_add_test(tc, configured_driver);
         tcase_add_test(tc, model_names);
+        tcase_add_test(tc, config_rules);
         tcase_add_test(tc, bad_slices_name_the_field);
         tcase_add_test(tc, claim_shapes);
         tcase_add_test(tc, bad_claims_name_the_field);
