@@ -80,7 +80,8 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
                 memcpy(labels, node->labels, node->n_labels * sizeof(*labels));
         }
         if (gc_ptrmap_get(&a->node_map, name, &idx) < 0) {
-                r = gc__account_grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes, sizeof(*a->nodes));
+                r = gc__account_grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes,
+                                     sizeof(*a->nodes));
                 if (r == 0)
                         r = gc_ptrmap_put(&a->node_map, name, a->n_nodes);
                 if (r < 0) {
@@ -275,7 +276,8 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                         u.usd_per_gpu_hour = e->usd_per_gpu_hour;
                 /* (A pod with only claims, when no claim is known, bills nothing to note.) */
                 if (pod->n_gpu > 0 || a->n_claims > 0)
-                        gc_diag_add(diag,
+                        gc_diag_add(
+                            diag,
                             "pod %s/%s: node %s is not in the node list; priced at the catalog "
                             "fallback %.4g per GPU-hour as an estimate",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "", pod->node,

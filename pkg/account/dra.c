@@ -1,4 +1,5 @@
-/* account dra: GPU devices of ResourceSlices, the claims holding them, and the pods sharing them. */
+/* account dra: GPU devices of ResourceSlices, the claims holding them, and the pods sharing them.
+ */
 #include "account.h"
 #include "account_int.h"
 
@@ -157,8 +158,8 @@ void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *
 }
 
 /* The claim slot of "<ns>/<name>", created (unknown) when create is set. */
-static int gc__claim_find(gc_accountant *a, const char *ns, const char *name, size_t n,
-                          int create, size_t *ret)
+static int gc__claim_find(gc_accountant *a, const char *ns, const char *name, size_t n, int create,
+                          size_t *ret)
 {
         char key[64 + 1 + 253 + 1];
         const char *k;
@@ -174,8 +175,7 @@ static int gc__claim_find(gc_accountant *a, const char *ns, const char *name, si
                 return 0;
         if (!create)
                 return -ENOENT;
-        r = gc__account_grow((void **)&a->claims, &a->cap_claims, a->n_claims,
-                             sizeof(*a->claims));
+        r = gc__account_grow((void **)&a->claims, &a->cap_claims, a->n_claims, sizeof(*a->claims));
         if (r == 0)
                 r = gc_ptrmap_put(&a->claim_map, k, a->n_claims);
         if (r < 0)
@@ -345,7 +345,8 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
                 return r;
         if (!any) {
                 for (uint32_t k = 0; k < parts; k++)
-                        (void)gc_ledger_forget_usage(a->ledger, gc__piece_key(a, p->base.pod_uid, k));
+                        (void)gc_ledger_forget_usage(a->ledger,
+                                                     gc__piece_key(a, p->base.pod_uid, k));
                 parts = 0;
         }
         for (uint32_t k = parts; k < old; k++) {

@@ -68,7 +68,7 @@ typedef struct gc_config {
         int64_t usage_retention_days; /* usage summaries of pods unseen this long are dropped */
         gc_advisor_opts advisor;
         /* dra: NVIDIA's driver on or off, and configured drivers (docs/dra.md) */
-        gc_dra_rules dra;                          /* .rules points at dra_rules */
+        gc_dra_rules dra;                        /* .rules points at dra_rules */
         gc_dra_rule dra_rules[GC_DRA_MAX_RULES]; /* strings pooled */
 } gc_config;
 

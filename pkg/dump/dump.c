@@ -156,8 +156,8 @@ int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_inpu
                 }
         }
         if (claims) {
-                r = gc_decode_claims(claims->data, claims->len, &mo, &d->claims, &st, &d->diag,
-                                     msg, sizeof(msg));
+                r = gc_decode_claims(claims->data, claims->len, &mo, &d->claims, &st, &d->diag, msg,
+                                     sizeof(msg));
                 if (r < 0) {
                         snprintf(err, errlen, "%s: %s", claims->name, msg);
                         return r;
@@ -166,8 +166,8 @@ int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_inpu
         for (size_t i = 0; i < d->devs.n; i++) {
                 r = gc_account_dra_device(d->acct, &d->devs.v[i]);
                 if (r < 0) {
-                        snprintf(err, errlen, "device %s/%s: cannot record: %s",
-                                 d->devs.v[i].pool, d->devs.v[i].name, strerror(-r));
+                        snprintf(err, errlen, "device %s/%s: cannot record: %s", d->devs.v[i].pool,
+                                 d->devs.v[i].name, strerror(-r));
                         return r;
                 }
         }

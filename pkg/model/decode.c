@@ -51,7 +51,7 @@ int gc__printable(const char *s, int spaces)
 
 /* An optional string member: absent or null gives NULL. */
 int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces, const char *path,
-                       const char **ret, char *err, size_t errlen)
+                const char **ret, char *err, size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char w[160];
@@ -72,8 +72,8 @@ int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces, const
         return 0;
 }
 
-int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON **ret,
-                       char *err, size_t errlen)
+int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON **ret, char *err,
+                size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char w[160];
@@ -88,8 +88,8 @@ int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON
         return 0;
 }
 
-int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path,
-                       const cJSON **ret, char *err, size_t errlen)
+int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path, const cJSON **ret,
+                char *err, size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char w[160];
@@ -110,8 +110,8 @@ int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path,
 }
 
 /* An optional RFC 3339 time: 0 when absent or null, 1 when *ret_sec was set. */
-int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *ret_sec,
-                        char *err, size_t errlen)
+int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *ret_sec, char *err,
+                 size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char show[48], w[160];
@@ -406,8 +406,7 @@ static int gc__first_label(const cJSON *labels, const char *const *keys, size_t 
         return 0;
 }
 
-int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err,
-                       size_t errlen)
+int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err, size_t errlen)
 {
         if (!o || !o->pool || !o->res || !ret)
                 return gc__fail(err, errlen, -EINVAL, "missing decoder options");
@@ -581,11 +580,10 @@ static int gc__pod_claims(const cJSON *spec, const cJSON *status, gc_strpool *po
 
         r = gc__opt_arr(spec, "resourceClaims", GC__MAX_POD_CLAIMS, "spec", &arr, err, errlen);
         if (r == 0 && status)
-                r = gc__opt_arr(status, "resourceClaimStatuses", GC__MAX_POD_CLAIMS, "status",
-                                &sts, err, errlen);
+                r = gc__opt_arr(status, "resourceClaimStatuses", GC__MAX_POD_CLAIMS, "status", &sts,
+                                err, errlen);
         if (r == 0 && status)
-                r = gc__opt_obj(status, "extendedResourceClaimStatus", "status", &ext, err,
-                                errlen);
+                r = gc__opt_obj(status, "extendedResourceClaimStatus", "status", &ext, err, errlen);
         if (r < 0 || (!arr && !ext))
                 return r;
         gc_buf_init(&b, (size_t)(GC__MAX_POD_CLAIMS + 1) * (GC__NAME_MAX + 1));
@@ -601,8 +599,8 @@ static int gc__pod_claims(const cJSON *spec, const cJSON *status, gc_strpool *po
                 }
                 r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &name, err, errlen);
                 if (r == 0)
-                        r = gc__opt_str(c, "resourceClaimName", GC__NAME_MAX, 0, path, &claim,
-                                        err, errlen);
+                        r = gc__opt_str(c, "resourceClaimName", GC__NAME_MAX, 0, path, &claim, err,
+                                        errlen);
                 if (r == 0)
                         r = gc__opt_str(c, "resourceClaimTemplateName", GC__NAME_MAX, 0, path,
                                         &tmpl, err, errlen);

@@ -23,8 +23,7 @@
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
-int gc_list_next(const char *list, char sep, const char **cursor, const char **ret_s,
-                 size_t *ret_n)
+int gc_list_next(const char *list, char sep, const char **cursor, const char **ret_s, size_t *ret_n)
 {
         const char *p, *e;
 
@@ -89,8 +88,8 @@ int gc_dra_model_name(const char *product_name, char *out, size_t outlen)
 /* A DNS subdomain-like name (driver, device, pool segment): bounded and printable, no spaces. */
 static int gc__name_ok(const char *s, size_t max)
 {
-        return s && *s && strnlen(s, max + 1) <= max && gc__printable(s, 0) &&
-               !strchr(s, '\n') && !strchr(s, ' ');
+        return s && *s && strnlen(s, max + 1) <= max && gc__printable(s, 0) && !strchr(s, '\n') &&
+               !strchr(s, ' ');
 }
 
 /* ---- ResourceSlice ------------------------------------------------------------------------ */
@@ -158,7 +157,8 @@ static int gc__attr_matches(const gc__dev_attrs *d, const gc_dra_rule *rule)
                 return 1;
         if ((v = cJSON_GetObjectItemCaseSensitive(a, "string")) ||
             (v = cJSON_GetObjectItemCaseSensitive(a, "version")))
-                return cJSON_IsString(v) && v->valuestring && strcmp(v->valuestring, rule->value) == 0;
+                return cJSON_IsString(v) && v->valuestring &&
+                       strcmp(v->valuestring, rule->value) == 0;
         if ((v = cJSON_GetObjectItemCaseSensitive(a, "int")) && cJSON_IsNumber(v)) {
                 snprintf(num, sizeof(num), "%.0f", v->valuedouble);
                 return strcmp(num, rule->value) == 0;
@@ -189,10 +189,10 @@ static size_t gc__mig_parent_name(const char *dev)
 
 /* One NVIDIA device: 1 with *dv filled when it is a GPU or MIG partition, 0 when not a GPU. */
 static int gc__nvidia_device(const gc__dev_attrs *d, const char *name, const char *node,
-                             const gc_model_opts *o, const char *path, gc_dra_device *dv,
-                             char *err, size_t errlen)
+                             const gc_model_opts *o, const char *path, gc_dra_device *dv, char *err,
+                             size_t errlen)
 {
-        const char *type, *uuid, *parent, *profile, *product;
+        const char *type = NULL, *uuid = NULL, *parent = NULL, *profile = NULL, *product = NULL;
         char model[GC__MODEL_MAX + 1], key[2 * GC__NAME_MAX + 8];
         int r;
 
@@ -294,8 +294,8 @@ static const gc_dra_rule *gc__rule(const gc_model_opts *o, const char *driver,
         return NULL;
 }
 
-int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_vec *out,
-                       char *err, size_t errlen)
+int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_vec *out, char *err,
+                       size_t errlen)
 {
         const cJSON *spec = NULL, *pool = NULL, *devs = NULL, *gen;
         const char *s_driver = NULL, *s_node = NULL, *s_pool = NULL;
@@ -365,8 +365,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                 }
                 r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &s_name, err, errlen);
                 if (r == 0 && !gc__name_ok(s_name, GC__LABEL_VALUE_MAX))
-                        r = gc__fail(err, errlen, -EINVAL, "%s.name: missing or not a name",
-                                     path);
+                        r = gc__fail(err, errlen, -EINVAL, "%s.name: missing or not a name", path);
                 /* v1beta1 puts attributes and capacity under "basic". */
                 if (r == 0)
                         r = gc__opt_obj(c, "basic", path, &basic, err, errlen);
@@ -439,8 +438,7 @@ static int gc__request_admin(const cJSON *requests, const char *result_request)
                 const cJSON *name = cJSON_GetObjectItemCaseSensitive(q, "name");
                 const cJSON *exactly = cJSON_GetObjectItemCaseSensitive(q, "exactly");
 
-                if (!cJSON_IsString(name) || !name->valuestring ||
-                    strlen(name->valuestring) != n ||
+                if (!cJSON_IsString(name) || !name->valuestring || strlen(name->valuestring) != n ||
                     memcmp(name->valuestring, result_request, n) != 0)
                         continue;
                 /* v1/v1beta2: under "exactly"; v1beta1: on the request. */
@@ -478,8 +476,8 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
         if (r == 0 && spec)
                 r = gc__opt_obj(spec, "devices", "spec", &sdev, err, errlen);
         if (r == 0 && sdev)
-                r = gc__opt_arr(sdev, "requests", GC__MAX_REQUESTS, "spec.devices", &requests,
-                                err, errlen);
+                r = gc__opt_arr(sdev, "requests", GC__MAX_REQUESTS, "spec.devices", &requests, err,
+                                errlen);
         if (r < 0)
                 return r;
 

@@ -298,8 +298,8 @@ typedef struct gc_claim_vec {
         size_t n, cap, limit;
 } gc_claim_vec;
 
-int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_vec *out,
-                       char *err, size_t errlen);
+int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_vec *out, char *err,
+                       size_t errlen);
 int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, char *err,
                        size_t errlen);
 /* `kubectl get resourceslices -o json` / `resourceclaims -A`; a List mixing both kinds (and

@@ -49,13 +49,14 @@ static char *dq(const char *s)
 
 #define MIG_DEV(name, uuid, parent, profile, prod, slices)                                         \
         "{'name':'" name "','attributes':{'type':{'string':'mig'},'uuid':{'string':'" uuid         \
-        "'},'parentUUID':{'string':'" parent "'},'profile':{'string':'" profile "'}," COMMON_ATTRS( \
+        "'},'parentUUID':{'string':'" parent "'},'profile':{'string':'" profile                    \
+        "'}," COMMON_ATTRS(                                                                        \
             prod, "Hopper") "},'capacity':{'multiprocessors':{'value':'16'},'copyEngines':"        \
                             "{'value':'1'},'memory':{'value':'9856Mi'}" slices "}}"
 
 #define SLICE(api, node, gen, devices)                                                             \
-        "{'apiVersion':'resource.k8s.io/" api "','kind':'ResourceSlice','metadata':{'name':'"      \
-        node "-s'},'spec':{'driver':'gpu.nvidia.com','nodeName':'" node "','pool':{'name':'" node  \
+        "{'apiVersion':'resource.k8s.io/" api "','kind':'ResourceSlice','metadata':{'name':'" node \
+        "-s'},'spec':{'driver':'gpu.nvidia.com','nodeName':'" node "','pool':{'name':'" node       \
         "','generation':" gen ",'resourceSliceCount':1},'devices':[" devices "]}}"
 
 typedef struct env {
@@ -95,8 +96,8 @@ static int slices(env *e, const char *json)
 {
         char *j = dq(json);
         gc_decode_stats st;
-        int r = gc_decode_slices(j, strlen(j), &e->o, &e->devs, &st, &e->diag, e->err,
-                                 sizeof(e->err));
+        int r =
+            gc_decode_slices(j, strlen(j), &e->o, &e->devs, &st, &e->diag, e->err, sizeof(e->err));
 
         free(j);
         return r;
@@ -140,28 +141,45 @@ START_TEST(nvidia_devices)
         env e;
 
         env_init(&e);
-        ck_assert_msg(
-            slices(&e, SLICE(
-                           "v1", "n1", "4",
-                           GPU_DEV("0", "GPU-aaaa", "NVIDIA H100 80GB HBM3") "," MIG_DEV(
-                               "gpu-1-mig-19-0-1", "MIG-1", "GPU-bbbb", "1g.10gb",
-                               "NVIDIA H100 80GB HBM3",
-                               ",'memorySlice0':{'value':'1'}") "," MIG_DEV("gpu-1-mig-15-2-2",
-                                                                            "MIG-2", "GPU-bbbb",
-                                                                            "1g.20gb",
-                                                                            "NVIDIA H100 80GB HBM3",
-                                                                            "") "," MIG_DEV("gpu-1-mig-14-4-2", "MIG-3", "GPU-bbbb", "2g.20gb", "NVIDIA H100 80GB HBM3", "") "," MIG_DEV("gpu-2-mig-9-4-4", "MIG-4", "GPU-cccc", "3g.40gb", "NVIDIA H100 80GB HBM3", "") "," MIG_DEV("gpu-2-mig-20-0-1", "MIG-5", "GPU-cccc", "1g.10gb+me", "NVIDIA H100 80GB HBM3", "") "," MIG_DEV("gpu-2-mig-99-0-8", "MIG-6", "GPU-cccc", "6g.70gb", "NVIDIA H100 80GB HBM3", "")
-                               /* no parentUUID, no profile: the name gives the parent */
-                               ",{'name':'gpu-3-mig-14-0-2','attributes':{'type':{'string':'mig'}"
-                               ",'productName':{'string':'NVIDIA H100 80GB HBM3'}},'capacity':{"
-                               "'memorySlice0':{'value':'1'},'memorySlice1':{'value':'1'}}}"
-                               ",{'name':'gpu-vfio-0','attributes':{'type':{'string':'vfio'},"
-                               "'uuid':{'string':'GPU-dddd'},'productName':{'string':'NVIDIA "
-                               "H100 80GB HBM3'},'numa':{'int':0}},'capacity':{"
-                               "'addressableMemory':{'value':'80Gi'}}}"
-                               /* a type this version does not know: not a GPU it can price */
-                               ",{'name':'gpu-x','attributes':{'type':{'string':'mps'}}}")) == 0,
-            "%s", e.err);
+        ck_assert_msg(slices(
+                          &e, SLICE("v1", "n1", "4",
+                                    GPU_DEV("0", "GPU-aaaa", "NVIDIA H100 80GB HBM3") "," MIG_DEV("gpu-1-mig-19-0-1", "MIG-1", "GPU-bbbb", "1g.10gb", "NVIDIA H100 80GB HBM3", ",'memorySlice0':{'value':'1'}") "," MIG_DEV(
+                                        "gpu-1-mig-15-2-2", "MIG-2", "GPU-bbbb", "1g.20gb",
+                                        "NVIDIA H100 80GB HBM3",
+                                        "") "," MIG_DEV("gpu-1-mig-14-4-2", "MIG-3", "GPU-bbbb",
+                                                        "2g.20gb", "NVIDIA H100 80GB HBM3",
+                                                        "") "," MIG_DEV("gpu-2-mig-9-4-4", "MIG-4",
+                                                                        "GPU-cccc", "3g.40gb",
+                                                                        "NVIDIA H100 80GB HBM3",
+                                                                        "") "," MIG_DEV("gpu-2-mig-"
+                                                                                        "20-0-1",
+                                                                                        "MIG-5",
+                                                                                        "GPU-cccc",
+                                                                                        "1g.10gb+"
+                                                                                        "me",
+                                                                                        "NVIDIA "
+                                                                                        "H100 80GB "
+                                                                                        "HBM3",
+                                                                                        "") "," MIG_DEV("gpu-2-mig-99-0-8",
+                                                                                                        "MIG-6",
+                                                                                                        "GPU-cccc",
+                                                                                                        "6g.70gb",
+                                                                                                        "NVIDIA H100 80GB HBM3",
+                                                                                                        "")
+                                    /* no parentUUID, no profile: the name gives the parent */
+                                    ",{'name':'gpu-3-mig-14-0-2','attributes':{'type':{'string':'"
+                                    "mig'}"
+                                    ",'productName':{'string':'NVIDIA H100 80GB "
+                                    "HBM3'}},'capacity':{"
+                                    "'memorySlice0':{'value':'1'},'memorySlice1':{'value':'1'}}}"
+                                    ",{'name':'gpu-vfio-0','attributes':{'type':{'string':'vfio'},"
+                                    "'uuid':{'string':'GPU-dddd'},'productName':{'string':'NVIDIA "
+                                    "H100 80GB HBM3'},'numa':{'int':0}},'capacity':{"
+                                    "'addressableMemory':{'value':'80Gi'}}}"
+                                    /* a type this version does not know: not a GPU it can price */
+                                    ",{'name':'gpu-x','attributes':{'type':{'string':'mps'}}}")) ==
+                          0,
+                      "%s", e.err);
         ck_assert_uint_eq(e.devs.n, sizeof(want) / sizeof(want[0]));
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
                 const gc_dra_device *d = dev(&e, want[i].name);
@@ -426,8 +444,8 @@ static int pods(env *e, const char *json)
 {
         char *j = dq(json);
         gc_decode_stats st;
-        int r = gc_decode_pods(j, strlen(j), &e->o, &e->pods, &st, &e->diag, e->err,
-                               sizeof(e->err));
+        int r =
+            gc_decode_pods(j, strlen(j), &e->o, &e->pods, &st, &e->diag, e->err, sizeof(e->err));
 
         free(j);
         return r;
@@ -436,7 +454,7 @@ static int pods(env *e, const char *json)
 #define DRA_POD(name, extra_spec, extra_status, limits)                                            \
         "{'metadata':{'name':'" name "','namespace':'ml','uid':'" name "'},'spec':{'nodeName':"    \
         "'n1','containers':[{'name':'c','resources':{'limits':{" limits "}}}]" extra_spec "},"     \
-        "'status':{'phase':'Running','conditions':[{'type':'PodScheduled','status':'True',"       \
+        "'status':{'phase':'Running','conditions':[{'type':'PodScheduled','status':'True',"        \
         "'lastTransitionTime':'2026-11-16T00:00:00Z'}]" extra_status "}}"
 
 START_TEST(pod_claims)
@@ -445,8 +463,7 @@ START_TEST(pod_claims)
 
         env_init(&e);
         ck_assert_msg(
-            pods(&e,
-                 "{'kind':'PodList','items':["
+            pods(&e, "{'kind':'PodList','items':["
                  /* a named claim and a template's claim, as status names it */
                  DRA_POD("a",
                          ",'resourceClaims':[{'name':'x','resourceClaimName':'shared'},"
@@ -478,10 +495,10 @@ START_TEST(pod_claims)
         ck_assert_str_eq(e.pods.v[2].gpu[0].resource, "nvidia.com/mig-1g.10gb");
         ck_assert_uint_eq(e.diag.n_total, 0);
         /* Refused with the field named. */
-        ck_assert_int_eq(pods(&e, "{'kind':'List','items':[" DRA_POD(
-                                      "e", ",'resourceClaims':[{'resourceClaimName':'s'}]", "",
-                                      "") "]}"),
-                         0);
+        ck_assert_int_eq(
+            pods(&e, "{'kind':'List','items':[" DRA_POD(
+                         "e", ",'resourceClaims':[{'resourceClaimName':'s'}]", "", "") "]}"),
+            0);
         ck_assert_ptr_nonnull(strstr(e.diag.msgs[0], "spec.resourceClaims[0].name: missing"));
         env_done(&e);
 }
@@ -595,8 +612,8 @@ static const gc_cost_row *row(const gc_cost_summary *s, const char *key, gc_dim 
 }
 
 #define NODE_N1                                                                                    \
-        "{'kind':'NodeList','items':[{'metadata':{'name':'n1','creationTimestamp':"               \
-        "'2026-11-01T00:00:00Z','labels':{'karpenter.sh/capacity-type':'on-demand'}},"            \
+        "{'kind':'NodeList','items':[{'metadata':{'name':'n1','creationTimestamp':"                \
+        "'2026-11-01T00:00:00Z','labels':{'karpenter.sh/capacity-type':'on-demand'}},"             \
         "'status':{'allocatable':{'cpu':'8'}}},{'metadata':{'name':'cpu-only'},'status':{}}]}"
 
 START_TEST(shared_claim_split_at_each_moment)
@@ -676,16 +693,20 @@ START_TEST(claims_arrive_after_pods)
         a = claim_pod(&x, "a", "late", T0, T0 + H);
         /* No claim seen at all yet: nothing to bill. */
         ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 0);
-        ck_assert_int_eq(claims(&x.e, "{'kind':'ResourceClaim','metadata':{'name':'other','namespace':'ml'},'status':{"
-                                      "'allocation':{'devices':{'results':[{'driver':"
-                                      "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}}"),
-                         0);
+        ck_assert_int_eq(
+            claims(&x.e,
+                   "{'kind':'ResourceClaim','metadata':{'name':'other','namespace':'ml'},'status':{"
+                   "'allocation':{'devices':{'results':[{'driver':"
+                   "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}}"),
+            0);
         ck_assert_int_eq(gc_account_claim(x.a, &x.e.claims.v[0], &x.e.diag), 0);
         ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 0); /* its claim still unseen */
-        ck_assert_int_eq(claims(&x.e, "{'kind':'ResourceClaim','metadata':{'name':'late','namespace':'ml'},'status':{"
-                                      "'allocation':{'devices':{'results':[{'driver':"
-                                      "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}}"),
-                         0);
+        ck_assert_int_eq(
+            claims(&x.e,
+                   "{'kind':'ResourceClaim','metadata':{'name':'late','namespace':'ml'},'status':{"
+                   "'allocation':{'devices':{'results':[{'driver':"
+                   "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}}"),
+            0);
         ck_assert_int_eq(gc_account_claim(x.a, &x.e.claims.v[1], &x.e.diag), 0);
         query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
         ck_assert_double_eq_tol(s.total.gpu_seconds, 1.0 * H, 1e-6);
@@ -701,19 +722,20 @@ START_TEST(mixed_node_counts_each_gpu_once)
 
         /* The device plugin advertises 2 GPUs and the DRA driver publishes the same 2: the
          * node has 2 (nvidia.com/gpu.count). A newer pool generation supersedes an older. */
-        acct_init(&x,
-                  "{'kind':'List','items':[" SLICE(
-                      "v1", "n1", "2",
-                      GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3") "," GPU_DEV(
-                          "1", "GPU-b", "NVIDIA H100 80GB HBM3")) "," SLICE("v1", "n1", "1",
-                                                                            GPU_DEV("7", "GPU-old",
-                                                                                    "NVIDIA H100 "
-                                                                                    "80GB HBM3")) "]}",
-                  "{'kind':'List','items':[]}",
-                  "{'kind':'NodeList','items':[{'metadata':{'name':'n1','creationTimestamp':"
-                  "'2026-11-01T00:00:00Z','labels':{'nvidia.com/gpu.count':'2',"
-                  "'nvidia.com/gpu.product':'NVIDIA-H100-80GB-HBM3'}},'status':{'allocatable':{"
-                  "'nvidia.com/gpu':'2'}}}]}");
+        acct_init(
+            &x,
+            "{'kind':'List','items':[" SLICE(
+                "v1", "n1", "2",
+                GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3") "," GPU_DEV(
+                    "1", "GPU-b", "NVIDIA H100 80GB HBM3")) "," SLICE("v1", "n1", "1",
+                                                                      GPU_DEV("7", "GPU-old",
+                                                                              "NVIDIA H100 "
+                                                                              "80GB HBM3")) "]}",
+            "{'kind':'List','items':[]}",
+            "{'kind':'NodeList','items':[{'metadata':{'name':'n1','creationTimestamp':"
+            "'2026-11-01T00:00:00Z','labels':{'nvidia.com/gpu.count':'2',"
+            "'nvidia.com/gpu.product':'NVIDIA-H100-80GB-HBM3'}},'status':{'allocatable':{"
+            "'nvidia.com/gpu':'2'}}}]}");
         query(&x, T0, T0 + H, GC_DIM_NODE, &s);
         ck_assert_double_eq_tol(s.capacity.gpu_seconds, 2.0 * H, 1e-6);
         gc_cost_summary_free(&s);
