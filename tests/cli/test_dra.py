@@ -316,3 +316,25 @@ def test_configured_driver_is_off_by_default_and_priced_when_configured(cli, tmp
     assert got["x-job"]["cost_usd"] == pytest.approx(5.0)
     idle = {n["node"]: n for n in on["idle"]["nodes"]}
     assert idle["dra-a100-b"]["gpu_hours"] == pytest.approx(2.5 * 168 - 12 - 2)
+
+
+def test_advisor_sees_a_pod_with_pieces_once_and_dra_nodes_in_pools(cli, tmp_path):
+    # infer-2 idle on its shared 3g.40gb every 10 minutes over two days.
+    t0 = base.parse_time("2026-11-20T00:00:00Z")
+    lbl = ('gpu="1",UUID="GPU-8c1d2e3f-4a5b-6c7d-8e9f-0a1b2c3d4e5f",device="nvidia1",'
+           'modelName="NVIDIA H100 80GB HBM3",Hostname="dra-h100-a",GPU_I_PROFILE="3g.40gb",'
+           'GPU_I_ID="2",container="main",namespace="web",pod="infer-2"')
+    lines = []
+    for k in range(2 * 24 * 6):
+        ms = (t0 + k * 600) * 1000
+        lines.append("DCGM_FI_PROF_GR_ENGINE_ACTIVE{%s} 0.0 %d" % (lbl, ms))
+        lines.append("DCGM_FI_DEV_FB_USED{%s} 100 %d" % (lbl, ms))
+    prom = tmp_path / "metrics.prom"
+    prom.write_text("\n".join(lines) + "\n")
+    doc = analyze(cli, W, "team", extra=("--metrics", prom))
+    sav = doc["savings"]
+    # 7 pods held GPUs: infer-2's two pieces are one pod to the advisor too.
+    assert sav["usage"]["pods"] == 7
+    pools = [f for f in sav["findings"] if f["kind"] == "idle_capacity"]
+    h100 = [f for f in pools if f["subject"]["model"] == "NVIDIA-H100-80GB-HBM3"]
+    assert h100 and h100[0]["evidence"]["nodes"] == 2  # the DRA node and the device-plugin node
