@@ -17,9 +17,11 @@
 #define GC__MAX_SLICE_DEVICES 1024 /* v1 allows 128 per slice; far above, still bounded */
 #define GC__MAX_ATTRIBUTES    256  /* attributes plus capacities: v1 allows 32 per device */
 #define GC__MAX_REQUESTS      256
-#define GC__MAX_RESERVED      4096 /* v1: ResourceClaimReservedForMaxSize 256 */
-#define GC__ATTR_STR_MAX      64   /* v1: DeviceAttributeMaxValueLength */
-#define GC__MODEL_MAX         63   /* a label value */
+#define GC__MAX_RESERVED      4096        /* v1: ResourceClaimReservedForMaxSize 256 */
+#define GC__ATTR_STR_MAX      64          /* v1: DeviceAttributeMaxValueLength */
+#define GC__MODEL_MAX         63          /* a label value */
+#define GC__MAX_SELECTORS     32          /* v1: DeviceSelectorsMaxSize */
+#define GC__CEL_MAX           (10 * 1024) /* v1: CELSelectorExpressionMaxLength */
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
@@ -576,6 +578,130 @@ done:
 }
 
 void gc_claim_vec_free(gc_claim_vec *v)
+{
+        if (!v)
+                return;
+        free(v->v);
+        v->v = NULL;
+        v->n = v->cap = 0;
+}
+
+/* ---- DeviceClass ---------------------------------------------------------------------------- */
+
+/*
+ * The string literal compared with `what` in a CEL expression: `<what> == "x"` or `'x'`, either
+ * side, spaces allowed. Copies it into out; 0 when none is found.
+ */
+static int gc__cel_equals(const char *cel, const char *what, char *out, size_t outlen)
+{
+        size_t wn = strlen(what);
+
+        for (const char *p = strstr(cel, what); p; p = strstr(p + 1, what)) {
+                const char *q = p + wn, *e;
+                char quote;
+                size_t n;
+
+                while (*q == ' ' || *q == '\t' || *q == '\n')
+                        q++;
+                if (q[0] != '=' || q[1] != '=')
+                        continue;
+                q += 2;
+                while (*q == ' ' || *q == '\t' || *q == '\n')
+                        q++;
+                quote = *q;
+                if (quote != '"' && quote != '\'')
+                        continue;
+                e = strchr(q + 1, quote);
+                if (!e)
+                        continue;
+                n = (size_t)(e - q - 1);
+                if (n == 0 || n >= outlen || memchr(q + 1, '\\', n))
+                        continue;
+                memcpy(out, q + 1, n);
+                out[n] = '\0';
+                return 1;
+        }
+        return 0;
+}
+
+int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_device_class *ret,
+                              char *err, size_t errlen)
+{
+        const cJSON *meta = NULL, *spec = NULL, *sels = NULL;
+        const char *s_name = NULL, *s_ext = NULL;
+        char driver[GC__NAME_MAX + 1] = "", type[GC__ATTR_STR_MAX + 1] = "";
+        gc_device_class dc;
+        int r, i = 0, known = 0;
+
+        r = gc__opts_ok(obj, o, ret, err, errlen);
+        if (r < 0)
+                return r;
+        memset(&dc, 0, sizeof(dc));
+        r = gc__opt_obj(obj, "spec", "", &spec, err, errlen);
+        if (r == 0 && spec)
+                r = gc__opt_arr(spec, "selectors", GC__MAX_SELECTORS, "spec", &sels, err, errlen);
+        if (r == 0 && spec)
+                r = gc__opt_str(spec, "extendedResourceName", GC__LABEL_KEY_MAX, 0, "spec", &s_ext,
+                                err, errlen);
+        if (r < 0)
+                return r;
+        for (const cJSON *c = sels ? sels->child : NULL; c; c = c->next, i++) {
+                const cJSON *cel = NULL;
+                const char *expr = NULL;
+                char path[48], tn[GC__NAME_MAX + 40];
+
+                snprintf(path, sizeof(path), "spec.selectors[%d]", i);
+                if (!cJSON_IsObject(c))
+                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                r = gc__opt_obj(c, "cel", path, &cel, err, errlen);
+                if (r == 0 && cel) {
+                        strncat(path, ".cel", sizeof(path) - strlen(path) - 1);
+                        r = gc__opt_str(cel, "expression", GC__CEL_MAX, 1, path, &expr, err,
+                                        errlen);
+                }
+                if (r < 0)
+                        return r;
+                if (!expr)
+                        continue;
+                if (!*driver)
+                        (void)gc__cel_equals(expr, "device.driver", driver, sizeof(driver));
+                /* NVIDIA's classes: device.attributes["gpu.nvidia.com"].type == "mig" */
+                snprintf(tn, sizeof(tn), "attributes[\"%s\"].type", GC_DRA_NVIDIA_DRIVER);
+                if (!*type && !gc__cel_equals(expr, tn, type, sizeof(type))) {
+                        snprintf(tn, sizeof(tn), "attributes['%s'].type", GC_DRA_NVIDIA_DRIVER);
+                        (void)gc__cel_equals(expr, tn, type, sizeof(type));
+                }
+        }
+        /* A class selecting by NVIDIA's type alone selects NVIDIA's devices. */
+        if (!*driver && *type)
+                gc_strlcpy(driver, GC_DRA_NVIDIA_DRIVER, sizeof(driver));
+        if (!*driver || !gc__name_ok(driver, GC__NAME_MAX))
+                return 0;
+        (void)gc__rule(o, driver, NULL, &known);
+        if (!known)
+                return 0;
+        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
+        if (r == 0 && !meta)
+                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
+        if (r == 0 && !s_name)
+                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+        if (r == 0)
+                r = gc__intern(o->pool, s_name, &dc.name, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, driver, &dc.driver, err, errlen);
+        if (r == 0 && *type && gc__printable(type, 0))
+                r = gc__intern(o->pool, type, &dc.device_type, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_ext, &dc.extended_resource, err, errlen);
+        if (r < 0)
+                return r;
+        *ret = dc;
+        return 1;
+}
+
+void gc_device_class_vec_free(gc_device_class_vec *v)
 {
         if (!v)
                 return;

@@ -692,6 +692,41 @@ static void gc__claim_truncate(void *out, size_t n)
         ((gc_claim_vec *)out)->n = n;
 }
 
+static int gc__class_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                            char *err, size_t errlen)
+{
+        gc_device_class_vec *v = out;
+        gc_device_class dc;
+        int r;
+
+        r = gc_device_class_from_json(obj, o, &dc, err, errlen);
+        *ret_fatal = r == -ENOMEM;
+        if (r <= 0)
+                return r;
+        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        if (r < 0) {
+                *ret_fatal = 1;
+                return gc__fail(err, errlen, r, "%s",
+                                r == -E2BIG ? "more device classes than the limit"
+                                            : "out of memory");
+        }
+        v->v[v->n++] = dc;
+        return 1;
+}
+
+static size_t gc__class_count(const void *out)
+{
+        return ((const gc_device_class_vec *)out)->n;
+}
+
+static void gc__class_truncate(void *out, size_t n)
+{
+        ((gc_device_class_vec *)out)->n = n;
+}
+
+static const gc__decoder gc__classes = {"DeviceClass",    "DeviceClassList", 2,
+                                        gc__class_decode, gc__class_count,   gc__class_truncate};
+
 static const gc__decoder gc__slices = {"ResourceSlice",  "ResourceSliceList", 2,
                                        gc__slice_decode, gc__slice_count,     gc__slice_truncate};
 static const gc__decoder gc__claims = {"ResourceClaim",  "ResourceClaimList", 2,
@@ -732,4 +767,11 @@ int gc_decode_claims(const char *json, size_t len, const gc_model_opts *o, gc_cl
                      gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen)
 {
         return gc__decode(&gc__claims, json, len, o, out, ret_stats, diag, err, errlen);
+}
+
+int gc_decode_device_classes(const char *json, size_t len, const gc_model_opts *o,
+                             gc_device_class_vec *out, gc_decode_stats *ret_stats, gc_diag *diag,
+                             char *err, size_t errlen)
+{
+        return gc__decode(&gc__classes, json, len, o, out, ret_stats, diag, err, errlen);
 }

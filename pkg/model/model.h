@@ -214,6 +214,19 @@ typedef struct gc_claim {
         int64_t deleting_at;
 } gc_claim;
 
+/*
+ * A DeviceClass, as far as cost and advice need it: which driver and NVIDIA device type its CEL
+ * selectors pick (`device.driver == "gpu.nvidia.com"`, `device.attributes["gpu.nvidia.com"].type
+ * == "mig"`), and the extended resource it serves (spec.extendedResourceName), so the advisor can
+ * name the class a MIG-fit change should claim and the extended-resource mapping can be read.
+ */
+typedef struct gc_device_class {
+        const char *name;
+        const char *driver;            /* the driver its selectors require; NULL: not one */
+        const char *device_type;       /* the NVIDIA `type` they require ("gpu", "mig"); NULL */
+        const char *extended_resource; /* spec.extendedResourceName; NULL */
+} gc_device_class;
+
 /* ---- decoding -------------------------------------------------------------------------------- */
 
 typedef struct gc_model_opts {
@@ -308,6 +321,18 @@ int gc_decode_slices(const char *json, size_t len, const gc_model_opts *o, gc_dr
                      gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen);
 int gc_decode_claims(const char *json, size_t len, const gc_model_opts *o, gc_claim_vec *out,
                      gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen);
+/* A DeviceClass: 1 when its selectors require a driver read (NVIDIA's or a configured one),
+ * else 0 (another driver's class, or one selecting by attributes alone). */
+typedef struct gc_device_class_vec {
+        gc_device_class *v;
+        size_t n, cap, limit;
+} gc_device_class_vec;
+int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_device_class *ret,
+                              char *err, size_t errlen);
+int gc_decode_device_classes(const char *json, size_t len, const gc_model_opts *o,
+                             gc_device_class_vec *out, gc_decode_stats *ret_stats, gc_diag *diag,
+                             char *err, size_t errlen);
+void gc_device_class_vec_free(gc_device_class_vec *v);
 void gc_dra_device_vec_free(gc_dra_device_vec *v);
 void gc_claim_vec_free(gc_claim_vec *v);
 

@@ -1,5 +1,5 @@
-/* fuzz_dra: arbitrary bytes through the ResourceSlice, ResourceClaim and pod decoders, then the
- * accountant (shared claims, DRA capacity) and a query, as a dump would go. */
+/* fuzz_dra: arbitrary bytes through the ResourceSlice, ResourceClaim, DeviceClass and pod decoders,
+ * then the accountant (shared claims, DRA capacity) and a query, as a dump would go. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         gc_claim_vec claims = {.limit = 64};
         gc_pod_vec pods = {.limit = 64};
         gc_node_vec nodes = {.limit = 16};
+        gc_device_class_vec classes = {.limit = 16};
         gc_ledger_opts lo;
         gc_decode_stats st;
         gc_model_opts o;
@@ -51,6 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         o.dra = &rs;
         (void)gc_decode_slices(json, size, &o, &devs, &st, &diag, err, sizeof(err));
         (void)gc_decode_claims(json, size, &o, &claims, &st, &diag, err, sizeof(err));
+        (void)gc_decode_device_classes(json, size, &o, &classes, &st, &diag, err, sizeof(err));
         for (size_t i = 0; i < devs.n; i++)
                 (void)gc_account_dra_device(acct, &devs.v[i]);
         for (size_t i = 0; i < claims.n; i++)
@@ -85,6 +87,7 @@ done:
         gc_diag_clear(&diag);
         gc_dra_device_vec_free(&devs);
         gc_claim_vec_free(&claims);
+        gc_device_class_vec_free(&classes);
         gc_pod_vec_free(&pods);
         gc_node_vec_free(&nodes);
         gc_accountant_free(acct);

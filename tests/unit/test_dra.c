@@ -796,6 +796,60 @@ START_TEST(config_rules)
 }
 END_TEST
 
+START_TEST(device_classes)
+{
+        gc_device_class_vec v = {.limit = 10};
+        gc_decode_stats st;
+        env e;
+        char *j;
+
+        env_init(&e);
+        /* As the driver's chart renders them (deviceclass-gpu.yaml, deviceclass-mig.yaml) on
+         * resource.k8s.io/v1: the GPU class also serves nvidia.com/gpu (extended resources). */
+        /* Plain JSON here: the CEL expressions hold single quotes. */
+        j = strdup(
+            "{\"kind\":\"DeviceClassList\",\"items\":["
+            "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
+            "\"name\":\"gpu.nvidia.com\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+            "\"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == "
+            "'gpu'\"}}],\"extendedResourceName\":\"nvidia.com/gpu\"}},"
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"mig.nvidia.com\"},\"spec\":{"
+            "\"selectors\":[{\"cel\":{\"expression\":\"device.driver == 'gpu.nvidia.com' && "
+            "device.attributes['gpu.nvidia.com'].type == 'mig'\"}}]}},"
+            /* by type alone, with double quotes */
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"mig-only\"},\"spec\":{"
+            "\"selectors\":[{\"cel\":{\"expression\":"
+            "\"device.attributes[\\\"gpu.nvidia.com\\\"].type==\\\"mig\\\"\"}}]}},"
+            /* another driver's class: not kept */
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"nic\"},\"spec\":{\"selectors\":[{"
+            "\"cel\":{\"expression\":\"device.driver == 'dra.net' && 'gpu.nvidia.com' != "
+            "''\"}}]}},"
+            /* a malformed selector: refused, named */
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"bad\"},\"spec\":{\"selectors\":[{"
+            "\"cel\":{\"expression\":7}}],\"x\":\"gpu.nvidia.com\"}}]}");
+        ck_assert_ptr_nonnull(j);
+        ck_assert_msg(gc_decode_device_classes(j, strlen(j), &e.o, &v, &st, &e.diag, e.err,
+                                               sizeof(e.err)) == 0,
+                      "%s", e.err);
+        free(j);
+        ck_assert_uint_eq(v.n, 3);
+        ck_assert_str_eq(v.v[0].name, "gpu.nvidia.com");
+        ck_assert_str_eq(v.v[0].driver, "gpu.nvidia.com");
+        ck_assert_str_eq(v.v[0].device_type, "gpu");
+        ck_assert_str_eq(v.v[0].extended_resource, "nvidia.com/gpu");
+        ck_assert_str_eq(v.v[1].name, "mig.nvidia.com");
+        ck_assert_str_eq(v.v[1].device_type, "mig");
+        ck_assert_ptr_null(v.v[1].extended_resource);
+        ck_assert_str_eq(v.v[2].name, "mig-only");
+        ck_assert_str_eq(v.v[2].driver, "gpu.nvidia.com");
+        ck_assert_str_eq(v.v[2].device_type, "mig");
+        ck_assert_uint_eq(e.diag.n_total, 1);
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[0], "spec.selectors[0].cel.expression"));
+        gc_device_class_vec_free(&v);
+        env_done(&e);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("dra");
@@ -810,6 +864,7 @@ int main(void)
         tcase_add_test(tc, config_rules);
         tcase_add_test(tc, bad_slices_name_the_field);
         tcase_add_test(tc, claim_shapes);
+        tcase_add_test(tc, device_classes);
         tcase_add_test(tc, bad_claims_name_the_field);
         tcase_add_test(tc, pod_claims);
         tcase_add_test(tc, list_next);
