@@ -111,6 +111,23 @@ static int analysis_load(analysis *a, const input *pods, const input *nodes, con
         return r;
 }
 
+/* The DRA dumps: slices' GPU devices and the claims holding them, before the pods. */
+static int analysis_load_dra(analysis *a, const input *claims, const input *slices)
+{
+        gc_dump_input c, s;
+        char err[640];
+        int r;
+
+        if (claims)
+                input_dump(claims, &c);
+        if (slices)
+                input_dump(slices, &s);
+        r = gc_dump_load_dra(a, claims ? &c : NULL, slices ? &s : NULL, err, sizeof(err));
+        if (r < 0)
+                cli_error("%s", err);
+        return r;
+}
+
 static void analysis_print_warnings(const analysis *a)
 {
         for (size_t i = 0; i < a->diag.n_kept; i++)
@@ -174,6 +191,7 @@ static int write_out(const gc_buf *b)
 
 static const char analyze_usage[] =
     "Usage: gpu-cost analyze --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
+    "                        [--claims FILE] [--slices FILE]\n"
     "                        [--config FILE] --window START,END [--by DIMS]\n"
     "                        [--format table|json|markdown]\n"
     "                        [--metrics FILE]... [--now TIME] [--scrape-interval DURATION]\n"
@@ -186,6 +204,10 @@ static const char analyze_usage[] =
     "  --pods FILE        pod list (required)\n"
     "  --nodes FILE       node list (required): GPU model, MIG and sharing, capacity type\n"
     "  --namespaces FILE  namespace list: team/project labels on namespaces\n"
+    "  --claims FILE      `kubectl get resourceclaims -A -o json`: GPUs of pods on DRA claims\n"
+    "  --slices FILE      `kubectl get resourceslices -o json`: the DRA nodes' GPU devices\n"
+    "                     (one `kubectl get resourceclaims,resourceslices -A -o json` file\n"
+    "                     may be given to both)\n"
     "  --prices FILE      price catalog JSON (replaces the configured or built-in one)\n"
     "  --config FILE      configuration JSON (label keys, namespace map, node rules, ...)\n"
     "  --window S,E       the window, e.g. 2026-11-16T00:00:00Z,2026-11-23T00:00:00Z\n"
@@ -209,6 +231,8 @@ int cmd_analyze(int argc, char **argv)
             {"pods", required_argument, NULL, 'p'},
             {"nodes", required_argument, NULL, 'n'},
             {"namespaces", required_argument, NULL, 's'},
+            {"claims", required_argument, NULL, 'C'},
+            {"slices", required_argument, NULL, 'S'},
             {"prices", required_argument, NULL, 'P'},
             {"config", required_argument, NULL, 'c'},
             {"window", required_argument, NULL, 'w'},
@@ -225,8 +249,9 @@ int cmd_analyze(int argc, char **argv)
         int64_t scrape_at = 0, interval_s = 0;
         const char *pods_path = NULL, *nodes_path = NULL, *ns_path = NULL, *prices_path = NULL;
         const char *config_path = NULL, *window = NULL, *by = "team,project";
+        const char *claims_path = NULL, *slices_path = NULL;
         out_format fmt = FMT_TABLE;
-        input pods, nodes, nss, config, prices;
+        input pods, nodes, nss, config, prices, claims, slices;
         cli_metrics_file metrics[CLI_MAX_METRICS];
         gc_buf metrics_owned[CLI_MAX_METRICS];
         analysis a;
@@ -237,7 +262,7 @@ int cmd_analyze(int argc, char **argv)
         int c, r, rc = GC_EXIT_USAGE;
 
         memset(&pods, 0, sizeof(pods));
-        nodes = nss = config = prices = pods;
+        nodes = nss = config = prices = claims = slices = pods;
         memset(metrics_owned, 0, sizeof(metrics_owned));
         memset(&a, 0, sizeof(a));
         memset(&sum, 0, sizeof(sum));
@@ -255,6 +280,12 @@ int cmd_analyze(int argc, char **argv)
                         break;
                 case 's':
                         ns_path = optarg;
+                        break;
+                case 'C':
+                        claims_path = optarg;
+                        break;
+                case 'S':
+                        slices_path = optarg;
                         break;
                 case 'P':
                         prices_path = optarg;
@@ -328,6 +359,8 @@ int cmd_analyze(int argc, char **argv)
                         goto finish;
         if (input_read(&pods, pods_path) < 0 || input_read(&nodes, nodes_path) < 0 ||
             (ns_path && input_read(&nss, ns_path) < 0) ||
+            (claims_path && input_read(&claims, claims_path) < 0) ||
+            (slices_path && input_read(&slices, slices_path) < 0) ||
             (config_path && input_read(&config, config_path) < 0) ||
             (prices_path && input_read(&prices, prices_path) < 0))
                 goto finish;
@@ -336,7 +369,12 @@ int cmd_analyze(int argc, char **argv)
                 rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
                 goto finish;
         }
-        r = analysis_load(&a, &pods, &nodes, ns_path ? &nss : NULL);
+        r = 0;
+        if (claims_path || slices_path)
+                r = analysis_load_dra(&a, claims_path ? &claims : NULL,
+                                      slices_path ? &slices : NULL);
+        if (r == 0)
+                r = analysis_load(&a, &pods, &nodes, ns_path ? &nss : NULL);
         analysis_print_warnings(&a);
         if (r < 0) {
                 rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
@@ -390,6 +428,8 @@ finish:
         input_done(&pods);
         input_done(&nodes);
         input_done(&nss);
+        input_done(&claims);
+        input_done(&slices);
         input_done(&config);
         input_done(&prices);
         for (size_t i = 0; i < CLI_MAX_METRICS; i++)

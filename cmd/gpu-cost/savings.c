@@ -117,6 +117,42 @@ static const char *sav__source(gc_gpuuse_source s)
         }
 }
 
+/*
+ * Merges a piece into the entry of the same pod it continues (its end is the piece's start):
+ * the held span grows and the GPU-equivalents become their time-weighted mean (an open piece:
+ * the current share). Returns 1 when merged.
+ */
+static int sav__extend(sav__acc *a, const gc_usage *u)
+{
+        for (size_t i = a->n; i-- > 0;) {
+                gc_advisor_pod *p = &a->v[i];
+                int64_t s, e, held_to;
+
+                if (p->end != u->start || p->name != u->dims[GC_DIM_POD] ||
+                    p->ns != u->dims[GC_DIM_NAMESPACE] || p->node != u->dims[GC_DIM_NODE])
+                        continue;
+                s = p->start > a->start ? p->start : a->start;
+                e = p->end > a->end ? a->end : p->end;
+                held_to = u->end == GC_OPEN || u->end > a->end ? a->end : u->end;
+                if (u->end != GC_OPEN && held_to > s && e >= s)
+                        p->geq = (p->geq * (double)(e - s) + u->geq * (double)(held_to - e)) /
+                                 (double)(held_to - s);
+                else
+                        p->geq = u->geq;
+                p->end = u->end;
+                if (p->has_usage) {
+                        const gc_gpuuse_pod *m = sav_table_find(a->usage, p->ns, p->name);
+                        int64_t to = a->now && held_to > a->now ? a->now : held_to;
+
+                        p->coverage = m && to > s ? m->sampled_s / (double)(to - s) : 0;
+                        if (p->coverage > 1)
+                                p->coverage = 1;
+                }
+                return 1;
+        }
+        return 0;
+}
+
 static int sav__usage(void *ud, const gc_usage *u)
 {
         sav__acc *a = ud;
@@ -126,6 +162,9 @@ static int sav__usage(void *ud, const gc_usage *u)
         int64_t held_from, held_to;
 
         if (u->start >= a->end || (u->end != GC_OPEN && u->end <= a->start))
+                return 0;
+        /* A later piece of a pod on a shared DRA claim extends the pod's entry (one pod). */
+        if ((u->flags & GC_USAGE_F_PART) && sav__extend(a, u))
                 return 0;
         if (a->n == a->cap) {
                 size_t nc = a->cap ? a->cap * 2 : 256;

@@ -1,29 +1,10 @@
 /* account: prices and attributes pods against the nodes and namespaces seen so far. */
 #include "account.h"
+#include "account_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct gc__node_slot {
-        gc_node node; /* own copy: labels array duplicated, strings pooled */
-        gc_node_class cls;
-        int priced; /* 0 when no catalog entry matched */
-} gc__node_slot;
-
-struct gc_accountant {
-        const gc_config *cfg;
-        gc_strpool *pool;
-        gc_ledger *ledger;
-        gc_attribution attr;
-        gc__node_slot *nodes;
-        size_t n_nodes, cap_nodes;
-        gc_namespace *nss;
-        size_t n_nss, cap_nss;
-        gc_ptrmap node_map;
-        gc_ptrmap ns_map;
-        const char *unknown; /* pooled "unknown" */
-};
 
 gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger)
 {
@@ -54,12 +35,12 @@ gc_accountant *gc_accountant_free(gc_accountant *a)
         free(a->nss);
         gc_ptrmap_free(&a->node_map);
         gc_ptrmap_free(&a->ns_map);
+        gc__account_dra_free(a);
         free(a);
         return NULL;
 }
 
-/* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
-static int gc__grow(void **arr, size_t *cap, size_t n, size_t size)
+int gc__account_grow(void **arr, size_t *cap, size_t n, size_t size)
 {
         void *p;
         size_t c;
@@ -81,6 +62,8 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         gc__node_slot *slot;
         gc_capacity cap;
         gc_label *labels = NULL;
+        const char *dra_model = NULL;
+        double dra_geq = 0;
         size_t idx;
         char err[256];
         int r;
@@ -97,7 +80,8 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
                 memcpy(labels, node->labels, node->n_labels * sizeof(*labels));
         }
         if (gc_ptrmap_get(&a->node_map, name, &idx) < 0) {
-                r = gc__grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes, sizeof(*a->nodes));
+                r = gc__account_grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes,
+                                     sizeof(*a->nodes));
                 if (r == 0)
                         r = gc_ptrmap_put(&a->node_map, name, a->n_nodes);
                 if (r < 0) {
@@ -112,6 +96,30 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         slot->node = *node;
         slot->node.name = name;
         slot->node.labels = labels;
+        gc__account_dra_capacity(a, name, &dra_geq, &dra_model);
+        if (dra_geq > 0) {
+                double both = node->alloc_geq + dra_geq;
+
+                /* The node's model from its devices when no label or annotation names it. */
+                if (!slot->node.gpu_model && !slot->node.product && dra_model)
+                        slot->node.gpu_model = dra_model;
+                /*
+                 * A GPU both the device plugin advertises and a slice publishes counts once:
+                 * capped at the physical GPUs the node has (GFD's nvidia.com/gpu.count), else
+                 * the larger of the two when both are present.
+                 */
+                if (node->gpu_count > 0 && both > (double)node->gpu_count)
+                        both = (double)node->gpu_count > node->alloc_geq ? (double)node->gpu_count
+                                                                         : node->alloc_geq;
+                else if (node->gpu_count <= 0 && node->alloc_geq > 0)
+                        both = node->alloc_geq > dra_geq ? node->alloc_geq : dra_geq;
+                if (both < node->alloc_geq + dra_geq)
+                        gc_diag_add(diag,
+                                    "node %s: %.4g GPU-equivalents from the device plugin and %.4g "
+                                    "from ResourceSlices; counted as %.4g, no GPU twice",
+                                    name, node->alloc_geq, dra_geq, both);
+                slot->node.alloc_geq = both;
+        }
         memset(&slot->cls, 0, sizeof(slot->cls));
         r = gc_node_classify(&a->cfg->rules, a->cfg->catalog, &slot->node, a->pool, &slot->cls, err,
                              sizeof(err));
@@ -133,7 +141,7 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         cap.node = name;
         cap.model = slot->cls.model;
         cap.capacity_type = slot->cls.capacity_type;
-        cap.geq = node->alloc_geq;
+        cap.geq = slot->node.alloc_geq;
         cap.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
         cap.start = node->created_at;
         cap.end = GC_OPEN;
@@ -152,7 +160,7 @@ int gc_account_namespace(gc_accountant *a, const gc_namespace *ns)
         if (!name)
                 return -ENOMEM;
         if (gc_ptrmap_get(&a->ns_map, name, &idx) < 0) {
-                r = gc__grow((void **)&a->nss, &a->cap_nss, a->n_nss, sizeof(*a->nss));
+                r = gc__account_grow((void **)&a->nss, &a->cap_nss, a->n_nss, sizeof(*a->nss));
                 if (r == 0)
                         r = gc_ptrmap_put(&a->ns_map, name, a->n_nss);
                 if (r < 0)
@@ -213,6 +221,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         memset(&u, 0, sizeof(u));
         if (gc_pod_interval(pod, &u.start, &u.end) < 0)
                 return 0;
+
         if (end_override > 0)
                 u.end = end_override < u.start ? u.start : end_override;
         if (gc_ptrmap_get(&a->node_map, gc_strpool_intern0(a->pool, pod->node), &idx) == 0)
@@ -265,7 +274,10 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 u.dims[GC_DIM_CAPACITY_TYPE] = gc_strpool_intern0(a->pool, ct);
                 if (gc_catalog_lookup(a->cfg->catalog, "unknown", ct, NULL, &e) == 0)
                         u.usd_per_gpu_hour = e->usd_per_gpu_hour;
-                gc_diag_add(diag,
+                /* (A pod with only claims, when no claim is known, bills nothing to note.) */
+                if (pod->n_gpu > 0 || a->n_claims > 0)
+                        gc_diag_add(
+                            diag,
                             "pod %s/%s: node %s is not in the node list; priced at the catalog "
                             "fallback %.4g per GPU-hour as an estimate",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "", pod->node,
@@ -274,6 +286,8 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         if (estimate || estimate_end ||
             (pod->flags & (GC_POD_F_BOUND_GUESSED | GC_POD_F_END_GUESSED)))
                 u.flags |= GC_USAGE_F_ESTIMATE;
+        if (pod->claims)
+                return gc__account_dra_pod(a, pod, &u, diag);
         r = gc_ledger_put_usage(a->ledger, &u);
         return r < 0 ? r : 1;
 }

@@ -42,6 +42,18 @@ int gc_account_pod_gone(gc_accountant *a, const gc_pod *pod, int64_t seen_gone, 
 /* The node is gone at `end`: its capacity interval ends there. -ENOENT for a node never seen. */
 int gc_account_node_gone(gc_accountant *a, const char *node_name, int64_t end);
 
+/*
+ * Dynamic Resource Allocation (docs/dra.md). The GPU devices of ResourceSlices and the claims
+ * holding them are fed before the nodes and pods that use them (a later call re-puts what it
+ * changes: a claim re-puts the pods holding it; a device needs gc_account_node() again for the
+ * node's capacity). A pod with claims (gc_pod.claims) is billed its claims' devices, a claim
+ * held by several pods at once split equally among those holding it at each moment.
+ */
+int gc_account_dra_device(gc_accountant *a, const gc_dra_device *dev);
+int gc_account_claim(gc_accountant *a, const gc_claim *claim, gc_diag *diag);
+/* 1 when slices seen name GPU devices on the node (gc_model_opts.keep_node: pass a as ud). */
+int gc_accountant_dra_node(void *a, const char *node_name);
+
 /* The class of a node seen by gc_account_node, or NULL. */
 const gc_node_class *gc_accountant_node_class(const gc_accountant *a, const char *node_name);
 

@@ -1162,6 +1162,87 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
         return 0;
 }
 
+/* "dra": {"nvidia": bool, "drivers": [{driver, attribute, value, model, gpus_per_device}]}. */
+static int gc__parse_dra(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        static const char *const known[] = {"nvidia", "drivers"};
+        static const char *const rule_known[] = {"driver", "attribute", "value", "model",
+                                                 "gpus_per_device"};
+        const cJSON *nv, *arr, *it;
+        size_t i = 0;
+        int r;
+
+        if (!cJSON_IsObject(v)) {
+                gc__err(err, errlen, "dra: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(v, "dra", known, 2, err, errlen);
+        if (r < 0)
+                return r;
+        nv = cJSON_GetObjectItemCaseSensitive(v, "nvidia");
+        if (nv && !cJSON_IsBool(nv)) {
+                gc__err(err, errlen, "dra.nvidia: must be true or false");
+                return -EINVAL;
+        }
+        c->dra.no_nvidia = nv && cJSON_IsFalse(nv);
+        arr = cJSON_GetObjectItemCaseSensitive(v, "drivers");
+        if (!arr)
+                return 0;
+        if (!cJSON_IsArray(arr)) {
+                gc__err(err, errlen, "dra.drivers: must be an array");
+                return -EINVAL;
+        }
+        cJSON_ArrayForEach(it, arr)
+        {
+                gc_dra_rule *rule;
+                const cJSON *f;
+                char where[64], w2[96];
+
+                snprintf(where, sizeof(where), "dra.drivers[%zu]", i);
+                if (i >= GC_DRA_MAX_RULES) {
+                        gc__err(err, errlen, "dra.drivers: at most %d entries", GC_DRA_MAX_RULES);
+                        return -E2BIG;
+                }
+                if (!cJSON_IsObject(it)) {
+                        gc__err(err, errlen, "%s: must be an object", where);
+                        return -EINVAL;
+                }
+                r = gc__check_keys(it, where, rule_known, 5, err, errlen);
+                if (r < 0)
+                        return r;
+                rule = &c->dra_rules[i];
+                memset(rule, 0, sizeof(*rule));
+                snprintf(w2, sizeof(w2), "%s.driver", where);
+                r = gc__parse_str(c, cJSON_GetObjectItemCaseSensitive(it, "driver"), w2, 253,
+                                  &rule->driver, err, errlen);
+                if (r == 0) {
+                        snprintf(w2, sizeof(w2), "%s.attribute", where);
+                        r = gc__parse_str(c, cJSON_GetObjectItemCaseSensitive(it, "attribute"), w2,
+                                          317, &rule->attribute, err, errlen);
+                }
+                if (r == 0 && (f = cJSON_GetObjectItemCaseSensitive(it, "value"))) {
+                        snprintf(w2, sizeof(w2), "%s.value", where);
+                        r = gc__parse_str(c, f, w2, 64, &rule->value, err, errlen);
+                }
+                if (r == 0 && (f = cJSON_GetObjectItemCaseSensitive(it, "model"))) {
+                        snprintf(w2, sizeof(w2), "%s.model", where);
+                        r = gc__parse_str(c, f, w2, 63, &rule->model, err, errlen);
+                }
+                if (r == 0) {
+                        snprintf(w2, sizeof(w2), "%s.gpus_per_device", where);
+                        r = gc__parse_number(
+                            cJSON_GetObjectItemCaseSensitive(it, "gpus_per_device"), w2, 0, 1024,
+                            &rule->gpus_per_device, err, errlen);
+                }
+                if (r < 0)
+                        return r;
+                i++;
+        }
+        c->dra.rules = c->dra_rules;
+        c->dra.n = i;
+        return 0;
+}
+
 static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
 {
         static const char *const known[] = {"cluster",        "attribution",
@@ -1170,7 +1251,7 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                                             "prices",         "tco",
                                             "report",         "usage",
                                             "advisor",        "chargeback",
-                                            "budgets"};
+                                            "budgets",        "dra"};
         static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
                                                  "namespace_teams", "namespace_projects"};
         const cJSON *v, *attr;
@@ -1218,6 +1299,9 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                 return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "chargeback")) &&
             (r = gc__parse_chargeback(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "dra")) &&
+            (r = gc__parse_dra(c, v, err, errlen)) < 0)
                 return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "node_rules")) &&
             (r = gc__parse_rules(c, v, err, errlen)) < 0)
@@ -1318,6 +1402,7 @@ void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *r
         ret->n_team_keys = c->n_team_keys;
         ret->project_keys = c->project_keys;
         ret->n_project_keys = c->n_project_keys;
+        ret->dra = &c->dra;
 }
 
 void gc_config_attribution(const gc_config *c, gc_attribution *ret)

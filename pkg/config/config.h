@@ -81,6 +81,9 @@ typedef struct gc_config {
          * reports, the API's default and exports; weights point into team_weights. */
         gc_chargeback chargeback;
         gc_team_weight *team_weights;
+        /* dra: NVIDIA's driver on or off, and configured drivers (docs/dra.md) */
+        gc_dra_rules dra;                        /* .rules points at dra_rules */
+        gc_dra_rule dra_rules[GC_DRA_MAX_RULES]; /* strings pooled */
 } gc_config;
 
 /* The defaults: documented in docs/configuration.md. */

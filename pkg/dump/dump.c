@@ -11,6 +11,7 @@
 #define GC__DUMP_MAX_PODS       10000000
 #define GC__DUMP_MAX_NODES      1000000
 #define GC__DUMP_MAX_NAMESPACES 1000000
+#define GC__DUMP_MAX_DEVICES    10000000
 
 int gc_dump_start(gc_dump *d, const gc_dump_input *config, const gc_dump_input *prices, char *err,
                   size_t errlen)
@@ -54,6 +55,8 @@ int gc_dump_start(gc_dump *d, const gc_dump_input *config, const gc_dump_input *
         d->pods.limit = GC__DUMP_MAX_PODS;
         d->nodes.limit = GC__DUMP_MAX_NODES;
         d->nss.limit = GC__DUMP_MAX_NAMESPACES;
+        d->devs.limit = GC__DUMP_MAX_DEVICES;
+        d->claims.limit = GC__DUMP_MAX_PODS;
         return 0;
 nomem:
         snprintf(err, errlen, "out of memory");
@@ -71,6 +74,10 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
         if (!d || !d->acct || !pods || !nodes)
                 return -EINVAL;
         gc_config_model_opts(d->cfg, d->pool, &mo);
+        if (d->devs.n) {
+                mo.keep_node = gc_accountant_dra_node;
+                mo.keep_node_ud = d->acct;
+        }
         r = gc_decode_nodes(nodes->data, nodes->len, &mo, &d->nodes, &st, &d->diag, msg,
                             sizeof(msg));
         if (r < 0) {
@@ -106,11 +113,69 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
                         return r;
                 }
         }
+        if (d->claims.n == 0) {
+                size_t with_claims = 0;
+
+                for (size_t i = 0; i < d->pods.n; i++)
+                        with_claims += d->pods.v[i].claims != NULL;
+                if (with_claims)
+                        gc_diag_add(&d->diag,
+                                    "%zu pods name ResourceClaims, and no claim holding a GPU "
+                                    "was given: their DRA GPUs are not billed (give the "
+                                    "resourceclaims and resourceslices dumps)",
+                                    with_claims);
+        }
         for (size_t i = 0; i < d->pods.n; i++) {
                 r = gc_account_pod(d->acct, &d->pods.v[i], &d->diag);
                 if (r < 0) {
                         snprintf(err, errlen, "pod %s/%s: cannot record: %s", d->pods.v[i].ns,
                                  d->pods.v[i].name, strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_input *slices,
+                     char *err, size_t errlen)
+{
+        gc_model_opts mo;
+        gc_decode_stats st;
+        char msg[512];
+        int r;
+
+        if (!d || !d->acct)
+                return -EINVAL;
+        gc_config_model_opts(d->cfg, d->pool, &mo);
+        if (slices) {
+                r = gc_decode_slices(slices->data, slices->len, &mo, &d->devs, &st, &d->diag, msg,
+                                     sizeof(msg));
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: %s", slices->name, msg);
+                        return r;
+                }
+        }
+        if (claims) {
+                r = gc_decode_claims(claims->data, claims->len, &mo, &d->claims, &st, &d->diag, msg,
+                                     sizeof(msg));
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: %s", claims->name, msg);
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < d->devs.n; i++) {
+                r = gc_account_dra_device(d->acct, &d->devs.v[i]);
+                if (r < 0) {
+                        snprintf(err, errlen, "device %s/%s: cannot record: %s", d->devs.v[i].pool,
+                                 d->devs.v[i].name, strerror(-r));
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < d->claims.n; i++) {
+                r = gc_account_claim(d->acct, &d->claims.v[i], &d->diag);
+                if (r < 0) {
+                        snprintf(err, errlen, "claim %s/%s: cannot record: %s", d->claims.v[i].ns,
+                                 d->claims.v[i].name, strerror(-r));
                         return r;
                 }
         }
@@ -126,6 +191,8 @@ void gc_dump_release(gc_dump *d)
         gc_pod_vec_free(&d->pods);
         gc_node_vec_free(&d->nodes);
         gc_ns_vec_free(&d->nss);
+        gc_dra_device_vec_free(&d->devs);
+        gc_claim_vec_free(&d->claims);
         d->pool = gc_strpool_free(d->pool);
         d->cfg = gc_config_free(d->cfg);
         gc_diag_clear(&d->diag);

@@ -33,7 +33,9 @@ typedef struct gc_dump {
         gc_pod_vec pods; /* the GPU pods' records, as decoded */
         gc_node_vec nodes;
         gc_ns_vec nss;
-        gc_diag diag; /* skipped objects and estimates, for the reader */
+        gc_dra_device_vec devs; /* GPU devices of the ResourceSlices */
+        gc_claim_vec claims;    /* ResourceClaims holding GPU devices */
+        gc_diag diag;           /* skipped objects and estimates, for the reader */
 } gc_dump;
 
 /*
@@ -45,6 +47,15 @@ int gc_dump_start(gc_dump *d, const gc_dump_input *config, const gc_dump_input *
 /* Decodes and accounts the lists (nss may be NULL). -EINVAL with err "NAME: ...", or -ENOMEM. */
 int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nodes,
                  const gc_dump_input *nss, char *err, size_t errlen);
+/*
+ * Dynamic Resource Allocation dumps (docs/dra.md), before gc_dump_load(): the GPU devices of
+ * `kubectl get resourceslices -o json` and the claims of `kubectl get resourceclaims -A -o json`
+ * (either may be NULL; one combined List of both kinds may be given as both). Nodes whose
+ * slices publish GPU devices are then kept by gc_dump_load() although they offer no GPU
+ * resource. -EINVAL with err "NAME: ...", or -ENOMEM.
+ */
+int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_input *slices,
+                     char *err, size_t errlen);
 void gc_dump_release(gc_dump *d); /* accepts a zeroed or half-built one */
 
 /*

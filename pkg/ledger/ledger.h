@@ -73,6 +73,12 @@ typedef struct gc_ledger gc_ledger;
 
 enum {
         GC_USAGE_F_ESTIMATE = 1u << 0, /* GPU-equivalents or times rest on an estimate */
+        /*
+         * A later piece of a pod whose GPU-equivalents changed while it ran (a shared DRA claim
+         * gained or lost a holder): the pieces are contiguous, carry the pod's dimensions, and
+         * count as one pod (in a step, a piece counts only when no earlier piece overlaps it).
+         */
+        GC_USAGE_F_PART = 1u << 1,
 };
 
 typedef struct gc_usage {

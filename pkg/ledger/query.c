@@ -354,7 +354,11 @@ static int gc__usage_pass(gc__q *x)
                                 a->held_seconds += gs;
                         if (!pass)
                                 continue;
-                        r = gc__account(st, keys, kh, unattr, gs, cost, 1,
+                        /* A later piece of a pod counts the pod only where no earlier piece
+                         * overlaps the step: the pieces are contiguous, so when it starts no
+                         * later than the step does. */
+                        r = gc__account(st, keys, kh, unattr, gs, cost,
+                                        !(v->flags & GC_USAGE_F_PART) || v->start <= st->start,
                                         (v->flags & GC_USAGE_F_ESTIMATE) != 0);
                         if (r < 0)
                                 return r;

@@ -1,5 +1,6 @@
 /* model decode: one Pod, Node or Namespace (a cJSON tree) into a compact GPU cost record. */
 #include "model.h"
+#include "model_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Kubernetes limits (apimachinery validation): names are DNS subdomains or labels. */
-#define GC__NAME_MAX        253 /* object names, node names */
-#define GC__LABEL_VALUE_MAX 63  /* label values, namespace and container names */
-#define GC__LABEL_KEY_MAX   317 /* <prefix (253)>/<name (63)> */
-#define GC__UID_MAX         128
-#define GC__ANNOTATION_MAX  253 /* our own gpu-cost.io annotations */
 /* Caps on counts, far above anything real, so that no object can make decoding slow. */
 #define GC__MAX_CONTAINERS  256
 #define GC__MAX_CONDITIONS  64
@@ -23,12 +18,8 @@
 
 /* ---- errors and small readers ------------------------------------------------------------- */
 
-/* Writes the message into err (when given) and evaluates to code. */
-#define gc__fail(err, errlen, code, ...)                                                           \
-        (snprintf((errlen) ? (err) : NULL, (err) ? (errlen) : 0, __VA_ARGS__), (code))
-
 /* A short printable rendering of untrusted text for an error message. */
-static const char *gc__show(const char *s, char *out, size_t outlen)
+const char *gc__show(const char *s, char *out, size_t outlen)
 {
         size_t i = 0;
 
@@ -50,7 +41,7 @@ static const char *gc__where(const char *path, const char *key, char *out, size_
 }
 
 /* Printable ASCII; spaces only when allowed. */
-static int gc__printable(const char *s, int spaces)
+int gc__printable(const char *s, int spaces)
 {
         for (; *s; s++)
                 if ((unsigned char)*s < (spaces ? 0x20 : 0x21) || (unsigned char)*s > 0x7e)
@@ -59,8 +50,8 @@ static int gc__printable(const char *s, int spaces)
 }
 
 /* An optional string member: absent or null gives NULL. */
-static int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces, const char *path,
-                       const char **ret, char *err, size_t errlen)
+int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces, const char *path,
+                const char **ret, char *err, size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char w[160];
@@ -81,8 +72,8 @@ static int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces
         return 0;
 }
 
-static int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON **ret,
-                       char *err, size_t errlen)
+int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON **ret, char *err,
+                size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char w[160];
@@ -97,8 +88,8 @@ static int gc__opt_obj(const cJSON *obj, const char *key, const char *path, cons
         return 0;
 }
 
-static int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path,
-                       const cJSON **ret, char *err, size_t errlen)
+int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path, const cJSON **ret,
+                char *err, size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char w[160];
@@ -119,8 +110,8 @@ static int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *p
 }
 
 /* An optional RFC 3339 time: 0 when absent or null, 1 when *ret_sec was set. */
-static int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *ret_sec,
-                        char *err, size_t errlen)
+int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *ret_sec, char *err,
+                 size_t errlen)
 {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
         char show[48], w[160];
@@ -137,7 +128,7 @@ static int gc__opt_time(const cJSON *obj, const char *key, const char *path, int
         return 1;
 }
 
-static int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, size_t errlen)
+int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, size_t errlen)
 {
         if (!s) {
                 *ret = NULL;
@@ -415,8 +406,7 @@ static int gc__first_label(const cJSON *labels, const char *const *keys, size_t 
         return 0;
 }
 
-static int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err,
-                       size_t errlen)
+int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err, size_t errlen)
 {
         if (!o || !o->pool || !o->res || !ret)
                 return gc__fail(err, errlen, -EINVAL, "missing decoder options");
@@ -555,6 +545,126 @@ static int gc__controller(const cJSON *meta, gc_strpool *pool, const char **ret_
         return 0;
 }
 
+#define GC__MAX_POD_CLAIMS 128 /* far above a real pod's; each name at most 253 bytes */
+
+/* Appends a claim name to the pod's list once. */
+static int gc__claim_add(gc_buf *b, const char *name, char *err, size_t errlen)
+{
+        const char *cur = NULL, *s;
+        size_t n, len = strlen(name);
+        int r;
+
+        while (b->data && gc_list_next(b->data, ' ', &cur, &s, &n))
+                if (n == len && memcmp(s, name, n) == 0)
+                        return 0;
+        r = b->len ? gc_buf_puts(b, " ") : 0;
+        if (r == 0)
+                r = gc_buf_puts(b, name);
+        return r < 0 ? gc__fail(err, errlen, r, "spec.resourceClaims: too many claims") : 0;
+}
+
+/*
+ * The pod's ResourceClaims: spec.resourceClaims[] names one (resourceClaimName), or a template
+ * whose generated claim status.resourceClaimStatuses[] names (none yet: not counted); then the
+ * claim Kubernetes made for an extended resource (status.extendedResourceClaimStatus), whose
+ * mapped resources are then no longer counted from the device-plugin request: the GPU counts
+ * once, through its claim.
+ */
+static int gc__pod_claims(const cJSON *spec, const cJSON *status, gc_strpool *pool, gc_pod *p,
+                          char *err, size_t errlen)
+{
+        const cJSON *arr = NULL, *sts = NULL, *ext = NULL, *maps = NULL;
+        const char *ext_name = NULL;
+        gc_buf b;
+        int r, i = 0;
+
+        r = gc__opt_arr(spec, "resourceClaims", GC__MAX_POD_CLAIMS, "spec", &arr, err, errlen);
+        if (r == 0 && status)
+                r = gc__opt_arr(status, "resourceClaimStatuses", GC__MAX_POD_CLAIMS, "status", &sts,
+                                err, errlen);
+        if (r == 0 && status)
+                r = gc__opt_obj(status, "extendedResourceClaimStatus", "status", &ext, err, errlen);
+        if (r < 0 || (!arr && !ext))
+                return r;
+        gc_buf_init(&b, (size_t)(GC__MAX_POD_CLAIMS + 1) * (GC__NAME_MAX + 1));
+        for (const cJSON *c = arr ? arr->child : NULL; c; c = c->next, i++) {
+                const char *name = NULL, *claim = NULL, *tmpl = NULL;
+                char path[48];
+                int k = 0;
+
+                snprintf(path, sizeof(path), "spec.resourceClaims[%d]", i);
+                if (!cJSON_IsObject(c)) {
+                        r = gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        goto done;
+                }
+                r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &name, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "resourceClaimName", GC__NAME_MAX, 0, path, &claim, err,
+                                        errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "resourceClaimTemplateName", GC__NAME_MAX, 0, path,
+                                        &tmpl, err, errlen);
+                if (r == 0 && !name)
+                        r = gc__fail(err, errlen, -EINVAL, "%s.name: missing", path);
+                if (r < 0)
+                        goto done;
+                for (const cJSON *st = sts ? sts->child : NULL; !claim && tmpl && st;
+                     st = st->next, k++) {
+                        const char *sn = NULL, *sc = NULL;
+                        char spath[48];
+
+                        snprintf(spath, sizeof(spath), "status.resourceClaimStatuses[%d]", k);
+                        if (!cJSON_IsObject(st)) {
+                                r = gc__fail(err, errlen, -EINVAL, "%s: not an object", spath);
+                                goto done;
+                        }
+                        r = gc__opt_str(st, "name", GC__LABEL_VALUE_MAX, 0, spath, &sn, err,
+                                        errlen);
+                        if (r == 0)
+                                r = gc__opt_str(st, "resourceClaimName", GC__NAME_MAX, 0, spath,
+                                                &sc, err, errlen);
+                        if (r < 0)
+                                goto done;
+                        if (sn && strcmp(sn, name) == 0)
+                                claim = sc;
+                }
+                if (!claim || !*claim)
+                        continue;
+                r = gc__claim_add(&b, claim, err, errlen);
+                if (r < 0)
+                        goto done;
+        }
+        if (ext) {
+                r = gc__opt_str(ext, "resourceClaimName", GC__NAME_MAX, 0,
+                                "status.extendedResourceClaimStatus", &ext_name, err, errlen);
+                if (r == 0)
+                        r = gc__opt_arr(ext, "requestMappings", GC__MAX_CONTAINERS * 4,
+                                        "status.extendedResourceClaimStatus", &maps, err, errlen);
+                if (r == 0 && ext_name && *ext_name)
+                        r = gc__claim_add(&b, ext_name, err, errlen);
+                if (r < 0)
+                        goto done;
+        }
+        for (const cJSON *m = maps ? maps->child : NULL; ext_name && *ext_name && m; m = m->next) {
+                const cJSON *res = cJSON_GetObjectItemCaseSensitive(m, "resourceName");
+
+                if (!cJSON_IsString(res) || !res->valuestring)
+                        continue;
+                for (size_t g = 0; g < p->n_gpu; g++) {
+                        if (strcmp(p->gpu[g].resource, res->valuestring) != 0)
+                                continue;
+                        memmove(&p->gpu[g], &p->gpu[g + 1], (p->n_gpu - g - 1) * sizeof(p->gpu[0]));
+                        p->n_gpu--;
+                        break;
+                }
+        }
+        if (b.len)
+                r = gc__intern(pool, b.data, &p->claims, err, errlen);
+done:
+        gc_buf_free(&b);
+        return r;
+}
+
 int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char *err,
                      size_t errlen)
 {
@@ -587,7 +697,12 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
                         return r;
                 p.gpu[p.n_gpu++].count = eff;
         }
-        if (p.n_gpu == 0)
+        r = gc__opt_obj(obj, "status", "", &status, err, errlen);
+        if (r == 0)
+                r = gc__pod_claims(spec, status, o->pool, &p, err, errlen);
+        if (r < 0)
+                return r;
+        if (p.n_gpu == 0 && !p.claims)
                 return 0;
 
         r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
@@ -612,8 +727,6 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
                 r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
         if (r == 0)
                 r = gc__opt_str(spec, "nodeName", GC__NAME_MAX, 0, "spec", &s_node, err, errlen);
-        if (r == 0)
-                r = gc__opt_obj(obj, "status", "", &status, err, errlen);
         if (r < 0)
                 return r;
         if (!s_ns)
@@ -901,8 +1014,15 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                 r = gc__node_alloc(status, o, &n, err, errlen);
         if (r < 0)
                 return r;
-        if (n.n_alloc == 0)
-                return 0;
+        if (n.n_alloc == 0) {
+                /* A DRA node offers its GPUs through ResourceSlices, not as a resource. */
+                const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m, "name");
+
+                if (!o->keep_node || !cJSON_IsString(nm) || !nm->valuestring ||
+                    !o->keep_node(o->keep_node_ud, nm->valuestring))
+                        return 0;
+        }
         for (size_t i = 0; i < n.n_alloc; i++) {
                 r = gc__intern(o->pool, n.alloc[i].resource, &n.alloc[i].resource, err, errlen);
                 if (r < 0)

@@ -1,6 +1,7 @@
 /* model lists: finds the items of a Kubernetes list without a tree of it, decodes them one by one.
  */
 #include "model.h"
+#include "model_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -161,37 +162,65 @@ typedef struct gc__ctx {
         int prefilter;
 } gc__ctx;
 
-/* Writes the message into err (when given) and evaluates to code. */
-#define gc__fail(err, errlen, code, ...)                                                           \
-        (snprintf((errlen) ? (err) : NULL, (err) ? (errlen) : 0, __VA_ARGS__), (code))
-
 /*
  * The strings whose absence proves an object asks for no GPU resource: the domain of each rule
  * ("nvidia.com" of "nvidia.com/gpu"), or the whole name of a rule without one. A name JSON might
  * write escaped (a quote, a backslash) turns the filter off.
  */
+static void gc__needle(gc__ctx *c, const char *s, size_t n)
+{
+        for (size_t k = 0; k < c->n_needles; k++)
+                if (c->needles[k].n == n && memcmp(c->needles[k].s, s, n) == 0)
+                        return;
+        if (c->n_needles >= GC__MAX_NEEDLES || n == 0 || strcspn(s, "\"\\") < n) {
+                c->prefilter = 0;
+                return;
+        }
+        c->needles[c->n_needles].s = s;
+        c->needles[c->n_needles++].n = n;
+}
+
+/*
+ * DRA objects: the name of every driver read. A slice or claim without one in its bytes holds
+ * no GPU device cost counts.
+ */
+static void gc__dra_needles(gc__ctx *c)
+{
+        const gc_dra_rules *rs = c->o->dra;
+
+        if (!rs || !rs->no_nvidia)
+                gc__needle(c, GC_DRA_NVIDIA_DRIVER, strlen(GC_DRA_NVIDIA_DRIVER));
+        for (size_t i = 0; rs && i < rs->n && c->prefilter; i++)
+                if (rs->rules[i].driver)
+                        gc__needle(c, rs->rules[i].driver, strlen(rs->rules[i].driver));
+        /* No driver read at all: nothing can be kept, and the filter proves it. */
+        if (c->prefilter && c->n_needles == 0)
+                gc__needle(c, "\x01", 1);
+}
+
 static void gc__needles(gc__ctx *c)
 {
         const gc_res_table *t = c->o->res;
 
         c->prefilter = c->d->prefilter;
         c->n_needles = 0;
+        if (c->prefilter == 2) {
+                gc__dra_needles(c);
+                return;
+        }
+        /* Nodes kept by name (DRA nodes) need no GPU resource: every node is looked at. */
+        if (c->prefilter && strcmp(c->d->kind, "Node") == 0 && c->o->keep_node) {
+                c->prefilter = 0;
+                return;
+        }
+        /* A pod holding GPUs through DRA names its claims instead of a resource. */
+        if (c->prefilter && strcmp(c->d->kind, "Pod") == 0)
+                gc__needle(c, "esourceClaim", strlen("esourceClaim"));
         for (size_t i = 0; c->prefilter && i < t->n; i++) {
                 const char *name = t->rules[i].name;
                 const char *slash = strchr(name, '/');
-                size_t n = slash ? (size_t)(slash - name) : strcspn(name, "*");
-                int dup = 0;
 
-                if (n == 0 || strcspn(name, "\"\\") < n || c->n_needles >= GC__MAX_NEEDLES) {
-                        c->prefilter = 0;
-                        break;
-                }
-                for (size_t k = 0; k < c->n_needles; k++)
-                        dup |= c->needles[k].n == n && memcmp(c->needles[k].s, name, n) == 0;
-                if (!dup) {
-                        c->needles[c->n_needles].s = name;
-                        c->needles[c->n_needles++].n = n;
-                }
+                gc__needle(c, name, slash ? (size_t)(slash - name) : strcspn(name, "*"));
         }
 }
 
@@ -611,6 +640,98 @@ static void gc__ns_truncate(void *out, size_t n)
         ((gc_ns_vec *)out)->n = n;
 }
 
+static int gc__slice_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                            char *err, size_t errlen)
+{
+        int r = gc_slice_from_json(obj, o, out, err, errlen);
+
+        *ret_fatal = r == -ENOMEM || r == -E2BIG;
+        if (r == -E2BIG && strstr(err, "limit") == NULL)
+                *ret_fatal = 0; /* a slice too large is refused; the vector's limit stops all */
+        return r;
+}
+
+static size_t gc__slice_count(const void *out)
+{
+        return ((const gc_dra_device_vec *)out)->n;
+}
+
+static void gc__slice_truncate(void *out, size_t n)
+{
+        ((gc_dra_device_vec *)out)->n = n;
+}
+
+static int gc__claim_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                            char *err, size_t errlen)
+{
+        gc_claim_vec *v = out;
+        gc_claim cl;
+        int r;
+
+        r = gc_claim_from_json(obj, o, &cl, err, errlen);
+        *ret_fatal = r == -ENOMEM;
+        if (r <= 0)
+                return r;
+        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        if (r < 0) {
+                *ret_fatal = 1;
+                return gc__fail(err, errlen, r, "%s",
+                                r == -E2BIG ? "more claims than the limit" : "out of memory");
+        }
+        v->v[v->n++] = cl;
+        return 1;
+}
+
+static size_t gc__claim_count(const void *out)
+{
+        return ((const gc_claim_vec *)out)->n;
+}
+
+static void gc__claim_truncate(void *out, size_t n)
+{
+        ((gc_claim_vec *)out)->n = n;
+}
+
+static int gc__class_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                            char *err, size_t errlen)
+{
+        gc_device_class_vec *v = out;
+        gc_device_class dc;
+        int r;
+
+        r = gc_device_class_from_json(obj, o, &dc, err, errlen);
+        *ret_fatal = r == -ENOMEM;
+        if (r <= 0)
+                return r;
+        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        if (r < 0) {
+                *ret_fatal = 1;
+                return gc__fail(err, errlen, r, "%s",
+                                r == -E2BIG ? "more device classes than the limit"
+                                            : "out of memory");
+        }
+        v->v[v->n++] = dc;
+        return 1;
+}
+
+static size_t gc__class_count(const void *out)
+{
+        return ((const gc_device_class_vec *)out)->n;
+}
+
+static void gc__class_truncate(void *out, size_t n)
+{
+        ((gc_device_class_vec *)out)->n = n;
+}
+
+static const gc__decoder gc__classes = {"DeviceClass",    "DeviceClassList", 2,
+                                        gc__class_decode, gc__class_count,   gc__class_truncate};
+
+static const gc__decoder gc__slices = {"ResourceSlice",  "ResourceSliceList", 2,
+                                       gc__slice_decode, gc__slice_count,     gc__slice_truncate};
+static const gc__decoder gc__claims = {"ResourceClaim",  "ResourceClaimList", 2,
+                                       gc__claim_decode, gc__claim_count,     gc__claim_truncate};
+
 static const gc__decoder gc__pods = {"Pod",          "PodList",     1,
                                      gc__pod_decode, gc__pod_count, gc__pod_truncate};
 static const gc__decoder gc__nodes = {"Node",          "NodeList",     1,
@@ -634,4 +755,23 @@ int gc_decode_namespaces(const char *json, size_t len, const gc_model_opts *o, g
                          gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen)
 {
         return gc__decode(&gc__namespaces, json, len, o, out, ret_stats, diag, err, errlen);
+}
+
+int gc_decode_slices(const char *json, size_t len, const gc_model_opts *o, gc_dra_device_vec *out,
+                     gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen)
+{
+        return gc__decode(&gc__slices, json, len, o, out, ret_stats, diag, err, errlen);
+}
+
+int gc_decode_claims(const char *json, size_t len, const gc_model_opts *o, gc_claim_vec *out,
+                     gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen)
+{
+        return gc__decode(&gc__claims, json, len, o, out, ret_stats, diag, err, errlen);
+}
+
+int gc_decode_device_classes(const char *json, size_t len, const gc_model_opts *o,
+                             gc_device_class_vec *out, gc_decode_stats *ret_stats, gc_diag *diag,
+                             char *err, size_t errlen)
+{
+        return gc__decode(&gc__classes, json, len, o, out, ret_stats, diag, err, errlen);
 }

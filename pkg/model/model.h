@@ -99,6 +99,9 @@ typedef struct gc_pod {
         const char *controller_kind; /* ownerReferences[controller=true].kind, or NULL */
         const char *controller;      /* ...name */
         const char *container;       /* first app container asking for a GPU resource */
+        const char *claims; /* the names of its ResourceClaims (spec.resourceClaims resolved
+                               through status.resourceClaimStatuses, then the extended-resource
+                               claim), space-separated, interned; NULL when none */
         gc_gpu_req gpu[GC_POD_MAX_GPU_RES]; /* the effective request, per GPU resource */
         uint8_t n_gpu;
         gc_phase phase;
@@ -144,6 +147,86 @@ typedef struct gc_namespace {
 const char *gc_node_label(const gc_node *n, const char *key);
 void gc_node_release(gc_node *n); /* frees labels; accepts a zeroed record */
 
+/* ---- Dynamic Resource Allocation (docs/dra.md) ----------------------------------------------- */
+
+#define GC_DRA_NVIDIA_DRIVER "gpu.nvidia.com" /* NVIDIA's DRA driver */
+#define GC_DRA_MAX_RULES     64
+
+/*
+ * A configured driver (off by default): its devices that carry `attribute` (equal to `value`
+ * when value is set; any attribute type) count `gpus_per_device` GPU-equivalents of `model`.
+ * The first matching rule wins; a device of a configured driver that no rule matches is no GPU.
+ */
+typedef struct gc_dra_rule {
+        const char *driver;    /* "gpu.example.com" */
+        const char *attribute; /* attribute name, without or with the "<driver>/" domain */
+        const char *value;     /* NULL: any value */
+        const char *model;     /* GPU model name for pricing; NULL: the node's */
+        double gpus_per_device;
+} gc_dra_rule;
+
+typedef struct gc_dra_rules {
+        const gc_dra_rule *rules;
+        size_t n;
+        int no_nvidia; /* 1: gpu.nvidia.com devices are not read (a configured rule may) */
+} gc_dra_rules;
+
+typedef enum gc_dra_kind {
+        GC_DRA_GPU = 1,    /* a whole GPU (type "gpu", or "vfio" passthrough) */
+        GC_DRA_MIG,        /* a MIG partition (type "mig") */
+        GC_DRA_CONFIGURED, /* a configured driver's device */
+} gc_dra_kind;
+
+/* One GPU device a ResourceSlice publishes; every string interned. */
+typedef struct gc_dra_device {
+        const char *driver; /* driver, pool and name: the key a claim's results give */
+        const char *pool;
+        const char *name;
+        const char *node;    /* spec.nodeName; NULL when the slice is not one node's */
+        const char *model;   /* GFD form ("NVIDIA-H100-80GB-HBM3"); NULL when unknown */
+        const char *gpu;     /* the physical GPU: its UUID, the parent's for MIG, or
+                                "<node>/gpu-<minor>" without one; NULL for configured devices */
+        const char *profile; /* MIG profile ("1g.10gb"); NULL otherwise */
+        int64_t generation;  /* spec.pool.generation: only a pool's newest counts */
+        double geq;          /* GPU-equivalents of holding it */
+        uint8_t kind;        /* gc_dra_kind */
+        uint8_t estimate;    /* the share rests on the documented fallback rule */
+} gc_dra_device;
+
+#define GC_CLAIM_MAX_RESULTS 32 /* resource.k8s.io: AllocationResultsMaxSize */
+
+enum {
+        GC_CLAIM_F_EXTENDED = 1u << 0, /* made for an extended resource (nvidia.com/gpu) */
+};
+
+typedef struct gc_claim {
+        const char *uid;
+        const char *ns;
+        const char *name;
+        /* The GPU devices its allocation holds, each "<driver>/<pool>/<device>" (the key of
+         * gc_dra_device_key()), '\n'-separated, interned; adminAccess results are left out:
+         * they cost nothing. */
+        const char *devices;
+        uint8_t n_devices;
+        uint16_t n_reserved; /* status.reservedFor entries when decoded */
+        uint32_t flags;      /* GC_CLAIM_F_* */
+        int64_t created_at;
+        int64_t deleting_at;
+} gc_claim;
+
+/*
+ * A DeviceClass, as far as cost and advice need it: which driver and NVIDIA device type its CEL
+ * selectors pick (`device.driver == "gpu.nvidia.com"`, `device.attributes["gpu.nvidia.com"].type
+ * == "mig"`), and the extended resource it serves (spec.extendedResourceName), so the advisor can
+ * name the class a MIG-fit change should claim and the extended-resource mapping can be read.
+ */
+typedef struct gc_device_class {
+        const char *name;
+        const char *driver;            /* the driver its selectors require; NULL: not one */
+        const char *device_type;       /* the NVIDIA `type` they require ("gpu", "mig"); NULL */
+        const char *extended_resource; /* spec.extendedResourceName; NULL */
+} gc_device_class;
+
 /* ---- decoding -------------------------------------------------------------------------------- */
 
 typedef struct gc_model_opts {
@@ -153,6 +236,10 @@ typedef struct gc_model_opts {
         size_t n_team_keys;
         const char *const *project_keys;
         size_t n_project_keys;
+        const gc_dra_rules *dra; /* NULL: NVIDIA's driver only */
+        /* Nodes to keep although they offer no GPU resource (DRA nodes); NULL: none. */
+        int (*keep_node)(void *ud, const char *name);
+        void *keep_node_ud;
 } gc_model_opts;
 
 /*
@@ -208,6 +295,64 @@ int gc_decode_nodes(const char *json, size_t len, const gc_model_opts *o, gc_nod
                     gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen);
 int gc_decode_namespaces(const char *json, size_t len, const gc_model_opts *o, gc_ns_vec *out,
                          gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen);
+
+/*
+ * Dynamic Resource Allocation objects (resource.k8s.io v1, v1beta2 and v1beta1 shapes).
+ * A ResourceSlice appends the GPU devices it publishes (returns how many; a bad device refuses
+ * the whole slice, appending nothing). A ResourceClaim returns 1 when its allocation holds a GPU
+ * device of NVIDIA's or a configured driver (not through adminAccess), else 0.
+ */
+typedef struct gc_dra_device_vec {
+        gc_dra_device *v;
+        size_t n, cap, limit;
+} gc_dra_device_vec;
+typedef struct gc_claim_vec {
+        gc_claim *v;
+        size_t n, cap, limit;
+} gc_claim_vec;
+
+int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_vec *out, char *err,
+                       size_t errlen);
+int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, char *err,
+                       size_t errlen);
+/* `kubectl get resourceslices -o json` / `resourceclaims -A`; a List mixing both kinds (and
+ * others) gives each decoder its own kind. */
+int gc_decode_slices(const char *json, size_t len, const gc_model_opts *o, gc_dra_device_vec *out,
+                     gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen);
+int gc_decode_claims(const char *json, size_t len, const gc_model_opts *o, gc_claim_vec *out,
+                     gc_decode_stats *ret_stats, gc_diag *diag, char *err, size_t errlen);
+/* A DeviceClass: 1 when its selectors require a driver read (NVIDIA's or a configured one),
+ * else 0 (another driver's class, or one selecting by attributes alone). */
+typedef struct gc_device_class_vec {
+        gc_device_class *v;
+        size_t n, cap, limit;
+} gc_device_class_vec;
+int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_device_class *ret,
+                              char *err, size_t errlen);
+int gc_decode_device_classes(const char *json, size_t len, const gc_model_opts *o,
+                             gc_device_class_vec *out, gc_decode_stats *ret_stats, gc_diag *diag,
+                             char *err, size_t errlen);
+void gc_device_class_vec_free(gc_device_class_vec *v);
+void gc_dra_device_vec_free(gc_dra_device_vec *v);
+void gc_claim_vec_free(gc_claim_vec *v);
+
+/*
+ * A GPU model name in the GFD label form from NVIDIA's productName ("NVIDIA H100 80GB HBM3"
+ * -> "NVIDIA-H100-80GB-HBM3"): spaces become dashes, characters a label value cannot hold are
+ * dropped. -EINVAL when nothing is left or it does not fit in outlen.
+ */
+int gc_dra_model_name(const char *product_name, char *out, size_t outlen);
+
+/* "<driver>/<pool>/<device>" of a device, interned: the key its claims name it by. */
+const char *gc_dra_device_key(gc_strpool *pool, const char *driver, const char *pool_name,
+                              const char *device);
+
+/*
+ * The next entry of a separated list (gc_pod.claims: ' ', gc_claim.devices: '\n'): *cursor
+ * starts NULL; returns 1 with the entry's bytes (not NUL-terminated), 0 at the end.
+ */
+int gc_list_next(const char *list, char sep, const char **cursor, const char **ret_s,
+                 size_t *ret_n);
 
 /* ---- GPU-equivalents ------------------------------------------------------------------------ */
 

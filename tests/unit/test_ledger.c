@@ -498,6 +498,61 @@ END_TEST
 
 /* ---- table operations and limits ------------------------------------------------------------ */
 
+START_TEST(test_pieces_count_one_pod)
+{
+        /* One pod as three contiguous pieces (a shared DRA claim gaining and losing a holder):
+         * 1.0 over [0, 2 h), 0.5 over [2 h, 3 h), 1.0 from 3 h on. Every piece carries the
+         * pod's dimensions; only the key differs. */
+        static const struct {
+                const char *key;
+                double geq;
+                int64_t start, end;
+                uint32_t flags;
+        } pieces[] = {{"a", 1.0, T0, T0 + 2 * H, 0},
+                      {"a#dra1", 0.5, T0 + 2 * H, T0 + 3 * H, GC_USAGE_F_PART},
+                      {"a#dra2", 1.0, T0 + 3 * H, GC_OPEN, GC_USAGE_F_PART}};
+        gc_cost_summary s = {0}, steps[4];
+        gc_query q;
+
+        for (size_t i = 0; i < 3; i++) {
+                gc_usage u = {0};
+
+                u.pod_uid = pieces[i].key;
+                u.dims[GC_DIM_NAMESPACE] = "ns";
+                u.dims[GC_DIM_POD] = "a";
+                u.dims[GC_DIM_NODE] = "n1";
+                u.geq = pieces[i].geq;
+                u.usd_per_gpu_hour = 2.0;
+                u.start = pieces[i].start;
+                u.end = pieces[i].end;
+                u.flags = pieces[i].flags;
+                ck_assert_int_eq(gc_ledger_put_usage(led, &u), 0);
+        }
+        /* Grouped by pod, the pieces are one row (their dimensions are the pod's). */
+        q = window(T0, T0 + 4 * H, 0, "pod");
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 1);
+        ck_assert(s.rows[0].gpu_seconds == 3.5 * H);
+        ck_assert(s.rows[0].cost_usd == 7.0);
+        ck_assert_uint_eq(s.rows[0].pods, 1);
+        ck_assert_uint_eq(s.total.pods, 1);
+        gc_cost_summary_free(&s);
+        /* A window seeing only later pieces counts the pod once. */
+        q = window(T0 + 2 * H + 1800, T0 + 4 * H, 0, "");
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
+        ck_assert_uint_eq(s.total.pods, 1);
+        ck_assert(s.total.gpu_seconds == 0.5 * 1800 + 1.0 * H);
+        gc_cost_summary_free(&s);
+        /* Hour steps: each counts the pod once, whichever piece covers it. */
+        q = window(T0, T0 + 4 * H, 0, "");
+        ck_assert_int_eq(gc_ledger_query_steps(led, &q, H, steps, 4), 0);
+        for (int i = 0; i < 4; i++) {
+                ck_assert_uint_eq(steps[i].total.pods, 1);
+                gc_cost_summary_free(&steps[i]);
+        }
+}
+END_TEST
+
 START_TEST(test_upsert_replaces)
 {
         gc_query q = window(T0, T0 + H, 0, "");
@@ -1314,6 +1369,7 @@ static Suite *ledger_suite(void)
         tcase_add_loop_test(tc, test_dims_parse, 0, sizeof(dims_cases) / sizeof(dims_cases[0]));
         tcase_add_test(tc, test_dim_names);
         tcase_add_test(tc, test_upsert_replaces);
+        tcase_add_test(tc, test_pieces_count_one_pod);
         tcase_add_test(tc, test_forget_removes);
         tcase_add_test(tc, test_many_puts_and_forgets);
         tcase_add_test(tc, test_limits);

@@ -1,0 +1,69 @@
+/* account internals: the accountant's state, shared by its device-plugin and DRA halves. */
+#ifndef GC_ACCOUNT_INT_H
+#define GC_ACCOUNT_INT_H
+
+#include "account.h"
+
+typedef struct gc__node_slot {
+        gc_node node; /* own copy: labels array duplicated, strings pooled */
+        gc_node_class cls;
+        int priced; /* 0 when no catalog entry matched */
+} gc__node_slot;
+
+/* A GPU device of a ResourceSlice. */
+typedef struct gc__dev_slot {
+        gc_dra_device dev;
+        size_t next_on_node; /* index of the node's next device, or SIZE_MAX */
+} gc__dev_slot;
+
+/* A pod holding claims: what its pieces are re-put from when a co-holder changes. */
+typedef struct gc__dra_pod {
+        gc_usage base;      /* dims, price, start, end, flags; geq: its device-plugin part */
+        const char *claims; /* pooled, space-separated claim names */
+        const char *ns;
+        uint32_t n_parts; /* pieces in the ledger: pod_uid, then "<pod_uid>#dra<i>" */
+} gc__dra_pod;
+
+typedef struct gc__claim_slot {
+        gc_claim claim;
+        int known;       /* 0: named by a pod, not seen yet */
+        size_t *holders; /* indices into dra_pods */
+        size_t n_holders, cap_holders;
+} gc__claim_slot;
+
+struct gc_accountant {
+        const gc_config *cfg;
+        gc_strpool *pool;
+        gc_ledger *ledger;
+        gc_attribution attr;
+        gc__node_slot *nodes;
+        size_t n_nodes, cap_nodes;
+        gc_namespace *nss;
+        size_t n_nss, cap_nss;
+        gc_ptrmap node_map;
+        gc_ptrmap ns_map;
+        const char *unknown; /* pooled "unknown" */
+        /* DRA */
+        gc__dev_slot *devs;
+        size_t n_devs, cap_devs;
+        gc_ptrmap dev_map;      /* pooled "<driver>/<pool>/<device>" -> devs index */
+        gc_ptrmap pool_gen;     /* pooled "<driver>/<pool>" -> newest generation seen */
+        gc_ptrmap node_devs;    /* pooled node name -> first devs index */
+        gc__claim_slot *claims; /* every claim seen or named */
+        size_t n_claims, cap_claims;
+        gc_ptrmap claim_map; /* pooled "<namespace>/<name>" -> claims index */
+        gc__dra_pod *dra_pods;
+        size_t n_dra_pods, cap_dra_pods;
+        gc_ptrmap dra_pod_map; /* pooled pod uid -> dra_pods index */
+};
+
+/* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
+int gc__account_grow(void **arr, size_t *cap, size_t n, size_t size);
+/* The DRA half of pricing a pod: records its pieces (u: its usage without claims). */
+int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, gc_diag *diag);
+/* GPU-equivalents the node's slices publish (physical GPUs, each once) and their model. */
+void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *ret_geq,
+                              const char **ret_model);
+void gc__account_dra_free(gc_accountant *a);
+
+#endif

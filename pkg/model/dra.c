@@ -1,0 +1,711 @@
+/* model dra: ResourceSlices and ResourceClaims (resource.k8s.io) into GPU devices and claims. */
+#include "model.h"
+#include "model_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Design (docs/dra.md): only what cost needs is kept. Of a ResourceSlice, the devices of NVIDIA's
+ * driver (or of a configured one) that are GPUs, each with its model, physical GPU and
+ * GPU-equivalents; of a ResourceClaim, the GPU devices its allocation holds. The shapes are
+ * those of resource.k8s.io/v1 and v1beta2 (attributes on the device) and v1beta1 (under
+ * "basic"; request fields directly on the request).
+ */
+
+#define GC__MAX_SLICE_DEVICES 1024 /* v1 allows 128 per slice; far above, still bounded */
+#define GC__MAX_ATTRIBUTES    256  /* attributes plus capacities: v1 allows 32 per device */
+#define GC__MAX_REQUESTS      256
+#define GC__MAX_RESERVED      4096        /* v1: ResourceClaimReservedForMaxSize 256 */
+#define GC__ATTR_STR_MAX      64          /* v1: DeviceAttributeMaxValueLength */
+#define GC__MODEL_MAX         63          /* a label value */
+#define GC__MAX_SELECTORS     32          /* v1: DeviceSelectorsMaxSize */
+#define GC__CEL_MAX           (10 * 1024) /* v1: CELSelectorExpressionMaxLength */
+
+/* ---- small helpers -------------------------------------------------------------------------- */
+
+int gc_list_next(const char *list, char sep, const char **cursor, const char **ret_s, size_t *ret_n)
+{
+        const char *p, *e;
+
+        if (!list || !cursor || !ret_s || !ret_n)
+                return 0;
+        p = *cursor ? *cursor : list;
+        while (*p == sep)
+                p++;
+        if (!*p)
+                return 0;
+        e = strchr(p, sep);
+        if (!e)
+                e = p + strlen(p);
+        *ret_s = p;
+        *ret_n = (size_t)(e - p);
+        *cursor = e;
+        return 1;
+}
+
+const char *gc_dra_device_key(gc_strpool *pool, const char *driver, const char *pool_name,
+                              const char *device)
+{
+        char key[3 * (GC__NAME_MAX + 1) + 1];
+        int n;
+
+        if (!pool || !driver || !pool_name || !device)
+                return NULL;
+        n = snprintf(key, sizeof(key), "%s/%s/%s", driver, pool_name, device);
+        if (n < 0 || (size_t)n >= sizeof(key))
+                return NULL;
+        return gc_strpool_intern(pool, key, (size_t)n);
+}
+
+int gc_dra_model_name(const char *product_name, char *out, size_t outlen)
+{
+        size_t n = 0;
+
+        if (!product_name || !out || outlen == 0)
+                return -EINVAL;
+        for (const char *s = product_name; *s; s++) {
+                char c = *s;
+
+                /* GFD writes the product name with its spaces as dashes. */
+                if (c == ' ')
+                        c = '-';
+                else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+                        continue;
+                if (n + 1 >= outlen || n >= GC__MODEL_MAX)
+                        return -EINVAL;
+                out[n++] = c;
+        }
+        /* A label value starts and ends with an alphanumeric character. */
+        while (n && (out[n - 1] == '-' || out[n - 1] == '_' || out[n - 1] == '.'))
+                n--;
+        out[n] = '\0';
+        if (n == 0 || out[0] == '-' || out[0] == '_' || out[0] == '.')
+                return -EINVAL;
+        return 0;
+}
+
+/* A DNS subdomain-like name (driver, device, pool segment): bounded and printable, no spaces. */
+static int gc__name_ok(const char *s, size_t max)
+{
+        return s && *s && strnlen(s, max + 1) <= max && gc__printable(s, 0) && !strchr(s, '\n') &&
+               !strchr(s, ' ');
+}
+
+/* ---- ResourceSlice ------------------------------------------------------------------------ */
+
+/* The rule of a configured driver matching the device, or NULL. */
+typedef struct gc__dev_attrs {
+        const cJSON *attrs; /* attributes map, may be NULL */
+        const cJSON *cap;   /* capacity map, may be NULL */
+        const char *driver;
+} gc__dev_attrs;
+
+/* An attribute by name, written bare ("type") or qualified with the driver's domain. */
+static const cJSON *gc__attr(const gc__dev_attrs *d, const char *name)
+{
+        char q[GC__NAME_MAX + 80];
+        const cJSON *it;
+
+        if (!d->attrs)
+                return NULL;
+        it = cJSON_GetObjectItemCaseSensitive(d->attrs, name);
+        if (it)
+                return it;
+        snprintf(q, sizeof(q), "%s/%s", d->driver, name);
+        return cJSON_GetObjectItemCaseSensitive(d->attrs, q);
+}
+
+/*
+ * A string attribute ({"string": "..."}): NULL when absent; -EINVAL when present and not a
+ * short printable string (spaces allowed: productName has them).
+ */
+static int gc__attr_str(const gc__dev_attrs *d, const char *name, const char *path,
+                        const char **ret, char *err, size_t errlen)
+{
+        const cJSON *a = gc__attr(d, name), *v;
+
+        *ret = NULL;
+        if (!a || cJSON_IsNull(a))
+                return 0;
+        if (!cJSON_IsObject(a))
+                return gc__fail(err, errlen, -EINVAL, "%s.attributes[%s]: not an object", path,
+                                name);
+        v = cJSON_GetObjectItemCaseSensitive(a, "string");
+        if (!v)
+                return 0; /* another type: not the string this driver publishes */
+        if (!cJSON_IsString(v) || !v->valuestring ||
+            strnlen(v->valuestring, GC__ATTR_STR_MAX + 1) > GC__ATTR_STR_MAX ||
+            !gc__printable(v->valuestring, 1))
+                return gc__fail(err, errlen, -EINVAL,
+                                "%s.attributes[%s].string: not a printable string of at most "
+                                "%d bytes",
+                                path, name, GC__ATTR_STR_MAX);
+        *ret = v->valuestring;
+        return 0;
+}
+
+/* Any attribute's value as text for a configured rule: string, version, int or bool. */
+static int gc__attr_matches(const gc__dev_attrs *d, const gc_dra_rule *rule)
+{
+        const cJSON *a = gc__attr(d, rule->attribute), *v;
+        char num[32];
+
+        if (!a || !cJSON_IsObject(a))
+                return 0;
+        if (!rule->value)
+                return 1;
+        if ((v = cJSON_GetObjectItemCaseSensitive(a, "string")) ||
+            (v = cJSON_GetObjectItemCaseSensitive(a, "version")))
+                return cJSON_IsString(v) && v->valuestring &&
+                       strcmp(v->valuestring, rule->value) == 0;
+        if ((v = cJSON_GetObjectItemCaseSensitive(a, "int")) && cJSON_IsNumber(v)) {
+                snprintf(num, sizeof(num), "%.0f", v->valuedouble);
+                return strcmp(num, rule->value) == 0;
+        }
+        if ((v = cJSON_GetObjectItemCaseSensitive(a, "bool")) && cJSON_IsBool(v))
+                return strcmp(cJSON_IsTrue(v) ? "true" : "false", rule->value) == 0;
+        return 0;
+}
+
+/* How many memorySlice<i> capacities a MIG device has (its placement's memory slices). */
+static int gc__memory_slices(const gc__dev_attrs *d)
+{
+        int n = 0;
+
+        for (const cJSON *c = d->cap ? d->cap->child : NULL; c; c = c->next)
+                if (c->string && strncmp(c->string, "memorySlice", 11) == 0)
+                        n++;
+        return n;
+}
+
+/* "gpu-3" of "gpu-3-mig-9-4-2": the parent's name in NVIDIA's MIG device names. */
+static size_t gc__mig_parent_name(const char *dev)
+{
+        const char *m = strstr(dev, "-mig-");
+
+        return m ? (size_t)(m - dev) : 0;
+}
+
+/* One NVIDIA device: 1 with *dv filled when it is a GPU or MIG partition, 0 when not a GPU. */
+static int gc__nvidia_device(const gc__dev_attrs *d, const char *name, const char *node,
+                             const gc_model_opts *o, const char *path, gc_dra_device *dv, char *err,
+                             size_t errlen)
+{
+        const char *type = NULL, *uuid = NULL, *parent = NULL, *profile = NULL, *product = NULL;
+        char model[GC__MODEL_MAX + 1], key[2 * GC__NAME_MAX + 8];
+        int r;
+
+        r = gc__attr_str(d, "type", path, &type, err, errlen);
+        if (r == 0)
+                r = gc__attr_str(d, "uuid", path, &uuid, err, errlen);
+        if (r == 0)
+                r = gc__attr_str(d, "parentUUID", path, &parent, err, errlen);
+        if (r == 0)
+                r = gc__attr_str(d, "profile", path, &profile, err, errlen);
+        if (r == 0)
+                r = gc__attr_str(d, "productName", path, &product, err, errlen);
+        if (r < 0)
+                return r;
+        if (!type)
+                return 0;
+        if (strcmp(type, "gpu") == 0 || strcmp(type, "vfio") == 0) {
+                dv->kind = GC_DRA_GPU;
+                dv->geq = 1.0;
+        } else if (strcmp(type, "mig") == 0) {
+                dv->kind = GC_DRA_MIG;
+        } else {
+                return 0; /* a type this version does not know is no GPU it can price */
+        }
+        if (product && gc_dra_model_name(product, model, sizeof(model)) == 0) {
+                r = gc__intern(o->pool, model, &dv->model, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if (dv->kind == GC_DRA_MIG) {
+                int est = 1, slices = gc__memory_slices(d);
+                double share = 1.0;
+
+                if (!profile || gc_mig_share(dv->model, profile, &share, &est) < 0) {
+                        /* The documented fallback: the placement's memory slices out of 8,
+                         * else the whole parent. Never less than what the partition blocks. */
+                        share = slices > 0 && slices <= 8 ? slices / 8.0 : 1.0;
+                        est = 1;
+                }
+                dv->geq = share;
+                dv->estimate = (uint8_t)est;
+                r = gc__intern(o->pool, profile, &dv->profile, err, errlen);
+                if (r < 0)
+                        return r;
+                if (parent && *parent) {
+                        r = gc__intern(o->pool, parent, &dv->gpu, err, errlen);
+                } else {
+                        size_t pn = gc__mig_parent_name(name);
+
+                        snprintf(key, sizeof(key), "%s/%.*s", node ? node : "",
+                                 (int)(pn ? pn : strlen(name)), name);
+                        r = gc__intern(o->pool, key, &dv->gpu, err, errlen);
+                }
+        } else if (uuid && *uuid) {
+                r = gc__intern(o->pool, uuid, &dv->gpu, err, errlen);
+        } else {
+                snprintf(key, sizeof(key), "%s/%s", node ? node : "", name);
+                r = gc__intern(o->pool, key, &dv->gpu, err, errlen);
+        }
+        return r < 0 ? r : 1;
+}
+
+static int gc__vec_room(void **v, size_t *cap, size_t n, size_t limit, size_t elem)
+{
+        size_t ncap;
+        void *nv;
+
+        if (limit == 0)
+                limit = GC_VEC_DEFAULT_LIMIT;
+        if (n >= limit)
+                return -E2BIG;
+        if (n < *cap)
+                return 0;
+        ncap = *cap ? *cap * 2 : 64;
+        if (ncap > limit)
+                ncap = limit;
+        nv = realloc(*v, ncap * elem);
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        *cap = ncap;
+        return 0;
+}
+
+/* The configured rule for a driver, or NULL; *ret_known says whether the driver is read at all. */
+static const gc_dra_rule *gc__rule(const gc_model_opts *o, const char *driver,
+                                   const gc__dev_attrs *d, int *ret_known)
+{
+        const gc_dra_rules *rs = o->dra;
+
+        *ret_known = (!rs || !rs->no_nvidia) && strcmp(driver, GC_DRA_NVIDIA_DRIVER) == 0;
+        for (size_t i = 0; rs && i < rs->n; i++) {
+                if (!rs->rules[i].driver || strcmp(rs->rules[i].driver, driver) != 0)
+                        continue;
+                *ret_known = 1;
+                if (d && rs->rules[i].attribute && gc__attr_matches(d, &rs->rules[i]))
+                        return &rs->rules[i];
+        }
+        return NULL;
+}
+
+int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_vec *out, char *err,
+                       size_t errlen)
+{
+        const cJSON *spec = NULL, *pool = NULL, *devs = NULL, *gen;
+        const char *s_driver = NULL, *s_node = NULL, *s_pool = NULL;
+        const char *driver = NULL, *node = NULL, *pool_name = NULL;
+        size_t n_before;
+        int64_t generation = 0;
+        int r, known, i = 0, kept = 0;
+
+        r = gc__opts_ok(obj, o, out, err, errlen);
+        if (r < 0)
+                return r;
+        r = gc__opt_obj(obj, "spec", "", &spec, err, errlen);
+        if (r == 0 && !spec)
+                r = gc__fail(err, errlen, -EINVAL, "spec: missing");
+        if (r == 0)
+                r = gc__opt_str(spec, "driver", GC__NAME_MAX, 0, "spec", &s_driver, err, errlen);
+        if (r == 0 && !gc__name_ok(s_driver, GC__NAME_MAX))
+                r = gc__fail(err, errlen, -EINVAL, "spec.driver: missing or not a name");
+        if (r < 0)
+                return r;
+        (void)gc__rule(o, s_driver, NULL, &known);
+        if (!known)
+                return 0; /* not a GPU driver we read: nothing of it is kept */
+        r = gc__opt_str(spec, "nodeName", GC__NAME_MAX, 0, "spec", &s_node, err, errlen);
+        if (r == 0)
+                r = gc__opt_obj(spec, "pool", "spec", &pool, err, errlen);
+        if (r == 0 && !pool)
+                r = gc__fail(err, errlen, -EINVAL, "spec.pool: missing");
+        if (r == 0)
+                r = gc__opt_str(pool, "name", GC__NAME_MAX, 0, "spec.pool", &s_pool, err, errlen);
+        if (r == 0 && (!s_pool || !gc__name_ok(s_pool, GC__NAME_MAX)))
+                r = gc__fail(err, errlen, -EINVAL, "spec.pool.name: missing or not a name");
+        if (r < 0)
+                return r;
+        gen = cJSON_GetObjectItemCaseSensitive(pool, "generation");
+        if (gen && !cJSON_IsNull(gen)) {
+                if (!cJSON_IsNumber(gen) || gen->valuedouble < 0 || gen->valuedouble > 9e15 ||
+                    gen->valuedouble != (double)(int64_t)gen->valuedouble)
+                        return gc__fail(err, errlen, -EINVAL,
+                                        "spec.pool.generation: not a whole number");
+                generation = (int64_t)gen->valuedouble;
+        }
+        r = gc__opt_arr(spec, "devices", GC__MAX_SLICE_DEVICES, "spec", &devs, err, errlen);
+        if (r < 0 || !devs)
+                return r;
+        r = gc__intern(o->pool, s_driver, &driver, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_node, &node, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_pool, &pool_name, err, errlen);
+        if (r < 0)
+                return r;
+
+        n_before = out->n;
+        for (const cJSON *c = devs->child; c; c = c->next, i++) {
+                const cJSON *basic = NULL;
+                const char *s_name = NULL;
+                gc__dev_attrs d = {NULL, NULL, driver};
+                const gc_dra_rule *rule;
+                gc_dra_device dv;
+                char path[48];
+
+                snprintf(path, sizeof(path), "spec.devices[%d]", i);
+                if (!cJSON_IsObject(c)) {
+                        r = gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        goto fail;
+                }
+                r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &s_name, err, errlen);
+                if (r == 0 && !gc__name_ok(s_name, GC__LABEL_VALUE_MAX))
+                        r = gc__fail(err, errlen, -EINVAL, "%s.name: missing or not a name", path);
+                /* v1beta1 puts attributes and capacity under "basic". */
+                if (r == 0)
+                        r = gc__opt_obj(c, "basic", path, &basic, err, errlen);
+                if (r == 0)
+                        r = gc__opt_obj(basic ? basic : c, "attributes", path, &d.attrs, err,
+                                        errlen);
+                if (r == 0)
+                        r = gc__opt_obj(basic ? basic : c, "capacity", path, &d.cap, err, errlen);
+                if (r == 0 && (cJSON_GetArraySize(d.attrs) > GC__MAX_ATTRIBUTES ||
+                               cJSON_GetArraySize(d.cap) > GC__MAX_ATTRIBUTES))
+                        r = gc__fail(err, errlen, -E2BIG, "%s: more than %d attributes", path,
+                                     GC__MAX_ATTRIBUTES);
+                if (r < 0)
+                        goto fail;
+                memset(&dv, 0, sizeof(dv));
+                rule = gc__rule(o, driver, &d, &known);
+                if (rule) {
+                        dv.kind = GC_DRA_CONFIGURED;
+                        dv.geq = rule->gpus_per_device;
+                        r = gc__intern(o->pool, rule->model, &dv.model, err, errlen);
+                } else if (strcmp(driver, GC_DRA_NVIDIA_DRIVER) == 0 &&
+                           (!o->dra || !o->dra->no_nvidia)) {
+                        r = gc__nvidia_device(&d, s_name, node, o, path, &dv, err, errlen);
+                } else {
+                        r = 0;
+                }
+                if (r < 0)
+                        goto fail;
+                if (r == 0 && !rule)
+                        continue;
+                dv.driver = driver;
+                dv.pool = pool_name;
+                dv.node = node;
+                dv.generation = generation;
+                r = gc__intern(o->pool, s_name, &dv.name, err, errlen);
+                if (r < 0)
+                        goto fail;
+                r = gc__vec_room((void **)&out->v, &out->cap, out->n, out->limit, sizeof(*out->v));
+                if (r < 0) {
+                        r = gc__fail(err, errlen, r, "%s",
+                                     r == -E2BIG ? "more devices than the limit" : "out of memory");
+                        goto fail;
+                }
+                out->v[out->n++] = dv;
+                kept++;
+        }
+        return kept;
+fail:
+        out->n = n_before;
+        return r;
+}
+
+void gc_dra_device_vec_free(gc_dra_device_vec *v)
+{
+        if (!v)
+                return;
+        free(v->v);
+        v->v = NULL;
+        v->n = v->cap = 0;
+}
+
+/* ---- ResourceClaim ------------------------------------------------------------------------ */
+
+/* Whether the request named by a result ("req" or "req/subrequest") asks for admin access. */
+static int gc__request_admin(const cJSON *requests, const char *result_request)
+{
+        size_t n = strcspn(result_request, "/");
+
+        for (const cJSON *q = requests ? requests->child : NULL; q; q = q->next) {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(q, "name");
+                const cJSON *exactly = cJSON_GetObjectItemCaseSensitive(q, "exactly");
+
+                if (!cJSON_IsString(name) || !name->valuestring || strlen(name->valuestring) != n ||
+                    memcmp(name->valuestring, result_request, n) != 0)
+                        continue;
+                /* v1/v1beta2: under "exactly"; v1beta1: on the request. */
+                return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "adminAccess")) ||
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(exactly, "adminAccess"));
+        }
+        return 0;
+}
+
+int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, char *err,
+                       size_t errlen)
+{
+        const cJSON *meta = NULL, *spec = NULL, *sdev = NULL, *requests = NULL, *status = NULL;
+        const cJSON *alloc = NULL, *adev = NULL, *results = NULL, *reserved = NULL, *ann = NULL;
+        const char *s_name = NULL, *s_ns = NULL, *s_uid = NULL, *s_ext = NULL;
+        gc_claim cl;
+        gc_buf keys;
+        int r, i = 0;
+
+        r = gc__opts_ok(obj, o, ret, err, errlen);
+        if (r < 0)
+                return r;
+        memset(&cl, 0, sizeof(cl));
+        r = gc__opt_obj(obj, "status", "", &status, err, errlen);
+        if (r == 0 && status)
+                r = gc__opt_obj(status, "allocation", "status", &alloc, err, errlen);
+        if (r == 0 && alloc)
+                r = gc__opt_obj(alloc, "devices", "status.allocation", &adev, err, errlen);
+        if (r == 0 && adev)
+                r = gc__opt_arr(adev, "results", GC_CLAIM_MAX_RESULTS, "status.allocation.devices",
+                                &results, err, errlen);
+        if (r < 0 || !results)
+                return r; /* not allocated: holds nothing yet */
+        r = gc__opt_obj(obj, "spec", "", &spec, err, errlen);
+        if (r == 0 && spec)
+                r = gc__opt_obj(spec, "devices", "spec", &sdev, err, errlen);
+        if (r == 0 && sdev)
+                r = gc__opt_arr(sdev, "requests", GC__MAX_REQUESTS, "spec.devices", &requests, err,
+                                errlen);
+        if (r < 0)
+                return r;
+
+        gc_buf_init(&keys, (size_t)GC_CLAIM_MAX_RESULTS * (3 * (GC__NAME_MAX + 1) + 1));
+        for (const cJSON *c = results->child; c; c = c->next, i++) {
+                const char *drv = NULL, *pl = NULL, *dev = NULL, *req = NULL;
+                char path[64];
+                int known;
+
+                snprintf(path, sizeof(path), "status.allocation.devices.results[%d]", i);
+                if (!cJSON_IsObject(c)) {
+                        r = gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        goto done;
+                }
+                r = gc__opt_str(c, "driver", GC__NAME_MAX, 0, path, &drv, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "pool", GC__NAME_MAX, 0, path, &pl, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "device", GC__LABEL_VALUE_MAX, 0, path, &dev, err,
+                                        errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "request", 2 * GC__LABEL_VALUE_MAX + 1, 0, path, &req,
+                                        err, errlen);
+                if (r == 0 && (!gc__name_ok(drv, GC__NAME_MAX) || !gc__name_ok(pl, GC__NAME_MAX) ||
+                               !gc__name_ok(dev, GC__LABEL_VALUE_MAX)))
+                        r = gc__fail(err, errlen, -EINVAL,
+                                     "%s: driver, pool and device are required names", path);
+                if (r < 0)
+                        goto done;
+                (void)gc__rule(o, drv, NULL, &known);
+                if (!known)
+                        continue;
+                /* Monitoring access to a device others hold costs nothing. */
+                if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "adminAccess")) ||
+                    (req && gc__request_admin(requests, req)))
+                        continue;
+                if (keys.len)
+                        r = gc_buf_puts(&keys, "\n");
+                if (r == 0)
+                        r = gc_buf_printf(&keys, "%s/%s/%s", drv, pl, dev);
+                if (r < 0) {
+                        r = gc__fail(err, errlen, -ENOMEM, "out of memory");
+                        goto done;
+                }
+                cl.n_devices++;
+        }
+        if (cl.n_devices == 0) {
+                r = 0;
+                goto done;
+        }
+
+        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
+        if (r == 0 && !meta)
+                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
+        if (r == 0 && !s_name)
+                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
+                                errlen);
+        if (r == 0)
+                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
+        if (r == 0 &&
+            gc__opt_time(meta, "creationTimestamp", "metadata", &cl.created_at, err, errlen) < 0)
+                r = -EINVAL;
+        if (r == 0 &&
+            gc__opt_time(meta, "deletionTimestamp", "metadata", &cl.deleting_at, err, errlen) < 0)
+                r = -EINVAL;
+        if (r == 0)
+                r = gc__opt_obj(meta, "annotations", "metadata", &ann, err, errlen);
+        if (r == 0 && ann)
+                r = gc__opt_str(ann, "resource.kubernetes.io/extended-resource-claim",
+                                GC__ANNOTATION_MAX, 0, "metadata.annotations", &s_ext, err, errlen);
+        if (r == 0)
+                r = gc__opt_arr(status, "reservedFor", GC__MAX_RESERVED, "status", &reserved, err,
+                                errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_name, &cl.name, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_ns ? s_ns : "default", &cl.ns, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_uid, &cl.uid, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, keys.data, &cl.devices, err, errlen);
+        if (r < 0)
+                goto done;
+        cl.n_reserved = (uint16_t)cJSON_GetArraySize(reserved);
+        if (s_ext && strcmp(s_ext, "true") == 0)
+                cl.flags |= GC_CLAIM_F_EXTENDED;
+        *ret = cl;
+        r = 1;
+done:
+        gc_buf_free(&keys);
+        return r;
+}
+
+void gc_claim_vec_free(gc_claim_vec *v)
+{
+        if (!v)
+                return;
+        free(v->v);
+        v->v = NULL;
+        v->n = v->cap = 0;
+}
+
+/* ---- DeviceClass ---------------------------------------------------------------------------- */
+
+/*
+ * The string literal compared with `what` in a CEL expression: `<what> == "x"` or `'x'`, either
+ * side, spaces allowed. Copies it into out; 0 when none is found.
+ */
+static int gc__cel_equals(const char *cel, const char *what, char *out, size_t outlen)
+{
+        size_t wn = strlen(what);
+
+        for (const char *p = strstr(cel, what); p; p = strstr(p + 1, what)) {
+                const char *q = p + wn, *e;
+                char quote;
+                size_t n;
+
+                while (*q == ' ' || *q == '\t' || *q == '\n')
+                        q++;
+                if (q[0] != '=' || q[1] != '=')
+                        continue;
+                q += 2;
+                while (*q == ' ' || *q == '\t' || *q == '\n')
+                        q++;
+                quote = *q;
+                if (quote != '"' && quote != '\'')
+                        continue;
+                e = strchr(q + 1, quote);
+                if (!e)
+                        continue;
+                n = (size_t)(e - q - 1);
+                if (n == 0 || n >= outlen || memchr(q + 1, '\\', n))
+                        continue;
+                memcpy(out, q + 1, n);
+                out[n] = '\0';
+                return 1;
+        }
+        return 0;
+}
+
+int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_device_class *ret,
+                              char *err, size_t errlen)
+{
+        const cJSON *meta = NULL, *spec = NULL, *sels = NULL;
+        const char *s_name = NULL, *s_ext = NULL;
+        char driver[GC__NAME_MAX + 1] = "", type[GC__ATTR_STR_MAX + 1] = "";
+        gc_device_class dc;
+        int r, i = 0, known = 0;
+
+        r = gc__opts_ok(obj, o, ret, err, errlen);
+        if (r < 0)
+                return r;
+        memset(&dc, 0, sizeof(dc));
+        r = gc__opt_obj(obj, "spec", "", &spec, err, errlen);
+        if (r == 0 && spec)
+                r = gc__opt_arr(spec, "selectors", GC__MAX_SELECTORS, "spec", &sels, err, errlen);
+        if (r == 0 && spec)
+                r = gc__opt_str(spec, "extendedResourceName", GC__LABEL_KEY_MAX, 0, "spec", &s_ext,
+                                err, errlen);
+        if (r < 0)
+                return r;
+        for (const cJSON *c = sels ? sels->child : NULL; c; c = c->next, i++) {
+                const cJSON *cel = NULL;
+                const char *expr = NULL;
+                char path[48], tn[GC__NAME_MAX + 40];
+
+                snprintf(path, sizeof(path), "spec.selectors[%d]", i);
+                if (!cJSON_IsObject(c))
+                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                r = gc__opt_obj(c, "cel", path, &cel, err, errlen);
+                if (r == 0 && cel) {
+                        strncat(path, ".cel", sizeof(path) - strlen(path) - 1);
+                        r = gc__opt_str(cel, "expression", GC__CEL_MAX, 1, path, &expr, err,
+                                        errlen);
+                }
+                if (r < 0)
+                        return r;
+                if (!expr)
+                        continue;
+                if (!*driver)
+                        (void)gc__cel_equals(expr, "device.driver", driver, sizeof(driver));
+                /* NVIDIA's classes: device.attributes["gpu.nvidia.com"].type == "mig" */
+                snprintf(tn, sizeof(tn), "attributes[\"%s\"].type", GC_DRA_NVIDIA_DRIVER);
+                if (!*type && !gc__cel_equals(expr, tn, type, sizeof(type))) {
+                        snprintf(tn, sizeof(tn), "attributes['%s'].type", GC_DRA_NVIDIA_DRIVER);
+                        (void)gc__cel_equals(expr, tn, type, sizeof(type));
+                }
+        }
+        /* A class selecting by NVIDIA's type alone selects NVIDIA's devices. */
+        if (!*driver && *type)
+                gc_strlcpy(driver, GC_DRA_NVIDIA_DRIVER, sizeof(driver));
+        if (!*driver || !gc__name_ok(driver, GC__NAME_MAX))
+                return 0;
+        (void)gc__rule(o, driver, NULL, &known);
+        if (!known)
+                return 0;
+        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
+        if (r == 0 && !meta)
+                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+        if (r == 0)
+                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
+        if (r == 0 && !s_name)
+                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+        if (r == 0)
+                r = gc__intern(o->pool, s_name, &dc.name, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, driver, &dc.driver, err, errlen);
+        if (r == 0 && *type && gc__printable(type, 0))
+                r = gc__intern(o->pool, type, &dc.device_type, err, errlen);
+        if (r == 0)
+                r = gc__intern(o->pool, s_ext, &dc.extended_resource, err, errlen);
+        if (r < 0)
+                return r;
+        *ret = dc;
+        return 1;
+}
+
+void gc_device_class_vec_free(gc_device_class_vec *v)
+{
+        if (!v)
+                return;
+        free(v->v);
+        v->v = NULL;
+        v->n = v->cap = 0;
+}

@@ -1,0 +1,40 @@
+/* model internals: the small JSON readers the pod, node and DRA decoders share. */
+#ifndef GC_MODEL_INT_H
+#define GC_MODEL_INT_H
+
+#include <stdio.h>
+
+#include "model.h"
+
+/* Kubernetes limits (apimachinery validation): names are DNS subdomains or labels. */
+#define GC__NAME_MAX        253 /* object names, node names */
+#define GC__LABEL_VALUE_MAX 63  /* label values, namespace and container names */
+#define GC__LABEL_KEY_MAX   317 /* <prefix (253)>/<name (63)> */
+#define GC__UID_MAX         128
+#define GC__ANNOTATION_MAX  253 /* our own gpu-cost.io annotations */
+
+/* Writes the message into err (when given) and evaluates to code. */
+#define gc__fail(err, errlen, code, ...)                                                           \
+        (snprintf((errlen) ? (err) : NULL, (err) ? (errlen) : 0, __VA_ARGS__), (code))
+
+/* A short printable rendering of untrusted text for an error message. */
+const char *gc__show(const char *s, char *out, size_t outlen);
+/* Printable ASCII; spaces only when allowed. */
+int gc__printable(const char *s, int spaces);
+/* Optional members: absent or null gives NULL (or 0 for a time); a wrong type or size fails
+ * with err naming "path.key". */
+int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces, const char *path,
+                const char **ret, char *err, size_t errlen);
+int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON **ret, char *err,
+                size_t errlen);
+int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path, const cJSON **ret,
+                char *err, size_t errlen);
+/* 0 when absent or null, 1 when *ret_sec was set. */
+int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *ret_sec, char *err,
+                 size_t errlen);
+/* Interns s (NULL stays NULL). */
+int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, size_t errlen);
+int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err,
+                size_t errlen);
+
+#endif

@@ -1,0 +1,880 @@
+/* test_dra: ResourceSlices, ResourceClaims and pods' claims decoded, mapped and accounted. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account/account.h"
+#include "config/config.h"
+#include "model/model.h"
+
+/* 2026-11-16T00:00:00Z */
+#define T0 1794787200
+#define H  3600
+
+/*
+ * The device shapes below are those NVIDIA's DRA driver publishes: NVIDIA/k8s-dra-driver-gpu
+ * (now kubernetes-sigs/dra-driver-nvidia-gpu), cmd/gpu-kubelet-plugin/deviceinfo.go,
+ * GpuInfo.GetDevice() and MigDeviceInfo.GetDevice() on main at commit 03af8246 (2025-2026,
+ * resource.k8s.io/v1): names "gpu-<minor>" and "gpu-<minor>-mig-<GI profile id>-<placement
+ * start>-<placement size>"; string attributes type ("gpu" | "mig" | "vfio"), uuid, parentUUID
+ * (MIG), profile (MIG, e.g. "1g.10gb"), productName (the parent's for MIG, with spaces), brand,
+ * architecture, pcieBusID, addressingMode; version attributes cudaComputeCapability,
+ * driverVersion, cudaDriverVersion; capacities memory (whole GPU), and for MIG multiprocessors,
+ * copyEngines, decoders, encoders, jpegEngines, ofaEngines, memory and one memorySlice<i> per
+ * memory slice of the placement. JSON is written with ' for " to stay readable.
+ */
+
+static char *dq(const char *s)
+{
+        char *d = strdup(s);
+
+        ck_assert_ptr_nonnull(d);
+        for (char *p = d; *p; p++)
+                if (*p == '\'')
+                        *p = '"';
+        return d;
+}
+
+#define COMMON_ATTRS(prod, arch)                                                                   \
+        "'productName':{'string':'" prod "'},'brand':{'string':'Nvidia'},'architecture':"          \
+        "{'string':'" arch "'},'cudaComputeCapability':{'version':'9.0.0'},'driverVersion':"       \
+        "{'version':'580.95.5'},'cudaDriverVersion':{'version':'13.0.0'},'pcieBusID':"             \
+        "{'string':'0000:18:00.0'},'addressingMode':{'string':'None'}"
+
+#define GPU_DEV(minor, uuid, prod)                                                                 \
+        "{'name':'gpu-" minor "','attributes':{'type':{'string':'gpu'},'uuid':{'string':'" uuid    \
+        "'}," COMMON_ATTRS(prod, "Hopper") "},'capacity':{'memory':{'value':'81559Mi'}}}"
+
+#define MIG_DEV(name, uuid, parent, profile, prod, slices)                                         \
+        "{'name':'" name "','attributes':{'type':{'string':'mig'},'uuid':{'string':'" uuid         \
+        "'},'parentUUID':{'string':'" parent "'},'profile':{'string':'" profile                    \
+        "'}," COMMON_ATTRS(                                                                        \
+            prod, "Hopper") "},'capacity':{'multiprocessors':{'value':'16'},'copyEngines':"        \
+                            "{'value':'1'},'memory':{'value':'9856Mi'}" slices "}}"
+
+#define SLICE(api, node, gen, devices)                                                             \
+        "{'apiVersion':'resource.k8s.io/" api "','kind':'ResourceSlice','metadata':{'name':'" node \
+        "-s'},'spec':{'driver':'gpu.nvidia.com','nodeName':'" node "','pool':{'name':'" node       \
+        "','generation':" gen ",'resourceSliceCount':1},'devices':[" devices "]}}"
+
+typedef struct env {
+        gc_strpool *pool;
+        gc_res_table *res;
+        gc_model_opts o;
+        gc_dra_device_vec devs;
+        gc_claim_vec claims;
+        gc_pod_vec pods;
+        gc_diag diag;
+        char err[512];
+} env;
+
+static void env_init(env *e)
+{
+        memset(e, 0, sizeof(*e));
+        e->pool = gc_strpool_new(1 << 22);
+        e->res = gc_res_table_new_default();
+        ck_assert_ptr_nonnull(e->pool);
+        ck_assert_ptr_nonnull(e->res);
+        e->o.pool = e->pool;
+        e->o.res = e->res;
+        e->devs.limit = e->claims.limit = e->pods.limit = 1000;
+}
+
+static void env_done(env *e)
+{
+        gc_dra_device_vec_free(&e->devs);
+        gc_claim_vec_free(&e->claims);
+        gc_pod_vec_free(&e->pods);
+        gc_diag_clear(&e->diag);
+        gc_res_table_free(e->res);
+        gc_strpool_free(e->pool);
+}
+
+static int slices(env *e, const char *json)
+{
+        char *j = dq(json);
+        gc_decode_stats st;
+        int r =
+            gc_decode_slices(j, strlen(j), &e->o, &e->devs, &st, &e->diag, e->err, sizeof(e->err));
+
+        free(j);
+        return r;
+}
+
+static const gc_dra_device *dev(const env *e, const char *name)
+{
+        for (size_t i = 0; i < e->devs.n; i++)
+                if (strcmp(e->devs.v[i].name, name) == 0)
+                        return &e->devs.v[i];
+        return NULL;
+}
+
+/* ---- the device mapping, pinned to the driver's shapes --------------------------------------- */
+
+START_TEST(nvidia_devices)
+{
+        static const struct {
+                const char *name;
+                int kind;
+                double geq;
+                int estimate;
+                const char *gpu;
+                const char *profile;
+        } want[] = {
+            {"gpu-0", GC_DRA_GPU, 1.0, 0, "GPU-aaaa", NULL},
+            /* H100 80GB: max(compute/7, memory/8) of the parent, the nvidia.com/mig-* tables */
+            {"gpu-1-mig-19-0-1", GC_DRA_MIG, 1.0 / 7, 0, "GPU-bbbb", "1g.10gb"},
+            {"gpu-1-mig-15-2-2", GC_DRA_MIG, 2.0 / 8, 0, "GPU-bbbb", "1g.20gb"},
+            {"gpu-1-mig-14-4-2", GC_DRA_MIG, 2.0 / 7, 0, "GPU-bbbb", "2g.20gb"},
+            {"gpu-2-mig-9-4-4", GC_DRA_MIG, 4.0 / 8, 0, "GPU-cccc", "3g.40gb"},
+            {"gpu-2-mig-20-0-1", GC_DRA_MIG, 1.0 / 7, 0, "GPU-cccc", "1g.10gb+me"},
+            /* a profile no table knows: the compute/memory-slice pattern (6g: 7 of 8 memory
+             * slices, above its compute share), an estimate */
+            {"gpu-2-mig-99-0-8", GC_DRA_MIG, 7.0 / 8, 1, "GPU-cccc", "6g.70gb"},
+            /* no profile, two memory slices in its placement: 2/8, an estimate */
+            {"gpu-3-mig-14-0-2", GC_DRA_MIG, 2.0 / 8, 1, "n1/gpu-3", NULL},
+            /* VFIO passthrough: the whole GPU */
+            {"gpu-vfio-0", GC_DRA_GPU, 1.0, 0, "GPU-dddd", NULL},
+        };
+        env e;
+
+        env_init(&e);
+        ck_assert_msg(slices(
+                          &e, SLICE("v1", "n1", "4",
+                                    GPU_DEV("0", "GPU-aaaa", "NVIDIA H100 80GB HBM3") "," MIG_DEV("gpu-1-mig-19-0-1", "MIG-1", "GPU-bbbb", "1g.10gb", "NVIDIA H100 80GB HBM3", ",'memorySlice0':{'value':'1'}") "," MIG_DEV(
+                                        "gpu-1-mig-15-2-2", "MIG-2", "GPU-bbbb", "1g.20gb",
+                                        "NVIDIA H100 80GB HBM3",
+                                        "") "," MIG_DEV("gpu-1-mig-14-4-2", "MIG-3", "GPU-bbbb",
+                                                        "2g.20gb", "NVIDIA H100 80GB HBM3",
+                                                        "") "," MIG_DEV("gpu-2-mig-9-4-4", "MIG-4",
+                                                                        "GPU-cccc", "3g.40gb",
+                                                                        "NVIDIA H100 80GB HBM3",
+                                                                        "") "," MIG_DEV("gpu-2-mig-"
+                                                                                        "20-0-1",
+                                                                                        "MIG-5",
+                                                                                        "GPU-cccc",
+                                                                                        "1g.10gb+"
+                                                                                        "me",
+                                                                                        "NVIDIA "
+                                                                                        "H100 80GB "
+                                                                                        "HBM3",
+                                                                                        "") "," MIG_DEV("gpu-2-mig-99-0-8",
+                                                                                                        "MIG-6",
+                                                                                                        "GPU-cccc",
+                                                                                                        "6g.70gb",
+                                                                                                        "NVIDIA H100 80GB HBM3",
+                                                                                                        "")
+                                    /* no parentUUID, no profile: the name gives the parent */
+                                    ",{'name':'gpu-3-mig-14-0-2','attributes':{'type':{'string':'"
+                                    "mig'}"
+                                    ",'productName':{'string':'NVIDIA H100 80GB "
+                                    "HBM3'}},'capacity':{"
+                                    "'memorySlice0':{'value':'1'},'memorySlice1':{'value':'1'}}}"
+                                    ",{'name':'gpu-vfio-0','attributes':{'type':{'string':'vfio'},"
+                                    "'uuid':{'string':'GPU-dddd'},'productName':{'string':'NVIDIA "
+                                    "H100 80GB HBM3'},'numa':{'int':0}},'capacity':{"
+                                    "'addressableMemory':{'value':'80Gi'}}}"
+                                    /* a type this version does not know: not a GPU it can price */
+                                    ",{'name':'gpu-x','attributes':{'type':{'string':'mps'}}}")) ==
+                          0,
+                      "%s", e.err);
+        ck_assert_uint_eq(e.devs.n, sizeof(want) / sizeof(want[0]));
+        for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+                const gc_dra_device *d = dev(&e, want[i].name);
+
+                ck_assert_msg(d != NULL, "%s missing", want[i].name);
+                ck_assert_int_eq(d->kind, want[i].kind);
+                ck_assert_msg(d->geq > want[i].geq - 1e-12 && d->geq < want[i].geq + 1e-12,
+                              "%s: %g, want %g", want[i].name, d->geq, want[i].geq);
+                ck_assert_int_eq(d->estimate, want[i].estimate);
+                ck_assert_str_eq(d->gpu, want[i].gpu);
+                ck_assert_str_eq(d->model, "NVIDIA-H100-80GB-HBM3");
+                ck_assert_str_eq(d->driver, "gpu.nvidia.com");
+                ck_assert_str_eq(d->pool, "n1");
+                ck_assert_str_eq(d->node, "n1");
+                ck_assert_int_eq(d->generation, 4);
+                if (want[i].profile)
+                        ck_assert_str_eq(d->profile, want[i].profile);
+        }
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(v1beta1_and_other_drivers)
+{
+        env e;
+        const gc_dra_device *d;
+
+        env_init(&e);
+        /* v1beta1: attributes under "basic"; A100 40GB's 3g.20gb is 4/8 of it. */
+        ck_assert_msg(
+            slices(&e,
+                   "{'kind':'List','items':["
+                   "{'apiVersion':'resource.k8s.io/v1beta1','kind':'ResourceSlice','spec':{"
+                   "'driver':'gpu.nvidia.com','nodeName':'a1','pool':{'name':'a1','generation':1},"
+                   "'devices':[{'name':'gpu-0-mig-9-0-4','basic':{'attributes':{'type':{'string':"
+                   "'mig'},'parentUUID':{'string':'GPU-a'},'profile':{'string':'3g.20gb'},"
+                   "'productName':{'string':'NVIDIA A100-SXM4-40GB'}}}}]}},"
+                   /* qualified attribute names are read too */
+                   "{'kind':'ResourceSlice','spec':{'driver':'gpu.nvidia.com','nodeName':'a2',"
+                   "'pool':{'name':'a2'},'devices':[{'name':'gpu-0','attributes':{"
+                   "'gpu.nvidia.com/type':{'string':'gpu'},'gpu.nvidia.com/productName':{"
+                   "'string':'NVIDIA A100-SXM4-80GB'}}}]}},"
+                   /* another driver: nothing kept by default */
+                   "{'kind':'ResourceSlice','spec':{'driver':'gpu.example.com','nodeName':'x',"
+                   "'pool':{'name':'x'},'devices':[{'name':'d0','attributes':{'model':{"
+                   "'string':'X1'}}}]}},"
+                   /* another kind in the List */
+                   "{'kind':'ResourceClaim','metadata':{'name':'c'}}]}") == 0,
+            "%s", e.err);
+        ck_assert_uint_eq(e.devs.n, 2);
+        d = dev(&e, "gpu-0-mig-9-0-4");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_double_eq_tol(d->geq, 0.5, 1e-12);
+        ck_assert_str_eq(d->model, "NVIDIA-A100-SXM4-40GB");
+        ck_assert_str_eq(d->gpu, "GPU-a");
+        ck_assert_int_eq(d->estimate, 0);
+        d = &e.devs.v[1];
+        ck_assert_str_eq(d->name, "gpu-0");
+        ck_assert_str_eq(d->model, "NVIDIA-A100-SXM4-80GB");
+        ck_assert_str_eq(d->gpu, "a2/gpu-0"); /* no uuid: named by node and device */
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(configured_driver)
+{
+        static const gc_dra_rule rules[] = {
+            {"gpu.example.com", "model", "X1", "Example-X1", 0.5},
+            {"gpu.example.com", "cores", "64", "Example-X2", 1.0},
+        };
+        gc_dra_rules rs = {rules, 2, 0};
+        env e;
+
+        env_init(&e);
+        e.o.dra = &rs;
+        ck_assert_msg(slices(&e, "{'kind':'ResourceSlice','spec':{'driver':'gpu.example.com',"
+                                 "'nodeName':'x','pool':{'name':'x'},'devices':["
+                                 "{'name':'d0','attributes':{'model':{'string':'X1'}}},"
+                                 "{'name':'d1','attributes':{'cores':{'int':64}}},"
+                                 "{'name':'d2','attributes':{'model':{'string':'X9'}}}]}}") == 0,
+                      "%s", e.err);
+        ck_assert_uint_eq(e.devs.n, 2);
+        ck_assert_int_eq(e.devs.v[0].kind, GC_DRA_CONFIGURED);
+        ck_assert_double_eq_tol(e.devs.v[0].geq, 0.5, 1e-12);
+        ck_assert_str_eq(e.devs.v[0].model, "Example-X1");
+        ck_assert_str_eq(e.devs.v[1].model, "Example-X2");
+        ck_assert_ptr_null(e.devs.v[1].gpu);
+        /* NVIDIA's driver can be switched off. */
+        rs.no_nvidia = 1;
+        gc_dra_device_vec_free(&e.devs);
+        ck_assert_int_eq(slices(&e, SLICE("v1", "n", "1", GPU_DEV("0", "G", "NVIDIA L4"))), 0);
+        ck_assert_uint_eq(e.devs.n, 0);
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(model_names)
+{
+        static const struct {
+                const char *in, *out;
+        } t[] = {
+            {"NVIDIA H100 80GB HBM3", "NVIDIA-H100-80GB-HBM3"},
+            {"NVIDIA A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB"},
+            {"Tesla T4", "Tesla-T4"},
+            {"NVIDIA H100 NVL", "NVIDIA-H100-NVL"},
+            {"NVIDIA GeForce RTX 4090 (x)", "NVIDIA-GeForce-RTX-4090-x"},
+            {"NVIDIA L4 ", "NVIDIA-L4"},
+        };
+        char out[64];
+
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+                ck_assert_int_eq(gc_dra_model_name(t[i].in, out, sizeof(out)), 0);
+                ck_assert_str_eq(out, t[i].out);
+        }
+        ck_assert_int_eq(gc_dra_model_name("   ", out, sizeof(out)), -EINVAL);
+        ck_assert_int_eq(gc_dra_model_name("", out, sizeof(out)), -EINVAL);
+        ck_assert_int_eq(
+            gc_dra_model_name("NVIDIA 0123456789 0123456789 0123456789 0123456789 0123456789 xyz",
+                              out, sizeof(out)),
+            -EINVAL);
+        ck_assert_int_eq(gc_dra_model_name("NVIDIA H100", out, 6), -EINVAL);
+}
+END_TEST
+
+START_TEST(bad_slices_name_the_field)
+{
+        static const struct {
+                const char *json, *msg;
+        } t[] = {
+            {SLICE("v1", "n", "1", "{'attributes':{}}"), "spec.devices[0].name"},
+            {SLICE("v1", "n", "1", "{'name':'g','attributes':{'type':{'string':7}}}"),
+             "spec.devices[0].attributes[type].string"},
+            {SLICE("v1", "n", "1", "{'name':'g','attributes':{'type':'gpu'}}"),
+             "spec.devices[0].attributes[type]: not an object"},
+            {SLICE("v1", "n", "-1", "{'name':'g'}"), "spec.pool.generation"},
+            {"{'kind':'ResourceSlice','spec':{'driver':'gpu.nvidia.com','devices':[]}}",
+             "spec.pool: missing"},
+            {"{'kind':'ResourceSlice','spec':{'driver':'gpu.nvidia.com','pool':{'name':'p'},"
+             "'devices':{}}}",
+             "spec.devices: not an array"},
+        };
+
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+                env e;
+
+                env_init(&e);
+                /* One object: refused, and said in diag; a list goes on. */
+                ck_assert_int_eq(slices(&e, t[i].json), 0);
+                ck_assert_uint_eq(e.devs.n, 0);
+                ck_assert_uint_eq(e.diag.n_total, 1);
+                ck_assert_msg(strstr(e.diag.msgs[0], t[i].msg) != NULL, "%zu: %s", i,
+                              e.diag.msgs[0]);
+                env_done(&e);
+        }
+}
+END_TEST
+
+/* ---- claims and pods ------------------------------------------------------------------------ */
+
+static int claims(env *e, const char *json)
+{
+        char *j = dq(json);
+        gc_decode_stats st;
+        int r = gc_decode_claims(j, strlen(j), &e->o, &e->claims, &st, &e->diag, e->err,
+                                 sizeof(e->err));
+
+        free(j);
+        return r;
+}
+
+START_TEST(claim_shapes)
+{
+        env e;
+
+        env_init(&e);
+        ck_assert_msg(
+            claims(&e,
+                   "{'kind':'ResourceClaimList','items':["
+                   /* v1: two GPUs and an admin-access look at a third */
+                   "{'metadata':{'name':'c1','namespace':'ml','uid':'u1',"
+                   "'creationTimestamp':'2026-11-16T00:00:00Z'},'spec':{'devices':{'requests':["
+                   "{'name':'g','exactly':{'deviceClassName':'gpu.nvidia.com','count':2}},"
+                   "{'name':'w','exactly':{'deviceClassName':'gpu.nvidia.com','adminAccess':true}}"
+                   "]}},'status':{'allocation':{'devices':{'results':["
+                   "{'request':'g','driver':'gpu.nvidia.com','pool':'n1','device':'gpu-0'},"
+                   "{'request':'g','driver':'gpu.nvidia.com','pool':'n1','device':'gpu-1'},"
+                   "{'request':'w','driver':'gpu.nvidia.com','pool':'n1','device':'gpu-2'}]}},"
+                   "'reservedFor':[{'resource':'pods','name':'a','uid':'pa'},"
+                   "{'resource':'pods','name':'b','uid':'pb'}]}},"
+                   /* v1beta1: adminAccess on the request itself, and on the result */
+                   "{'apiVersion':'resource.k8s.io/v1beta1','metadata':{'name':'c2','namespace':"
+                   "'mon'},'spec':{'devices':{'requests':[{'name':'w','deviceClassName':'gpu.nvidia"
+                   ".com','adminAccess':true}]}},'status':{'allocation':{'devices':{'results':["
+                   "{'request':'w','driver':'gpu.nvidia.com','pool':'n1','device':'gpu-0'},"
+                   "{'request':'x','driver':'gpu.nvidia.com','pool':'n1','device':'gpu-1',"
+                   "'adminAccess':true}]}}}},"
+                   /* another driver's device, and an unallocated claim: not kept */
+                   "{'metadata':{'name':'c3'},'status':{'allocation':{'devices':{'results':["
+                   "{'request':'n','driver':'dra.net','pool':'n1','device':'eth1'}]}}}},"
+                   "{'metadata':{'name':'c4'},'status':{}},"
+                   /* the extended-resource claim; prioritized list subrequest "g/big" */
+                   "{'metadata':{'name':'c5','namespace':'ml','annotations':{"
+                   "'resource.kubernetes.io/extended-resource-claim':'true'}},'spec':{'devices':{"
+                   "'requests':[{'name':'g','firstAvailable':[{'name':'big'}]}]}},'status':{"
+                   "'allocation':{'devices':{'results':[{'request':'g/big','driver':"
+                   "'gpu.nvidia.com','pool':'n2','device':'gpu-0-mig-9-4-4'}]}}}}]}") == 0,
+            "%s", e.err);
+        ck_assert_uint_eq(e.claims.n, 2);
+        ck_assert_str_eq(e.claims.v[0].name, "c1");
+        ck_assert_str_eq(e.claims.v[0].ns, "ml");
+        ck_assert_str_eq(e.claims.v[0].uid, "u1");
+        ck_assert_str_eq(e.claims.v[0].devices, "gpu.nvidia.com/n1/gpu-0\ngpu.nvidia.com/n1/gpu-1");
+        ck_assert_int_eq(e.claims.v[0].n_devices, 2);
+        ck_assert_int_eq(e.claims.v[0].n_reserved, 2);
+        ck_assert_int_eq(e.claims.v[0].created_at, T0);
+        ck_assert_str_eq(e.claims.v[1].name, "c5");
+        ck_assert_uint_eq(e.claims.v[1].flags & GC_CLAIM_F_EXTENDED, GC_CLAIM_F_EXTENDED);
+        ck_assert_str_eq(e.claims.v[1].devices, "gpu.nvidia.com/n2/gpu-0-mig-9-4-4");
+        ck_assert_uint_eq(e.diag.n_total, 0);
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(bad_claims_name_the_field)
+{
+        env e;
+        char big[8192];
+        size_t n = 0;
+
+        env_init(&e);
+        ck_assert_int_eq(claims(&e, "{'kind':'ResourceClaimList','items':["
+                                    "{'metadata':{'name':'a'},'status':{'allocation':{'devices':{"
+                                    "'results':[{'driver':'gpu.nvidia.com','pool':'p'}]}}}},"
+                                    "{'metadata':{'name':'b'},'status':{'allocation':{'devices':{"
+                                    "'results':[{'driver':'gpu.nvidia.com','pool':'p','device':"
+                                    "'d'}]}}}},"
+                                    "{'status':{'allocation':{'devices':{'results':[{'driver':"
+                                    "'gpu.nvidia.com','pool':'p','device':'d'}]}}}}]}"),
+                         0);
+        ck_assert_uint_eq(e.claims.n, 1);
+        ck_assert_uint_eq(e.diag.n_total, 2);
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[0], "items[0] (a)"));
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[0], "results[0]: driver, pool and device"));
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[1], "metadata: missing"));
+        /* More results than the API allows: refused, not truncated. */
+        n += (size_t)snprintf(big + n, sizeof(big) - n,
+                              "{'kind':'ResourceClaim','metadata':{'name':'x'},'status':{"
+                              "'allocation':{'devices':{'results':[");
+        for (int i = 0; i < GC_CLAIM_MAX_RESULTS + 1; i++)
+                n += (size_t)snprintf(big + n, sizeof(big) - n,
+                                      "%s{'driver':'gpu.nvidia.com','pool':'p','device':'d%d'}",
+                                      i ? "," : "", i);
+        snprintf(big + n, sizeof(big) - n, "]}}}}");
+        ck_assert_int_eq(claims(&e, big), 0);
+        ck_assert_uint_eq(e.claims.n, 1);
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[2], "more than 32 entries"));
+        env_done(&e);
+}
+END_TEST
+
+static int pods(env *e, const char *json)
+{
+        char *j = dq(json);
+        gc_decode_stats st;
+        int r =
+            gc_decode_pods(j, strlen(j), &e->o, &e->pods, &st, &e->diag, e->err, sizeof(e->err));
+
+        free(j);
+        return r;
+}
+
+#define DRA_POD(name, extra_spec, extra_status, limits)                                            \
+        "{'metadata':{'name':'" name "','namespace':'ml','uid':'" name "'},'spec':{'nodeName':"    \
+        "'n1','containers':[{'name':'c','resources':{'limits':{" limits "}}}]" extra_spec "},"     \
+        "'status':{'phase':'Running','conditions':[{'type':'PodScheduled','status':'True',"        \
+        "'lastTransitionTime':'2026-11-16T00:00:00Z'}]" extra_status "}}"
+
+START_TEST(pod_claims)
+{
+        env e;
+
+        env_init(&e);
+        ck_assert_msg(
+            pods(&e, "{'kind':'PodList','items':["
+                 /* a named claim and a template's claim, as status names it */
+                 DRA_POD("a",
+                         ",'resourceClaims':[{'name':'x','resourceClaimName':'shared'},"
+                         "{'name':'y','resourceClaimTemplateName':'t'}]",
+                         ",'resourceClaimStatuses':[{'name':'y','resourceClaimName':'a-y-k2j'}]",
+                         "") ","
+                 /* a template not generated yet, and a claim named twice */
+                 DRA_POD("b",
+                         ",'resourceClaims':[{'name':'x','resourceClaimName':'shared'},"
+                         "{'name':'z','resourceClaimName':'shared'},"
+                         "{'name':'y','resourceClaimTemplateName':'t'}]",
+                         "", "") ","
+                 /* the extended-resource path: nvidia.com/gpu served by DRA counts once */
+                 DRA_POD("c", "",
+                         ",'extendedResourceClaimStatus':{'resourceClaimName':'c-ext','"
+                         "requestMappings':[{'containerName':'c','resourceName':'nvidia.com/gpu',"
+                         "'requestName':'container-0-request-0'}]}",
+                         "'nvidia.com/gpu':'1','nvidia.com/mig-1g.10gb':'1'") ","
+                 /* no claim resolved and no GPU resource: not kept */
+                 DRA_POD("d", ",'resourceClaims':[{'name':'y','resourceClaimTemplateName':'t'}]",
+                         "", "") "]}") == 0,
+            "%s", e.err);
+        ck_assert_uint_eq(e.pods.n, 3);
+        ck_assert_str_eq(e.pods.v[0].claims, "shared a-y-k2j");
+        ck_assert_int_eq(e.pods.v[0].n_gpu, 0);
+        ck_assert_str_eq(e.pods.v[1].claims, "shared");
+        ck_assert_str_eq(e.pods.v[2].claims, "c-ext");
+        ck_assert_int_eq(e.pods.v[2].n_gpu, 1);
+        ck_assert_str_eq(e.pods.v[2].gpu[0].resource, "nvidia.com/mig-1g.10gb");
+        ck_assert_uint_eq(e.diag.n_total, 0);
+        /* Refused with the field named. */
+        ck_assert_int_eq(
+            pods(&e, "{'kind':'List','items':[" DRA_POD(
+                         "e", ",'resourceClaims':[{'resourceClaimName':'s'}]", "", "") "]}"),
+            0);
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[0], "spec.resourceClaims[0].name: missing"));
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(list_next)
+{
+        const char *cur = NULL, *s;
+        size_t n;
+
+        ck_assert_int_eq(gc_list_next("a bb  c", ' ', &cur, &s, &n), 1);
+        ck_assert_int_eq((int)n, 1);
+        ck_assert_int_eq(gc_list_next("a bb  c", ' ', &cur, &s, &n), 1);
+        ck_assert_int_eq(strncmp(s, "bb", n), 0);
+        ck_assert_int_eq(gc_list_next("a bb  c", ' ', &cur, &s, &n), 1);
+        ck_assert_int_eq(*s, 'c');
+        ck_assert_int_eq(gc_list_next("a bb  c", ' ', &cur, &s, &n), 0);
+        cur = NULL;
+        ck_assert_int_eq(gc_list_next("", ' ', &cur, &s, &n), 0);
+        ck_assert_int_eq(gc_list_next(NULL, ' ', &cur, &s, &n), 0);
+}
+END_TEST
+
+/* ---- accounting ----------------------------------------------------------------------------- */
+
+typedef struct acct {
+        env e;
+        gc_config *cfg;
+        gc_ledger *ledger;
+        gc_accountant *a;
+        gc_node_vec nodes;
+} acct;
+
+static void acct_init(acct *x, const char *slices_json, const char *claims_json,
+                      const char *nodes_json)
+{
+        gc_ledger_opts lo;
+        gc_decode_stats st;
+        char *j;
+
+        env_init(&x->e);
+        x->cfg = gc_config_default();
+        memset(&lo, 0, sizeof(lo));
+        lo.pool = x->e.pool;
+        x->ledger = gc_ledger_new(&lo);
+        x->a = gc_accountant_new(x->cfg, x->e.pool, x->ledger);
+        ck_assert_ptr_nonnull(x->a);
+        memset(&x->nodes, 0, sizeof(x->nodes));
+        x->nodes.limit = 100;
+        ck_assert_int_eq(slices(&x->e, slices_json), 0);
+        ck_assert_int_eq(claims(&x->e, claims_json), 0);
+        for (size_t i = 0; i < x->e.devs.n; i++)
+                ck_assert_int_eq(gc_account_dra_device(x->a, &x->e.devs.v[i]), 0);
+        for (size_t i = 0; i < x->e.claims.n; i++)
+                ck_assert_int_eq(gc_account_claim(x->a, &x->e.claims.v[i], &x->e.diag), 0);
+        x->e.o.keep_node = gc_accountant_dra_node;
+        x->e.o.keep_node_ud = x->a;
+        j = dq(nodes_json);
+        ck_assert_int_eq(gc_decode_nodes(j, strlen(j), &x->e.o, &x->nodes, &st, &x->e.diag,
+                                         x->e.err, sizeof(x->e.err)),
+                         0);
+        free(j);
+        for (size_t i = 0; i < x->nodes.n; i++)
+                ck_assert_int_eq(gc_account_node(x->a, &x->nodes.v[i], &x->e.diag), 0);
+}
+
+static void acct_done(acct *x)
+{
+        gc_accountant_free(x->a);
+        gc_ledger_free(x->ledger);
+        gc_node_vec_free(&x->nodes);
+        gc_config_free(x->cfg);
+        env_done(&x->e);
+}
+
+static gc_pod claim_pod(acct *x, const char *uid, const char *claims_list, int64_t bound,
+                        int64_t finished)
+{
+        gc_pod p;
+
+        memset(&p, 0, sizeof(p));
+        p.uid = gc_strpool_intern0(x->e.pool, uid);
+        p.name = p.uid;
+        p.ns = gc_strpool_intern0(x->e.pool, "ml");
+        p.node = gc_strpool_intern0(x->e.pool, "n1");
+        p.claims = gc_strpool_intern0(x->e.pool, claims_list);
+        p.bound_at = bound;
+        p.phase = finished ? GC_PHASE_SUCCEEDED : GC_PHASE_RUNNING;
+        p.finished_at = finished;
+        return p;
+}
+
+static void query(acct *x, int64_t start, int64_t end, gc_dim by, gc_cost_summary *s)
+{
+        gc_query q;
+
+        memset(&q, 0, sizeof(q));
+        q.start = start;
+        q.end = end;
+        q.by[0] = by;
+        q.n_by = 1;
+        ck_assert_int_eq(gc_ledger_query(x->ledger, &q, s), 0);
+}
+
+static const gc_cost_row *row(const gc_cost_summary *s, const char *key, gc_dim dim)
+{
+        for (size_t i = 0; i < s->n_rows; i++)
+                if (strcmp(s->rows[i].keys[dim], key) == 0)
+                        return &s->rows[i];
+        return NULL;
+}
+
+#define NODE_N1                                                                                    \
+        "{'kind':'NodeList','items':[{'metadata':{'name':'n1','creationTimestamp':"                \
+        "'2026-11-01T00:00:00Z','labels':{'karpenter.sh/capacity-type':'on-demand'}},"             \
+        "'status':{'allocatable':{'cpu':'8'}}},{'metadata':{'name':'cpu-only'},'status':{}}]}"
+
+START_TEST(shared_claim_split_at_each_moment)
+{
+        acct x;
+        gc_cost_summary s;
+        gc_pod a, b, c;
+        const gc_cost_row *r;
+
+        acct_init(&x,
+                  SLICE("v1", "n1", "1",
+                        GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3") "," MIG_DEV(
+                            "gpu-1-mig-9-4-4", "MIG-1", "GPU-b", "3g.40gb", "NVIDIA H100 80GB HBM3",
+                            "") "," MIG_DEV("gpu-1-mig-9-0-4", "MIG-2", "GPU-b", "3g.40gb",
+                                            "NVIDIA H100 80GB HBM3", "")),
+                  "{'kind':'List','items':[{'metadata':{'name':'whole','namespace':'ml'},"
+                  "'status':{'allocation':{'devices':{'results':[{'request':'g','driver':"
+                  "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}},"
+                  "{'metadata':{'name':'half','namespace':'ml'},'status':{'allocation':{'devices':"
+                  "{'results':[{'request':'g','driver':'gpu.nvidia.com','pool':'n1','device':"
+                  "'gpu-1-mig-9-4-4'}]}}}}]}",
+                  NODE_N1);
+        /* The DRA node is kept although it offers no GPU resource; the CPU node is not. */
+        ck_assert_uint_eq(x.nodes.n, 1);
+        /* a: [0 h, 10 h); b: [5 h, open); c: [2 h, 4 h) on both claims. */
+        a = claim_pod(&x, "a", "whole", T0, T0 + 10 * H);
+        b = claim_pod(&x, "b", "whole", T0 + 5 * H, 0);
+        c = claim_pod(&x, "c", "whole half", T0 + 2 * H, T0 + 4 * H);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &c, &x.e.diag), 1);
+
+        query(&x, T0, T0 + 20 * H, GC_DIM_POD, &s);
+        /* a: 2 h alone, 2 h with c (1/2), 1 h alone, 5 h with b (1/2) = 2 + 1 + 1 + 2.5 */
+        r = row(&s, "a", GC_DIM_POD);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_double_eq_tol(r->gpu_seconds, 6.5 * H, 1e-6);
+        ck_assert_uint_eq(r->pods, 1);
+        /* b: 5 h with a (1/2), then 10 h alone */
+        r = row(&s, "b", GC_DIM_POD);
+        ck_assert_double_eq_tol(r->gpu_seconds, 12.5 * H, 1e-6);
+        ck_assert_uint_eq(r->pods, 1);
+        /* c: 2 h of half of the GPU, plus the 3g.40gb (0.5) alone */
+        r = row(&s, "c", GC_DIM_POD);
+        ck_assert_double_eq_tol(r->gpu_seconds, 2 * H * (0.5 + 0.5), 1e-6);
+        /* Every second of the whole GPU is billed once: 20 h; the 3g.40gb 2 h x 0.5. */
+        ck_assert_double_eq_tol(s.total.gpu_seconds, 20.0 * H + 1.0 * H, 1e-6);
+        ck_assert_uint_eq(s.total.pods, 3);
+        /* Capacity: 2 physical GPUs (the whole one, and the parent of two partitions). */
+        ck_assert_double_eq_tol(s.capacity.gpu_seconds, 2.0 * 20 * H, 1e-6);
+        gc_cost_summary_free(&s);
+
+        /* A window that sees only a later piece of a still counts it as one pod. */
+        query(&x, T0 + 6 * H, T0 + 7 * H, GC_DIM_POD, &s);
+        ck_assert_uint_eq(row(&s, "a", GC_DIM_POD)->pods, 1);
+        ck_assert_double_eq_tol(row(&s, "a", GC_DIM_POD)->gpu_seconds, 0.5 * H, 1e-6);
+        gc_cost_summary_free(&s);
+
+        /* b is deleted at 8 h: a's share from 8 h to 10 h goes back to whole. */
+        ck_assert_int_eq(gc_account_pod_gone(x.a, &b, T0 + 8 * H, 0, &x.e.diag), 1);
+        query(&x, T0, T0 + 20 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(row(&s, "a", GC_DIM_POD)->gpu_seconds, 7.5 * H, 1e-6);
+        ck_assert_double_eq_tol(row(&s, "b", GC_DIM_POD)->gpu_seconds, 1.5 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(claims_arrive_after_pods)
+{
+        acct x;
+        gc_cost_summary s;
+        gc_pod a;
+
+        acct_init(&x, SLICE("v1", "n1", "1", GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3")),
+                  "{'kind':'List','items':[]}", NODE_N1);
+        a = claim_pod(&x, "a", "late", T0, T0 + H);
+        /* No claim seen at all yet: nothing to bill. */
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 0);
+        ck_assert_int_eq(
+            claims(&x.e,
+                   "{'kind':'ResourceClaim','metadata':{'name':'other','namespace':'ml'},'status':{"
+                   "'allocation':{'devices':{'results':[{'driver':"
+                   "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}}"),
+            0);
+        ck_assert_int_eq(gc_account_claim(x.a, &x.e.claims.v[0], &x.e.diag), 0);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 0); /* its claim still unseen */
+        ck_assert_int_eq(
+            claims(&x.e,
+                   "{'kind':'ResourceClaim','metadata':{'name':'late','namespace':'ml'},'status':{"
+                   "'allocation':{'devices':{'results':[{'driver':"
+                   "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}}"),
+            0);
+        ck_assert_int_eq(gc_account_claim(x.a, &x.e.claims.v[1], &x.e.diag), 0);
+        query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(s.total.gpu_seconds, 1.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(mixed_node_counts_each_gpu_once)
+{
+        acct x;
+        gc_cost_summary s;
+
+        /* The device plugin advertises 2 GPUs and the DRA driver publishes the same 2: the
+         * node has 2 (nvidia.com/gpu.count). A newer pool generation supersedes an older. */
+        acct_init(
+            &x,
+            "{'kind':'List','items':[" SLICE(
+                "v1", "n1", "2",
+                GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3") "," GPU_DEV(
+                    "1", "GPU-b", "NVIDIA H100 80GB HBM3")) "," SLICE("v1", "n1", "1",
+                                                                      GPU_DEV("7", "GPU-old",
+                                                                              "NVIDIA H100 "
+                                                                              "80GB HBM3")) "]}",
+            "{'kind':'List','items':[]}",
+            "{'kind':'NodeList','items':[{'metadata':{'name':'n1','creationTimestamp':"
+            "'2026-11-01T00:00:00Z','labels':{'nvidia.com/gpu.count':'2',"
+            "'nvidia.com/gpu.product':'NVIDIA-H100-80GB-HBM3'}},'status':{'allocatable':{"
+            "'nvidia.com/gpu':'2'}}}]}");
+        query(&x, T0, T0 + H, GC_DIM_NODE, &s);
+        ck_assert_double_eq_tol(s.capacity.gpu_seconds, 2.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(config_rules)
+{
+        static const struct {
+                const char *json, *msg;
+        } bad[] = {
+            {"{'dra':[]}", "dra: must be an object"},
+            {"{'dra':{'nvidia':'no'}}", "dra.nvidia: must be true or false"},
+            {"{'dra':{'drivers':[{'attribute':'a','gpus_per_device':1}]}}",
+             "dra.drivers[0].driver: must be a string"},
+            {"{'dra':{'drivers':[{'driver':'d','gpus_per_device':1}]}}",
+             "dra.drivers[0].attribute: must be a string"},
+            {"{'dra':{'drivers':[{'driver':'d','attribute':'a'}]}}",
+             "dra.drivers[0].gpus_per_device: must be a number"},
+            {"{'dra':{'drivers':[{'driver':'d','attribute':'a','gpus_per_device':1,'x':1}]}}",
+             "dra.drivers[0].x: unknown field"},
+        };
+        char err[256], *j;
+        gc_config *c;
+        gc_model_opts mo;
+
+        j = dq("{'dra':{'nvidia':false,'drivers':[{'driver':'gpu.example.com','attribute':"
+               "'model','value':'X1','model':'Example-X1','gpus_per_device':0.5},{'driver':"
+               "'gpu.example.com','attribute':'cores','gpus_per_device':1}]}}");
+        c = gc_config_parse(j, strlen(j), err, sizeof(err));
+        free(j);
+        ck_assert_msg(c != NULL, "%s", err);
+        gc_config_model_opts(c, c->pool, &mo);
+        ck_assert_ptr_eq(mo.dra, &c->dra);
+        ck_assert_int_eq(mo.dra->no_nvidia, 1);
+        ck_assert_uint_eq(mo.dra->n, 2);
+        ck_assert_str_eq(mo.dra->rules[0].driver, "gpu.example.com");
+        ck_assert_str_eq(mo.dra->rules[0].value, "X1");
+        ck_assert_str_eq(mo.dra->rules[0].model, "Example-X1");
+        ck_assert_double_eq_tol(mo.dra->rules[0].gpus_per_device, 0.5, 1e-12);
+        ck_assert_ptr_null(mo.dra->rules[1].value);
+        ck_assert_ptr_null(mo.dra->rules[1].model);
+        gc_config_free(c);
+        /* Off by default: NVIDIA's driver only. */
+        c = gc_config_default();
+        gc_config_model_opts(c, c->pool, &mo);
+        ck_assert_int_eq(mo.dra->no_nvidia, 0);
+        ck_assert_uint_eq(mo.dra->n, 0);
+        gc_config_free(c);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                j = dq(bad[i].json);
+                c = gc_config_parse(j, strlen(j), err, sizeof(err));
+                free(j);
+                ck_assert_ptr_null(c);
+                ck_assert_msg(strstr(err, bad[i].msg) != NULL, "%zu: %s", i, err);
+        }
+}
+END_TEST
+
+START_TEST(device_classes)
+{
+        gc_device_class_vec v = {.limit = 10};
+        gc_decode_stats st;
+        env e;
+        char *j;
+
+        env_init(&e);
+        /* As the driver's chart renders them (deviceclass-gpu.yaml, deviceclass-mig.yaml) on
+         * resource.k8s.io/v1: the GPU class also serves nvidia.com/gpu (extended resources). */
+        /* Plain JSON here: the CEL expressions hold single quotes. */
+        j = strdup(
+            "{\"kind\":\"DeviceClassList\",\"items\":["
+            "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
+            "\"name\":\"gpu.nvidia.com\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+            "\"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == "
+            "'gpu'\"}}],\"extendedResourceName\":\"nvidia.com/gpu\"}},"
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"mig.nvidia.com\"},\"spec\":{"
+            "\"selectors\":[{\"cel\":{\"expression\":\"device.driver == 'gpu.nvidia.com' && "
+            "device.attributes['gpu.nvidia.com'].type == 'mig'\"}}]}},"
+            /* by type alone, with double quotes */
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"mig-only\"},\"spec\":{"
+            "\"selectors\":[{\"cel\":{\"expression\":"
+            "\"device.attributes[\\\"gpu.nvidia.com\\\"].type==\\\"mig\\\"\"}}]}},"
+            /* another driver's class: not kept */
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"nic\"},\"spec\":{\"selectors\":[{"
+            "\"cel\":{\"expression\":\"device.driver == 'dra.net' && 'gpu.nvidia.com' != "
+            "''\"}}]}},"
+            /* a malformed selector: refused, named */
+            "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"bad\"},\"spec\":{\"selectors\":[{"
+            "\"cel\":{\"expression\":7}}],\"x\":\"gpu.nvidia.com\"}}]}");
+        ck_assert_ptr_nonnull(j);
+        ck_assert_msg(gc_decode_device_classes(j, strlen(j), &e.o, &v, &st, &e.diag, e.err,
+                                               sizeof(e.err)) == 0,
+                      "%s", e.err);
+        free(j);
+        ck_assert_uint_eq(v.n, 3);
+        ck_assert_str_eq(v.v[0].name, "gpu.nvidia.com");
+        ck_assert_str_eq(v.v[0].driver, "gpu.nvidia.com");
+        ck_assert_str_eq(v.v[0].device_type, "gpu");
+        ck_assert_str_eq(v.v[0].extended_resource, "nvidia.com/gpu");
+        ck_assert_str_eq(v.v[1].name, "mig.nvidia.com");
+        ck_assert_str_eq(v.v[1].device_type, "mig");
+        ck_assert_ptr_null(v.v[1].extended_resource);
+        ck_assert_str_eq(v.v[2].name, "mig-only");
+        ck_assert_str_eq(v.v[2].driver, "gpu.nvidia.com");
+        ck_assert_str_eq(v.v[2].device_type, "mig");
+        ck_assert_uint_eq(e.diag.n_total, 1);
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[0], "spec.selectors[0].cel.expression"));
+        gc_device_class_vec_free(&v);
+        env_done(&e);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("dra");
+        TCase *tc = tcase_create("dra");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, nvidia_devices);
+        tcase_add_test(tc, v1beta1_and_other_drivers);
+        tcase_add_test(tc, configured_driver);
+        tcase_add_test(tc, model_names);
+        tcase_add_test(tc, config_rules);
+        tcase_add_test(tc, bad_slices_name_the_field);
+        tcase_add_test(tc, claim_shapes);
+        tcase_add_test(tc, device_classes);
+        tcase_add_test(tc, bad_claims_name_the_field);
+        tcase_add_test(tc, pod_claims);
+        tcase_add_test(tc, list_next);
+        tcase_add_test(tc, shared_claim_split_at_each_moment);
+        tcase_add_test(tc, claims_arrive_after_pods);
+        tcase_add_test(tc, mixed_node_counts_each_gpu_once);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
