@@ -23,6 +23,7 @@ enum {
         CTL_OPT_AUTH,
         CTL_OPT_AUTH_TTL,
         CTL_OPT_AUTH_RESOURCE,
+        CTL_OPT_VERSION,
 };
 
 static void ctl__on_signal(int sig)
@@ -66,6 +67,7 @@ static const char usage[] =
     "  --auth-resource ATTRS     ask for resource attributes instead of the path, e.g.\n"
     "                            namespace=gpu-cost,resource=services,subresource=proxy,\n"
     "                            name=gpu-cost\n"
+    "  --version                 print the version and revision, then exit\n"
     "\n"
     "Durations: 90s, 5m, 1h. Exit status: 0 after SIGTERM, 1 on a fatal error, 2 on bad\n"
     "flags or configuration.\n";
@@ -112,6 +114,7 @@ int main(int argc, char **argv)
             {"auth-delegate", optional_argument, NULL, CTL_OPT_AUTH},
             {"auth-cache-ttl", required_argument, NULL, CTL_OPT_AUTH_TTL},
             {"auth-resource", required_argument, NULL, CTL_OPT_AUTH_RESOURCE},
+            {"version", no_argument, NULL, CTL_OPT_VERSION},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -236,6 +239,11 @@ int main(int argc, char **argv)
                         o.auth_resource = optarg;
                         break;
                 }
+                case CTL_OPT_VERSION:
+                        printf("gpu-cost-controller %s%s%s%s\n", GC_VERSION,
+                               GC_REVISION[0] ? " (revision " : "", GC_REVISION,
+                               GC_REVISION[0] ? ")" : "");
+                        return 0;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
