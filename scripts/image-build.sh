@@ -83,7 +83,7 @@ if ! pm image exists "$base"; then
 		if [ ! -s "$tarball" ]; then
 			say "making the base $base from Debian's packages (mmdebstrap, once; cached in $tarball)"
 			mkdir -p "$GPU_COST_IMAGE_CACHE"
-			mmdebstrap --quiet --variant=minbase "$release" "$tarball.tmp" >&2
+			mmdebstrap --quiet --variant=minbase --format=tar "$release" "$tarball.tmp" >&2
 			mv "$tarball.tmp" "$tarball"
 		fi
 		pm import --quiet "$tarball" "$base" >/dev/null
