@@ -10,8 +10,8 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import (CHART, CI_VALUES, GPU_COST, INVALID_VALUES, NAMESPACE, REPO, helm, need,
-                      render, render_fails, template_args)
+from conftest import (CHART, CI_VALUES, GPU_COST, INVALID_VALUES, NAMESPACE, REPO, Rendered, helm,
+                      need, render, render_fails, template_args)
 
 EXAMPLES = REPO / "examples"
 WINDOW = "2026-11-16T00:00:00Z,2026-11-23T00:00:00Z"
@@ -743,10 +743,77 @@ def test_names_follow_the_release():
 
 def test_rendered_manifests_up_to_date():
     """deploy/gpu-cost.yaml is a comment header, then `helm template gpu-cost charts/gpu-cost
-    --namespace gpu-cost --kube-version 1.33.0`; tests/chart/run.sh --update rewrites it."""
+    --namespace gpu-cost --kube-version 1.33.0 --skip-tests`; tests/chart/run.sh --update
+    rewrites it."""
     want = helm(*template_args()).stdout
     lines = (REPO / "deploy" / "gpu-cost.yaml").read_text().splitlines(keepends=True)
     first = next(i for i, line in enumerate(lines) if line == "---\n")
     assert all(line.startswith("#") for line in lines[:first])
     assert "".join(lines[first:]) == want, (
         "deploy/gpu-cost.yaml is stale: run tests/chart/run.sh --update")
+
+
+# ---------------------------------------------------------------------------------------------
+# The `helm test` pod (templates/tests/)
+
+
+def hook_args(sets=()):
+    """template_args without --skip-tests, showing only the test pod."""
+    return [a for a in template_args(sets=sets) if a != "--skip-tests"] + [
+        "--show-only", "templates/tests/test-api.yaml"]
+
+
+def render_hook(sets=()):
+    return Rendered(helm(*hook_args(sets)).stdout).one("Pod")
+
+
+def test_helm_test_pod():
+    """The controller's image running the CLI against the Service, as the controller's pod runs:
+    non-root, read-only root, no token mounted; never behind the Service or the ReplicaSet."""
+    dep = render().deployment()["spec"]["template"]
+    pod = render_hook()
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    assert pod["metadata"]["name"] == "gpu-cost-test-api"
+    labels = pod["metadata"]["labels"]
+    assert labels["app.kubernetes.io/component"] == "test"
+    assert not dep["metadata"]["labels"].items() <= labels.items()
+    spec = pod["spec"]
+    assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"] == dep["spec"]["securityContext"]
+    c = spec["containers"][0]
+    ctl = dep["spec"]["containers"][0]
+    assert c["image"] == ctl["image"] == "gpu-cost-controller:0.1.0"
+    assert c["securityContext"] == ctl["securityContext"]
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["command"] == ["/usr/local/bin/gpu-cost"]
+    assert c["args"] == ["costs", "--server=http://gpu-cost.gpu-cost.svc:8080", "--window=1h",
+                         "--timeout=20s"]
+
+
+def test_helm_test_pod_follows_image_service_and_tls():
+    pod = render_hook(sets=["image.repository=registry.example/gc", "image.tag=1.2.3",
+                            "service.port=9090", "tls.secretName=gc-tls",
+                            "imagePullSecrets[0].name=reg"])
+    c = pod["spec"]["containers"][0]
+    assert c["image"] == "registry.example/gc:1.2.3"
+    assert "--server=https://gpu-cost.gpu-cost.svc:9090" in c["args"]
+    assert "--insecure-skip-tls-verify" in c["args"]
+    assert pod["spec"]["imagePullSecrets"] == [{"name": "reg"}]
+
+
+def test_helm_test_pod_not_with_auth():
+    """Under delegated auth the API refuses a caller without a grant: no test pod to fail."""
+    cp = helm(*hook_args(["auth.enabled=true"]), check=False)
+    assert cp.returncode != 0 and "could not find template" in cp.stderr, cp.stderr
+    # and --skip-tests leaves it out
+    cp = helm(*template_args(), "--show-only", "templates/tests/test-api.yaml", check=False)
+    assert cp.returncode != 0 and "could not find template" in cp.stderr, cp.stderr
+
+
+def test_notes_say_how_to_reach_the_api():
+    notes = helm("install", "gpu-cost", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+                 "--kube-version", "1.33.0").stdout.split("NOTES:", 1)[1]
+    assert "later version" not in notes
+    assert "kubectl -n gpu-cost port-forward svc/gpu-cost 8080:8080" in notes
+    for path in ("/api/v1/costs", "http://127.0.0.1:8080/", "/metrics", "helm test gpu-cost"):
+        assert path in notes, (path, notes)
