@@ -101,7 +101,7 @@ pm build --isolation=chroot --pull=never --network=host "${no_cache[@]}" \
 	--timestamp "$sde" \
 	--ignorefile deploy/Dockerfile.dockerignore \
 	--build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
-	--build-arg "CREATED=$created" --build-arg "SOURCE_DATE_EPOCH=$sde" \
+	--build-arg "CREATED=$created" \
 	--build-arg "SOURCE=$source_url" \
 	-f deploy/Dockerfile -t "$IMAGE" . >&2
 t1=$(date +%s)

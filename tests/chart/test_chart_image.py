@@ -16,7 +16,6 @@ import re
 import signal
 import subprocess
 import tarfile
-import time
 import urllib.request
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -99,14 +98,27 @@ def start_in(root, log, *argv, binds=(), env=()):
         return subprocess.Popen(cmd + ["--", *argv], stdout=f, stderr=f)
 
 
+def program_pid(proc):
+    """The program's pid: unshare --fork's only child, which exec'd chroot and then the program.
+    unshare itself ignores SIGTERM while it waits, and the child's parent-death signal is reset
+    when chroot changes its user, so the signal goes to the program."""
+    children = Path("/proc/%d/task/%d/children" % (proc.pid, proc.pid)).read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
 def stop(proc, log):
-    """SIGTERM (image-root.sh passes it on to the program) and its exit status 0."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
+    """SIGTERM to the program, and its exit status 0 (unshare passes it on)."""
     try:
+        if proc.poll() is None:
+            os.kill(program_pid(proc), signal.SIGTERM)
         assert proc.wait(timeout=30) == 0, Path(log).read_text()
     finally:
         if proc.poll() is None:
+            try:
+                os.kill(program_pid(proc), signal.SIGKILL)
+            except (OSError, AssertionError):
+                pass
             proc.kill()
             proc.wait()
 
@@ -147,6 +159,19 @@ def test_metadata(inspect):
     assert "%s:%s" % (values["image"]["repository"], values["image"]["tag"] or
                       chart["appVersion"]) == IMAGE
     assert chart["appVersion"] == VERSION
+
+
+def test_push_as_the_readme_says(inspect, tmp_path):
+    """The README's push command, to an OCI layout on disk instead of a registry (none can be
+    reached here): the same podman push, the image's config (its ID) unchanged."""
+    dest = tmp_path / "layout"
+    pm("push", "--quiet", IMAGE, "oci:%s:%s" % (dest, VERSION))
+    index = json.loads((dest / "index.json").read_text())
+    (m,) = index["manifests"]
+    assert m["annotations"]["org.opencontainers.image.ref.name"] == VERSION
+    manifest = json.loads((dest / "blobs" / "sha256" / m["digest"].split(":")[1]).read_text())
+    assert manifest["config"]["digest"] == "sha256:" + inspect["Id"]
+    assert len(manifest["layers"]) == 1
 
 
 def test_files(root):
