@@ -302,7 +302,11 @@ def test_install_with_the_image_and_run_it(inspect, root, cluster, tmp_path):
     against it. No kubelet runs here: the Deployment's pods are never started, pulled or probed."""
     cp = cluster.helm("install", "gpu-cost", str(CHART), "--namespace", NAMESPACE, "--wait=false")
     notes = cp.stdout
-    assert "/api/v1/costs" in notes and "later version" not in notes, notes
+    assert "later version" not in notes, notes
+    for text in ("kubectl -n gpu-cost port-forward svc/gpu-cost 8080:8080",
+                 "http://127.0.0.1:8080/api/v1/costs", "The dashboard is http://127.0.0.1:8080/",
+                 "http://127.0.0.1:8080/metrics", "helm test gpu-cost -n gpu-cost"):
+        assert text in notes, (text, notes)
     dep = cluster.get("deployment", "-n", NAMESPACE, "gpu-cost-controller")
     pod = dep["spec"]["template"]["spec"]
     assert pod["containers"][0]["image"] == IMAGE

@@ -809,11 +809,3 @@ def test_helm_test_pod_not_with_auth():
     cp = helm(*template_args(), "--show-only", "templates/tests/test-api.yaml", check=False)
     assert cp.returncode != 0 and "could not find template" in cp.stderr, cp.stderr
 
-
-def test_notes_say_how_to_reach_the_api():
-    notes = helm("install", "gpu-cost", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
-                 "--kube-version", "1.33.0").stdout.split("NOTES:", 1)[1]
-    assert "later version" not in notes
-    assert "kubectl -n gpu-cost port-forward svc/gpu-cost 8080:8080" in notes
-    for path in ("/api/v1/costs", "http://127.0.0.1:8080/", "/metrics", "helm test gpu-cost"):
-        assert path in notes, (path, notes)
