@@ -15,6 +15,7 @@
 #                       packages with mmdebstrap and imported, so no image registry is needed;
 #                       pull: podman pulls docker.io/library/debian:bookworm instead
 #   SOURCE_DATE_EPOCH   overrides the commit's time
+#   IMAGE_BUILD_TIMEOUT seconds the podman build may take (default 2700)
 #
 # The store is podman's, kept under GPU_COST_IMAGE_CACHE with the vfs driver and chroot
 # isolation, which work without privileges, overlay or a daemon. scripts/image-podman.sh runs
@@ -71,7 +72,7 @@ fi
 sde=${sde:-0}
 created=$(date -u -d "@$sde" +%Y-%m-%dT%H:%M:%SZ)
 
-# shellcheck source=scripts/image-podman.sh
+# shellcheck disable=SC1091 # pm, pm_args, GPU_COST_IMAGE_CACHE
 . "$root/scripts/image-podman.sh"
 
 start=$(date +%s)
@@ -97,14 +98,23 @@ say "base $base ready in $(($(date +%s) - start)) s"
 say "building $IMAGE: version $version, revision $revision, SOURCE_DATE_EPOCH $sde ($created)"
 t0=$(date +%s)
 source_url=$(git config --get remote.origin.url 2>/dev/null | sed -n 's#^\(https://[^@]*\)$#\1#p' || true)
-pm build --isolation=chroot --pull=never --network=host "${no_cache[@]}" \
-	--timestamp "$sde" \
-	--ignorefile deploy/Dockerfile.dockerignore \
-	--build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
-	--build-arg "CREATED=$created" \
-	--build-arg "SOURCE=$source_url" \
-	-f deploy/Dockerfile -t "$IMAGE" . >&2
+build() {
+	# Bounded: podman 4.3 was seen to hang after a failed RUN step instead of exiting.
+	# shellcheck disable=SC2154 # pm_args: scripts/image-podman.sh
+	timeout "${IMAGE_BUILD_TIMEOUT:-2700}" podman "${pm_args[@]}" build --isolation=chroot \
+		--pull=never --network=host "${no_cache[@]}" --timestamp "$sde" \
+		--ignorefile deploy/Dockerfile.dockerignore \
+		--build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
+		--build-arg "CREATED=$created" --build-arg "SOURCE=$source_url" \
+		-f deploy/Dockerfile "$@" . >&2
+}
+# The build tools' stage, tagged: it stays the cache of the next build when the untagged
+# intermediate images are pruned below (under vfs each is a full copy of its root, ~700 MB).
+deps="localhost/gpu-cost-image-deps:$release"
+build --target deps -t "$deps"
+build -t "$IMAGE"
 t1=$(date +%s)
+pm image prune --force >/dev/null
 
 size=$(pm image inspect --format '{{.Size}}' "$IMAGE")
 id=$(pm image inspect --format '{{.Id}}' "$IMAGE")

@@ -4,13 +4,15 @@
 #
 # Usage: scripts/image-podman.sh ARGS...   e.g. images, image inspect gpu-cost-controller:0.1.0,
 #        push gpu-cost-controller:0.1.0 docker://registry.example.com/gpu-cost-controller:0.1.0
-# Sourced, it defines pm() and GPU_COST_IMAGE_CACHE for the other image scripts.
+# Sourced, it defines pm(), pm_args and GPU_COST_IMAGE_CACHE for the other image scripts.
 
 GPU_COST_IMAGE_CACHE=${GPU_COST_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-image}
 
+pm_args=(--root "$GPU_COST_IMAGE_CACHE/storage" --runroot "$GPU_COST_IMAGE_CACHE/run"
+	--storage-driver vfs --cgroup-manager=cgroupfs --events-backend=file)
+
 pm() {
-	podman --root "$GPU_COST_IMAGE_CACHE/storage" --runroot "$GPU_COST_IMAGE_CACHE/run" \
-		--storage-driver vfs --cgroup-manager=cgroupfs --events-backend=file "$@"
+	podman "${pm_args[@]}" "$@"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
