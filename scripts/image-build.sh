@@ -98,11 +98,17 @@ say "base $base ready in $(($(date +%s) - start)) s"
 say "building $IMAGE: version $version, revision $revision, SOURCE_DATE_EPOCH $sde ($created)"
 t0=$(date +%s)
 source_url=$(git config --get remote.origin.url 2>/dev/null | sed -n 's#^\(https://[^@]*\)$#\1#p' || true)
+# Reproducible: --timestamp sets the creation time and every file's time in the layers to the
+# commit's; --omit-history drops the per-step history, whose entries name intermediate image IDs
+# (different after a build from scratch) and keep the time of steps cached from an earlier
+# commit; the base annotations, set to the previous stage's intermediate image, are emptied.
 build() {
 	# Bounded: podman 4.3 was seen to hang after a failed RUN step instead of exiting.
 	# shellcheck disable=SC2154 # pm_args: scripts/image-podman.sh
 	timeout "${IMAGE_BUILD_TIMEOUT:-2700}" podman "${pm_args[@]}" build --isolation=chroot \
-		--pull=never --network=host "${no_cache[@]}" --timestamp "$sde" \
+		--pull=never --network=host "${no_cache[@]}" --timestamp "$sde" --omit-history \
+		--annotation org.opencontainers.image.base.digest= \
+		--annotation org.opencontainers.image.base.name= \
 		--ignorefile deploy/Dockerfile.dockerignore \
 		--build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
 		--build-arg "CREATED=$created" --build-arg "SOURCE=$source_url" \
