@@ -65,6 +65,11 @@ web-test: build e2e-tools
 image:
 	./scripts/image-build.sh
 
+# The commit built again from a fresh clone with no cached layer, compared with make image's.
+.PHONY: image-repro
+image-repro: image
+	./scripts/image-repro.sh
+
 # The Helm chart: lint, template tests, server-side dry run and helm install against the pinned
 # kube-apiserver, the controller under the chart's RBAC, the image run from its root filesystem
 # and installed with the chart (tests/chart/README.md).
