@@ -120,7 +120,8 @@ deps="localhost/gpu-cost-image-deps:$release"
 build --target deps -t "$deps"
 build -t "$IMAGE"
 t1=$(date +%s)
-pm image prune --force >/dev/null
+pm image prune --force >/dev/null ||
+	say "warning: intermediate images not pruned; a build that was killed leaves its working containers: scripts/image-podman.sh ps -a --external, then rm -f them"
 
 size=$(pm image inspect --format '{{.Size}}' "$IMAGE")
 id=$(pm image inspect --format '{{.Id}}' "$IMAGE")
