@@ -28,6 +28,7 @@ enum {
         CTL_OPT_CP_CHUNK,
         CTL_OPT_CP_KILL,
         CTL_OPT_STALL_REPORTS,
+        CTL_OPT_VERSION,
 };
 
 /* A non-negative integer flag within [lo, hi]; prints the error and returns -1 otherwise. */
@@ -95,6 +96,7 @@ static const char usage[] =
     "  --auth-resource ATTRS     ask for resource attributes instead of the path, e.g.\n"
     "                            namespace=gpu-cost,resource=services,subresource=proxy,\n"
     "                            name=gpu-cost\n"
+    "  --version                 print the version and revision, then exit\n"
     "\n"
     "Durations: 90s, 5m, 1h. Exit status: 0 after SIGTERM, 1 on a fatal error, 2 on bad\n"
     "flags or configuration.\n";
@@ -145,6 +147,7 @@ int main(int argc, char **argv)
             {"checkpoint-chunk-bytes", required_argument, NULL, CTL_OPT_CP_CHUNK},
             {"test-kill-after-checkpoint-chunks", required_argument, NULL, CTL_OPT_CP_KILL},
             {"test-stall-report-writes", required_argument, NULL, CTL_OPT_STALL_REPORTS},
+            {"version", no_argument, NULL, CTL_OPT_VERSION},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -288,6 +291,11 @@ int main(int argc, char **argv)
                                           &o.test_stall_report_s) < 0)
                                 return 2;
                         break;
+                case CTL_OPT_VERSION:
+                        printf("gpu-cost-controller %s%s%s%s\n", GC_VERSION,
+                               GC_REVISION[0] ? " (revision " : "", GC_REVISION,
+                               GC_REVISION[0] ? ")" : "");
+                        return 0;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;

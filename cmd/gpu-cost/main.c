@@ -57,7 +57,9 @@ int main(int argc, char **argv)
                 return cmd ? GC_EXIT_OK : GC_EXIT_USAGE;
         }
         if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-                printf("gpu-cost %s\n", GC_VERSION);
+                /* The image's test compares the revision with the commit it was built from. */
+                printf("gpu-cost %s%s%s%s\n", GC_VERSION, GC_REVISION[0] ? " (revision " : "",
+                       GC_REVISION, GC_REVISION[0] ? ")" : "");
                 return GC_EXIT_OK;
         }
         if (strcmp(cmd, "analyze") == 0)

@@ -84,8 +84,10 @@ def helm(*args, check=True):
 
 
 def template_args(values=(), sets=(), release=RELEASE, namespace=NAMESPACE):
+    # --skip-tests: the objects an install creates; the `helm test` pod is rendered on its own
+    # (test_chart_templates.py, test_chart_image.py) and is not part of deploy/gpu-cost.yaml.
     args = ["template", release, str(CHART), "--namespace", namespace,
-            "--kube-version", KUBE_VERSION]
+            "--kube-version", KUBE_VERSION, "--skip-tests"]
     for v in values:
         args += ["-f", str(v)]
     for s in sets:

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The Helm chart's tests (`make chart-test`): lint and template tests, the chart against a real
-# kube-apiserver, and the container image's build recipe. See tests/chart/README.md.
+# kube-apiserver, and the container image `make image` built (scripts/image-build.sh), run and
+# installed with the chart. See tests/chart/README.md.
 #
 # Usage: tests/chart/run.sh [--update]
 #   --update   rewrite deploy/gpu-cost.yaml from the chart first
 # Environment: E2E_BIN (helm, kubectl, kube-apiserver, etcd; scripts/e2e-build.sh builds them),
-# GPU_COST, GPU_COST_CONTROLLER (default build/gpu-cost, build/gpu-cost-controller).
+# GPU_COST, GPU_COST_CONTROLLER (default build/gpu-cost, build/gpu-cost-controller), IMAGE (default
+# gpu-cost-controller:<version>, what make image tags).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,8 +31,8 @@ if [ "${1:-}" = "--update" ]; then
 		echo "#   kubectl create namespace gpu-cost"
 		echo "#   kubectl apply -f deploy/gpu-cost.yaml"
 		echo "#"
-		echo "# helm template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0"
-		"$E2E_BIN/helm" template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0
+		echo "# helm template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0 --skip-tests"
+		"$E2E_BIN/helm" template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0 --skip-tests
 	} >deploy/gpu-cost.yaml.tmp
 	mv deploy/gpu-cost.yaml.tmp deploy/gpu-cost.yaml
 	say "deploy/gpu-cost.yaml rewritten"
@@ -42,6 +44,6 @@ say "budgets: configuration, schema, events RBAC, the PrometheusRule under promt
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_budgets.py
 say "against kube-apiserver: server-side dry run of every scenario, helm install/upgrade/uninstall, the controller under the chart's RBAC"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_cluster.py
-say "container image recipe"
-./tests/chart/image-check.sh
+say "the image make image built, run from its root filesystem (read-only, uid 65532), and the chart installed with it"
+CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_image.py
 say "all passed"

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import (CHART, CI_VALUES, GPU_COST, INVALID_VALUES, NAMESPACE, REPO, helm, need,
-                      render, render_fails, template_args)
+from conftest import (CHART, CI_VALUES, GPU_COST, INVALID_VALUES, NAMESPACE, REPO, Rendered, helm,
+                      need, render, render_fails, template_args)
 
 EXAMPLES = REPO / "examples"
 WINDOW = "2026-11-16T00:00:00Z,2026-11-23T00:00:00Z"
@@ -776,7 +776,8 @@ def test_names_follow_the_release():
 
 def test_rendered_manifests_up_to_date():
     """deploy/gpu-cost.yaml is a comment header, then `helm template gpu-cost charts/gpu-cost
-    --namespace gpu-cost --kube-version 1.33.0`; tests/chart/run.sh --update rewrites it."""
+    --namespace gpu-cost --kube-version 1.33.0 --skip-tests`; tests/chart/run.sh --update
+    rewrites it."""
     want = helm(*template_args()).stdout
     lines = (REPO / "deploy" / "gpu-cost.yaml").read_text().splitlines(keepends=True)
     first = next(i for i, line in enumerate(lines) if line == "---\n")
@@ -821,3 +822,61 @@ def test_probe_port():
 @pytest.mark.parametrize("value", ["80", "70000", "-1"])
 def test_probe_port_schema(value):
     assert "probePort" in render_fails(sets=["probePort=" + value])
+
+
+# ---------------------------------------------------------------------------------------------
+# The `helm test` pod (templates/tests/)
+
+
+def hook_args(sets=()):
+    """template_args without --skip-tests, showing only the test pod."""
+    return [a for a in template_args(sets=sets) if a != "--skip-tests"] + [
+        "--show-only", "templates/tests/test-api.yaml"]
+
+
+def render_hook(sets=()):
+    return Rendered(helm(*hook_args(sets)).stdout).one("Pod")
+
+
+def test_helm_test_pod():
+    """The controller's image running the CLI against the Service, as the controller's pod runs:
+    non-root, read-only root, no token mounted; never behind the Service or the ReplicaSet."""
+    dep = render().deployment()["spec"]["template"]
+    pod = render_hook()
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    assert pod["metadata"]["name"] == "gpu-cost-test-api"
+    labels = pod["metadata"]["labels"]
+    assert labels["app.kubernetes.io/component"] == "test"
+    assert not dep["metadata"]["labels"].items() <= labels.items()
+    spec = pod["spec"]
+    assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"] == dep["spec"]["securityContext"]
+    c = spec["containers"][0]
+    ctl = dep["spec"]["containers"][0]
+    assert c["image"] == ctl["image"] == "gpu-cost-controller:0.1.0"
+    assert c["securityContext"] == ctl["securityContext"]
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["command"] == ["/usr/local/bin/gpu-cost"]
+    assert c["args"] == ["costs", "--server=http://gpu-cost.gpu-cost.svc:8080", "--window=1h",
+                         "--timeout=20s"]
+
+
+def test_helm_test_pod_follows_image_service_and_tls():
+    pod = render_hook(sets=["image.repository=registry.example/gc", "image.tag=1.2.3",
+                            "service.port=9090", "tls.secretName=gc-tls",
+                            "imagePullSecrets[0].name=reg"])
+    c = pod["spec"]["containers"][0]
+    assert c["image"] == "registry.example/gc:1.2.3"
+    assert "--server=https://gpu-cost.gpu-cost.svc:9090" in c["args"]
+    assert "--insecure-skip-tls-verify" in c["args"]
+    assert pod["spec"]["imagePullSecrets"] == [{"name": "reg"}]
+
+
+def test_helm_test_pod_not_with_auth():
+    """Under delegated auth the API refuses a caller without a grant: no test pod to fail."""
+    cp = helm(*hook_args(["auth.enabled=true"]), check=False)
+    assert cp.returncode != 0 and "could not find template" in cp.stderr, cp.stderr
+    # and --skip-tests leaves it out
+    cp = helm(*template_args(), "--show-only", "templates/tests/test-api.yaml", check=False)
+    assert cp.returncode != 0 and "could not find template" in cp.stderr, cp.stderr
+
