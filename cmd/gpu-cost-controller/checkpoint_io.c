@@ -63,7 +63,7 @@ static int ctl__reset_ledger(ctl *c)
 static void ctl__checkpoint_lost(ctl *c, const char *why)
 {
         snprintf(c->checkpoint_lost_msg, sizeof(c->checkpoint_lost_msg),
-                 "no complete checkpoint generation could be restored (%s): the ledger started "
+                 "no complete checkpoint generation could be restored (%.200s): the ledger started "
                  "empty, history before this start is missing",
                  why);
         atomic_store(&c->checkpoint_lost, 1);

@@ -13,10 +13,10 @@
 #define GC_CP__TIME_MAX ((int64_t)253402300799) /* 9999-12-31T23:59:59Z, as the ledger */
 #define GC_CP__HOUR     ((int64_t)3600)
 #define GC_CP__HEADER_ROOM                                                                         \
-        1536                    /* the header's bytes at most (identity <= 253 plain bytes,        \
-                                   4 resourceVersions of <= 64) */
+        1536 /* the header's bytes at most (identity <= 253 plain bytes,                           \
+                4 resourceVersions of <= 64) */
 #define GC_CP__BUCKET      ((int64_t)900) /* rollup rows start on a quarter hour at least */
-#define GC_CP__MAX_ENTRIES 1024 /* chunks a caller may hand to one decode */
+#define GC_CP__MAX_ENTRIES 1024           /* chunks a caller may hand to one decode */
 #define GC_CP__NUM_LEN     32
 #define GC_CP__MAX_STRS    8 /* strings of one record (a pod interval's uid and 7 dims) */
 
