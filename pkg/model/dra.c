@@ -655,7 +655,7 @@ int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_devic
                         return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
                 r = gc__opt_obj(c, "cel", path, &cel, err, errlen);
                 if (r == 0 && cel) {
-                        strncat(path, ".cel", sizeof(path) - strlen(path) - 1);
+                        snprintf(path, sizeof(path), "spec.selectors[%d].cel", i);
                         r = gc__opt_str(cel, "expression", GC__CEL_MAX, 1, path, &expr, err,
                                         errlen);
                 }
