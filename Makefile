@@ -111,10 +111,16 @@ fuzz-test: fuzz-build
 fuzz-long: fuzz-build
 	./scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_LONG_SECONDS)
 
-# End-to-end: the pinned kube-apiserver/etcd/kubectl/helm (built once, cached outside the
-# repository), the smoke test of that control plane, the kube client's test, then the
-# controller's scenarios (tests/e2e/README.md). About 10 minutes warm; E2E_TIMEOUT bounds it.
+# End-to-end: the pinned etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl
+# and helm (built once, cached outside the repository), the smoke test of that control plane,
+# the kube client's test, then the controller's scenarios (tests/e2e/README.md). E2E_TIMEOUT
+# bounds it. KUBE_MINOR=1.35 runs the same suites against the oldest supported minor (its own
+# build and cache); CI runs the newest.
 E2E_TIMEOUT ?= 1800
+KUBE_MINOR ?= 1.37
+export KUBE_MINOR
+E2E_BIN ?= $(shell KUBE_MINOR=$(KUBE_MINOR) ./scripts/e2e-build.sh --print-bin)
+export E2E_BIN
 .PHONY: e2e-tools e2e
 
 e2e-tools:

@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Runs a throw-away control plane for the end-to-end tests: etcd and kube-apiserver on loopback
-# (no kubelet, scheduler or controller-manager), with token authentication and RBAC.
+# Runs a throw-away control plane for the end-to-end tests on loopback: etcd, kube-apiserver,
+# kube-scheduler and kube-controller-manager, each with its own identity (token users named as
+# the default bootstrap RBAC roles expect), RBAC on. There is no kubelet: tests/e2e/kubelet.py
+# is a simulated one that writes the status of pods bound to its nodes.
 #
 # Usage: scripts/e2e-cluster.sh COMMAND DIR
 #   start              fresh cluster in DIR (wipes DIR's old state); writes DIR/env,
-#                      DIR/admin.kubeconfig, DIR/controller.kubeconfig; waits for /readyz
-#   stop               stops kube-apiserver, then etcd (safe to call twice, or on a dead cluster)
+#                      DIR/admin.kubeconfig, DIR/controller.kubeconfig, DIR/kube-scheduler.kubeconfig,
+#                      DIR/kube-controller-manager.kubeconfig; waits for each /readyz or /healthz
+#   stop               stops the scheduler, the controller-manager, kube-apiserver, then etcd
+#                      (safe to call twice, or on a dead cluster)
 #   restart-apiserver  stops and starts kube-apiserver only, same port, etcd and certificates
 #   stop-apiserver     stops kube-apiserver only (etcd and its data stay)
 #   start-apiserver    starts kube-apiserver again after stop-apiserver; waits for /readyz
-#   status             exits 0 when both processes run and /readyz answers 200
+#   status             exits 0 when all four processes run and /readyz answers 200
 #   env                prints DIR/env (shell-sourceable)
+#
+# The controller-manager runs every default controller but the node lifecycle and taint-eviction
+# ones (no kubelet posts heartbeats here, so they would taint and evict every node), the CSR
+# signer (no cluster CA key) and the legacy service-account token controller; each controller
+# uses its own service account's credentials (--use-service-account-credentials). For the same
+# reason kube-apiserver's TaintNodesByCondition admission is off: it taints every new Node
+# not-ready until the node lifecycle controller sees its kubelet's heartbeat, so kube-scheduler
+# would place nothing on the test's Nodes.
 #
 # Environment: E2E_BIN (binaries, default ${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-e2e/bin),
 # E2E_READY_TIMEOUT (seconds to wait for readiness, default 90),
@@ -22,8 +34,8 @@
 # status; no bodies) and nothing of anyone else; kept on through restart-apiserver.
 #
 # DIR/env holds: E2E_DIR E2E_BIN E2E_SERVER E2E_CA E2E_ADMIN_TOKEN E2E_CONTROLLER_TOKEN
-# E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT E2E_ETCD_PID E2E_APISERVER_PID KUBECTL
-# E2E_AUDIT_LOG (empty when the audit log is off).
+# E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT E2E_ETCD_PID E2E_APISERVER_PID
+# E2E_SCHEDULER_PID E2E_KCM_PID KUBECTL E2E_AUDIT_LOG (empty when the audit log is off).
 set -euo pipefail
 
 E2E_BIN=${E2E_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-e2e/bin}
@@ -38,7 +50,7 @@ die() {
 	exit 1
 }
 usage() {
-	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -162,6 +174,8 @@ write_env() {
 			printf 'E2E_APISERVER_PORT=%q\n' "$E2E_APISERVER_PORT"
 			printf 'E2E_ETCD_PID=%q\n' "${E2E_ETCD_PID:-}"
 			printf 'E2E_APISERVER_PID=%q\n' "${E2E_APISERVER_PID:-}"
+			printf 'E2E_SCHEDULER_PID=%q\n' "${E2E_SCHEDULER_PID:-}"
+			printf 'E2E_KCM_PID=%q\n' "${E2E_KCM_PID:-}"
 			printf 'KUBECTL=%q\n' "$E2E_BIN/kubectl"
 			printf 'E2E_AUDIT_LOG=%q\n' "$(audit_log)"
 			echo "export E2E_DIR E2E_BIN E2E_SERVER E2E_CA E2E_ADMIN_TOKEN E2E_CONTROLLER_TOKEN"
@@ -243,7 +257,8 @@ start_apiserver() {
 		--service-account-signing-key-file "$DIR/sa.key" \
 		--token-auth-file "$DIR/tokens.csv" \
 		--authorization-mode RBAC \
-		--disable-admission-plugins ServiceAccount \
+		--disable-admission-plugins ServiceAccount,TaintNodesByCondition \
+		--endpoint-reconciler-type none \
 		--allow-privileged \
 		"${audit[@]}" \
 		</dev/null >>"$DIR/kube-apiserver.log" 2>&1 &
@@ -273,6 +288,75 @@ start_apiserver() {
 	log_tail "$DIR/kube-apiserver.log"
 	stop_pid "$E2E_APISERVER_PID" kube-apiserver
 	die "kube-apiserver not ready after ${E2E_READY_TIMEOUT} s (last /readyz status: ${code:-none})"
+}
+
+# --- kube-scheduler and kube-controller-manager ------------------------------------------------
+
+# start_component NAME PORT ARGS...: NAME serves /healthz on https://127.0.0.1:PORT (its own
+# self-signed certificate); returns 1 (not fatal) when the port was taken meanwhile.
+start_component() {
+	local name=$1 port=$2 pid deadline code=""
+	shift 2
+	mkdir -p "$DIR/certs-$name"
+	say "$name: starting (log $DIR/$name.log)"
+	nohup "$E2E_BIN/$name" \
+		--kubeconfig "$DIR/$name.kubeconfig" \
+		--authentication-kubeconfig "$DIR/$name.kubeconfig" \
+		--authorization-kubeconfig "$DIR/$name.kubeconfig" \
+		--bind-address 127.0.0.1 \
+		--secure-port "$port" \
+		--cert-dir "$DIR/certs-$name" \
+		--leader-elect=false \
+		"$@" \
+		</dev/null >>"$DIR/$name.log" 2>&1 &
+	pid=$!
+	deadline=$(($(date +%s) + E2E_READY_TIMEOUT))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			if tail -n 20 "$DIR/$name.log" | grep -q 'address already in use'; then
+				say "$name: port $port was taken meanwhile"
+				return 1
+			fi
+			log_tail "$DIR/$name.log"
+			die "$name exited during start-up"
+		fi
+		code=$(curl -ksS -o /dev/null -w '%{http_code}' --max-time 2 \
+			"https://127.0.0.1:${port}/healthz" 2>/dev/null) || code=""
+		if [ "$code" = 200 ]; then
+			say "$name: healthy (pid $pid)"
+			COMPONENT_PID=$pid
+			return 0
+		fi
+		sleep 0.2
+	done
+	log_tail "$DIR/$name.log"
+	stop_pid "$pid" "$name"
+	die "$name not healthy after ${E2E_READY_TIMEOUT} s (last /healthz status: ${code:-none})"
+}
+
+start_scheduler() {
+	local attempt port
+	for attempt in 1 2 3 4 5; do
+		read -r port <<<"$(free_ports 1)"
+		start_component kube-scheduler "$port" && break
+		[ "$attempt" -lt 5 ] || die "could not start kube-scheduler on a free port after 5 attempts"
+	done
+	E2E_SCHEDULER_PID=$COMPONENT_PID
+}
+
+start_controller_manager() {
+	local attempt port
+	for attempt in 1 2 3 4 5; do
+		read -r port <<<"$(free_ports 1)"
+		start_component kube-controller-manager "$port" \
+			--use-service-account-credentials \
+			--root-ca-file "$DIR/certs/apiserver.crt" \
+			--service-cluster-ip-range 10.0.0.0/24 \
+			--controllers '*,-node-lifecycle-controller,-taint-eviction-controller,-certificatesigningrequest-signing-controller,-serviceaccount-token-controller' &&
+			break
+		[ "$attempt" -lt 5 ] || die "could not start kube-controller-manager on a free port after 5 attempts"
+	done
+	E2E_KCM_PID=$COMPONENT_PID
 }
 
 write_kubeconfig() {
@@ -306,13 +390,14 @@ EOF
 
 cmd_start() {
 	local attempt ports
-	for bin in etcd kube-apiserver; do
+	for bin in etcd kube-apiserver kube-scheduler kube-controller-manager; do
 		[ -x "$E2E_BIN/$bin" ] || die "$E2E_BIN/$bin is missing: run scripts/e2e-build.sh first"
 	done
-	if load_env && { is_ours "${E2E_ETCD_PID:-}" etcd || is_ours "${E2E_APISERVER_PID:-}" kube-apiserver; }; then
+	if load_env && { is_ours "${E2E_ETCD_PID:-}" etcd || is_ours "${E2E_APISERVER_PID:-}" kube-apiserver ||
+		is_ours "${E2E_SCHEDULER_PID:-}" kube-scheduler || is_ours "${E2E_KCM_PID:-}" kube-controller-manager; }; then
 		die "a cluster is already running in $DIR (run: $0 stop $DIR)"
 	fi
-	rm -rf "$DIR/etcd" "$DIR/certs" "$DIR/env" "$DIR/tokens.csv" "$DIR/sa.key" \
+	rm -rf "$DIR/etcd" "$DIR/certs" "$DIR"/certs-* "$DIR/env" "$DIR/tokens.csv" "$DIR/sa.key" \
 		"$DIR"/*.kubeconfig "$DIR"/*.log "$DIR/audit-policy.yaml"
 	mkdir -p "$DIR/certs"
 	chmod 700 "$DIR"
@@ -338,16 +423,21 @@ EOF
 	) || die "openssl genrsa failed"
 	E2E_ADMIN_TOKEN=$(openssl rand -hex 32)
 	E2E_CONTROLLER_TOKEN=$(openssl rand -hex 32)
+	scheduler_token=$(openssl rand -hex 32)
+	kcm_token=$(openssl rand -hex 32)
 	# token,user,uid,"groups": the admin is cluster-admin through system:masters; the
-	# controller is in no group, so it can do only what RBAC grants it.
+	# controller is in no group, so it can do only what RBAC grants it; the scheduler and the
+	# controller-manager are the users the default bootstrap ClusterRoleBindings name.
 	(
 		umask 077
 		printf '%s,admin,e2e-admin,"system:masters"\n' "$E2E_ADMIN_TOKEN" >"$DIR/tokens.csv"
 		printf '%s,%s,e2e-controller\n' "$E2E_CONTROLLER_TOKEN" "$E2E_CONTROLLER_USER" >>"$DIR/tokens.csv"
+		printf '%s,system:kube-scheduler,e2e-scheduler\n' "$scheduler_token" >>"$DIR/tokens.csv"
+		printf '%s,system:kube-controller-manager,e2e-kcm\n' "$kcm_token" >>"$DIR/tokens.csv"
 	)
 
 	# A failed start must not leave an etcd behind.
-	trap 'if [ $? -ne 0 ]; then stop_pid "${E2E_APISERVER_PID:-}" kube-apiserver; stop_pid "${E2E_ETCD_PID:-}" etcd; fi' EXIT
+	trap 'if [ $? -ne 0 ]; then stop_pid "${E2E_KCM_PID:-}" kube-controller-manager; stop_pid "${E2E_SCHEDULER_PID:-}" kube-scheduler; stop_pid "${E2E_APISERVER_PID:-}" kube-apiserver; stop_pid "${E2E_ETCD_PID:-}" etcd; fi' EXIT
 	for attempt in 1 2 3 4 5; do
 		read -r client peer E2E_APISERVER_PORT <<<"$(free_ports 3)"
 		start_etcd "$client" "$peer" && break
@@ -362,6 +452,12 @@ EOF
 	write_env
 	write_kubeconfig "$DIR/admin.kubeconfig" admin "$E2E_ADMIN_TOKEN"
 	write_kubeconfig "$DIR/controller.kubeconfig" "$E2E_CONTROLLER_USER" "$E2E_CONTROLLER_TOKEN"
+	write_kubeconfig "$DIR/kube-scheduler.kubeconfig" system:kube-scheduler "$scheduler_token"
+	write_kubeconfig "$DIR/kube-controller-manager.kubeconfig" system:kube-controller-manager "$kcm_token"
+	start_scheduler
+	write_env
+	start_controller_manager
+	write_env
 	trap - EXIT
 	say "ready: source $DIR/env; kubectl --kubeconfig $DIR/admin.kubeconfig"
 }
@@ -396,6 +492,8 @@ cmd_stop() {
 		say "no cluster in $DIR"
 		return 0
 	}
+	stop_pid "${E2E_SCHEDULER_PID:-}" kube-scheduler
+	stop_pid "${E2E_KCM_PID:-}" kube-controller-manager
 	stop_pid "${E2E_APISERVER_PID:-}" kube-apiserver
 	stop_pid "${E2E_ETCD_PID:-}" etcd
 }
@@ -407,6 +505,15 @@ cmd_status() {
 		say "etcd: not running"
 		ok=1
 	fi
+	local name pid
+	for name in kube-scheduler kube-controller-manager; do
+		pid=$E2E_SCHEDULER_PID
+		[ "$name" = kube-scheduler ] || pid=$E2E_KCM_PID
+		if is_ours "${pid:-}" "$name"; then say "$name: running (pid $pid)"; else
+			say "$name: not running"
+			ok=1
+		fi
+	done
 	if is_ours "${E2E_APISERVER_PID:-}" kube-apiserver; then
 		code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$E2E_CA" \
 			-H "Authorization: Bearer ${E2E_ADMIN_TOKEN}" "${E2E_SERVER}/readyz" 2>/dev/null) || code=none

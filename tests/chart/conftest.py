@@ -6,6 +6,7 @@ Environment:
   GPU_COST       the CLI (default build/gpu-cost), which must accept every rendered configuration
   GPU_COST_CONTROLLER  the controller (default build/gpu-cost-controller), run in the cluster test
   CHART_REQUIRE=1  fail instead of skipping when a tool is missing (`make chart-test` sets it)
+  CHART_HELM     the helm binary in E2E_BIN: helm (Helm 4, the default) or helm3 (Helm 3)
 """
 
 import json
@@ -22,14 +23,15 @@ CHART = REPO / "charts" / "gpu-cost"
 CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
 INVALID_VALUES = sorted((HERE / "invalid").glob("*.yaml"))
 # The cluster the e2e harness runs; deploy/gpu-cost.yaml is rendered for it.
-KUBE_VERSION = "1.33.0"
+KUBE_VERSION = "1.37.0"
 RELEASE = "gpu-cost"
 NAMESPACE = "gpu-cost"
 
 E2E_BIN = Path(os.environ.get("E2E_BIN") or
                Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") /
                "gpu-cost-e2e" / "bin")
-HELM = E2E_BIN / "helm"
+# CHART_HELM=helm3 runs the same tests with Helm 3 (tests/chart/run.sh runs both majors).
+HELM = E2E_BIN / os.environ.get("CHART_HELM", "helm")
 KUBECTL = E2E_BIN / "kubectl"
 GPU_COST = Path(os.environ.get("GPU_COST") or REPO / "build" / "gpu-cost")
 GPU_COST_CONTROLLER = Path(os.environ.get("GPU_COST_CONTROLLER") or

@@ -5,7 +5,8 @@
 #
 # Usage: tests/chart/run.sh [--update]
 #   --update   rewrite deploy/gpu-cost.yaml from the chart first
-# Environment: E2E_BIN (helm, kubectl, kube-apiserver, etcd; scripts/e2e-build.sh builds them),
+# Environment: E2E_BIN (helm (Helm 4), helm3, kubectl, the control plane; scripts/e2e-build.sh
+# builds them),
 # GPU_COST, GPU_COST_CONTROLLER (default build/gpu-cost, build/gpu-cost-controller), IMAGE (default
 # gpu-cost-controller:<version>, what make image tags).
 set -euo pipefail
@@ -31,19 +32,23 @@ if [ "${1:-}" = "--update" ]; then
 		echo "#   kubectl create namespace gpu-cost"
 		echo "#   kubectl apply -f deploy/gpu-cost.yaml"
 		echo "#"
-		echo "# helm template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0 --skip-tests"
-		"$E2E_BIN/helm" template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.33.0 --skip-tests
+		echo "# helm template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.37.0 --skip-tests"
+		"$E2E_BIN/helm" template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.37.0 --skip-tests
 	} >deploy/gpu-cost.yaml.tmp
 	mv deploy/gpu-cost.yaml.tmp deploy/gpu-cost.yaml
 	say "deploy/gpu-cost.yaml rewritten"
 fi
 
-say "templates, lint, schema, configuration"
+say "Helm 4: templates, lint, schema, configuration"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_templates.py
+say "Helm 3: templates, lint, schema, configuration"
+CHART_HELM=helm3 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_templates.py
 say "budgets: configuration, schema, events RBAC, the PrometheusRule under promtool test rules"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_budgets.py
 say "against kube-apiserver: server-side dry run of every scenario, helm install/upgrade/uninstall, the controller under the chart's RBAC"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_cluster.py
+say "Helm 3: helm install/upgrade/uninstall against kube-apiserver"
+CHART_HELM=helm3 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_cluster.py
 say "the image make image built, run from its root filesystem (read-only, uid 65532), and the chart installed with it"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_image.py
 say "all passed"

@@ -776,7 +776,7 @@ def test_names_follow_the_release():
 
 def test_rendered_manifests_up_to_date():
     """deploy/gpu-cost.yaml is a comment header, then `helm template gpu-cost charts/gpu-cost
-    --namespace gpu-cost --kube-version 1.33.0 --skip-tests`; tests/chart/run.sh --update
+    --namespace gpu-cost --kube-version 1.37.0 --skip-tests`; tests/chart/run.sh --update
     rewrites it."""
     want = helm(*template_args()).stdout
     lines = (REPO / "deploy" / "gpu-cost.yaml").read_text().splitlines(keepends=True)

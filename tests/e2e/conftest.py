@@ -2,7 +2,7 @@
 
 Environment:
   GPU_COST_CONTROLLER   the controller binary (default build/gpu-cost-controller)
-  E2E_BIN               the pinned kube-apiserver/etcd/kubectl (default ~/.cache/gpu-cost-e2e/bin)
+  E2E_BIN               the pinned control plane and kubectl (default ~/.cache/gpu-cost-e2e/bin)
   E2E_REQUIRE=1         fail instead of skipping when either is missing (`make e2e` sets it)
   E2E_KEEP=1            leave clusters and logs in place after the tests (for diagnosis)
 """
@@ -40,7 +40,7 @@ def e2e_bin():
     b = Path(os.environ.get("E2E_BIN") or
              Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") /
              "gpu-cost-e2e" / "bin")
-    for tool in ("etcd", "kube-apiserver", "kubectl"):
+    for tool in ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl"):
         if not os.access(b / tool, os.X_OK):
             _missing("%s/%s is missing: run scripts/e2e-build.sh" % (b, tool))
     return b

@@ -30,11 +30,14 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from sim import _cloud_node, rfc3339
+from sim import REPLAY_SCHEDULER, _cloud_node, rfc3339
 
 HOUR, DAY = 3600, 86400
 STEP = 300  # one sample every 5 minutes: Prometheus' lookback always finds one
 NS = "ml"
+# Each planted pod carries its own name under this label: the selector of the ReplicaSet or Job
+# that adopts it.
+ADOPT_LABEL = "e2e.gpu-cost/pod"
 H100 = "NVIDIA H100 80GB HBM3"   # dcgm-exporter's modelName
 A100 = "NVIDIA A100-SXM4-40GB"
 H100_MIB, A100_MIB = 81559, 40536
@@ -147,16 +150,15 @@ class Scenario:
 
     @staticmethod
     def create_pod(api, p, bound):
-        """A running GPU pod bound at `bound` (back-dated through its status)."""
-        md = {"name": p["name"], "namespace": p["ns"], "labels": {"project": p["project"]}}
-        if p["owner"]:
-            md["ownerReferences"] = [{"apiVersion": "apps/v1" if p["owner"][0] == "ReplicaSet"
-                                      else "batch/v1", "kind": p["owner"][0],
-                                      "name": p["owner"][1], "uid": str(uuid.uuid4()),
-                                      "controller": True}]
+        """A running GPU pod bound at `bound` (back-dated through its status). It names the
+        replay's scheduler, which does not run, so kube-scheduler leaves it to be bound here.
+        A pod with an owner is adopted by a real ReplicaSet or Job created after it: the
+        owner reference is the one kube-controller-manager writes."""
+        md = {"name": p["name"], "namespace": p["ns"],
+              "labels": {"project": p["project"], ADOPT_LABEL: p["name"]}}
         spec = {"containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
                                 "resources": {"limits": {"nvidia.com/gpu": str(p["gpus"])}}}],
-                "restartPolicy": "Never"}
+                "restartPolicy": "Never", "schedulerName": REPLAY_SCHEDULER}
         api.call("POST", "/api/v1/namespaces/%s/pods" % p["ns"],
                  {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
         path = "/api/v1/namespaces/%s/pods/%s" % (p["ns"], p["name"])
@@ -172,6 +174,38 @@ class Scenario:
                                    "imageID": "", "restartCount": 0, "ready": True,
                                    "started": True, "containerID": "containerd://%032x" % bound,
                                    "state": {"running": {"startedAt": ts}}}]}})
+        if p["owner"]:
+            adopt(api, p["ns"], p["owner"][0], p["owner"][1], md["labels"], spec)
+
+
+def adopt(api, ns, kind, name, labels, pod_spec, timeout=30):
+    """Creates the ReplicaSet or Job `name` whose selector matches the running pod's labels and
+    which wants exactly that one pod: kube-controller-manager adopts it (writes its controller
+    owner reference) instead of creating another. Waits until the reference is there."""
+    sel = {"matchLabels": {ADOPT_LABEL: labels[ADOPT_LABEL]}}
+    template = {"metadata": {"labels": labels}, "spec": dict(pod_spec)}
+    if kind == "ReplicaSet":
+        obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+               "metadata": {"name": name, "namespace": ns},
+               "spec": {"replicas": 1, "selector": sel, "template": template}}
+        api.call("POST", "/apis/apps/v1/namespaces/%s/replicasets" % ns, obj)
+    elif kind == "Job":
+        obj = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": name, "namespace": ns},
+               "spec": {"parallelism": 1, "completions": 1, "manualSelector": True,
+                        "selector": sel, "template": template}}
+        api.call("POST", "/apis/batch/v1/namespaces/%s/jobs" % ns, obj)
+    else:
+        raise ValueError("cannot adopt by a %s" % kind)
+    path = "/api/v1/namespaces/%s/pods/%s" % (ns, labels[ADOPT_LABEL])
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        refs = api.get(path)["metadata"].get("ownerReferences") or []
+        if any(r.get("controller") and r["kind"] == kind and r["name"] == name for r in refs):
+            return refs
+        time.sleep(0.2)
+    raise AssertionError("%s/%s was not adopted by %s %s within %d s" % (
+        ns, labels[ADOPT_LABEL], kind, name, timeout))
 
     @staticmethod
     def create_exporter_pod(api, port):

@@ -1,10 +1,13 @@
-"""Simulated scheduler and kubelet for the end-to-end tests: eight days of GPU churn, replayed
-against a real kube-apiserver in under a minute, with every timestamp back-dated.
+"""A back-dated replay for the end-to-end tests: eight days of GPU churn, replayed against a
+real kube-apiserver in under a minute, with every timestamp back-dated.
 
-There is no scheduler, kubelet or controller-manager in the e2e cluster, so this module plays
-them. It plans a week of workloads deterministically (fixed seed, times as offsets from an
-anchor on the hour eight days before now), places them on GPU nodes the way a scheduler would
-(never over a node's allocatable), then writes the history to the API server in time order:
+The e2e cluster runs the real kube-scheduler and kube-controller-manager, but neither can act
+in the past, so the replay plays scheduler and kubelet for its own pods: they name a scheduler
+that does not exist (`schedulerName: gpu-cost-replay`), which the real kube-scheduler leaves
+alone, and the replay binds them and writes their status itself. It plans a week of workloads
+deterministically (fixed seed, times as offsets from an anchor on the hour eight days before
+now), places them on GPU nodes the way a scheduler would (never over a node's allocatable),
+then writes the history to the API server in time order:
 
   - Nodes carry real label sets: the H100 node's GPU Feature Discovery labels and the RKE2 A16
     node from tests/fixtures, and nodes derived from that H100 set for the MIG layouts of
@@ -268,6 +271,11 @@ def node_specs():
 
 
 # ---- the plan -------------------------------------------------------------------------------
+
+# The scheduler the replay's pods name: none runs by that name, so kube-scheduler leaves them
+# for the replay to bind at their back-dated times.
+REPLAY_SCHEDULER = "gpu-cost-replay"
+
 
 class PodPlan:
     """One pod of the plan. Times are offsets from the anchor in seconds; end INF = holds its
@@ -728,7 +736,7 @@ class Replay:
 
     def _ev_create(self, p, t):
         spec = {"containers": p.containers, "restartPolicy": p.restart_policy,
-                "terminationGracePeriodSeconds": 30}
+                "terminationGracePeriodSeconds": 30, "schedulerName": REPLAY_SCHEDULER}
         if p.init_containers:
             spec["initContainers"] = p.init_containers
         if p.direct:

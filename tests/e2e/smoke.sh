@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the end-to-end control plane: everything the controller tests rely on, done by
-# hand with kubectl and curl against a fresh etcd + kube-apiserver. Exits non-zero on any failure.
+# hand with kubectl and curl against a fresh etcd, kube-apiserver, kube-scheduler and
+# kube-controller-manager. Exits non-zero on any failure.
 #
 # Usage: tests/e2e/smoke.sh            (needs scripts/e2e-build.sh to have run)
 #   E2E_DIR=DIR   cluster directory (default: a new temporary directory, removed afterwards)
@@ -9,10 +10,15 @@
 # What a controller test builds on, shown step by step below:
 #   - a Node is created with the labels of a real GPU node (tests/fixtures), and its capacity is
 #     written through the status subresource (create drops status);
-#   - with no scheduler or kubelet a pod stays Pending until it is bound with POST
-#     pods/<name>/binding, and its status (phase, PodScheduled lastTransitionTime, startTime,
+#   - a pod naming a scheduler that does not run (gpu-cost-replay) is left alone by
+#     kube-scheduler: it stays Pending until the test binds it with POST pods/<name>/binding, and
+#     with no kubelet its status (phase, PodScheduled lastTransitionTime, startTime,
 #     containerStatuses) is whatever the test writes with PATCH pods/<name>/status, back-dated
 #     timestamps included;
+#   - a Deployment becomes a ReplicaSet and pods written by kube-controller-manager (with their
+#     owner references), kube-scheduler binds a pod to the node by its GPU capacity and marks the
+#     one that does not fit Unschedulable, and deleting the Deployment lets the garbage
+#     collector delete the rest;
 #   - a watch from a LIST's resourceVersion replays every change since, in order;
 #   - deleting a bound pod only sets deletionTimestamp (no kubelet confirms it); a deletion with
 #     gracePeriodSeconds=0 removes it at once;
@@ -135,6 +141,7 @@ metadata:
   namespace: ml-research
   labels: {team: vision, project: detector}
 spec:
+  schedulerName: gpu-cost-replay
   containers:
   - name: trainer
     image: nvcr.io/nvidia/pytorch:24.05-py3
@@ -218,10 +225,16 @@ kind: ConfigMap
 metadata: {name: {{ .Release.Name }}-kubeversion}
 data: {kube: "{{ .Capabilities.KubeVersion.Version }}"}
 EOF2
-# Without --kube-version (and without a cluster) helm assumes the version it was stamped with.
-expect_eq "helm default kube version" \
-	"$("${helm[@]}" template demo "$E2E_DIR/helm/demo" --show-only templates/kubeversion.yaml |
-		sed -n 's/^data: {kube: "\(.*\)"}$/\1/p')" "v1.33.0"
+# Without --kube-version (and without a cluster) helm 3 assumes the version it was stamped with
+# (the pinned cluster's minor); helm 4 the one of the client-go it was built with.
+minor=${ver#v1.}
+minor=${minor%%.*}
+expect_eq "helm 3 default kube version" \
+	"$("$E2E_BIN/helm3" template demo "$E2E_DIR/helm/demo" --show-only templates/kubeversion.yaml |
+		sed -n 's/^data: {kube: "\(.*\)"}$/\1/p')" "v1.${minor}.0"
+h4=$("${helm[@]}" template demo "$E2E_DIR/helm/demo" --show-only templates/kubeversion.yaml |
+	sed -n 's/^data: {kube: "\(.*\)"}$/\1/p')
+case "$h4" in v1.3[0-9].*) ok "helm 4 default kube version $h4" ;; *) fail "helm 4 default kube version '$h4'" ;; esac
 "${helm[@]}" template demo "$E2E_DIR/helm/demo" --namespace gpu-cost --kube-version "$ver" \
 	>"$E2E_DIR/helm/demo.yaml" || fail "helm template"
 k create ns gpu-cost >/dev/null || fail "create namespace gpu-cost"
@@ -286,6 +299,69 @@ expect_eq "controller LIST secrets with RBAC" \
 	"$(status_of "$(api "$E2E_CONTROLLER_TOKEN" GET /api/v1/secrets)")" 403
 expect_eq "controller DELETE pod with RBAC" \
 	"$(status_of "$(api "$E2E_CONTROLLER_TOKEN" DELETE /api/v1/namespaces/ml-research/pods/train-1)")" 403
+
+# --- the real scheduler and controller-manager -------------------------------------------------
+# train-1 has finished, so the node's one GPU is free for the scheduler to give.
+k create ns inference >/dev/null || fail "create namespace inference"
+k apply -f - >/dev/null <<'EOF2' || fail "create deployment"
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: infer, namespace: inference}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: infer}}
+  template:
+    metadata: {labels: {app: infer, team: vision, project: serving}}
+    spec:
+      containers:
+      - name: server
+        image: nvcr.io/nvidia/tritonserver:24.05-py3
+        resources:
+          limits: {nvidia.com/gpu: "1"}
+EOF2
+# wait_for WHAT JSONPATH-COMMAND...: polls up to 30 s until the command prints something.
+wait_for() {
+	local what=$1 out=""
+	shift
+	for _ in $(seq 1 150); do
+		out=$("$@" 2>/dev/null) || out=""
+		[ -z "$out" ] || break
+		sleep 0.2
+	done
+	[ -n "$out" ] || fail "$what: nothing after 30 s"
+	printf '%s' "$out"
+}
+rs=$(wait_for "ReplicaSet of the Deployment" k -n inference get rs -l app=infer -o jsonpath='{.items[0].metadata.name}')
+expect_eq "ReplicaSet owner (written by kube-controller-manager)" \
+	"$(k -n inference get rs "$rs" -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}')" \
+	"Deployment/infer/true"
+pod=$(wait_for "pod of the ReplicaSet" k -n inference get pod -l app=infer -o jsonpath='{.items[0].metadata.name}')
+case "$pod" in "$rs"-*) ok "pod name $pod from the ReplicaSet's generateName" ;; *) fail "pod name $pod" ;; esac
+expect_eq "pod owner (written by kube-controller-manager)" \
+	"$(k -n inference get pod "$pod" -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}')" \
+	"ReplicaSet/$rs/true"
+expect_eq "pod bound by kube-scheduler" \
+	"$(wait_for "binding of $pod" k -n inference get pod "$pod" -o jsonpath='{.spec.nodeName}')" gpu-h100-0
+expect_eq "PodScheduled written by kube-scheduler" \
+	"$(k -n inference get pod "$pod" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}')" True
+# A second replica does not fit: the node has one GPU.
+k -n inference scale deployment infer --replicas=2 >/dev/null || fail "scale deployment"
+reason=$(wait_for "Unschedulable condition" k -n inference get pod -l app=infer \
+	-o jsonpath='{.items[?(@.status.conditions[0].reason=="Unschedulable")].status.conditions[0].message}')
+case "$reason" in *"Insufficient nvidia.com/gpu"*) ok "second replica Unschedulable: $reason" ;;
+*) fail "second replica: '$reason'" ;; esac
+# Deleting the Deployment: the garbage collector deletes the ReplicaSet and then its pods; the
+# bound one only gets a deletionTimestamp (no kubelet confirms it), the pending one goes at once.
+k -n inference delete deployment infer --wait=false >/dev/null || fail "delete deployment"
+for _ in $(seq 1 150); do
+	[ -z "$(k -n inference get rs -o name)" ] && break
+	sleep 0.2
+done
+expect_eq "ReplicaSet deleted by the garbage collector" "$(k -n inference get rs -o name)" ""
+dts=$(wait_for "deletionTimestamp on $pod" k -n inference get pod "$pod" -o jsonpath='{.metadata.deletionTimestamp}')
+ok "bound pod marked for deletion by the garbage collector at $dts"
+r=$(api "$E2E_ADMIN_TOKEN" DELETE "/api/v1/namespaces/inference/pods/$pod" '{"gracePeriodSeconds":0}')
+expect_eq "DELETE gracePeriodSeconds=0 of $pod" "$(status_of "$r")" 200
 
 # --- restart kube-apiserver only: data and resourceVersions survive -------------------------
 t0=$(now_ms)

@@ -151,7 +151,8 @@ def replay_pod(api, node, name, gpus, start, end):
     api.call("POST", path, {"apiVersion": "v1", "kind": "Pod",
                             "metadata": {"name": name, "labels": {"team": "ml",
                                                                   "project": "llm"}},
-                            "spec": {"containers": [c], "restartPolicy": "Never"}})
+                            "spec": {"containers": [c], "restartPolicy": "Never",
+                                     "schedulerName": REPLAY_SCHEDULER}})
     api.call("POST", "%s/%s/binding" % (path, name), {
         "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
         "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
@@ -239,7 +240,7 @@ def check_rule_fires(tmp_path, metrics_text, e2e_bin):
     cp = subprocess.run([str(helm), "template", "gpu-cost", str(harness.REPO / "charts" /
                                                                   "gpu-cost"),
                          "--set", "prometheusRule.enabled=true", "--set", "prometheusRule.for=5m",
-                         "--kube-version", "1.33.0", "--show-only",
+                         "--kube-version", "1.37.0", "--show-only",
                          "templates/prometheusrule.yaml"],
                         capture_output=True, text=True, timeout=120)
     assert cp.returncode == 0, cp.stderr
