@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 import harness
+from sim import REPLAY_SCHEDULER
 
 H = 3600
 PRICE = 4.0  # USD per H100-hour in this test's catalog

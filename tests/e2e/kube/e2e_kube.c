@@ -467,8 +467,12 @@ static void bump_and_compact(void)
 /* ---- tests ------------------------------------------------------------------------------------
  */
 
-/* Paged LIST over 7 namespaces, 2 a page; etcd is compacted after the first page, so the
- * continue token goes stale (410) and the LIST starts again from the top, complete. */
+/* Paged LIST over 7 namespaces, 2 a page; etcd is compacted after the first page. Up to
+ * Kubernetes 1.33 the continue token then goes stale (410) and the LIST starts again from the
+ * top; since 1.34 kube-apiserver serves the later pages from its watch cache's snapshot of the
+ * first page's revision (the snapshottable cache, on by default), which etcd's compaction does
+ * not touch, so the pages simply continue. Either way the LIST is complete, and a restart
+ * happens only for a 410. */
 START_TEST(test_paged_list_stale_continue)
 {
         gc_kube *a = admin();
@@ -505,10 +509,11 @@ START_TEST(test_paged_list_stale_continue)
         ck_assert(rec_wait(&r, p_list_ends, &one, 30));
         ck_assert(rec_wait(&r, p_done, NULL, 5));
         ck_assert_int_eq(r.result, 0);
-        /* One restart for the stale token, then the whole list. */
-        ck_assert_int_eq(r.notes[GC_KUBE_NOTE_EXPIRED], 1);
-        ck_assert_int_eq(r.note_status[GC_KUBE_NOTE_EXPIRED], 410);
-        ck_assert_int_eq(r.n_list_begin, 2);
+        /* One restart for a stale token (then the whole list), or none. */
+        ck_assert_int_le(r.notes[GC_KUBE_NOTE_EXPIRED], 1);
+        if (r.notes[GC_KUBE_NOTE_EXPIRED] == 1)
+                ck_assert_int_eq(r.note_status[GC_KUBE_NOTE_EXPIRED], 410);
+        ck_assert_int_eq(r.n_list_begin, 1 + r.notes[GC_KUBE_NOTE_EXPIRED]);
         ck_assert_int_eq(r.notes[GC_KUBE_NOTE_LISTED], 1);
         ck_assert_ptr_nonnull(strstr(r.note_msg[GC_KUBE_NOTE_LISTED], "7 objects"));
         rec_set(&r, set, sizeof(set));
@@ -874,12 +879,17 @@ START_TEST(test_configmap_caps)
                             NULL, NULL, 0, &status, &b, err, sizeof(err)),
             -E2BIG);
         gc_buf_free(&b);
-        /* Listing names only does not fetch the data. */
+        /* Listing names only does not fetch the data. kube-controller-manager's root CA
+         * publisher adds kube-root-ca.crt to every namespace. */
         ck_assert_int_eq(
             gc_kube_configmap_list(a, nsn("e2e-big"), NULL, &names, &nn, err, sizeof(err)), 0);
-        ck_assert_uint_eq(nn, 17);
-        for (size_t i = 0; i < nn; i++)
+        ck_assert_uint_eq(nn, 18);
+        for (size_t i = 0; i < nn; i++) {
+                ck_assert_msg(!strncmp(names[i], "big-", 4) ||
+                                  !strcmp(names[i], "kube-root-ca.crt"),
+                              "%s", names[i]);
                 free(names[i]);
+        }
         free(names);
         free(v);
         gc_kube_free(a);
