@@ -44,6 +44,8 @@ int cmd_tco(int argc, char **argv);
 int cmd_costs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_recommendations(int argc, char **argv);
+/* gpu-cost health --server URL: /healthz and /readyz of a running controller. */
+int cmd_health(int argc, char **argv);
 
 /* export (analyze.c offline, remote.c with --server): the flags both take. */
 typedef struct cli_export_flags {

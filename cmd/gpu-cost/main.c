@@ -21,6 +21,7 @@ static const char gc__usage[] =
     "  costs            GPU cost by team and project (any grouping, window and step)\n"
     "  report           the daily, weekly or monthly report (Markdown)\n"
     "  recommendations  the advisor's findings with their monthly savings\n"
+    "  health           whether the controller is alive and ready (/healthz, /readyz)\n"
     "\n"
     "Run `gpu-cost <command> --help` for a command's flags. Installed on PATH as\n"
     "kubectl-gpu_cost (a copy or a symbolic link), it is also `kubectl gpu-cost <command>`.\n";
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
                 return cmd_report(argc - 1, argv + 1);
         if (strcmp(cmd, "recommendations") == 0)
                 return cmd_recommendations(argc - 1, argv + 1);
+        if (strcmp(cmd, "health") == 0)
+                return cmd_health(argc - 1, argv + 1);
         cli_error("unknown command \"%s\" (try gpu-cost --help)", cmd);
         return GC_EXIT_USAGE;
 }

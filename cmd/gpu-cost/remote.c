@@ -836,6 +836,72 @@ finish:
         return rc;
 }
 
+/* ---- health ----------------------------------------------------------------------------- */
+
+static const char health_usage[] =
+    "Usage: gpu-cost health --server URL\n"
+    "\n"
+    "Asks a running controller whether it is alive (/healthz) and serving current figures\n"
+    "(/readyz), as the kubelet's probes do; prints each answer and exits 0 only when both are\n"
+    "200. A standby replica (it does not hold the lease) and a controller that has not synced\n"
+    "yet answer 503 on /readyz. `helm test` runs it from the controller's image.\n"
+    "\n" REMOTE_HELP;
+
+int cmd_health(int argc, char **argv)
+{
+        static const struct option opts[] = {
+            REMOTE_OPTIONS,
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
+        };
+        static const char *const paths[] = {"/healthz", "/readyz"};
+        gc_buf body;
+        remote rm;
+        int c, r, rc = GC_EXIT_USAGE;
+
+        remote_init(&rm);
+        gc_buf_init(&body, 64 << 10);
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                r = remote_option(&rm, c, optarg);
+                if (r < 0)
+                        goto finish;
+                if (r > 0)
+                        continue;
+                if (c == 'h') {
+                        fputs(health_usage, stdout);
+                        rc = GC_EXIT_OK;
+                        goto finish;
+                }
+                cli_error("health: unknown or incomplete flag \"%s\" (see --help)", argv[optind - 1]);
+                goto finish;
+        }
+        if (optind < argc) {
+                cli_error("health: unexpected argument \"%s\"", argv[optind]);
+                goto finish;
+        }
+        rc = remote_ready(&rm);
+        for (size_t i = 0; rc == 0 && i < sizeof(paths) / sizeof(paths[0]); i++) {
+                gc_buf_reset(&body);
+                rc = remote_get(&rm, paths[i], NULL, 0, &body);
+                if (rc != 0) {
+                        cli_error("%s is not healthy: %s did not answer 200", rm.server, paths[i]);
+                        rc = GC_EXIT_FAIL;
+                        break;
+                }
+                /* The probes answer a short text; its first line (200 bytes at most) is shown. */
+                const char *text = body.data ? body.data : "";
+                size_t n = strcspn(text, "\r\n");
+
+                printf("%s: 200 %.*s\n", paths[i], (int)(n > 200 ? 200 : n), text);
+        }
+finish:
+        gc_buf_free(&body);
+        remote_done(&rm);
+        return rc;
+}
+
 /* ---- export ----------------------------------------------------------------------------- */
 
 int cmd_export_remote(int argc, char **argv)

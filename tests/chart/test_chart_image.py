@@ -250,15 +250,21 @@ def test_demo_server(root, tmp_path):
         assert status == 200 and json.loads(body)
         status, ctype, body = get(base + "/")
         assert status == 200 and "html" in ctype and "<html" in body.lower()
-        # The hook's container: same program, same flags, the Service's address replaced.
-        hook = test_hook(helm_template())
-        args = [a if not a.startswith("--server=") else "--server=" + base for a in hook["args"]]
-        out = run_in(root, *hook["command"], *args).stdout
-        assert "team" in out.lower() or "gpu" in out.lower(), out
-        # and it fails when nothing answers
-        assert run_in(root, *hook["command"], *[
-            a if not a.startswith("--server=") else "--server=http://127.0.0.1:%d" % free_port()
-            for a in hook["args"]], check=False).returncode != 0
+        # The hook's containers: same programs, same flags, the Service's address replaced.
+        health, api = test_hooks(helm_template())
+        for hook in (health, api):
+            args = [a if not a.startswith("--server=") else "--server=" + base
+                    for a in hook["args"]]
+            out = run_in(root, *hook["command"], *args).stdout
+            if hook is health:
+                assert out.splitlines() == ["/healthz: 200 ok", "/readyz: 200 ok"], out
+            else:
+                assert "team" in out.lower() or "gpu" in out.lower(), out
+            # and each fails when nothing answers
+            assert run_in(root, *hook["command"], *[
+                a if not a.startswith("--server=") else
+                "--server=http://127.0.0.1:%d" % free_port()
+                for a in hook["args"]], check=False).returncode != 0
     finally:
         stop(proc, log)
 
@@ -268,16 +274,18 @@ def helm_template(*args):
         "template", "gpu-cost", str(CHART), "--namespace", NAMESPACE, *args).stdout) if d]
 
 
-def test_hook(objects):
+def test_hooks(objects):
+    """The `helm test` pod's containers: `gpu-cost health`, then `gpu-cost costs`."""
     pods = [o for o in objects if o["kind"] == "Pod"]
     assert len(pods) == 1, [o["kind"] for o in objects]
     assert pods[0]["metadata"]["annotations"]["helm.sh/hook"] == "test"
-    c = pods[0]["spec"]["containers"][0]
-    assert c["image"] == IMAGE
-    return c
+    cs = pods[0]["spec"]["containers"]
+    assert [c["args"][0] for c in cs] == ["health", "costs"], cs
+    assert all(c["image"] == IMAGE for c in cs)
+    return cs
 
 
-test_hook.__test__ = False  # a helper: pytest must not collect it
+test_hooks.__test__ = False  # a helper: pytest must not collect it
 
 
 @pytest.fixture(scope="module")
@@ -314,7 +322,7 @@ def test_install_with_the_image_and_run_it(inspect, root, cluster, tmp_path):
     assert pod["containers"][0]["image"] == IMAGE
     hooks = [d for d in yaml.safe_load_all(cluster.helm(
         "get", "hooks", "gpu-cost", "--namespace", NAMESPACE).stdout) if d]
-    hook = test_hook(hooks)
+    health, hook = test_hooks(hooks)
     # The hook pod as the API server validates it (created for real only by `helm test`).
     cp = cluster.kubectl("apply", "--dry-run=server", "--validate=strict", "-f", "-",
                          stdin=yaml.safe_dump([h for h in hooks if h["kind"] == "Pod"][0]))
@@ -374,7 +382,11 @@ def test_install_with_the_image_and_run_it(inspect, root, cluster, tmp_path):
         report = cluster.kubectl("get", "cm", "-n", NAMESPACE, day, "-o",
                                  "jsonpath={.data.report\\.json}").stdout
         assert "ml-research" in report, report[:2000]
-        # `helm test`'s command, from the image, against the controller from the image
+        # `helm test`'s commands, from the image, against the controller from the image
+        args = [a if not a.startswith("--server=") else "--server=" + base
+                for a in health["args"]]
+        out = run_in(root, *health["command"], *args).stdout
+        assert out.splitlines() == ["/healthz: 200 ok", "/readyz: 200 ok"], out
         args = [a if not a.startswith("--server=") else "--server=" + base for a in hook["args"]]
         out = run_in(root, *hook["command"], *args).stdout
         assert "ml-research" in out or "vision" in out, out

@@ -851,24 +851,27 @@ def test_helm_test_pod():
     spec = pod["spec"]
     assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
     assert spec["securityContext"] == dep["spec"]["securityContext"]
-    c = spec["containers"][0]
+    health, c = spec["containers"]
     ctl = dep["spec"]["containers"][0]
-    assert c["image"] == ctl["image"] == "gpu-cost-controller:0.1.0"
-    assert c["securityContext"] == ctl["securityContext"]
-    assert c["securityContext"]["readOnlyRootFilesystem"] is True
-    assert c["command"] == ["/usr/local/bin/gpu-cost"]
-    assert c["args"] == ["costs", "--server=http://gpu-cost.gpu-cost.svc:8080", "--window=1h",
-                         "--timeout=20s"]
+    for x in (health, c):
+        assert x["image"] == ctl["image"] == "gpu-cost-controller:0.1.0"
+        assert x["securityContext"] == ctl["securityContext"]
+        assert x["securityContext"]["readOnlyRootFilesystem"] is True
+        assert x["command"] == ["/usr/local/bin/gpu-cost"]
+    assert health["name"] == "health" and health["args"] == [
+        "health", "--server=http://gpu-cost.gpu-cost.svc:8080", "--timeout=20s"]
+    assert c["name"] == "api" and c["args"] == [
+        "costs", "--server=http://gpu-cost.gpu-cost.svc:8080", "--window=1h", "--timeout=20s"]
 
 
 def test_helm_test_pod_follows_image_service_and_tls():
     pod = render_hook(sets=["image.repository=registry.example/gc", "image.tag=1.2.3",
                             "service.port=9090", "tls.secretName=gc-tls",
                             "imagePullSecrets[0].name=reg"])
-    c = pod["spec"]["containers"][0]
-    assert c["image"] == "registry.example/gc:1.2.3"
-    assert "--server=https://gpu-cost.gpu-cost.svc:9090" in c["args"]
-    assert "--insecure-skip-tls-verify" in c["args"]
+    for c in pod["spec"]["containers"]:
+        assert c["image"] == "registry.example/gc:1.2.3"
+        assert "--server=https://gpu-cost.gpu-cost.svc:9090" in c["args"]
+        assert "--insecure-skip-tls-verify" in c["args"]
     assert pod["spec"]["imagePullSecrets"] == [{"name": "reg"}]
 
 

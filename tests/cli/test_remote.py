@@ -321,6 +321,32 @@ def test_not_a_cost_summary_is_refused(cli):
     assert r.out == ""
 
 
+# ---- health ----------------------------------------------------------------------------------
+
+def test_health_of_the_demo(cli, demo):
+    """`gpu-cost health` (what `helm test` runs): both probes 200, each printed."""
+    r = remote(cli, demo, "health")
+    assert r.code == 0, r
+    assert r.out.splitlines() == ["/healthz: 200 ok", "/readyz: 200 ok"], r.out
+
+
+def test_health_fails_on_503_and_on_no_answer(cli):
+    url, seen, t = one_answer(503, b'{"error":"not the leader: a standby","status":503}')
+    r = cli("health", "--server", url)
+    t.join(10)
+    assert r.code == 1 and "503" in r.err and "standby" in r.err, r
+    assert "/healthz did not answer 200" in r.err and seen["path"] == "/healthz", r
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    r = cli("health", "--server", "http://127.0.0.1:%d" % port, "--timeout", "5s")
+    assert r.code == 1 and "onnect" in r.err, r
+    r = cli("health", "--server", url, "extra")
+    assert r.code == 2 and "unexpected argument" in r.err, r
+
+
 # ---- authentication ----------------------------------------------------------------------------
 
 def _auth_flag(controller):

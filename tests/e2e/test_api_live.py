@@ -106,9 +106,12 @@ def test_api_equals_truth(scenario):  # noqa: F811
 
     # /metrics: the cost counters, per team and project, count from the moment the counters
     # started (the controller's start) to the snapshot's (pods still running accrue to it).
+    # The truth runs to the exact snapshot time the counters stand for, as printed (the
+    # controller's snapshots are taken on whole seconds: a fraction would be a finding).
     m = metrics(c)
-    snap = int(m["gpu_cost_snapshot_timestamp_seconds"][0][1])
-    since = int(m["gpu_cost_counters_start_time_seconds"][0][1])
+    snap = m["gpu_cost_snapshot_timestamp_seconds"][0][1]
+    since = m["gpu_cost_counters_start_time_seconds"][0][1]
+    assert snap == int(snap) and since == int(since), (snap, since)
     assert abs(snap - time.time()) < 10, snap
     assert since <= snap and abs(since - time.time()) < 600, since
     th = t.window(since, snap, now=snap)
