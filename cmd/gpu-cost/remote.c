@@ -874,7 +874,8 @@ int cmd_health(int argc, char **argv)
                         rc = GC_EXIT_OK;
                         goto finish;
                 }
-                cli_error("health: unknown or incomplete flag \"%s\" (see --help)", argv[optind - 1]);
+                cli_error("health: unknown or incomplete flag \"%s\" (see --help)",
+                          argv[optind - 1]);
                 goto finish;
         }
         if (optind < argc) {
