@@ -178,35 +178,6 @@ class Scenario:
             adopt(api, p["ns"], p["owner"][0], p["owner"][1], md["labels"], spec)
 
 
-def adopt(api, ns, kind, name, labels, pod_spec, timeout=30):
-    """Creates the ReplicaSet or Job `name` whose selector matches the running pod's labels and
-    which wants exactly that one pod: kube-controller-manager adopts it (writes its controller
-    owner reference) instead of creating another. Waits until the reference is there."""
-    sel = {"matchLabels": {ADOPT_LABEL: labels[ADOPT_LABEL]}}
-    template = {"metadata": {"labels": labels}, "spec": dict(pod_spec)}
-    if kind == "ReplicaSet":
-        obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-               "metadata": {"name": name, "namespace": ns},
-               "spec": {"replicas": 1, "selector": sel, "template": template}}
-        api.call("POST", "/apis/apps/v1/namespaces/%s/replicasets" % ns, obj)
-    elif kind == "Job":
-        obj = {"apiVersion": "batch/v1", "kind": "Job",
-               "metadata": {"name": name, "namespace": ns},
-               "spec": {"parallelism": 1, "completions": 1, "manualSelector": True,
-                        "selector": sel, "template": template}}
-        api.call("POST", "/apis/batch/v1/namespaces/%s/jobs" % ns, obj)
-    else:
-        raise ValueError("cannot adopt by a %s" % kind)
-    path = "/api/v1/namespaces/%s/pods/%s" % (ns, labels[ADOPT_LABEL])
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        refs = api.get(path)["metadata"].get("ownerReferences") or []
-        if any(r.get("controller") and r["kind"] == kind and r["name"] == name for r in refs):
-            return refs
-        time.sleep(0.2)
-    raise AssertionError("%s/%s was not adopted by %s %s within %d s" % (
-        ns, labels[ADOPT_LABEL], kind, name, timeout))
-
     @staticmethod
     def create_exporter_pod(api, port):
         """A dcgm-exporter pod as the controller discovers it: the label selector's label,
@@ -269,6 +240,37 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+def adopt(api, ns, kind, name, labels, pod_spec, timeout=30):
+    """Creates the ReplicaSet or Job `name` whose selector matches the running pod's labels and
+    which wants exactly that one pod: kube-controller-manager adopts it (writes its controller
+    owner reference) instead of creating another. Waits until the reference is there."""
+    sel = {"matchLabels": {ADOPT_LABEL: labels[ADOPT_LABEL]}}
+    template = {"metadata": {"labels": labels}, "spec": dict(pod_spec)}
+    if kind == "ReplicaSet":
+        # A ReplicaSet's pods restart always; the adopted pod need not match its template.
+        template["spec"]["restartPolicy"] = "Always"
+        obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+               "metadata": {"name": name, "namespace": ns},
+               "spec": {"replicas": 1, "selector": sel, "template": template}}
+        api.call("POST", "/apis/apps/v1/namespaces/%s/replicasets" % ns, obj)
+    elif kind == "Job":
+        obj = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": name, "namespace": ns},
+               "spec": {"parallelism": 1, "completions": 1, "manualSelector": True,
+                        "selector": sel, "template": template}}
+        api.call("POST", "/apis/batch/v1/namespaces/%s/jobs" % ns, obj)
+    else:
+        raise ValueError("cannot adopt by a %s" % kind)
+    path = "/api/v1/namespaces/%s/pods/%s" % (ns, labels[ADOPT_LABEL])
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        refs = api.get(path)["metadata"].get("ownerReferences") or []
+        if any(r.get("controller") and r["kind"] == kind and r["name"] == name for r in refs):
+            return refs
+        time.sleep(0.2)
+    raise AssertionError("%s/%s was not adopted by %s %s within %d s" % (
+        ns, labels[ADOPT_LABEL], kind, name, timeout))
 
 
 class Prometheus:
