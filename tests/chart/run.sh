@@ -32,7 +32,7 @@ if [ "${1:-}" = "--update" ]; then
 		echo "#   kubectl create namespace gpu-cost"
 		echo "#   kubectl apply -f deploy/gpu-cost.yaml"
 		echo "#"
-		echo "# helm template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.37.0 --skip-tests"
+		echo "# helm template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.37.0 --skip-tests (Helm 4)"
 		"$E2E_BIN/helm" template gpu-cost charts/gpu-cost --namespace gpu-cost --kube-version 1.37.0 --skip-tests
 	} >deploy/gpu-cost.yaml.tmp
 	mv deploy/gpu-cost.yaml.tmp deploy/gpu-cost.yaml
