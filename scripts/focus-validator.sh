@@ -2,7 +2,9 @@
 # Installs the FinOps Foundation's FOCUS validator (focus-validator 2.2.1 from PyPI) into a cached
 # virtual environment outside the repository, once, and prints the path of its entry point.
 # 2.2.1 needs Python 3.12 or later (the pyenv one when the system's is older) and numpy 1.26 with
-# pyarrow < 16; see docs/export.md.
+# pyarrow < 16; see docs/export.md. 3.12 is tried first: under 3.13 a dependency has no wheel and
+# its source build imports pkg_resources, which current setuptools no longer has (seen on a
+# fresh machine with both).
 set -eu
 
 VERSION=2.2.1
@@ -16,8 +18,8 @@ if [ -x "$VENV/bin/focus-validator" ] && [ -f "$STAMP" ]; then
 fi
 
 PY=
-for c in python3.13 python3.12 "$HOME"/.pyenv/versions/3.13*/bin/python3 \
-	"$HOME"/.pyenv/versions/3.12*/bin/python3 python3; do
+for c in python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python3 python3.13 \
+	"$HOME"/.pyenv/versions/3.13*/bin/python3 python3; do
 	p=$(command -v "$c" 2>/dev/null || true)
 	[ -n "$p" ] || continue
 	if "$p" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
