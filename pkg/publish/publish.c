@@ -183,6 +183,12 @@ static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost
                 h = gc_pub__hash_i64(h, o->budgets[i].period);
                 h = gc_pub__hash_num(h, o->budgets[i].amount);
         }
+        /* How idle and unattributed spend is charged back changes the report's Chargeback. */
+        h = gc_pub__hash_i64(h, o->chargeback ? (int64_t)o->chargeback->mode : -1);
+        for (size_t i = 0; o->chargeback && i < o->chargeback->n_weights; i++) {
+                h = gc_pub__hash_str(h, o->chargeback->weights[i].team);
+                h = gc_pub__hash_num(h, o->chargeback->weights[i].weight);
+        }
         for (size_t i = 0; i < cur->n_rows; i++)
                 h = gc_pub__hash_row(h, &cur->rows[i]);
         for (size_t i = 0; i < cur->n_idle_nodes; i++)

@@ -310,6 +310,31 @@ START_TEST(plan_hashes)
         ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &b), 0);
         for (size_t i = 0; i < b.n_periods; i++)
                 ck_assert_uint_ne(b.periods[i].hash, d.periods[i].hash);
+        /* So does the chargeback (its mode, then a team's weight): the Chargeback section
+         * of a complete period's report must be rewritten when it changes. */
+        {
+                gc_team_weight w[] = {{"ml", 2.0}, {"vision", 1.0}};
+                gc_chargeback cb = {.mode = GC_CHARGEBACK_PROPORTIONAL};
+                gc_publish_plan e, g, k;
+
+                o.chargeback = &cb;
+                ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &e), 0);
+                cb.mode = GC_CHARGEBACK_WEIGHTS;
+                cb.weights = w;
+                cb.n_weights = 2;
+                ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &g), 0);
+                w[1].weight = 3.0;
+                ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &k), 0);
+                for (size_t i = 0; i < b.n_periods; i++) {
+                        ck_assert_uint_ne(b.periods[i].hash, e.periods[i].hash);
+                        ck_assert_uint_ne(e.periods[i].hash, g.periods[i].hash);
+                        ck_assert_uint_ne(g.periods[i].hash, k.periods[i].hash);
+                }
+                gc_publish_plan_release(&e);
+                gc_publish_plan_release(&g);
+                gc_publish_plan_release(&k);
+                o.chargeback = NULL;
+        }
         gc_publish_plan_release(&a);
         gc_publish_plan_release(&b);
         gc_publish_plan_release(&c);
