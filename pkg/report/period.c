@@ -490,17 +490,23 @@ static void gc_report__forecast(gc_report__period *p)
         p->forecast.cost_usd += p->tp.total.cost_usd / elapsed * rest;
 }
 
-/* The budgets of the report's kind (a team's copy: its own), with their standing. */
+/*
+ * The budgets of the report's kind (a team's copy: its own), with their standing. A daily
+ * report shows every budget, weekly and monthly, over the budget's week or month holding the
+ * day, spent up to the day's end: where the team stood that evening.
+ */
 static int gc_report__collect_budgets(gc_report__period *p)
 {
         const gc_period_report *r = p->r;
         gc_budget_period want;
-        int ret = 0;
+        int daily = 0, ret = 0;
 
         if (strcmp(p->kind, "monthly") == 0)
                 want = GC_BUDGET_MONTHLY;
         else if (strcmp(p->kind, "weekly") == 0)
                 want = GC_BUDGET_WEEKLY;
+        else if (strcmp(p->kind, "daily") == 0)
+                daily = 1, want = GC_BUDGET_WEEKLY;
         else
                 return 0;
         p->bud = calloc(r->n_budgets + 1, sizeof(const gc_budget *));
@@ -510,10 +516,18 @@ static int gc_report__collect_budgets(gc_report__period *p)
         for (size_t i = 0; ret == 0 && i < r->n_budgets; i++) {
                 const gc_budget *b = &r->budgets[i];
 
-                if (b->period != want ||
+                int64_t start = r->start, end = r->end;
+
+                if ((!daily && b->period != want) ||
                     (r->team && (b->dim != GC_DIM_TEAM || strcmp(b->name, r->team) != 0)))
                         continue;
-                ret = gc_budget_eval(r->ledger, b, r->start, r->end, p->up_to, r->budget_warn_share,
+                if (daily) {
+                        gc_tz_unit u = b->period == GC_BUDGET_WEEKLY ? GC_TZ_WEEK : GC_TZ_MONTH;
+
+                        start = gc_tz_period_start(p->tz, u, r->start);
+                        end = gc_tz_period_add(p->tz, u, r->start, 1);
+                }
+                ret = gc_budget_eval(r->ledger, b, start, end, p->up_to, r->budget_warn_share,
                                      &p->bud_st[p->n_bud]);
                 if (ret == 0)
                         p->bud[p->n_bud++] = b;
@@ -1156,7 +1170,15 @@ static int gc_report__md_budgets(gc_buf *out, const gc_report__period *p)
                 const gc_budget *b = p->bud[i];
                 const gc_budget_status *st = &p->bud_st[i];
 
-                r = gc_report__table_cell(&t, gc_budget_scope_name(b->dim));
+                if (strcmp(p->kind, "daily") == 0) {
+                        char scope[GC_REPORT__TEXT_LEN];
+
+                        snprintf(scope, sizeof(scope), "%s, %s", gc_budget_scope_name(b->dim),
+                                 gc_budget_period_name(b->period));
+                        r = gc_report__table_cell(&t, scope);
+                } else {
+                        r = gc_report__table_cell(&t, gc_budget_scope_name(b->dim));
+                }
                 if (r == 0)
                         r = gc_report__table_key(&t, b->name, 1);
                 gc_report__money(gc_report__to_cents(b->amount), p->currency, money);
@@ -1170,17 +1192,26 @@ static int gc_report__md_budgets(gc_buf *out, const gc_report__period *p)
                         r = gc_report__table_cell(&t, pct);
                 gc_report__money(gc_report__to_cents(st->forecast), p->currency, money);
                 if (r == 0)
-                        r = gc_report__table_cell(&t, p->partial ? money : "\u2013");
+                        r = gc_report__table_cell(&t, st->end > p->up_to ? money : "\u2013");
                 gc_report__pct(gc_report__share_tenths(st->forecast, b->amount), pct);
                 if (r == 0)
-                        r = gc_report__table_cell(&t, p->partial ? pct : "\u2013");
+                        r = gc_report__table_cell(&t, st->end > p->up_to ? pct : "\u2013");
                 if (r == 0)
                         r = gc_report__table_cell(&t, gc_report__budget_state(st));
         }
         if (r == 0)
                 r = gc_report__table_markdown(&t, out);
         gc_report__table_free(&t);
-        if (r == 0)
+        if (r == 0 && strcmp(p->kind, "daily") == 0)
+                r = gc_buf_printf(out,
+                                  "\nEach budget's week or month holding this day, spent up to "
+                                  "the day's end, in %s; the state warns at %.0f%% used. The "
+                                  "forecast is the spend so far plus the average rate so far "
+                                  "for the rest of the budget's period.\n",
+                                  p->currency,
+                                  (p->r->budget_warn_share > 0 ? p->r->budget_warn_share : 0.8) *
+                                      100.0);
+        else if (r == 0)
                 r = gc_buf_printf(out,
                                   "\nBudgets are per %s in %s; the state warns at %.0f%% used. "
                                   "The forecast is the spend so far plus the %s's average rate "
@@ -1542,6 +1573,10 @@ static int gc_report__json_budgets(gc_buf *b, const gc_report__period *p)
                         r = gc_report__json_field_str(b, "period",
                                                       gc_budget_period_name(bu->period));
                 if (r == 0)
+                        r = gc_report__json_field_time(b, "start", st->start);
+                if (r == 0)
+                        r = gc_report__json_field_time(b, "end", st->end);
+                if (r == 0)
                         r = gc_report__json_field_num(b, "amount", bu->amount);
                 if (r == 0)
                         r = gc_report__json_field_num(b, "spent", st->spent);
@@ -1549,10 +1584,10 @@ static int gc_report__json_budgets(gc_buf *b, const gc_report__period *p)
                         r = gc_report__json_field_num(b, "share", st->share);
                 if (r == 0)
                         r = gc_report__json_field_num(b, "forecast",
-                                                      p->partial ? st->forecast : NAN);
+                                                      st->end > p->up_to ? st->forecast : NAN);
                 if (r == 0)
-                        r = gc_report__json_field_num(b, "forecast_share",
-                                                      p->partial ? st->forecast_share : NAN);
+                        r = gc_report__json_field_num(
+                            b, "forecast_share", st->end > p->up_to ? st->forecast_share : NAN);
                 if (r == 0)
                         r = gc_report__json_field_str(b, "state",
                                                       st->state == GC_BUDGET_OVER   ? "over"
@@ -1560,7 +1595,8 @@ static int gc_report__json_budgets(gc_buf *b, const gc_report__period *p)
                                                                                     : "ok");
                 if (r == 0)
                         r = gc_buf_printf(b, ",\"forecast_over\":%s",
-                                          p->partial && st->forecast_over ? "true" : "false");
+                                          st->end > p->up_to && st->forecast_over ? "true"
+                                                                                  : "false");
                 if (r == 0)
                         r = gc_buf_append(b, "}", 1);
         }

@@ -1402,6 +1402,69 @@ START_TEST(period_monthly_kathmandu_exact)
 }
 END_TEST
 
+/* A daily report shows every budget over its week or month holding the day, spent up to the
+ * day's end, with the forecast while that week or month goes on. */
+START_TEST(period_budgets_daily)
+{
+        gc_tz *z = zone("Asia/Kathmandu");
+        int64_t day = t_at("2026-11-19T12:00:00Z"), now = t_at("2026-11-25T06:00:00Z");
+        const gc_budget budgets[] = {
+            {GC_DIM_TEAM, "ml", GC_BUDGET_MONTHLY, 2000.0},
+            {GC_DIM_PROJECT, "train", GC_BUDGET_WEEKLY, 10.0},
+        };
+        gc_period_report r;
+        gc_budget_status want_m, want_w;
+        fixture f;
+        cJSON *j, *b0, *b1;
+        gc_buf b;
+
+        tz_ledger(&f, 900);
+        put_pod(&f, "k1", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                t_at("2026-10-25T00:00:00Z"), GC_OPEN, 0);
+        memset(&r, 0, sizeof(r));
+        r.ledger = f.l;
+        r.kind = "daily";
+        r.tz = z;
+        r.start = gc_tz_period_start(z, GC_TZ_DAY, day);
+        r.end = gc_tz_period_add(z, GC_TZ_DAY, day, 1);
+        r.now = now; /* the day is complete */
+        r.budgets = budgets;
+        r.n_budgets = 2;
+        ck_assert_int_eq(gc_budget_eval(f.l, &budgets[0], gc_tz_period_start(z, GC_TZ_MONTH, day),
+                                        gc_tz_period_add(z, GC_TZ_MONTH, day, 1), r.end, 0.8,
+                                        &want_m),
+                         0);
+        ck_assert_int_eq(gc_budget_eval(f.l, &budgets[1], gc_tz_period_start(z, GC_TZ_WEEK, day),
+                                        gc_tz_period_add(z, GC_TZ_WEEK, day, 1), r.end, 0.8,
+                                        &want_w),
+                         0);
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "budgets")), 2);
+        b0 = cJSON_GetArrayItem(get(j, "budgets"), 0);
+        ck_assert_str_eq(str(b0, "period"), "monthly");
+        ck_assert_str_eq(str(b0, "start"), "2026-10-31T18:15:00Z"); /* Nov 1 in Kathmandu */
+        ck_assert_double_eq_tol(num(b0, "spent"), want_m.spent, 1e-9);
+        ck_assert(want_m.spent > 0 && want_m.spent < 4.0 * 24 * 20);
+        ck_assert_double_eq_tol(num(b0, "forecast"), want_m.forecast, 1e-9);
+        b1 = cJSON_GetArrayItem(get(j, "budgets"), 1);
+        ck_assert_str_eq(str(b1, "period"), "weekly");
+        ck_assert_double_eq_tol(num(b1, "spent"), want_w.spent, 1e-9);
+        ck_assert_str_eq(str(b1, "state"), "over");
+        cJSON_Delete(j);
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "## Budgets\n");
+        line_of(b.data, "| team, monthly ");
+        line_of(b.data, "| project, weekly ");
+        ck_assert_ptr_nonnull(strstr(b.data, "holding this day, spent up to the day's end"));
+        gc_buf_free(&b);
+        free_ledger(&f);
+        gc_tz_free(z);
+}
+END_TEST
+
 /* Budgets in a running month: spend, share, forecast and state, Markdown and JSON alike. */
 START_TEST(period_budgets)
 {
@@ -1542,6 +1605,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_monthly_berlin_dst);
         tcase_add_test(tc, period_monthly_kathmandu_exact);
         tcase_add_test(tc, period_budgets);
+        tcase_add_test(tc, period_budgets_daily);
         suite_add_tcase(s, tc);
         return s;
 }
