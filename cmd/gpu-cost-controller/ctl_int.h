@@ -53,6 +53,13 @@ typedef struct ctl_informer {
          * thread only. */
         int resuming;
         int resume_failed; /* the resume point had expired: the relist leaves a blind span */
+        /* The last moment the watch was known to hold every event: when its connection was
+         * lost (a failed request, an idle stream), 0 while it is healthy. Informer thread. */
+        int64_t lost_at;
+        /* A 410 while running (not the checkpoint's resume): the events since this moment
+         * are gone, and the LIST that follows closes what it no longer shows here, as
+         * estimates, and names the blind span up to it. 0: none. Under c->mu. */
+        int64_t expired_since;
 } ctl_informer;
 
 struct ctl {

@@ -253,6 +253,7 @@ static void ctl__progress(void *ud, const char *rv)
                 c->restore_pending = 0; /* a bookmark: the server accepted the resume point */
         pthread_mutex_unlock(&c->mu);
         inf->resuming = 0;
+        inf->lost_at = 0; /* a bookmark: the stream is whole up to here */
 }
 
 /*
@@ -299,8 +300,10 @@ static int ctl__list_end(void *ud)
         ctl_informer *inf = ud;
         ctl *c = inf->c;
         int64_t now = ctl_now();
+        size_t n_estimates = 0;
         uint32_t gen;
 
+        inf->lost_at = 0; /* the LIST is the state now */
         pthread_mutex_lock(&c->mu);
         gen = c->gen[inf->kind];
         inf->listing = 0;
@@ -310,9 +313,33 @@ static int ctl__list_end(void *ud)
                                 i++;
                                 continue;
                         }
-                        gc_account_pod_gone(c->acct, &c->pods[i].pod, now, 0, &c->diag);
+                        if (inf->expired_since > 0) {
+                                /* Gone at some moment of the span the API server no longer
+                                   holds: known to exist until its start, so ended there. */
+                                if (gc_account_pod_gone(c->acct, &c->pods[i].pod,
+                                                        inf->expired_since, 1, &c->diag) > 0)
+                                        n_estimates++;
+                        } else {
+                                gc_account_pod_gone(c->acct, &c->pods[i].pod, now, 0, &c->diag);
+                        }
                         ctl__pod_remove(c, i);
                         c->changes++;
+                }
+                if (inf->expired_since > 0) {
+                        char since[GC_TIME_LEN], count[24];
+
+                        gc_time_format(inf->expired_since, since);
+                        snprintf(count, sizeof(count), "%zu", n_estimates);
+                        if (n_estimates)
+                                gc_diag_add(&c->diag,
+                                            "%zu pod(s) holding GPUs were gone after the watch "
+                                            "lost events since %s: each is counted up to that "
+                                            "moment, an estimate (marked as such).",
+                                            n_estimates, since);
+                        ctl_log(CTL_WARN, "pods gone during a lost watch: ended where last known",
+                                "since", since, "pods", count, NULL);
+                        ctl__blind_span(c, inf->expired_since, now);
+                        inf->expired_since = 0;
                 }
                 /* Resuming from the checkpoint, the watch replays the deletions since; only
                    without a resume point (or past it) are they unknown and estimated. */
@@ -325,6 +352,7 @@ static int ctl__list_end(void *ud)
         } else {
                 int which = inf->kind == CTL_NODES ? 1 : 0;
 
+                inf->expired_since = 0; /* nodes and namespaces hold no intervals to estimate */
                 for (size_t i = 0; i < c->n_named[which];) {
                         if (c->named[which][i].gen == gen) {
                                 i++;
@@ -354,6 +382,8 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
 
         atomic_store(&inf->last_event, (long)now);
         pthread_mutex_lock(&c->mu);
+        if (!inf->listing)
+                inf->lost_at = 0; /* the stream delivers again: nothing was lost */
         if (inf->kind == CTL_PODS)
                 r = ctl__on_pod(c, ev, obj, now);
         else if (inf->kind == CTL_NODES)
@@ -405,6 +435,7 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                         pthread_mutex_unlock(&inf->c->mu);
                 }
                 inf->resuming = 0;
+                inf->lost_at = 0; /* a normal end: the stream held everything until now */
                 ctl_log(CTL_DEBUG, "watch ended by the server", "resource",
                         ctl__kind_names[inf->kind], NULL);
                 break;
@@ -419,14 +450,28 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                                 "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
                         break;
                 }
-                ctl_log(CTL_INFO, "watch expired (410): listing again", "resource",
-                        ctl__kind_names[inf->kind], "detail", msg, NULL);
+                /* Lost since the connection broke, or (a 410 inside a live stream: it fell
+                   behind) since its last event. */
+                pthread_mutex_lock(&inf->c->mu);
+                inf->expired_since =
+                    inf->lost_at > 0 ? inf->lost_at : (int64_t)atomic_load(&inf->last_event);
+                if (inf->expired_since <= 0)
+                        inf->expired_since = ctl_now();
+                pthread_mutex_unlock(&inf->c->mu);
+                ctl_log(CTL_WARN,
+                        "watch expired (410): listing again; what the server no "
+                        "longer holds is estimated and reported as a blind span",
+                        "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_IDLE_TIMEOUT:
+                if (inf->lost_at == 0)
+                        inf->lost_at = ctl_now();
                 ctl_log(CTL_WARN, "watch idle too long: reconnecting", "resource",
                         ctl__kind_names[inf->kind], NULL);
                 break;
         case GC_KUBE_NOTE_RETRY:
+                if (inf->lost_at == 0)
+                        inf->lost_at = ctl_now();
                 ctl_log(CTL_WARN, "API request failed: retrying", "resource",
                         ctl__kind_names[inf->kind], "status", status, "detail", msg, NULL);
                 break;

@@ -86,9 +86,11 @@ class Api:
                 # connection was refused or dropped before any answer).
                 last = e
                 self.close()
+                # An SSL EOF on sending: the server had closed the idle kept-alive
+                # connection, so the request never reached it.
                 if method != "GET" and not isinstance(
                         e, (http.client.RemoteDisconnected, ConnectionResetError,
-                            BrokenPipeError, ConnectionRefusedError)):
+                            BrokenPipeError, ConnectionRefusedError, ssl.SSLEOFError)):
                     raise
                 time.sleep(0.2 * (attempt + 1))
         raise last

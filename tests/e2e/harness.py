@@ -161,8 +161,9 @@ class Controller:
     the admin's). Its stdout and stderr (JSON log lines) go to `log_path`."""
 
     def __init__(self, binary, cluster, log_path, ident="gpu-cost-0", config=CONFIG,
-                 extra=()):
+                 extra=(), kubeconfig=None):
         self.binary, self.cluster = str(binary), cluster
+        self.kubeconfig = str(kubeconfig or cluster.controller_kubeconfig)
         self.log_path = Path(log_path)
         self.ident, self.config, self.extra = ident, str(config), list(extra)
         self.proc = None
@@ -171,7 +172,7 @@ class Controller:
 
     def args(self):
         return [self.binary, "--config", self.config,
-                "--kubeconfig", self.cluster.controller_kubeconfig,
+                "--kubeconfig", self.kubeconfig,
                 "--namespace", NS, "--listen", "127.0.0.1:%d" % self.port, "--id", self.ident,
                 "--checkpoint-interval", "5s", "--report-interval", "5s"] + self.extra
 

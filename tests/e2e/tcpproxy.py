@@ -1,7 +1,8 @@
 """A TCP forwarder on loopback that a test can cut: the controller reaches kube-apiserver
 through it (TLS passes through untouched, the certificate is for 127.0.0.1 either way), and
 cut() makes the API server unreachable for the controller alone, at once: the listening socket
-closes (new connections are refused) and every open connection is reset."""
+closes (new connections are refused) and every open connection is reset; heal() listens on the
+same port again, a partition that ends."""
 
 import socket
 import threading
@@ -10,20 +11,28 @@ import threading
 class TcpProxy:
     def __init__(self, target_port, host="127.0.0.1"):
         self.target = (host, target_port)
-        self.lsock = socket.socket()
-        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.lsock.bind((host, 0))
-        self.lsock.listen(64)
-        self.port = self.lsock.getsockname()[1]
+        self.host = host
         self.lock = threading.Lock()
         self.socks = []
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._listen(0)
 
-    def _accept(self):
+    def _listen(self, port):
+        self.lsock = socket.socket()
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind((self.host, port))
+        self.lsock.listen(64)
+        self.port = self.lsock.getsockname()[1]
+        self.closed = False
+        threading.Thread(target=self._accept, args=(self.lsock,), daemon=True).start()
+
+    def heal(self):
+        """Forwards again, on the same port."""
+        self._listen(self.port)
+
+    def _accept(self, lsock):
         while True:
             try:
-                client, _ = self.lsock.accept()
+                client, _ = lsock.accept()
             except OSError:
                 return
             try:
