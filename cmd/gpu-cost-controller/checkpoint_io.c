@@ -73,6 +73,46 @@ static void ctl__checkpoint_lost(ctl *c, const char *why)
         pthread_mutex_unlock(&c->mu);
 }
 
+/*
+ * Fetches slot s: its chunk 0, then the parts its manifest names (an incremental write) or its
+ * numbered chunks (version 1), into chunks/lens (room for GC_CHECKPOINT_MAX_PARTS + 1; the caller
+ * frees them). *ret_n is how many entries were filled (0 for an empty slot). parts is scratch
+ * room for as many names. < 0 when chunk 0 could not be read (absent is not an error).
+ */
+static int ctl__fetch_slot(ctl *c, size_t s, char **chunks, size_t *lens,
+                           char (*parts)[GC_CHECKPOINT_NAME_MAX], size_t *ret_n)
+{
+        enum { MAXC = GC_CHECKPOINT_MAX_PARTS + 1 };
+        char name[GC_CHECKPOINT_NAME_MAX];
+        gc_checkpoint_header h;
+        size_t n = 1, n_parts = 0;
+        int fetch_err;
+
+        *ret_n = 0;
+        gc_checkpoint_slot_name(s, 0, name);
+        chunks[0] = ctl__fetch(c, name, &lens[0], &fetch_err);
+        if (fetch_err)
+                return fetch_err;
+        if (!chunks[0])
+                return 0;
+        if (gc_checkpoint_peek(chunks[0], lens[0], &h, NULL, 0) == 0)
+                n = h.of;
+        /* An incremental write's manifest names its parts; a version 1 write's chunks are the
+           slot's numbered ConfigMaps. */
+        if (gc_checkpoint_manifest_parts(chunks[0], lens[0], parts, MAXC - 1, &n_parts) < 0 ||
+            n_parts + 1 != n)
+                n_parts = 0;
+        for (size_t i = 1; i < n && i < MAXC; i++) {
+                if (n_parts)
+                        gc_strlcpy(name, parts[i - 1], sizeof(name));
+                else
+                        gc_checkpoint_slot_name(s, i, name);
+                chunks[i] = ctl__fetch(c, name, &lens[i], &fetch_err);
+        }
+        *ret_n = n < MAXC ? n : MAXC;
+        return 0;
+}
+
 int ctl_checkpoint_restore(ctl *c)
 {
         enum { G = GC_CHECKPOINT_GENERATIONS, MAXC = GC_CHECKPOINT_MAX_PARTS + 1 };
@@ -80,11 +120,10 @@ int ctl_checkpoint_restore(ctl *c)
         size_t *lens[G] = {NULL};
         char(*parts)[GC_CHECKPOINT_NAME_MAX] = calloc(MAXC, sizeof(*parts));
         gc_checkpoint_slot slots[G];
-        gc_checkpoint_header h;
         gc_checkpoint_info info;
-        char err[1024], name[GC_CHECKPOINT_NAME_MAX], when[GC_TIME_LEN];
+        char err[1024], when[GC_TIME_LEN];
         size_t slot = 0, refused = 0;
-        int r = 0, fetch_err;
+        int r = 0;
 
         memset(slots, 0, sizeof(slots));
         memset(&info, 0, sizeof(info));
@@ -98,37 +137,15 @@ int ctl_checkpoint_restore(ctl *c)
                 goto finish;
         }
         for (size_t s = 0; s < G; s++) {
-                size_t n = 1, n_parts = 0;
-
-                gc_checkpoint_slot_name(s, 0, name);
-                chunks[s][0] = ctl__fetch(c, name, &lens[s][0], &fetch_err);
-                if (fetch_err) {
+                if (ctl__fetch_slot(c, s, chunks[s], lens[s], parts, &slots[s].n) < 0) {
                         /* Unreadable is not absent: starting empty would lose history. */
                         ctl_fatal(c, "cannot read the checkpoint ConfigMap: check the Role "
                                      "(get on configmaps in the controller's namespace)");
                         r = -EIO;
                         goto finish;
                 }
-                if (!chunks[s][0])
-                        continue;
-                if (gc_checkpoint_peek(chunks[s][0], lens[s][0], &h, NULL, 0) == 0)
-                        n = h.of;
-                /* An incremental write's manifest names its parts; a version 1 write's chunks
-                   are the slot's numbered ConfigMaps. */
-                if (gc_checkpoint_manifest_parts(chunks[s][0], lens[s][0], parts, MAXC - 1,
-                                                 &n_parts) < 0 ||
-                    n_parts + 1 != n)
-                        n_parts = 0;
-                for (size_t i = 1; i < n && i < MAXC; i++) {
-                        if (n_parts)
-                                gc_strlcpy(name, parts[i - 1], sizeof(name));
-                        else
-                                gc_checkpoint_slot_name(s, i, name);
-                        chunks[s][i] = ctl__fetch(c, name, &lens[s][i], &fetch_err);
-                }
                 slots[s].chunks = (const char *const *)chunks[s];
                 slots[s].lens = lens[s];
-                slots[s].n = n;
         }
         pthread_mutex_lock(&c->mu);
         r = gc_checkpoint_decode_newest(c->ledger, slots, G, 0, 0, &info, &slot, &refused, err,
@@ -341,8 +358,8 @@ static void ctl__maybe_die(const ctl *c, size_t written, size_t total)
  * written (its manifest replaced them), and parts named neither by the manifest just written nor
  * by the other slot's. When the other slot cannot be read, no part is deleted.
  */
-static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write *w,
-                                 char **existing, size_t n_existing)
+static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write *w, char **existing,
+                                 size_t n_existing)
 {
         enum { MAXP = GC_CHECKPOINT_MAX_PARTS };
         char(*keep)[GC_CHECKPOINT_NAME_MAX] = calloc(2 * MAXP, sizeof(*keep));
@@ -357,8 +374,8 @@ static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write 
                 gc_strlcpy(keep[n_keep++], w->parts[i].name, sizeof(keep[0]));
         gc_checkpoint_slot_name(slot == 0 ? 1 : 0, 0, name);
         other = ctl__fetch(c, name, &len, &fetch_err);
-        if (!fetch_err &&
-            (!other || gc_checkpoint_manifest_parts(other, len, keep + n_keep, MAXP, &n_other) == 0)) {
+        if (!fetch_err && (!other || gc_checkpoint_manifest_parts(other, len, keep + n_keep, MAXP,
+                                                                  &n_other) == 0)) {
                 n_keep += n_other;
                 parts_ok = 1;
         }
@@ -463,8 +480,7 @@ int ctl_checkpoint_save(ctl *c)
         {
                 char what[128];
 
-                snprintf(what, sizeof(what),
-                         "generation %llu in slot %zu, %zu parts, %zu written",
+                snprintf(what, sizeof(what), "generation %llu in slot %zu, %zu parts, %zu written",
                          (unsigned long long)meta.generation, slot, w.n_parts, n_put);
                 ctl_log(CTL_DEBUG, "checkpoint written", "detail", what, NULL);
         }

@@ -772,8 +772,9 @@ typedef struct gc_cp__stream {
 typedef struct gc_cp__incr {
         size_t chunk_bytes;
         gc_cp__stream *fixed[GC_CHECKPOINT_USAGE_BUCKETS + 1]; /* usage buckets, then capacity */
-        gc_cp__stream **days;                                  /* sorted by key */
+        gc_cp__stream *days;                                   /* sorted by key */
         size_t n_days, cap_days;
+        int too_many; /* more days than parts allowed */
         char *err;
         size_t errlen;
 } gc_cp__incr;
@@ -836,22 +837,22 @@ static gc_cp__enc *gc_cp__day(gc_cp__incr *x, int64_t hour)
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
 
-                if (x->days[mid]->key < day)
+                if (x->days[mid].key < day)
                         lo = mid + 1;
                 else
                         hi = mid;
         }
-        if (lo < x->n_days && x->days[lo]->key == day)
-                return &x->days[lo]->e;
+        if (lo < x->n_days && x->days[lo].key == day)
+                return &x->days[lo].e;
         if (x->n_days == x->cap_days) {
                 size_t nc = x->cap_days ? x->cap_days * 2 : 64;
-                gc_cp__stream **p;
+                gc_cp__stream *p;
 
                 if (nc > GC_CHECKPOINT_MAX_PARTS)
                         nc = GC_CHECKPOINT_MAX_PARTS;
                 if (nc <= x->n_days) {
-                        gc_cp__err(x->err, x->errlen,
-                                   "checkpoint: rollups of more than %d days",
+                        x->too_many = 1;
+                        gc_cp__err(x->err, x->errlen, "checkpoint: rollups of more than %d days",
                                    GC_CHECKPOINT_MAX_PARTS);
                         return NULL;
                 }
@@ -861,20 +862,20 @@ static gc_cp__enc *gc_cp__day(gc_cp__incr *x, int64_t hour)
                 x->days = p;
                 x->cap_days = nc;
         }
-        st = gc_cp__stream_new(x, day);
-        if (!st)
-                return NULL;
         memmove(&x->days[lo + 1], &x->days[lo], (x->n_days - lo) * sizeof(*x->days));
-        x->days[lo] = st;
+        st = &x->days[lo];
+        st->key = day;
         x->n_days++;
+        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->err, x->errlen) < 0)
+                return NULL; /* the half-made stream is freed with the others */
         return &st->e;
 }
 
 static int gc_cp__incr_usage(void *ud, const gc_usage *u)
 {
         gc_cp__incr *x = ud;
-        size_t b = (size_t)(gc_hash(u->pod_uid, strlen(u->pod_uid), 0) %
-                            GC_CHECKPOINT_USAGE_BUCKETS);
+        size_t b =
+            (size_t)(gc_hash(u->pod_uid, strlen(u->pod_uid), 0) % GC_CHECKPOINT_USAGE_BUCKETS);
         gc_cp__enc *e = gc_cp__fixed(x, b);
 
         return e ? gc_cp__enc_usage(e, u) : -ENOMEM;
@@ -893,7 +894,7 @@ static int gc_cp__incr_rollup(void *ud, const gc_rollup *rw)
         gc_cp__incr *x = ud;
         gc_cp__enc *e = gc_cp__day(x, rw->hour);
 
-        return e ? gc_cp__enc_rollup(e, rw) : (x->err && x->err[0] ? -E2BIG : -ENOMEM);
+        return e ? gc_cp__enc_rollup(e, rw) : x->too_many ? -E2BIG : -ENOMEM;
 }
 
 static int gc_cp__incr_crollup(void *ud, const gc_capacity_rollup *rw)
@@ -901,7 +902,7 @@ static int gc_cp__incr_crollup(void *ud, const gc_capacity_rollup *rw)
         gc_cp__incr *x = ud;
         gc_cp__enc *e = gc_cp__day(x, rw->hour);
 
-        return e ? gc_cp__enc_crollup(e, rw) : (x->err && x->err[0] ? -E2BIG : -ENOMEM);
+        return e ? gc_cp__enc_crollup(e, rw) : x->too_many ? -E2BIG : -ENOMEM;
 }
 
 static void gc_cp__part_hash(const char *data, size_t len, char out[GC_CHECKPOINT_PART_HASH])
@@ -999,8 +1000,7 @@ static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[4], int64
                                   counts[0], counts[1], counts[2], counts[3]);
         for (size_t k = 0; r == 0 && k < m->n_rvs; k++)
                 r = gc_buf_printf(b, "%s\"%s\":\"%s\"%s", k == 0 ? "\"resource_versions\":{" : "",
-                                  m->rvs[k].resource, m->rvs[k].rv,
-                                  k + 1 == m->n_rvs ? "}," : ",");
+                                  m->rvs[k].resource, m->rvs[k].rv, k + 1 == m->n_rvs ? "}," : ",");
         if (r == 0 && m->generation)
                 r = gc_buf_printf(b, "\"generation\":%llu,", (unsigned long long)m->generation);
         if (r == 0)
@@ -1055,14 +1055,14 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
                 if (x.fixed[i])
                         r = gc_cp__take_parts(&x.fixed[i]->e, &w, counts, err, errlen);
         for (size_t i = 0; r == 0 && i < x.n_days; i++)
-                r = gc_cp__take_parts(&x.days[i]->e, &w, counts, err, errlen);
+                r = gc_cp__take_parts(&x.days[i].e, &w, counts, err, errlen);
         if (r == 0)
                 r = gc_cp__manifest(&w, counts, written_at, controller, st.horizon, m);
 finish:
         for (size_t i = 0; i <= GC_CHECKPOINT_USAGE_BUCKETS; i++)
                 x.fixed[i] = gc_cp__stream_free(x.fixed[i]);
         for (size_t i = 0; i < x.n_days; i++)
-                x.days[i] = gc_cp__stream_free(x.days[i]);
+                gc_cp__enc_free(&x.days[i].e);
         free(x.days);
         if (r < 0) {
                 if (err && errlen && !err[0])
@@ -1639,9 +1639,9 @@ typedef struct gc_cp__entry {
         gc_checkpoint_header h;
         size_t counts[GC_CP__N_SECTIONS]; /* rows its records make */
         int present;
-        int part;                              /* a part of an incremental write: no header */
-        char hash[GC_CHECKPOINT_PART_HASH];    /* a part's content hash */
-        gc_cp__ref *refs;                      /* a manifest's parts (of - 1) */
+        int part;                           /* a part of an incremental write: no header */
+        char hash[GC_CHECKPOINT_PART_HASH]; /* a part's content hash */
+        gc_cp__ref *refs;                   /* a manifest's parts (of - 1) */
 } gc_cp__entry;
 
 static int gc_cp__collect_open(void *ud, const gc_usage *u)
@@ -1781,6 +1781,39 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
         return 0;
 }
 
+/*
+ * Reads one chunk given to a decode into *e, checking everything and putting nothing: a chunk
+ * with a header (version 1, or a version 2 manifest and the parts it names), or a part of an
+ * incremental write (no header), known by the hash of its bytes. May allocate e->refs.
+ */
+static int gc_cp__entry_read(gc_cp__entry *e, const char *data, size_t len, char *err,
+                             size_t errlen)
+{
+        cJSON *root = gc_cp__parse(data, len, err, errlen);
+        int r;
+
+        if (!root)
+                return -EINVAL;
+        if (cJSON_IsObject(root) && !gc_cp__member(root, "version")) {
+                e->part = 1;
+                gc_cp__part_hash(data, len, e->hash);
+                e->h.of = len; /* a part's length, matched against the manifest's */
+                r = gc_cp__body(root, NULL, e->counts, err, errlen);
+        } else {
+                r = gc_cp__header(root, &e->h, err, errlen);
+                if (r == 0 && e->h.version == GC_CHECKPOINT_VERSION_INCR) {
+                        e->refs = calloc(e->h.of, sizeof(*e->refs));
+                        r = e->refs ? gc_cp__refs(root, e->h.of, e->refs, err, errlen) : -ENOMEM;
+                } else if (r == 0) {
+                        r = gc_cp__body(root, NULL, e->counts, err, errlen);
+                }
+        }
+        if (r == 0)
+                e->present = 1;
+        cJSON_Delete(root);
+        return r;
+}
+
 int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *lens, size_t n,
                          size_t max_intervals, size_t max_rollup_rows, gc_checkpoint_info *ret,
                          char *err, size_t errlen)
@@ -1822,38 +1855,11 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
 
         /* Pass 1: every header and record checked, nothing put. */
         for (size_t i = 0; i < n && r == 0; i++) {
-                cJSON *root;
-
                 if (!chunks[i])
                         continue;
-                root = gc_cp__parse(chunks[i], lens[i], sub, sizeof(sub));
-                if (!root) {
-                        gc_cp__err(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
-                        r = -EINVAL;
-                        break;
-                }
-                if (cJSON_IsObject(root) && !gc_cp__member(root, "version")) {
-                        /* A part of an incremental write: known by its content hash. */
-                        ent[i].part = 1;
-                        gc_cp__part_hash(chunks[i], lens[i], ent[i].hash);
-                        ent[i].h.of = lens[i];
-                        r = gc_cp__body(root, NULL, ent[i].counts, sub, sizeof(sub));
-                } else {
-                        r = gc_cp__header(root, &ent[i].h, sub, sizeof(sub));
-                        if (r == 0 && ent[i].h.version == GC_CHECKPOINT_VERSION_INCR) {
-                                ent[i].refs = calloc(ent[i].h.of, sizeof(*ent[i].refs));
-                                r = ent[i].refs ? gc_cp__refs(root, ent[i].h.of, ent[i].refs,
-                                                              sub, sizeof(sub))
-                                                : -ENOMEM;
-                        } else if (r == 0) {
-                                r = gc_cp__body(root, NULL, ent[i].counts, sub, sizeof(sub));
-                        }
-                }
-                if (r == 0)
-                        ent[i].present = 1;
+                r = gc_cp__entry_read(&ent[i], chunks[i], lens[i], sub, sizeof(sub));
                 if (r < 0)
                         gc_cp__err(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
-                cJSON_Delete(root);
         }
         if (r == 0)
                 r = gc_cp__select(ent, n, &auth, &ignored, sub, sizeof(sub));
