@@ -398,7 +398,7 @@ int ctl_checkpoint_save(ctl *c)
         int64_t now = ctl_now();
         char err[512], name[GC_CHECKPOINT_NAME_MAX];
         char **existing = NULL;
-        size_t n_existing = 0, n_rvs = 0, n_put = 0, written = 0;
+        size_t n_existing = 0, n_rvs = 0, n_put = 0;
         gc_checkpoint_rv rvs[CTL_KINDS];
         gc_checkpoint_meta meta;
         /* Never the slot of the newest complete write: a write that dies leaves it whole. */
@@ -452,13 +452,17 @@ int ctl_checkpoint_save(ctl *c)
                 n_put += !have;
         }
         /* Parts first, the manifest last: a restore reads the manifest, and a manifest is only
-           there once every part it names is. */
+           there once every part it names is. The fault injection counts the write's ConfigMaps
+           in this order whether a part was put or was there already: "after k of n" is the
+           same point of a write as with version 1 (n = the manifest's "of"). */
         for (size_t i = 0; i <= w.n_parts; i++) {
                 const char *value = i < w.n_parts ? w.parts[i].data.data : w.manifest.data;
                 gc_kube_kv data = {GC_CHECKPOINT_KEY, value};
 
-                if (i < w.n_parts && !put[i])
+                if (i < w.n_parts && !put[i]) {
+                        ctl__maybe_die(c, i + 1, w.n_parts + 1);
                         continue;
+                }
                 if (i < w.n_parts)
                         gc_strlcpy(name, w.parts[i].name, sizeof(name));
                 else
@@ -471,7 +475,7 @@ int ctl_checkpoint_save(ctl *c)
                                 "error", err, NULL);
                         goto finish;
                 }
-                ctl__maybe_die(c, ++written, n_put + 1);
+                ctl__maybe_die(c, i + 1, w.n_parts + 1);
         }
         atomic_store(&c->checkpoint_at, (long)now);
         c->cp_slot = slot;
