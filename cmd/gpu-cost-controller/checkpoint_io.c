@@ -392,6 +392,28 @@ static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write 
         free(keep);
 }
 
+/* Which parts of w to put: those no existing ConfigMap is named after (a name is its content).
+ * Returns a flag per part (the caller frees it) and their count, or NULL when out of memory. */
+static unsigned char *ctl__parts_to_put(const gc_checkpoint_write *w, char **existing,
+                                        size_t n_existing, size_t *ret_n)
+{
+        unsigned char *put = calloc(w->n_parts + 1, 1);
+        size_t n = 0;
+
+        if (!put)
+                return NULL;
+        for (size_t i = 0; i < w->n_parts; i++) {
+                int have = 0;
+
+                for (size_t k = 0; !have && k < n_existing; k++)
+                        have = strcmp(existing[k], w->parts[i].name) == 0;
+                put[i] = (unsigned char)!have;
+                n += !have;
+        }
+        *ret_n = n;
+        return put;
+}
+
 int ctl_checkpoint_save(ctl *c)
 {
         gc_checkpoint_write w;
@@ -438,18 +460,10 @@ int ctl_checkpoint_save(ctl *c)
                 existing = NULL;
                 n_existing = 0;
         }
-        put = calloc(w.n_parts + 1, 1);
+        put = ctl__parts_to_put(&w, existing, n_existing, &n_put);
         if (!put) {
                 r = -ENOMEM;
                 goto finish;
-        }
-        for (size_t i = 0; i < w.n_parts; i++) {
-                int have = 0;
-
-                for (size_t k = 0; !have && k < n_existing; k++)
-                        have = strcmp(existing[k], w.parts[i].name) == 0;
-                put[i] = (unsigned char)!have;
-                n_put += !have;
         }
         /* Parts first, the manifest last: a restore reads the manifest, and a manifest is only
            there once every part it names is. The fault injection counts the write's ConfigMaps
