@@ -1265,8 +1265,7 @@ START_TEST(incr_roundtrip)
         assert_same_records_sorted(a.l, b.l);
         for (gc_dim by = GC_DIM_NAMESPACE; by < GC_DIM_COUNT; by++)
                 assert_same_query(a.l, b.l, t0() - DAY, now + DAY, now, by);
-        assert_same_query(a.l, b.l, t0() + 2 * DAY + 1800, t0() + 9 * DAY + 600, now,
-                          GC_DIM_TEAM);
+        assert_same_query(a.l, b.l, t0() + 2 * DAY + 1800, t0() + 9 * DAY + 600, now, GC_DIM_TEAM);
         gc_checkpoint_info_release(&info);
         ck_assert(!gc_checkpoint_is_part_name("gpu-cost-checkpoint-c-0123"));
         ck_assert(!gc_checkpoint_is_part_name("gpu-cost-checkpoint-c-"
@@ -1609,8 +1608,8 @@ START_TEST(incr_corrupt_part)
         ck_assert_int_eq(cm_restore(cs, b.l, &slot, &refused, err, sizeof(err)), 0);
         ck_assert_uint_eq(slot, 0);
         ck_assert_uint_eq(refused, 1);
-        ck_assert_msg(strstr(err, "does not match its hash") && strstr(err, w2.parts[own].name +
-                                                                        strlen("gpu-cost-checkpoint-c-")),
+        ck_assert_msg(strstr(err, "does not match its hash") &&
+                          strstr(err, w2.parts[own].name + strlen("gpu-cost-checkpoint-c-")),
                       "%s", err);
         assert_same_records_sorted(l1, b.l);
         fx_free(&b);
