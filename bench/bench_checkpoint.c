@@ -12,17 +12,24 @@
 #include "util/util.h"
 
 /*
- * usage: bench_checkpoint [SLOTS] [DAYS] [INTERVAL_S]   (defaults 10000, 28 and 60)
+ * usage: bench_checkpoint [SLOTS] [DAYS] [INTERVAL_S] [incr|full]   (defaults 10000, 28, 60, incr)
  *
  * The ledger of bench_advisor (SLOTS pod slots running GPU pods back to back for DAYS days, ~20 x
  * SLOTS pods in all, daily folds, 35 days kept), then one hour of operation minute by minute:
  * pods end and start as their slots say, the ledger folds as the controller does at every
  * checkpoint (before = now - 6 h), and a checkpoint is encoded every INTERVAL_S seconds with the
- * controller's chunk size and resume points. Every write puts every chunk, so the bytes of an
- * hour are the sum of all chunks written. `unchanged_bytes` counts the chunk bodies (string table
- * and records, after the header) that are equal to the same chunk of the write before: what a
- * writer that skipped unchanged chunks could save with today's chunk layout. Prints one line of
- * key=value figures.
+ * controller's chunk size and resume points.
+ *
+ * full: the version 1 layout, where every write puts every chunk, so the bytes of an hour are the
+ * sum of all chunks written. `unchanged_bytes` counts the chunk bodies (string table and records,
+ * after the header) that are equal to the same chunk of the write before.
+ *
+ * incr: incremental writes (version 2), as the controller makes them: a write puts the parts
+ * whose names (content hashes) no kept generation holds, then the manifest; afterwards only the
+ * parts of the last two manifests are kept. `bytes_per_hour` is what is put;
+ * `full_rewrite_bytes_per_hour` what putting every part and the manifest would be.
+ *
+ * Prints one line of key=value figures.
  */
 
 /* A fixed generator, so every run builds the same ledger. */
@@ -121,6 +128,36 @@ static int advance(world *w, slot *sl, size_t slots, int64_t t, size_t *npods)
         return 0;
 }
 
+/* The part names a generation holds, for the incremental mode (sorted, for bsearch). */
+typedef struct names {
+        char (*v)[GC_CHECKPOINT_NAME_MAX];
+        size_t n;
+} names;
+
+static int name_cmp(const void *a, const void *b)
+{
+        return strcmp(a, b);
+}
+
+static int names_has(const names *ns, const char *name)
+{
+        return ns->n && bsearch(name, ns->v, ns->n, sizeof(*ns->v), name_cmp) != NULL;
+}
+
+/* The parts of w, sorted. */
+static int names_of(const gc_checkpoint_write *w, names *ret)
+{
+        names ns = {calloc(w->n_parts + 1, sizeof(*ns.v)), w->n_parts};
+
+        if (!ns.v)
+                return -ENOMEM;
+        for (size_t i = 0; i < w->n_parts; i++)
+                memcpy(ns.v[i], w->parts[i].name, sizeof(ns.v[i]));
+        qsort(ns.v, ns.n, sizeof(*ns.v), name_cmp);
+        *ret = ns;
+        return 0;
+}
+
 /* Where a chunk's body (string table and records) starts: after the header. */
 static const char *body_of(const gc_buf *b)
 {
@@ -134,6 +171,11 @@ int main(int argc, char **argv)
         size_t slots = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 10000;
         int64_t days = argc > 2 ? strtol(argv[2], NULL, 10) : 28;
         int64_t interval = argc > 3 ? strtol(argv[3], NULL, 10) : 60;
+        int incr = argc <= 4 || strcmp(argv[4], "incr") == 0;
+        names kept[2] = {{NULL, 0}, {NULL, 0}}; /* the last two generations' parts */
+        gc_checkpoint_write wr;
+        double full_bytes = 0;
+        size_t parts = 0;
         int64_t t0 = (int64_t)1790812800; /* 2026-10-01T00:00:00Z */
         int64_t t;
         gc_ledger_opts lo = {0};
@@ -149,9 +191,11 @@ int main(int argc, char **argv)
         int rc = 1, r;
 
         memset(&w, 0, sizeof(w));
-        if (slots < 5 || days < 1 || days > 60 || interval < 1 || interval > 3600) {
+        memset(&wr, 0, sizeof(wr));
+        if (slots < 5 || days < 1 || days > 60 || interval < 1 || interval > 3600 ||
+            (argc > 4 && !incr && strcmp(argv[4], "full") != 0)) {
                 fprintf(stderr, "usage: bench_checkpoint [SLOTS >= 5] [DAYS 1..60] "
-                                "[INTERVAL_S 1..3600]\n");
+                                "[INTERVAL_S 1..3600] [incr|full]\n");
                 return 2;
         }
         w.pool = gc_strpool_new(256u << 20);
@@ -223,12 +267,48 @@ int main(int argc, char **argv)
                 }
                 meta.generation = (uint64_t)k + 1;
                 e0 = now_s();
-                r = gc_checkpoint_encode_meta(w.led, t, "gpu-cost-controller-0", &meta, 0, &cur,
-                                              &n_cur, err, sizeof(err));
+                if (incr)
+                        r = gc_checkpoint_encode_incr(w.led, t, "gpu-cost-controller-0", &meta, 0,
+                                                      &wr, err, sizeof(err));
+                else
+                        r = gc_checkpoint_encode_meta(w.led, t, "gpu-cost-controller-0", &meta, 0,
+                                                      &cur, &n_cur, err, sizeof(err));
                 t_enc += now_s() - e0;
                 if (r < 0) {
                         fprintf(stderr, "encode: %s\n", err);
                         goto out;
+                }
+                if (incr) {
+                        names now;
+
+                        /* Parts no kept generation holds, then the manifest. */
+                        if (k > 0) {
+                                writes++;
+                                chunks++;
+                                bytes += (double)wr.manifest.len;
+                                full_bytes += (double)wr.manifest.len;
+                                for (size_t i = 0; i < wr.n_parts; i++) {
+                                        full_bytes += (double)wr.parts[i].data.len;
+                                        if (names_has(&kept[0], wr.parts[i].name) ||
+                                            names_has(&kept[1], wr.parts[i].name)) {
+                                                unchanged += (double)wr.parts[i].data.len;
+                                                continue;
+                                        }
+                                        chunks++;
+                                        bytes += (double)wr.parts[i].data.len;
+                                }
+                                parts += wr.n_parts;
+                        }
+                        if (wr.n_parts + 1 > max_chunks)
+                                max_chunks = wr.n_parts + 1;
+                        r = names_of(&wr, &now);
+                        gc_checkpoint_write_release(&wr);
+                        if (r < 0)
+                                goto oom;
+                        free(kept[0].v);
+                        kept[0] = kept[1];
+                        kept[1] = now;
+                        continue;
                 }
                 /* The first write only sets the baseline: an hour holds 3600 / interval writes. */
                 if (k > 0) {
@@ -249,6 +329,23 @@ int main(int argc, char **argv)
                 n_cur = 0;
         }
         gc_ledger_stats_get(w.led, &st);
+        if (incr) {
+                printf("slots=%zu days=%lld pods=%zu intervals=%zu open=%zu rollup_rows=%zu "
+                       "build_s=%.2f interval_s=%lld writes_per_hour=%zu parts_per_write=%.1f "
+                       "max_configmaps=%zu configmaps_put_per_write=%.1f bytes_per_write=%.0f "
+                       "encode_s_per_write=%.3f bytes_per_hour=%.0f "
+                       "full_rewrite_bytes_per_hour=%.0f reused_bytes_per_hour=%.0f "
+                       "saving=%.1fx\n",
+                       slots, (long long)days, npods, st.intervals, st.open_intervals,
+                       st.rollup_rows, t_build, (long long)interval, writes,
+                       writes ? (double)parts / (double)writes : 0, max_chunks,
+                       writes ? (double)chunks / (double)writes : 0,
+                       writes ? bytes / (double)writes : 0,
+                       writes ? t_enc / (double)(writes + 1) : 0, bytes, full_bytes, unchanged,
+                       bytes > 0 ? full_bytes / bytes : 0);
+                rc = 0;
+                goto out;
+        }
         printf("slots=%zu days=%lld pods=%zu intervals=%zu open=%zu rollup_rows=%zu "
                "build_s=%.2f interval_s=%lld writes_per_hour=%zu chunks_per_write=%.1f "
                "max_chunks=%zu bytes_per_write=%.0f encode_s_per_write=%.3f "
@@ -264,6 +361,9 @@ int main(int argc, char **argv)
 oom:
         fprintf(stderr, "out of memory\n");
 out:
+        gc_checkpoint_write_release(&wr);
+        free(kept[0].v);
+        free(kept[1].v);
         gc_checkpoint_chunks_free(prev, n_prev);
         gc_checkpoint_chunks_free(cur, n_cur);
         free(sl);

@@ -73,46 +73,79 @@ static void ctl__checkpoint_lost(ctl *c, const char *why)
         pthread_mutex_unlock(&c->mu);
 }
 
+/*
+ * Fetches slot s: its chunk 0, then the parts its manifest names (an incremental write) or its
+ * numbered chunks (version 1), into chunks/lens (room for GC_CHECKPOINT_MAX_PARTS + 1; the caller
+ * frees them). *ret_n is how many entries were filled (0 for an empty slot). parts is scratch
+ * room for as many names. < 0 when chunk 0 could not be read (absent is not an error).
+ */
+static int ctl__fetch_slot(ctl *c, size_t s, char **chunks, size_t *lens,
+                           char (*parts)[GC_CHECKPOINT_NAME_MAX], size_t *ret_n)
+{
+        enum { MAXC = GC_CHECKPOINT_MAX_PARTS + 1 };
+        char name[GC_CHECKPOINT_NAME_MAX];
+        gc_checkpoint_header h;
+        size_t n = 1, n_parts = 0;
+        int fetch_err;
+
+        *ret_n = 0;
+        gc_checkpoint_slot_name(s, 0, name);
+        chunks[0] = ctl__fetch(c, name, &lens[0], &fetch_err);
+        if (fetch_err)
+                return fetch_err;
+        if (!chunks[0])
+                return 0;
+        if (gc_checkpoint_peek(chunks[0], lens[0], &h, NULL, 0) == 0)
+                n = h.of;
+        /* An incremental write's manifest names its parts; a version 1 write's chunks are the
+           slot's numbered ConfigMaps. */
+        if (gc_checkpoint_manifest_parts(chunks[0], lens[0], parts, MAXC - 1, &n_parts) < 0 ||
+            n_parts + 1 != n)
+                n_parts = 0;
+        for (size_t i = 1; i < n && i < MAXC; i++) {
+                if (n_parts)
+                        gc_strlcpy(name, parts[i - 1], sizeof(name));
+                else
+                        gc_checkpoint_slot_name(s, i, name);
+                chunks[i] = ctl__fetch(c, name, &lens[i], &fetch_err);
+        }
+        *ret_n = n < MAXC ? n : MAXC;
+        return 0;
+}
+
 int ctl_checkpoint_restore(ctl *c)
 {
-        enum { G = GC_CHECKPOINT_GENERATIONS };
-        char *chunks[G][GC_CHECKPOINT_MAX_CHUNKS];
-        size_t lens[G][GC_CHECKPOINT_MAX_CHUNKS];
+        enum { G = GC_CHECKPOINT_GENERATIONS, MAXC = GC_CHECKPOINT_MAX_PARTS + 1 };
+        char **chunks[G] = {NULL};
+        size_t *lens[G] = {NULL};
+        char(*parts)[GC_CHECKPOINT_NAME_MAX] = calloc(MAXC, sizeof(*parts));
         gc_checkpoint_slot slots[G];
-        gc_checkpoint_header h;
         gc_checkpoint_info info;
-        char err[1024], name[GC_CHECKPOINT_NAME_MAX], when[GC_TIME_LEN];
+        char err[1024], when[GC_TIME_LEN];
         size_t slot = 0, refused = 0;
-        int r = 0, fetch_err;
+        int r = 0;
 
-        memset(chunks, 0, sizeof(chunks));
-        memset(lens, 0, sizeof(lens));
         memset(slots, 0, sizeof(slots));
         memset(&info, 0, sizeof(info));
         c->cp_slot = SIZE_MAX;
         for (size_t s = 0; s < G; s++) {
-                size_t n = 1;
-
-                gc_checkpoint_slot_name(s, 0, name);
-                chunks[s][0] = ctl__fetch(c, name, &lens[s][0], &fetch_err);
-                if (fetch_err) {
+                chunks[s] = calloc(MAXC, sizeof(*chunks[s]));
+                lens[s] = calloc(MAXC, sizeof(*lens[s]));
+        }
+        if (!parts || !chunks[0] || !chunks[1] || !lens[0] || !lens[1]) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        for (size_t s = 0; s < G; s++) {
+                if (ctl__fetch_slot(c, s, chunks[s], lens[s], parts, &slots[s].n) < 0) {
                         /* Unreadable is not absent: starting empty would lose history. */
                         ctl_fatal(c, "cannot read the checkpoint ConfigMap: check the Role "
                                      "(get on configmaps in the controller's namespace)");
                         r = -EIO;
                         goto finish;
                 }
-                if (!chunks[s][0])
-                        continue;
-                if (gc_checkpoint_peek(chunks[s][0], lens[s][0], &h, NULL, 0) == 0)
-                        n = h.of;
-                for (size_t i = 1; i < n; i++) {
-                        gc_checkpoint_slot_name(s, i, name);
-                        chunks[s][i] = ctl__fetch(c, name, &lens[s][i], &fetch_err);
-                }
                 slots[s].chunks = (const char *const *)chunks[s];
                 slots[s].lens = lens[s];
-                slots[s].n = n;
         }
         pthread_mutex_lock(&c->mu);
         r = gc_checkpoint_decode_newest(c->ledger, slots, G, 0, 0, &info, &slot, &refused, err,
@@ -164,9 +197,13 @@ int ctl_checkpoint_restore(ctl *c)
         }
 finish:
         gc_checkpoint_info_release(&info);
-        for (size_t s = 0; s < G; s++)
-                for (size_t i = 0; i < GC_CHECKPOINT_MAX_CHUNKS; i++)
+        for (size_t s = 0; s < G; s++) {
+                for (size_t i = 0; chunks[s] && i < MAXC; i++)
                         free(chunks[s][i]);
+                free(chunks[s]);
+                free(lens[s]);
+        }
+        free(parts);
         if (r < 0 && r != -EIO)
                 ctl_fatal(c, "out of memory restoring the checkpoint");
         return r;
@@ -304,20 +341,94 @@ void ctl_checkpoint_fold(ctl *c, int64_t now)
                 ctl_log(CTL_WARN, "fold failed", "error", strerror(-r), NULL);
 }
 
+/* Fault injection for the e2e tests: a real SIGKILL at a real point of a write. */
+static void ctl__maybe_die(const ctl *c, size_t written, size_t total)
+{
+        char what[64];
+
+        if (c->o->test_kill_after_chunks <= 0 || (int64_t)written != c->o->test_kill_after_chunks)
+                return;
+        snprintf(what, sizeof(what), "%zu of %zu", written, total);
+        ctl_log(CTL_WARN, "test: killing myself mid-checkpoint", "written", what, NULL);
+        raise(SIGKILL);
+}
+
+/*
+ * Deletes the checkpoint ConfigMaps no generation needs: version 1 chunks 1.. of the slot just
+ * written (its manifest replaced them), and parts named neither by the manifest just written nor
+ * by the other slot's. When the other slot cannot be read, no part is deleted.
+ */
+static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write *w, char **existing,
+                                 size_t n_existing)
+{
+        enum { MAXP = GC_CHECKPOINT_MAX_PARTS };
+        char(*keep)[GC_CHECKPOINT_NAME_MAX] = calloc(2 * MAXP, sizeof(*keep));
+        char name[GC_CHECKPOINT_NAME_MAX], err[512];
+        size_t n_keep = 0, n_other = 0, len = 0;
+        char *other;
+        int fetch_err, parts_ok = 0;
+
+        if (!keep)
+                return;
+        for (size_t i = 0; i < w->n_parts; i++)
+                gc_strlcpy(keep[n_keep++], w->parts[i].name, sizeof(keep[0]));
+        gc_checkpoint_slot_name(slot == 0 ? 1 : 0, 0, name);
+        other = ctl__fetch(c, name, &len, &fetch_err);
+        if (!fetch_err && (!other || gc_checkpoint_manifest_parts(other, len, keep + n_keep, MAXP,
+                                                                  &n_other) == 0)) {
+                n_keep += n_other;
+                parts_ok = 1;
+        }
+        free(other);
+        for (size_t i = 0; i < n_existing; i++) {
+                int drop = (parts_ok || !gc_checkpoint_is_part_name(existing[i])) &&
+                           gc_checkpoint_is_garbage(existing[i], slot, keep, n_keep);
+
+                if (drop &&
+                    gc_kube_configmap_delete(c->kw, c->ns, existing[i], err, sizeof(err)) < 0)
+                        ctl_log(CTL_WARN, "cannot delete an old checkpoint chunk", "configmap",
+                                existing[i], "error", err, NULL);
+        }
+        free(keep);
+}
+
+/* Which parts of w to put: those no existing ConfigMap is named after (a name is its content).
+ * Returns a flag per part (the caller frees it) and their count, or NULL when out of memory. */
+static unsigned char *ctl__parts_to_put(const gc_checkpoint_write *w, char **existing,
+                                        size_t n_existing, size_t *ret_n)
+{
+        unsigned char *put = calloc(w->n_parts + 1, 1);
+        size_t n = 0;
+
+        if (!put)
+                return NULL;
+        for (size_t i = 0; i < w->n_parts; i++) {
+                int have = 0;
+
+                for (size_t k = 0; !have && k < n_existing; k++)
+                        have = strcmp(existing[k], w->parts[i].name) == 0;
+                put[i] = (unsigned char)!have;
+                n += !have;
+        }
+        *ret_n = n;
+        return put;
+}
+
 int ctl_checkpoint_save(ctl *c)
 {
-        gc_buf *chunks = NULL;
-        size_t n = 0;
+        gc_checkpoint_write w;
         int64_t now = ctl_now();
         char err[512], name[GC_CHECKPOINT_NAME_MAX];
         char **existing = NULL;
-        size_t n_existing = 0, n_rvs = 0;
+        size_t n_existing = 0, n_rvs = 0, n_put = 0;
         gc_checkpoint_rv rvs[CTL_KINDS];
         gc_checkpoint_meta meta;
         /* Never the slot of the newest complete write: a write that dies leaves it whole. */
         size_t slot = c->cp_slot == 0 ? 1 : 0;
+        unsigned char *put = NULL;
         int r, folded;
 
+        memset(&w, 0, sizeof(w));
         memset(rvs, 0, sizeof(rvs));
         pthread_mutex_lock(&c->mu);
         folded = ctl__fold(c, now);
@@ -332,9 +443,8 @@ int ctl_checkpoint_save(ctl *c)
         meta.rvs = rvs;
         meta.n_rvs = n_rvs;
         meta.generation = c->cp_generation + 1;
-        r = gc_checkpoint_encode_meta(c->ledger, now, c->o->id, &meta,
-                                      (size_t)c->o->checkpoint_chunk_bytes, &chunks, &n, err,
-                                      sizeof(err));
+        r = gc_checkpoint_encode_incr(c->ledger, now, c->o->id, &meta,
+                                      (size_t)c->o->checkpoint_chunk_bytes, &w, err, sizeof(err));
         pthread_mutex_unlock(&c->mu);
         if (folded < 0)
                 ctl_log(CTL_WARN, "fold failed", "error", strerror(-folded), NULL);
@@ -343,11 +453,34 @@ int ctl_checkpoint_save(ctl *c)
                 ctl_log(CTL_ERROR, "cannot encode the checkpoint", "error", err, NULL);
                 return r;
         }
-        /* Chunk 0 last: a restore reads it first and refuses a write missing its others. */
-        for (size_t k = n; k-- > 0;) {
-                gc_kube_kv data = {GC_CHECKPOINT_KEY, chunks[k].data};
+        /* A part whose name exists holds that content: only the others are written. When the
+           list fails, every part is written. */
+        if (gc_kube_configmap_list(c->kw, c->ns, "gpu-cost.io/kind=checkpoint", &existing,
+                                   &n_existing, err, sizeof(err)) < 0) {
+                existing = NULL;
+                n_existing = 0;
+        }
+        put = ctl__parts_to_put(&w, existing, n_existing, &n_put);
+        if (!put) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        /* Parts first, the manifest last: a restore reads the manifest, and a manifest is only
+           there once every part it names is. The fault injection counts the write's ConfigMaps
+           in this order whether a part was put or was there already: "after k of n" is the
+           same point of a write as with version 1 (n = the manifest's "of"). */
+        for (size_t i = 0; i <= w.n_parts; i++) {
+                const char *value = i < w.n_parts ? w.parts[i].data.data : w.manifest.data;
+                gc_kube_kv data = {GC_CHECKPOINT_KEY, value};
 
-                gc_checkpoint_slot_name(slot, k, name);
+                if (i < w.n_parts && !put[i]) {
+                        ctl__maybe_die(c, i + 1, w.n_parts + 1);
+                        continue;
+                }
+                if (i < w.n_parts)
+                        gc_strlcpy(name, w.parts[i].name, sizeof(name));
+                else
+                        gc_checkpoint_slot_name(slot, 0, name);
                 r = gc_kube_configmap_put(c->kw, c->ns, name, ctl__checkpoint_labels, 2, &data, 1,
                                           err, sizeof(err));
                 if (r < 0) {
@@ -356,46 +489,24 @@ int ctl_checkpoint_save(ctl *c)
                                 "error", err, NULL);
                         goto finish;
                 }
-                /* Fault injection for the e2e tests: a real SIGKILL at a real point of a write. */
-                if (c->o->test_kill_after_chunks > 0 &&
-                    (int64_t)(n - k) == c->o->test_kill_after_chunks) {
-                        char what[64];
-
-                        snprintf(what, sizeof(what), "%zu of %zu", n - k, n);
-                        ctl_log(CTL_WARN, "test: killing myself mid-checkpoint", "written", what,
-                                NULL);
-                        raise(SIGKILL);
-                }
+                ctl__maybe_die(c, i + 1, w.n_parts + 1);
         }
         atomic_store(&c->checkpoint_at, (long)now);
         c->cp_slot = slot;
         c->cp_generation = meta.generation;
-        /* Chunks of this slot left over from an earlier, longer write (the other slot is the
-           previous generation: kept). */
-        if (gc_kube_configmap_list(c->kw, c->ns, "gpu-cost.io/kind=checkpoint", &existing,
-                                   &n_existing, err, sizeof(err)) == 0) {
-                for (size_t i = 0; i < n_existing; i++) {
-                        size_t s, k;
-                        int keep =
-                            gc_checkpoint_parse_name(existing[i], &s, &k) < 0 || s != slot || k < n;
-
-                        if (!keep && gc_kube_configmap_delete(c->kw, c->ns, existing[i], err,
-                                                              sizeof(err)) < 0)
-                                ctl_log(CTL_WARN, "cannot delete an old checkpoint chunk",
-                                        "configmap", existing[i], "error", err, NULL);
-                }
-        }
+        ctl__collect_garbage(c, slot, &w, existing, n_existing);
         {
-                char what[96];
+                char what[128];
 
-                snprintf(what, sizeof(what), "generation %llu in slot %zu, %zu chunks",
-                         (unsigned long long)meta.generation, slot, n);
+                snprintf(what, sizeof(what), "generation %llu in slot %zu, %zu parts, %zu written",
+                         (unsigned long long)meta.generation, slot, w.n_parts, n_put);
                 ctl_log(CTL_DEBUG, "checkpoint written", "detail", what, NULL);
         }
 finish:
         for (size_t i = 0; i < n_existing; i++)
                 free(existing[i]);
         free(existing);
-        gc_checkpoint_chunks_free(chunks, n);
+        free(put);
+        gc_checkpoint_write_release(&w);
         return r;
 }

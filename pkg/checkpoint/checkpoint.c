@@ -591,6 +591,42 @@ void gc_checkpoint_chunks_free(gc_buf *chunks, size_t n)
         free(chunks);
 }
 
+/* The arguments every encoder checks first. */
+static int gc_cp__check_args(const char *controller, int64_t written_at,
+                             const gc_checkpoint_meta *m, size_t chunk_bytes, char *err,
+                             size_t errlen)
+{
+        if (chunk_bytes < GC_CHECKPOINT_MIN_CHUNK || chunk_bytes > GC_CHECKPOINT_MAX_CHUNK) {
+                gc_cp__err(err, errlen, "checkpoint: chunk_bytes %zu not in [%u, %u]", chunk_bytes,
+                           GC_CHECKPOINT_MIN_CHUNK, GC_CHECKPOINT_MAX_CHUNK);
+                return -EINVAL;
+        }
+        if (!gc_cp__valid_id(controller)) {
+                gc_cp__err(err, errlen,
+                           "checkpoint: controller: must be 1-%d printable ASCII bytes without "
+                           "quotes or backslashes",
+                           GC_CHECKPOINT_MAX_ID);
+                return -EINVAL;
+        }
+        if (written_at < 0 || written_at > GC_CP__TIME_MAX) {
+                gc_cp__err(err, errlen, "checkpoint: written_at %lld out of range",
+                           (long long)written_at);
+                return -EINVAL;
+        }
+        if (!gc_cp__valid_rvs(m->rvs, m->n_rvs)) {
+                gc_cp__err(err, errlen,
+                           "checkpoint: resource_versions: at most %d, each resource once, names "
+                           "of [a-z0-9.-] and versions of 1-%d printable bytes",
+                           GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                return -EINVAL;
+        }
+        if (m->generation >= GC_CHECKPOINT_MAX_GEN) {
+                gc_cp__err(err, errlen, "checkpoint: generation out of range");
+                return -EINVAL;
+        }
+        return 0;
+}
+
 /* Header + body of every chunk, now that the number of chunks and the write id are known. */
 static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *controller,
                            int64_t horizon, const gc_checkpoint_meta *m, gc_buf **ret_chunks)
@@ -684,34 +720,9 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         }
         if (chunk_bytes == 0)
                 chunk_bytes = GC_CHECKPOINT_CHUNK_BYTES;
-        if (chunk_bytes < GC_CHECKPOINT_MIN_CHUNK || chunk_bytes > GC_CHECKPOINT_MAX_CHUNK) {
-                gc_cp__err(err, errlen, "checkpoint: chunk_bytes %zu not in [%u, %u]", chunk_bytes,
-                           GC_CHECKPOINT_MIN_CHUNK, GC_CHECKPOINT_MAX_CHUNK);
-                return -EINVAL;
-        }
-        if (!gc_cp__valid_id(controller)) {
-                gc_cp__err(err, errlen,
-                           "checkpoint: controller: must be 1-%d printable ASCII bytes without "
-                           "quotes or backslashes",
-                           GC_CHECKPOINT_MAX_ID);
-                return -EINVAL;
-        }
-        if (written_at < 0 || written_at > GC_CP__TIME_MAX) {
-                gc_cp__err(err, errlen, "checkpoint: written_at %lld out of range",
-                           (long long)written_at);
-                return -EINVAL;
-        }
-        if (!gc_cp__valid_rvs(m->rvs, m->n_rvs)) {
-                gc_cp__err(err, errlen,
-                           "checkpoint: resource_versions: at most %d, each resource once, names "
-                           "of [a-z0-9.-] and versions of 1-%d printable bytes",
-                           GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
-                return -EINVAL;
-        }
-        if (m->generation >= GC_CHECKPOINT_MAX_GEN) {
-                gc_cp__err(err, errlen, "checkpoint: generation out of range");
-                return -EINVAL;
-        }
+        r = gc_cp__check_args(controller, written_at, m, chunk_bytes, err, errlen);
+        if (r < 0)
+                return r;
         memset(&e, 0, sizeof(e));
         e.limit = chunk_bytes - GC_CP__HEADER_ROOM;
         e.err = err;
@@ -745,6 +756,349 @@ finish:
                 gc_cp__err(err, errlen, "checkpoint: %s", strerror(-r));
         gc_cp__enc_free(&e);
         return r;
+}
+
+/* ---- incremental writes (version 2) ------------------------------------------------------- */
+
+/* Rollup rows of one UTC day go into their own stream: a closed day's parts never change. */
+#define GC_CP__DAY ((int64_t)86400)
+
+/* One stream of records cut into parts (a usage bucket, the capacity, or one day's rollups). */
+typedef struct gc_cp__stream {
+        int64_t key; /* the day, for rollup streams */
+        gc_cp__enc e;
+} gc_cp__stream;
+
+typedef struct gc_cp__incr {
+        size_t chunk_bytes;
+        gc_cp__stream *fixed[GC_CHECKPOINT_USAGE_BUCKETS + 1]; /* usage buckets, then capacity */
+        gc_cp__stream *days;                                   /* sorted by key */
+        size_t n_days, cap_days;
+        int too_many; /* more days than parts allowed */
+        char *err;
+        size_t errlen;
+} gc_cp__incr;
+
+static int gc_cp__enc_init(gc_cp__enc *e, size_t chunk_bytes, char *err, size_t errlen)
+{
+        memset(e, 0, sizeof(*e));
+        e->limit = chunk_bytes - GC_CP__HEADER_ROOM;
+        e->err = err;
+        e->errlen = errlen;
+        gc_buf_init(&e->strings, chunk_bytes);
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
+                gc_buf_init(&e->sec[s], chunk_bytes);
+        gc_buf_init(&e->rec, chunk_bytes);
+        gc_buf_init(&e->rec_strs, chunk_bytes);
+        e->bodies = calloc(GC_CHECKPOINT_MAX_CHUNKS, sizeof(*e->bodies));
+        return e->bodies ? 0 : -ENOMEM;
+}
+
+/* A new stream; NULL when out of memory. */
+static gc_cp__stream *gc_cp__stream_new(const gc_cp__incr *x, int64_t key)
+{
+        gc_cp__stream *st = calloc(1, sizeof(*st));
+
+        if (!st)
+                return NULL;
+        st->key = key;
+        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->err, x->errlen) < 0) {
+                gc_cp__enc_free(&st->e);
+                free(st);
+                return NULL;
+        }
+        return st;
+}
+
+static gc_cp__stream *gc_cp__stream_free(gc_cp__stream *st)
+{
+        if (st) {
+                gc_cp__enc_free(&st->e);
+                free(st);
+        }
+        return NULL;
+}
+
+/* The stream of a usage bucket or of the capacity, made on first use. */
+static gc_cp__enc *gc_cp__fixed(gc_cp__incr *x, size_t i)
+{
+        if (!x->fixed[i])
+                x->fixed[i] = gc_cp__stream_new(x, 0);
+        return x->fixed[i] ? &x->fixed[i]->e : NULL;
+}
+
+/* The stream of the day that holds `hour`, made on first use (may reallocate x->days). */
+static gc_cp__enc *gc_cp__day(gc_cp__incr *x, int64_t hour)
+{
+        int64_t day = hour >= 0 ? hour / GC_CP__DAY : -1 - (-1 - hour) / GC_CP__DAY;
+        size_t lo = 0, hi = x->n_days;
+        gc_cp__stream *st;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (x->days[mid].key < day)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo < x->n_days && x->days[lo].key == day)
+                return &x->days[lo].e;
+        if (x->n_days == x->cap_days) {
+                size_t nc = x->cap_days ? x->cap_days * 2 : 64;
+                gc_cp__stream *p;
+
+                if (nc > GC_CHECKPOINT_MAX_PARTS)
+                        nc = GC_CHECKPOINT_MAX_PARTS;
+                if (nc <= x->n_days) {
+                        x->too_many = 1;
+                        gc_cp__err(x->err, x->errlen, "checkpoint: rollups of more than %d days",
+                                   GC_CHECKPOINT_MAX_PARTS);
+                        return NULL;
+                }
+                p = realloc(x->days, nc * sizeof(*p));
+                if (!p)
+                        return NULL;
+                x->days = p;
+                x->cap_days = nc;
+        }
+        memmove(&x->days[lo + 1], &x->days[lo], (x->n_days - lo) * sizeof(*x->days));
+        st = &x->days[lo];
+        st->key = day;
+        x->n_days++;
+        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->err, x->errlen) < 0)
+                return NULL; /* the half-made stream is freed with the others */
+        return &st->e;
+}
+
+static int gc_cp__incr_usage(void *ud, const gc_usage *u)
+{
+        gc_cp__incr *x = ud;
+        size_t b =
+            (size_t)(gc_hash(u->pod_uid, strlen(u->pod_uid), 0) % GC_CHECKPOINT_USAGE_BUCKETS);
+        gc_cp__enc *e = gc_cp__fixed(x, b);
+
+        return e ? gc_cp__enc_usage(e, u) : -ENOMEM;
+}
+
+static int gc_cp__incr_capacity(void *ud, const gc_capacity *c)
+{
+        gc_cp__incr *x = ud;
+        gc_cp__enc *e = gc_cp__fixed(x, GC_CHECKPOINT_USAGE_BUCKETS);
+
+        return e ? gc_cp__enc_capacity(e, c) : -ENOMEM;
+}
+
+static int gc_cp__incr_rollup(void *ud, const gc_rollup *rw)
+{
+        gc_cp__incr *x = ud;
+        gc_cp__enc *e = gc_cp__day(x, rw->hour);
+
+        return e ? gc_cp__enc_rollup(e, rw) : x->too_many ? -E2BIG : -ENOMEM;
+}
+
+static int gc_cp__incr_crollup(void *ud, const gc_capacity_rollup *rw)
+{
+        gc_cp__incr *x = ud;
+        gc_cp__enc *e = gc_cp__day(x, rw->hour);
+
+        return e ? gc_cp__enc_crollup(e, rw) : x->too_many ? -E2BIG : -ENOMEM;
+}
+
+static void gc_cp__part_hash(const char *data, size_t len, char out[GC_CHECKPOINT_PART_HASH])
+{
+        uint64_t a = gc_hash(data, len, 0);
+        uint64_t b = gc_hash(&len, sizeof(len), gc_hash(data, len, a ^ 0x9e3779b97f4a7c15ull));
+
+        snprintf(out, GC_CHECKPOINT_PART_HASH, "%016llx%016llx", (unsigned long long)a,
+                 (unsigned long long)b);
+}
+
+void gc_checkpoint_write_release(gc_checkpoint_write *w)
+{
+        if (!w)
+                return;
+        gc_buf_free(&w->manifest);
+        for (size_t i = 0; w->parts && i < w->n_parts; i++)
+                gc_buf_free(&w->parts[i].data);
+        free(w->parts);
+        w->parts = NULL;
+        w->n_parts = 0;
+}
+
+/* Moves a stream's finished bodies into w as parts "{" + body, named by their hash. */
+static int gc_cp__take_parts(gc_cp__enc *e, gc_checkpoint_write *w, size_t counts[4], char *err,
+                             size_t errlen)
+{
+        int r = gc_cp__run_flush(e);
+
+        if (r == 0 && e->n_records > 0)
+                r = gc_cp__close_chunk(e);
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
+                counts[s] += e->counts[s];
+        for (size_t i = 0; r == 0 && i < e->n_bodies; i++) {
+                gc_checkpoint_part *p;
+                char hash[GC_CHECKPOINT_PART_HASH];
+
+                if (w->n_parts >= GC_CHECKPOINT_MAX_PARTS) {
+                        gc_cp__err(err, errlen, "checkpoint: more than %d parts would be needed",
+                                   GC_CHECKPOINT_MAX_PARTS);
+                        return -E2BIG;
+                }
+                p = &w->parts[w->n_parts];
+                gc_buf_init(&p->data, GC_CHECKPOINT_MAX_CHUNK);
+                r = gc_buf_append(&p->data, "{", 1);
+                if (r == 0)
+                        r = gc_buf_append(&p->data, e->bodies[i].data, e->bodies[i].len);
+                if (r < 0) {
+                        gc_buf_free(&p->data);
+                        return r;
+                }
+                w->n_parts++;
+                gc_cp__part_hash(p->data.data, p->data.len, hash);
+                snprintf(p->name, sizeof(p->name), "%s%s", GC_CHECKPOINT_PART_PREFIX, hash);
+                gc_buf_free(&e->bodies[i]);
+        }
+        return r;
+}
+
+/* The manifest: the header of version 1 (chunk 0 of n_parts + 1) and the parts it names. */
+static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[4], int64_t written_at,
+                           const char *controller, int64_t horizon, const gc_checkpoint_meta *m)
+{
+        const size_t pl = strlen(GC_CHECKPOINT_PART_PREFIX);
+        char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
+        gc_buf *b = &w->manifest;
+        uint64_t h = 0;
+        int r;
+
+        for (size_t i = 0; i < w->n_parts; i++)
+                h = gc_hash(w->parts[i].name, strlen(w->parts[i].name) + 1, h);
+        h = gc_hash(&written_at, sizeof(written_at), h);
+        h = gc_hash(controller, strlen(controller), h);
+        h = gc_hash(&horizon, sizeof(horizon), h);
+        h = gc_hash(counts, 4 * sizeof(*counts), h);
+        for (size_t i = 0; i < m->n_rvs; i++) {
+                h = gc_hash(m->rvs[i].resource, strlen(m->rvs[i].resource) + 1, h);
+                h = gc_hash(m->rvs[i].rv, strlen(m->rvs[i].rv) + 1, h);
+        }
+        h = gc_hash(&m->generation, sizeof(m->generation), h);
+        snprintf(write_id, sizeof(write_id), "%016llx", (unsigned long long)h);
+        gc_time_format(written_at, when);
+        gc_buf_init(b, GC_CHECKPOINT_MAX_CHUNK);
+        r = gc_buf_printf(b,
+                          "{\"version\":%d,\"write\":\"%s\",\"chunk\":0,\"of\":%zu,"
+                          "\"written_at\":\"%s\",\"controller\":\"%s\",\"horizon\":",
+                          GC_CHECKPOINT_VERSION_INCR, write_id, w->n_parts + 1, when, controller);
+        if (r == 0)
+                r = horizon == INT64_MIN ? gc_buf_puts(b, "null")
+                                         : gc_buf_printf(b, "%lld", (long long)horizon);
+        if (r == 0)
+                r = gc_buf_printf(b,
+                                  ",\"counts\":{\"usage\":%zu,\"capacity\":%zu,"
+                                  "\"rollups\":%zu,\"capacity_rollups\":%zu},",
+                                  counts[0], counts[1], counts[2], counts[3]);
+        for (size_t k = 0; r == 0 && k < m->n_rvs; k++)
+                r = gc_buf_printf(b, "%s\"%s\":\"%s\"%s", k == 0 ? "\"resource_versions\":{" : "",
+                                  m->rvs[k].resource, m->rvs[k].rv, k + 1 == m->n_rvs ? "}," : ",");
+        if (r == 0 && m->generation)
+                r = gc_buf_printf(b, "\"generation\":%llu,", (unsigned long long)m->generation);
+        if (r == 0)
+                r = gc_buf_puts(b, "\"parts\":[");
+        for (size_t i = 0; r == 0 && i < w->n_parts; i++)
+                r = gc_buf_printf(b, "%s[\"%s\",%zu]", i ? "," : "", w->parts[i].name + pl,
+                                  w->parts[i].data.len);
+        if (r == 0)
+                r = gc_buf_puts(b, "]}");
+        return r;
+}
+
+int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char *controller,
+                              const gc_checkpoint_meta *meta, size_t chunk_bytes,
+                              gc_checkpoint_write *ret, char *err, size_t errlen)
+{
+        static const gc_checkpoint_meta none;
+        const gc_checkpoint_meta *m = meta ? meta : &none;
+        static const gc_ledger_visitor v = {gc_cp__incr_usage, gc_cp__incr_capacity,
+                                            gc_cp__incr_rollup, gc_cp__incr_crollup};
+        size_t counts[GC_CP__N_SECTIONS] = {0};
+        gc_checkpoint_write w;
+        gc_ledger_stats st;
+        gc_cp__incr x;
+        int r;
+
+        memset(&w, 0, sizeof(w));
+        memset(&x, 0, sizeof(x));
+        if (err && errlen)
+                err[0] = '\0';
+        if (!l || !controller || !ret) {
+                gc_cp__err(err, errlen, "checkpoint: no ledger, identity or result");
+                return -EINVAL;
+        }
+        if (chunk_bytes == 0)
+                chunk_bytes = GC_CHECKPOINT_CHUNK_BYTES;
+        r = gc_cp__check_args(controller, written_at, m, chunk_bytes, err, errlen);
+        if (r < 0)
+                return r;
+        x.chunk_bytes = chunk_bytes;
+        x.err = err;
+        x.errlen = errlen;
+        w.parts = calloc(GC_CHECKPOINT_MAX_PARTS, sizeof(*w.parts));
+        if (!w.parts) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        gc_ledger_stats_get(l, &st);
+        r = gc_ledger_visit(l, &v, &x);
+        /* Usage buckets, the capacity, then the days in order: the order a restore puts them. */
+        for (size_t i = 0; r == 0 && i <= GC_CHECKPOINT_USAGE_BUCKETS; i++)
+                if (x.fixed[i])
+                        r = gc_cp__take_parts(&x.fixed[i]->e, &w, counts, err, errlen);
+        for (size_t i = 0; r == 0 && i < x.n_days; i++)
+                r = gc_cp__take_parts(&x.days[i].e, &w, counts, err, errlen);
+        if (r == 0)
+                r = gc_cp__manifest(&w, counts, written_at, controller, st.horizon, m);
+finish:
+        for (size_t i = 0; i <= GC_CHECKPOINT_USAGE_BUCKETS; i++)
+                x.fixed[i] = gc_cp__stream_free(x.fixed[i]);
+        for (size_t i = 0; i < x.n_days; i++)
+                gc_cp__enc_free(&x.days[i].e);
+        free(x.days);
+        if (r < 0) {
+                if (err && errlen && !err[0])
+                        gc_cp__err(err, errlen, "checkpoint: %s", strerror(-r));
+                gc_checkpoint_write_release(&w);
+                return r;
+        }
+        *ret = w;
+        return 0;
+}
+
+int gc_checkpoint_is_part_name(const char *name)
+{
+        size_t pl = strlen(GC_CHECKPOINT_PART_PREFIX);
+
+        if (!name || strncmp(name, GC_CHECKPOINT_PART_PREFIX, pl) != 0 ||
+            strlen(name + pl) != GC_CHECKPOINT_PART_HASH - 1)
+                return 0;
+        for (const char *p = name + pl; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return 0;
+        return 1;
+}
+
+int gc_checkpoint_is_garbage(const char *name, size_t slot, char (*keep)[GC_CHECKPOINT_NAME_MAX],
+                             size_t n_keep)
+{
+        size_t s, k;
+
+        if (gc_checkpoint_is_part_name(name)) {
+                for (size_t i = 0; i < n_keep; i++)
+                        if (strcmp(keep[i], name) == 0)
+                                return 0;
+                return 1;
+        }
+        return gc_checkpoint_parse_name(name, &s, &k) == 0 && s == slot && k > 0;
 }
 
 /* ---- decoding ------------------------------------------------------------------------------- */
@@ -781,7 +1135,7 @@ static int gc_cp__is_hex16(const char *s)
 static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, size_t errlen)
 {
         const cJSON *v, *counts;
-        int64_t x;
+        int64_t x, max_of;
 
         memset(h, 0, sizeof(*h));
         if (!cJSON_IsObject(root)) {
@@ -793,9 +1147,10 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 gc_cp__err(err, errlen, "version: missing or not an integer");
                 return -EINVAL;
         }
-        if (x != GC_CHECKPOINT_VERSION) {
-                gc_cp__err(err, errlen, "version: %lld is not supported (this build reads %d)",
-                           (long long)x, GC_CHECKPOINT_VERSION);
+        if (x != GC_CHECKPOINT_VERSION && x != GC_CHECKPOINT_VERSION_INCR) {
+                gc_cp__err(err, errlen,
+                           "version: %lld is not supported (this build reads %d and %d)",
+                           (long long)x, GC_CHECKPOINT_VERSION, GC_CHECKPOINT_VERSION_INCR);
                 return -EINVAL;
         }
         h->version = (int)x;
@@ -805,9 +1160,10 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 return -EINVAL;
         }
         memcpy(h->write_id, v->valuestring, GC_CHECKPOINT_WRITE_LEN);
-        if (gc_cp__int(gc_cp__member(root, "of"), 1, GC_CHECKPOINT_MAX_CHUNKS, &x) < 0) {
-                gc_cp__err(err, errlen, "of: must be an integer in [1, %d]",
-                           GC_CHECKPOINT_MAX_CHUNKS);
+        max_of = h->version == GC_CHECKPOINT_VERSION ? GC_CHECKPOINT_MAX_CHUNKS
+                                                     : GC_CHECKPOINT_MAX_PARTS + 1;
+        if (gc_cp__int(gc_cp__member(root, "of"), 1, max_of, &x) < 0) {
+                gc_cp__err(err, errlen, "of: must be an integer in [1, %lld]", (long long)max_of);
                 return -EINVAL;
         }
         h->of = (size_t)x;
@@ -817,6 +1173,10 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 return -EINVAL;
         }
         h->chunk = (size_t)x;
+        if (h->version == GC_CHECKPOINT_VERSION_INCR && h->chunk != 0) {
+                gc_cp__err(err, errlen, "chunk: a manifest is chunk 0");
+                return -EINVAL;
+        }
         v = gc_cp__member(root, "written_at");
         if (!cJSON_IsString(v) ||
             gc_time_parse(v->valuestring, strlen(v->valuestring), &h->written_at) < 0 ||
@@ -932,6 +1292,93 @@ int gc_checkpoint_peek(const char *data, size_t len, gc_checkpoint_header *ret, 
         cJSON_Delete(root);
         if (r == 0)
                 *ret = h;
+        return r;
+}
+
+/* A part a manifest names: its content hash and length. */
+typedef struct gc_cp__ref {
+        char hash[GC_CHECKPOINT_PART_HASH];
+        size_t len;
+} gc_cp__ref;
+
+/* The of - 1 parts a manifest lists, into refs (room for GC_CHECKPOINT_MAX_PARTS). */
+static int gc_cp__refs(const cJSON *root, size_t of, gc_cp__ref *refs, char *err, size_t errlen)
+{
+        const cJSON *parts = gc_cp__member(root, "parts"), *v;
+        size_t i = 0;
+
+        if (!cJSON_IsArray(parts) || (size_t)cJSON_GetArraySize(parts) != of - 1) {
+                gc_cp__err(err, errlen, "parts: must be an array of of - 1 (%zu) parts", of - 1);
+                return -EINVAL;
+        }
+        cJSON_ArrayForEach(v, parts)
+        {
+                const cJSON *h = cJSON_GetArrayItem(v, 0);
+                char name[GC_CHECKPOINT_NAME_MAX];
+                int64_t len;
+
+                if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !cJSON_IsString(h) ||
+                    strlen(h->valuestring) != GC_CHECKPOINT_PART_HASH - 1 ||
+                    gc_cp__int(cJSON_GetArrayItem(v, 1), 2, GC_CHECKPOINT_MAX_CHUNK, &len) < 0) {
+                        gc_cp__err(err, errlen,
+                                   "parts[%zu]: must be [\"<32 hex digits>\", bytes up to %u]", i,
+                                   GC_CHECKPOINT_MAX_CHUNK);
+                        return -EINVAL;
+                }
+                snprintf(name, sizeof(name), "%s%s", GC_CHECKPOINT_PART_PREFIX, h->valuestring);
+                if (!gc_checkpoint_is_part_name(name)) {
+                        gc_cp__err(err, errlen, "parts[%zu]: not 32 lower-case hex digits", i);
+                        return -EINVAL;
+                }
+                for (size_t k = 0; k < i; k++) {
+                        if (strcmp(refs[k].hash, h->valuestring) == 0) {
+                                gc_cp__err(err, errlen, "parts[%zu]: named twice", i);
+                                return -EINVAL;
+                        }
+                }
+                memcpy(refs[i].hash, h->valuestring, GC_CHECKPOINT_PART_HASH);
+                refs[i].len = (size_t)len;
+                i++;
+        }
+        return 0;
+}
+
+int gc_checkpoint_manifest_parts(const char *data, size_t len,
+                                 char (*ret_names)[GC_CHECKPOINT_NAME_MAX], size_t max,
+                                 size_t *ret_n)
+{
+        gc_checkpoint_header h;
+        gc_cp__ref *refs = NULL;
+        cJSON *root;
+        int r;
+
+        if (!ret_n || (max && !ret_names))
+                return -EINVAL;
+        root = gc_cp__parse(data, len, NULL, 0);
+        if (!root)
+                return -EINVAL;
+        r = gc_cp__header(root, &h, NULL, 0);
+        if (r == 0 && h.chunk != 0)
+                r = -EINVAL;
+        if (r == 0 && h.version == GC_CHECKPOINT_VERSION) {
+                *ret_n = 0;
+                goto finish;
+        }
+        if (r == 0 && h.of - 1 > max)
+                r = -E2BIG;
+        if (r == 0) {
+                refs = calloc(h.of, sizeof(*refs));
+                r = refs ? gc_cp__refs(root, h.of, refs, NULL, 0) : -ENOMEM;
+        }
+        if (r == 0) {
+                for (size_t i = 0; i + 1 < h.of; i++)
+                        snprintf(ret_names[i], GC_CHECKPOINT_NAME_MAX, "%s%s",
+                                 GC_CHECKPOINT_PART_PREFIX, refs[i].hash);
+                *ret_n = h.of - 1;
+        }
+finish:
+        free(refs);
+        cJSON_Delete(root);
         return r;
 }
 
@@ -1192,6 +1639,9 @@ typedef struct gc_cp__entry {
         gc_checkpoint_header h;
         size_t counts[GC_CP__N_SECTIONS]; /* rows its records make */
         int present;
+        int part;                           /* a part of an incremental write: no header */
+        char hash[GC_CHECKPOINT_PART_HASH]; /* a part's content hash */
+        gc_cp__ref *refs;                   /* a manifest's parts (of - 1) */
 } gc_cp__entry;
 
 static int gc_cp__collect_open(void *ud, const gc_usage *u)
@@ -1209,6 +1659,48 @@ static int gc_cp__collect_open(void *ud, const gc_usage *u)
         return 0;
 }
 
+/*
+ * The parts the manifest ent[auth] names, each matched by content hash and length: part k's entry
+ * gets h.chunk = k + 1 (so pass 2 puts them in the manifest's order). Parts no manifest of this
+ * write names are ignored and counted.
+ */
+static int gc_cp__select_parts(gc_cp__entry *ent, size_t n, size_t auth, size_t *ret_auth,
+                               size_t *ret_ignored, size_t ignored, char *err, size_t errlen)
+{
+        const gc_checkpoint_header *a = &ent[auth].h;
+
+        for (size_t i = 0; i < n; i++)
+                if (ent[i].part)
+                        ent[i].h.chunk = 0; /* matched to no part yet */
+        for (size_t k = 0; k + 1 < a->of; k++) {
+                const gc_cp__ref *ref = &ent[auth].refs[k];
+                size_t i;
+
+                for (i = 0; i < n; i++)
+                        if (ent[i].present && ent[i].part && ent[i].h.chunk == 0 &&
+                            strcmp(ent[i].hash, ref->hash) == 0 && ent[i].h.of == ref->len)
+                                break;
+                if (i == n) {
+                        gc_cp__err(err, errlen,
+                                   "part %zu of %zu (ConfigMap %s%s) of write %s is missing or "
+                                   "its content does not match its hash",
+                                   k + 1, a->of - 1, GC_CHECKPOINT_PART_PREFIX, ref->hash,
+                                   a->write_id);
+                        return -EINVAL;
+                }
+                ent[i].h.chunk = k + 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (ent[i].present && ent[i].part && ent[i].h.chunk == 0) {
+                        ent[i].present = 0;
+                        ignored++;
+                }
+        }
+        *ret_auth = auth;
+        *ret_ignored = ignored;
+        return 0;
+}
+
 /* Which entries make up the write named by chunk 0; every chunk 1..of-1 must be among them. */
 static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *ret_ignored,
                          char *err, size_t errlen)
@@ -1218,7 +1710,7 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
         char name[GC_CHECKPOINT_NAME_MAX];
 
         for (size_t i = 0; i < n; i++) {
-                if (!ent[i].present || ent[i].h.chunk != 0)
+                if (!ent[i].present || ent[i].part || ent[i].h.chunk != 0)
                         continue;
                 if (auth != SIZE_MAX && strcmp(ent[auth].h.write_id, ent[i].h.write_id) != 0) {
                         gc_cp__err(err, errlen, "two chunks 0, of writes %s and %s",
@@ -1236,6 +1728,14 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
 
                 if (!ent[i].present)
                         continue;
+                if (ent[i].part && a->version == GC_CHECKPOINT_VERSION_INCR)
+                        continue; /* matched by gc_cp__select_parts */
+                if (ent[i].part || a->version != h->version) {
+                        /* A part, or a chunk of the other format's write: not of this write. */
+                        ent[i].present = 0;
+                        ignored++;
+                        continue;
+                }
                 if (strcmp(h->write_id, a->write_id) != 0) {
                         if (h->chunk >= a->of) {
                                 /* Left over from an earlier write that needed more chunks. */
@@ -1265,6 +1765,9 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                 }
                 seen[h->chunk] = 1;
         }
+        if (ent[auth].h.version == GC_CHECKPOINT_VERSION_INCR)
+                return gc_cp__select_parts(ent, n, auth, ret_auth, ret_ignored, ignored, err,
+                                           errlen);
         for (size_t c = 1; c < ent[auth].h.of; c++) {
                 if (seen[c])
                         continue;
@@ -1276,6 +1779,39 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
         *ret_auth = auth;
         *ret_ignored = ignored;
         return 0;
+}
+
+/*
+ * Reads one chunk given to a decode into *e, checking everything and putting nothing: a chunk
+ * with a header (version 1, or a version 2 manifest and the parts it names), or a part of an
+ * incremental write (no header), known by the hash of its bytes. May allocate e->refs.
+ */
+static int gc_cp__entry_read(gc_cp__entry *e, const char *data, size_t len, char *err,
+                             size_t errlen)
+{
+        cJSON *root = gc_cp__parse(data, len, err, errlen);
+        int r;
+
+        if (!root)
+                return -EINVAL;
+        if (cJSON_IsObject(root) && !gc_cp__member(root, "version")) {
+                e->part = 1;
+                gc_cp__part_hash(data, len, e->hash);
+                e->h.of = len; /* a part's length, matched against the manifest's */
+                r = gc_cp__body(root, NULL, e->counts, err, errlen);
+        } else {
+                r = gc_cp__header(root, &e->h, err, errlen);
+                if (r == 0 && e->h.version == GC_CHECKPOINT_VERSION_INCR) {
+                        e->refs = calloc(e->h.of, sizeof(*e->refs));
+                        r = e->refs ? gc_cp__refs(root, e->h.of, e->refs, err, errlen) : -ENOMEM;
+                } else if (r == 0) {
+                        r = gc_cp__body(root, NULL, e->counts, err, errlen);
+                }
+        }
+        if (r == 0)
+                e->present = 1;
+        cJSON_Delete(root);
+        return r;
 }
 
 int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *lens, size_t n,
@@ -1319,24 +1855,11 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
 
         /* Pass 1: every header and record checked, nothing put. */
         for (size_t i = 0; i < n && r == 0; i++) {
-                cJSON *root;
-
                 if (!chunks[i])
                         continue;
-                root = gc_cp__parse(chunks[i], lens[i], sub, sizeof(sub));
-                if (!root) {
-                        gc_cp__err(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
-                        r = -EINVAL;
-                        break;
-                }
-                r = gc_cp__header(root, &ent[i].h, sub, sizeof(sub));
-                if (r == 0) {
-                        r = gc_cp__body(root, NULL, ent[i].counts, sub, sizeof(sub));
-                        ent[i].present = 1;
-                }
+                r = gc_cp__entry_read(&ent[i], chunks[i], lens[i], sub, sizeof(sub));
                 if (r < 0)
                         gc_cp__err(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
-                cJSON_Delete(root);
         }
         if (r == 0)
                 r = gc_cp__select(ent, n, &auth, &ignored, sub, sizeof(sub));
@@ -1382,6 +1905,8 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
 
                 while (!ent[i].present || ent[i].h.chunk != c)
                         i++;
+                if (ent[i].refs)
+                        continue; /* a manifest: no records */
                 root = gc_cp__parse(chunks[i], lens[i], sub, sizeof(sub));
                 if (!root) {
                         r = -ENOMEM; /* it parsed in pass 1 */
@@ -1417,6 +1942,8 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
         }
         r = gc_ledger_visit(l, &open_v, &info);
 finish:
+        for (size_t i = 0; ent && i < n; i++)
+                free(ent[i].refs);
         free(ent);
         if (r < 0) {
                 if (err && errlen && !err[0])

@@ -94,6 +94,65 @@ void gc_checkpoint_slot_name(size_t slot, size_t chunk, char out[GC_CHECKPOINT_N
 /* The slot and chunk a ConfigMap name stands for; -EINVAL when it is no checkpoint name. */
 int gc_checkpoint_parse_name(const char *name, size_t *ret_slot, size_t *ret_chunk);
 
+/*
+ * Incremental writes (version 2). The ledger is cut into parts whose content does not move when
+ * unrelated state changes: pod intervals into GC_CHECKPOINT_USAGE_BUCKETS buckets by a hash of
+ * their uid, node capacity into one, and rollup and capacity rollup rows by the UTC day of their
+ * hour (a closed day never changes again). Each part is a ConfigMap named after a 128-bit hash of
+ * its content ("gpu-cost-checkpoint-c-<32 hex>"): a part whose name already exists holds that
+ * content and is not written again. A small manifest in the slot's chunk 0 ConfigMap carries the
+ * header of version 1 and "parts":[["<32 hex>",bytes],...]; a restore fetches the parts it names
+ * and refuses any whose content does not hash to its name. Write the parts first, the manifest
+ * last; delete a part only when no slot's manifest names it.
+ */
+#define GC_CHECKPOINT_VERSION_INCR  2
+#define GC_CHECKPOINT_MAX_PARTS     1000 /* parts of one incremental write */
+#define GC_CHECKPOINT_USAGE_BUCKETS 64
+#define GC_CHECKPOINT_PART_PREFIX   "gpu-cost-checkpoint-c-"
+#define GC_CHECKPOINT_PART_HASH     33 /* 32 hex digits and the NUL */
+
+typedef struct gc_checkpoint_part {
+        char name[GC_CHECKPOINT_NAME_MAX]; /* GC_CHECKPOINT_PART_PREFIX + hash of data */
+        gc_buf data;                       /* the ConfigMap's GC_CHECKPOINT_KEY value */
+} gc_checkpoint_part;
+
+typedef struct gc_checkpoint_write {
+        gc_buf manifest; /* the slot's chunk 0 */
+        gc_checkpoint_part *parts;
+        size_t n_parts;
+} gc_checkpoint_write;
+
+/*
+ * Encodes the ledger as an incremental write (arguments and errors as gc_checkpoint_encode_meta;
+ * chunk_bytes bounds each part). On success *ret holds the manifest and every part (release with
+ * gc_checkpoint_write_release): the caller puts only the parts whose names do not exist yet.
+ */
+int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char *controller,
+                              const gc_checkpoint_meta *meta, size_t chunk_bytes,
+                              gc_checkpoint_write *ret, char *err, size_t errlen);
+void gc_checkpoint_write_release(gc_checkpoint_write *w); /* accepts a zeroed struct */
+
+/* Whether name is a part's ConfigMap name (prefix and 32 lower-case hex digits). */
+int gc_checkpoint_is_part_name(const char *name);
+
+/*
+ * Whether the checkpoint ConfigMap `name` may be deleted once a write into `slot` is complete:
+ * a version 1 chunk 1.. of that slot (its manifest replaced them), or a part that none of the
+ * n_keep names (the parts the manifests of every slot list) holds. Anything else is kept: the
+ * other slot's chunks, every chunk 0, names that are not the checkpoint's.
+ */
+int gc_checkpoint_is_garbage(const char *name, size_t slot, char (*keep)[GC_CHECKPOINT_NAME_MAX],
+                             size_t n_keep);
+
+/*
+ * The ConfigMap names of the parts a manifest lists, in order, into ret_names (room for max);
+ * 0 parts for a version 1 chunk. -EINVAL when data is no valid chunk 0 or manifest, -E2BIG
+ * when it lists more than max.
+ */
+int gc_checkpoint_manifest_parts(const char *data, size_t len,
+                                 char (*ret_names)[GC_CHECKPOINT_NAME_MAX], size_t max,
+                                 size_t *ret_n);
+
 /* What one chunk says about its write, read without restoring anything. */
 typedef struct gc_checkpoint_header {
         int version;

@@ -203,6 +203,53 @@ static int same_double(double a, double b)
         return x == y;
 }
 
+static int cmp_u(const void *a, const void *b)
+{
+        return strcmp(((const gc_usage *)a)->pod_uid, ((const gc_usage *)b)->pod_uid);
+}
+
+static int cmp_c(const void *a, const void *b)
+{
+        const gc_capacity *x = a, *y = b;
+        int r = strcmp(x->node, y->node);
+
+        return r ? r : (x->start > y->start) - (x->start < y->start);
+}
+
+static int cmp_r(const void *a, const void *b)
+{
+        const gc_rollup *x = a, *y = b;
+
+        if (x->hour != y->hour)
+                return (x->hour > y->hour) - (x->hour < y->hour);
+        for (size_t d = 0; d < GC_DIM_POD; d++) {
+                int r = strcmp(x->dims[d] ? x->dims[d] : "", y->dims[d] ? y->dims[d] : "");
+
+                if (r)
+                        return r;
+        }
+        return 0;
+}
+
+static int cmp_cr(const void *a, const void *b)
+{
+        const gc_capacity_rollup *x = a, *y = b;
+
+        if (x->hour != y->hour)
+                return (x->hour > y->hour) - (x->hour < y->hour);
+        return strcmp(x->node, y->node);
+}
+
+static void records_sort(records *rs)
+{
+        qsort(rs->u, rs->n_u, sizeof(*rs->u), cmp_u);
+        qsort(rs->c, rs->n_c, sizeof(*rs->c), cmp_c);
+        qsort(rs->r, rs->n_r, sizeof(*rs->r), cmp_r);
+        qsort(rs->cr, rs->n_cr, sizeof(*rs->cr), cmp_cr);
+}
+
+static void compare_records(records x, records y);
+
 /* The restore walks the records in the order they were written: the same order, same bits. */
 static void assert_same_records(const gc_ledger *a, const gc_ledger *b)
 {
@@ -210,6 +257,24 @@ static void assert_same_records(const gc_ledger *a, const gc_ledger *b)
 
         grab(a, &x);
         grab(b, &y);
+        compare_records(x, y);
+}
+
+/* An incremental write puts records part by part: the same records, same bits, in any order. */
+static void assert_same_records_sorted(const gc_ledger *a, const gc_ledger *b)
+{
+        records x, y;
+
+        grab(a, &x);
+        grab(b, &y);
+        records_sort(&x);
+        records_sort(&y);
+        compare_records(x, y);
+}
+
+/* Record by record, bit for bit; frees both. */
+static void compare_records(records x, records y)
+{
         ck_assert_uint_eq(x.n_u, y.n_u);
         ck_assert_uint_eq(x.n_c, y.n_c);
         ck_assert_uint_eq(x.n_r, y.n_r);
@@ -799,7 +864,7 @@ static const refusal refusals[] = {
     {"truncated chunk", -EINVAL, "not valid JSON"},
     {"chunk given twice", -EINVAL, "given twice"},
     {"chunk over 1 MiB", -EINVAL, "more than the 1048576"},
-    {"version 2", -EINVAL, "version: 2 is not supported"},
+    {"version 3 (unknown)", -EINVAL, "version: 3 is not supported"},
     {"counts over the ledger's limit", -E2BIG, "exceed the ledger's limits"},
     {"string index out of range", -EINVAL, "must index the chunk's"},
     {"ledger not empty", -EINVAL, "not empty"},
@@ -872,7 +937,7 @@ START_TEST(refuse)
                 lens[1] = GC_CHECKPOINT_MAX_CHUNK + 1;
                 break;
         case 7:
-                own = edited(&w.w1[0], "\"version\":1", "\"version\":2", &lens[0]);
+                own = edited(&w.w1[0], "\"version\":1", "\"version\":3", &lens[0]);
                 data[0] = own;
                 break;
         case 8:
@@ -972,6 +1037,612 @@ END_TEST
 /* ---- pods deleted while the controller was away -----------------------------------------------
  */
 
+/* ---- incremental writes (version 2) ------------------------------------------------------ */
+
+#define CM_MAX 1024
+
+/* The API server's ConfigMaps as the controller's writer sees them: name -> checkpoint.json. */
+typedef struct cmstore {
+        char name[CM_MAX][GC_CHECKPOINT_NAME_MAX];
+        char *data[CM_MAX];
+        size_t len[CM_MAX];
+        size_t n;
+        size_t puts; /* ConfigMaps put since the store was made */
+} cmstore;
+
+static long cm_find(const cmstore *cs, const char *name)
+{
+        for (size_t i = 0; i < cs->n; i++)
+                if (strcmp(cs->name[i], name) == 0)
+                        return (long)i;
+        return -1;
+}
+
+static void cm_put(cmstore *cs, const char *name, const gc_buf *b)
+{
+        long i = cm_find(cs, name);
+
+        if (i < 0) {
+                ck_assert_uint_lt(cs->n, CM_MAX);
+                i = (long)cs->n++;
+                gc_strlcpy(cs->name[i], name, GC_CHECKPOINT_NAME_MAX);
+        }
+        free(cs->data[i]);
+        cs->data[i] = strdup(b->data);
+        ck_assert_ptr_nonnull(cs->data[i]);
+        cs->len[i] = b->len;
+        cs->puts++;
+}
+
+static void cm_delete(cmstore *cs, size_t i)
+{
+        free(cs->data[i]);
+        cs->n--;
+        memmove(cs->name[i], cs->name[cs->n], GC_CHECKPOINT_NAME_MAX);
+        cs->data[i] = cs->data[cs->n];
+        cs->len[i] = cs->len[cs->n];
+        cs->data[cs->n] = NULL;
+}
+
+static void cm_free(cmstore *cs)
+{
+        for (size_t i = 0; i < cs->n; i++)
+                free(cs->data[i]);
+        free(cs);
+}
+
+/* The names the chunk 0 of slot s lists (0 for an empty slot or a version 1 write). */
+static size_t cm_manifest(const cmstore *cs, size_t s, char (*names)[GC_CHECKPOINT_NAME_MAX])
+{
+        char name[GC_CHECKPOINT_NAME_MAX];
+        size_t n = 0;
+        long i;
+
+        gc_checkpoint_slot_name(s, 0, name);
+        i = cm_find(cs, name);
+        if (i >= 0)
+                ck_assert_int_eq(gc_checkpoint_manifest_parts(cs->data[i], cs->len[i], names,
+                                                              GC_CHECKPOINT_MAX_PARTS, &n),
+                                 0);
+        return n;
+}
+
+/*
+ * The controller's write: the parts whose names are not stored, then the manifest into slot s,
+ * stopping after `stop` ConfigMaps; when whole, deletes what no slot's manifest needs. Returns how
+ * many ConfigMaps the whole write puts.
+ */
+static size_t cm_write(cmstore *cs, size_t s, const gc_checkpoint_write *w, size_t stop)
+{
+        char(*keep)[GC_CHECKPOINT_NAME_MAX] = calloc(2 * GC_CHECKPOINT_MAX_PARTS, sizeof(*keep));
+        char name[GC_CHECKPOINT_NAME_MAX];
+        size_t n_put = 0, done = 0, n_keep;
+        unsigned char fresh[GC_CHECKPOINT_MAX_PARTS];
+
+        ck_assert_ptr_nonnull(keep);
+        for (size_t i = 0; i < w->n_parts; i++) {
+                fresh[i] = cm_find(cs, w->parts[i].name) < 0;
+                n_put += fresh[i];
+        }
+        for (size_t i = 0; i < w->n_parts && done < stop; i++) {
+                if (!fresh[i])
+                        continue;
+                cm_put(cs, w->parts[i].name, &w->parts[i].data);
+                done++;
+        }
+        if (done < stop) {
+                gc_checkpoint_slot_name(s, 0, name);
+                cm_put(cs, name, &w->manifest);
+                for (size_t i = 0; i < w->n_parts; i++)
+                        gc_strlcpy(keep[i], w->parts[i].name, GC_CHECKPOINT_NAME_MAX);
+                n_keep = w->n_parts + cm_manifest(cs, s == 0 ? 1 : 0, keep + w->n_parts);
+                for (size_t i = 0; i < cs->n;) {
+                        if (gc_checkpoint_is_garbage(cs->name[i], s, keep, n_keep))
+                                cm_delete(cs, i);
+                        else
+                                i++;
+                }
+        }
+        free(keep);
+        return n_put + 1;
+}
+
+/* The controller's restore: each slot's chunk 0, then what its manifest (or of) names. */
+static int cm_restore(const cmstore *cs, gc_ledger *l, size_t *ret_slot, size_t *ret_refused,
+                      char *err, size_t errlen)
+{
+        enum { G = GC_CHECKPOINT_GENERATIONS, MAXC = GC_CHECKPOINT_MAX_PARTS + 1 };
+        static const char *in[G][MAXC];
+        static size_t lens[G][MAXC];
+        static char names[MAXC][GC_CHECKPOINT_NAME_MAX];
+        gc_checkpoint_slot slots[G];
+        gc_checkpoint_info info;
+        int r;
+
+        memset(in, 0, sizeof(in));
+        memset(slots, 0, sizeof(slots));
+        for (size_t s = 0; s < G; s++) {
+                gc_checkpoint_header h;
+                size_t n_parts, n = 1;
+                long i;
+
+                gc_checkpoint_slot_name(s, 0, names[0]);
+                i = cm_find(cs, names[0]);
+                slots[s].chunks = in[s];
+                slots[s].lens = lens[s];
+                if (i < 0)
+                        continue;
+                in[s][0] = cs->data[i];
+                lens[s][0] = cs->len[i];
+                if (gc_checkpoint_peek(in[s][0], lens[s][0], &h, NULL, 0) == 0)
+                        n = h.of;
+                n_parts = cm_manifest(cs, s, names + 1);
+                for (size_t k = 1; k < n; k++) {
+                        if (!n_parts)
+                                gc_checkpoint_slot_name(s, k, names[k]);
+                        i = cm_find(cs, names[k]);
+                        in[s][k] = i < 0 ? NULL : cs->data[i];
+                        lens[s][k] = i < 0 ? 0 : cs->len[i];
+                }
+                slots[s].n = n;
+        }
+        memset(&info, 0, sizeof(info));
+        r = gc_checkpoint_decode_newest(l, slots, G, 0, 0, &info, ret_slot, ret_refused, err,
+                                        errlen);
+        gc_checkpoint_info_release(&info);
+        return r;
+}
+
+static void encode_incr(const gc_ledger *l, uint64_t gen, int64_t at, gc_checkpoint_write *w)
+{
+        gc_checkpoint_rv rv = {"pods", "100"};
+        gc_checkpoint_meta m = {&rv, 1, gen};
+        char err[256];
+
+        snprintf(rv.rv, sizeof(rv.rv), "%llu", (unsigned long long)(100 + gen));
+        ck_assert_msg(gc_checkpoint_encode_incr(l, at, "ctl", &m, GC_CHECKPOINT_MIN_CHUNK, w, err,
+                                                sizeof(err)) == 0,
+                      "encode: %s", err);
+}
+
+static size_t parts_in_common(const gc_checkpoint_write *a, const gc_checkpoint_write *b)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < a->n_parts; i++)
+                for (size_t k = 0; k < b->n_parts; k++)
+                        n += strcmp(a->parts[i].name, b->parts[k].name) == 0;
+        return n;
+}
+
+/* A round trip through parts given in any order, the manifest among them; and what it says. */
+START_TEST(incr_roundtrip)
+{
+        fixture a, b;
+        gc_checkpoint_write w;
+        gc_checkpoint_info info;
+        gc_checkpoint_header h;
+        const char **data;
+        size_t *lens, n, n_names;
+        char err[512], (*names)[GC_CHECKPOINT_NAME_MAX];
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        encode_incr(a.l, 7, now, &w);
+        ck_assert_uint_gt(w.n_parts, GC_CHECKPOINT_USAGE_BUCKETS);
+        ck_assert_int_eq(gc_checkpoint_peek(w.manifest.data, w.manifest.len, &h, err, sizeof(err)),
+                         0);
+        ck_assert_int_eq(h.version, GC_CHECKPOINT_VERSION_INCR);
+        ck_assert_uint_eq(h.of, w.n_parts + 1);
+        ck_assert_uint_eq(h.generation, 7);
+        ck_assert_str_eq(gc_checkpoint_rv_of(&h, "pods"), "107");
+        names = calloc(w.n_parts, sizeof(*names));
+        ck_assert_int_eq(gc_checkpoint_manifest_parts(w.manifest.data, w.manifest.len, names,
+                                                      w.n_parts, &n_names),
+                         0);
+        ck_assert_uint_eq(n_names, w.n_parts);
+        ck_assert_int_eq(gc_checkpoint_manifest_parts(w.manifest.data, w.manifest.len, names,
+                                                      w.n_parts - 1, &n_names),
+                         -E2BIG);
+        n = w.n_parts + 1;
+        data = calloc(n, sizeof(*data));
+        lens = calloc(n, sizeof(*lens));
+        for (size_t i = 0; i < w.n_parts; i++) {
+                ck_assert_str_eq(names[i], w.parts[i].name);
+                ck_assert(gc_checkpoint_is_part_name(w.parts[i].name));
+                ck_assert_uint_le(w.parts[i].data.len, GC_CHECKPOINT_MIN_CHUNK);
+                data[n - 1 - i] = w.parts[i].data.data;
+                lens[n - 1 - i] = w.parts[i].data.len;
+        }
+        data[0] = w.manifest.data;
+        lens[0] = w.manifest.len;
+        fx_new(&b);
+        memset(&info, 0, sizeof(info));
+        ck_assert_msg(gc_checkpoint_decode(b.l, data, lens, n, 0, 0, &info, err, sizeof(err)) == 0,
+                      "decode: %s", err);
+        ck_assert_uint_eq(info.header.generation, 7);
+        assert_same_records_sorted(a.l, b.l);
+        for (gc_dim by = GC_DIM_NAMESPACE; by < GC_DIM_COUNT; by++)
+                assert_same_query(a.l, b.l, t0() - DAY, now + DAY, now, by);
+        assert_same_query(a.l, b.l, t0() + 2 * DAY + 1800, t0() + 9 * DAY + 600, now, GC_DIM_TEAM);
+        gc_checkpoint_info_release(&info);
+        ck_assert(!gc_checkpoint_is_part_name("gpu-cost-checkpoint-c-0123"));
+        ck_assert(!gc_checkpoint_is_part_name("gpu-cost-checkpoint-c-"
+                                              "0123456789abcdef0123456789ABCDEF"));
+        ck_assert(!gc_checkpoint_is_part_name("gpu-cost-checkpoint-1"));
+        ck_assert_int_eq(gc_checkpoint_parse_name(w.parts[0].name, NULL, NULL), -EINVAL);
+        free(names);
+        free(data);
+        free(lens);
+        gc_checkpoint_write_release(&w);
+        fx_free(&b);
+        fx_free(&a);
+}
+END_TEST
+
+/*
+ * Parts are content-stable: a write of the same ledger later has the same parts; a pod that
+ * ends changes one usage bucket only; folding a new hour changes only the parts of that hour's
+ * day (and the usage buckets of the intervals folded), never a closed day's.
+ */
+START_TEST(incr_unchanged_part_not_rewritten)
+{
+        fixture a;
+        gc_checkpoint_write w1, w2, w3, w4;
+        cmstore *cs = calloc(1, sizeof(*cs));
+        size_t puts, n_put;
+        int64_t now;
+
+        ck_assert_ptr_nonnull(cs);
+        fx_new(&a);
+        fill_big(a.l, &now);
+        encode_incr(a.l, 1, now, &w1);
+        encode_incr(a.l, 2, now + 60, &w2);
+        ck_assert_uint_eq(w1.n_parts, w2.n_parts);
+        ck_assert_uint_eq(parts_in_common(&w1, &w2), w1.n_parts);
+        ck_assert_str_ne(w1.manifest.data, w2.manifest.data);
+
+        /* One pod starts: its bucket's part changes, nothing else. */
+        put_pod(a.l, "new-pod", "ml", "vision", "p", "node-01", "NVIDIA-L4", 1, 2.5, now - 30,
+                GC_OPEN, 0);
+        encode_incr(a.l, 3, now + 120, &w3);
+        ck_assert_uint_eq(w3.n_parts, w2.n_parts);
+        ck_assert_uint_eq(parts_in_common(&w2, &w3), w2.n_parts - 1);
+
+        /* The writer puts that part and the manifest: two ConfigMaps. */
+        cm_write(cs, 0, &w1, SIZE_MAX);
+        cm_write(cs, 1, &w2, SIZE_MAX);
+        puts = cs->puts;
+        n_put = cm_write(cs, 0, &w3, SIZE_MAX);
+        ck_assert_uint_eq(n_put, 2);
+        ck_assert_uint_eq(cs->puts - puts, 2);
+
+        /* A fold of one more hour leaves the closed days' parts alone. */
+        ck_assert_int_ge(gc_ledger_fold(a.l, t0() + 6 * DAY + 1800 + H, t0() - DAY), 0);
+        encode_incr(a.l, 4, now + 180, &w4);
+        {
+                size_t common = parts_in_common(&w3, &w4), checked = 0;
+
+                ck_assert_uint_gt(common, 0);
+                /* The parts of the days a fold cannot reach any more are all kept. */
+                for (size_t i = 0; i < w3.n_parts; i++) {
+                        const char *p = strstr(w3.parts[i].data.data, "\"rollups\":[[");
+                        long long hour = 0;
+                        int same = 0;
+
+                        if (!p)
+                                continue;
+                        /* the first rollup's hour follows its six string indexes */
+                        p = strchr(p, '[');
+                        p = strchr(p + 1, '[');
+                        for (int c = 0; c < 6 && p; c++)
+                                p = strchr(p + 1, ',');
+                        if (!p || sscanf(p + 1, "%lld", &hour) != 1)
+                                continue;
+                        /* pods last at most two days: a fold at day 6 reaches back to day 4 */
+                        if (hour >= t0() + 4 * DAY)
+                                continue;
+                        for (size_t k = 0; k < w4.n_parts; k++)
+                                same |= strcmp(w3.parts[i].name, w4.parts[k].name) == 0;
+                        ck_assert_msg(same, "a part of a closed day (hour %lld) was rewritten",
+                                      hour);
+                        checked++;
+                }
+                ck_assert_uint_ge(checked, 4);
+                /* and the fold did rewrite some parts (the buckets it emptied, its days) */
+                ck_assert_uint_lt(common, w3.n_parts);
+        }
+        gc_checkpoint_write_release(&w1);
+        gc_checkpoint_write_release(&w2);
+        gc_checkpoint_write_release(&w3);
+        gc_checkpoint_write_release(&w4);
+        cm_free(cs);
+        fx_free(&a);
+}
+END_TEST
+
+/*
+ * Garbage collection: a part both slots' manifests name survives the write that replaces one of
+ * them; a part no manifest names any more is deleted; version 1 chunks of the slot written are
+ * deleted, the other slot's kept.
+ */
+START_TEST(incr_garbage_collection)
+{
+        fixture a;
+        gc_checkpoint_write w1, w2, w3;
+        cmstore *cs = calloc(1, sizeof(*cs));
+        gc_buf *v1;
+        size_t n_v1, n_shared = 0;
+        char name[GC_CHECKPOINT_NAME_MAX];
+        int64_t now;
+
+        ck_assert_ptr_nonnull(cs);
+        fx_new(&a);
+        fill_big(a.l, &now);
+        /* An earlier build's write in both slots. */
+        v1 = encode_gen(a.l, 1, now, &n_v1);
+        ck_assert_uint_gt(n_v1, 2);
+        for (size_t s = 0; s < 2; s++) {
+                for (size_t k = 0; k < n_v1; k++) {
+                        gc_checkpoint_slot_name(s, k, name);
+                        cm_put(cs, name, &v1[k]);
+                }
+        }
+        encode_incr(a.l, 2, now + 60, &w1);
+        cm_write(cs, 0, &w1, SIZE_MAX);
+        /* Slot 0's chunks 1.. went, slot 1's stayed. */
+        gc_checkpoint_slot_name(0, 1, name);
+        ck_assert_int_lt(cm_find(cs, name), 0);
+        gc_checkpoint_slot_name(1, n_v1 - 1, name);
+        ck_assert_int_ge(cm_find(cs, name), 0);
+
+        put_pod(a.l, "gc-pod", "ml", "vision", "p", "node-01", "NVIDIA-L4", 1, 2.5, now - 30,
+                GC_OPEN, 0);
+        encode_incr(a.l, 3, now + 120, &w2);
+        cm_write(cs, 1, &w2, SIZE_MAX);
+        /* Now both slots are incremental: only chunk 0s and parts are left. */
+        for (size_t i = 0; i < cs->n; i++) {
+                size_t s, k;
+
+                ck_assert(gc_checkpoint_is_part_name(cs->name[i]) ||
+                          (gc_checkpoint_parse_name(cs->name[i], &s, &k) == 0 && k == 0));
+        }
+        ck_assert_uint_eq(cs->n, w1.n_parts + 1 + 2); /* w2 added one part and its manifest */
+
+        /* w3 replaces slot 0 (w1): the parts w1 and w2 share stay; w1's own part goes. */
+        ck_assert_int_eq(gc_ledger_forget_usage(a.l, "gc-pod"), 0);
+        put_pod(a.l, "gc-pod-2", "ml", "vision", "p", "node-02", "NVIDIA-L4", 1, 2.5, now - 20,
+                GC_OPEN, 0);
+        encode_incr(a.l, 4, now + 180, &w3);
+        cm_write(cs, 0, &w3, SIZE_MAX);
+        for (size_t i = 0; i < w1.n_parts; i++) {
+                int in_w2 = 0, in_w3 = 0;
+
+                for (size_t k = 0; k < w2.n_parts; k++)
+                        in_w2 |= strcmp(w1.parts[i].name, w2.parts[k].name) == 0;
+                for (size_t k = 0; k < w3.n_parts; k++)
+                        in_w3 |= strcmp(w1.parts[i].name, w3.parts[k].name) == 0;
+                n_shared += in_w2;
+                ck_assert_msg((cm_find(cs, w1.parts[i].name) >= 0) == (in_w2 || in_w3),
+                              "part %zu: kept iff a slot names it", i);
+        }
+        ck_assert_uint_gt(n_shared, 0);
+        for (size_t i = 0; i < cs->n; i++) {
+                int named = !gc_checkpoint_is_part_name(cs->name[i]);
+
+                for (size_t k = 0; !named && k < w2.n_parts; k++)
+                        named = strcmp(cs->name[i], w2.parts[k].name) == 0;
+                for (size_t k = 0; !named && k < w3.n_parts; k++)
+                        named = strcmp(cs->name[i], w3.parts[k].name) == 0;
+                ck_assert_msg(named, "%s is named by no generation", cs->name[i]);
+        }
+        /* An orphan of a write that died (no manifest names it) goes at the next write. */
+        {
+                gc_buf orphan;
+                const char *o = GC_CHECKPOINT_PART_PREFIX "00000000000000000000000000000000";
+
+                gc_buf_init(&orphan, 64);
+                ck_assert_int_eq(gc_buf_puts(&orphan, "{}"), 0);
+                cm_put(cs, o, &orphan);
+                cm_write(cs, 1, &w3, SIZE_MAX);
+                ck_assert_int_lt(cm_find(cs, o), 0);
+                gc_buf_free(&orphan);
+        }
+        gc_checkpoint_chunks_free(v1, n_v1);
+        gc_checkpoint_write_release(&w1);
+        gc_checkpoint_write_release(&w2);
+        gc_checkpoint_write_release(&w3);
+        cm_free(cs);
+        fx_free(&a);
+}
+END_TEST
+
+/*
+ * Generation 3 into slot 0 (generation 1's) killed after k of its ConfigMaps for several k: the
+ * restore is generation 2 until the manifest is written, then generation 3; both bit for bit.
+ * Also across the upgrade: a version 1 generation stays restorable under a torn incremental one.
+ */
+START_TEST(incr_torn_write)
+{
+        fixture a, b;
+        gc_ledger *l2;
+        gc_checkpoint_write w1, w2, w3;
+        size_t slot, refused, n3;
+        char err[1024];
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        encode_incr(a.l, 1, now, &w1);
+        put_pod(a.l, "gen-2", "ml", "vision", "p", "node-x", "H100", 1, 2.5, now - 600, GC_OPEN, 0);
+        l2 = gc_ledger_clone(a.l);
+        ck_assert_ptr_nonnull(l2);
+        encode_incr(a.l, 2, now + 60, &w2);
+        /* Many parts change: a fold, and pods that end. */
+        ck_assert_int_gt(gc_ledger_fold(a.l, t0() + 8 * DAY, t0() - DAY), 0);
+        put_pod(a.l, "gen-3", "ml", "vision", "p", "node-x", "H100", 2, 2.5, now - 300, GC_OPEN, 0);
+        encode_incr(a.l, 3, now + 120, &w3);
+        {
+                cmstore *probe = calloc(1, sizeof(*probe));
+
+                cm_write(probe, 0, &w1, SIZE_MAX);
+                cm_write(probe, 1, &w2, SIZE_MAX);
+                n3 = cm_write(probe, 0, &w3, 0);
+                cm_free(probe);
+        }
+        ck_assert_uint_gt(n3, 4);
+        for (size_t ki = 0; ki < 6; ki++) {
+                const size_t ks[6] = {0, 1, 2, n3 / 2, n3 - 1, n3};
+                cmstore *cs = calloc(1, sizeof(*cs));
+
+                cm_write(cs, 0, &w1, SIZE_MAX);
+                cm_write(cs, 1, &w2, SIZE_MAX);
+                cm_write(cs, 0, &w3, ks[ki]);
+                fx_new(&b);
+                ck_assert_msg(cm_restore(cs, b.l, &slot, &refused, err, sizeof(err)) == 0,
+                              "k=%zu: %s", ks[ki], err);
+                ck_assert_uint_eq(refused, 0);
+                if (ks[ki] < n3) {
+                        ck_assert_msg(slot == 1, "k=%zu: restored slot %zu", ks[ki], slot);
+                        assert_same_records_sorted(l2, b.l);
+                } else {
+                        ck_assert_uint_eq(slot, 0);
+                        assert_same_records_sorted(a.l, b.l);
+                }
+                fx_free(&b);
+                cm_free(cs);
+        }
+
+        /* Upgrade: version 1 generation in slot 0, an incremental one torn in slot 1. */
+        {
+                cmstore *cs = calloc(1, sizeof(*cs));
+                char name[GC_CHECKPOINT_NAME_MAX];
+                size_t n_v1;
+                gc_buf *v1 = encode_gen(l2, 5, now + 60, &n_v1);
+
+                for (size_t k = n_v1; k-- > 0;) {
+                        gc_checkpoint_slot_name(0, k, name);
+                        cm_put(cs, name, &v1[k]);
+                }
+                cm_write(cs, 1, &w3, n3 - 1);
+                fx_new(&b);
+                ck_assert_msg(cm_restore(cs, b.l, &slot, &refused, err, sizeof(err)) == 0, "%s",
+                              err);
+                ck_assert_uint_eq(slot, 0);
+                assert_same_records(l2, b.l);
+                fx_free(&b);
+                /* and once the incremental write is whole, it wins (generation 3 < 5 is older:
+                   write it as generation 6) */
+                gc_checkpoint_write_release(&w3);
+                encode_incr(a.l, 6, now + 180, &w3);
+                cm_write(cs, 1, &w3, SIZE_MAX);
+                fx_new(&b);
+                ck_assert_int_eq(cm_restore(cs, b.l, &slot, &refused, err, sizeof(err)), 0);
+                ck_assert_uint_eq(slot, 1);
+                assert_same_records_sorted(a.l, b.l);
+                /* the version 1 generation is still whole beside it */
+                gc_checkpoint_slot_name(0, n_v1 - 1, name);
+                ck_assert_int_ge(cm_find(cs, name), 0);
+                fx_free(&b);
+                gc_checkpoint_chunks_free(v1, n_v1);
+                cm_free(cs);
+        }
+        gc_checkpoint_write_release(&w1);
+        gc_checkpoint_write_release(&w2);
+        gc_checkpoint_write_release(&w3);
+        gc_ledger_free(l2);
+        fx_free(&a);
+}
+END_TEST
+
+/*
+ * A part whose content no longer matches its name (edited, truncated, swapped): the generation
+ * that names it is refused, loudly, and the previous one restored; when both name it, none is.
+ */
+START_TEST(incr_corrupt_part)
+{
+        fixture a, b;
+        gc_ledger *l1;
+        gc_checkpoint_write w1, w2;
+        cmstore *cs = calloc(1, sizeof(*cs));
+        size_t slot, refused, own = SIZE_MAX, shared = SIZE_MAX;
+        char err[2048];
+        int64_t now;
+        long i;
+
+        ck_assert_ptr_nonnull(cs);
+        fx_new(&a);
+        fill_big(a.l, &now);
+        l1 = gc_ledger_clone(a.l);
+        encode_incr(a.l, 1, now, &w1);
+        put_pod(a.l, "late", "ml", "vision", "p", "node-x", "H100", 1, 2.5, now - 600, GC_OPEN, 0);
+        encode_incr(a.l, 2, now + 60, &w2);
+        cm_write(cs, 0, &w1, SIZE_MAX);
+        cm_write(cs, 1, &w2, SIZE_MAX);
+        for (size_t k = 0; k < w2.n_parts; k++) {
+                int in_w1 = 0;
+
+                for (size_t j = 0; j < w1.n_parts; j++)
+                        in_w1 |= strcmp(w1.parts[j].name, w2.parts[k].name) == 0;
+                if (in_w1 && shared == SIZE_MAX)
+                        shared = k;
+                if (!in_w1)
+                        own = k;
+        }
+        ck_assert_uint_ne(own, SIZE_MAX);
+        ck_assert_uint_ne(shared, SIZE_MAX);
+
+        /* Generation 2's own part edited (valid JSON, one figure changed). */
+        i = cm_find(cs, w2.parts[own].name);
+        ck_assert_int_ge(i, 0);
+        {
+                char *p = strstr(cs->data[i], "\"usage\":[[");
+
+                ck_assert_ptr_nonnull(p);
+                p = strchr(p, ',');
+                ck_assert_ptr_nonnull(p);
+                p[-1] = p[-1] == '0' ? '1' : '0';
+        }
+        fx_new(&b);
+        ck_assert_int_eq(cm_restore(cs, b.l, &slot, &refused, err, sizeof(err)), 0);
+        ck_assert_uint_eq(slot, 0);
+        ck_assert_uint_eq(refused, 1);
+        ck_assert_msg(strstr(err, "does not match its hash") &&
+                          strstr(err, w2.parts[own].name + strlen("gpu-cost-checkpoint-c-")),
+                      "%s", err);
+        assert_same_records_sorted(l1, b.l);
+        fx_free(&b);
+
+        /* Truncated: not even JSON. */
+        cs->data[i][cs->len[i] / 2] = '\0';
+        cs->len[i] /= 2;
+        fx_new(&b);
+        ck_assert_int_eq(cm_restore(cs, b.l, &slot, &refused, err, sizeof(err)), 0);
+        ck_assert_uint_eq(slot, 0);
+        ck_assert_uint_eq(refused, 1);
+        fx_free(&b);
+
+        /* A part both generations name, swapped for another part's content: nothing complete. */
+        i = cm_find(cs, w2.parts[shared].name);
+        ck_assert_int_ge(i, 0);
+        free(cs->data[i]);
+        cs->data[i] = strdup(w2.parts[own].data.data);
+        cs->len[i] = w2.parts[own].data.len;
+        fx_new(&b);
+        ck_assert_int_eq(cm_restore(cs, b.l, &slot, &refused, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "slot 0"));
+        ck_assert_ptr_nonnull(strstr(err, "slot 1"));
+        fx_free(&b);
+
+        gc_checkpoint_write_release(&w1);
+        gc_checkpoint_write_release(&w2);
+        gc_ledger_free(l1);
+        cm_free(cs);
+        fx_free(&a);
+}
+END_TEST
+
 static int seen_b(void *ud, const char *uid)
 {
         (void)ud;
@@ -1069,6 +1740,11 @@ static Suite *checkpoint_suite(void)
         tcase_add_test(tc, leftover_chunks_ignored);
         tcase_add_test(tc, encode_limits);
         tcase_add_test(tc, close_missing);
+        tcase_add_test(tc, incr_roundtrip);
+        tcase_add_test(tc, incr_unchanged_part_not_rewritten);
+        tcase_add_test(tc, incr_garbage_collection);
+        tcase_add_test(tc, incr_torn_write);
+        tcase_add_test(tc, incr_corrupt_part);
         suite_add_tcase(s, tc);
         return s;
 }
