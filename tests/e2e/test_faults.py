@@ -152,8 +152,13 @@ def test_checkpoint_write_killed_midway_restores_the_previous_generation(scenari
     c.wait_ready()
 
     def crash(r):
+        # Two complete generations, the newer written after the replay got this far (under
+        # load the last write may date from early on, when one or two ConfigMaps held it all).
         deadline = time.time() + 40
-        while time.time() < deadline and len(_checkpoint_generations(s)) < 2:
+        while time.time() < deadline:
+            gens = _checkpoint_generations(s)
+            if len(gens) >= 2 and max(of for _, of in gens.values()) >= 3:
+                break
             time.sleep(0.5)
         c.kill(signal.SIGKILL)
         state["first"] = r.done
