@@ -165,7 +165,7 @@ int ctl_checkpoint_restore(ctl *c)
         c->cp_generation = info.header.generation;
         c->restored_at = info.header.written_at;
         c->restore_pending = 1;
-        for (int kind = 0; kind < CTL_KINDS; kind++) {
+        for (int kind = 0; kind < CTL_RESUMED; kind++) {
                 const char *rv = gc_checkpoint_rv_of(&info.header, ctl_kind_name(kind));
 
                 /* The ledger holds every effect up to rv: resume there, and until the watch
@@ -327,6 +327,13 @@ static int ctl__fold(ctl *c, int64_t now)
 
         if (month_since < keep_since)
                 keep_since = month_since;
+        long forgot;
+
+        /* Claim-holding pods gone before the fold point: the accountant forgets them. */
+        forgot = gc_account_dra_forget(c->acct, now - c->o->fold_after_s);
+        if (forgot < 0)
+                ctl_log(CTL_WARN, "cannot forget old DRA pods", "error", strerror((int)-forgot),
+                        NULL);
         return gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
 }
 
@@ -433,7 +440,7 @@ int ctl_checkpoint_save(ctl *c)
         pthread_mutex_lock(&c->mu);
         folded = ctl__fold(c, now);
         /* The resume points under the same lock as the ledger: of one moment. */
-        for (int kind = 0; kind < CTL_KINDS; kind++) {
+        for (int kind = 0; kind < CTL_RESUMED; kind++) {
                 if (!c->rv[kind][0])
                         continue;
                 gc_strlcpy(rvs[n_rvs].resource, ctl_kind_name(kind), sizeof(rvs[n_rvs].resource));

@@ -30,10 +30,11 @@ static void ctl__free(ctl *c)
         c->ledger = gc_ledger_free(c->ledger);
         free(c->pods);
         gc_ptrmap_free(&c->pod_map);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < CTL_N_TABLES; i++) {
                 free(c->named[i]);
                 gc_ptrmap_free(&c->named_map[i]);
         }
+        gc_ptrmap_free(&c->dra_asked);
         c->pool = gc_strpool_free(c->pool);
         c->cfg = gc_config_free(c->cfg);
         gc_diag_clear(&c->diag);
@@ -104,24 +105,131 @@ static int ctl__setup(ctl *c, const ctl_opts *o)
                 return 1;
         }
         gc_config_model_opts(c->cfg, c->pool, &c->mo);
+        /* DRA nodes offer no GPU resource: kept when their slices publish GPU devices. */
+        c->mo.keep_node = gc_accountant_dra_node;
+        c->mo.keep_node_ud = c->acct;
         return 0;
 }
 
-/* Namespaces and nodes first, so that pods are priced from the first LIST on. */
+/* The resource.k8s.io versions gpu-cost reads, newest first (the decoders read all three). */
+static const char *const ctl__dra_versions[] = {"v1", "v1beta2", "v1beta1"};
+
+/* Which version of group (an APIGroup document) to use, or NULL. */
+static const char *ctl__dra_pick(const cJSON *group)
+{
+        const cJSON *vs = cJSON_GetObjectItemCaseSensitive(group, "versions"), *v;
+
+        for (size_t i = 0; i < sizeof(ctl__dra_versions) / sizeof(ctl__dra_versions[0]); i++)
+                cJSON_ArrayForEach(v, vs)
+                {
+                        const cJSON *ver = cJSON_GetObjectItemCaseSensitive(v, "version");
+
+                        if (cJSON_IsString(ver) && ver->valuestring &&
+                            strcmp(ver->valuestring, ctl__dra_versions[i]) == 0)
+                                return ctl__dra_versions[i];
+                }
+        return NULL;
+}
+
+int ctl_dra_discover(ctl *c)
+{
+        long status = 0;
+        gc_buf body;
+        char err[256];
+        cJSON *doc;
+        const char *v;
+        int r = -EIO;
+
+        /* A restarting API server may fail a request or two: retry for about 30 s. */
+        for (int attempt = 0; attempt < 30 && !c->inf_stop; attempt++) {
+                r = gc_kube_request(c->kw, "GET", "/apis/resource.k8s.io", NULL, NULL, 0, &status,
+                                    &body, err, sizeof(err));
+                if (r == 0 && (status == 200 || status == 404))
+                        break;
+                if (r == 0)
+                        snprintf(err, sizeof(err), "HTTP %ld", status);
+                gc_buf_free(&body);
+                r = -EIO;
+                sleep(1);
+        }
+        if (r < 0) {
+                ctl_log(CTL_ERROR,
+                        "cannot ask the API server which resource.k8s.io versions it serves",
+                        "error", err, NULL);
+                return r;
+        }
+        doc = status == 200 ? cJSON_ParseWithLength(body.data, body.len) : NULL;
+        v = doc ? ctl__dra_pick(doc) : NULL;
+        gc_buf_free(&body);
+        cJSON_Delete(doc);
+        if (!v) {
+                c->dra_version[0] = '\0';
+                snprintf(c->dra_note, sizeof(c->dra_note),
+                         "the API server serves no resource.k8s.io version gpu-cost reads (v1, "
+                         "v1beta2, v1beta1): GPUs allocated through ResourceClaims are not seen");
+                ctl_log(CTL_INFO,
+                        "Dynamic Resource Allocation not served: watching device-plugin "
+                        "GPUs only",
+                        "detail", c->dra_note, NULL);
+                return 0;
+        }
+        gc_strlcpy(c->dra_version, v, sizeof(c->dra_version));
+        snprintf(c->dra_paths[0], sizeof(c->dra_paths[0]),
+                 "/apis/resource.k8s.io/%s/resourceslices", v);
+        snprintf(c->dra_paths[1], sizeof(c->dra_paths[1]),
+                 "/apis/resource.k8s.io/%s/resourceclaims", v);
+        ctl_log(CTL_INFO,
+                "Dynamic Resource Allocation served: watching ResourceSlices and "
+                "ResourceClaims",
+                "version", v, NULL);
+        return 0;
+}
+
+/* Waits until the informers of kinds[0..n) did their first LIST; 0, or -1 when stopped. */
+static int ctl__wait_synced(ctl *c, const int *kinds, size_t n, const volatile sig_atomic_t *stop)
+{
+        for (;;) {
+                size_t done = 0;
+
+                for (size_t i = 0; i < n; i++)
+                        done += atomic_load(&c->inf[kinds[i]].synced) != 0;
+                if (done == n)
+                        return 0;
+                if (*stop || atomic_load(&c->fatal))
+                        return -1;
+                atomic_store(&c->last_tick, (long)ctl_mono());
+                usleep(50 * 1000);
+        }
+}
+
+/*
+ * ResourceSlices and ResourceClaims first (a DRA node is kept by the node decoder only once its
+ * slices are known), then namespaces and nodes, so that pods are priced from the first LIST on.
+ */
 static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
 {
-        int r = ctl_informer_start(c, CTL_NAMESPACES);
+        static const int dra[] = {CTL_SLICES, CTL_CLAIMS}, base[] = {CTL_NAMESPACES, CTL_NODES};
+        int r;
 
+        if (ctl_dra_discover(c) < 0) {
+                ctl_fatal(c, "cannot discover the resource.k8s.io API group");
+                return 0;
+        }
+        if (c->dra_version[0]) {
+                r = ctl_informer_start(c, CTL_SLICES);
+                if (r == 0)
+                        r = ctl_informer_start(c, CTL_CLAIMS);
+                if (r < 0)
+                        return r;
+                if (ctl__wait_synced(c, dra, 2, stop) < 0)
+                        return 0;
+        }
+        r = ctl_informer_start(c, CTL_NAMESPACES);
         if (r == 0)
                 r = ctl_informer_start(c, CTL_NODES);
         if (r < 0)
                 return r;
-        while (!*stop && !atomic_load(&c->fatal) &&
-               !(atomic_load(&c->inf[CTL_NAMESPACES].synced) &&
-                 atomic_load(&c->inf[CTL_NODES].synced))) {
-                atomic_store(&c->last_tick, (long)ctl_mono());
-                usleep(50 * 1000);
-        }
+        (void)ctl__wait_synced(c, base, 2, stop);
         if (*stop || atomic_load(&c->fatal))
                 return 0;
         return ctl_informer_start(c, CTL_PODS);

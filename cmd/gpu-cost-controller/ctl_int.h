@@ -18,7 +18,13 @@
 
 #include "controller.h"
 
-enum { CTL_NAMESPACES = 0, CTL_NODES, CTL_PODS, CTL_KINDS };
+/* The watched resources. ResourceSlices and ResourceClaims (Dynamic Resource Allocation) are
+ * watched when the API server serves resource.k8s.io (docs/dra.md); they are state, not
+ * history, so a restart LISTs them instead of resuming (CTL_RESUMED: the kinds that resume). */
+enum { CTL_NAMESPACES = 0, CTL_NODES, CTL_PODS, CTL_SLICES, CTL_CLAIMS, CTL_KINDS };
+#define CTL_RESUMED 3
+/* ctl.named[] tables: namespaces, nodes, ResourceSlices, ResourceClaims */
+enum { CTL_N_NS = 0, CTL_N_NODES, CTL_N_SLICES, CTL_N_CLAIMS, CTL_N_TABLES };
 
 typedef struct ctl_pod {
         gc_pod pod;   /* the last observed record (pooled strings) */
@@ -28,7 +34,9 @@ typedef struct ctl_pod {
 typedef struct ctl_named {
         const char *name; /* pooled */
         uint32_t gen;
-        /* what pricing of the pods depends on, to re-price them only when it changes */
+        /* what pricing of the pods depends on, to re-price them only when it changes; for a
+         * ResourceSlice, a: the '\n'-separated keys of the GPU devices it published, b: its
+         * node; for a ResourceClaim, a: its namespace, b: its name */
         const char *a, *b;
         double x;
         /* nodes only, for the API's node table: */
@@ -60,6 +68,9 @@ typedef struct ctl_informer {
          * are gone, and the LIST that follows closes what it no longer shows here, as
          * estimates, and names the blind span up to it. 0: none. Under c->mu. */
         int64_t expired_since;
+        /* The watch's stop flag: set with c->inf_stop, and on its own to LIST again (nodes:
+         * a ResourceSlice names a node the GPU-node table does not hold). */
+        volatile sig_atomic_t wake;
 } ctl_informer;
 
 struct ctl {
@@ -76,10 +87,17 @@ struct ctl {
         gc_model_opts mo;
         ctl_pod *pods;
         size_t n_pods, cap_pods;
-        gc_ptrmap pod_map;   /* uid -> index in pods */
-        ctl_named *named[2]; /* namespaces, nodes */
-        size_t n_named[2], cap_named[2];
-        gc_ptrmap named_map[2];
+        gc_ptrmap pod_map; /* uid -> index in pods */
+        ctl_named *named[CTL_N_TABLES];
+        size_t n_named[CTL_N_TABLES], cap_named[CTL_N_TABLES];
+        gc_ptrmap named_map[CTL_N_TABLES];
+        /* Dynamic Resource Allocation: the resource.k8s.io version discovery chose ("v1",
+         * "v1beta2", "v1beta1"), "" when the server does not serve it; the collection paths;
+         * the nodes a relist of nodes was asked for (once each). */
+        char dra_version[16];
+        char dra_paths[2][96];
+        char dra_note[256];
+        gc_ptrmap dra_asked;
         uint32_t gen[CTL_KINDS];
         int64_t restored_at; /* checkpoint time when one was restored, else 0 */
         int restore_pending; /* the first pod LIST after a restore is not yet complete */
@@ -139,7 +157,9 @@ struct ctl {
 int ctl_informer_start(ctl *c, int kind);
 void ctl_informers_stop(ctl *c);
 void ctl_fatal(ctl *c, const char *msg);
-const char *ctl_kind_name(int kind); /* "namespaces", "nodes", "pods" */
+const char *ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "resourceslices", ... */
+/* Asks the API server which resource.k8s.io version it serves; fills dra_version and paths. */
+int ctl_dra_discover(ctl *c);
 
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
 int ctl_checkpoint_restore(ctl *c);

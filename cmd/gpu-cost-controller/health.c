@@ -46,6 +46,9 @@ static int ctl__readyz(void *ud, const gc_httpd_request *req, gc_httpd_response 
         /* Ready, but loud about lost history: the body says what a probe's status cannot. */
         if (atomic_load(&c->checkpoint_lost))
                 return gc_buf_printf(&res->body, "ok\ncheckpoint: %s\n", c->checkpoint_lost_msg);
+        /* Set once before the informers start; ready implies it is written. */
+        if (c->dra_note[0])
+                return gc_buf_printf(&res->body, "ok\ndra: %s\n", c->dra_note);
         return gc_buf_puts(&res->body, "ok\n");
 }
 

@@ -1,4 +1,5 @@
-/* informer: list/watch threads for namespaces, nodes and pods, feeding the accountant. */
+/* informer: list/watch threads for namespaces, nodes, pods and (Dynamic Resource Allocation)
+ * ResourceSlices and ResourceClaims, feeding the accountant. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,14 +8,30 @@
 #include "ctl_int.h"
 #include "log.h"
 
-static const char *const ctl__kind_names[CTL_KINDS] = {"namespaces", "nodes", "pods"};
+static const char *const ctl__kind_names[CTL_KINDS] = {"namespaces", "nodes", "pods",
+                                                       "resourceslices", "resourceclaims"};
 
 const char *ctl_kind_name(int kind)
 {
         return kind >= 0 && kind < CTL_KINDS ? ctl__kind_names[kind] : "?";
 }
-static const char *const ctl__paths[CTL_KINDS] = {"/api/v1/namespaces", "/api/v1/nodes",
-                                                  "/api/v1/pods"};
+static const char *const ctl__paths[CTL_RESUMED] = {"/api/v1/namespaces", "/api/v1/nodes",
+                                                    "/api/v1/pods"};
+
+/* The named[] table of an informer's kind (pods have their own). */
+static int ctl__table(int kind)
+{
+        switch (kind) {
+        case CTL_NAMESPACES:
+                return CTL_N_NS;
+        case CTL_NODES:
+                return CTL_N_NODES;
+        case CTL_SLICES:
+                return CTL_N_SLICES;
+        default:
+                return CTL_N_CLAIMS;
+        }
+}
 
 void ctl_fatal(ctl *c, const char *msg)
 {
@@ -23,6 +40,8 @@ void ctl_fatal(ctl *c, const char *msg)
         if (atomic_compare_exchange_strong(&c->fatal, &expected, 1))
                 gc_strlcpy(c->fatal_msg, msg, sizeof(c->fatal_msg));
         c->inf_stop = 1;
+        for (int i = 0; i < CTL_KINDS; i++)
+                c->inf[i].wake = 1;
 }
 
 /* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
@@ -133,9 +152,26 @@ static int ctl__on_namespace(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t
         return 0;
 }
 
+/* The node's record was accounted again: its table entry and, when its class changed, its pods. */
+static void ctl__node_accounted(ctl *c, ctl_named *e, int is_new)
+{
+        const gc_node *rec = gc_accountant_node(c->acct, e->name);
+        const gc_node_class *cls = gc_accountant_node_class(c->acct, e->name);
+
+        if (rec)
+                ctl_node_facts(c, e, rec);
+        if (cls && (is_new || e->a != cls->model || e->b != cls->capacity_type ||
+                    e->x != cls->usd_per_gpu_hour)) {
+                ctl__reaccount(c, e->name, NULL);
+                e->a = cls->model;
+                e->b = cls->capacity_type;
+                e->x = cls->usd_per_gpu_hour;
+        }
+        c->changes++;
+}
+
 static int ctl__on_node(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
 {
-        const gc_node_class *cls;
         gc_node n;
         ctl_named *e;
         char err[256];
@@ -169,23 +205,13 @@ static int ctl__on_node(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
         }
         r = gc_account_node(c->acct, &n, &c->diag);
         e = r < 0 ? NULL : ctl__named(c, 1, n.name, &is_new);
-        if (e)
-                ctl_node_facts(c, e, &n);
         gc_node_release(&n);
         if (r < 0)
                 return r;
         if (!e)
                 return -ENOMEM;
         e->gen = c->gen[CTL_NODES];
-        cls = gc_accountant_node_class(c->acct, n.name);
-        if (cls && (is_new || e->a != cls->model || e->b != cls->capacity_type ||
-                    e->x != cls->usd_per_gpu_hour)) {
-                ctl__reaccount(c, n.name, NULL);
-                e->a = cls->model;
-                e->b = cls->capacity_type;
-                e->x = cls->usd_per_gpu_hour;
-        }
-        c->changes++;
+        ctl__node_accounted(c, e, is_new);
         return 0;
 }
 
@@ -227,6 +253,217 @@ static int ctl__on_pod(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
         c->changes++;
         r = gc_account_pod(c->acct, &p, &c->diag);
         return r < 0 ? r : 0;
+}
+
+/* ---- Dynamic Resource Allocation (docs/dra.md) ------------------------------------------------
+ */
+
+/*
+ * A ResourceSlice changed the GPU devices on `node`: its capacity and class follow. A node the
+ * GPU-node table does not hold (it offers no GPU resource, and its slices came after the node
+ * decoder saw it) is fetched by listing the nodes again, once per node. Under c->mu.
+ */
+static int ctl__dra_node_changed(ctl *c, const char *node)
+{
+        ctl_named *e;
+        size_t idx;
+        int r;
+
+        if (!node)
+                return 0;
+        if (gc_ptrmap_get(&c->named_map[CTL_N_NODES], node, &idx) == 0) {
+                e = &c->named[CTL_N_NODES][idx];
+                r = gc_account_node_refresh(c->acct, node, &c->diag);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                ctl__node_accounted(c, e, 0);
+                return 0;
+        }
+        if (!gc_accountant_dra_node(c->acct, node) || gc_ptrmap_get(&c->dra_asked, node, &idx) == 0)
+                return 0;
+        r = gc_ptrmap_put(&c->dra_asked, node, 1);
+        if (r < 0)
+                return r;
+        if (c->inf[CTL_NODES].started) {
+                ctl_log(CTL_DEBUG,
+                        "a ResourceSlice names a node not known as a GPU node: listing nodes",
+                        "node", node, NULL);
+                c->inf[CTL_NODES].wake = 1;
+        }
+        return 0;
+}
+
+/* The devices in keys ('\n'-separated) that are not in keep are gone from their slice. */
+static void ctl__dra_devices_gone(ctl *c, const char *keys, const char *keep)
+{
+        const char *cur = NULL, *s;
+        size_t n;
+
+        while (gc_list_next(keys, '\n', &cur, &s, &n)) {
+                const char *key = gc_strpool_intern(c->pool, s, n);
+                const char *kc = NULL, *ks;
+                size_t kn;
+                int kept = 0;
+
+                while (!kept && gc_list_next(keep, '\n', &kc, &ks, &kn))
+                        kept = kn == n && memcmp(ks, s, n) == 0;
+                if (key && !kept)
+                        (void)gc_account_dra_device_gone(c->acct, key);
+        }
+}
+
+static void ctl__slice_remove(ctl *c, const char *name)
+{
+        size_t idx;
+        const char *keys, *node;
+
+        if (gc_ptrmap_get(&c->named_map[CTL_N_SLICES], name, &idx) < 0)
+                return;
+        keys = c->named[CTL_N_SLICES][idx].a;
+        node = c->named[CTL_N_SLICES][idx].b;
+        ctl__dra_devices_gone(c, keys, NULL);
+        ctl__named_remove(c, CTL_N_SLICES, name);
+        (void)ctl__dra_node_changed(c, node);
+        c->changes++;
+}
+
+static int ctl__on_slice(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
+{
+        gc_dra_device_vec v;
+        const char *name = gc_strpool_intern0(c->pool, gc_kube_meta(obj, "name"));
+        const char *keys = NULL, *node = NULL, *old_node = NULL;
+        ctl_named *e;
+        gc_buf kb;
+        char err[256];
+        int r, is_new;
+
+        (void)now;
+        if (!name)
+                return gc_kube_meta(obj, "name") ? -ENOMEM : 0;
+        if (ev == GC_KUBE_DELETED) {
+                ctl__slice_remove(c, name);
+                return 0;
+        }
+        memset(&v, 0, sizeof(v));
+        r = gc_slice_from_json(obj, &c->mo, &v, err, sizeof(err));
+        if (r < 0) {
+                /* Refused whole (a bound, a bad device): what it published before stays. */
+                gc_diag_add(&c->diag, "ResourceSlice %s skipped: %s", name, err);
+                ctl_log(CTL_WARN, "ResourceSlice skipped", "resourceslice", name, "error", err,
+                        NULL);
+                free(v.v);
+                return 0;
+        }
+        gc_buf_init(&kb, 1u << 20);
+        for (size_t i = 0; i < v.n && r >= 0; i++) {
+                const gc_dra_device *d = &v.v[i];
+
+                r = gc_account_dra_device(c->acct, d);
+                if (r == 0 && d->node)
+                        node = gc_strpool_intern0(c->pool, d->node);
+                if (r == 0)
+                        r = gc_buf_printf(&kb, "%s%s/%s/%s", i ? "\n" : "", d->driver, d->pool,
+                                          d->name);
+        }
+        if (r >= 0 && kb.len)
+                keys = gc_strpool_intern(c->pool, kb.data, kb.len);
+        gc_buf_free(&kb);
+        free(v.v);
+        if (r < 0)
+                return r;
+        if (!keys) {
+                /* No GPU device (any more): as if deleted. */
+                ctl__slice_remove(c, name);
+                return 0;
+        }
+        e = ctl__named(c, CTL_N_SLICES, name, &is_new);
+        if (!e)
+                return -ENOMEM;
+        if (!is_new) {
+                ctl__dra_devices_gone(c, e->a, keys);
+                old_node = e->b;
+        }
+        e->gen = c->gen[CTL_SLICES];
+        e->a = keys;
+        e->b = node;
+        if (old_node && old_node != node)
+                r = ctl__dra_node_changed(c, old_node);
+        if (r >= 0)
+                r = ctl__dra_node_changed(c, node);
+        c->changes++;
+        return r < 0 ? r : 0;
+}
+
+/* "<namespace>/<name>" of an object, pooled. */
+static const char *ctl__ns_name(ctl *c, const cJSON *obj)
+{
+        const char *ns = gc_kube_meta(obj, "namespace"), *name = gc_kube_meta(obj, "name");
+        char key[64 + 1 + 253 + 1];
+        int n;
+
+        if (!name)
+                return NULL;
+        n = snprintf(key, sizeof(key), "%s/%s", ns ? ns : "default", name);
+        if (n < 0 || (size_t)n >= sizeof(key))
+                return NULL;
+        return gc_strpool_intern(c->pool, key, (size_t)n);
+}
+
+static void ctl__claim_remove(ctl *c, const char *key)
+{
+        size_t idx;
+
+        if (gc_ptrmap_get(&c->named_map[CTL_N_CLAIMS], key, &idx) < 0)
+                return;
+        (void)gc_account_claim_gone(c->acct, c->named[CTL_N_CLAIMS][idx].a,
+                                    c->named[CTL_N_CLAIMS][idx].b);
+        ctl__named_remove(c, CTL_N_CLAIMS, key);
+}
+
+static int ctl__on_claim(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
+{
+        const char *key = ctl__ns_name(c, obj);
+        gc_claim cl;
+        ctl_named *e;
+        size_t idx;
+        char err[256];
+        int r, is_new;
+
+        (void)now;
+        if (!key)
+                return 0; /* a name no claim can have: the decoder would refuse it too */
+        if (ev == GC_KUBE_DELETED) {
+                /* Its pods keep what it held: nothing past is re-priced. */
+                ctl__claim_remove(c, key);
+                return 0;
+        }
+        memset(&cl, 0, sizeof(cl));
+        r = gc_claim_from_json(obj, &c->mo, &cl, err, sizeof(err));
+        if (r < 0) {
+                gc_diag_add(&c->diag, "ResourceClaim %s skipped: %s", key, err);
+                ctl_log(CTL_WARN, "ResourceClaim skipped", "resourceclaim", key, "error", err,
+                        NULL);
+                return 0;
+        }
+        /* Not allocated (yet, or any more: released after its pods), or no GPU device: what
+           was known of it stays, so its pods' past keeps its devices. */
+        if (r == 0 && gc_ptrmap_get(&c->named_map[CTL_N_CLAIMS], key, &idx) < 0)
+                return 0;
+        e = ctl__named(c, CTL_N_CLAIMS, key, &is_new);
+        if (!e)
+                return -ENOMEM;
+        e->gen = c->gen[CTL_CLAIMS];
+        if (is_new) {
+                e->a = gc_strpool_intern0(c->pool, gc_kube_meta(obj, "namespace"));
+                e->b = gc_strpool_intern0(c->pool, gc_kube_meta(obj, "name"));
+        }
+        if (r == 1) {
+                r = gc_account_claim(c->acct, &cl, &c->diag);
+                if (r < 0)
+                        return r;
+                c->changes++;
+        }
+        return 0;
 }
 
 static int ctl__list_begin(void *ud)
@@ -350,17 +587,25 @@ static int ctl__list_end(void *ud)
                         c->restore_pending = 0;
                 }
         } else {
-                int which = inf->kind == CTL_NODES ? 1 : 0;
+                int which = ctl__table(inf->kind);
 
-                inf->expired_since = 0; /* nodes and namespaces hold no intervals to estimate */
+                inf->expired_since = 0; /* these hold no intervals to estimate */
                 for (size_t i = 0; i < c->n_named[which];) {
+                        const char *name = c->named[which][i].name;
+
                         if (c->named[which][i].gen == gen) {
                                 i++;
                                 continue;
                         }
-                        if (which == 1)
-                                gc_account_node_gone(c->acct, c->named[which][i].name, now);
-                        ctl__named_remove(c, which, c->named[which][i].name);
+                        if (which == CTL_N_SLICES) {
+                                ctl__slice_remove(c, name);
+                        } else if (which == CTL_N_CLAIMS) {
+                                ctl__claim_remove(c, name);
+                        } else {
+                                if (which == CTL_N_NODES)
+                                        gc_account_node_gone(c->acct, name, now);
+                                ctl__named_remove(c, which, name);
+                        }
                         c->changes++;
                 }
         }
@@ -384,12 +629,23 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
         pthread_mutex_lock(&c->mu);
         if (!inf->listing)
                 inf->lost_at = 0; /* the stream delivers again: nothing was lost */
-        if (inf->kind == CTL_PODS)
+        switch (inf->kind) {
+        case CTL_PODS:
                 r = ctl__on_pod(c, ev, obj, now);
-        else if (inf->kind == CTL_NODES)
+                break;
+        case CTL_NODES:
                 r = ctl__on_node(c, ev, obj, now);
-        else
+                break;
+        case CTL_SLICES:
+                r = ctl__on_slice(c, ev, obj, now);
+                break;
+        case CTL_CLAIMS:
+                r = ctl__on_claim(c, ev, obj, now);
+                break;
+        default:
                 r = ctl__on_namespace(c, ev, obj, now);
+                break;
+        }
         /* A watch event's resourceVersion is the resume point once its effects are in, under
            the same lock (a LIST's objects are not: its own version counts at its end). */
         if (r >= 0 && !inf->listing) {
@@ -504,8 +760,9 @@ static void *ctl__informer_main(void *arg)
         int r;
 
         memset(&wo, 0, sizeof(wo));
-        wo.path = ctl__paths[inf->kind];
-        if (c->resume_rv[inf->kind][0]) {
+        wo.path = inf->kind < CTL_RESUMED ? ctl__paths[inf->kind]
+                                          : c->dra_paths[inf->kind == CTL_SLICES ? 0 : 1];
+        if (inf->kind < CTL_RESUMED && c->resume_rv[inf->kind][0]) {
                 wo.resume_rv = c->resume_rv[inf->kind];
                 inf->resuming = 1;
                 ctl_log(CTL_INFO, "resuming the watch from the checkpoint", "resource",
@@ -517,13 +774,23 @@ static void *ctl__informer_main(void *arg)
                 ctl_fatal(c, msg);
                 return NULL;
         }
-        r = gc_kube_watch_run(k, &wo, &ops, inf, &c->inf_stop);
+        /* Woken without a stop: LIST again (the objects as they are now), then watch on. */
+        for (;;) {
+                r = gc_kube_watch_run(k, &wo, &ops, inf, &inf->wake);
+                if (r < 0 || c->inf_stop)
+                        break;
+                inf->wake = 0;
+                wo.resume_rv = NULL;
+                ctl_log(CTL_DEBUG, "listing again on request", "resource",
+                        ctl__kind_names[inf->kind], NULL);
+        }
         gc_kube_free(k);
         if (r == -EACCES) {
                 snprintf(msg, sizeof(msg),
-                         "forbidden to list/watch %s: the ClusterRole must grant get, list and "
-                         "watch on %s",
-                         ctl__kind_names[inf->kind], ctl__kind_names[inf->kind]);
+                         "forbidden to list/watch %s: the ClusterRole must grant list and watch "
+                         "on %s%s",
+                         ctl__kind_names[inf->kind], ctl__kind_names[inf->kind],
+                         inf->kind < CTL_RESUMED ? "" : " in the resource.k8s.io API group");
                 ctl_fatal(c, msg);
         } else if (r < 0 && !atomic_load(&c->fatal)) {
                 snprintf(msg, sizeof(msg), "%s: watch failed: %s", ctl__kind_names[inf->kind],
@@ -540,6 +807,7 @@ int ctl_informer_start(ctl *c, int kind)
 
         inf->c = c;
         inf->kind = kind;
+        inf->wake = c->inf_stop;
         r = pthread_create(&inf->thread, NULL, ctl__informer_main, inf);
         if (r != 0)
                 return -r;
@@ -550,6 +818,8 @@ int ctl_informer_start(ctl *c, int kind)
 void ctl_informers_stop(ctl *c)
 {
         c->inf_stop = 1;
+        for (int i = 0; i < CTL_KINDS; i++)
+                c->inf[i].wake = 1;
         for (int i = 0; i < CTL_KINDS; i++) {
                 if (c->inf[i].started)
                         pthread_join(c->inf[i].thread, NULL);

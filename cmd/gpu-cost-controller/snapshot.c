@@ -10,15 +10,59 @@ typedef struct ctl__pods {
         ctl *c;
         gc_api_pod *v;
         size_t n, cap;
+        gc_ptrmap by_uid; /* pooled pod uid -> row, for pods in pieces (DRA) */
 } ctl__pods;
 
-/* One row per pod interval still in the ledger, joined with the pod's record when it has one. */
+/*
+ * A piece of a pod whose GPU-equivalents changed while it ran (a shared ResourceClaim: keyed
+ * "<uid>#dra<i>", docs/dra.md) joins the pod's row: the row spans all pieces, its geq is the
+ * latest piece's, and the GPU-seconds of the earlier pieces are carried in gpu_seconds_before.
+ * Returns 1 when merged, 0 when the row is new (*ret_uid: the pod's uid), < 0 on error.
+ */
+static int ctl__pod_piece(ctl__pods *ps, const gc_usage *u, const char **ret_uid)
+{
+        const char *uid = u->pod_uid, *cut = strstr(uid, "#dra");
+        gc_api_pod *row;
+        size_t idx;
+
+        if (cut) {
+                uid = gc_strpool_intern(ps->c->pool, u->pod_uid, (size_t)(cut - u->pod_uid));
+                if (!uid)
+                        return -ENOMEM;
+        }
+        *ret_uid = uid;
+        if (gc_ptrmap_get(&ps->by_uid, uid, &idx) < 0)
+                return 0;
+        row = &ps->v[idx];
+        if (u->start >= row->geq_since) {
+                /* A later piece: the row's latest one becomes the past. */
+                int64_t e = row->end == GC_OPEN ? u->start : row->end;
+
+                row->gpu_seconds_before += (double)(e - row->geq_since) * row->geq;
+                row->geq_since = u->start;
+                row->geq = u->geq;
+                row->end = u->end;
+        } else {
+                row->gpu_seconds_before += (double)(u->end - u->start) * u->geq;
+        }
+        if (u->start < row->start)
+                row->start = u->start;
+        return 1;
+}
+
+/* One row per pod still in the ledger, joined with the pod's record when it has one. */
 static int ctl__pod_row(void *ud, const gc_usage *u)
 {
         ctl__pods *ps = ud;
         ctl *c = ps->c;
         gc_api_pod *row;
+        const char *uid;
         size_t idx;
+        int r;
+
+        r = ctl__pod_piece(ps, u, &uid);
+        if (r != 0)
+                return r < 0 ? r : 0;
 
         if (ps->n == ps->cap) {
                 size_t nc = ps->cap ? ps->cap * 2 : 256;
@@ -29,9 +73,11 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
                 ps->v = p;
                 ps->cap = nc;
         }
+        if (gc_ptrmap_put(&ps->by_uid, uid, ps->n) < 0)
+                return -ENOMEM;
         row = &ps->v[ps->n++];
         memset(row, 0, sizeof(*row));
-        row->uid = u->pod_uid;
+        row->uid = uid;
         row->ns = u->dims[GC_DIM_NAMESPACE];
         row->name = u->dims[GC_DIM_POD];
         row->node = u->dims[GC_DIM_NODE];
@@ -42,9 +88,10 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         row->geq = u->geq;
         row->usd_per_gpu_hour = u->usd_per_gpu_hour;
         row->start = u->start;
+        row->geq_since = u->start;
         row->end = u->end;
         /* A pod deleted since keeps its interval until it is folded, but not its record. */
-        if (gc_ptrmap_get(&c->pod_map, u->pod_uid, &idx) == 0) {
+        if (gc_ptrmap_get(&c->pod_map, uid, &idx) == 0) {
                 const gc_pod *p = &c->pods[idx].pod;
 
                 row->controller_kind = p->controller_kind;
@@ -117,6 +164,7 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->leader = c->leader;
         h->demo = c->o->demo;
         h->started_at = c->started_at;
+        h->n_resources = c->dra_version[0] ? CTL_KINDS : CTL_RESUMED;
         for (int k = 0; k < CTL_KINDS; k++) {
                 h->watch_restarts[k] = atomic_load(&c->inf[k].restarts);
                 h->relists[k] = atomic_load(&c->inf[k].relists);
@@ -167,6 +215,7 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
                 ctl__health(c, &parts.health);
         }
         pthread_mutex_unlock(&c->mu);
+        gc_ptrmap_free(&ps.by_uid);
         parts.cfg = c->cfg;
         parts.now = now;
         parts.pods = ps.v;

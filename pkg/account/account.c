@@ -96,6 +96,8 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         slot->node = *node;
         slot->node.name = name;
         slot->node.labels = labels;
+        slot->plugin_geq = node->alloc_geq;
+        slot->plugin_model = node->gpu_model;
         gc__account_dra_capacity(a, name, &dra_geq, &dra_model);
         if (dra_geq > 0) {
                 double both = node->alloc_geq + dra_geq;
@@ -172,6 +174,19 @@ int gc_account_namespace(gc_accountant *a, const gc_namespace *ns)
         return 0;
 }
 
+const gc_node *gc_accountant_node(const gc_accountant *a, const char *node_name)
+{
+        const char *name;
+        size_t idx;
+
+        if (!a || !node_name)
+                return NULL;
+        name = gc_strpool_intern0(a->pool, node_name);
+        if (gc_ptrmap_get(&a->node_map, name, &idx) < 0)
+                return NULL;
+        return &a->nodes[idx].node;
+}
+
 const gc_node_class *gc_accountant_node_class(const gc_accountant *a, const char *node_name)
 {
         const char *name;
@@ -206,7 +221,7 @@ int gc_pod_interval(const gc_pod *pod, int64_t *ret_start, int64_t *ret_end)
 
 /* Records the pod's interval; end_override > 0 replaces the end gc_pod_interval gives. */
 static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_override,
-                           int estimate_end, gc_diag *diag)
+                           int estimate_end, int gone, gc_diag *diag)
 {
         const gc__node_slot *slot = NULL;
         const gc_namespace *ns = NULL;
@@ -287,14 +302,14 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
             (pod->flags & (GC_POD_F_BOUND_GUESSED | GC_POD_F_END_GUESSED)))
                 u.flags |= GC_USAGE_F_ESTIMATE;
         if (pod->claims)
-                return gc__account_dra_pod(a, pod, &u, diag);
+                return gc__account_dra_pod(a, pod, &u, gone, diag);
         r = gc_ledger_put_usage(a->ledger, &u);
         return r < 0 ? r : 1;
 }
 
 int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
 {
-        return gc__account_pod(a, pod, 0, 0, diag);
+        return gc__account_pod(a, pod, 0, 0, 0, diag);
 }
 
 int gc_account_pod_gone(gc_accountant *a, const gc_pod *pod, int64_t seen_gone, int estimate,
@@ -305,7 +320,7 @@ int gc_account_pod_gone(gc_accountant *a, const gc_pod *pod, int64_t seen_gone, 
         if (!a || !pod)
                 return -EINVAL;
         if (pod->phase == GC_PHASE_SUCCEEDED || pod->phase == GC_PHASE_FAILED)
-                return gc__account_pod(a, pod, 0, estimate, diag);
+                return gc__account_pod(a, pod, 0, estimate, 1, diag);
         if (pod->terminated_at > 0 && pod->terminated_at <= seen_gone)
                 end = pod->terminated_at;
         else if (pod->deleting_at > 0 && pod->deleting_at <= seen_gone)
@@ -314,7 +329,39 @@ int gc_account_pod_gone(gc_accountant *a, const gc_pod *pod, int64_t seen_gone, 
                 end = seen_gone;
         if (end <= 0)
                 end = 1; /* never 0: that means "no override" */
-        return gc__account_pod(a, pod, end, estimate, diag);
+        return gc__account_pod(a, pod, end, estimate, 1, diag);
+}
+
+int gc_account_node_refresh(gc_accountant *a, const char *node_name, gc_diag *diag)
+{
+        const char *name;
+        gc__node_slot *slot;
+        gc_node n;
+        size_t idx;
+        int r;
+
+        if (!a || !node_name)
+                return -EINVAL;
+        name = gc_strpool_intern0(a->pool, node_name);
+        if (!name)
+                return -ENOMEM;
+        if (gc_ptrmap_get(&a->node_map, name, &idx) < 0)
+                return -ENOENT;
+        slot = &a->nodes[idx];
+        n = slot->node;
+        n.alloc_geq = slot->plugin_geq;
+        n.gpu_model = slot->plugin_model;
+        n.labels = NULL;
+        if (slot->node.n_labels) {
+                /* gc_account_node() releases the slot's own copy: hand it another. */
+                n.labels = malloc(slot->node.n_labels * sizeof(*n.labels));
+                if (!n.labels)
+                        return -ENOMEM;
+                memcpy(n.labels, slot->node.labels, slot->node.n_labels * sizeof(*n.labels));
+        }
+        r = gc_account_node(a, &n, diag);
+        free(n.labels);
+        return r;
 }
 
 int gc_account_node_gone(gc_accountant *a, const char *node_name, int64_t end)

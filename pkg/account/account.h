@@ -51,9 +51,33 @@ int gc_account_node_gone(gc_accountant *a, const char *node_name, int64_t end);
  */
 int gc_account_dra_device(gc_accountant *a, const gc_dra_device *dev);
 int gc_account_claim(gc_accountant *a, const gc_claim *claim, gc_diag *diag);
+/*
+ * A ResourceSlice that published the device is gone (deleted, or republished without it): the
+ * node's capacity no longer counts it once gc_account_node_refresh() runs; claims that hold it
+ * still bill it (their past is not re-priced). -ENOENT for a device never seen.
+ */
+int gc_account_dra_device_gone(gc_accountant *a, const char *key); /* gc_dra_device_key() */
+/* The claim was deleted from the API: its pods keep its devices; forgotten once none holds it. */
+int gc_account_claim_gone(gc_accountant *a, const char *ns, const char *name);
+/*
+ * Bounds memory over months of churn: forgets the pods gone from the API that ended before
+ * `before` (and overlap, on a shared claim, no pod kept), the deleted claims no pod holds any
+ * more, and the devices of deleted slices no claim names. Their pieces stay in the ledger as
+ * written: nothing past is re-priced. Returns the number of pods forgotten, or a negative errno
+ * (out of memory: some of the maps may be partly rebuilt; the accountant stays usable).
+ */
+long gc_account_dra_forget(gc_accountant *a, int64_t before);
+typedef struct gc_account_dra_counts {
+        size_t devices, claims, pods, holders;
+} gc_account_dra_counts;
+void gc_account_dra_stats(const gc_accountant *a, gc_account_dra_counts *ret);
+/* The node's capacity and class again from its record and the devices current now. */
+int gc_account_node_refresh(gc_accountant *a, const char *node_name, gc_diag *diag);
 /* 1 when slices seen name GPU devices on the node (gc_model_opts.keep_node: pass a as ud). */
 int gc_accountant_dra_node(void *a, const char *node_name);
 
+/* The record of a node seen by gc_account_node (its capacity with its slices' devices), or NULL. */
+const gc_node *gc_accountant_node(const gc_accountant *a, const char *node_name);
 /* The class of a node seen by gc_account_node, or NULL. */
 const gc_node_class *gc_accountant_node_class(const gc_accountant *a, const char *node_name);
 

@@ -8,12 +8,17 @@ typedef struct gc__node_slot {
         gc_node node; /* own copy: labels array duplicated, strings pooled */
         gc_node_class cls;
         int priced; /* 0 when no catalog entry matched */
+        /* What the node record itself said, before its slices' devices were added: what
+         * gc_account_node_refresh() starts again from. */
+        double plugin_geq;
+        const char *plugin_model;
 } gc__node_slot;
 
 /* A GPU device of a ResourceSlice. */
 typedef struct gc__dev_slot {
         gc_dra_device dev;
         size_t next_on_node; /* index of the node's next device, or SIZE_MAX */
+        int gone;            /* its slice is gone: no capacity now; claims still bill it */
 } gc__dev_slot;
 
 /* A pod holding claims: what its pieces are re-put from when a co-holder changes. */
@@ -22,11 +27,14 @@ typedef struct gc__dra_pod {
         const char *claims; /* pooled, space-separated claim names */
         const char *ns;
         uint32_t n_parts; /* pieces in the ledger: pod_uid, then "<pod_uid>#dra<i>" */
+        int gone;         /* gone from the API: its end is final (gc_account_dra_forget) */
 } gc__dra_pod;
 
 typedef struct gc__claim_slot {
+        const char *key; /* pooled "<namespace>/<name>": its claim_map key */
         gc_claim claim;
         int known;       /* 0: named by a pod, not seen yet */
+        int gone;        /* deleted from the API (its devices still bill its pods) */
         size_t *holders; /* indices into dra_pods */
         size_t n_holders, cap_holders;
 } gc__claim_slot;
@@ -60,7 +68,8 @@ struct gc_accountant {
 /* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
 int gc__account_grow(void **arr, size_t *cap, size_t n, size_t size);
 /* The DRA half of pricing a pod: records its pieces (u: its usage without claims). */
-int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, gc_diag *diag);
+int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, int gone,
+                        gc_diag *diag);
 /* GPU-equivalents the node's slices publish (physical GPUs, each once) and their model. */
 void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *ret_geq,
                               const char **ret_model);

@@ -84,6 +84,7 @@ int gc_account_dra_device(gc_accountant *a, const gc_dra_device *dev)
                 if (s->dev.node == node) {
                         s->dev = *dev;
                         s->dev.node = node;
+                        s->gone = 0;
                         return 0;
                 }
                 /* It moved (a re-created pool): the old entry stays unreachable by key. */
@@ -97,6 +98,7 @@ int gc_account_dra_device(gc_accountant *a, const gc_dra_device *dev)
         a->devs[idx].dev = *dev;
         a->devs[idx].dev.node = node;
         a->devs[idx].next_on_node = SIZE_MAX;
+        a->devs[idx].gone = 0;
         if (node) {
                 size_t head;
 
@@ -136,7 +138,7 @@ void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *
         for (; i != SIZE_MAX; i = a->devs[i].next_on_node) {
                 const gc_dra_device *d = &a->devs[i].dev;
 
-                if (d->node != node || !gc__dev_current(a, d))
+                if (d->node != node || a->devs[i].gone || !gc__dev_current(a, d))
                         continue;
                 if (!*ret_model && d->model)
                         *ret_model = d->model;
@@ -181,6 +183,7 @@ static int gc__claim_find(gc_accountant *a, const char *ns, const char *name, si
         if (r < 0)
                 return r;
         memset(&a->claims[a->n_claims], 0, sizeof(a->claims[0]));
+        a->claims[a->n_claims].key = k;
         *ret = a->n_claims++;
         return 0;
 }
@@ -359,12 +362,70 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
         return any;
 }
 
-int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, gc_diag *diag)
+/*
+ * A pod this accountant has not priced, whose pieces the ledger holds already (restored from a
+ * checkpoint), and one of whose claims it has never seen (deleted while the controller was
+ * away: a generated claim goes with its pod). Its GPU-equivalents cannot be known again, so the
+ * pieces as written keep their figures and only end where the pod ended. Returns 1 when it did
+ * so, 0 when the ledger holds nothing of the pod.
+ */
+static int gc__dra_restored(gc_accountant *a, gc__dra_pod *p, gc_diag *diag)
+{
+        int64_t end = p->base.end;
+        uint32_t k;
+        int any = 0;
+
+        for (k = 0; k < 1u << 16; k++) {
+                const char *key = gc__piece_key(a, p->base.pod_uid, k);
+                gc_usage u;
+
+                if (!key)
+                        return -ENOMEM;
+                if (gc_ledger_get_usage(a->ledger, key, &u) < 0)
+                        break;
+                if (u.start >= end) {
+                        (void)gc_ledger_forget_usage(a->ledger, key);
+                        continue;
+                }
+                if (u.end > end) {
+                        int r;
+
+                        u.end = end;
+                        r = gc_ledger_put_usage(a->ledger, &u);
+                        if (r < 0)
+                                return r;
+                }
+                any |= u.geq > 0;
+        }
+        if (k == 0)
+                return 0;
+        p->n_parts = k;
+        gc_diag_add(diag,
+                    "pod %s/%s: a claim of it is gone from the API; its GPU-equivalents are the "
+                    "ones recorded before, ended where the pod ended",
+                    p->ns, p->base.dims[GC_DIM_POD] ? p->base.dims[GC_DIM_POD] : "");
+        return any;
+}
+
+/* 1 when one of the pod's claims was never seen (named only). */
+static int gc__dra_unknown_claim(gc_accountant *a, const gc__dra_pod *p)
+{
+        const char *cur = NULL, *s;
+        size_t n, idx;
+
+        while (gc_list_next(p->claims, ' ', &cur, &s, &n))
+                if (gc__claim_find(a, p->ns, s, n, 0, &idx) < 0 || !a->claims[idx].known)
+                        return 1;
+        return 0;
+}
+
+int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, int gone,
+                        gc_diag *diag)
 {
         const char *uid, *cur = NULL, *s;
         size_t idx, n, slots[GC__DRA_MAX_POD_CLAIMS], ns;
         gc__dra_pod *p;
-        int r;
+        int r, fresh = 0;
 
         uid = gc_strpool_intern0(a->pool, u->pod_uid);
         if (!uid)
@@ -378,12 +439,14 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
                         return r;
                 idx = a->n_dra_pods++;
                 memset(&a->dra_pods[idx], 0, sizeof(a->dra_pods[idx]));
+                fresh = 1;
         }
         p = &a->dra_pods[idx];
         p->base = *u;
         p->base.pod_uid = uid;
         p->claims = pod->claims;
         p->ns = pod->ns ? pod->ns : "default";
+        p->gone = gone;
         /* Register it as a holder of each of its claims (once). */
         while (gc_list_next(pod->claims, ' ', &cur, &s, &n)) {
                 gc__claim_slot *c;
@@ -407,6 +470,11 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
                         c->cap_holders = nc;
                 }
                 c->holders[c->n_holders++] = idx;
+        }
+        if (fresh && gc__dra_unknown_claim(a, &a->dra_pods[idx])) {
+                r = gc__dra_restored(a, &a->dra_pods[idx], diag);
+                if (r != 0)
+                        return r;
         }
         /* Its own pieces, then those of every pod sharing a claim with it. */
         r = gc__dra_put(a, idx, diag);
@@ -453,4 +521,197 @@ int gc_account_claim(gc_accountant *a, const gc_claim *claim, gc_diag *diag)
                         return r;
         }
         return 0;
+}
+
+int gc_account_dra_device_gone(gc_accountant *a, const char *device_key)
+{
+        const char *key;
+        size_t idx;
+
+        if (!a || !device_key)
+                return -EINVAL;
+        key = gc_strpool_intern0(a->pool, device_key);
+        if (!key)
+                return -ENOMEM;
+        if (gc_ptrmap_get(&a->dev_map, key, &idx) < 0)
+                return -ENOENT;
+        a->devs[idx].gone = 1;
+        return 0;
+}
+
+int gc_account_claim_gone(gc_accountant *a, const char *ns, const char *name)
+{
+        size_t idx;
+        int r;
+
+        if (!a || !name)
+                return -EINVAL;
+        r = gc__claim_find(a, ns, name, strlen(name), 0, &idx);
+        if (r < 0)
+                return r;
+        a->claims[idx].gone = 1;
+        return 0;
+}
+
+void gc_account_dra_stats(const gc_accountant *a, gc_account_dra_counts *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        if (!a)
+                return;
+        ret->devices = a->n_devs;
+        ret->claims = a->n_claims;
+        ret->pods = a->n_dra_pods;
+        for (size_t i = 0; i < a->n_claims; i++)
+                ret->holders += a->claims[i].n_holders;
+}
+
+/* A pod that may be forgotten: gone from the API and ended before `before`. */
+static int gc__dra_candidate(const gc__dra_pod *p, int64_t before)
+{
+        return p->gone && p->base.end != GC_OPEN && p->base.end < before;
+}
+
+/*
+ * Which pods to keep (keep[i] = 1): every pod that is not a candidate, and every candidate that
+ * overlaps, on a shared claim, a pod kept (re-putting the kept pod counts the holders over its
+ * interval, so whoever held with it then must stay), to a fixed point.
+ */
+static void gc__dra_keep(const gc_accountant *a, int64_t before, unsigned char *keep)
+{
+        int changed = 1;
+
+        for (size_t i = 0; i < a->n_dra_pods; i++)
+                keep[i] = !gc__dra_candidate(&a->dra_pods[i], before);
+        while (changed) {
+                changed = 0;
+                for (size_t c = 0; c < a->n_claims; c++) {
+                        const gc__claim_slot *cl = &a->claims[c];
+
+                        for (size_t h = 0; h < cl->n_holders; h++) {
+                                const gc_usage *q = &a->dra_pods[cl->holders[h]].base;
+
+                                if (!keep[cl->holders[h]])
+                                        continue;
+                                for (size_t o = 0; o < cl->n_holders; o++) {
+                                        const gc_usage *p = &a->dra_pods[cl->holders[o]].base;
+
+                                        if (keep[cl->holders[o]] || p->end <= q->start ||
+                                            q->end <= p->start)
+                                                continue;
+                                        keep[cl->holders[o]] = 1;
+                                        changed = 1;
+                                }
+                        }
+                }
+        }
+}
+
+/* Drops the devices of deleted slices no claim kept names, and entries superseded by a move. */
+static int gc__dra_forget_devices(gc_accountant *a)
+{
+        gc_ptrmap named;
+        size_t k = 0;
+        int r = 0;
+
+        memset(&named, 0, sizeof(named));
+        for (size_t c = 0; c < a->n_claims && r == 0; c++) {
+                const char *cur = NULL, *s;
+                size_t n;
+
+                if (!a->claims[c].known)
+                        continue;
+                while (r == 0 && gc_list_next(a->claims[c].claim.devices, '\n', &cur, &s, &n)) {
+                        const char *key = gc_strpool_intern(a->pool, s, n);
+
+                        r = key ? gc_ptrmap_put(&named, key, 1) : -ENOMEM;
+                }
+        }
+        if (r < 0) {
+                gc_ptrmap_free(&named);
+                return r; /* nothing dropped */
+        }
+        gc_ptrmap_free(&a->node_devs);
+        for (size_t i = 0; i < a->n_devs; i++) {
+                gc__dev_slot d = a->devs[i];
+                const char *key = gc_dra_device_key(a->pool, d.dev.driver, d.dev.pool, d.dev.name);
+                size_t at, one, head;
+
+                if (!key || gc_ptrmap_get(&a->dev_map, key, &at) < 0 || at != i)
+                        continue; /* superseded by the entry of a moved device */
+                if (d.gone && gc_ptrmap_get(&named, key, &one) < 0) {
+                        gc_ptrmap_del(&a->dev_map, key);
+                        continue;
+                }
+                d.next_on_node = SIZE_MAX;
+                if (d.dev.node && gc_ptrmap_get(&a->node_devs, d.dev.node, &head) == 0)
+                        d.next_on_node = head;
+                a->devs[k] = d;
+                /* Puts of a key already present replace its value: no allocation fails here
+                   that did not fail when the maps were built. */
+                if (gc_ptrmap_put(&a->dev_map, key, k) < 0 ||
+                    (d.dev.node && gc_ptrmap_put(&a->node_devs, d.dev.node, k) < 0))
+                        r = -ENOMEM;
+                k++;
+        }
+        a->n_devs = k;
+        gc_ptrmap_free(&named);
+        return r;
+}
+
+long gc_account_dra_forget(gc_accountant *a, int64_t before)
+{
+        unsigned char *keep;
+        size_t *to, k = 0, kc = 0;
+        long dropped;
+        int r = 0;
+
+        if (!a)
+                return -EINVAL;
+        keep = malloc(a->n_dra_pods + 1);
+        to = malloc((a->n_dra_pods + 1) * sizeof(*to));
+        if (!keep || !to) {
+                free(keep);
+                free(to);
+                return -ENOMEM;
+        }
+        gc__dra_keep(a, before, keep);
+        for (size_t i = 0; i < a->n_dra_pods; i++) {
+                if (!keep[i]) {
+                        to[i] = SIZE_MAX;
+                        gc_ptrmap_del(&a->dra_pod_map, a->dra_pods[i].base.pod_uid);
+                        continue;
+                }
+                to[i] = k;
+                a->dra_pods[k] = a->dra_pods[i];
+                if (gc_ptrmap_put(&a->dra_pod_map, a->dra_pods[k].base.pod_uid, k) < 0)
+                        r = -ENOMEM;
+                k++;
+        }
+        dropped = (long)(a->n_dra_pods - k);
+        a->n_dra_pods = k;
+        for (size_t c = 0; c < a->n_claims; c++) {
+                gc__claim_slot cl = a->claims[c];
+                size_t kh = 0;
+
+                for (size_t h = 0; h < cl.n_holders; h++)
+                        if (to[cl.holders[h]] != SIZE_MAX)
+                                cl.holders[kh++] = to[cl.holders[h]];
+                cl.n_holders = kh;
+                /* A claim no pod holds goes once it is deleted, or if it was only ever named. */
+                if (kh == 0 && (cl.gone || !cl.known)) {
+                        gc_ptrmap_del(&a->claim_map, cl.key);
+                        free(cl.holders);
+                        continue;
+                }
+                a->claims[kc] = cl;
+                if (gc_ptrmap_put(&a->claim_map, cl.key, kc) < 0)
+                        r = -ENOMEM;
+                kc++;
+        }
+        a->n_claims = kc;
+        free(keep);
+        free(to);
+        if (r == 0)
+                r = gc__dra_forget_devices(a);
+        return r < 0 ? r : dropped;
 }

@@ -26,7 +26,7 @@ typedef struct gc_api_pod {
         const char *controller_kind;        /* "ReplicaSet", "Job", ... or NULL */
         const char *controller;             /* owner name or NULL */
         const char *container;              /* first container holding a GPU, or NULL */
-        double geq;                         /* GPU-equivalents held */
+        double geq;                         /* GPU-equivalents held (since geq_since) */
         double gpus_requested;              /* whole devices (or slices) requested */
         double usd_per_gpu_hour;            /* price of one whole GPU on its node */
         int64_t start, end;                 /* GC_OPEN while held */
@@ -34,6 +34,11 @@ typedef struct gc_api_pod {
         double activity_mean, activity_p95; /* 0..1 */
         double mem_used_peak_mib;
         uint64_t samples;
+        /* A pod whose GPU-equivalents changed while it ran (a shared ResourceClaim): it holds
+         * geq from geq_since on, and held gpu_seconds_before before that. Otherwise geq_since
+         * is start (or 0: the same) and gpu_seconds_before 0. */
+        int64_t geq_since;
+        double gpu_seconds_before;
 } gc_api_pod;
 
 /* Findings rolled up for /metrics: one row per (kind, team). */
@@ -44,14 +49,19 @@ typedef struct gc_api_finding_stat {
         double monthly_savings; /* catalog currency */
 } gc_api_finding_stat;
 
+#define GC_API_RESOURCES 5
+
 /* The controller's health, copied into every snapshot (for /metrics and the dashboard). */
 typedef struct gc_api_health {
         int ready, leader, demo;
-        int64_t started_at;     /* unix seconds */
-        long watch_restarts[3]; /* namespaces, nodes, pods */
-        long relists[3];
-        int64_t last_event_at[3]; /* unix seconds; 0 = none yet */
-        int64_t checkpoint_at;    /* last successful checkpoint write; 0 = none */
+        int64_t started_at; /* unix seconds */
+        /* Per watched resource: namespaces, nodes, pods, and when the API server serves
+         * Dynamic Resource Allocation, resourceslices and resourceclaims (n_resources 5). */
+        int n_resources; /* 0..GC_API_RESOURCES; 0 = 3 */
+        long watch_restarts[GC_API_RESOURCES];
+        long relists[GC_API_RESOURCES];
+        int64_t last_event_at[GC_API_RESOURCES]; /* unix seconds; 0 = none yet */
+        int64_t checkpoint_at;                   /* last successful checkpoint write; 0 = none */
         long checkpoint_errors;
         int checkpoint_lost; /* checkpoint ConfigMaps existed, no generation was complete */
         /* A span the controller could not see (a resume point past the API server's event

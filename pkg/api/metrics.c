@@ -225,17 +225,19 @@ static int gc__containers(gc_buf *b, const gc_snapshot *s)
         return r;
 }
 
-static const char *const gc__resources[3] = {"namespaces", "nodes", "pods"};
+static const char *const gc__resources[GC_API_RESOURCES] = {"namespaces", "nodes", "pods",
+                                                            "resourceslices", "resourceclaims"};
 
 static int gc__health(gc_buf *b, const gc_snapshot *s)
 {
         const gc_api_health *h = &s->p.health;
         double now = (double)s->p.now;
+        int n_res = h->n_resources > 0 && h->n_resources <= GC_API_RESOURCES ? h->n_resources : 3;
         int r;
 
         r = gc__head(b, "gpu_cost_watch_restarts_total", "counter",
                      "Watches of the resource started again after they ended.");
-        for (int k = 0; r == 0 && k < 3; k++) {
+        for (int k = 0; r == 0 && k < n_res; k++) {
                 gc__lbl l[] = {{"resource", gc__resources[k]}};
 
                 r = gc__sample(b, "gpu_cost_watch_restarts_total", l, 1,
@@ -244,7 +246,7 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
         if (r == 0)
                 r = gc__head(b, "gpu_cost_relists_total", "counter",
                              "Full LISTs of the resource after the first.");
-        for (int k = 0; r == 0 && k < 3; k++) {
+        for (int k = 0; r == 0 && k < n_res; k++) {
                 gc__lbl l[] = {{"resource", gc__resources[k]}};
 
                 r = gc__sample(b, "gpu_cost_relists_total", l, 1, (double)h->relists[k]);
@@ -253,7 +255,7 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
                 r = gc__head(b, "gpu_cost_last_event_age_seconds", "gauge",
                              "Seconds from the last event of the resource to the snapshot; "
                              "absent before the first.");
-        for (int k = 0; r == 0 && k < 3; k++) {
+        for (int k = 0; r == 0 && k < n_res; k++) {
                 gc__lbl l[] = {{"resource", gc__resources[k]}};
 
                 if (h->last_event_at[k] > 0)

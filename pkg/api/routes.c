@@ -220,7 +220,10 @@ static int gc__eq_or_any(const char *want, const char *have)
 static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
 {
         int64_t until = p->end == GC_OPEN || p->end > now ? now : p->end;
-        double hours = until > p->start ? (double)(until - p->start) * p->geq / 3600.0 : 0.0;
+        int64_t since = p->geq_since > p->start ? p->geq_since : p->start;
+        double hours =
+            (p->gpu_seconds_before + (until > since ? (double)(until - since) * p->geq : 0.0)) /
+            3600.0;
         int r = gc_buf_puts(b, "{\"uid\":");
 
         if (r == 0)

@@ -243,6 +243,30 @@ int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid)
         return 0;
 }
 
+int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret)
+{
+        const gc__iv *iv;
+        gc__iv_key k;
+        size_t pos;
+
+        if (!l || !pod_uid || !ret)
+                return -EINVAL;
+        k.l = l;
+        k.uid = pod_uid;
+        if (!gc__index_find(&l->iv_ix, gc__str_hash(k.uid), gc__iv_eq, &k, &pos))
+                return -ENOENT;
+        iv = &l->iv[l->iv_ix.s[pos].ix - 1];
+        memset(ret, 0, sizeof(*ret));
+        ret->pod_uid = iv->uid;
+        memcpy(ret->dims, iv->dims, sizeof(ret->dims));
+        ret->geq = iv->geq;
+        ret->usd_per_gpu_hour = iv->usd_per_gpu_hour;
+        ret->start = iv->start;
+        ret->end = iv->end;
+        ret->flags = iv->flags;
+        return 0;
+}
+
 int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c)
 {
         gc__cap v = {0};

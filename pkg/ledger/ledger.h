@@ -132,6 +132,8 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u);
 int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c);
 /* Removes a pod's interval entirely (e.g. it never held GPUs after all). */
 int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid);
+/* The interval kept under pod_uid (its strings the ledger's), or -ENOENT (never put, folded). */
+int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret);
 /*
  * Folds into hourly rollups every interval that ended before `before` (rounded down to the
  * hour) and drops it; also folds capacity hours before it. Rollup hours older than

@@ -252,7 +252,9 @@ def audit_events(cluster, user):
 def used(events):
     out = set()
     for e in events:
-        ref = e.get("objectRef") or {}
+        ref = e.get("objectRef")
+        if not ref:
+            continue  # a non-resource URL (discovery: system:discovery grants it to everyone)
         assert "subresource" not in ref, e
         out.add((e["verb"], ref.get("apiGroup", ""), ref.get("resource"), ref.get("namespace")))
     return out
@@ -387,6 +389,8 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
 
     # What the chart's RBAC grants that identity, and what it does not.
     for verb, res, ns in [("list", "pods", None), ("watch", "nodes", None),
+                          ("watch", "resourceslices.resource.k8s.io", None),
+                          ("list", "resourceclaims.resource.k8s.io", None),
                           ("list", "namespaces", None), ("delete", "configmaps", NAMESPACE),
                           ("update", "leases.coordination.k8s.io", NAMESPACE),
                           ("create", "configmaps", "ml-research")]:
@@ -394,6 +398,8 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
     for verb, res, ns in [("get", "secrets", NAMESPACE), ("list", "secrets", None),
                           ("delete", "pods", None), ("patch", "nodes", None),
                           ("get", "pods", None), ("get", "namespaces", None),
+                          ("get", "resourceclaims.resource.k8s.io", None),
+                          ("update", "resourceclaims.resource.k8s.io", None),
                           ("patch", "configmaps", NAMESPACE), ("watch", "configmaps", NAMESPACE),
                           ("create", "configmaps", "default"),
                           ("delete", "configmaps", "ml-research"),

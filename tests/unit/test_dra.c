@@ -743,6 +743,154 @@ START_TEST(mixed_node_counts_each_gpu_once)
 }
 END_TEST
 
+/* Two claims on two whole GPUs of n1, for the controller-facing tests below. */
+#define TWO_GPUS_TWO_CLAIMS                                                                        \
+        "{'kind':'List','items':[{'metadata':{'name':'solo','namespace':'ml'},"                    \
+        "'status':{'allocation':{'devices':{'results':[{'request':'g','driver':"                   \
+        "'gpu.nvidia.com','pool':'n1','device':'gpu-0'}]}}}},"                                     \
+        "{'metadata':{'name':'shared','namespace':'ml'},'status':{'allocation':{'devices':"        \
+        "{'results':[{'request':'g','driver':'gpu.nvidia.com','pool':'n1','device':"               \
+        "'gpu-1'}]}}}}]}"
+
+START_TEST(slice_gone_ends_capacity_not_billing)
+{
+        acct x;
+        gc_cost_summary s;
+        gc_pod a;
+
+        acct_init(&x,
+                  SLICE("v1", "n1", "1",
+                        GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3") "," GPU_DEV(
+                            "1", "GPU-b", "NVIDIA H100 80GB HBM3")),
+                  TWO_GPUS_TWO_CLAIMS, NODE_N1);
+        a = claim_pod(&x, "a", "solo", T0, T0 + H);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 2.0, 1e-9);
+        /* The driver republishes its pool without gpu-1: capacity follows, billing stays. */
+        ck_assert_int_eq(gc_account_dra_device_gone(x.a, "gpu.nvidia.com/n1/gpu-1"), 0);
+        ck_assert_int_eq(gc_account_dra_device_gone(x.a, "gpu.nvidia.com/n1/nope"), -ENOENT);
+        ck_assert_int_eq(gc_account_node_refresh(x.a, "n1", &x.e.diag), 0);
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 1.0, 1e-9);
+        ck_assert_int_eq(gc_account_node_refresh(x.a, "nope", &x.e.diag), -ENOENT);
+        /* gpu-0 is gone too (the slice was deleted): the pod still bills its hour. */
+        ck_assert_int_eq(gc_account_dra_device_gone(x.a, "gpu.nvidia.com/n1/gpu-0"), 0);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(s.total.gpu_seconds, 1.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        /* Published again (a driver restart): counted again. */
+        ck_assert_int_eq(gc_account_dra_device(x.a, &x.e.devs.v[0]), 0);
+        ck_assert_int_eq(gc_account_node_refresh(x.a, "n1", &x.e.diag), 0);
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 1.0, 1e-9);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(forget_keeps_what_a_shared_claim_needs)
+{
+        acct x;
+        gc_cost_summary s;
+        gc_account_dra_counts n;
+        gc_pod a, b, c, d;
+
+        acct_init(&x,
+                  SLICE("v1", "n1", "1",
+                        GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3") "," GPU_DEV(
+                            "1", "GPU-b", "NVIDIA H100 80GB HBM3")),
+                  TWO_GPUS_TWO_CLAIMS, NODE_N1);
+        /* solo: a [0, 1 h), gone. shared: b [0, 2 h) gone, c [1 h, 5 h) running, d [3 h, 4 h)
+         * gone. Forgetting before 4.5 h may drop a, never b or d: c overlaps them, and c's
+         * pieces are re-put from its co-holders whenever anything of it changes. */
+        a = claim_pod(&x, "a", "solo", T0, T0 + H);
+        b = claim_pod(&x, "b", "shared", T0, T0 + 2 * H);
+        c = claim_pod(&x, "c", "shared", T0 + H, 0);
+        d = claim_pod(&x, "d", "shared", T0 + 3 * H, T0 + 4 * H);
+        ck_assert_int_eq(gc_account_pod_gone(x.a, &a, T0 + H, 0, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod_gone(x.a, &b, T0 + 2 * H, 0, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &c, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod_gone(x.a, &d, T0 + 4 * H, 0, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "solo"), 0);
+        ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "nope"), -ENOENT);
+        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 4 * H + H / 2), 1);
+        gc_account_dra_stats(x.a, &n);
+        ck_assert_uint_eq(n.pods, 3);
+        ck_assert_uint_eq(n.claims, 1); /* solo: deleted, held by no one */
+        ck_assert_uint_eq(n.devices, 2);
+        /* c finishes at 5 h: its pieces are re-put with b and d still counted. */
+        c.phase = GC_PHASE_SUCCEEDED;
+        c.finished_at = T0 + 5 * H;
+        ck_assert_int_eq(gc_account_pod_gone(x.a, &c, T0 + 5 * H, 0, &x.e.diag), 1);
+        query(&x, T0, T0 + 6 * H, GC_DIM_POD, &s);
+        /* c: 1 h with b (1/2), 1 h alone, 1 h with d (1/2), 1 h alone = 3 h */
+        ck_assert_double_eq_tol(row(&s, "c", GC_DIM_POD)->gpu_seconds, 3.0 * H, 1e-6);
+        ck_assert_double_eq_tol(row(&s, "a", GC_DIM_POD)->gpu_seconds, 1.0 * H, 1e-6);
+        ck_assert_double_eq_tol(row(&s, "b", GC_DIM_POD)->gpu_seconds, 1.5 * H, 1e-6);
+        ck_assert_double_eq_tol(s.total.gpu_seconds, 1.0 * H + 5.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        /* All gone and ended: everything goes, the ledger keeps every piece. */
+        ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "shared"), 0);
+        ck_assert_int_eq(gc_account_dra_device_gone(x.a, "gpu.nvidia.com/n1/gpu-0"), 0);
+        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 6 * H), 3);
+        gc_account_dra_stats(x.a, &n);
+        ck_assert_uint_eq(n.pods, 0);
+        ck_assert_uint_eq(n.claims, 0);
+        ck_assert_uint_eq(n.holders, 0);
+        ck_assert_uint_eq(n.devices, 1); /* gpu-1 is still published */
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 2.0, 1e-9);
+        ck_assert_int_eq(gc_account_node_refresh(x.a, "n1", &x.e.diag), 0);
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 1.0, 1e-9);
+        query(&x, T0, T0 + 6 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(s.total.gpu_seconds, 6.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(restored_pod_whose_claim_is_gone_keeps_its_figures)
+{
+        acct x, y;
+        gc_cost_summary s;
+        gc_pod a, b;
+        gc_usage u;
+
+        /* The first controller priced a (0.5 of shared from 1 h, with b) and checkpointed. */
+        acct_init(&x,
+                  SLICE("v1", "n1", "1",
+                        GPU_DEV("0", "GPU-a", "NVIDIA H100 80GB HBM3") "," GPU_DEV(
+                            "1", "GPU-b", "NVIDIA H100 80GB HBM3")),
+                  TWO_GPUS_TWO_CLAIMS, NODE_N1);
+        a = claim_pod(&x, "a", "shared", T0, 0);
+        b = claim_pod(&x, "b", "shared", T0 + H, 0);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
+        /* A restart: a new accountant over the restored ledger, with no claim seen (both
+         * pods and their generated claim were deleted while it was away). a's deletion is
+         * replayed: its pieces end there, with the figures they had. */
+        memset(&y, 0, sizeof(y));
+        y.e = x.e;
+        y.cfg = x.cfg;
+        y.ledger = x.ledger;
+        y.a = gc_accountant_new(y.cfg, y.e.pool, y.ledger);
+        ck_assert_ptr_nonnull(y.a);
+        for (size_t i = 0; i < x.nodes.n; i++)
+                ck_assert_int_eq(gc_account_node(y.a, &x.nodes.v[i], &x.e.diag), 0);
+        ck_assert_int_eq(gc_account_pod_gone(y.a, &a, T0 + 3 * H, 0, &x.e.diag), 1);
+        ck_assert_int_eq(gc_ledger_get_usage(y.ledger, "a", &u), 0);
+        ck_assert_int_eq(u.end, T0 + H);
+        ck_assert_int_eq(gc_ledger_get_usage(y.ledger, "a#dra1", &u), 0);
+        ck_assert_int_eq(u.end, T0 + 3 * H);
+        ck_assert_double_eq_tol(u.geq, 0.5, 1e-9);
+        query(&x, T0, T0 + 4 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(row(&s, "a", GC_DIM_POD)->gpu_seconds, 1.0 * H + 1.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        /* A pod never priced and not in the ledger with an unseen claim still bills nothing. */
+        b.uid = b.name = gc_strpool_intern0(x.e.pool, "never");
+        ck_assert_int_eq(gc_account_pod_gone(y.a, &b, T0 + 3 * H, 0, &x.e.diag), 0);
+        gc_accountant_free(y.a);
+        acct_done(&x);
+}
+END_TEST
+
 START_TEST(config_rules)
 {
         static const struct {
@@ -871,6 +1019,9 @@ int main(void)
         tcase_add_test(tc, shared_claim_split_at_each_moment);
         tcase_add_test(tc, claims_arrive_after_pods);
         tcase_add_test(tc, mixed_node_counts_each_gpu_once);
+        tcase_add_test(tc, slice_gone_ends_capacity_not_billing);
+        tcase_add_test(tc, forget_keeps_what_a_shared_claim_needs);
+        tcase_add_test(tc, restored_pod_whose_claim_is_gone_keeps_its_figures);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
