@@ -105,9 +105,6 @@ static int ctl__setup(ctl *c, const ctl_opts *o)
                 return 1;
         }
         gc_config_model_opts(c->cfg, c->pool, &c->mo);
-        /* DRA nodes offer no GPU resource: kept when their slices publish GPU devices. */
-        c->mo.keep_node = gc_accountant_dra_node;
-        c->mo.keep_node_ud = c->acct;
         return 0;
 }
 
@@ -211,6 +208,10 @@ static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
         static const int dra[] = {CTL_SLICES, CTL_CLAIMS}, base[] = {CTL_NAMESPACES, CTL_NODES};
         int r;
 
+        /* DRA nodes offer no GPU resource: kept when their slices publish GPU devices. The
+           accountant is the one the checkpoint restore left. */
+        c->mo.keep_node = gc_accountant_dra_node;
+        c->mo.keep_node_ud = c->acct;
         if (ctl_dra_discover(c) < 0) {
                 ctl_fatal(c, "cannot discover the resource.k8s.io API group");
                 return 0;
