@@ -175,9 +175,11 @@ int ctl_dra_discover(ctl *c)
                  "/apis/resource.k8s.io/%s/resourceslices", v);
         snprintf(c->dra_paths[1], sizeof(c->dra_paths[1]),
                  "/apis/resource.k8s.io/%s/resourceclaims", v);
+        snprintf(c->dra_paths[2], sizeof(c->dra_paths[2]), "/apis/resource.k8s.io/%s/deviceclasses",
+                 v);
         ctl_log(CTL_INFO,
-                "Dynamic Resource Allocation served: watching ResourceSlices and "
-                "ResourceClaims",
+                "Dynamic Resource Allocation served: watching ResourceSlices, "
+                "ResourceClaims and DeviceClasses",
                 "version", v, NULL);
         return 0;
 }
@@ -205,7 +207,8 @@ static int ctl__wait_synced(ctl *c, const int *kinds, size_t n, const volatile s
  */
 static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
 {
-        static const int dra[] = {CTL_SLICES, CTL_CLAIMS}, base[] = {CTL_NAMESPACES, CTL_NODES};
+        static const int dra[] = {CTL_SLICES, CTL_CLAIMS, CTL_CLASSES},
+                         base[] = {CTL_NAMESPACES, CTL_NODES};
         int r;
 
         /* DRA nodes offer no GPU resource: kept when their slices publish GPU devices. The
@@ -217,12 +220,12 @@ static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
                 return 0;
         }
         if (c->dra_version[0]) {
-                r = ctl_informer_start(c, CTL_SLICES);
-                if (r == 0)
-                        r = ctl_informer_start(c, CTL_CLAIMS);
-                if (r < 0)
-                        return r;
-                if (ctl__wait_synced(c, dra, 2, stop) < 0)
+                for (size_t i = 0; i < sizeof(dra) / sizeof(dra[0]); i++) {
+                        r = ctl_informer_start(c, dra[i]);
+                        if (r < 0)
+                                return r;
+                }
+                if (ctl__wait_synced(c, dra, sizeof(dra) / sizeof(dra[0]), stop) < 0)
                         return 0;
         }
         r = ctl_informer_start(c, CTL_NAMESPACES);

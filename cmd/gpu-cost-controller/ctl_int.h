@@ -18,13 +18,14 @@
 
 #include "controller.h"
 
-/* The watched resources. ResourceSlices and ResourceClaims (Dynamic Resource Allocation) are
- * watched when the API server serves resource.k8s.io (docs/dra.md); they are state, not
- * history, so a restart LISTs them instead of resuming (CTL_RESUMED: the kinds that resume). */
-enum { CTL_NAMESPACES = 0, CTL_NODES, CTL_PODS, CTL_SLICES, CTL_CLAIMS, CTL_KINDS };
+/* The watched resources. ResourceSlices, ResourceClaims and DeviceClasses (Dynamic Resource
+ * Allocation) are watched when the API server serves resource.k8s.io (docs/dra.md); they are
+ * state, not history, so a restart LISTs them instead of resuming (CTL_RESUMED: the kinds that
+ * resume). */
+enum { CTL_NAMESPACES = 0, CTL_NODES, CTL_PODS, CTL_SLICES, CTL_CLAIMS, CTL_CLASSES, CTL_KINDS };
 #define CTL_RESUMED 3
-/* ctl.named[] tables: namespaces, nodes, ResourceSlices, ResourceClaims */
-enum { CTL_N_NS = 0, CTL_N_NODES, CTL_N_SLICES, CTL_N_CLAIMS, CTL_N_TABLES };
+/* ctl.named[] tables: namespaces, nodes, ResourceSlices, ResourceClaims, DeviceClasses */
+enum { CTL_N_NS = 0, CTL_N_NODES, CTL_N_SLICES, CTL_N_CLAIMS, CTL_N_CLASSES, CTL_N_TABLES };
 
 typedef struct ctl_pod {
         gc_pod pod;   /* the last observed record (pooled strings) */
@@ -95,7 +96,7 @@ struct ctl {
          * "v1beta2", "v1beta1"), "" when the server does not serve it; the collection paths;
          * the nodes a relist of nodes was asked for (once each). */
         char dra_version[16];
-        char dra_paths[2][96];
+        char dra_paths[3][96]; /* resourceslices, resourceclaims, deviceclasses */
         char dra_note[256];
         gc_ptrmap dra_asked;
         uint32_t gen[CTL_KINDS];
@@ -160,6 +161,9 @@ void ctl_fatal(ctl *c, const char *msg);
 const char *ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "resourceslices", ... */
 /* Asks the API server which resource.k8s.io version it serves; fills dra_version and paths. */
 int ctl_dra_discover(ctl *c);
+/* The advisor's settings with the DeviceClasses watched for NVIDIA's whole GPUs and MIG
+ * partitions (the first by name of each), else its defaults. Under c->mu. */
+void ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret);
 
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
 int ctl_checkpoint_restore(ctl *c);

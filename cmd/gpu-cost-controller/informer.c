@@ -8,8 +8,8 @@
 #include "ctl_int.h"
 #include "log.h"
 
-static const char *const ctl__kind_names[CTL_KINDS] = {"namespaces", "nodes", "pods",
-                                                       "resourceslices", "resourceclaims"};
+static const char *const ctl__kind_names[CTL_KINDS] = {
+    "namespaces", "nodes", "pods", "resourceslices", "resourceclaims", "deviceclasses"};
 
 const char *ctl_kind_name(int kind)
 {
@@ -28,6 +28,8 @@ static int ctl__table(int kind)
                 return CTL_N_NODES;
         case CTL_SLICES:
                 return CTL_N_SLICES;
+        case CTL_CLASSES:
+                return CTL_N_CLASSES;
         default:
                 return CTL_N_CLAIMS;
         }
@@ -466,6 +468,60 @@ static int ctl__on_claim(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
         return 0;
 }
 
+/* A DeviceClass: kept when its selectors require a GPU driver read (for the advisor's advice). */
+static int ctl__on_class(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
+{
+        gc_device_class dc;
+        ctl_named *e;
+        char err[256];
+        int r, is_new;
+
+        (void)now;
+        memset(&dc, 0, sizeof(dc));
+        r = gc_device_class_from_json(obj, &c->mo, &dc, err, sizeof(err));
+        if (r < 0) {
+                const char *name = gc_kube_meta(obj, "name");
+
+                ctl_log(CTL_WARN, "DeviceClass skipped", "deviceclass", name, "error", err, NULL);
+                return 0;
+        }
+        if (r == 0 || ev == GC_KUBE_DELETED) {
+                const char *name = gc_strpool_intern0(c->pool, gc_kube_meta(obj, "name"));
+
+                if (name)
+                        ctl__named_remove(c, CTL_N_CLASSES, name);
+                return 0;
+        }
+        e = ctl__named(c, CTL_N_CLASSES, dc.name, &is_new);
+        if (!e)
+                return -ENOMEM;
+        e->gen = c->gen[CTL_CLASSES];
+        e->a = dc.device_type;
+        e->b = dc.driver;
+        return 0;
+}
+
+void ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
+{
+        const char *gpu = NULL, *mig = NULL;
+
+        *ret = c->cfg->advisor;
+        for (size_t i = 0; i < c->n_named[CTL_N_CLASSES]; i++) {
+                const ctl_named *e = &c->named[CTL_N_CLASSES][i];
+
+                if (!e->a || !e->b || strcmp(e->b, GC_DRA_NVIDIA_DRIVER) != 0)
+                        continue;
+                if (strcmp(e->a, "gpu") == 0 && (!gpu || strcmp(e->name, gpu) < 0))
+                        gpu = e->name;
+                if (strcmp(e->a, "mig") == 0 && (!mig || strcmp(e->name, mig) < 0))
+                        mig = e->name;
+        }
+        if (gpu)
+                gc_strlcpy(ret->dra_gpu_class, gpu, sizeof(ret->dra_gpu_class));
+        if (mig)
+                gc_strlcpy(ret->dra_mig_class, mig, sizeof(ret->dra_mig_class));
+}
+
 static int ctl__list_begin(void *ud)
 {
         ctl_informer *inf = ud;
@@ -642,6 +698,9 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
         case CTL_CLAIMS:
                 r = ctl__on_claim(c, ev, obj, now);
                 break;
+        case CTL_CLASSES:
+                r = ctl__on_class(c, ev, obj, now);
+                break;
         default:
                 r = ctl__on_namespace(c, ev, obj, now);
                 break;
@@ -760,8 +819,8 @@ static void *ctl__informer_main(void *arg)
         int r;
 
         memset(&wo, 0, sizeof(wo));
-        wo.path = inf->kind < CTL_RESUMED ? ctl__paths[inf->kind]
-                                          : c->dra_paths[inf->kind == CTL_SLICES ? 0 : 1];
+        wo.path =
+            inf->kind < CTL_RESUMED ? ctl__paths[inf->kind] : c->dra_paths[inf->kind - CTL_RESUMED];
         if (inf->kind < CTL_RESUMED && c->resume_rv[inf->kind][0]) {
                 wo.resume_rv = c->resume_rv[inf->kind];
                 inf->resuming = 1;

@@ -408,17 +408,20 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const ch
 {
         struct ctl_usage *u = c->usage;
         gc_advisor_pod *pods = NULL;
+        gc_advisor_opts opts;
         size_t n_pods = 0;
         char err[512];
         int r;
 
+        ctl_dra_advisor_opts(c, &opts);
         /* The table stays ours while we hold u->mu; the pods point into it. */
         pthread_mutex_lock(&u->mu);
         r = sav_collect(c->ledger, start, end, now, ctl__pod_of, c, u->has_table ? &u->table : NULL,
                         &pods, &n_pods);
         if (r == 0)
-                r = sav_run(c->cfg, c->ledger, start, end, now, pods, n_pods, ctl__usage_note(c, u),
-                            team, max_findings, md, json, ret_result, err, sizeof(err));
+                r = sav_run(c->cfg, &opts, c->ledger, start, end, now, pods, n_pods,
+                            ctl__usage_note(c, u), team, max_findings, md, json, ret_result, err,
+                            sizeof(err));
         else
                 snprintf(err, sizeof(err), "%s", strerror(-r));
         pthread_mutex_unlock(&u->mu);

@@ -91,8 +91,8 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
                                 &n_pods);
         if (r < 0)
                 goto finish;
-        r = sav_run(d->cfg, d->ledger, start, end, now, pods, n_pods, NULL, NULL, 0, md, json, NULL,
-                    err, sizeof(err));
+        r = sav_run(d->cfg, NULL, d->ledger, start, end, now, pods, n_pods, NULL, NULL, 0, md, json,
+                    NULL, err, sizeof(err));
         if (r < 0)
                 cli_error("advisor: %s", err);
 finish:

@@ -198,6 +198,9 @@ static int sav__usage(void *ud, const gc_usage *u)
                 if (rec->n_gpu) {
                         p->resource = rec->gpu[0].resource;
                         p->gpus_requested = (double)rec->gpu[0].count;
+                } else if (rec->claims) {
+                        /* GPUs through DRA claims: as many as it holds GPU-equivalents. */
+                        p->resource = GC_ADVISOR_DRA_RESOURCE;
                 }
         }
         m = sav_table_find(a->usage, p->ns, p->name);
@@ -294,12 +297,12 @@ static int sav__only_team(const gc_advisor_result *r, const char *team, gc_advis
         return 0;
 }
 
-int sav_run(const gc_config *cfg, const gc_ledger *l, int64_t start, int64_t end, int64_t now,
-            const gc_advisor_pod *pods, size_t n_pods, const char *usage_note, const char *team,
-            size_t max_findings, gc_buf *md, gc_buf *json, gc_advisor_result **ret_result,
-            char *err, size_t errlen)
+int sav_run(const gc_config *cfg, const gc_advisor_opts *settings, const gc_ledger *l,
+            int64_t start, int64_t end, int64_t now, const gc_advisor_pod *pods, size_t n_pods,
+            const char *usage_note, const char *team, size_t max_findings, gc_buf *md, gc_buf *json,
+            gc_advisor_result **ret_result, char *err, size_t errlen)
 {
-        gc_advisor_opts opts = cfg->advisor;
+        gc_advisor_opts opts = settings ? *settings : cfg->advisor;
         gc_advisor_input in;
         gc_advisor_result *res = NULL, view;
         const gc_advisor_result *shown;

@@ -47,12 +47,13 @@ int sav_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now, sav
  * team's pods, no cluster-wide findings). md or json may be NULL. usage_note: why there is no
  * usage data, or NULL. max_findings non-zero lists at most that many (a report's section; the
  * totals still count all). ret_result (may be NULL) receives the whole result (free it with
- * gc_advisor_result_free).
+ * gc_advisor_result_free). opts: the advisor's settings, NULL for cfg->advisor (the controller
+ * passes a copy naming the DeviceClasses it watches).
  */
-int sav_run(const gc_config *cfg, const gc_ledger *l, int64_t start, int64_t end, int64_t now,
-            const gc_advisor_pod *pods, size_t n_pods, const char *usage_note, const char *team,
-            size_t max_findings, gc_buf *md, gc_buf *json, gc_advisor_result **ret_result,
-            char *err, size_t errlen);
+int sav_run(const gc_config *cfg, const gc_advisor_opts *opts, const gc_ledger *l, int64_t start,
+            int64_t end, int64_t now, const gc_advisor_pod *pods, size_t n_pods,
+            const char *usage_note, const char *team, size_t max_findings, gc_buf *md, gc_buf *json,
+            gc_advisor_result **ret_result, char *err, size_t errlen);
 
 /*
  * A saved body's scrape interval: the smallest gap between two distinct sample times, so that

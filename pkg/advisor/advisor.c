@@ -62,6 +62,8 @@ void gc_advisor_opts_default(gc_advisor_opts *ret)
         ret->min_coverage = 0.5;
         ret->over_request_active_activity = 0.05;
         ret->mig_headroom = 0.2;
+        gc_strlcpy(ret->dra_gpu_class, "gpu.nvidia.com", sizeof(ret->dra_gpu_class));
+        gc_strlcpy(ret->dra_mig_class, "mig.nvidia.com", sizeof(ret->dra_mig_class));
         for (size_t i = 0; i < 2; i++) {
                 gc_advisor_class *c = &ret->cheaper_classes[i];
 
@@ -391,10 +393,17 @@ static double gc__pod_monthly(const gc__adv *a, const gc_advisor_pod *p, double 
         return p->geq * p->usd_per_gpu_hour * h / a->window_h * a->o->hours_per_month;
 }
 
+/* The pod holds its GPUs through DRA ResourceClaims. */
+static int gc__dra(const gc_advisor_pod *p)
+{
+        return p->resource && strcmp(p->resource, GC_ADVISOR_DRA_RESOURCE) == 0;
+}
+
 static int gc__whole_gpus(const gc_advisor_pod *p)
 {
-        return p->resource && strcmp(p->resource, "nvidia.com/gpu") == 0 && !p->mig_profile &&
-               p->gpus_requested >= 1 && p->gpus_requested == floor(p->gpus_requested) &&
+        return p->resource && (strcmp(p->resource, "nvidia.com/gpu") == 0 || gc__dra(p)) &&
+               !p->mig_profile && p->gpus_requested >= 1 &&
+               p->gpus_requested == floor(p->gpus_requested) &&
                fabs(p->geq - p->gpus_requested) < 1e-9;
 }
 
@@ -534,7 +543,14 @@ static int gc__over_requested(gc__adv *a, const gc_advisor_pod *p, double monthl
                              "%s/%s requests %g GPUs but only %u show activity (mean >= %g): "
                              "request %u",
                              p->ns, p->name, n, k, a->o->over_request_active_activity, k);
-        f->stanza = gc__fmt(a, "resources:\n  limits:\n    nvidia.com/gpu: %u\n", k);
+        if (gc__dra(p))
+                f->stanza = gc__fmt(a,
+                                    "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    "
+                                    "requests:\n    - name: gpu\n      exactly:\n        "
+                                    "deviceClassName: %s\n        count: %u\n",
+                                    a->o->dra_gpu_class, k);
+        else
+                f->stanza = gc__fmt(a, "resources:\n  limits:\n    nvidia.com/gpu: %u\n", k);
         f->monthly_savings = monthly * (n - k) / n;
         c->ok = 1;
         return 0;
@@ -672,13 +688,33 @@ static int gc__mig_fit_rule(gc__adv *a, const gc_advisor_pod *p, double monthly,
         gc__num(f, "share", m.share);
         gc__num(f, "monthly_cost", monthly);
         gc__text(f, "activity_source", gc__str(a, p->activity_source));
-        f->summary = gc__fmt(a,
-                             "%s/%s peaks at %.0f MiB and %.0f%% activity (p95) on a whole %s: a "
-                             "MIG %s slice (%.0f%% of the GPU) holds it with %.0f%% headroom; "
-                             "needs a node with MIG (strategy mixed) offering that profile",
-                             p->ns, p->name, p->mem_used_peak_mib, p->activity_p95 * 100, p->model,
-                             m.profile, m.share * 100, h * 100);
-        f->stanza = gc__fmt(a, "resources:\n  limits:\n    nvidia.com/mig-%s: 1\n", m.profile);
+        if (gc__dra(p)) {
+                /* DRA: a claim for a MIG partition of that profile, of the driver's MIG class. */
+                f->summary =
+                    gc__fmt(a,
+                            "%s/%s peaks at %.0f MiB and %.0f%% activity (p95) on a "
+                            "whole %s: a MIG %s partition (%.0f%% of the GPU) holds it "
+                            "with %.0f%% headroom; claim one from DeviceClass %s",
+                            p->ns, p->name, p->mem_used_peak_mib, p->activity_p95 * 100, p->model,
+                            m.profile, m.share * 100, h * 100, a->o->dra_mig_class);
+                f->stanza = gc__fmt(
+                    a,
+                    "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    requests:\n    - "
+                    "name: gpu\n      exactly:\n        deviceClassName: %s\n        selectors:\n"
+                    "        - cel:\n            expression: "
+                    "\"device.attributes['gpu.nvidia.com'].profile == '%s'\"\n",
+                    a->o->dra_mig_class, m.profile);
+        } else {
+                f->summary = gc__fmt(a,
+                                     "%s/%s peaks at %.0f MiB and %.0f%% activity (p95) on a "
+                                     "whole %s: a MIG %s slice (%.0f%% of the GPU) holds it with "
+                                     "%.0f%% headroom; needs a node with MIG (strategy mixed) "
+                                     "offering that profile",
+                                     p->ns, p->name, p->mem_used_peak_mib, p->activity_p95 * 100,
+                                     p->model, m.profile, m.share * 100, h * 100);
+                f->stanza =
+                    gc__fmt(a, "resources:\n  limits:\n    nvidia.com/mig-%s: 1\n", m.profile);
+        }
         f->monthly_savings = (1 - m.share) * monthly;
         c->ok = 1;
         return 0;
@@ -690,7 +726,9 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
         const gc_catalog *cat = a->in->catalog;
         gc_finding *f = &c->f;
 
-        if (!cat || !gc__whole_gpus(p) || !gc__inference(p) || !isfinite(p->tensor_mean))
+        /* (Not for DRA pods yet: their class change is a selector on productName.) */
+        if (!cat || !gc__whole_gpus(p) || gc__dra(p) || !gc__inference(p) ||
+            !isfinite(p->tensor_mean))
                 return 0;
         for (size_t i = 0; i < a->o->n_cheaper_classes; i++) {
                 const gc_advisor_class *k = &a->o->cheaper_classes[i];

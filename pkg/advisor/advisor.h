@@ -51,6 +51,8 @@ typedef struct gc_advisor_class {
 } gc_advisor_class;
 
 /* Field names are the JSON configuration's (docs/advisor.md); defaults in brackets. */
+#define GC_ADVISOR_CLASS_NAME 254 /* a DeviceClass name: a DNS subdomain, and the NUL */
+
 typedef struct gc_advisor_opts {
         double idle_activity;        /* [0.05] activity below it is idle */
         double idle_memory_fraction; /* [0.10] ...while more of the memory than this is held */
@@ -65,7 +67,15 @@ typedef struct gc_advisor_opts {
         double hours_per_month;    /* [730] */
         size_t max_findings;       /* [1000] kept in the result (totals count all); 0 = all */
         size_t max_notes;          /* [100] kept (the rest counted) */
+        /* The DeviceClasses a change for a pod on DRA claims names (docs/dra.md): whole GPUs
+         * ["gpu.nvidia.com"] and MIG partitions ["mig.nvidia.com"], as NVIDIA's DRA driver
+         * ships them; the controller takes them from the DeviceClasses it watches. */
+        char dra_gpu_class[GC_ADVISOR_CLASS_NAME];
+        char dra_mig_class[GC_ADVISOR_CLASS_NAME];
 } gc_advisor_opts;
+
+/* gc_advisor_pod.resource of a pod holding whole GPUs through DRA ResourceClaims. */
+#define GC_ADVISOR_DRA_RESOURCE "resource.k8s.io/claims"
 
 void gc_advisor_opts_default(gc_advisor_opts *ret);
 /* -EINVAL with err naming the field ("cheaper_classes[1].to: must not be empty"). */

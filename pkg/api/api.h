@@ -49,14 +49,15 @@ typedef struct gc_api_finding_stat {
         double monthly_savings; /* catalog currency */
 } gc_api_finding_stat;
 
-#define GC_API_RESOURCES 5
+#define GC_API_RESOURCES 6
 
 /* The controller's health, copied into every snapshot (for /metrics and the dashboard). */
 typedef struct gc_api_health {
         int ready, leader, demo;
         int64_t started_at; /* unix seconds */
         /* Per watched resource: namespaces, nodes, pods, and when the API server serves
-         * Dynamic Resource Allocation, resourceslices and resourceclaims (n_resources 5). */
+         * Dynamic Resource Allocation, resourceslices, resourceclaims and deviceclasses
+         * (n_resources 6). */
         int n_resources; /* 0..GC_API_RESOURCES; 0 = 3 */
         long watch_restarts[GC_API_RESOURCES];
         long relists[GC_API_RESOURCES];

@@ -225,8 +225,8 @@ static int gc__containers(gc_buf *b, const gc_snapshot *s)
         return r;
 }
 
-static const char *const gc__resources[GC_API_RESOURCES] = {"namespaces", "nodes", "pods",
-                                                            "resourceslices", "resourceclaims"};
+static const char *const gc__resources[GC_API_RESOURCES] = {
+    "namespaces", "nodes", "pods", "resourceslices", "resourceclaims", "deviceclasses"};
 
 static int gc__health(gc_buf *b, const gc_snapshot *s)
 {

@@ -206,8 +206,9 @@ typedef struct gc__acc {
 typedef struct gc__reqs {
         gc__acc r[GC_POD_MAX_GPU_RES];
         size_t n;
-        const char *container;      /* first app container asking for a GPU */
-        const char *init_container; /* first init container asking for one */
+        const char *container;       /* first app container asking for a GPU */
+        const char *init_container;  /* first init container asking for one */
+        const char *claim_container; /* first app container using a ResourceClaim */
 } gc__reqs;
 
 static int gc__slot(gc__reqs *q, const char *name, char *err, size_t errlen)
@@ -320,6 +321,12 @@ static int gc__containers(const cJSON *spec, const gc_model_opts *o, gc__reqs *q
                         q->container = name;
                 if (any && init && !q->init_container)
                         q->init_container = name;
+                if (!init && !q->claim_container && res) {
+                        const cJSON *cl = cJSON_GetObjectItemCaseSensitive(res, "claims");
+
+                        if (cJSON_IsArray(cl) && cl->child)
+                                q->claim_container = name;
+                }
                 for (size_t s = 0; s < q->n; s++) {
                         if (!init) {
                                 q->r[s].app += units[s];
@@ -747,8 +754,11 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
         if (r == 0)
                 r = gc__intern(o->pool, s_node, &p.node, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, q.container ? q.container : q.init_container, &p.container,
-                               err, errlen);
+                r = gc__intern(o->pool,
+                               q.container        ? q.container
+                               : q.init_container ? q.init_container
+                                                  : q.claim_container,
+                               &p.container, err, errlen);
         if (r == 0)
                 r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, &p.team, err,
                                     errlen);

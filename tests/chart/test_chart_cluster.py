@@ -391,6 +391,7 @@ def test_install_run_upgrade_uninstall(cluster, tmp_path):
     for verb, res, ns in [("list", "pods", None), ("watch", "nodes", None),
                           ("watch", "resourceslices.resource.k8s.io", None),
                           ("list", "resourceclaims.resource.k8s.io", None),
+                          ("watch", "deviceclasses.resource.k8s.io", None),
                           ("list", "namespaces", None), ("delete", "configmaps", NAMESPACE),
                           ("update", "leases.coordination.k8s.io", NAMESPACE),
                           ("create", "configmaps", "ml-research")]:

@@ -352,7 +352,7 @@ def test_missing_list_on_pods_fails_loudly(scenario):
                    {"apiGroups": [""], "resources": ["nodes", "namespaces"],
                     "verbs": ["list", "watch"]},
                    {"apiGroups": ["resource.k8s.io"],
-                    "resources": ["resourceslices", "resourceclaims"],
+                    "resources": ["resourceslices", "resourceclaims", "deviceclasses"],
                     "verbs": ["list", "watch"]}]
     s.cluster.api.call("PUT", path, cr)
     s.cluster.wait_controller_can("/api/v1/pods?limit=1", want=403)

@@ -1,6 +1,6 @@
 """deploy/rbac.yaml against the real authorizer: the controller's identity gets exactly what
 the shipped roles grant (list and watch pods, nodes and namespaces, ResourceSlices and
-ResourceClaims; ConfigMaps and its Lease in
+ResourceClaims and DeviceClasses; ConfigMaps and its Lease in
 gpu-cost), and the per-team example Role adds ConfigMaps (get, create, update) in that team's
 namespace only. No grant of a verb the controller never uses (get on a single pod, node or
 namespace; patch or watch on ConfigMaps)."""
@@ -19,6 +19,8 @@ GRANTED = [
     ("watch", "resourceslices.resource.k8s.io", None),
     ("list", "resourceclaims.resource.k8s.io", None),
     ("watch", "resourceclaims.resource.k8s.io", None),
+    ("list", "deviceclasses.resource.k8s.io", None),
+    ("watch", "deviceclasses.resource.k8s.io", None),
     ("create", "configmaps", "gpu-cost"), ("update", "configmaps", "gpu-cost"),
     ("delete", "configmaps", "gpu-cost"), ("list", "configmaps", "gpu-cost"),
     ("get", "configmaps", "gpu-cost"), ("get", "leases.coordination.k8s.io", "gpu-cost"),
@@ -41,6 +43,7 @@ REFUSED = [
     ("get", "resourceclaims.resource.k8s.io", "default"),
     ("update", "resourceclaims.resource.k8s.io", "default"),
     ("create", "resourceslices.resource.k8s.io", None),
+    ("get", "deviceclasses.resource.k8s.io", None),
 ]
 
 

@@ -509,6 +509,40 @@ START_TEST(test_mig_fit)
 }
 END_TEST
 
+/* A pod holding a whole GPU through a DRA claim: the change is a claim for a MIG partition of
+ * the MIG DeviceClass (the controller names the one it watches), not a device-plugin resource. */
+START_TEST(test_mig_fit_dra_names_the_device_class)
+{
+        gc_advisor_opts o;
+        gc_advisor_pod p = base_pod();
+        const gc_finding *f;
+
+        gc_advisor_opts_default(&o);
+        ck_assert_str_eq(o.dra_mig_class, "mig.nvidia.com");
+        gc_strlcpy(o.dra_mig_class, "mig.example.com", sizeof(o.dra_mig_class));
+        p.resource = GC_ADVISOR_DRA_RESOURCE;
+        p.model = A100;
+        p.mem_used_peak_mib = 4000;
+        p.activity_p95 = 0.10;
+        p.controller_kind = "Job";
+        run(&p, 1, &o);
+        f = first_kind(GC_FINDING_MIG_FIT);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_str_eq(fig_text(f, "profile"), "1g.5gb");
+        ck_assert_str_eq(f->stanza, "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    "
+                                    "requests:\n    - name: gpu\n      exactly:\n        "
+                                    "deviceClassName: mig.example.com\n        selectors:\n"
+                                    "        - cel:\n            expression: "
+                                    "\"device.attributes['gpu.nvidia.com'].profile == "
+                                    "'1g.5gb'\"\n");
+        ck_assert_ptr_nonnull(strstr(f->summary, "claim one from DeviceClass mig.example.com"));
+        /* A DRA pod on a partition already (geq < 1) gets no MIG advice. */
+        p.geq = p.gpus_requested = 3.0 / 7;
+        run(&p, 1, &o);
+        ck_assert_uint_eq(count_kind(GC_FINDING_MIG_FIT), 0);
+}
+END_TEST
+
 START_TEST(test_mig_fit_only_whole_single_gpu)
 {
         gc_advisor_pod p = base_pod();
@@ -1175,6 +1209,7 @@ static Suite *advisor_suite(void)
                             (int)(sizeof(over_cases) / sizeof(over_cases[0])));
         tcase_add_loop_test(tc, test_mig_fit, 0, (int)(sizeof(mig_cases) / sizeof(mig_cases[0])));
         tcase_add_test(tc, test_mig_fit_only_whole_single_gpu);
+        tcase_add_test(tc, test_mig_fit_dra_names_the_device_class);
         tcase_add_loop_test(tc, test_cheaper_class, 0,
                             (int)(sizeof(cheap_cases) / sizeof(cheap_cases[0])));
         tcase_add_test(tc, test_too_few_samples);

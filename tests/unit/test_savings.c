@@ -268,8 +268,8 @@ START_TEST(run_and_team_filter)
         gc_buf_init(&md, 1u << 20);
         gc_buf_init(&json, 1u << 20);
 
-        ck_assert_int_eq(sav_run(f.cfg, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL, NULL,
-                                 0, &md, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                 NULL, 0, &md, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -285,8 +285,8 @@ START_TEST(run_and_team_filter)
         /* A team's copy: its findings only, its totals, no notes naming other teams' pods. */
         gc_buf_reset(&md);
         gc_buf_reset(&json);
-        ck_assert_int_eq(sav_run(f.cfg, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL, "ml",
-                                 0, &md, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                 "ml", 0, &md, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -309,8 +309,8 @@ START_TEST(run_and_team_filter)
         ck_assert_ptr_null(strstr(md.data, "train-1"));
 
         gc_buf_reset(&json);
-        ck_assert_int_eq(sav_run(f.cfg, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL, "web",
-                                 0, NULL, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                 "web", 0, NULL, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -319,8 +319,8 @@ START_TEST(run_and_team_filter)
 
         /* A report's cut: the largest listed, the others counted. */
         gc_buf_reset(&json);
-        ck_assert_int_eq(sav_run(f.cfg, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL, NULL,
-                                 1, NULL, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                 NULL, 1, NULL, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
