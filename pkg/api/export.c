@@ -2,9 +2,165 @@
 #include "api_int.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export/export.h"
+
+/*
+ * An export is streamed (docs/api.md): a thread of its own runs gc_export_run() over the
+ * snapshot it holds a reference to and hands the CSV over in pieces, at most GC__EXS_AHEAD
+ * bytes ahead of what the server has taken; the server's thread takes them as the client reads
+ * (gc_httpd_stream). So memory follows a piece, never the window, and the server's thread never
+ * computes an export. At most GC__EXS_MAX run at once per process: one more is a 503.
+ */
+#define GC__EXS_MAX   2
+#define GC__EXS_AHEAD ((size_t)256 << 10)
+
+static atomic_int gc__exs_running;
+
+typedef struct gc__exs {
+        pthread_mutex_t mu;
+        pthread_cond_t cv; /* the producer waits here for room */
+        gc_buf ready;      /* made, not yet taken by the server */
+        int done;          /* the producer finished: err says how */
+        int err;
+        int released; /* the server is done with it: stop, and never wake it again */
+        int refs;     /* the producer and the server */
+        gc_httpd *h;
+        gc_snapshot *s;
+        gc_export_opts o;
+} gc__exs;
+
+static void gc__exs_unref(gc__exs *e)
+{
+        int last;
+
+        pthread_mutex_lock(&e->mu);
+        last = --e->refs == 0;
+        pthread_mutex_unlock(&e->mu);
+        if (!last)
+                return;
+        gc_snapshot_unref(e->s);
+        gc_buf_free(&e->ready);
+        pthread_cond_destroy(&e->cv);
+        pthread_mutex_destroy(&e->mu);
+        free(e);
+        atomic_fetch_sub(&gc__exs_running, 1);
+}
+
+/* The producer's write: waits for room, stops once the server let go. */
+static int gc__exs_write(void *ud, const char *data, size_t n)
+{
+        gc__exs *e = ud;
+        int r = 0;
+
+        pthread_mutex_lock(&e->mu);
+        while (!e->released && e->ready.len > 0 && e->ready.len + n > GC__EXS_AHEAD)
+                pthread_cond_wait(&e->cv, &e->mu);
+        if (e->released)
+                r = -ECANCELED;
+        else
+                r = gc_buf_append(&e->ready, data, n);
+        if (r == 0)
+                gc_httpd_wake(e->h);
+        pthread_mutex_unlock(&e->mu);
+        return r;
+}
+
+static void *gc__exs_main(void *arg)
+{
+        gc__exs *e = arg;
+        int r = gc_export_run(&e->o, gc__exs_write, e, NULL);
+
+        pthread_mutex_lock(&e->mu);
+        e->done = 1;
+        e->err = r;
+        if (!e->released)
+                gc_httpd_wake(e->h);
+        pthread_mutex_unlock(&e->mu);
+        gc__exs_unref(e);
+        return NULL;
+}
+
+/* The server's side: what is ready, the end, or "not yet". */
+static int gc__exs_next(void *ud, gc_buf *out)
+{
+        gc__exs *e = ud;
+        int r;
+
+        pthread_mutex_lock(&e->mu);
+        if (e->ready.len) {
+                r = gc_buf_append(out, e->ready.data, e->ready.len);
+                gc_buf_reset(&e->ready);
+                pthread_cond_signal(&e->cv);
+                if (r == 0)
+                        r = e->done && e->err == 0 ? 0 : e->done ? -EIO : 1;
+        } else if (e->done) {
+                r = e->err == 0 ? 0 : -EIO;
+        } else {
+                r = -EAGAIN;
+        }
+        pthread_mutex_unlock(&e->mu);
+        return r;
+}
+
+static void gc__exs_release(void *ud)
+{
+        gc__exs *e = ud;
+
+        pthread_mutex_lock(&e->mu);
+        e->released = 1;
+        pthread_cond_signal(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+        gc__exs_unref(e);
+}
+
+/* Starts the producer and hands the stream to the response; a 503 when too many run. */
+static int gc__exs_start(gc__api_ctx *x, const gc_export_opts *o)
+{
+        pthread_attr_t attr;
+        pthread_t t;
+        gc__exs *e;
+        int r;
+
+        if (atomic_fetch_add(&gc__exs_running, 1) >= GC__EXS_MAX) {
+                atomic_fetch_sub(&gc__exs_running, 1);
+                r = gc_httpd_error(x->res, 503, "too many exports running: try again shortly");
+                return r == 0 ? gc_httpd_add_header(x->res, "Retry-After", "5") : r;
+        }
+        e = calloc(1, sizeof(*e));
+        if (!e) {
+                atomic_fetch_sub(&gc__exs_running, 1);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&e->mu, NULL);
+        pthread_cond_init(&e->cv, NULL);
+        gc_buf_init(&e->ready, GC__EXS_AHEAD + GC_EXPORT_PIECE_BYTES + (64u << 10));
+        e->h = gc_httpd_server(x->req);
+        e->s = gc_snapshot_ref(x->s);
+        e->o = *o;
+        e->o.region_ud = e->s;
+        e->refs = 2;
+        r = pthread_attr_init(&attr);
+        if (r == 0) {
+                pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                r = pthread_create(&t, &attr, gc__exs_main, e);
+                pthread_attr_destroy(&attr);
+        }
+        if (r != 0) {
+                e->refs = 1;
+                gc__exs_unref(e);
+                return -r;
+        }
+        x->res->stream.next = gc__exs_next;
+        x->res->stream.release = gc__exs_release;
+        x->res->stream.ud = e;
+        x->res->content_type = "text/csv; charset=utf-8";
+        return 0;
+}
 
 static int gc__export_write(void *ud, const char *data, size_t n)
 {
@@ -23,8 +179,9 @@ static const char *gc__export_region(void *ud, const char *node)
 }
 
 /*
- * The body is gathered in the response (the server sends whole bodies), so an export is bounded
- * by the server's response limit: a longer one is a 400 naming the window, with what to ask.
+ * Served by a server, the export is streamed (any window); outside one (the fuzz target, no
+ * server to stream through) it is gathered in the response, bounded by its limit: a longer one
+ * is a 400 naming the window, with what to ask.
  */
 int gc__api_export(gc__api_ctx *x)
 {
@@ -68,6 +225,12 @@ int gc__api_export(gc__api_ctx *x)
         o.currency = x->s->currency;
         o.region_of = gc__export_region;
         o.region_ud = x->s;
+        if (gc_httpd_server(x->req)) {
+                if (!x->req->head)
+                        return gc__exs_start(x, &o);
+                x->res->content_type = "text/csv; charset=utf-8";
+                return 0; /* HEAD: the headers GET would get, nothing computed */
+        }
         r = gc_export_run(&o, gc__export_write, &x->res->body, NULL);
         if (r == -E2BIG) {
                 gc_buf_reset(&x->res->body);

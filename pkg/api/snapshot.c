@@ -648,9 +648,11 @@ static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *
                         r = gc_httpd_add_header(res, "Retry-After", "5");
                 return r;
         }
-        /* A request too long for a key is answered, not cached. */
+        /* A request too long for a key is answered, not cached; an export is streamed (its body
+           is made while it is sent): neither cached nor tagged. */
         gc_buf_init(&key, GC__API_MAX_KEY);
-        cacheable = gc_buf_printf(&key, "%s?%s", req->path, req->query) == 0;
+        cacheable =
+            rt->fn != gc__api_export && gc_buf_printf(&key, "%s?%s", req->path, req->query) == 0;
         h = cacheable ? gc_hash(key.data, key.len, 0) : 0;
         if (cacheable) {
                 const gc__api_entry *e;
@@ -664,7 +666,7 @@ static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *
                         goto out;
         }
         r = rt->fn(&x);
-        if (r == 0 && res->status == 200) {
+        if (r == 0 && res->status == 200 && rt->fn != gc__api_export) {
                 char etag[24];
                 const char *ctype = res->content_type ? res->content_type : "application/json";
 

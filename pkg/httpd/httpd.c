@@ -95,6 +95,12 @@ struct conn {
         size_t sent;
         bool active;
 
+        /* A streamed body (gc_httpd_stream): `body` holds the piece being sent; linked into
+         * gc_httpd's list of streams while it lasts. */
+        gc_httpd_stream stream;
+        bool streaming, stream_end, stream_waiting;
+        struct conn *stream_prev, *stream_next;
+
         /* Parked by the guard: the request as read (lws keeps its header table attached until
          * the transaction completes), linked into gc_httpd's list until it is answered. */
         bool parked;
@@ -145,6 +151,7 @@ struct gc_httpd {
         int max_parked, park_sec, n_parked;
         struct conn *parked; /* doubly linked through park_prev/park_next */
         atomic_bool wake_req;
+        struct conn *streams; /* doubly linked through stream_prev/stream_next */
 
         unsigned char *wbuf; /* LWS_PRE headroom, then headers or one body chunk */
         size_t wbuf_len;
@@ -725,8 +732,35 @@ static void park_unlink(struct gc_httpd *h, struct conn *c)
         h->n_parked--;
 }
 
+static void stream_end(struct gc_httpd *h, struct conn *c)
+{
+        gc_httpd_stream st = c->stream;
+
+        if (!c->streaming)
+                return;
+        if (c->stream_prev)
+                c->stream_prev->stream_next = c->stream_next;
+        else if (h)
+                h->streams = c->stream_next;
+        if (c->stream_next)
+                c->stream_next->stream_prev = c->stream_prev;
+        c->stream_prev = c->stream_next = NULL;
+        memset(&c->stream, 0, sizeof(c->stream));
+        c->streaming = c->stream_end = c->stream_waiting = false;
+        if (st.release)
+                st.release(st.ud);
+}
+
+static void stream_release(gc_httpd_stream *st)
+{
+        if (st->next && st->release)
+                st->release(st->ud);
+        memset(st, 0, sizeof(*st));
+}
+
 static void conn_reset(struct gc_httpd *h, struct conn *c)
 {
+        stream_end(h, c);
         gc_buf_free(&c->body);
         c->sent = 0;
         c->active = false;
@@ -751,9 +785,18 @@ static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bo
         const char *hp, *he;
         struct slot *sl;
 
+        if (res->stream.next && (head || no_body))
+                stream_release(&res->stream);
         if (no_body) {
                 gc_buf_reset(&res->body);
                 if (lws_add_http_header_status(wsi, (unsigned)res->status, &p, end))
+                        return -1;
+        } else if (res->stream.next) {
+                /* No length: chunked, so that a cut body is told from a whole one. */
+                if (lws_add_http_common_headers(wsi, (unsigned)res->status, res->content_type,
+                                                LWS_ILLEGAL_HTTP_CONTENT_LEN, &p, end) ||
+                    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING,
+                                                 (const unsigned char *)"chunked", 7, &p, end))
                         return -1;
         } else if (lws_add_http_common_headers(wsi, (unsigned)res->status, res->content_type,
                                                (lws_filepos_t)res->body.len, &p, end)) {
@@ -780,6 +823,23 @@ static int send_response(struct gc_httpd *h, struct lws *wsi, struct conn *c, bo
                 return -1;
         if (lws_finalize_write_http_header(wsi, start, &p, end))
                 return -1;
+        if (res->stream.next) {
+                c->stream = res->stream;
+                memset(&res->stream, 0, sizeof(res->stream));
+                c->streaming = true;
+                c->wsi = wsi;
+                c->stream_prev = NULL;
+                c->stream_next = h->streams;
+                if (h->streams)
+                        h->streams->stream_prev = c;
+                h->streams = c;
+                gc_buf_init(&c->body, h->max_response);
+                c->sent = 0;
+                c->active = true;
+                lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, h->idle_sec);
+                lws_callback_on_writable(wsi);
+                return 0;
+        }
         /*
          * A body of one piece is written at once (lws keeps what the socket does not take and
          * completes the transaction after it), so the transaction ends before lws reads on: a
@@ -899,6 +959,8 @@ static int serve(struct gc_httpd *h, struct lws *wsi, struct conn *c, struct tar
         if (r == GC_HTTPD_ALLOW)
                 r = rt->fn(rt->ud, &req, &res);
         /* A failed answer keeps none of what the handler (or guard) set. */
+        if (r < 0 || res.status < 200 || res.status > 599 || !content_type_ok(res.content_type))
+                stream_release(&res.stream);
         if (r < 0) {
                 gc_buf_reset(&res.headers_);
                 gc_httpd_error(&res, 500, r == -E2BIG ? "response too large" : "internal error");
@@ -908,6 +970,7 @@ static int serve(struct gc_httpd *h, struct lws *wsi, struct conn *c, struct tar
         }
 send:
         r = send_response(h, wsi, c, req.head, &res);
+        stream_release(&res.stream); /* when send_response failed before taking it */
         free_header_cache(&priv);
         free_target(t);
         gc_buf_free(&res.body);
@@ -1013,6 +1076,60 @@ static int on_parked_writeable(struct gc_httpd *h, struct lws *wsi, struct conn 
         return serve(h, wsi, c, &t, mi, rt, deadline_us);
 }
 
+/* The end of a response on a connection that stays open (or closes when it must). */
+static int transaction_done(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+{
+        conn_reset(h, c);
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+        if (slot_of(wsi) && slot_of(wsi)->close_after)
+                return -1;
+        slot_done(wsi);
+        return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+/*
+ * One chunk of a streamed body: what is left of the piece in hand, else the next piece asked
+ * of the producer, framed "<hex>\r\n<bytes>\r\n"; the last chunk "0\r\n\r\n" after its end.
+ */
+static int on_stream_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+{
+        unsigned char *b = h->wbuf + LWS_PRE;
+        size_t n, k;
+        int r;
+
+        c->stream_waiting = false;
+        if (c->sent == c->body.len && !c->stream_end) {
+                gc_buf_reset(&c->body);
+                c->sent = 0;
+                r = c->stream.next(c->stream.ud, &c->body);
+                if (r == -EAGAIN && c->body.len == 0) {
+                        c->stream_waiting = true; /* gc_httpd_wake() asks again */
+                        return 0;
+                }
+                if (r < 0 && r != -EAGAIN)
+                        return -1; /* cut: no last chunk, the client sees the body is not whole */
+                c->stream_end = r == 0;
+        }
+        n = c->body.len - c->sent;
+        if (n == 0 && c->stream_end) {
+                if (lws_write(wsi, (unsigned char *)memcpy(b, "0\r\n\r\n", 5), 5,
+                              LWS_WRITE_HTTP_FINAL) != 5)
+                        return -1;
+                return transaction_done(h, wsi, c);
+        }
+        if (n > CHUNK_BYTES)
+                n = CHUNK_BYTES;
+        k = (size_t)snprintf((char *)b, 16, "%zx\r\n", n);
+        memcpy(b + k, c->body.data + c->sent, n);
+        memcpy(b + k + n, "\r\n", 2);
+        if (lws_write(wsi, b, k + n + 2, LWS_WRITE_HTTP) != (int)(k + n + 2))
+                return -1;
+        c->sent += n;
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, h->idle_sec);
+        lws_callback_on_writable(wsi);
+        return 0;
+}
+
 static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
 {
         size_t n;
@@ -1022,6 +1139,8 @@ static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
                 return on_parked_writeable(h, wsi, c);
         if (!c->active)
                 return 0;
+        if (c->streaming)
+                return on_stream_writeable(h, wsi, c);
         n = c->body.len - c->sent;
         if (n > CHUNK_BYTES)
                 n = CHUNK_BYTES;
@@ -1037,12 +1156,7 @@ static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
                 lws_callback_on_writable(wsi);
                 return 0;
         }
-        conn_reset(h, c);
-        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
-        if (slot_of(wsi) && slot_of(wsi)->close_after)
-                return -1;
-        slot_done(wsi);
-        return lws_http_transaction_completed(wsi) ? -1 : 0;
+        return transaction_done(h, wsi, c);
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -1079,8 +1193,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                 return 0;
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
                 /* gc_httpd_wake() or gc_httpd_stop() from another thread. */
-                if (h && atomic_exchange(&h->wake_req, false))
+                if (h && atomic_exchange(&h->wake_req, false)) {
                         parked_poke(h, false);
+                        for (struct conn *s = h->streams; s; s = s->stream_next)
+                                if (s->stream_waiting)
+                                        lws_callback_on_writable(s->wsi);
+                }
                 return 0;
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
                 return h ? admit(h, (int)(intptr_t)in) : 1;
@@ -1532,6 +1650,14 @@ int gc_httpd_set_guard(gc_httpd *h, gc_httpd_guard fn, void *ud)
         h->guard = fn;
         h->guard_ud = ud;
         return 0;
+}
+
+gc_httpd *gc_httpd_server(const gc_httpd_request *req)
+{
+        const struct gc_httpd__req *priv = req ? req->internal_ : NULL;
+        struct lws_context *ctx = priv && priv->wsi ? lws_get_context(priv->wsi) : NULL;
+
+        return ctx ? lws_context_user(ctx) : NULL;
 }
 
 void gc_httpd_wake(gc_httpd *h)

@@ -92,11 +92,29 @@ typedef struct gc_httpd_request {
         void *internal_; /* private */
 } gc_httpd_request;
 
+/*
+ * A body made while it is sent, for answers whose size should not bound memory (an export):
+ * sent with Transfer-Encoding: chunked, so a client tells a complete body (the last, empty
+ * chunk) from a cut one. `next` fills out (empty on entry) with the next bytes and returns 1
+ * when more follow, 0 at the end (out may hold the last bytes), -EAGAIN when none are ready
+ * yet (then gc_httpd_wake() from another thread asks again), or another negative errno to cut
+ * the connection without the last chunk. It runs on the server's thread and must not block.
+ * `release` is called once when the server is done with ud: at the end, when the connection
+ * closes, for a HEAD request, or when the handler fails; it may run on the server's thread
+ * only, so ud must stay valid for whoever else uses it (reference-count it).
+ */
+typedef struct gc_httpd_stream {
+        int (*next)(void *ud, gc_buf *out);
+        void (*release)(void *ud);
+        void *ud;
+} gc_httpd_stream;
+
 typedef struct gc_httpd_response {
         int status;               /* 200 unless set; 200..599 */
         const char *content_type; /* "application/json" unless set; must outlive the call */
         gc_buf body;              /* limited to max_response_bytes */
         gc_buf headers_;          /* private: see gc_httpd_add_header() */
+        gc_httpd_stream stream;   /* next set: the body is streamed (and `body` not sent) */
 } gc_httpd_response;
 
 /*
@@ -155,7 +173,8 @@ typedef int (*gc_httpd_guard)(void *ud, const gc_httpd_request *req, gc_httpd_re
 
 /* Before gc_httpd_run(). fn NULL removes the guard. */
 int gc_httpd_set_guard(gc_httpd *h, gc_httpd_guard fn, void *ud);
-/* From any thread (not a signal handler): re-runs the parked requests soon. */
+/* From any thread (not a signal handler): re-runs the parked requests, and asks every stream
+ * waiting for bytes (-EAGAIN) again, soon. */
 void gc_httpd_wake(gc_httpd *h);
 
 /*
@@ -168,6 +187,9 @@ int gc_httpd_run(gc_httpd *h, const volatile sig_atomic_t *stop);
 void gc_httpd_stop(gc_httpd *h);
 
 /* ---- for handlers -------------------------------------------------------------------------- */
+
+/* The server answering req (to gc_httpd_wake() it from another thread), or NULL. */
+gc_httpd *gc_httpd_server(const gc_httpd_request *req);
 
 /* The first value of query parameter name (exact, case-sensitive), or NULL. */
 const char *gc_httpd_query(const gc_httpd_request *req, const char *name);

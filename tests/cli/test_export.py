@@ -11,6 +11,9 @@ repeats no key of Tags.
 import csv
 import io
 import json
+import socket
+import time
+import urllib.request
 from collections import defaultdict
 
 import subprocess
@@ -279,6 +282,69 @@ def test_allocation_share_idle_adds_up_to_capacity(cli, tmp_path):
                 assert not unshared
             assert sum(a["gpuCostIdle"] for a in allocs.values()) + sum(unshared) == \
                 pytest.approx(costs["idle"]["cost_usd"], abs=0.01)
+    finally:
+        demo.proc.terminate()
+        demo.proc.wait(timeout=10)
+
+
+def _rss_kib(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def _raw_get(port, path):
+    """A GET on a socket of its own whose answer is not read (a client that stalls)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+    return s
+
+
+def test_api_export_is_streamed(cli, tmp_path):
+    """The API export is made while it is sent (chunked, by a thread of its own): any window,
+    the body equal to what the CLI gets, HEAD computes nothing, clients that stall hold at most
+    two exports (a third is a 503 naming the retry) and no memory beyond a few pieces each, and
+    a client that goes away frees its export."""
+    demo = Demo(_controller_path(cli), tmp_path)
+    big = "/api/v1/export/focus?window=400d&granularity=hourly"
+    try:
+        with urllib.request.urlopen(demo.url + big, timeout=30) as r:
+            assert r.status == 200
+            assert r.headers.get("Transfer-Encoding") == "chunked"
+            assert r.headers.get("Content-Length") is None
+            assert r.headers.get("ETag") is None  # made as it is sent: never cached
+            body = r.read()
+        rows = rows_of(body.decode())
+        assert len(rows) > 10000
+        again = cli.ok("export", "--server", demo.url, "--window", "400d", "--granularity",
+                       "hourly").out
+        assert again == body.decode().replace("\r\n", "\n")
+        req = urllib.request.Request(demo.url + big, method="HEAD")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 200 and r.headers.get_content_type() == "text/csv"
+            assert r.read() == b""
+
+        base = _rss_kib(demo.proc.pid)
+        stalled = [_raw_get(demo.port, big) for _ in range(2)]
+        time.sleep(1.0)
+        status, err = demo.get("/api/v1/export/csv", window="400d", granularity="hourly")
+        assert status == 503, (status, err[:200])
+        assert "too many exports" in json.loads(err)["error"]
+        # Two exports wait on clients that do not read: each holds a few pieces, not its body.
+        assert _rss_kib(demo.proc.pid) - base < 4 * 1024, (base, _rss_kib(demo.proc.pid))
+        status, _ = demo.get("/api/v1/costs", window="7d")
+        assert status == 200  # the server's thread is not held by them
+        for s in stalled:
+            s.close()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            status, _ = demo.get("/api/v1/export/csv", window="7d")
+            if status == 200:
+                break
+            time.sleep(0.2)
+        assert status == 200, "the exports of closed connections were not released"
     finally:
         demo.proc.terminate()
         demo.proc.wait(timeout=10)
