@@ -667,7 +667,7 @@ long gc_account_dra_forget(gc_accountant *a, int64_t before)
 
         if (!a)
                 return -EINVAL;
-        keep = malloc(a->n_dra_pods + 1);
+        keep = calloc(a->n_dra_pods + 1, 1);
         to = malloc((a->n_dra_pods + 1) * sizeof(*to));
         if (!keep || !to) {
                 free(keep);

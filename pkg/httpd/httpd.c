@@ -1093,6 +1093,8 @@ static int transaction_done(struct gc_httpd *h, struct lws *wsi, struct conn *c)
  */
 static int on_stream_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
 {
+        static const unsigned char last_chunk[] = {'0', '\r', '\n', '\r', '\n'},
+                                   crlf[] = {'\r', '\n'};
         unsigned char *b = h->wbuf + LWS_PRE;
         size_t n, k;
         int r;
@@ -1112,8 +1114,9 @@ static int on_stream_writeable(struct gc_httpd *h, struct lws *wsi, struct conn 
         }
         n = c->body.len - c->sent;
         if (n == 0 && c->stream_end) {
-                if (lws_write(wsi, (unsigned char *)memcpy(b, "0\r\n\r\n", 5), 5,
-                              LWS_WRITE_HTTP_FINAL) != 5)
+                memcpy(b, last_chunk, sizeof(last_chunk));
+                if (lws_write(wsi, b, sizeof(last_chunk), LWS_WRITE_HTTP_FINAL) !=
+                    (int)sizeof(last_chunk))
                         return -1;
                 return transaction_done(h, wsi, c);
         }
@@ -1121,7 +1124,7 @@ static int on_stream_writeable(struct gc_httpd *h, struct lws *wsi, struct conn 
                 n = CHUNK_BYTES;
         k = (size_t)snprintf((char *)b, 16, "%zx\r\n", n);
         memcpy(b + k, c->body.data + c->sent, n);
-        memcpy(b + k + n, "\r\n", 2);
+        memcpy(b + k + n, crlf, sizeof(crlf));
         if (lws_write(wsi, b, k + n + 2, LWS_WRITE_HTTP) != (int)(k + n + 2))
                 return -1;
         c->sent += n;
