@@ -28,6 +28,7 @@ typedef struct gc__dra_pod {
         const char *ns;
         uint32_t n_parts; /* pieces in the ledger: pod_uid, then "<pod_uid>#dra<i>" */
         int gone;         /* gone from the API: its end is final (gc_account_dra_forget) */
+        int restored;     /* priced from the restored ledger: a claim of it was never seen */
 } gc__dra_pod;
 
 typedef struct gc__claim_slot {

@@ -363,8 +363,8 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
 }
 
 /*
- * A pod this accountant has not priced, whose pieces the ledger holds already (restored from a
- * checkpoint), and one of whose claims it has never seen (deleted while the controller was
+ * A pod this accountant has not priced (or priced this way before), whose pieces the ledger
+ * holds already (restored from a checkpoint), and one of whose claims it has never seen (deleted while the controller was
  * away: a generated claim goes with its pod). Its GPU-equivalents cannot be known again, so the
  * pieces as written keep their figures and only end where the pod ended. Returns 1 when it did
  * so, 0 when the ledger holds nothing of the pod.
@@ -400,6 +400,7 @@ static int gc__dra_restored(gc_accountant *a, gc__dra_pod *p, gc_diag *diag)
         if (k == 0)
                 return 0;
         p->n_parts = k;
+        p->restored = 1;
         gc_diag_add(diag,
                     "pod %s/%s: a claim of it is gone from the API; its GPU-equivalents are the "
                     "ones recorded before, ended where the pod ended",
@@ -471,7 +472,9 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
                 }
                 c->holders[c->n_holders++] = idx;
         }
-        if (fresh && gc__dra_unknown_claim(a, &a->dra_pods[idx])) {
+        /* Every event of such a pod, not only its first: a later one must not price the
+           unseen claim at nothing and erase what the checkpoint held. */
+        if ((fresh || p->restored) && gc__dra_unknown_claim(a, &a->dra_pods[idx])) {
                 r = gc__dra_restored(a, &a->dra_pods[idx], diag);
                 if (r != 0)
                         return r;

@@ -874,6 +874,10 @@ START_TEST(restored_pod_whose_claim_is_gone_keeps_its_figures)
         ck_assert_ptr_nonnull(y.a);
         for (size_t i = 0; i < x.nodes.n; i++)
                 ck_assert_int_eq(gc_account_node(y.a, &x.nodes.v[i], &x.e.diag), 0);
+        /* A replayed MODIFIED first (still running), then the DELETED: both keep the pieces. */
+        ck_assert_int_eq(gc_account_pod(y.a, &a, &x.e.diag), 1);
+        ck_assert_int_eq(gc_ledger_get_usage(y.ledger, "a#dra1", &u), 0);
+        ck_assert_int_eq(u.end, GC_OPEN);
         ck_assert_int_eq(gc_account_pod_gone(y.a, &a, T0 + 3 * H, 0, &x.e.diag), 1);
         ck_assert_int_eq(gc_ledger_get_usage(y.ledger, "a", &u), 0);
         ck_assert_int_eq(u.end, T0 + H);
