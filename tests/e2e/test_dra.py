@@ -1,0 +1,475 @@
+"""GPUs allocated through Dynamic Resource Allocation, on the real control plane.
+
+kube-scheduler's DynamicResources plugin allocates ResourceClaims from the ResourceSlices the
+test publishes as NVIDIA's DRA driver would (dra_objects.py), writes their status.allocation and
+reservedFor, and binds the pods; kube-controller-manager's resource-claim controller makes the
+claims of ResourceClaimTemplates, takes finished pods out of reservedFor, deallocates claims
+nobody holds and deletes generated ones. The simulated kubelet (kubelet.py) runs and finishes
+the pods. Nothing writes a claim's status but those two components.
+
+The cluster:
+- dra-h100: two whole H100 80GB published as type "gpu" (on-demand), no nvidia.com/gpu;
+- dra-a100: one A100-SXM4-40GB in MIG partitions 3g.20gb, 2g.10gb and two 1g.5gb (spot), no
+  nvidia.com/gpu;
+- dp-h100: an ordinary device-plugin node, two nvidia.com/gpu (on-demand);
+- the driver's DeviceClasses gpu.nvidia.com (mapping the extended resource nvidia.com/gpu)
+  and mig.nvidia.com.
+
+The pods:
+- train: a whole GPU through a ResourceClaimTemplate, finishes after 8 s;
+- notebook: a 1g.5gb partition through a template, runs on;
+- scratch: a 2g.10gb partition through a template, deleted while running;
+- infer-a and infer-b: one named ResourceClaim (the 3g.20gb partition) reserved for both at
+  once; infer-b starts 3 s after infer-a, infer-a finishes after 10 s, infer-b runs on;
+- dp-job: nvidia.com/gpu: 1 on the device-plugin node, finishes after 12 s;
+- ext-job: nvidia.com/gpu: 1 on dra-h100, served by DRA through the class's
+  extendedResourceName (the scheduler makes its claim): one GPU, not two;
+- probe: a whole GPU with adminAccess (a monitoring pod), which costs nothing;
+- too-big: three whole GPUs in one claim, which no node has: never bound, never billed.
+Midway the driver republishes dra-h100's pool at generation 2 (a driver upgrade changes
+driverVersion): the node still has two GPUs.
+
+The truth (dra_objects.DraTruth) is computed from the pods and claims the test watched and the
+slices it published. The controller's /api/v1/pods must equal it per pod (start, end, GPU-hours,
+cost; the pieces of a pod whose share changed must be the truth's pieces), /api/v1/costs per team
+and project over a window to the cent, and per node the GPU time held and idle: the DRA nodes'
+capacity is their physical GPUs (2 and 1, however many partitions), no GPU counted twice.
+"""
+
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import dra_objects as dra
+import e2e_truth as truth
+import harness
+from kubelet import SimulatedKubelet
+
+CFG = json.loads(harness.CONFIG.read_text())
+ML, SERVE, OPS = "dra-ml", "dra-serve", "dra-ops"
+H100, A100, DP = "dra-h100", "dra-a100", "dp-h100"
+R = dra.RESOURCE_API
+
+# The controller's rights on resource.k8s.io, as deploy/rbac.yaml is to grant them (list and
+# watch, no writes). Applied only while deploy/rbac.yaml does not yet name these resources; once
+# it does, the test runs with the shipped RBAC alone.
+DRA_RBAC = {
+    "apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": "gpu-cost-controller-dra"},
+         "rules": [{"apiGroups": ["resource.k8s.io"],
+                    "resources": ["resourceslices", "resourceclaims", "deviceclasses"],
+                    "verbs": ["list", "watch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "gpu-cost-controller-dra"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": "gpu-cost-controller-dra"},
+         "subjects": [{"kind": "ServiceAccount", "name": "gpu-cost-controller",
+                       "namespace": "gpu-cost"}]}]}
+
+
+def wait(what, fn, timeout=60, period=0.25):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(period)
+    raise AssertionError("%s: not after %d s" % (what, timeout))
+
+
+def _controller_binary():
+    p = Path(os.environ.get("GPU_COST_CONTROLLER") or harness.REPO / "build" /
+             "gpu-cost-controller")
+    return p if os.access(p, os.X_OK) else None
+
+
+class Scenario:
+    """What the module's one run of the scenario leaves for the tests to check."""
+
+
+@pytest.fixture(scope="module")
+def scenario(module_cluster, tmp_path_factory):
+    cluster = module_cluster
+    api = cluster.api
+    s = Scenario()
+    s.cluster, s.api = cluster, api
+    for ns, labels in (("gpu-cost", {}), (ML, {"team": "vision"}),
+                       (SERVE, {"team": "serving", "project": "chat"}),
+                       (OPS, {"team": "platform",
+                              "resource.kubernetes.io/admin-access": "true"})):
+        api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                "metadata": {"name": ns, "labels": labels}})
+    cluster.apply(harness.RBAC)
+    if "resourceslices" not in harness.RBAC.read_text():
+        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(DRA_RBAC))
+    cluster.wait_controller_can()
+    cluster.wait_controller_can(R + "/resourceslices?limit=1")
+    cluster.wait_controller_can(R + "/resourceclaims?limit=1")
+
+    # The driver's classes and the nodes with their slices, before the controller starts.
+    for dc in dra.DEVICE_CLASSES:
+        api.call("POST", R + "/deviceclasses", dc)
+    s.nodes = [
+        dra.create_node(api, H100, dra.dra_node_labels(H100, "p5.48xlarge", "us-east-1",
+                                                       "us-east-1a", "on-demand")),
+        dra.create_node(api, A100, dra.dra_node_labels(A100, "p4d.24xlarge", "us-east-1",
+                                                       "us-east-1b", "spot")),
+    ]
+    import sim  # the H100 GFD label set, moved to a cloud instance
+    dp_labels = sim._cloud_node(DP, "p5.48xlarge", "us-east-1", "us-east-1a",
+                                {"nvidia.com/gpu.count": "2",
+                                 "karpenter.sh/capacity-type": "on-demand"})
+    s.nodes.append(dra.create_node(api, DP, dp_labels, {"nvidia.com/gpu": "2"}))
+    s.h100_slice = api.call("POST", R + "/resourceslices",
+                            dra.resource_slice(H100, dra.h100_devices(1)))
+    s.a100_slice = api.call("POST", R + "/resourceslices",
+                            dra.resource_slice(A100, dra.a100_mig_devices()))
+
+    s.pods = dra.Recorder(cluster, "/api/v1/pods").start()
+    s.claims = dra.Recorder(cluster, R + "/resourceclaims").start()
+    kubelet = SimulatedKubelet(cluster.env, [H100, A100, DP]).start()
+    s.controller = None
+    binary = _controller_binary()
+    if binary is not None:
+        s.controller = harness.Controller(
+            binary, cluster, tmp_path_factory.mktemp("dra") / "controller.log",
+            extra=["--snapshot-interval", "1s"]).start()
+        s.controller.wait_ready()
+    # Every object the window counts from exists and has been listed.
+    s.w0 = int(time.time()) + 1
+    time.sleep(s.w0 - time.time())
+    try:
+        run_workloads(s)
+        s.kubelet_errors = list(kubelet.errors)
+        yield s
+    finally:
+        if s.controller is not None:
+            s.controller.stop()
+            print("controller log (last lines):\n%s" % harness.tail(s.controller.log_path, 40))
+        kubelet.stop()
+        s.pods.stop()
+        s.claims.stop()
+        print("simulated kubelet errors: %s" % kubelet.errors[-5:])
+
+
+def ns_path(ns, what, group="/api/v1"):
+    return "%s/namespaces/%s/%s" % (group, ns, what)
+
+
+def phase(api, ns, name):
+    st, doc = api.request("GET", ns_path(ns, "pods/" + name))
+    if st == 404:
+        return "Gone"
+    return (doc.get("status") or {}).get("phase")
+
+
+def run_workloads(s):
+    api = s.api
+    api.call("POST", ns_path(ML, "resourceclaimtemplates", R),
+             dra.claim_template("whole-gpu", dra.request("gpu", "gpu.nvidia.com")))
+    api.call("POST", ns_path(ML, "resourceclaimtemplates", R),
+             dra.claim_template("mig-1g", dra.request("mig", "mig.nvidia.com",
+                                                      dra.profile_is("1g.5gb"))))
+    api.call("POST", ns_path(ML, "resourceclaimtemplates", R),
+             dra.claim_template("mig-2g", dra.request("mig", "mig.nvidia.com",
+                                                      dra.profile_is("2g.10gb"))))
+    api.call("POST", ns_path(ML, "resourceclaimtemplates", R),
+             dra.claim_template("three-gpus", dra.request("gpus", "gpu.nvidia.com", count=3)))
+    api.call("POST", ns_path(OPS, "resourceclaimtemplates", R),
+             dra.claim_template("gpu-admin", dra.request("gpu", "gpu.nvidia.com", admin=True)))
+    api.call("POST", ns_path(SERVE, "resourceclaims", R),
+             dra.claim("shared-3g", dra.request("mig", "mig.nvidia.com",
+                                                dra.profile_is("3g.20gb"))))
+
+    def create(ns, p):
+        api.call("POST", ns_path(ns, "pods"), p)
+
+    create(ML, dra.pod("train", "pretrain", run=8, template="whole-gpu"))
+    create(ML, dra.pod("notebook", "notebooks", template="mig-1g"))
+    create(ML, dra.pod("scratch", "scratch", template="mig-2g"))
+    create(SERVE, dra.pod("infer-a", "chat", run=10, claim_name="shared-3g"))
+    create(ML, dra.pod("dp-job", "etl", run=12, gpus=1, node=DP))
+    create(SERVE, dra.pod("ext-job", "legacy", gpus=1, node=H100))
+    create(OPS, dra.pod("probe", "dcgm", template="gpu-admin", node=H100))
+    create(ML, dra.pod("too-big", "pretrain", template="three-gpus"))
+
+    wait("infer-a running", lambda: phase(api, SERVE, "infer-a") == "Running")
+    time.sleep(3)
+    create(SERVE, dra.pod("infer-b", "chat", claim_name="shared-3g"))
+    wait("scratch running", lambda: phase(api, ML, "scratch") == "Running")
+    wait("infer-b running", lambda: phase(api, SERVE, "infer-b") == "Running")
+    time.sleep(2)
+    api.call("DELETE", ns_path(ML, "pods/scratch"))
+
+    # A driver upgrade: the kubelet plugin republishes its pool with a new generation.
+    sl = api.get(R + "/resourceslices/" + s.h100_slice["metadata"]["name"])
+    sl["spec"]["pool"]["generation"] = 2
+    for d in sl["spec"]["devices"]:
+        d["attributes"]["driverVersion"] = {"version": "580.105.8"}
+    s.h100_slice = api.call("PUT", R + "/resourceslices/" + sl["metadata"]["name"], sl)
+
+    for ns, name, want in ((ML, "train", "Succeeded"), (SERVE, "infer-a", "Succeeded"),
+                           (ML, "dp-job", "Succeeded"), (ML, "scratch", "Gone"),
+                           (ML, "notebook", "Running"), (SERVE, "infer-b", "Running"),
+                           (SERVE, "ext-job", "Running"), (OPS, "probe", "Running")):
+        wait("%s/%s %s" % (ns, name, want), lambda: phase(api, ns, name) == want, timeout=45)
+
+    def shared_reserved():
+        c = api.get(ns_path(SERVE, "resourceclaims/shared-3g", R))
+        return [r["name"] for r in (c.get("status") or {}).get("reservedFor") or []]
+
+    # The resource-claim controller takes finished pods out of reservedFor and deletes the
+    # claims generated for pods that are done or gone.
+    wait("shared-3g reserved for infer-b only", lambda: shared_reserved() == ["infer-b"])
+    gen = {}
+    for p in s.pods.last():
+        for st in (p.get("status") or {}).get("resourceClaimStatuses") or []:
+            gen[p["metadata"]["name"]] = st.get("resourceClaimName")
+    for name in ("train", "scratch"):
+        assert gen.get(name), "no generated claim seen for %s: %s" % (name, gen)
+        wait("claim of %s deleted" % name, lambda: api.request(
+            "GET", ns_path(ML, "resourceclaims/" + gen[name], R))[0] == 404, timeout=30)
+    s.generated = gen
+    time.sleep(2.5)  # a snapshot (1 s) after the last event
+    s.done = time.time()
+
+
+# ---- the cluster side: what the real scheduler and controller-manager did ------------------------
+
+def pods_by_name(s):
+    return {p["metadata"]["name"]: p for p in s.pods.last()}
+
+
+def claim_versions(s, ns, name):
+    return s.claims.by_name(name, ns)
+
+
+def allocated(versions):
+    for v in reversed(versions):
+        a = (v.get("status") or {}).get("allocation")
+        if a:
+            return a["devices"]["results"]
+    return None
+
+
+def build_truth(s):
+    nodes = [s.api.get("/api/v1/nodes/" + n["metadata"]["name"]) for n in s.nodes]
+    slices = s.api.get(R + "/resourceslices")["items"]
+    namespaces = s.api.get("/api/v1/namespaces")["items"]
+    return dra.DraTruth(CFG, nodes, slices, s.claims.all_versions(), s.pods.last(), namespaces)
+
+
+def test_scheduler_allocates_from_the_slices(scenario):
+    s = scenario
+    pods = pods_by_name(s)
+    for name in ("train", "notebook", "scratch", "infer-a", "infer-b", "dp-job", "ext-job",
+                 "probe"):
+        assert pods[name]["spec"].get("nodeName"), name
+    # Placed by what they claim: no pod names a node but ext-job, probe and dp-job.
+    assert pods["train"]["spec"]["nodeName"] == H100
+    assert pods["ext-job"]["spec"]["nodeName"] == H100
+    for name in ("notebook", "scratch", "infer-a", "infer-b"):
+        assert pods[name]["spec"]["nodeName"] == A100, name
+    assert pods["dp-job"]["spec"]["nodeName"] == DP
+    big = pods["too-big"]
+    assert not big["spec"].get("nodeName")
+    cond = [c for c in big["status"].get("conditions") or [] if c["type"] == "PodScheduled"]
+    assert cond and cond[0]["status"] == "False" and cond[0]["reason"] == "Unschedulable", cond
+
+    g = s.generated
+    train = allocated(claim_versions(s, ML, g["train"]))
+    assert [(r["driver"], r["pool"]) for r in train] == [("gpu.nvidia.com", H100)], train
+    assert train[0]["device"] in ("gpu-0", "gpu-1")
+    nb = allocated(claim_versions(s, ML, g["notebook"]))
+    assert [r["device"] for r in nb] in (["gpu-0-mig-19-2-1"], ["gpu-0-mig-19-3-1"]), nb
+    sc = allocated(claim_versions(s, ML, g["scratch"]))
+    assert [r["device"] for r in sc] == ["gpu-0-mig-14-0-2"], sc
+    shared = claim_versions(s, SERVE, "shared-3g")
+    assert [r["device"] for r in allocated(shared)] == ["gpu-0-mig-9-4-4"]
+    both = [v for v in shared if {r["name"] for r in (v.get("status") or {}).get("reservedFor")
+                                  or []} == {"infer-a", "infer-b"}]
+    assert both, "the scheduler never reserved shared-3g for both pods"
+    # The deleted pod's and the finished pod's generated claims were deallocated and deleted.
+    for name in ("train", "scratch"):
+        vs = claim_versions(s, ML, g[name])
+        assert vs[-1]["metadata"]["uid"] in s.claims.deleted, name
+
+    # ext-job: the scheduler served nvidia.com/gpu from DRA with a claim of its own.
+    ext = pods["ext-job"]["status"].get("extendedResourceClaimStatus")
+    assert ext and ext["resourceClaimName"], pods["ext-job"]["status"]
+    assert [m["resourceName"] for m in ext["requestMappings"]] == ["nvidia.com/gpu"], ext
+    ev = claim_versions(s, SERVE, ext["resourceClaimName"])
+    assert ev[-1]["metadata"].get("annotations", {}).get(dra.EXT_CLAIM_ANNOTATION) == "true"
+    er = allocated(ev)
+    assert [(r["pool"], r["device"] != train[0]["device"]) for r in er] == [(H100, True)], er
+    # probe: an admin-access allocation of a GPU in use.
+    pr = allocated(claim_versions(s, OPS, g["probe"]))
+    assert len(pr) == 1 and pr[0].get("adminAccess") is True and pr[0]["pool"] == H100, pr
+    assert not s.claims.errors and not s.pods.errors
+
+
+def test_truth_on_the_scenario(scenario):
+    """The truth's figures are what the scenario means, worked out from the pods' times alone."""
+    s = scenario
+    t = build_truth(s)
+    now = int(s.done)
+    h = {x.name: x for x in t.holders}
+    assert set(h) == {"train", "notebook", "scratch", "infer-a", "infer-b", "dp-job",
+                      "ext-job"}, sorted(h)
+    for name in ("train", "ext-job", "dp-job"):
+        segs = t.segments(h[name], now)
+        assert [g for _, _, g in segs] == [1.0], (name, segs)
+    assert [g for _, _, g in t.segments(h["notebook"], now)] == [pytest.approx(1 / 7)]
+    assert [g for _, _, g in t.segments(h["scratch"], now)] == [pytest.approx(2 / 7)]
+    a, b = h["infer-a"], h["infer-b"]
+    assert a.start < b.start < a.end, (a.start, b.start, a.end)
+    assert t.segments(a, now) == [(a.start, b.start, 0.5), (b.start, a.end, 0.25)]
+    assert t.segments(b, now) == [(b.start, a.end, 0.25), (a.end, now, 0.5)]
+    assert h["train"].end - h["train"].start >= 8
+    assert h["scratch"].end is not None and h["notebook"].end is None
+    # Capacity: physical GPUs, each once.
+    assert {n: x.capacity for n, x in t.nodes.items()} == {H100: 2, A100: 1, DP: 2}
+    assert (t.nodes[H100].model, t.nodes[H100].price) == ("NVIDIA-H100-80GB-HBM3", 6.88)
+    assert (t.nodes[A100].model, t.nodes[A100].price) == ("NVIDIA-A100-SXM4-40GB", 1.29)
+    assert t.nodes[DP].price == 6.88
+
+
+# ---- the controller against the truth -------------------------------------------------------------
+
+def api_get(c, path):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (c.port, path), timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _close(a, b, eps):
+    return a is not None and abs(a - b) <= eps
+
+
+def test_controller_prices_dra_pods(scenario, controller_bin):
+    s = scenario
+    c = s.controller
+    assert c is not None and c.alive(), "controller not running"
+    doc = api_get(c, "/api/v1/pods?limit=100000")
+    now = truth.utc(doc["now"])
+    t = build_truth(s)
+    holders = {h.uid: h for h in t.holders}
+    got = {}
+    for p in doc["pods"]:
+        got.setdefault(p["uid"].split("#")[0], []).append(p)
+    bad = []
+    for uid in sorted(set(got) | set(holders), key=lambda u: (holders[u].name if u in holders
+                                                               else u)):
+        h, ps = holders.get(uid), got.get(uid)
+        if h is None:
+            bad.append("%s: listed, the truth has no GPU time for it: %s" % (
+                ps[0]["name"], [(p["geq"], p["start"], p["end"]) for p in ps]))
+            continue
+        if ps is None:
+            bad.append("%s/%s: missing" % (h.ns, h.name))
+            continue
+        ps.sort(key=lambda p: p["start"])
+        segs = t.segments(h, now)
+        hours = sum(g * (b - a) for a, b, g in segs) / 3600.0
+        ghours = sum(p["gpu_hours"] for p in ps)
+        gcost = sum(p["cost_usd"] for p in ps)
+        start = truth.utc(ps[0]["start"])
+        ends = [p["end"] for p in ps]
+        end = None if ends[-1] is None else truth.utc(ends[-1])
+        line = "%s/%s: %s..%s %.9f GPU-h $%.4f; truth %s..%s %.9f GPU-h $%.4f" % (
+            h.ns, h.name, ps[0]["start"], ends[-1], ghours, gcost, dra.rfc3339(h.start),
+            h.end and dra.rfc3339(h.end), hours, hours * h.price)
+        if start != h.start or end != h.end or not _close(ghours, hours, 1e-9) or \
+                not _close(gcost, hours * h.price, 0.005):
+            bad.append(line)
+        for p in ps:
+            if (p["node"], p["team"], p["project"], p["model"], p["capacity_type"]) != \
+                    (h.node, h.team, h.project, h.model, h.capacity_type) or \
+                    not _close(p["usd_per_gpu_hour"], h.price, 1e-9):
+                bad.append("%s/%s: %s/%s/%s %s %s $%s; truth %s/%s/%s %s %s $%s" % (
+                    h.ns, h.name, p["node"], p["team"], p["project"], p["model"],
+                    p["capacity_type"], p["usd_per_gpu_hour"], h.node, h.team, h.project,
+                    h.model, h.capacity_type, h.price))
+        # A pod whose share changed is listed as contiguous pieces of constant
+        # GPU-equivalents: the truth's pieces.
+        if len(ps) > 1 or len(segs) > 1:
+            pieces = [(truth.utc(p["start"]), now if p["end"] is None else truth.utc(p["end"]),
+                       p["geq"]) for p in ps]
+            if len(pieces) != len(segs) or any(
+                    (a, b) != (x, y) or not _close(g, z, 1e-9)
+                    for (a, b, g), (x, y, z) in zip(pieces, segs)):
+                bad.append("%s/%s pieces %s; truth %s" % (h.ns, h.name, pieces, segs))
+        elif not _close(ps[0]["geq"], segs[0][2], 1e-12):
+            bad.append("%s/%s geq %r; truth %r" % (h.ns, h.name, ps[0]["geq"], segs[0][2]))
+    assert not bad, "\n".join(bad)
+
+
+def test_controller_costs_and_idle(scenario, controller_bin):
+    """/api/v1/costs over [w0, w1): per team and project to the cent; per node the GPU time
+    pods held and the idle capacity, the DRA nodes at their physical GPUs."""
+    s = scenario
+    c = s.controller
+    assert c is not None and c.alive(), "controller not running"
+    w1 = truth.utc(api_get(c, "/api/v1/pods?limit=1")["now"])
+    w0 = s.w0
+    t = build_truth(s)
+    tw = t.window(w0, w1)
+    win = "window=%d,%d" % (w0, w1)
+    bad = []
+    by_tp = api_get(c, "/api/v1/costs?%s&by=team,project" % win)
+    got = {(g["keys"]["team"], g["keys"]["project"]): g for g in by_tp["groups"]}
+    for key in sorted(set(got) | set(tw["groups"]), key=str):
+        g, w = got.get(key) or {}, tw["groups"].get(key) or {"gpu_seconds": 0.0,
+                                                             "cost_usd": 0.0}
+        if not _close(g.get("gpu_seconds", 0.0), w["gpu_seconds"], 1e-6) or \
+                not _close(g.get("cost_usd", 0.0), w["cost_usd"], 0.005):
+            bad.append("%s/%s: %r GPU-s $%r; truth %r GPU-s $%r" % (
+                key[0], key[1], g.get("gpu_seconds"), g.get("cost_usd"), w["gpu_seconds"],
+                w["cost_usd"]))
+    for part in ("total", "capacity"):
+        g, w = by_tp.get(part) or {}, tw[part]
+        if not _close(g.get("gpu_seconds"), w["gpu_seconds"], 1e-6) or \
+                not _close(g.get("cost_usd"), w["cost_usd"], 0.005):
+            bad.append("%s: %r GPU-s $%r; truth %r GPU-s $%r" % (
+                part, g.get("gpu_seconds"), g.get("cost_usd"), w["gpu_seconds"],
+                w["cost_usd"]))
+    by_node = api_get(c, "/api/v1/costs?%s&by=node" % win)
+    held = {g["keys"]["node"]: g for g in by_node["groups"]}
+    idle = {n["node"]: n for n in (by_node.get("idle") or {}).get("nodes") or []}
+    for node in sorted(set(t.nodes) | set(held) | set(idle)):
+        w = tw["idle"].get(node)
+        if w is None:
+            bad.append("%s: not a GPU node, listed %s %s" % (node, held.get(node), idle.get(node)))
+            continue
+        gh = (held.get(node) or {}).get("gpu_seconds", 0.0)
+        gi = (idle.get(node) or {}).get("gpu_seconds", 0.0)
+        if not _close(gh, w["held"], 1e-6):
+            bad.append("%s held: %r GPU-s; truth %r" % (node, gh, w["held"]))
+        if not _close(gi, w["gpu_seconds"], 1e-6) or \
+                not _close((idle.get(node) or {}).get("cost_usd", 0.0), w["cost_usd"], 0.005):
+            bad.append("%s idle: %r GPU-s $%r; truth %r GPU-s $%r" % (
+                node, gi, (idle.get(node) or {}).get("cost_usd"), w["gpu_seconds"],
+                w["cost_usd"]))
+        # Capacity = held + idle (no node is full here): 2, 1 and 2 GPUs over the window.
+        cap = t.nodes[node].capacity * (w1 - w0)
+        if not _close(gh + gi, cap, 1e-6):
+            bad.append("%s capacity: %r GPU-s (%.4f GPUs); truth %r (%g GPUs)" % (
+                node, gh + gi, (gh + gi) / (w1 - w0), cap, t.nodes[node].capacity))
+    # OpenCost's node_gpu_count: the physical GPUs of each node, once.
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
+        text = r.read().decode()
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("node_gpu_count{"):
+            lab = line[line.index("{") + 1:line.index("}")]
+            node = dict(kv.split("=", 1) for kv in lab.split(",")).get("node", "").strip('"')
+            counts[node] = float(line.rsplit(" ", 1)[1])
+    want = {n: x.capacity for n, x in t.nodes.items()}
+    if counts != want:
+        bad.append("node_gpu_count %s; truth %s" % (counts, want))
+    assert not bad, "\n".join(bad)
+    assert c.alive()
