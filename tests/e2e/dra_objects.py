@@ -167,8 +167,8 @@ def resource_slice(node, devices, generation=1):
 def h100_devices(node_index):
     """Two whole H100 80GB HBM3 (minors 0 and 1), as the kubelet plugin publishes them."""
     return [whole_gpu(m, "GPU-4a7bc0d2-1e44-5c7f-9d1a-%04x%08x" % (node_index, m),
-                      "NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", "0000:%02x:00.0" % (0x18 + m * 0x12),
-                      "81559Mi") for m in (0, 1)]
+                      "NVIDIA H100 80GB HBM3", "Hopper", "9.0.0",
+                      "0000:%02x:00.0" % (0x18 + m * 0x12), "81559Mi") for m in (0, 1)]
 
 
 # The A100 40GB's MIG layout: 3g.20gb at placement 4 (memory slices 4-7), 2g.10gb at 0 (0-1),
@@ -183,7 +183,7 @@ def a100_mig_devices():
             for i, (prof, start) in enumerate(A100_LAYOUT)]
 
 
-# ---- claims, templates, pods ----------------------------------------------------------------------
+# ---- claims, templates, pods ---------------------------------------------------------------------
 
 def request(name, device_class, cel=None, count=None, admin=False):
     ex = {"deviceClassName": device_class}
@@ -469,8 +469,8 @@ class DraTruth:
             req = {r: n for r, n in cli.effective_request(p["spec"], self.cfg).items()
                    if r not in mapped}
             if node is None:
-                assert not req and not any(self.claims.get((ns, n), {}).get("geq") for n in
-                                           names), "pod %s holds GPUs on a node without" % md["name"]
+                held = req or [n for n in names if self.claims.get((ns, n), {}).get("geq")]
+                assert not held, "pod %s holds GPUs on a node without any" % md["name"]
                 continue
             dp = sum(n * node.node.unit_share(r, self.cfg) for r, n in req.items())
             claims_held = [(ns, n) for n in names if self.claims.get((ns, n), {}).get("geq")]

@@ -133,13 +133,17 @@ def scenario(module_cluster, tmp_path_factory):
     s.pods = dra.Recorder(cluster, "/api/v1/pods").start()
     s.claims = dra.Recorder(cluster, R + "/resourceclaims").start()
     kubelet = SimulatedKubelet(cluster.env, [H100, A100, DP]).start()
-    s.controller = None
+    s.controller, s.controller_error = None, None
     binary = _controller_binary()
     if binary is not None:
         s.controller = harness.Controller(
             binary, cluster, tmp_path_factory.mktemp("dra") / "controller.log",
             extra=["--snapshot-interval", "1s"]).start()
-        s.controller.wait_ready()
+        try:
+            s.controller.wait_ready()
+        except AssertionError as e:
+            # The cluster side is still checked; the controller's tests report this.
+            s.controller_error = str(e)
     # Every object the window counts from exists and has been listed.
     s.w0 = int(time.time()) + 1
     time.sleep(s.w0 - time.time())
@@ -166,6 +170,26 @@ def phase(api, ns, name):
     if st == 404:
         return "Gone"
     return (doc.get("status") or {}).get("phase")
+
+
+def reserved_history(s, name="shared-3g", ns=SERVE):
+    """The claim's reservedFor over its versions, runs of the same list collapsed."""
+    out = []
+    for v in s.claims.by_name(name, ns):
+        r = [x["name"] for x in (v.get("status") or {}).get("reservedFor") or []]
+        if out and out[-1][0] == r:
+            out[-1][1] += 1
+        else:
+            out.append([r, 1])
+    return out
+
+
+def reserved_seen(s, names, after=0):
+    """A version of shared-3g, among those after the first `after`, reserved for exactly
+    these pods."""
+    vs = s.claims.by_name("shared-3g", SERVE)[after:]
+    return any(sorted(x["name"] for x in (v.get("status") or {}).get("reservedFor") or [])
+               == sorted(names) for v in vs)
 
 
 def run_workloads(s):
@@ -219,13 +243,13 @@ def run_workloads(s):
                            (SERVE, "ext-job", "Running"), (OPS, "probe", "Running")):
         wait("%s/%s %s" % (ns, name, want), lambda: phase(api, ns, name) == want, timeout=45)
 
-    def shared_reserved():
-        c = api.get(ns_path(SERVE, "resourceclaims/shared-3g", R))
-        return [r["name"] for r in (c.get("status") or {}).get("reservedFor") or []]
-
     # The resource-claim controller takes finished pods out of reservedFor and deletes the
-    # claims generated for pods that are done or gone.
-    wait("shared-3g reserved for infer-b only", lambda: shared_reserved() == ["infer-b"])
+    # claims generated for pods that are done or gone. (kube-controller-manager v1.37.2 then
+    # puts a finished pod of a claim still allocated back into reservedFor, since its pod
+    # sync does not look at the phase, and takes it out again, over and over: reservedFor
+    # flaps between [infer-b] and [infer-b, infer-a]. The truth and the controller's holders
+    # are the pods' intervals, never reservedFor.)
+    wait("shared-3g reserved for infer-b only", lambda: reserved_seen(s, ["infer-b"]))
     gen = {}
     for p in s.pods.last():
         for st in (p.get("status") or {}).get("resourceClaimStatuses") or []:
@@ -339,7 +363,12 @@ def test_truth_on_the_scenario(scenario):
     assert t.nodes[DP].price == 6.88
 
 
-# ---- the controller against the truth -------------------------------------------------------------
+# ---- the controller against the truth ------------------------------------------------------------
+
+# The figures are seconds of GPU time, a few cents in all: money is compared to 1e-7 USD (the
+# controller's arithmetic is double precision), far inside the cent the reports round to.
+GH_EPS, GS_EPS, USD_EPS = 1e-9, 1e-6, 1e-7
+
 
 def api_get(c, path):
     with urllib.request.urlopen("http://127.0.0.1:%d%s" % (c.port, path), timeout=10) as r:
@@ -350,10 +379,16 @@ def _close(a, b, eps):
     return a is not None and abs(a - b) <= eps
 
 
-def test_controller_prices_dra_pods(scenario, controller_bin):
-    s = scenario
+def controller_up(s):
     c = s.controller
-    assert c is not None and c.alive(), "controller not running"
+    assert s.controller_error is None, s.controller_error
+    assert c is not None and c.alive(), "controller not running (exit %s):\n%s" % (
+        c and c.proc.returncode, c and harness.tail(c.log_path))
+    return c
+
+
+def compare_pods(s, c):
+    """/api/v1/pods against the truth, per pod: lines that differ."""
     doc = api_get(c, "/api/v1/pods?limit=100000")
     now = truth.utc(doc["now"])
     t = build_truth(s)
@@ -380,11 +415,13 @@ def test_controller_prices_dra_pods(scenario, controller_bin):
         start = truth.utc(ps[0]["start"])
         ends = [p["end"] for p in ps]
         end = None if ends[-1] is None else truth.utc(ends[-1])
-        line = "%s/%s: %s..%s %.9f GPU-h $%.4f; truth %s..%s %.9f GPU-h $%.4f" % (
+        line = "%s/%s: %s..%s %.9f GPU-h $%.7f; truth %s..%s %.9f GPU-h $%.7f %s" % (
             h.ns, h.name, ps[0]["start"], ends[-1], ghours, gcost, dra.rfc3339(h.start),
-            h.end and dra.rfc3339(h.end), hours, hours * h.price)
-        if start != h.start or end != h.end or not _close(ghours, hours, 1e-9) or \
-                not _close(gcost, hours * h.price, 0.005):
+            h.end and dra.rfc3339(h.end), hours, hours * h.price,
+            [(b - a, round(g, 4)) for a, b, g in segs])
+        print(line)
+        if start != h.start or end != h.end or not _close(ghours, hours, GH_EPS) or \
+                not _close(gcost, hours * h.price, USD_EPS):
             bad.append(line)
         for p in ps:
             if (p["node"], p["team"], p["project"], p["model"], p["capacity_type"]) != \
@@ -394,26 +431,25 @@ def test_controller_prices_dra_pods(scenario, controller_bin):
                     h.ns, h.name, p["node"], p["team"], p["project"], p["model"],
                     p["capacity_type"], p["usd_per_gpu_hour"], h.node, h.team, h.project,
                     h.model, h.capacity_type, h.price))
-        # A pod whose share changed is listed as contiguous pieces of constant
-        # GPU-equivalents: the truth's pieces.
-        if len(ps) > 1 or len(segs) > 1:
+        # A pod whose share changed: one row spanning its pieces (GPU-hours, start and end
+        # checked above), or, if listed as pieces, the truth's pieces.
+        if len(ps) > 1:
             pieces = [(truth.utc(p["start"]), now if p["end"] is None else truth.utc(p["end"]),
                        p["geq"]) for p in ps]
             if len(pieces) != len(segs) or any(
                     (a, b) != (x, y) or not _close(g, z, 1e-9)
                     for (a, b, g), (x, y, z) in zip(pieces, segs)):
                 bad.append("%s/%s pieces %s; truth %s" % (h.ns, h.name, pieces, segs))
-        elif not _close(ps[0]["geq"], segs[0][2], 1e-12):
-            bad.append("%s/%s geq %r; truth %r" % (h.ns, h.name, ps[0]["geq"], segs[0][2]))
-    assert not bad, "\n".join(bad)
+        # The current GPU-equivalents: the latest piece's.
+        if not _close(ps[-1]["geq"], segs[-1][2], 1e-12):
+            bad.append("%s/%s geq %r; truth %r" % (h.ns, h.name, ps[-1]["geq"], segs[-1][2]))
+    return bad
 
 
-def test_controller_costs_and_idle(scenario, controller_bin):
-    """/api/v1/costs over [w0, w1): per team and project to the cent; per node the GPU time
-    pods held and the idle capacity, the DRA nodes at their physical GPUs."""
-    s = scenario
-    c = s.controller
-    assert c is not None and c.alive(), "controller not running"
+def compare_costs(s, c):
+    """/api/v1/costs over [w0, w1) against the truth: per team and project, total and capacity;
+    per node the GPU time held and idle, the DRA nodes at their physical GPUs; and
+    /metrics' node_gpu_count."""
     w1 = truth.utc(api_get(c, "/api/v1/pods?limit=1")["now"])
     w0 = s.w0
     t = build_truth(s)
@@ -425,18 +461,22 @@ def test_controller_costs_and_idle(scenario, controller_bin):
     for key in sorted(set(got) | set(tw["groups"]), key=str):
         g, w = got.get(key) or {}, tw["groups"].get(key) or {"gpu_seconds": 0.0,
                                                              "cost_usd": 0.0}
-        if not _close(g.get("gpu_seconds", 0.0), w["gpu_seconds"], 1e-6) or \
-                not _close(g.get("cost_usd", 0.0), w["cost_usd"], 0.005):
-            bad.append("%s/%s: %r GPU-s $%r; truth %r GPU-s $%r" % (
-                key[0], key[1], g.get("gpu_seconds"), g.get("cost_usd"), w["gpu_seconds"],
-                w["cost_usd"]))
+        line = "%s/%s: %r GPU-s $%r; truth %r GPU-s $%r" % (
+            key[0], key[1], g.get("gpu_seconds"), g.get("cost_usd"), w["gpu_seconds"],
+            w["cost_usd"])
+        print(line)
+        if not _close(g.get("gpu_seconds", 0.0), w["gpu_seconds"], GS_EPS) or \
+                not _close(g.get("cost_usd", 0.0), w["cost_usd"], USD_EPS):
+            bad.append(line)
     for part in ("total", "capacity"):
         g, w = by_tp.get(part) or {}, tw[part]
-        if not _close(g.get("gpu_seconds"), w["gpu_seconds"], 1e-6) or \
-                not _close(g.get("cost_usd"), w["cost_usd"], 0.005):
-            bad.append("%s: %r GPU-s $%r; truth %r GPU-s $%r" % (
-                part, g.get("gpu_seconds"), g.get("cost_usd"), w["gpu_seconds"],
-                w["cost_usd"]))
+        line = "%s %s: %r GPU-s $%r; truth %r GPU-s $%r" % (
+            win, part, g.get("gpu_seconds"), g.get("cost_usd"), w["gpu_seconds"],
+            w["cost_usd"])
+        print(line)
+        if not _close(g.get("gpu_seconds"), w["gpu_seconds"], GS_EPS) or \
+                not _close(g.get("cost_usd"), w["cost_usd"], USD_EPS):
+            bad.append(line)
     by_node = api_get(c, "/api/v1/costs?%s&by=node" % win)
     held = {g["keys"]["node"]: g for g in by_node["groups"]}
     idle = {n["node"]: n for n in (by_node.get("idle") or {}).get("nodes") or []}
@@ -447,16 +487,18 @@ def test_controller_costs_and_idle(scenario, controller_bin):
             continue
         gh = (held.get(node) or {}).get("gpu_seconds", 0.0)
         gi = (idle.get(node) or {}).get("gpu_seconds", 0.0)
-        if not _close(gh, w["held"], 1e-6):
+        print("%s: held %r idle %r GPU-s; truth held %r idle %r (capacity %g GPUs)" % (
+            node, gh, gi, w["held"], w["gpu_seconds"], t.nodes[node].capacity))
+        if not _close(gh, w["held"], GS_EPS):
             bad.append("%s held: %r GPU-s; truth %r" % (node, gh, w["held"]))
-        if not _close(gi, w["gpu_seconds"], 1e-6) or \
-                not _close((idle.get(node) or {}).get("cost_usd", 0.0), w["cost_usd"], 0.005):
+        if not _close(gi, w["gpu_seconds"], GS_EPS) or \
+                not _close((idle.get(node) or {}).get("cost_usd", 0.0), w["cost_usd"], USD_EPS):
             bad.append("%s idle: %r GPU-s $%r; truth %r GPU-s $%r" % (
                 node, gi, (idle.get(node) or {}).get("cost_usd"), w["gpu_seconds"],
                 w["cost_usd"]))
-        # Capacity = held + idle (no node is full here): 2, 1 and 2 GPUs over the window.
+        # Capacity = held + idle (no node is ever full here): 2, 1 and 2 GPUs over the window.
         cap = t.nodes[node].capacity * (w1 - w0)
-        if not _close(gh + gi, cap, 1e-6):
+        if not _close(gh + gi, cap, GS_EPS):
             bad.append("%s capacity: %r GPU-s (%.4f GPUs); truth %r (%g GPUs)" % (
                 node, gh + gi, (gh + gi) / (w1 - w0), cap, t.nodes[node].capacity))
     # OpenCost's node_gpu_count: the physical GPUs of each node, once.
@@ -471,5 +513,73 @@ def test_controller_costs_and_idle(scenario, controller_bin):
     want = {n: x.capacity for n, x in t.nodes.items()}
     if counts != want:
         bad.append("node_gpu_count %s; truth %s" % (counts, want))
+    return bad
+
+
+def test_controller_prices_dra_pods(scenario, controller_bin):
+    """/api/v1/pods = the truth per pod: start, end, GPU-hours, cost, current share."""
+    s = scenario
+    c = controller_up(s)
+    bad = compare_pods(s, c)
+    assert not bad, "\n".join(bad)
+
+
+def test_controller_costs_and_idle(scenario, controller_bin):
+    """/api/v1/costs = the truth per team and project, and per node held and idle."""
+    s = scenario
+    c = controller_up(s)
+    bad = compare_costs(s, c)
+    assert not bad, "\n".join(bad)
+    assert c.alive()
+
+
+def test_controller_killed_while_claims_change(scenario, controller_bin):
+    """SIGKILL, and while the controller is down: a third pod joins the shared claim (with a
+    1g.5gb partition of its own, two claims), the notebook is deleted and its generated claim
+    with it. Restarted, the controller resumes its watches from its checkpoint and the server
+    replays all of it: the shared claim's split is re-cut where the new holder came, the
+    deleted claim's past stays with the notebook, and everything equals the truth again."""
+    s = scenario
+    c = controller_up(s)
+    api = s.api
+    # A checkpoint written afresh holds the pieces so far (interval 5 s; its two generations'
+    # ConfigMaps alternate); then kill it outright.
+    def checkpoint_rvs():
+        cms = s.cluster.configmaps()
+        return tuple(cms[n]["metadata"]["resourceVersion"] if n in cms else None
+                     for n in ("gpu-cost-checkpoint", "gpu-cost-checkpoint-g1"))
+
+    rv0 = checkpoint_rvs()
+    wait("a checkpoint after the scenario", lambda: checkpoint_rvs() != rv0, timeout=15)
+    c.kill()
+    n0 = len(s.claims.by_name("shared-3g", SERVE))
+    api.call("POST", ns_path(SERVE, "resourceclaimtemplates", R),
+             dra.claim_template("mig-1g", dra.request("mig", "mig.nvidia.com",
+                                                      dra.profile_is("1g.5gb"))))
+    p = dra.pod("infer-c", "chat", claim_name="shared-3g")
+    p["spec"]["resourceClaims"].append({"name": "own", "resourceClaimTemplateName": "mig-1g"})
+    p["spec"]["containers"][0]["resources"]["claims"].append({"name": "own"})
+    api.call("POST", ns_path(SERVE, "pods"), p)
+    api.call("DELETE", ns_path(ML, "pods/notebook"))
+    wait("infer-c running", lambda: phase(api, SERVE, "infer-c") == "Running", timeout=30)
+    wait("notebook gone", lambda: phase(api, ML, "notebook") == "Gone", timeout=30)
+    nb_claim = s.generated["notebook"]
+    wait("the notebook's claim deleted", lambda: api.request(
+        "GET", ns_path(ML, "resourceclaims/" + nb_claim, R))[0] == 404, timeout=30)
+    try:
+        wait("shared-3g reserved for infer-b and infer-c",
+             lambda: reserved_seen(s, ["infer-b", "infer-c"], n0), timeout=30)
+    finally:
+        hist = reserved_history(s)
+        print("shared-3g reservedFor (list, versions in a row): %s%s" % (
+            hist[:6], " ... %s" % hist[-4:] if len(hist) > 10 else hist[6:]))
+    time.sleep(1)
+    c.start()
+    c.wait_ready()
+    time.sleep(2.5)  # a snapshot after the replay
+    t = build_truth(s)
+    h = {x.name: x for x in t.holders}
+    assert h["notebook"].end is not None and len(h["infer-c"].claims) == 2
+    bad = compare_pods(s, c) + compare_costs(s, c)
     assert not bad, "\n".join(bad)
     assert c.alive()
