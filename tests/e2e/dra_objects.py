@@ -212,7 +212,7 @@ def claim(name, req):
 
 
 def pod(name, project, run=None, template=None, claim_name=None, gpus=None, node=None,
-        run_key="kubelet.e2e.gpu-cost/run-seconds"):
+        tolerate=None, run_key="kubelet.e2e.gpu-cost/run-seconds"):
     """A pod holding its GPU through a claim template, a named claim, or a device-plugin
     request (nvidia.com/gpu: served by the device plugin, or by DRA through the class's
     extended-resource mapping on a node that advertises none)."""
@@ -230,6 +230,8 @@ def pod(name, project, run=None, template=None, claim_name=None, gpus=None, node
         c["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
     if node:
         spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    if tolerate:
+        spec["tolerations"] = [tolerate]
     ann = {run_key: str(run)} if run is not None else {}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "labels": {"project": project, "app": name},
@@ -383,6 +385,12 @@ class DraNode:
             n = cli.Node(o, cfg)
             self.dp_capacity = n.alloc_geq
             self.capacity = len(phys) + n.alloc_geq
+            if n.alloc_geq > 0:
+                # Both the device plugin and the driver on one node: the same GPUs advertised
+                # twice count once, capped at GFD's gpu.count, else the larger of the two.
+                count = (obj["metadata"].get("labels") or {}).get("nvidia.com/gpu.count")
+                self.capacity = min(self.capacity, float(count)) if count else \
+                    max(len(phys), n.alloc_geq)
         else:
             n = cli.Node(obj, cfg)
             self.model = n.model

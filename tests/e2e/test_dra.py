@@ -51,7 +51,9 @@ from kubelet import SimulatedKubelet
 
 CFG = json.loads(harness.CONFIG.read_text())
 ML, SERVE, OPS = "dra-ml", "dra-serve", "dra-ops"
-H100, A100, DP = "dra-h100", "dra-a100", "dp-h100"
+H100, A100, DP, MIXED = "dra-h100", "dra-a100", "dp-h100", "mixed-h100"
+# The mixed node is tainted so that only the pod meant for it lands there.
+MIGRATION = {"key": "gpu.example.com/migration", "value": "dra", "effect": "NoSchedule"}
 R = dra.RESOURCE_API
 
 # The controller's rights on resource.k8s.io, as deploy/rbac.yaml is to grant them (list and
@@ -125,6 +127,15 @@ def scenario(module_cluster, tmp_path_factory):
                                 {"nvidia.com/gpu.count": "2",
                                  "karpenter.sh/capacity-type": "on-demand"})
     s.nodes.append(dra.create_node(api, DP, dp_labels, {"nvidia.com/gpu": "2"}))
+    # A node in the middle of a migration: the device plugin advertises its two GPUs and the
+    # DRA driver publishes the same two in a slice.
+    mx_labels = sim._cloud_node(MIXED, "p5.48xlarge", "us-east-1", "us-east-1c",
+                                {"nvidia.com/gpu.count": "2",
+                                 "karpenter.sh/capacity-type": "on-demand"})
+    dra.create_node(api, MIXED, mx_labels, {"nvidia.com/gpu": "2"})
+    api.merge_patch("/api/v1/nodes/" + MIXED, {"spec": {"taints": [MIGRATION]}})
+    s.nodes.append(api.get("/api/v1/nodes/" + MIXED))
+    api.call("POST", R + "/resourceslices", dra.resource_slice(MIXED, dra.h100_devices(2)))
     s.h100_slice = api.call("POST", R + "/resourceslices",
                             dra.resource_slice(H100, dra.h100_devices(1)))
     s.a100_slice = api.call("POST", R + "/resourceslices",
@@ -132,7 +143,7 @@ def scenario(module_cluster, tmp_path_factory):
 
     s.pods = dra.Recorder(cluster, "/api/v1/pods").start()
     s.claims = dra.Recorder(cluster, R + "/resourceclaims").start()
-    kubelet = SimulatedKubelet(cluster.env, [H100, A100, DP]).start()
+    kubelet = SimulatedKubelet(cluster.env, [H100, A100, DP, MIXED]).start()
     s.controller, s.controller_error = None, None
     binary = _controller_binary()
     if binary is not None:
@@ -218,6 +229,8 @@ def run_workloads(s):
     create(ML, dra.pod("scratch", "scratch", template="mig-2g"))
     create(SERVE, dra.pod("infer-a", "chat", run=10, claim_name="shared-3g"))
     create(ML, dra.pod("dp-job", "etl", run=12, gpus=1, node=DP))
+    create(ML, dra.pod("dp-mixed", "etl", gpus=1, node=MIXED, tolerate=dict(
+        MIGRATION, operator="Equal")))
     create(SERVE, dra.pod("ext-job", "legacy", gpus=1, node=H100))
     create(OPS, dra.pod("probe", "dcgm", template="gpu-admin", node=H100))
     create(ML, dra.pod("too-big", "pretrain", template="three-gpus"))
@@ -240,7 +253,8 @@ def run_workloads(s):
     for ns, name, want in ((ML, "train", "Succeeded"), (SERVE, "infer-a", "Succeeded"),
                            (ML, "dp-job", "Succeeded"), (ML, "scratch", "Gone"),
                            (ML, "notebook", "Running"), (SERVE, "infer-b", "Running"),
-                           (SERVE, "ext-job", "Running"), (OPS, "probe", "Running")):
+                           (SERVE, "ext-job", "Running"), (OPS, "probe", "Running"),
+                           (ML, "dp-mixed", "Running")):
         wait("%s/%s %s" % (ns, name, want), lambda: phase(api, ns, name) == want, timeout=45)
 
     # The resource-claim controller takes finished pods out of reservedFor and deletes the
@@ -292,7 +306,7 @@ def test_scheduler_allocates_from_the_slices(scenario):
     s = scenario
     pods = pods_by_name(s)
     for name in ("train", "notebook", "scratch", "infer-a", "infer-b", "dp-job", "ext-job",
-                 "probe"):
+                 "probe", "dp-mixed"):
         assert pods[name]["spec"].get("nodeName"), name
     # Placed by what they claim: no pod names a node but ext-job, probe and dp-job.
     assert pods["train"]["spec"]["nodeName"] == H100
@@ -300,6 +314,9 @@ def test_scheduler_allocates_from_the_slices(scenario):
     for name in ("notebook", "scratch", "infer-a", "infer-b"):
         assert pods[name]["spec"]["nodeName"] == A100, name
     assert pods["dp-job"]["spec"]["nodeName"] == DP
+    # On the mixed node the device plugin serves nvidia.com/gpu (the node advertises it).
+    assert pods["dp-mixed"]["spec"]["nodeName"] == MIXED
+    assert not pods["dp-mixed"]["status"].get("extendedResourceClaimStatus")
     big = pods["too-big"]
     assert not big["spec"].get("nodeName")
     cond = [c for c in big["status"].get("conditions") or [] if c["type"] == "PodScheduled"]
@@ -344,8 +361,8 @@ def test_truth_on_the_scenario(scenario):
     now = int(s.done)
     h = {x.name: x for x in t.holders}
     assert set(h) == {"train", "notebook", "scratch", "infer-a", "infer-b", "dp-job",
-                      "ext-job"}, sorted(h)
-    for name in ("train", "ext-job", "dp-job"):
+                      "ext-job", "dp-mixed"}, sorted(h)
+    for name in ("train", "ext-job", "dp-job", "dp-mixed"):
         segs = t.segments(h[name], now)
         assert [g for _, _, g in segs] == [1.0], (name, segs)
     assert [g for _, _, g in t.segments(h["notebook"], now)] == [pytest.approx(1 / 7)]
@@ -357,7 +374,7 @@ def test_truth_on_the_scenario(scenario):
     assert h["train"].end - h["train"].start >= 8
     assert h["scratch"].end is not None and h["notebook"].end is None
     # Capacity: physical GPUs, each once.
-    assert {n: x.capacity for n, x in t.nodes.items()} == {H100: 2, A100: 1, DP: 2}
+    assert {n: x.capacity for n, x in t.nodes.items()} == {H100: 2, A100: 1, DP: 2, MIXED: 2}
     assert (t.nodes[H100].model, t.nodes[H100].price) == ("NVIDIA-H100-80GB-HBM3", 6.88)
     assert (t.nodes[A100].model, t.nodes[A100].price) == ("NVIDIA-A100-SXM4-40GB", 1.29)
     assert t.nodes[DP].price == 6.88
@@ -496,7 +513,8 @@ def compare_costs(s, c):
             bad.append("%s idle: %r GPU-s $%r; truth %r GPU-s $%r" % (
                 node, gi, (idle.get(node) or {}).get("cost_usd"), w["gpu_seconds"],
                 w["cost_usd"]))
-        # Capacity = held + idle (no node is ever full here): 2, 1 and 2 GPUs over the window.
+        # Capacity = held + idle (no node is ever full here): 2, 1, 2 and 2 GPUs over the
+        # window.
         cap = t.nodes[node].capacity * (w1 - w0)
         if not _close(gh + gi, cap, GS_EPS):
             bad.append("%s capacity: %r GPU-s (%.4f GPUs); truth %r (%g GPUs)" % (
