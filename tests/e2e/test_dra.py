@@ -12,6 +12,8 @@ The cluster:
 - dra-a100: one A100-SXM4-40GB in MIG partitions 3g.20gb, 2g.10gb and two 1g.5gb (spot), no
   nvidia.com/gpu;
 - dp-h100: an ordinary device-plugin node, two nvidia.com/gpu (on-demand);
+- mixed-h100: a node in mid-migration, tainted: the device plugin advertises two
+  nvidia.com/gpu and the DRA driver publishes the same two GPUs (two GPUs, not four);
 - the driver's DeviceClasses gpu.nvidia.com (mapping the extended resource nvidia.com/gpu)
   and mig.nvidia.com.
 
@@ -22,6 +24,7 @@ The pods:
 - infer-a and infer-b: one named ResourceClaim (the 3g.20gb partition) reserved for both at
   once; infer-b starts 3 s after infer-a, infer-a finishes after 10 s, infer-b runs on;
 - dp-job: nvidia.com/gpu: 1 on the device-plugin node, finishes after 12 s;
+- dp-mixed: nvidia.com/gpu: 1 on the mixed node (served by the device plugin there);
 - ext-job: nvidia.com/gpu: 1 on dra-h100, served by DRA through the class's
   extendedResourceName (the scheduler makes its claim): one GPU, not two;
 - probe: a whole GPU with adminAccess (a monitoring pod), which costs nothing;
@@ -34,6 +37,11 @@ slices it published. The controller's /api/v1/pods must equal it per pod (start,
 cost; the pieces of a pod whose share changed must be the truth's pieces), /api/v1/costs per team
 and project over a window to the cent, and per node the GPU time held and idle: the DRA nodes'
 capacity is their physical GPUs (2 and 1, however many partitions), no GPU counted twice.
+
+Then the controller is killed (SIGKILL, after a fresh checkpoint) and, while it is down, a third
+pod joins the shared claim with a second claim of its own, the notebook is deleted and a batch
+pod finishes, their generated claims deleted by kube-controller-manager. Restarted, it must
+equal the truth again, per pod and per team, project and node.
 """
 
 import json
@@ -554,12 +562,18 @@ def test_controller_costs_and_idle(scenario, controller_bin):
 def test_controller_killed_while_claims_change(scenario, controller_bin):
     """SIGKILL, and while the controller is down: a third pod joins the shared claim (with a
     1g.5gb partition of its own, two claims), the notebook is deleted and its generated claim
-    with it. Restarted, the controller resumes its watches from its checkpoint and the server
-    replays all of it: the shared claim's split is re-cut where the new holder came, the
-    deleted claim's past stays with the notebook, and everything equals the truth again."""
+    with it, and a batch pod finishes (it stays, Succeeded; its generated claim is deleted).
+    Restarted, the controller resumes from its checkpoint and learns all of it again: the
+    shared claim's split is re-cut where the new holder came, a deleted claim's past stays with
+    the pod that held it, and everything equals the truth again."""
     s = scenario
     c = controller_up(s)
     api = s.api
+    # batch: a whole GPU through a template, running when the controller is killed and done
+    # while it is down (the pod stays, Succeeded; its generated claim is deleted).
+    api.call("POST", ns_path(ML, "pods"), dra.pod("batch", "pretrain", run=9,
+                                                  template="whole-gpu"))
+    wait("batch running", lambda: phase(api, ML, "batch") == "Running", timeout=30)
     # A checkpoint written afresh holds the pieces so far (interval 5 s; its two generations'
     # ConfigMaps alternate); then kill it outright.
     def checkpoint_rvs():
@@ -570,6 +584,7 @@ def test_controller_killed_while_claims_change(scenario, controller_bin):
     rv0 = checkpoint_rvs()
     wait("a checkpoint after the scenario", lambda: checkpoint_rvs() != rv0, timeout=15)
     c.kill()
+    killed = time.time()
     n0 = len(s.claims.by_name("shared-3g", SERVE))
     api.call("POST", ns_path(SERVE, "resourceclaimtemplates", R),
              dra.claim_template("mig-1g", dra.request("mig", "mig.nvidia.com",
@@ -581,9 +596,14 @@ def test_controller_killed_while_claims_change(scenario, controller_bin):
     api.call("DELETE", ns_path(ML, "pods/notebook"))
     wait("infer-c running", lambda: phase(api, SERVE, "infer-c") == "Running", timeout=30)
     wait("notebook gone", lambda: phase(api, ML, "notebook") == "Gone", timeout=30)
-    nb_claim = s.generated["notebook"]
-    wait("the notebook's claim deleted", lambda: api.request(
-        "GET", ns_path(ML, "resourceclaims/" + nb_claim, R))[0] == 404, timeout=30)
+    wait("batch done", lambda: phase(api, ML, "batch") == "Succeeded", timeout=30)
+    claims = {p["metadata"]["name"]: ((p.get("status") or {}).get("resourceClaimStatuses") or
+                                      [{}])[0].get("resourceClaimName")
+              for p in s.pods.last() if p["metadata"]["name"] in ("batch", "notebook")}
+    for name, cl in sorted(claims.items()):
+        assert cl, (name, claims)
+        wait("the claim of %s deleted" % name, lambda: api.request(
+            "GET", ns_path(ML, "resourceclaims/" + cl, R))[0] == 404, timeout=30)
     try:
         wait("shared-3g reserved for infer-b and infer-c",
              lambda: reserved_seen(s, ["infer-b", "infer-c"], n0), timeout=30)
@@ -598,6 +618,7 @@ def test_controller_killed_while_claims_change(scenario, controller_bin):
     t = build_truth(s)
     h = {x.name: x for x in t.holders}
     assert h["notebook"].end is not None and len(h["infer-c"].claims) == 2
+    assert h["batch"].end is not None and h["batch"].end > truth.utc(dra.rfc3339(killed))
     bad = compare_pods(s, c) + compare_costs(s, c)
     assert not bad, "\n".join(bad)
     assert c.alive()
