@@ -55,6 +55,7 @@ import pytest
 import dra_objects as dra
 import e2e_truth as truth
 import harness
+import sim
 from kubelet import SimulatedKubelet
 
 CFG = json.loads(harness.CONFIG.read_text())
@@ -130,7 +131,7 @@ def scenario(module_cluster, tmp_path_factory):
         dra.create_node(api, A100, dra.dra_node_labels(A100, "p4d.24xlarge", "us-east-1",
                                                        "us-east-1b", "spot")),
     ]
-    import sim  # the H100 GFD label set, moved to a cloud instance
+    # The device-plugin nodes: the H100 GFD label set, moved to a cloud instance.
     dp_labels = sim._cloud_node(DP, "p5.48xlarge", "us-east-1", "us-east-1a",
                                 {"nvidia.com/gpu.count": "2",
                                  "karpenter.sh/capacity-type": "on-demand"})
@@ -153,22 +154,21 @@ def scenario(module_cluster, tmp_path_factory):
     s.claims = dra.Recorder(cluster, R + "/resourceclaims").start()
     kubelet = SimulatedKubelet(cluster.env, [H100, A100, DP, MIXED]).start()
     s.controller, s.controller_error = None, None
-    binary = _controller_binary()
-    if binary is not None:
-        s.controller = harness.Controller(
-            binary, cluster, tmp_path_factory.mktemp("dra") / "controller.log",
-            extra=["--snapshot-interval", "1s"]).start()
-        try:
-            s.controller.wait_ready()
-        except AssertionError as e:
-            # The cluster side is still checked; the controller's tests report this.
-            s.controller_error = str(e)
-    # Every object the window counts from exists and has been listed.
-    s.w0 = int(time.time()) + 1
-    time.sleep(s.w0 - time.time())
     try:
+        binary = _controller_binary()
+        if binary is not None:
+            s.controller = harness.Controller(
+                binary, cluster, tmp_path_factory.mktemp("dra") / "controller.log",
+                extra=["--snapshot-interval", "1s"]).start()
+            try:
+                s.controller.wait_ready()
+            except AssertionError as e:
+                # The cluster side is still checked; the controller's tests report this.
+                s.controller_error = str(e)
+        # The window compared starts when every node and slice exists and has been listed.
+        s.w0 = int(time.time()) + 1
+        time.sleep(s.w0 - time.time())
         run_workloads(s)
-        s.kubelet_errors = list(kubelet.errors)
         yield s
     finally:
         if s.controller is not None:
