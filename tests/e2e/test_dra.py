@@ -65,24 +65,6 @@ H100, A100, DP, MIXED = "dra-h100", "dra-a100", "dp-h100", "mixed-h100"
 MIGRATION = {"key": "gpu.example.com/migration", "value": "dra", "effect": "NoSchedule"}
 R = dra.RESOURCE_API
 
-# The controller's rights on resource.k8s.io, as deploy/rbac.yaml is to grant them (list and
-# watch, no writes). Applied only while deploy/rbac.yaml does not yet name these resources; once
-# it does, the test runs with the shipped RBAC alone.
-DRA_RBAC = {
-    "apiVersion": "v1", "kind": "List", "items": [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": "gpu-cost-controller-dra"},
-         "rules": [{"apiGroups": ["resource.k8s.io"],
-                    "resources": ["resourceslices", "resourceclaims", "deviceclasses"],
-                    "verbs": ["list", "watch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "gpu-cost-controller-dra"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": "gpu-cost-controller-dra"},
-         "subjects": [{"kind": "ServiceAccount", "name": "gpu-cost-controller",
-                       "namespace": "gpu-cost"}]}]}
-
-
 def wait(what, fn, timeout=60, period=0.25):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -115,9 +97,7 @@ def scenario(module_cluster, tmp_path_factory):
                               "resource.kubernetes.io/admin-access": "true"})):
         api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                                 "metadata": {"name": ns, "labels": labels}})
-    cluster.apply(harness.RBAC)
-    if "resourceslices" not in harness.RBAC.read_text():
-        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(DRA_RBAC))
+    cluster.apply(harness.RBAC)  # the shipped RBAC alone: list/watch on the DRA resources
     cluster.wait_controller_can()
     cluster.wait_controller_can(R + "/resourceslices?limit=1")
     cluster.wait_controller_can(R + "/resourceclaims?limit=1")
