@@ -364,10 +364,10 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
 
 /*
  * A pod this accountant has not priced (or priced this way before), whose pieces the ledger
- * holds already (restored from a checkpoint), and one of whose claims it has never seen (deleted while the controller was
- * away: a generated claim goes with its pod). Its GPU-equivalents cannot be known again, so the
- * pieces as written keep their figures and only end where the pod ended. Returns 1 when it did
- * so, 0 when the ledger holds nothing of the pod.
+ * holds already (restored from a checkpoint), and one of whose claims it has never seen (deleted
+ * while the controller was away: a generated claim goes with its pod). Its GPU-equivalents cannot
+ * be known again, so the pieces as written keep their figures and only end where the pod ended.
+ * Returns 1 when it did so, 0 when the ledger holds nothing of the pod.
  */
 static int gc__dra_restored(gc_accountant *a, gc__dra_pod *p, gc_diag *diag)
 {
