@@ -633,8 +633,9 @@ def controller_pods(port, timeout=30):
 
 def check_priced(doc, pop):
     """That the controller priced what the cluster holds: every GPU pod running, the DRA ones on
-    the DRA nodes, and their GPU-equivalents (whole GPUs, a 1g.10gb = 1/7 of an H100). A
-    benchmark of a controller that ignored the DRA pods would measure nothing; this raises."""
+    the DRA nodes, their GPU-equivalents (whole GPUs, a 1g.10gb = 1/7 of an H100), and at an
+    H100's price (the model from the devices' productName). A benchmark of a controller that
+    ignored the DRA pods would measure nothing; this raises."""
     if doc.get("truncated"):
         raise RuntimeError("/api/v1/pods truncated at %d rows" % doc.get("count", -1))
     rows = [r for r in doc["pods"] if r.get("running")]
@@ -643,11 +644,16 @@ def check_priced(doc, pop):
     geq_dra = sum(r.get("geq") or 0 for r in on_dra)
     geq_all = sum(r.get("geq") or 0 for r in rows)
     want_all = pop["dra_geq"] + pop["dp_geq"]
+    priced = sorted({(r.get("model"), r.get("capacity_type"), r.get("usd_per_gpu_hour"))
+                     for r in on_dra}, key=str)
     line = ("%d running GPU pods (cluster: %d), %d of them on DRA nodes (cluster: %d) with "
             "%.3f GPU-equivalents (cluster: %.3f), %.3f GPU-equivalents in all (cluster: %.3f)" % (
                 len(rows), pop["gpu_pods"], len(on_dra), pop["dra_pods"], geq_dra,
                 pop["dra_geq"], geq_all, want_all))
+    if on_dra:
+        line += "; DRA pods priced as %s" % ", ".join("%s %s %s USD/GPU-hour" % k for k in priced)
     if (len(rows) != pop["gpu_pods"] or len(on_dra) != pop["dra_pods"] or
+            any(k[0] != H100_PRODUCT.replace(" ", "-") or not k[2] for k in priced) or
             abs(geq_dra - pop["dra_geq"]) > 1e-3 * max(1.0, pop["dra_geq"]) or
             abs(geq_all - want_all) > 1e-3 * max(1.0, want_all)):
         raise RuntimeError("the controller did not price the cluster's GPU pods: %s; first rows "
