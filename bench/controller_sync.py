@@ -19,10 +19,23 @@ What it does:
      seven days of GPU churn into the same cluster while it runs, and reads its RSS once it has
      checkpointed and published the reports.
 
+With --dra-pods D, D of the G GPU pods get their GPUs through Dynamic Resource Allocation
+instead of nvidia.com/gpu: DRA nodes (no nvidia.com/gpu resource; per 1,000 DRA pods 50 nodes
+of 8 whole H100s and 50 of 8 H100s each cut into 7 MIG 1g.10gb partitions), their
+ResourceSlices as NVIDIA's driver (gpu.nvidia.com) publishes them, NVIDIA's two DeviceClasses,
+and per DRA pod a ResourceClaim allocated (status.allocation, status.reservedFor) to devices of
+its node; the pod names it in spec.resourceClaims and its main container in resources.claims.
+A comma-separated list (--dra-pods 0,1000) runs the whole benchmark once per value, each on a
+fresh cluster, and ends with the figures side by side. Every run checks that the controller
+priced what the cluster holds (/api/v1/pods: the GPU pods, the DRA ones on the DRA nodes, their
+GPU-equivalents) and fails otherwise.
+
 Everything it starts is stopped on exit, failure and SIGINT/SIGTERM included.
 
-Usage: bench/controller_sync.py [--build DIR] [--pods N] [--gpu-pods G] [--no-replay] [--keep]
+Usage: bench/controller_sync.py [--build DIR] [--pods N] [--gpu-pods G] [--dra-pods D[,D...]]
+                                [--no-replay] [--keep]
   E2E_BIN: the e2e tools and informer-peer (default ~/.cache/gpu-cost-e2e/bin)
+  BENCH_SYNC_PODS, BENCH_SYNC_GPU_PODS, BENCH_SYNC_DRA_PODS: the defaults of the three counts
 """
 
 import argparse
@@ -56,6 +69,12 @@ CONFIG = E2E / "config.json"
 PEER_SRC = HERE / "informer-peer"
 NS = "gpu-cost"
 GPUS_PER_NODE = 8
+DRA_DRIVER = "gpu.nvidia.com"
+DRA_PODS_PER_PAIR = 20  # a whole-GPU and a MIG DRA node per 20 DRA pods: 50 + 50 per 1,000
+MIG_PER_GPU = 7         # 1g.10gb partitions of an H100 (GPU instance profile 19, size 1)
+MIG_SHARE = 1.0 / 7     # what one 1g.10gb is of an H100: max(1/7 compute, 1/8 memory)
+H100_PRODUCT = "NVIDIA H100 80GB HBM3"
+P5_BUSES = (0x53, 0x64, 0x75, 0x86, 0x97, 0xa8, 0xb9, 0xca)  # a p5.48xlarge's GPU PCIe buses
 SETTLE_S = 3.0      # RSS is read this long after ready/synced, for both sides
 TEAMS = ["vision", "language", "ads", "search", "platform"]
 ENVS = ["prod", "staging", "dev", "batch"]
@@ -132,6 +151,98 @@ def cpu_node(name, i):
     return labels, alloc
 
 
+def dra_node(name, i, mig):
+    """A node whose GPUs NVIDIA's DRA driver publishes: GPU Feature Discovery labels as on the
+    device-plugin nodes, the GPU Operator's device plugin turned off, no nvidia.com/gpu."""
+    labels, alloc = gpu_node(name, i)
+    del alloc["nvidia.com/gpu"]
+    labels["eks.amazonaws.com/nodegroup"] = "gpu-h100-dra-mig" if mig else "gpu-h100-dra"
+    labels["nvidia.com/gpu.deploy.device-plugin"] = "false"
+    if mig:
+        labels["nvidia.com/mig.config"] = "all-1g.10gb"
+    return labels, alloc
+
+
+def _s(v):
+    return {"string": v}
+
+
+def _v(v):
+    return {"version": v}
+
+
+def dra_slice(node, node_uid, i, mig):
+    """The ResourceSlice NVIDIA's kubelet plugin publishes for a node (tests/fixtures/dra/dra.json:
+    typed, unqualified attributes; one pool per node, named after it; owned by the Node): 8 whole
+    H100s (gpu-<minor>), or on a MIG node each H100's seven 1g.10gb partitions
+    (gpu-<minor>-mig-19-<start>-1, parentUUID the H100's) and not the H100 itself."""
+    devices = []
+    for g in range(GPUS_PER_NODE):
+        uuid = "GPU-%08x-%04x-5%03x-8%03x-%012x" % (0x4a7bc0d2 + i, g, i % 4096, g, i * 8 + g)
+        common = {"productName": _s(H100_PRODUCT), "brand": _s("Nvidia"),
+                  "architecture": _s("Hopper"), "cudaComputeCapability": _v("9.0.0"),
+                  "driverVersion": _v("580.95.5"), "cudaDriverVersion": _v("13.0.0"),
+                  "pcieBusID": _s("0000:%02x:00.0" % P5_BUSES[g]),
+                  "addressingMode": _s("None")}
+        if not mig:
+            attrs = {"type": _s("gpu"), "uuid": _s(uuid)}
+            attrs.update(common)
+            attrs["resource.kubernetes.io/pcieRoot"] = _s("pci0000:%02x" % (P5_BUSES[g] - 3))
+            devices.append({"name": "gpu-%d" % g, "attributes": attrs,
+                            "capacity": {"memory": {"value": "81559Mi"}}})
+            continue
+        for start in range(MIG_PER_GPU):
+            attrs = {"type": _s("mig"),
+                     "uuid": _s("MIG-%08x-%04x-5%03x-8%03x-%012x" % (
+                         0x0a1b2c3d + i, g, start, i % 4096, i * 64 + g * 8 + start)),
+                     "parentUUID": _s(uuid), "profile": _s("1g.10gb")}
+            attrs.update(common)
+            devices.append({"name": "gpu-%d-mig-19-%d-1" % (g, start), "attributes": attrs,
+                            "capacity": {"multiprocessors": {"value": "16"},
+                                         "copyEngines": {"value": "1"},
+                                         "decoders": {"value": "1"}, "encoders": {"value": "0"},
+                                         "jpegEngines": {"value": "1"},
+                                         "ofaEngines": {"value": "0"},
+                                         "memory": {"value": "9856Mi"},
+                                         "memorySlice%d" % start: {"value": "1"}}})
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"generateName": "%s-%s-" % (node, DRA_DRIVER),
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node,
+                                              "uid": node_uid, "controller": True}]},
+            "spec": {"driver": DRA_DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": devices}}
+
+
+def device_classes():
+    """The two DeviceClasses NVIDIA's driver installs for GPUs (its Helm chart)."""
+    return [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+             "metadata": {"name": "%s.nvidia.com" % t},
+             "spec": {"selectors": [{"cel": {"expression":
+                                             "device.driver == '%s' && device.attributes['%s']"
+                                             ".type == '%s'" % (DRA_DRIVER, DRA_DRIVER, t)}}]}}
+            for t in ("gpu", "mig")]
+
+
+def dra_claim(p, node, devices, mig):
+    """The ResourceClaim a DRA pod names, and its status (allocated to the devices, reserved for
+    the pod; the pod's uid is filled in once the pod exists)."""
+    m = p["metadata"]
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": m["name"] + "-gpu", "namespace": m["namespace"],
+                          "labels": {"app": m["labels"]["app"], "team": m["labels"]["team"]}},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                 "deviceClassName": "mig.nvidia.com" if mig else "gpu.nvidia.com",
+                 "allocationMode": "ExactCount", "count": len(devices)}}]}}}
+    status = {"status": {
+        "allocation": {"devices": {"results": [{"request": "gpu", "driver": DRA_DRIVER,
+                                                "pool": node, "device": d} for d in devices]},
+                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{
+                           "key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+        "reservedFor": [{"resource": "pods", "name": m["name"], "uid": None}]}}
+    return claim, status
+
+
 def node_status(name, i, alloc):
     now = sim.rfc3339(time.time())
     conds = [{"type": t, "status": "False", "reason": "Kubelet" + r,
@@ -159,13 +270,16 @@ def node_status(name, i, alloc):
                         "sizeBytes": 1200000000 + k} for k, t in enumerate(TEAMS)]}
 
 
-def pod(i, ns, team, node, gpus, rng):
-    """A Deployment-style pod, as a scheduler and kubelet would leave it, without status."""
+def pod(i, ns, team, node, gpus, rng, claim=False):
+    """A Deployment-style pod, as a scheduler and kubelet would leave it, without status. With
+    claim, its GPUs come from the ResourceClaim <name>-gpu (Dynamic Resource Allocation)."""
     app = "%s-worker" % team if not gpus else "%s-trainer" % team
     h = "%09x" % (rng.getrandbits(36))
     image = "registry.example.com/%s/%s:1.4.%d" % (team, app, i % 7)
     res = {"limits": {"cpu": "4", "memory": "16Gi"}, "requests": {"cpu": "2", "memory": "8Gi"}}
-    if gpus:
+    if claim:
+        res["claims"] = [{"name": "gpu"}]
+    elif gpus:
         res["limits"]["nvidia.com/gpu"] = str(gpus)
         res["requests"]["nvidia.com/gpu"] = str(gpus)
     sa_vol = "kube-api-access-%05x" % rng.getrandbits(20)
@@ -214,10 +328,17 @@ def pod(i, ns, team, node, gpus, rng):
     if gpus:
         tolerations.append({"key": "nvidia.com/gpu", "operator": "Exists",
                             "effect": "NoSchedule"})
+    name = "%s-%s-%05d" % (app, h[:5], i)
+    spec = {"containers": containers, "volumes": volumes, "tolerations": tolerations,
+            "nodeName": node, "serviceAccountName": "default",
+            "terminationGracePeriodSeconds": 30,
+            "nodeSelector": {"kubernetes.io/os": "linux"}}
+    if claim:
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": name + "-gpu"}]
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {
-            "name": "%s-%s-%05d" % (app, h[:5], i), "namespace": ns,
+            "name": name, "namespace": ns,
             "generateName": "%s-%s-" % (app, h[:5]),
             "labels": {"app": app, "pod-template-hash": h[:9], "team": team,
                        "project": "p%d" % (i % 40), "app.kubernetes.io/name": app,
@@ -228,10 +349,7 @@ def pod(i, ns, team, node, gpus, rng):
                                  "name": "%s-%s" % (app, h[:9]), "controller": True,
                                  "blockOwnerDeletion": True,
                                  "uid": "0b6e3f1c-1d2e-4f5a-9b8c-%012x" % (i // 10)}]},
-        "spec": {"containers": containers, "volumes": volumes, "tolerations": tolerations,
-                 "nodeName": node, "serviceAccountName": "default",
-                 "terminationGracePeriodSeconds": 30,
-                 "nodeSelector": {"kubernetes.io/os": "linux"}},
+        "spec": spec,
     }
 
 
@@ -263,8 +381,31 @@ def pod_status(p, i, node_ip, t0):
         "containerStatuses": cs}}
 
 
-def populate(env, n_pods, n_gpu, workers):
-    """Namespaces, nodes and pods; returns a summary dict."""
+def place_dra(sizes, dra):
+    """Devices for the DRA pods (indices into sizes, in order): a pod takes its size in whole
+    GPUs, first fit on the whole-GPU DRA nodes, while they have room; otherwise one 1g.10gb
+    partition, first fit on the MIG nodes. Returns (pairs, {k: (node, devices, mig)}) with node
+    ("dra", j) or ("mig", j)."""
+    pairs = -(-len(dra) // DRA_PODS_PER_PAIR) if dra else 0
+    whole = [0] * pairs   # GPUs taken on each whole-GPU node
+    parts = [0] * pairs   # partitions taken on each MIG node
+    out = {}
+    for k in dra:
+        g = sizes[k]
+        j = next((j for j in range(pairs) if whole[j] + g <= GPUS_PER_NODE), None)
+        if j is not None:
+            out[k] = (("dra", j), ["gpu-%d" % m for m in range(whole[j], whole[j] + g)], False)
+            whole[j] += g
+            continue
+        j = next(j for j in range(pairs) if parts[j] < GPUS_PER_NODE * MIG_PER_GPU)
+        g, start = divmod(parts[j], MIG_PER_GPU)
+        out[k] = (("mig", j), ["gpu-%d-mig-19-%d-1" % (g, start)], True)
+        parts[j] += 1
+    return pairs, out
+
+
+def populate(env, n_pods, n_gpu, workers, n_dra=0):
+    """Namespaces, nodes, DRA objects and pods; returns a summary dict."""
     rng = random.Random(20261122)
     api = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"])
     namespaces = []
@@ -278,16 +419,23 @@ def populate(env, n_pods, n_gpu, workers):
                                                     "metadata": {"name": ns, "labels": lab}})
             namespaces.append((ns, t))
 
-    # GPU requests: a mix of 1, 2, 4 and 8 whole GPUs, packed first-fit onto 8-GPU nodes.
+    # GPU requests: a mix of 1, 2, 4 and 8 whole GPUs, packed first-fit onto 8-GPU nodes. The
+    # DRA pods (n_dra of them, spread evenly through the GPU pods) go to DRA nodes instead; with
+    # none, the cluster is exactly the one this benchmark always wrote.
     sizes = [rng.choice((1, 1, 1, 1, 2, 2, 4, 8)) for _ in range(n_gpu)]
-    free, place = [], []
-    for g in sizes:
-        k = next((j for j, f in enumerate(free) if f >= g), None)
-        if k is None:
+    dra = sorted({int(j * n_gpu / n_dra) for j in range(n_dra)}) if n_dra else []
+    dra_set = set(dra)
+    free, place = [], [None] * n_gpu
+    for k, g in enumerate(sizes):
+        if k in dra_set:
+            continue
+        j = next((j for j, f in enumerate(free) if f >= g), None)
+        if j is None:
             free.append(GPUS_PER_NODE)
-            k = len(free) - 1
-        free[k] -= g
-        place.append(k)
+            j = len(free) - 1
+        free[j] -= g
+        place[k] = j
+    pairs, dra_place = place_dra(sizes, dra)
     n_gpu_nodes = len(free)
     n_cpu_nodes = max(1, (n_pods - n_gpu + 89) // 90)
     nodes = []  # (name, ip)
@@ -303,20 +451,48 @@ def populate(env, n_pods, n_gpu, workers):
         api.merge_patch("/api/v1/nodes/%s/status" % name, {"status": st})
         nodes.append((name, st["addresses"][0]["address"]))
 
+    # DRA nodes, a whole-GPU and a MIG one per pair, each with its ResourceSlice.
+    dra_nodes = {}   # ("dra"|"mig", j) -> (name, ip)
+    n_devices = 0
+    if pairs:
+        for dc in device_classes():
+            api.call("POST", "/apis/resource.k8s.io/v1/deviceclasses", dc)
+    for j in range(pairs):
+        for kind in ("dra", "mig"):
+            i = len(nodes) + len(dra_nodes)
+            name = "gpu-h100-%s-%04d" % (kind, j)
+            labels, alloc = dra_node(name, i, kind == "mig")
+            created = api.call("POST", "/api/v1/nodes", {
+                "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                "spec": {"providerID": "aws:///us-east-1a/i-%017x" % i}})
+            st = node_status(name, i, alloc)
+            api.merge_patch("/api/v1/nodes/%s/status" % name, {"status": st})
+            sl = dra_slice(name, created["metadata"]["uid"], i, kind == "mig")
+            api.call("POST", "/apis/resource.k8s.io/v1/resourceslices", sl)
+            n_devices += len(sl["spec"]["devices"])
+            dra_nodes[(kind, j)] = (name, st["addresses"][0]["address"])
+
     # Pod i < n_pods: GPU pods spread evenly through the sequence.
     every = n_pods / n_gpu if n_gpu else 0
     gpu_idx = {int(k * every): k for k in range(n_gpu)}
     t0 = int(time.time()) - 3 * 86400
     jobs = []
+    dra_geq, dra_whole = 0.0, 0
     for i in range(n_pods):
         ns, team = namespaces[i % len(namespaces)]
-        if i in gpu_idx:
-            k = gpu_idx[i]
+        k = gpu_idx.get(i)
+        at = dra_place.get(k) if k is not None else None  # (where, devices, mig) of a DRA pod
+        if at:
+            node, gpus = dra_nodes[at[0]], sizes[k]
+            dra_geq += MIG_SHARE if at[2] else len(at[1])
+            dra_whole += not at[2]
+        elif k is not None:
             node, gpus = nodes[place[k]], sizes[k]
         else:
             node, gpus = nodes[n_gpu_nodes + i % n_cpu_nodes], 0
-        p = pod(i, ns, team, node[0], gpus, rng)
-        jobs.append((p, pod_status(p, i, node[1], t0 + (i % 1000) * 60)))
+        p = pod(i, ns, team, node[0], gpus, rng, claim=bool(at))
+        claim = dra_claim(p, node[0], at[1], at[2]) if at else None
+        jobs.append((p, pod_status(p, i, node[1], t0 + (i % 1000) * 60), claim))
 
     local = threading.local()
 
@@ -326,11 +502,21 @@ def populate(env, n_pods, n_gpu, workers):
         return local.api
 
     def write(job):
-        p, st = job
+        p, st, claim = job
         a = client()
         path = "/api/v1/namespaces/%s/pods" % p["metadata"]["namespace"]
-        a.call("POST", path, p)
+        created = a.call("POST", path, p)
         a.merge_patch("%s/%s/status" % (path, p["metadata"]["name"]), st)
+        if claim:
+            # After the pod, so that the reservation carries its uid (kube-controller-manager's
+            # resource claim controller drops a reservation for a pod it cannot find, and
+            # deallocates a claim left reserved by no one).
+            body, cst = claim
+            cst["status"]["reservedFor"][0]["uid"] = created["metadata"]["uid"]
+            cpath = "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims" % (
+                p["metadata"]["namespace"])
+            a.call("POST", cpath, body)
+            a.merge_patch("%s/%s/status" % (cpath, body["metadata"]["name"]), cst)
 
     start = time.time()
     done = 0
@@ -345,10 +531,15 @@ def populate(env, n_pods, n_gpu, workers):
         ex.shutdown(wait=True, cancel_futures=True)
     el = time.time() - start
     listed = api.get("/api/v1/pods?limit=1")
+    dp_geq = float(sum(g for k, g in enumerate(sizes) if k not in dra_place))
     return {"namespaces": len(namespaces), "gpu_nodes": n_gpu_nodes, "cpu_nodes": n_cpu_nodes,
             "gpus": sum(sizes), "pods": n_pods, "gpu_pods": n_gpu, "write_s": el,
             "pod_bytes": len(json.dumps(jobs[0][0])) + len(json.dumps(jobs[0][1])),
-            "remaining": listed["metadata"].get("remainingItemCount")}
+            "remaining": listed["metadata"].get("remainingItemCount"),
+            "dra_pods": len(dra_place), "dra_whole_pods": dra_whole,
+            "dra_mig_pods": len(dra_place) - dra_whole, "dra_node_count": len(dra_nodes),
+            "dra_nodes": sorted(n for n, _ in dra_nodes.values()), "devices": n_devices,
+            "dra_geq": dra_geq, "dp_geq": dp_geq}
 
 
 # ---- processes ------------------------------------------------------------------------------
@@ -426,7 +617,53 @@ def controller_args(binary, cdir, port, extra=()):
             "--listen", "127.0.0.1:%d" % port, "--id", "bench-0"] + list(extra)
 
 
-def run_controller_sync(procs, binary, cdir, logdir, timeout=300):
+def controller_pods(port, timeout=30):
+    """The controller's GET /api/v1/pods, every row (it answers 503 until its first snapshot)."""
+    url = "http://127.0.0.1:%d/api/v1/pods?limit=100000" % port
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=30) as r:
+                return json.load(r)
+        except urllib.error.HTTPError as e:
+            if e.code != 503 or time.monotonic() > deadline:
+                raise RuntimeError("GET %s: %s %s" % (url, e.code, e.read()[:500]))
+        time.sleep(0.2)
+
+
+def check_priced(doc, pop):
+    """That the controller priced what the cluster holds: every GPU pod running, the DRA ones on
+    the DRA nodes, their GPU-equivalents (whole GPUs, a 1g.10gb = 1/7 of an H100), and at an
+    H100's price (the model from the devices' productName). A benchmark of a controller that
+    ignored the DRA pods would measure nothing; this raises."""
+    if doc.get("truncated"):
+        raise RuntimeError("/api/v1/pods truncated at %d rows" % doc.get("count", -1))
+    rows = [r for r in doc["pods"] if r.get("running")]
+    dra_nodes = set(pop["dra_nodes"])
+    on_dra = [r for r in rows if r.get("node") in dra_nodes]
+    geq_dra = sum(r.get("geq") or 0 for r in on_dra)
+    geq_all = sum(r.get("geq") or 0 for r in rows)
+    want_all = pop["dra_geq"] + pop["dp_geq"]
+    priced = sorted({(r.get("model"), r.get("capacity_type"), r.get("usd_per_gpu_hour"))
+                     for r in on_dra}, key=str)
+    line = ("%d running GPU pods (cluster: %d), %d of them on DRA nodes (cluster: %d) with "
+            "%.3f GPU-equivalents (cluster: %.3f), %.3f GPU-equivalents in all (cluster: %.3f)" % (
+                len(rows), pop["gpu_pods"], len(on_dra), pop["dra_pods"], geq_dra,
+                pop["dra_geq"], geq_all, want_all))
+    if on_dra:
+        line += "; DRA pods priced as %s" % ", ".join("%s %s %s USD/GPU-hour" % k for k in priced)
+    if (len(rows) != pop["gpu_pods"] or len(on_dra) != pop["dra_pods"] or
+            any(k[0] != H100_PRODUCT.replace(" ", "-") or not k[2] for k in priced) or
+            abs(geq_dra - pop["dra_geq"]) > 1e-3 * max(1.0, pop["dra_geq"]) or
+            abs(geq_all - want_all) > 1e-3 * max(1.0, want_all)):
+        raise RuntimeError("the controller did not price the cluster's GPU pods: %s; first rows "
+                           "on DRA nodes: %s" % (line, json.dumps(on_dra[:3])))
+    return line
+
+
+def run_controller_sync(procs, binary, cdir, logdir, check=None, timeout=300):
+    """Time to /readyz and RSS 3 s later; then (after the RSS is read, so that answering it
+    is not in the figure) check(port), whose result goes in "check"."""
     port = free_port()
     log = logdir / "controller-sync.log"
     t0 = time.monotonic()
@@ -443,10 +680,13 @@ def run_controller_sync(procs, binary, cdir, logdir, timeout=300):
     ready_s = time.monotonic() - t0
     time.sleep(SETTLE_S)
     rss, hwm, anon = proc_mem(p.pid)
+    load = os.getloadavg()  # the machine may be shared: the figures are read beside this
+    checked = check(port) if check else None
     rc = procs.stop(p)
     if rc != 0:
         raise RuntimeError("controller exited %s after SIGTERM:\n%s" % (rc, tail(log)))
-    return {"ready_s": ready_s, "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon}
+    return {"ready_s": ready_s, "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon,
+            "check": checked, "load": load}
 
 
 def run_peer(procs, peer, cdir, logdir, flags, timeout=300):
@@ -490,7 +730,9 @@ def run_peer(procs, peer, cdir, logdir, flags, timeout=300):
     return {"ready_s": synced_s, "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon,
             "line": line,
             "own_sync_s": float(fields["sync_s"]), "pods": int(fields["pods"]),
-            "gpu_pods": int(fields["gpu_pods"]), "heap_mib": float(fields["heap_inuse_mib"]),
+            "gpu_pods": int(fields["gpu_pods"]), "dra_pods": int(fields["dra_pods"]),
+            "slices": int(fields["slices"]), "claims": int(fields["claims"]),
+            "heap_mib": float(fields["heap_inuse_mib"]),
             "live_heap_mib": float(gc["heap_alloc_mib"]), "rss_gc_kib": rss_gc}
 
 
@@ -509,6 +751,18 @@ def measured(api, fn, *args):
     s1, n1 = pod_lists(api)
     r["server_list_s"], r["server_lists"] = s1 - s0, int(n1 - n0)
     return r
+
+
+def cluster_state(api):
+    """(pods, ResourceClaims allocated and reserved for a pod) as the API server holds them
+    now: kube-controller-manager runs beside the benchmark (its pod garbage collector, garbage
+    collector and resource claim controller could delete pods or release claims)."""
+    listed = api.get("/api/v1/pods?limit=1")
+    pods = len(listed["items"]) + (listed["metadata"].get("remainingItemCount") or 0)
+    claims = api.get("/apis/resource.k8s.io/v1/resourceclaims")["items"]
+    held = sum(1 for c in claims if (c.get("status") or {}).get("allocation") and
+               (c.get("status") or {}).get("reservedFor"))
+    return pods, held
 
 
 def checkpoint_rv(api):
@@ -568,36 +822,26 @@ def mib(kib):
     return kib / MIB
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=str(REPO / "build"), help="the CMake build directory")
-    ap.add_argument("--pods", type=int, default=int(os.environ.get("BENCH_SYNC_PODS", 10000)))
-    ap.add_argument("--gpu-pods", type=int,
-                    default=int(os.environ.get("BENCH_SYNC_GPU_PODS", 1000)))
-    ap.add_argument("--workers", type=int, default=8, help="parallel writers of pods")
-    ap.add_argument("--no-replay", action="store_true", help="skip the seven-day replay")
-    ap.add_argument("--keep", action="store_true", help="keep the cluster directory")
-    a = ap.parse_args(argv)
+def dra_counts(text):
+    try:
+        out = [int(v) for v in str(text).split(",") if v.strip() != ""]
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a count or a comma-separated list of counts: %r"
+                                         % text)
+    if not out or any(v < 0 for v in out):
+        raise argparse.ArgumentTypeError("counts must be >= 0: %r" % text)
+    return out
 
-    binary = Path(a.build).resolve() / "gpu-cost-controller"
-    bindir = e2e_bin()
-    if not binary.exists():
-        sys.exit("controller-sync: %s not built" % binary)
-    if not (bindir / "kube-apiserver").exists():
-        sys.exit("controller-sync: no e2e tools in %s (scripts/e2e-build.sh)" % bindir)
-    peer = build_peer(bindir)
 
-    # SIGTERM/SIGINT unwind through the finally below, which stops everything.
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-
+def bench_cluster(a, n_dra, binary, peer):
+    """One run on a fresh cluster with n_dra of the GPU pods on DRA claims; returns the
+    figures. Everything it starts is stopped before it returns or raises."""
     cdir = Path(tempfile.mkdtemp(prefix="gpu-cost-bench-"))
     logdir = cdir / "logs"
     logdir.mkdir()
     procs = Procs()
     ok = False
+    res = {"dra_pods": n_dra}
     try:
         t = time.time()
         cp = subprocess.run([str(CLUSTER), "start", str(cdir)], capture_output=True, text=True,
@@ -616,34 +860,50 @@ def main(argv=None):
             time.sleep(0.1)
         say("cluster ready in %.1f s (%s)" % (time.time() - t, cdir))
 
-        say("writing %d pods (%d with GPUs) with %d writers" % (a.pods, a.gpu_pods, a.workers))
-        pop = populate(env, a.pods, a.gpu_pods, a.workers)
+        say("writing %d pods (%d with GPUs, %d of them on DRA claims) with %d writers" % (
+            a.pods, a.gpu_pods, n_dra, a.workers))
+        pop = populate(env, a.pods, a.gpu_pods, a.workers, n_dra)
+        res["pop"] = pop
         say("cluster: %(pods)d pods (%(gpu_pods)d with GPUs, %(gpus)d GPUs), %(gpu_nodes)d GPU "
             "nodes + %(cpu_nodes)d CPU nodes, %(namespaces)d team namespaces; pods written, "
             "bound and given status in %(write_s).0f s; a pod's create + status body about "
             "%(pod_bytes)d bytes" % pop)
+        if n_dra:
+            say("  DRA: %(dra_pods)d of the GPU pods on ResourceClaims (%(dra_whole_pods)d on "
+                "whole H100s, %(dra_mig_pods)d on a 1g.10gb partition; %(dra_geq).3f "
+                "GPU-equivalents), %(dra_node_count)d DRA nodes (half whole GPUs, half MIG) "
+                "publishing %(devices)d devices in their ResourceSlices" % pop)
 
         admin = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"])
-        ours = measured(admin, run_controller_sync, procs, binary, cdir, logdir)
+        ours = measured(admin, run_controller_sync, procs, binary, cdir, logdir,
+                        lambda port: check_priced(controller_pods(port), pop))
+        res["ours"] = ours
         say("ours: gpu-cost-controller ready_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f; "
-            "server time answering its pod LISTs %.2f s in %d requests" % (
-                ours["ready_s"], mib(ours["rss_kib"]), mib(ours["hwm_kib"]),
-                mib(ours["anon_kib"]), ours["server_list_s"], ours["server_lists"]))
+            "server time answering its pod LISTs %.2f s in %d requests; load average %.2f "
+            "%.2f %.2f" % ((ours["ready_s"], mib(ours["rss_kib"]), mib(ours["hwm_kib"]),
+                            mib(ours["anon_kib"]), ours["server_list_s"], ours["server_lists"])
+                           + tuple(ours["load"])))
+        say("check: the controller's /api/v1/pods after the sync: %s: ok" % ours["check"])
         peers = {}
+        dra_flag = ["--dra"] if n_dra else []
         for name, flags in (("informer", []),
                             ("informer --strip-managed-fields", ["--strip-managed-fields"]),
                             ("informer --protobuf", ["--protobuf"])):
-            r = measured(admin, run_peer, procs, peer, cdir, logdir, flags)
-            if r["pods"] < a.pods or r["gpu_pods"] != a.gpu_pods:
-                raise RuntimeError("%s saw %d pods, %d with GPUs" % (name, r["pods"],
-                                                                      r["gpu_pods"]))
+            r = measured(admin, run_peer, procs, peer, cdir, logdir, flags + dra_flag)
+            if r["pods"] < a.pods or r["gpu_pods"] != a.gpu_pods or r["dra_pods"] != n_dra:
+                raise RuntimeError("%s saw %d pods, %d with GPUs, %d on claims" % (
+                    name, r["pods"], r["gpu_pods"], r["dra_pods"]))
+            if n_dra and (r["slices"] != pop["dra_node_count"] or r["claims"] != n_dra):
+                raise RuntimeError("%s saw %d ResourceSlices and %d ResourceClaims" % (
+                    name, r["slices"], r["claims"]))
             peers[name] = r
-            say("peer: %s synced_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f "
+            say("peer: %s%s synced_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f "
                 "heap_inuse_mib=%.1f; after a forced GC: live_heap_mib=%.1f rss_mib=%.1f; "
                 "server time answering its pod LISTs %.2f s in %d requests" % (
-                    name, r["ready_s"], mib(r["rss_kib"]), mib(r["hwm_kib"]), mib(r["anon_kib"]),
-                    r["heap_mib"], r["live_heap_mib"], mib(r["rss_gc_kib"]),
-                    r["server_list_s"], r["server_lists"]))
+                    name, " --dra" if n_dra else "", r["ready_s"], mib(r["rss_kib"]),
+                    mib(r["hwm_kib"]), mib(r["anon_kib"]), r["heap_mib"], r["live_heap_mib"],
+                    mib(r["rss_gc_kib"]), r["server_list_s"], r["server_lists"]))
+        res["peers"] = peers
 
         plain = peers["informer"]
         ratio = ours["rss_kib"] / plain["rss_kib"]
@@ -661,10 +921,21 @@ def main(argv=None):
         say("time to sync: ours %.2f s, informer %.2f s (ours/informer %.2fx)" % (
             ours["ready_s"], plain["ready_s"], ours["ready_s"] / plain["ready_s"]))
 
+        # kube-controller-manager and kube-scheduler run beside the benchmark: the pods (bound,
+        # to nodes that exist, owners that do not) and the claims must still be there.
+        pods_now, held = cluster_state(admin)
+        if pods_now != a.pods or held != n_dra:
+            raise RuntimeError("the cluster changed under the benchmark: %d pods (wrote %d), %d "
+                               "claims allocated and reserved (wrote %d)" % (
+                                   pods_now, a.pods, held, n_dra))
+        say("cluster after the measurements: %d pods, %d claims allocated and reserved, as "
+            "written" % (pods_now, held))
+
         if a.no_replay:
             say("seven-day replay: skipped (--no-replay)")
         else:
             rep = run_replay(procs, binary, cdir, logdir, env)
+            res["replay"] = rep
             say("seven-day replay (tests/e2e/sim.py: %(replay_pods)d GPU-churn pods, "
                 "%(replay_events)d events, %(replay_s).0f s) into the same cluster while the "
                 "controller runs: %(reports)d report ConfigMaps, checkpoint %(checkpoint_bytes)d "
@@ -682,6 +953,66 @@ def main(argv=None):
             say("cluster directory and logs kept in %s" % cdir)
         else:
             shutil.rmtree(cdir, ignore_errors=True)
+    return res
+
+
+def side_by_side(a, runs):
+    say("")
+    say("side by side (%d pods, %d with GPUs; each row its own cluster):" % (a.pods, a.gpu_pods))
+    say("  %-9s %-18s %-10s %-10s %-10s %-20s %-13s %-13s %s" % (
+        "dra_pods", "DRA nodes/devices", "ours sync", "ours RSS", "ours anon",
+        "informer sync, RSS", "ours/informer", "after replay", "load (1 min)"))
+    for r in runs:
+        pop, ours, plain = r["pop"], r["ours"], r["peers"]["informer"]
+        rep = r.get("replay")
+        say("  %-9d %-18s %-10s %-10s %-10s %-20s %-13s %-13s %.2f" % (
+            r["dra_pods"], "%d/%d" % (pop["dra_node_count"], pop["devices"]),
+            "%.2f s" % ours["ready_s"], "%.1f MiB" % mib(ours["rss_kib"]),
+            "%.1f MiB" % mib(ours["anon_kib"]),
+            "%.2f s, %.1f MiB" % (plain["ready_s"], mib(plain["rss_kib"])),
+            "1/%.1f" % (plain["rss_kib"] / ours["rss_kib"]),
+            "%.1f MiB" % mib(rep["rss_kib"]) if rep else "-", ours["load"][0]))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=str(REPO / "build"), help="the CMake build directory")
+    ap.add_argument("--pods", type=int, default=int(os.environ.get("BENCH_SYNC_PODS", 10000)))
+    ap.add_argument("--gpu-pods", type=int,
+                    default=int(os.environ.get("BENCH_SYNC_GPU_PODS", 1000)))
+    ap.add_argument("--dra-pods", type=dra_counts,
+                    default=dra_counts(os.environ.get("BENCH_SYNC_DRA_PODS") or "0"),
+                    help="how many of the GPU pods hold their GPUs through ResourceClaims; a "
+                    "comma-separated list runs once per value, each on a fresh cluster")
+    ap.add_argument("--workers", type=int, default=8, help="parallel writers of pods")
+    ap.add_argument("--no-replay", action="store_true", help="skip the seven-day replay")
+    ap.add_argument("--keep", action="store_true", help="keep the cluster directory")
+    a = ap.parse_args(argv)
+    if any(d > a.gpu_pods for d in a.dra_pods):
+        ap.error("--dra-pods: at most --gpu-pods (%d)" % a.gpu_pods)
+
+    binary = Path(a.build).resolve() / "gpu-cost-controller"
+    bindir = e2e_bin()
+    if not binary.exists():
+        sys.exit("controller-sync: %s not built" % binary)
+    if not (bindir / "kube-apiserver").exists():
+        sys.exit("controller-sync: no e2e tools in %s (scripts/e2e-build.sh)" % bindir)
+    peer = build_peer(bindir)
+
+    # SIGTERM/SIGINT unwind through the finally of bench_cluster, which stops everything.
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    runs = []
+    for k, n_dra in enumerate(a.dra_pods):
+        if len(a.dra_pods) > 1:
+            say("%s== run %d of %d: %d of the %d GPU pods on DRA claims" % (
+                "\n" if k else "", k + 1, len(a.dra_pods), n_dra, a.gpu_pods))
+        runs.append(bench_cluster(a, n_dra, binary, peer))
+    if len(runs) > 1:
+        side_by_side(a, runs)
     return 0
 
 

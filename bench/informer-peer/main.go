@@ -2,12 +2,20 @@
 // controller built the usual way would be. One client-go SharedInformerFactory caches every
 // pod, node and namespace (a cost controller has to see all pods to find the GPU ones), waits
 // for the caches to sync, prints how long that took, and then stays up so its RSS can be read.
+// With --dra it also caches every resource.k8s.io/v1 ResourceSlice and ResourceClaim, as a cost
+// controller must once GPUs are allocated through Dynamic Resource Allocation (the benchmark
+// passes it when the cluster has DRA pods, so both sides watch the same objects).
 //
-// Usage: informer-peer --kubeconfig FILE [--strip-managed-fields] [--protobuf]
+// Usage: informer-peer --kubeconfig FILE [--strip-managed-fields] [--protobuf] [--dra]
 //
 // Output (stdout, one line after sync):
 //
-//	synced sync_s=1.234 pods=10000 gpu_pods=1000 nodes=200 namespaces=20 heap_inuse_mib=...
+//	synced sync_s=1.234 pods=10000 gpu_pods=1000 dra_pods=0 nodes=200 namespaces=20
+//	slices=-1 claims=-1 heap_inuse_mib=...
+//
+// gpu_pods counts the pods asking for an nvidia.com/ resource or naming a ResourceClaim, i.e.
+// the pods a cost controller must look at (dra_pods: those naming a claim); slices and claims
+// are -1 without --dra.
 //
 // and on SIGUSR1, a diagnostic the benchmark asks for after it has read the RSS: a forced
 // garbage collection with the freed memory returned to the OS, then what is live
@@ -47,6 +55,9 @@ func stripManagedFields(obj interface{}) (interface{}, error) {
 }
 
 func gpuPod(p *corev1.Pod) bool {
+	if len(p.Spec.ResourceClaims) > 0 {
+		return true
+	}
 	all := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
 	for _, c := range all {
 		for name := range c.Resources.Limits {
@@ -68,6 +79,7 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file (required)")
 	strip := flag.Bool("strip-managed-fields", false, "drop metadata.managedFields before caching")
 	proto := flag.Bool("protobuf", false, "ask the API server for protobuf instead of JSON")
+	dra := flag.Bool("dra", false, "also cache resource.k8s.io/v1 ResourceSlices and ResourceClaims")
 	flag.Parse()
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "informer-peer: --kubeconfig is required")
@@ -98,8 +110,13 @@ func main() {
 	namespaces := factory.Core().V1().Namespaces()
 	// Asking for the informers registers them with the factory; a controller would add its
 	// event handlers here.
-	for _, inf := range []cache.SharedIndexInformer{pods.Informer(), nodes.Informer(),
-		namespaces.Informer()} {
+	infs := []cache.SharedIndexInformer{pods.Informer(), nodes.Informer(), namespaces.Informer()}
+	slices := factory.Resource().V1().ResourceSlices()
+	claims := factory.Resource().V1().ResourceClaims()
+	if *dra {
+		infs = append(infs, slices.Informer(), claims.Informer())
+	}
+	for _, inf := range infs {
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
 			fmt.Fprintln(os.Stderr, "informer-peer:", err)
 			os.Exit(1)
@@ -117,19 +134,29 @@ func main() {
 	syncS := time.Since(start).Seconds()
 
 	allPods, _ := pods.Lister().List(labels.Everything())
-	gpu := 0
+	gpu, draPods := 0, 0
 	for _, p := range allPods {
 		if gpuPod(p) {
 			gpu++
 		}
+		if len(p.Spec.ResourceClaims) > 0 {
+			draPods++
+		}
 	}
 	allNodes, _ := nodes.Lister().List(labels.Everything())
 	allNs, _ := namespaces.Lister().List(labels.Everything())
+	nSlices, nClaims := -1, -1
+	if *dra {
+		s, _ := slices.Lister().List(labels.Everything())
+		c, _ := claims.Lister().List(labels.Everything())
+		nSlices, nClaims = len(s), len(c)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("synced sync_s=%.3f pods=%d gpu_pods=%d nodes=%d namespaces=%d heap_inuse_mib=%.1f "+
-		"strip_managed_fields=%t protobuf=%t\n", syncS, len(allPods), gpu, len(allNodes),
-		len(allNs), float64(ms.HeapInuse)/(1<<20), *strip, *proto)
+	fmt.Printf("synced sync_s=%.3f pods=%d gpu_pods=%d dra_pods=%d nodes=%d namespaces=%d "+
+		"slices=%d claims=%d heap_inuse_mib=%.1f strip_managed_fields=%t protobuf=%t dra=%t\n",
+		syncS, len(allPods), gpu, draPods, len(allNodes), len(allNs), nSlices, nClaims,
+		float64(ms.HeapInuse)/(1<<20), *strip, *proto, *dra)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
