@@ -99,6 +99,9 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
                 row->container = p->container;
                 for (uint8_t i = 0; i < p->n_gpu; i++)
                         row->gpus_requested += (double)p->gpu[i].count;
+                /* A pod on DRA claims: the devices they hold (whole GPUs or partitions). */
+                if (p->claims)
+                        row->gpus_requested += (double)gc_account_pod_claim_devices(c->acct, p);
         }
         ctl_usage_pod(c, row->ns, row->name, &row->activity_mean, &row->activity_p95,
                       &row->mem_used_peak_mib, &row->samples);

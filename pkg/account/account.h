@@ -71,6 +71,8 @@ typedef struct gc_account_dra_counts {
         size_t devices, claims, pods, holders;
 } gc_account_dra_counts;
 void gc_account_dra_stats(const gc_accountant *a, gc_account_dra_counts *ret);
+/* The GPU devices the pod's claims hold (known claims only), for "devices requested". */
+size_t gc_account_pod_claim_devices(gc_accountant *a, const gc_pod *pod);
 /* The node's capacity and class again from its record and the devices current now. */
 int gc_account_node_refresh(gc_accountant *a, const char *node_name, gc_diag *diag);
 /* 1 when slices seen name GPU devices on the node (gc_model_opts.keep_node: pass a as ud). */

@@ -542,6 +542,20 @@ int gc_account_dra_device_gone(gc_accountant *a, const char *device_key)
         return 0;
 }
 
+size_t gc_account_pod_claim_devices(gc_accountant *a, const gc_pod *pod)
+{
+        const char *cur = NULL, *s;
+        size_t n, idx, k = 0;
+
+        if (!a || !pod)
+                return 0;
+        while (gc_list_next(pod->claims, ' ', &cur, &s, &n))
+                if (gc__claim_find(a, pod->ns ? pod->ns : "default", s, n, 0, &idx) == 0 &&
+                    a->claims[idx].known)
+                        k += a->claims[idx].claim.n_devices;
+        return k;
+}
+
 int gc_account_claim_gone(gc_accountant *a, const char *ns, const char *name)
 {
         size_t idx;

@@ -448,6 +448,14 @@ def compare_pods(s, c):
         # The current GPU-equivalents: the latest piece's.
         if not _close(ps[-1]["geq"], segs[-1][2], 1e-12):
             bad.append("%s/%s geq %r; truth %r" % (h.ns, h.name, ps[-1]["geq"], segs[-1][2]))
+        # A running pod on claims only (its claims exist while it runs): the devices they
+        # hold are what it requested. (A finished pod's generated claims go with it, and a
+        # restarted controller never sees them: 0 is all it can say then.)
+        if h.dp == 0 and h.end is None and ps[-1]["container"] is not None:
+            want = sum(len(t.claims[k]["devices"]) for k in h.claims)
+            if ps[-1]["gpus_requested"] != want:
+                bad.append("%s/%s gpus_requested %r; truth %r devices" % (
+                    h.ns, h.name, ps[-1]["gpus_requested"], want))
     return bad
 
 
