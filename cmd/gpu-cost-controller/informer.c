@@ -276,6 +276,16 @@ static int ctl__dra_node_changed(ctl *c, const char *node)
         if (gc_ptrmap_get(&c->named_map[CTL_N_NODES], node, &idx) == 0) {
                 e = &c->named[CTL_N_NODES][idx];
                 r = gc_account_node_refresh(c->acct, node, &c->diag);
+                if (r == -ENODEV) {
+                        /* Its last GPU devices are gone (the driver left, the node drains):
+                           its capacity ends now, as when a node is deleted; slices that come
+                           back list the node again. */
+                        gc_account_node_gone(c->acct, node, ctl_now());
+                        ctl__named_remove(c, CTL_N_NODES, node);
+                        gc_ptrmap_del(&c->dra_asked, node);
+                        c->changes++;
+                        return 0;
+                }
                 if (r < 0 && r != -ENOENT)
                         return r;
                 ctl__node_accounted(c, e, 0);

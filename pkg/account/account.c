@@ -348,6 +348,15 @@ int gc_account_node_refresh(gc_accountant *a, const char *node_name, gc_diag *di
         if (gc_ptrmap_get(&a->node_map, name, &idx) < 0)
                 return -ENOENT;
         slot = &a->nodes[idx];
+        {
+                const char *model;
+                double dra_geq;
+
+                /* No GPU left at all: the caller ends the node now; its past stays as it was. */
+                gc__account_dra_capacity(a, name, &dra_geq, &model);
+                if (slot->plugin_geq <= 0 && dra_geq <= 0)
+                        return -ENODEV;
+        }
         n = slot->node;
         n.alloc_geq = slot->plugin_geq;
         n.gpu_model = slot->plugin_model;

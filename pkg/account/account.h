@@ -73,9 +73,13 @@ typedef struct gc_account_dra_counts {
 void gc_account_dra_stats(const gc_accountant *a, gc_account_dra_counts *ret);
 /* The GPU devices the pod's claims hold (known claims only), for "devices requested". */
 size_t gc_account_pod_claim_devices(gc_accountant *a, const gc_pod *pod);
-/* The node's capacity and class again from its record and the devices current now. */
+/*
+ * The node's capacity and class again from its record and the devices current now. -ENODEV,
+ * changing nothing, when it has no GPU left (no device-plugin GPU, no current device): end it
+ * with gc_account_node_gone() instead, so its past capacity stays. -ENOENT for a node not seen.
+ */
 int gc_account_node_refresh(gc_accountant *a, const char *node_name, gc_diag *diag);
-/* 1 when slices seen name GPU devices on the node (gc_model_opts.keep_node: pass a as ud). */
+/* 1 when current slices publish GPU devices on the node (gc_model_opts.keep_node: pass a as ud). */
 int gc_accountant_dra_node(void *a, const char *node_name);
 
 /* The record of a node seen by gc_account_node (its capacity with its slices' devices), or NULL. */

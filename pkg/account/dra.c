@@ -120,7 +120,13 @@ int gc_accountant_dra_node(void *ud, const char *node_name)
         if (!a || !node_name)
                 return 0;
         node = gc_strpool_intern0(a->pool, node_name);
-        return node && gc_ptrmap_get(&a->node_devs, node, &head) == 0;
+        if (!node || gc_ptrmap_get(&a->node_devs, node, &head) < 0)
+                return 0;
+        for (size_t i = head; i != SIZE_MAX; i = a->devs[i].next_on_node)
+                if (a->devs[i].dev.node == node && !a->devs[i].gone &&
+                    gc__dev_current(a, &a->devs[i].dev))
+                        return 1;
+        return 0;
 }
 
 void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *ret_geq,

@@ -774,12 +774,18 @@ START_TEST(slice_gone_ends_capacity_not_billing)
         ck_assert_int_eq(gc_account_node_refresh(x.a, "nope", &x.e.diag), -ENOENT);
         /* gpu-0 is gone too (the slice was deleted): the pod still bills its hour. */
         ck_assert_int_eq(gc_account_dra_device_gone(x.a, "gpu.nvidia.com/n1/gpu-0"), 0);
+        /* No GPU left on it: not a DRA node any more, and a refresh changes nothing (the
+           caller ends the node now, so its past capacity stays). */
+        ck_assert_int_eq(gc_accountant_dra_node(x.a, "n1"), 0);
+        ck_assert_int_eq(gc_account_node_refresh(x.a, "n1", &x.e.diag), -ENODEV);
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 1.0, 1e-9);
         ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
         query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
         ck_assert_double_eq_tol(s.total.gpu_seconds, 1.0 * H, 1e-6);
         gc_cost_summary_free(&s);
         /* Published again (a driver restart): counted again. */
         ck_assert_int_eq(gc_account_dra_device(x.a, &x.e.devs.v[0]), 0);
+        ck_assert_int_eq(gc_accountant_dra_node(x.a, "n1"), 1);
         ck_assert_int_eq(gc_account_node_refresh(x.a, "n1", &x.e.diag), 0);
         ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 1.0, 1e-9);
         acct_done(&x);
