@@ -464,7 +464,11 @@ static gc__outcome gc__watch_once(gc__watch *w, int *ret_healthy)
                 out = GC__OK;
                 snprintf(w->msg, sizeof(w->msg), "after %zu events", w->n_events);
         }
-        if (status == 200 && out != GC__STOPPED && out != GC__FATAL) {
+        /* A stream that broke after its answer began (a restarting API server, a reset, an
+           in-stream ERROR) leaves status 0; events delivered show it was a 200 all the same,
+           and a watch that worked must reset the backoff, or the next break waits as long as
+           the last failures did. */
+        if ((status == 200 || w->n_events > 0) && out != GC__STOPPED && out != GC__FATAL) {
                 int64_t thr = GC__HEALTHY_S;
 
                 if (timeout_s / 2 < thr)

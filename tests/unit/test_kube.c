@@ -1349,6 +1349,59 @@ START_TEST(test_watch_backoff)
 }
 END_TEST
 
+/*
+ * Failures grow the backoff; a watch that then delivers events and breaks (here an in-stream
+ * ERROR, which like a reset leaves no HTTP status behind) worked: the next wait starts from
+ * the minimum again instead of where the failures left it.
+ */
+static const step backoff_script[] = {
+    {LIST_PATH " ", 200, "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[]}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 503, "{\"kind\":\"Status\",\"message\":\"busy\"}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 503, "{\"kind\":\"Status\",\"message\":\"busy\"}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 503, "{\"kind\":\"Status\",\"message\":\"busy\"}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 200,
+     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"11\"}}}\n"
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}}\n",
+     0},
+    {WATCH_PATH "&resourceVersion=11 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+};
+
+START_TEST(test_watch_backoff_reset_after_a_working_stream)
+{
+        gc_kube_watch_ops ops = {.object = no_object, .note = count_retry};
+        gc_kube_watch_opts o;
+        gc_kube_config cfg;
+        gc_kube *k;
+        fake f;
+        retries r;
+        char server[64], err[256];
+        volatile sig_atomic_t stop = 0;
+
+        fake_start(&f, backoff_script, sizeof(backoff_script) / sizeof(backoff_script[0]));
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        memset(&o, 0, sizeof(o));
+        o.path = "/api/v1/pods";
+        o.timeout_seconds = 60;
+        o.backoff_min_s = 0.1;
+        o.backoff_max_s = 0.8;
+        o.forbidden_grace_s = -1;
+        memset(&r, 0, sizeof(r));
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, &r, &stop), -EACCES);
+        fake_stop(&f);
+        ck_assert_int_eq(r.n, 4);
+        /* 0.1, 0.2, 0.4, each jittered to [50%, 100%], then back to 0.1 after the stream. */
+        ck_assert_msg(r.delay[2] >= 0.2 - 1e-9, "%f", r.delay[2]);
+        ck_assert_int_eq(r.status, 500);
+        ck_assert_msg(r.delay[3] >= 0.05 - 1e-9 && r.delay[3] <= 0.1 + 1e-9,
+                      "after a working stream the wait was %f s, not the minimum", r.delay[3]);
+        gc_kube_free(k);
+}
+END_TEST
+
 static Suite *kube_suite(void)
 {
         Suite *s = suite_create("kube");
@@ -1395,6 +1448,7 @@ static Suite *kube_suite(void)
         tcase_add_test(t, test_watch_state_machine);
         tcase_add_test(t, test_watch_resume);
         tcase_add_test(t, test_watch_backoff);
+        tcase_add_test(t, test_watch_backoff_reset_after_a_working_stream);
         suite_add_tcase(s, t);
 
         t = tcase_create("lease");
