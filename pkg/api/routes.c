@@ -101,9 +101,9 @@ static int gc__blind_span(gc_buf *b, const gc_api_health *h, int64_t start, int6
 
 int gc__api_costs(gc__api_ctx *x)
 {
-        static const char *const known[] = {"window", "by",      "step",       "namespace",
-                                            "team",   "project", "model",      "capacity_type",
-                                            "node",   "pod",     "share_idle", NULL};
+        static const char *const known[] = {
+            "window",        "by",   "step", "namespace", "team",       "project", "model",
+            "capacity_type", "node", "pod",  "workload",  "share_idle", NULL};
         gc_query q = {0};
         gc_cost_summary sum = {0};
         gc_buf *b = &x->res->body;

@@ -18,14 +18,16 @@
 #define GC_CP__BUCKET      ((int64_t)900) /* rollup rows start on a quarter hour at least */
 #define GC_CP__MAX_ENTRIES 1024           /* chunks a caller may hand to one decode */
 #define GC_CP__NUM_LEN     32
-#define GC_CP__MAX_STRS    8 /* strings of one record (a pod interval's uid and 7 dims) */
+#define GC_CP__MAX_STRS    9 /* strings of one record (a pod interval's uid and 8 dims) */
 
 enum { GC_CP__USAGE = 0, GC_CP__CAPACITY, GC_CP__ROLLUP, GC_CP__CROLLUP, GC_CP__N_SECTIONS };
 
 static const char *const gc_cp__section[GC_CP__N_SECTIONS] = {"usage", "capacity", "rollups",
                                                               "capacity_rollups"};
 /* Strings, then numbers, per record of each section (docs/checkpoint.md). */
-static const size_t gc_cp__n_strs[GC_CP__N_SECTIONS] = {8, 3, 6, 3};
+static const size_t gc_cp__n_strs[GC_CP__N_SECTIONS] = {9, 3, 6, 3};
+/* A usage record written before the workload dimension: its uid and 7 dims, no workload. */
+#define GC_CP__USAGE_STRS_V1 8
 static const size_t gc_cp__n_nums[GC_CP__N_SECTIONS] = {5, 4, 3, 3};
 
 static void gc_cp__err(char *err, size_t errlen, const char *fmt, ...)
@@ -1472,6 +1474,9 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
         memset(f, 0, sizeof(*f));
         f->hours = 1;
         size = cJSON_IsArray(rec) ? (size_t)cJSON_GetArraySize(rec) : 0;
+        /* Usage records written before the workload dimension have one string fewer. */
+        if (section == GC_CP__USAGE && size == GC_CP__USAGE_STRS_V1 + nn)
+                ns = GC_CP__USAGE_STRS_V1;
         /* Rollup records may end with a count of hours that repeat the figures. */
         if (size != ns + nn && (section < GC_CP__ROLLUP || size != ns + nn + 1)) {
                 gc_cp__err(err, errlen, "must be an array of %zu values", ns + nn);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const gc__dim_names[GC_DIM_COUNT] = {
-    "namespace", "team", "project", "model", "capacity_type", "node", "pod",
+    "namespace", "team", "project", "model", "capacity_type", "node", "pod", "workload",
 };
 
 static const struct {
@@ -17,6 +17,7 @@ static const struct {
     {"gpu_model", GC_DIM_MODEL},
     {"capacity-type", GC_DIM_CAPACITY_TYPE},
     {"capacity", GC_DIM_CAPACITY_TYPE},
+    {"controller", GC_DIM_WORKLOAD},
 };
 
 const char *gc_dim_name(gc_dim d)

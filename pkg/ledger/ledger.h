@@ -20,7 +20,7 @@
 
 #define GC_OPEN                 INT64_MAX /* interval end of a pod that still holds its GPUs */
 #define GC_UNATTRIBUTED         "__unattributed__"
-#define GC_FOLDED_POD           "__folded__" /* the pod key of folded hours, grouped by pod */
+#define GC_FOLDED_POD           "__folded__" /* the pod and workload key of folded hours */
 #define GC_LEDGER_DEFAULT_LIMIT 1000000      /* intervals or rollup rows, each */
 
 typedef enum gc_dim {
@@ -30,13 +30,16 @@ typedef enum gc_dim {
         GC_DIM_MODEL,
         GC_DIM_CAPACITY_TYPE,
         GC_DIM_NODE,
-        GC_DIM_POD, /* intervals only: folded hours do not remember pods */
+        GC_DIM_POD, /* intervals and period history only: folded hours do not remember pods */
+        /* The pod's top-level owner, "Kind/namespace/name" (docs/workloads.md); like the pod,
+         * kept by intervals and period history, not by folded hours. */
+        GC_DIM_WORKLOAD,
         GC_DIM_COUNT,
 } gc_dim;
 
-/* "namespace", "team", "project", "model", "capacity_type", "node", "pod". */
+/* "namespace", "team", "project", "model", "capacity_type", "node", "pod", "workload". */
 const char *gc_dim_name(gc_dim d);
-/* Also takes the aliases "ns", "gpu_model", "capacity-type", "capacity". */
+/* Also takes the aliases "ns", "gpu_model", "capacity-type", "capacity", "controller". */
 int gc_dim_parse(const char *name, size_t n, gc_dim *ret);
 /* "team,project" -> dims; err names the bad word. No duplicates. */
 int gc_dims_parse(const char *csv, gc_dim ret[GC_DIM_COUNT], size_t *ret_n, char *err,

@@ -377,6 +377,7 @@ static int gc__usage_pass(gc__q *x)
                         a->held_seconds += rr->gpu_seconds;
                 memcpy(dims, rr->dims, sizeof(rr->dims));
                 dims[GC_DIM_POD] = l->folded_pod;
+                dims[GC_DIM_WORKLOAD] = l->folded_pod;
                 if (!gc__keys(x, dims, keys, &kh))
                         continue;
                 r = gc__account(st, keys, kh, gc__unattributed(x, dims), rr->gpu_seconds,

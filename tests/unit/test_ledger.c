@@ -481,7 +481,7 @@ END_TEST
 START_TEST(test_dim_names)
 {
         static const char *const names[] = {"namespace",     "team", "project", "model",
-                                            "capacity_type", "node", "pod"};
+                                            "capacity_type", "node", "pod",     "workload"};
         gc_dim d;
 
         for (size_t i = 0; i < GC_DIM_COUNT; i++) {
@@ -493,6 +493,8 @@ START_TEST(test_dim_names)
         ck_assert_int_eq(gc_dim_parse("teamwork", 4, &d), 0); /* only n bytes are read */
         ck_assert_int_eq(d, GC_DIM_TEAM);
         ck_assert_int_eq(gc_dim_parse("teamwork", 8, &d), -EINVAL);
+        ck_assert_int_eq(gc_dim_parse("controller", 10, &d), 0); /* OpenCost's word */
+        ck_assert_int_eq(d, GC_DIM_WORKLOAD);
 }
 END_TEST
 
