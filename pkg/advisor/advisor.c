@@ -1676,7 +1676,7 @@ int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, c
         gc__pass x;
         gc__adv a;
         gc_ledger_visitor v = {gc__visit_usage, gc__visit_capacity, gc__visit_rollup,
-                               gc__visit_capacity_rollup};
+                               gc__visit_capacity_rollup, NULL};
         int r;
 
         if (err && errlen)

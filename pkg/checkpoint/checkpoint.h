@@ -163,9 +163,11 @@ typedef struct gc_checkpoint_header {
         char controller[GC_CHECKPOINT_MAX_ID + 1];
         int64_t horizon; /* INT64_MIN when the ledger had never folded */
         size_t usage, capacity, rollups, capacity_rollups; /* records in the whole write */
-        gc_checkpoint_rv rvs[GC_CHECKPOINT_MAX_RVS];       /* zeroed past n_rvs */
-        size_t n_rvs;        /* 0 for a write by a build that kept none */
-        uint64_t generation; /* 0 for a write by a build that kept none */
+        size_t periods;       /* rows of period history (0 in a write of an earlier build) */
+        int64_t period_since; /* periods before it are not in period history; INT64_MIN: all */
+        gc_checkpoint_rv rvs[GC_CHECKPOINT_MAX_RVS]; /* zeroed past n_rvs */
+        size_t n_rvs;                                /* 0 for a write by a build that kept none */
+        uint64_t generation;                         /* 0 for a write by a build that kept none */
 } gc_checkpoint_header;
 
 /* The resourceVersion h keeps for resource, or NULL. */

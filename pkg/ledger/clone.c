@@ -63,6 +63,16 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
         c->n_cap = l->n_cap;
         c->n_roll = l->n_roll;
         c->n_croll = l->n_croll;
+        c->top_n = l->top_n;
+        c->period_since = l->period_since;
+        c->tz = l->tz;
+        /* A zone of the original's own would go with it: the copy makes its own UTC. */
+        if (l->own_tz) {
+                rc = gc_tz_fixed(0, &c->own_tz);
+                c->tz = c->own_tz;
+        }
+        if (rc == 0)
+                rc = gc__tier_clone(c, l);
         if (rc == 0)
                 rc = gc__dup_array((void **)&c->iv, l->iv, l->n_iv, sizeof(*l->iv), &c->cap_iv);
         if (rc == 0)

@@ -82,7 +82,8 @@ gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
         if (!o || !o->pool || o->max_intervals > GC__MAX_LIMIT ||
             o->max_rollup_rows > GC__MAX_LIMIT ||
             (o->bucket_s != 0 && o->bucket_s != 3600 && o->bucket_s != 1800 &&
-             o->bucket_s != 900)) {
+             o->bucket_s != 900) ||
+            o->top_n > GC_LEDGER_MAX_TOP_N) {
                 errno = EINVAL;
                 return NULL;
         }
@@ -99,7 +100,12 @@ gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
         l->empty = gc_strpool_intern0(o->pool, "");
         l->unattributed = gc_strpool_intern0(o->pool, GC_UNATTRIBUTED);
         l->folded_pod = gc_strpool_intern0(o->pool, GC_FOLDED_POD);
-        if (!l->empty || !l->unattributed || !l->folded_pod) {
+        l->top_n = o->top_n ? o->top_n : GC_LEDGER_DEFAULT_TOP_N;
+        l->period_since = INT64_MIN;
+        l->tz = o->tz;
+        if (!l->tz && gc_tz_fixed(0, &l->own_tz) == 0)
+                l->tz = l->own_tz;
+        if (!l->empty || !l->unattributed || !l->folded_pod || !l->tz) {
                 errno = ENOMEM;
                 return gc_ledger_free(l);
         }
@@ -118,6 +124,8 @@ gc_ledger *gc_ledger_free(gc_ledger *l)
         gc__index_free(&l->roll_ix);
         free(l->croll);
         gc__index_free(&l->croll_ix);
+        gc__tier_free(l);
+        gc_tz_free(l->own_tz);
         free(l);
         return NULL;
 }
@@ -494,6 +502,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
         fold_to = gc__floor_bucket(gc__clamp_time(before), l->bucket);
         first = gc__floor_bucket(gc__clamp_time(keep_since), l->bucket);
         gc__drop_old(l, first);
+        gc__tier_drop_old(l, keep_since);
 
         /* Each interval folds whole or not at all, so a limit hit leaves no half-counted pod. */
         for (i = 0; i < l->n_iv;) {
@@ -508,6 +517,8 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 missing = gc__missing_hours(l, v->start, v->end, first, v->geq, v->dims, NULL,
                                             l->max_rollup_rows - gc__rows(l));
                 r = gc__rows_reserve(l, missing, 0);
+                if (r == 0)
+                        r = gc__tier_fold(l, &l->iv[i], keep_since);
                 if (r < 0)
                         break;
                 v = &l->iv[i];
@@ -567,10 +578,13 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret)
                 s.open_intervals = l->n_open;
                 s.capacities = l->n_cap;
                 s.rollup_rows = gc__rows(l);
+                s.periods = l->n_per;
+                s.period_rows = l->n_prows;
                 s.horizon = l->horizon;
                 s.bytes =
-                    sizeof(*l) + l->cap_iv * sizeof(*l->iv) + l->cap_cap * sizeof(*l->cap) +
-                    l->cap_roll * sizeof(*l->roll) + l->cap_croll * sizeof(*l->croll) +
+                    gc__tier_bytes(l) + sizeof(*l) + l->cap_iv * sizeof(*l->iv) +
+                    l->cap_cap * sizeof(*l->cap) + l->cap_roll * sizeof(*l->roll) +
+                    l->cap_croll * sizeof(*l->croll) +
                     (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->croll_ix.nslots) *
                         sizeof(gc__slot);
         }
@@ -625,7 +639,12 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
                 if ((r = v->capacity_rollup(ud, &o)) != 0)
                         return r;
         }
-        return 0;
+        return v->period ? gc__tier_visit(l, v->period, ud) : 0;
+}
+
+int64_t gc_ledger_period_since(const gc_ledger *l)
+{
+        return l ? l->period_since : INT64_MIN;
 }
 
 static int gc__valid_row(int64_t hour, double seconds, double cost)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../model/model.h"
+#include "../tz/tz.h"
 #include "../util/util.h"
 
 /*
@@ -22,6 +23,8 @@
 #define GC_UNATTRIBUTED         "__unattributed__"
 #define GC_FOLDED_POD           "__folded__" /* the pod and workload key of folded hours */
 #define GC_LEDGER_DEFAULT_LIMIT 1000000      /* intervals or rollup rows, each */
+#define GC_LEDGER_DEFAULT_TOP_N 100          /* pods named per period of period history */
+#define GC_LEDGER_MAX_TOP_N     10000
 
 typedef enum gc_dim {
         GC_DIM_NAMESPACE = 0,
@@ -112,6 +115,12 @@ typedef struct gc_ledger_opts {
          * :30 or :45 offset need 900 to stay exact; each long interval then folds into four
          * times the rows (docs/ledger.md). */
         int64_t bucket_s;
+        /* The calendar of period history (local days, ISO weeks, months: docs/ledger.md); NULL
+         * is UTC. Borrowed: it must outlive the ledger and every clone of it. */
+        const gc_tz *tz;
+        /* Pods named per period (the rest is summed by group): 0 = GC_LEDGER_DEFAULT_TOP_N,
+         * at most GC_LEDGER_MAX_TOP_N. */
+        size_t top_n;
 } gc_ledger_opts;
 
 gc_ledger *gc_ledger_new(const gc_ledger_opts *o);
@@ -152,8 +161,10 @@ typedef struct gc_ledger_stats {
         size_t open_intervals;
         size_t capacities;
         size_t rollup_rows;
-        size_t bytes;    /* memory held, approximately (the string pool is the caller's) */
-        int64_t horizon; /* hours before it are folded; INT64_MIN when nothing is */
+        size_t periods;     /* days, weeks and months of period history */
+        size_t period_rows; /* their top pods and rows of the rest, together */
+        size_t bytes;       /* memory held, approximately (the string pool is the caller's) */
+        int64_t horizon;    /* hours before it are folded; INT64_MIN when nothing is */
 } gc_ledger_stats;
 void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret);
 
@@ -294,12 +305,27 @@ typedef struct gc_capacity_rollup {
         double cost_usd;
 } gc_capacity_rollup;
 
+/*
+ * A row of period history: one of a period's top pods (pod_uid set; dims name the pod, its
+ * node and workload), or the rest of one group (pod_uid NULL; node "", pod GC_FOLDED_POD).
+ */
+typedef struct gc_period_row {
+        gc_tz_unit unit;
+        int64_t start, end; /* the period */
+        const char *pod_uid;
+        const char *dims[GC_DIM_COUNT];
+        double gpu_seconds;
+        double cost_usd;
+        uint32_t pods, estimates;
+} gc_period_row;
+
 /* Callbacks may be NULL; a non-zero return stops the walk and is returned. */
 typedef struct gc_ledger_visitor {
         int (*usage)(void *ud, const gc_usage *u);
         int (*capacity)(void *ud, const gc_capacity *c);
         int (*rollup)(void *ud, const gc_rollup *r);
         int (*capacity_rollup)(void *ud, const gc_capacity_rollup *r);
+        int (*period)(void *ud, const gc_period_row *r);
 } gc_ledger_visitor;
 
 /* Walks every record; the ledger must not change during the walk. */
@@ -313,6 +339,20 @@ int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *r);
  * INT64_MIN (never folded) is accepted and changes nothing.
  */
 int gc_ledger_set_horizon(gc_ledger *l, int64_t horizon);
+/*
+ * Restores a row of period history (a checkpoint): a top pod is offered to its period's top
+ * (it goes to the rest when this ledger keeps fewer pods), a row of the rest adds into its
+ * group. -EINVAL for a bad row, -E2BIG at the row limit (rollup rows and period rows count
+ * separately, each up to max_rollup_rows).
+ */
+int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r);
+/*
+ * Periods starting before `since` are not answered from period history: history folded before
+ * the ledger kept periods (a checkpoint of an earlier version restores its horizon here).
+ * A new ledger answers every period (INT64_MIN).
+ */
+int gc_ledger_set_period_since(gc_ledger *l, int64_t since);
+int64_t gc_ledger_period_since(const gc_ledger *l);
 /* Seconds per folded bucket (gc_ledger_opts.bucket_s): a window edge not on one cuts history. */
 int64_t gc_ledger_granularity(const gc_ledger *l);
 

@@ -85,6 +85,25 @@ typedef struct gc__croll {
         double cost_usd;
 } gc__croll;
 
+/* A row of period history: a top pod (uid set) or the rest of a group (uid NULL, pod folded). */
+typedef struct gc__prow {
+        const char *dims[GC_DIM_COUNT];
+        const char *uid;
+        double gpu_seconds, cost_usd;
+        uint32_t pods, estimates;
+} gc__prow;
+
+/* One local day, ISO week or month of period history (tier.c). */
+typedef struct gc__period {
+        int64_t start, end;
+        int unit;       /* gc_tz_unit */
+        gc__prow *rest; /* by dims, node "" and pod GC_FOLDED_POD */
+        size_t n_rest, cap_rest;
+        gc__index rest_ix;
+        gc__prow *top; /* at most top_n pods, by uid */
+        size_t n_top, cap_top;
+} gc__period;
+
 struct gc_ledger {
         gc_strpool *pool;
         size_t max_intervals;
@@ -110,7 +129,26 @@ struct gc_ledger {
         gc__croll *croll;
         size_t n_croll, cap_croll;
         gc__index croll_ix;
+
+        const gc_tz *tz; /* the calendar of period history: the caller's, or own_tz */
+        gc_tz *own_tz;   /* UTC, when the caller gave none */
+        size_t top_n;
+        int64_t period_since; /* periods starting before it are not in period history */
+        gc__period *per;      /* sorted by start, then unit */
+        size_t n_per, cap_per;
+        size_t n_prows; /* rest rows and top pods of every period */
 };
+
+/* Period history (tier.c). */
+void gc__tier_free(gc_ledger *l);
+/* Adds a closed interval to every kept period it overlaps, or to none (-ENOMEM, -E2BIG). */
+int gc__tier_fold(gc_ledger *l, const gc__iv *v, int64_t keep_since);
+void gc__tier_drop_old(gc_ledger *l, int64_t keep_since);
+/* The period [start, end) of any unit, when period history holds it whole; else NULL. */
+const gc__period *gc__tier_find(const gc_ledger *l, int64_t start, int64_t end);
+int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *r), void *ud);
+int gc__tier_clone(gc_ledger *c, const gc_ledger *l);
+size_t gc__tier_bytes(const gc_ledger *l);
 
 uint32_t gc__roll_hash(int64_t hour, const char *const dims[GC__ROLL_DIMS]);
 uint32_t gc__croll_hash(int64_t hour, const char *node);

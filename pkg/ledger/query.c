@@ -49,6 +49,9 @@ typedef struct gc__acc {
         gc__index nodes_ix;
 
         gc_cost_row total, unattributed;
+        /* The step is a period of period history: pods' folded figures come from it, and the
+         * folded hours only tell the nodes' held GPU-seconds (for idle). */
+        const gc__period *tier;
 } gc__acc;
 
 /*
@@ -375,6 +378,8 @@ static int gc__usage_pass(gc__q *x)
                 if (st->n_nodes && (a = gc__node_find(st, rr->dims[GC_DIM_NODE],
                                                       gc__node_hash(rr->dims[GC_DIM_NODE]))))
                         a->held_seconds += rr->gpu_seconds;
+                if (st->tier)
+                        continue;
                 memcpy(dims, rr->dims, sizeof(rr->dims));
                 dims[GC_DIM_POD] = l->folded_pod;
                 dims[GC_DIM_WORKLOAD] = l->folded_pod;
@@ -386,6 +391,46 @@ static int gc__usage_pass(gc__q *x)
                         return r;
         }
         return 0;
+}
+
+/* Folded pods of the steps that are periods of period history: their top pods and the rest. */
+static int gc__tier_pass(gc__q *x)
+{
+        const char *keys[GC_DIM_COUNT];
+
+        for (size_t k = 0; k < x->n; k++) {
+                gc__acc *st = &x->acc[k];
+                const gc__period *p = st->tier;
+
+                for (size_t i = 0; p && i < p->n_top + p->n_rest; i++) {
+                        const gc__prow *row = i < p->n_top ? &p->top[i] : &p->rest[i - p->n_top];
+                        uint32_t kh = 0;
+                        int r;
+
+                        if ((row->pods == 0 && row->gpu_seconds == 0) ||
+                            !gc__keys(x, row->dims, keys, &kh))
+                                continue;
+                        r = gc__account(st, keys, kh, gc__unattributed(x, row->dims),
+                                        row->gpu_seconds, row->cost_usd, row->pods, row->estimates);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/*
+ * Whether period history can answer the query's steps that are periods: it keeps no nodes
+ * (the rest is summed over them), so not when grouped or filtered by node.
+ */
+static int gc__tier_fits(const gc_query *q)
+{
+        if (q->filter[GC_DIM_NODE])
+                return 0;
+        for (size_t i = 0; i < q->n_by; i++)
+                if (q->by[i] == GC_DIM_NODE)
+                        return 0;
+        return 1;
 }
 
 /* ---- ordering ------------------------------------------------------------------------------- */
@@ -582,9 +627,13 @@ static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, const in
                 x.acc[k].start = t;
                 x.acc[k].end = n == 1 || q->end - t <= step ? q->end : t + step;
         }
+        for (size_t k = 0; gc__tier_fits(q) && k < n; k++)
+                x.acc[k].tier = gc__tier_find(l, x.acc[k].start, x.acc[k].end);
         r = gc__capacity_pass(&x);
         if (r == 0)
                 r = gc__usage_pass(&x);
+        if (r == 0)
+                r = gc__tier_pass(&x);
         for (; r == 0 && done < n; done++) {
                 r = gc__finish(&x, &x.acc[done], &out[done]);
                 /* The step's indexes are no longer needed: give them back as we go. */

@@ -1271,7 +1271,7 @@ static int cp_capacity_rollup(void *ud, const gc_capacity_rollup *r)
 
 START_TEST(test_checkpoint_roundtrip)
 {
-        gc_ledger_visitor v = {cp_usage, cp_capacity, cp_rollup, cp_capacity_rollup};
+        gc_ledger_visitor v = {cp_usage, cp_capacity, cp_rollup, cp_capacity_rollup, NULL};
         gc_ledger_opts o = {0};
         gc_ledger *copy;
         gc_ledger_stats a, b;

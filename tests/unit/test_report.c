@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ledger/ledger.h"
@@ -1074,6 +1075,38 @@ END_TEST
  * of its own, p6 (Sun 22:00 to t0, 2 GPU-hours, $8 of it in this week) still is. The week
  * before that had nodes but no spend: a change in money, but no percentage.
  */
+/* The same week folded with period history: the folded pod keeps its name and its count. */
+START_TEST(period_history_names_folded_pods)
+{
+        fixture f;
+        gc_period_report r;
+        gc_buf b;
+
+        fill_ledger(&f);
+        ck_assert_int_eq(gc_ledger_fold(f.l, f.t0 - 3 * DAY, f.t0 - 30 * DAY), 1);
+        memset(&r, 0, sizeof(r));
+        r.ledger = f.l;
+        r.kind = "weekly";
+        r.start = f.t0 - 7 * DAY;
+        r.end = f.t0;
+        r.now = f.t0 + 7 * DAY;
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "- **Total spend: $108.00** for 27.00 GPU-hours, 2 pods.\n");
+        ROW(b.data, "Mon 2026-11-09", "24.00", "$96.00", bar(20));
+        ROW(b.data, "Sun 2026-11-15", "2.00", "$8.00", bar(2));
+        line_of(b.data, "## Top 2 pods\n");
+        ROW(b.data, "1", "ml/p0", "ml", "train", A100, "25.00", "$100.00");
+        ROW(b.data, "2", "ml/p6", "ml", "train", A100, "2.00", "$8.00");
+        ck_assert_ptr_null(strstr(b.data, "no longer names its pods"));
+        /* Idle is what the hourly history gives (its nodes' held hours). */
+        line_of(b.data, "- Idle GPUs you pay for: **$3,420.00** (981.00 GPU-hours, 96.9% of the "
+                        "capacity's cost).\n");
+        gc_buf_free(&b);
+        free_ledger(&f);
+}
+END_TEST
+
 START_TEST(period_folded_history)
 {
         fixture f;
@@ -1082,6 +1115,8 @@ START_TEST(period_folded_history)
         cJSON *j, *a;
 
         fill_ledger(&f);
+        /* History folded by a build before period history: hourly rows only. */
+        ck_assert_int_eq(gc_ledger_set_period_since(f.l, f.t0), 0);
         ck_assert_int_eq(gc_ledger_fold(f.l, f.t0 - 3 * DAY, f.t0 - 30 * DAY), 1);
         memset(&r, 0, sizeof(r));
         r.ledger = f.l;
@@ -1102,6 +1137,8 @@ START_TEST(period_folded_history)
         ROW(b.data, "**Total**", "**27.00**", "**$108.00**", "");
         line_of(b.data, "## Top 1 pod\n");
         ROW(b.data, "1", "ml/p6", "ml", "train", A100, "2.00", "$8.00");
+        line_of(b.data, "- Idle GPUs you pay for: **$3,420.00** (981.00 GPU-hours, 96.9% of the "
+                        "capacity's cost).\n");
         ck_assert_ptr_null(strstr(b.data, "__folded__"));
         ck_assert_ptr_null(strstr(b.data, "\\_\\_folded\\_\\_"));
         line_of(b.data,
@@ -1600,6 +1637,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_markdown);
         tcase_add_test(tc, period_daily_no_previous);
         tcase_add_test(tc, period_folded_history);
+        tcase_add_test(tc, period_history_names_folded_pods);
         tcase_add_test(tc, period_bad_input);
         tcase_add_test(tc, period_savings);
         tcase_add_test(tc, period_monthly_berlin_dst);

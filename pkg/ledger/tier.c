@@ -1,0 +1,447 @@
+/* tier: period history, the spend of every local day, ISO week and month by group, with its
+ * top pods by name, filled as intervals fold (docs/ledger.md, "Period history"). */
+#include "ledger_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gc_tz_unit gc__units[] = {GC_TZ_DAY, GC_TZ_WEEK, GC_TZ_MONTH};
+#define GC__N_UNITS (sizeof(gc__units) / sizeof(gc__units[0]))
+
+/* ---- periods -------------------------------------------------------------------------------- */
+
+typedef struct gc__rest_key {
+        const gc__period *p;
+        const char *const *dims;
+} gc__rest_key;
+
+static int gc__rest_eq(const void *ctx, size_t ix)
+{
+        const gc__rest_key *k = ctx;
+
+        return memcmp(k->p->rest[ix].dims, k->dims, sizeof(k->p->rest[ix].dims)) == 0;
+}
+
+static uint32_t gc__dims_hash(const char *const dims[GC_DIM_COUNT])
+{
+        uint64_t h = 0;
+
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                h = gc__mix(h, dims[d]);
+        return gc__fin(h);
+}
+
+static void gc__period_release(gc__period *p)
+{
+        free(p->rest);
+        gc__index_free(&p->rest_ix);
+        free(p->top);
+        memset(p, 0, sizeof(*p));
+}
+
+void gc__tier_free(gc_ledger *l)
+{
+        for (size_t i = 0; i < l->n_per; i++)
+                gc__period_release(&l->per[i]);
+        free(l->per);
+        l->per = NULL;
+        l->n_per = l->cap_per = 0;
+        l->n_prows = 0;
+}
+
+/* Periods are kept sorted by start, then unit: the position of (start, unit), found or not. */
+static size_t gc__period_pos(const gc_ledger *l, int64_t start, int unit, int *found)
+{
+        size_t lo = 0, hi = l->n_per;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const gc__period *p = &l->per[mid];
+
+                if (p->start < start || (p->start == start && p->unit < unit))
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *found = lo < l->n_per && l->per[lo].start == start && l->per[lo].unit == unit;
+        return lo;
+}
+
+const gc__period *gc__tier_find(const gc_ledger *l, int64_t start, int64_t end)
+{
+        for (size_t u = 0; u < GC__N_UNITS; u++) {
+                int found;
+                size_t pos = gc__period_pos(l, start, (int)gc__units[u], &found);
+
+                if (found && l->per[pos].end == end && start >= l->period_since)
+                        return &l->per[pos];
+        }
+        return NULL;
+}
+
+/* The index of the period (start, unit), made when new. -ENOMEM. */
+static int gc__period_get(gc_ledger *l, int unit, int64_t start, int64_t end, size_t *ret)
+{
+        int found;
+        size_t pos = gc__period_pos(l, start, unit, &found);
+        gc__period *p;
+
+        if (!found) {
+                if (gc__vec_reserve((void **)&l->per, &l->cap_per, l->n_per + 1, sizeof(*l->per)) <
+                    0)
+                        return -ENOMEM;
+                memmove(&l->per[pos + 1], &l->per[pos], (l->n_per - pos) * sizeof(*l->per));
+                p = &l->per[pos];
+                memset(p, 0, sizeof(*p));
+                p->unit = unit;
+                p->start = start;
+                p->end = end;
+                l->n_per++;
+        }
+        *ret = pos;
+        return 0;
+}
+
+/* Room for `rest` more rows of the rest and one more top pod in the period. */
+static int gc__period_reserve(gc_ledger *l, gc__period *p, size_t rest)
+{
+        if (gc__vec_reserve((void **)&p->rest, &p->cap_rest, p->n_rest + rest, sizeof(*p->rest)) <
+                0 ||
+            gc__index_reserve(&p->rest_ix, p->n_rest + rest) < 0)
+                return -ENOMEM;
+        if (p->n_top < l->top_n &&
+            gc__vec_reserve((void **)&p->top, &p->cap_top, p->n_top + 1, sizeof(*p->top)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Adds into the period's row of the rest of the same dimensions; room must be reserved. */
+static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_DIM_COUNT],
+                         double gs, double cost, uint32_t pods, uint32_t estimates)
+{
+        const char *key[GC_DIM_COUNT];
+        gc__rest_key k = {p, key};
+        gc__prow *row;
+        size_t pos;
+        uint32_t h;
+
+        memcpy(key, dims, sizeof(key));
+        key[GC_DIM_NODE] = l->empty; /* the rest forgets nodes, and pods by name */
+        key[GC_DIM_POD] = l->folded_pod;
+        h = gc__dims_hash(key);
+        if (gc__index_find(&p->rest_ix, h, gc__rest_eq, &k, &pos)) {
+                row = &p->rest[p->rest_ix.s[pos].ix - 1];
+        } else {
+                row = &p->rest[p->n_rest];
+                memset(row, 0, sizeof(*row));
+                memcpy(row->dims, key, sizeof(key));
+                gc__index_fill(&p->rest_ix, pos, h, p->n_rest);
+                p->n_rest++;
+                l->n_prows++;
+        }
+        row->gpu_seconds += gs;
+        row->cost_usd += cost;
+        row->pods += pods;
+        row->estimates += estimates;
+}
+
+/* Whether a ranks below b (is the first to leave the top): less cost, GPU-seconds, then uid. */
+static int gc__top_below(const gc__prow *a, const gc__prow *b)
+{
+        if (a->cost_usd != b->cost_usd)
+                return a->cost_usd < b->cost_usd;
+        if (a->gpu_seconds != b->gpu_seconds)
+                return a->gpu_seconds < b->gpu_seconds;
+        return strcmp(a->uid, b->uid) > 0;
+}
+
+/*
+ * Offers one pod's figures in the period to its top: added to the pod's entry, or a new entry
+ * while there is room, or in place of the lowest entry it beats (which goes to the rest), else
+ * to the rest. Room must be reserved (one top slot, two rest rows).
+ */
+static void gc__top_offer(gc_ledger *l, gc__period *p, const gc__prow *in)
+{
+        size_t low = 0;
+
+        for (size_t i = 0; i < p->n_top; i++) {
+                if (p->top[i].uid == in->uid) {
+                        p->top[i].gpu_seconds += in->gpu_seconds;
+                        p->top[i].cost_usd += in->cost_usd;
+                        p->top[i].pods += in->pods;
+                        p->top[i].estimates += in->estimates;
+                        return;
+                }
+                if (gc__top_below(&p->top[i], &p->top[low]))
+                        low = i;
+        }
+        if (p->n_top < l->top_n) {
+                p->top[p->n_top++] = *in;
+                l->n_prows++;
+                return;
+        }
+        if (p->n_top == 0 || !gc__top_below(&p->top[low], in)) {
+                gc__rest_add(l, p, in->dims, in->gpu_seconds, in->cost_usd, in->pods,
+                             in->estimates);
+                return;
+        }
+        gc__rest_add(l, p, p->top[low].dims, p->top[low].gpu_seconds, p->top[low].cost_usd,
+                     p->top[low].pods, p->top[low].estimates);
+        p->top[low] = *in;
+}
+
+/* The uid a pod's pieces share: the key up to '#' (a DRA piece is "<uid>#dra<i>"). */
+static const char *gc__base_uid(const gc_ledger *l, const char *uid)
+{
+        const char *hash = strchr(uid, '#');
+
+        return hash ? gc_strpool_intern(l->pool, uid, (size_t)(hash - uid)) : uid;
+}
+
+/* ---- folding into periods ------------------------------------------------------------------- */
+
+/* Calls fn for every period of every unit that [start, end) overlaps and that is kept. */
+typedef int (*gc__period_fn)(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud);
+
+static int gc__each_period(gc_ledger *l, int64_t start, int64_t end, int64_t keep_since,
+                           gc__period_fn fn, void *ud)
+{
+        for (size_t u = 0; u < GC__N_UNITS; u++) {
+                int64_t ps = gc_tz_period_start(l->tz, gc__units[u], start);
+
+                while (ps < end) {
+                        int64_t pe = gc_tz_period_add(l->tz, gc__units[u], ps, 1);
+                        int r;
+
+                        if (pe <= ps)
+                                return -EINVAL; /* a calendar that does not move on */
+                        if (pe > keep_since && ps >= l->period_since) {
+                                r = fn(l, (int)gc__units[u], ps, pe, ud);
+                                if (r < 0)
+                                        return r;
+                        }
+                        ps = pe;
+                }
+        }
+        return 0;
+}
+
+typedef struct gc__fold_ctx {
+        const gc__iv *v;
+        const char *base;
+        size_t need; /* rows the fold may add, at most */
+} gc__fold_ctx;
+
+static int gc__prepare_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
+{
+        gc__fold_ctx *c = ud;
+        size_t ix;
+        int r = gc__period_get(l, unit, ps, pe, &ix);
+
+        if (r == 0)
+                r = gc__period_reserve(l, &l->per[ix], 2);
+        c->need += 2;
+        return r;
+}
+
+static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
+{
+        const gc__fold_ctx *c = ud;
+        const gc__iv *v = c->v;
+        int64_t lo = v->start > ps ? v->start : ps;
+        int64_t hi = v->end < pe ? v->end : pe;
+        gc__prow in;
+        size_t ix;
+        int found;
+
+        if (hi <= lo)
+                return 0;
+        ix = gc__period_pos(l, ps, unit, &found);
+        if (!found)
+                return -EINVAL; /* prepared above: cannot happen */
+        memset(&in, 0, sizeof(in));
+        memcpy(in.dims, v->dims, sizeof(in.dims));
+        in.uid = c->base;
+        in.gpu_seconds = (double)(hi - lo) * v->geq;
+        in.cost_usd = in.gpu_seconds / 3600.0 * v->usd_per_gpu_hour;
+        /* A later piece of a pod counts the pod only in a period no earlier piece reaches. */
+        in.pods = !(v->flags & GC_USAGE_F_PART) || v->start <= ps;
+        in.estimates = in.pods && (v->flags & GC_USAGE_F_ESTIMATE);
+        gc__top_offer(l, &l->per[ix], &in);
+        return 0;
+}
+
+static size_t gc__tier_rows(const gc_ledger *l)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < l->n_per; i++)
+                n += l->per[i].n_rest + l->per[i].n_top;
+        return n;
+}
+
+int gc__tier_fold(gc_ledger *l, const gc__iv *v, int64_t keep_since)
+{
+        gc__fold_ctx c = {v, NULL, 0};
+        int r;
+
+        c.base = gc__base_uid(l, v->uid);
+        if (!c.base)
+                return -ENOMEM;
+        /* Every allocation first, so the interval goes into every period or none. */
+        r = gc__each_period(l, v->start, v->end, keep_since, gc__prepare_one, &c);
+        if (r < 0)
+                return r;
+        if (c.need > l->max_rollup_rows || l->n_prows > l->max_rollup_rows - c.need)
+                return -E2BIG;
+        return gc__each_period(l, v->start, v->end, keep_since, gc__add_one, &c);
+}
+
+void gc__tier_drop_old(gc_ledger *l, int64_t keep_since)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < l->n_per; i++) {
+                if (l->per[i].end <= keep_since)
+                        gc__period_release(&l->per[i]);
+                else
+                        l->per[n++] = l->per[i];
+        }
+        l->n_per = n;
+        l->n_prows = gc__tier_rows(l);
+}
+
+/* ---- state ---------------------------------------------------------------------------------- */
+
+int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *r), void *ud)
+{
+        for (size_t i = 0; fn && i < l->n_per; i++) {
+                const gc__period *p = &l->per[i];
+
+                for (size_t k = 0; k < p->n_top + p->n_rest; k++) {
+                        const gc__prow *row = k < p->n_top ? &p->top[k] : &p->rest[k - p->n_top];
+                        gc_period_row o;
+                        int r;
+
+                        memset(&o, 0, sizeof(o));
+                        o.unit = (gc_tz_unit)p->unit;
+                        o.start = p->start;
+                        o.end = p->end;
+                        o.pod_uid = row->uid;
+                        memcpy(o.dims, row->dims, sizeof(o.dims));
+                        o.gpu_seconds = row->gpu_seconds;
+                        o.cost_usd = row->cost_usd;
+                        o.pods = row->pods;
+                        o.estimates = row->estimates;
+                        r = fn(ud, &o);
+                        if (r != 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int gc__valid_period_row(const gc_period_row *r)
+{
+        return (r->unit == GC_TZ_DAY || r->unit == GC_TZ_WEEK || r->unit == GC_TZ_MONTH) &&
+               r->start >= 0 && r->end > r->start && r->end <= GC__TIME_MAX &&
+               isfinite(r->gpu_seconds) && r->gpu_seconds >= 0 && isfinite(r->cost_usd) &&
+               r->cost_usd >= 0 && r->estimates <= r->pods && (!r->pod_uid || *r->pod_uid);
+}
+
+int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
+{
+        gc__prow in;
+        size_t ix;
+        int rc;
+
+        if (!l || !r || !gc__valid_period_row(r))
+                return -EINVAL;
+        if (l->n_prows >= l->max_rollup_rows)
+                return -E2BIG;
+        memset(&in, 0, sizeof(in));
+        for (size_t d = 0; d < GC_DIM_COUNT; d++) {
+                in.dims[d] = r->dims[d] ? gc_strpool_intern0(l->pool, r->dims[d]) : l->empty;
+                if (!in.dims[d])
+                        return -ENOMEM;
+        }
+        in.uid = r->pod_uid ? gc_strpool_intern0(l->pool, r->pod_uid) : NULL;
+        if (r->pod_uid && !in.uid)
+                return -ENOMEM;
+        in.gpu_seconds = r->gpu_seconds;
+        in.cost_usd = r->cost_usd;
+        in.pods = r->pods;
+        in.estimates = r->estimates;
+        rc = gc__period_get(l, (int)r->unit, r->start, r->end, &ix);
+        if (rc == 0)
+                rc = gc__period_reserve(l, &l->per[ix], 2);
+        if (rc < 0)
+                return rc;
+        /* A top pod of a ledger that kept more pods per period may go to the rest here. */
+        if (in.uid)
+                gc__top_offer(l, &l->per[ix], &in);
+        else
+                gc__rest_add(l, &l->per[ix], in.dims, in.gpu_seconds, in.cost_usd, in.pods,
+                             in.estimates);
+        return 0;
+}
+
+int gc_ledger_set_period_since(gc_ledger *l, int64_t since)
+{
+        if (!l)
+                return -EINVAL;
+        l->period_since = since;
+        return 0;
+}
+
+int gc__tier_clone(gc_ledger *c, const gc_ledger *l)
+{
+        c->per = NULL;
+        c->n_per = c->cap_per = 0;
+        if (!l->n_per)
+                return 0;
+        c->per = calloc(l->n_per, sizeof(*c->per));
+        if (!c->per)
+                return -ENOMEM;
+        c->cap_per = l->n_per;
+        for (size_t i = 0; i < l->n_per; i++) {
+                const gc__period *s = &l->per[i];
+                gc__period *d = &c->per[i];
+
+                *d = *s;
+                d->rest = NULL;
+                d->top = NULL;
+                d->rest_ix.s = NULL;
+                d->cap_rest = s->n_rest;
+                d->cap_top = s->n_top;
+                c->n_per = i + 1;
+                if (s->n_rest && !(d->rest = malloc(s->n_rest * sizeof(*d->rest))))
+                        return -ENOMEM;
+                if (s->n_top && !(d->top = malloc(s->n_top * sizeof(*d->top))))
+                        return -ENOMEM;
+                if (s->rest_ix.nslots &&
+                    !(d->rest_ix.s = malloc(s->rest_ix.nslots * sizeof(*s->rest_ix.s))))
+                        return -ENOMEM;
+                if (s->n_rest)
+                        memcpy(d->rest, s->rest, s->n_rest * sizeof(*d->rest));
+                if (s->n_top)
+                        memcpy(d->top, s->top, s->n_top * sizeof(*d->top));
+                if (s->rest_ix.nslots)
+                        memcpy(d->rest_ix.s, s->rest_ix.s,
+                               s->rest_ix.nslots * sizeof(*s->rest_ix.s));
+        }
+        c->n_prows = l->n_prows;
+        return 0;
+}
+
+size_t gc__tier_bytes(const gc_ledger *l)
+{
+        size_t n = l->cap_per * sizeof(*l->per);
+
+        for (size_t i = 0; i < l->n_per; i++)
+                n += (l->per[i].cap_rest + l->per[i].cap_top) * sizeof(gc__prow) +
+                     l->per[i].rest_ix.nslots * sizeof(gc__slot);
+        return n;
+}
