@@ -1350,6 +1350,257 @@ START_TEST(test_large_query)
 }
 END_TEST
 
+/* ---- period history ------------------------------------------------------------------------- */
+
+#define DAY_S ((int64_t)86400)
+
+/* 1,500 pods over twelve days from T0 (a Thursday), some running on, each with a workload. */
+static void load_periods(gc_ledger *l)
+{
+        static const char *const teams[] = {"ml", "web", "data", GC_UNATTRIBUTED};
+        static const char *const nodes[] = {"n0", "n1", "n2"};
+        char uid[32], wl[48];
+
+        rng_state = 0x5eed;
+        for (size_t i = 0; i < 3; i++)
+                ck_assert_int_eq(put_cap(l, nodes[i], 16, 2.0 + (double)i, T0 - DAY_S, GC_OPEN), 0);
+        for (size_t i = 0; i < 1500; i++) {
+                gc_usage u = {0};
+                int64_t start = T0 + rng_below(12 * DAY_S);
+                int64_t len = rng_below(6) == 0 ? 1 + rng_below(4 * DAY_S) : 1 + rng_below(5 * H);
+
+                snprintf(uid, sizeof(uid), "pod-%zu", i);
+                snprintf(wl, sizeof(wl), "Job/ns%zu/w%zu", i % 3, i % 23);
+                u.pod_uid = uid;
+                u.dims[GC_DIM_NAMESPACE] = i % 3 == 0 ? "ns0" : i % 3 == 1 ? "ns1" : "ns2";
+                u.dims[GC_DIM_TEAM] = teams[rng_below(4)];
+                u.dims[GC_DIM_PROJECT] = rng_below(2) ? "p1" : "p2";
+                u.dims[GC_DIM_MODEL] = "H100";
+                u.dims[GC_DIM_CAPACITY_TYPE] = rng_below(3) ? "on-demand" : "spot";
+                u.dims[GC_DIM_NODE] = nodes[rng_below(3)];
+                u.dims[GC_DIM_POD] = uid;
+                u.dims[GC_DIM_WORKLOAD] = wl;
+                u.geq = rng_below(4) == 0 ? 0.5 : 1.0 + (double)rng_below(4);
+                u.usd_per_gpu_hour = 1.0 + (double)rng_below(900) / 100.0;
+                u.start = start;
+                u.end = rng_below(20) == 0 ? GC_OPEN : start + len;
+                u.flags = rng_below(9) == 0 ? GC_USAGE_F_ESTIMATE : 0;
+                ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
+        }
+}
+
+static const gc_cost_row *row_keys(const gc_cost_summary *s, const gc_query *q,
+                                   const gc_cost_row *like)
+{
+        for (size_t i = 0; i < s->n_rows; i++) {
+                size_t d = 0;
+
+                while (d < q->n_by && strcmp(s->rows[i].keys[q->by[d]], like->keys[q->by[d]]) == 0)
+                        d++;
+                if (d == q->n_by)
+                        return &s->rows[i];
+        }
+        return NULL;
+}
+
+/* The periods of the twelve days: each day, the ISO weeks, January. */
+static size_t period_windows(int64_t (*w)[2], size_t max)
+{
+        size_t n = 0;
+
+        for (int64_t d = 0; d < 14 && n < max; d++, n++) {
+                w[n][0] = T0 + d * DAY_S;
+                w[n][1] = w[n][0] + DAY_S;
+        }
+        /* 2025-12-29, 2026-01-05, 2026-01-12 (Mondays), then the month of January. */
+        for (int64_t k = 0; k < 3 && n < max; k++, n++) {
+                w[n][0] = T0 - 3 * DAY_S + k * 7 * DAY_S;
+                w[n][1] = w[n][0] + 7 * DAY_S;
+        }
+        w[n][0] = T0;
+        w[n][1] = T0 + 31 * DAY_S;
+        return n + 1;
+}
+
+/*
+ * Folded with period history, a period answers what the unfolded ledger answers: by every
+ * group (workload included), with the same pod counts and estimates; by pod, its top pods are
+ * exactly the unfolded ledger's top pods among those folded, the rest summed under
+ * GC_FOLDED_POD with its pod count.
+ */
+START_TEST(test_period_history_exact)
+{
+        static const char *const bys[] = {"", "team,project,workload", "namespace,team", "workload",
+                                          "pod"};
+        gc_ledger_opts o = {0};
+        gc_ledger *f;
+        int64_t w[20][2];
+        size_t nw = period_windows(w, 19);
+        gc_ledger_stats st;
+
+        o.pool = pool;
+        o.top_n = 5;
+        f = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f);
+        load_periods(led);
+        load_periods(f);
+        ck_assert_int_gt(gc_ledger_fold(f, T0 + 13 * DAY_S, 0), 1000);
+        gc_ledger_stats_get(f, &st);
+        ck_assert_uint_eq(st.periods, 13 + 3 + 1); /* Jan 1-13, three ISO weeks, January */
+        ck_assert_uint_gt(st.period_rows, 0);
+        for (size_t k = 0; k < nw; k++) {
+                for (size_t b = 0; b < sizeof(bys) / sizeof(bys[0]); b++) {
+                        gc_query q = window(w[k][0], w[k][1], T0 + 13 * DAY_S, bys[b]);
+                        gc_cost_summary a = {0}, s = {0};
+                        double min_named = INFINITY;
+                        uint32_t pods = 0;
+
+                        ck_assert_int_eq(gc_ledger_query(led, &q, &a), 0);
+                        ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+                        ck_assert_msg(close_rel(a.total.gpu_seconds, s.total.gpu_seconds),
+                                      "window %zu by %s: total", k, bys[b]);
+                        ck_assert(close_rel(a.total.cost_usd, s.total.cost_usd));
+                        ck_assert(close_rel(a.unattributed.cost_usd, s.unattributed.cost_usd));
+                        ck_assert(close_rel(a.idle.gpu_seconds, s.idle.gpu_seconds));
+                        ck_assert_uint_eq(a.total.pods, s.total.pods);
+                        ck_assert_uint_eq(a.total.estimates, s.total.estimates);
+                        if (strcmp(bys[b], "pod") != 0) {
+                                ck_assert_uint_eq(a.n_rows, s.n_rows);
+                                for (size_t i = 0; i < a.n_rows; i++) {
+                                        const gc_cost_row *r = row_keys(&s, &q, &a.rows[i]);
+
+                                        ck_assert_msg(r != NULL, "window %zu by %s: row %zu", k,
+                                                      bys[b], i);
+                                        ck_assert(close_rel(r->gpu_seconds, a.rows[i].gpu_seconds));
+                                        ck_assert(close_rel(r->cost_usd, a.rows[i].cost_usd));
+                                        ck_assert_uint_eq(r->pods, a.rows[i].pods);
+                                        ck_assert_uint_eq(r->estimates, a.rows[i].estimates);
+                                }
+                        } else {
+                                /* Named rows are exact; folded pods named are the top ones. */
+                                for (size_t i = 0; i < s.n_rows; i++) {
+                                        const gc_cost_row *r = &s.rows[i], *x;
+                                        gc_usage u;
+
+                                        pods += r->pods;
+                                        if (strcmp(r->keys[GC_DIM_POD], GC_FOLDED_POD) == 0)
+                                                continue;
+                                        x = row_keys(&a, &q, r);
+                                        ck_assert_ptr_nonnull(x);
+                                        ck_assert(close_rel(r->cost_usd, x->cost_usd));
+                                        ck_assert_uint_eq(r->pods, x->pods);
+                                        if (gc_ledger_get_usage(f, r->keys[GC_DIM_POD], &u) ==
+                                                -ENOENT &&
+                                            r->cost_usd < min_named)
+                                                min_named = r->cost_usd;
+                                }
+                                ck_assert_uint_eq(pods, a.total.pods);
+                                for (size_t i = 0; i < a.n_rows; i++) {
+                                        gc_usage u;
+
+                                        if (row_keys(&s, &q, &a.rows[i]) ||
+                                            gc_ledger_get_usage(f, a.rows[i].keys[GC_DIM_POD],
+                                                                &u) == 0)
+                                                continue;
+                                        ck_assert_msg(a.rows[i].cost_usd <= min_named,
+                                                      "window %zu: %s left out", k,
+                                                      a.rows[i].keys[GC_DIM_POD]);
+                                }
+                        }
+                        gc_cost_summary_free(&a);
+                        gc_cost_summary_free(&s);
+                }
+        }
+        gc_ledger_free(f);
+}
+END_TEST
+
+/* Periods before period_since, and queries by node, answer from the hourly rows as before. */
+START_TEST(test_period_history_fallbacks)
+{
+        gc_ledger_opts o = {0};
+        gc_ledger *f;
+        gc_query q = window(T0 + DAY_S, T0 + 2 * DAY_S, 0, "pod");
+        gc_cost_summary s = {0};
+
+        o.pool = pool;
+        f = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f);
+        load_periods(f);
+        ck_assert_int_eq(gc_ledger_set_period_since(f, T0 + 2 * DAY_S), 0);
+        ck_assert_int_gt(gc_ledger_fold(f, T0 + 13 * DAY_S, 0), 1000);
+        ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+        ck_assert_ptr_nonnull(row_of(&s, GC_DIM_POD, GC_FOLDED_POD));
+        gc_cost_summary_free(&s);
+        /* A day from period_since on names its pods. */
+        q = window(T0 + 3 * DAY_S, T0 + 4 * DAY_S, 0, "pod");
+        ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+        ck_assert_uint_gt(s.total.pods, 0);
+        ck_assert_uint_ge(s.n_rows, 2);
+        ck_assert_ptr_ne(s.rows[0].keys[GC_DIM_POD], NULL);
+        ck_assert_str_ne(s.rows[0].keys[GC_DIM_POD], GC_FOLDED_POD);
+        gc_cost_summary_free(&s);
+        /* By node: hourly rows, which keep nodes but no pods. */
+        q = window(T0 + 3 * DAY_S, T0 + 4 * DAY_S, 0, "node");
+        ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 3);
+        gc_cost_summary_free(&s);
+        gc_ledger_free(f);
+}
+END_TEST
+
+/* A ledger restored from the visit of another answers its periods the same. */
+static int cp_period(void *ud, const gc_period_row *r)
+{
+        return gc_ledger_add_period_row(ud, r);
+}
+
+START_TEST(test_period_history_restore)
+{
+        gc_ledger_visitor v = {cp_usage, cp_capacity, cp_rollup, cp_capacity_rollup, cp_period};
+        gc_ledger_opts o = {0};
+        gc_ledger *copy;
+        gc_ledger_stats a, b;
+        gc_query q = window(T0 + 4 * DAY_S, T0 + 11 * DAY_S, T0 + 13 * DAY_S, "team,pod");
+        gc_cost_summary s1 = {0}, s2 = {0};
+        gc_period_row bad = {0};
+
+        load_periods(led);
+        ck_assert_int_gt(gc_ledger_fold(led, T0 + 13 * DAY_S, 0), 1000);
+        o.pool = pool;
+        copy = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(copy);
+        ck_assert_int_eq(gc_ledger_visit(led, &v, copy), 0);
+        gc_ledger_stats_get(led, &a);
+        ck_assert_int_eq(gc_ledger_set_horizon(copy, a.horizon), 0);
+        gc_ledger_stats_get(copy, &b);
+        ck_assert_uint_eq(a.periods, b.periods);
+        ck_assert_uint_eq(a.period_rows, b.period_rows);
+        ck_assert_int_eq(gc_ledger_query(led, &q, &s1), 0);
+        ck_assert_int_eq(gc_ledger_query(copy, &q, &s2), 0);
+        ck_assert_uint_eq(s1.n_rows, s2.n_rows);
+        ck_assert_uint_eq(s1.total.pods, s2.total.pods);
+        for (size_t i = 0; i < s1.n_rows; i++) {
+                ck_assert_str_eq(s1.rows[i].keys[GC_DIM_POD], s2.rows[i].keys[GC_DIM_POD]);
+                ck_assert(s1.rows[i].cost_usd == s2.rows[i].cost_usd);
+        }
+        gc_cost_summary_free(&s1);
+        gc_cost_summary_free(&s2);
+        /* Bad rows are refused. */
+        bad.unit = GC_TZ_DAY;
+        bad.start = T0;
+        bad.end = T0;
+        ck_assert_int_eq(gc_ledger_add_period_row(copy, &bad), -EINVAL);
+        bad.end = T0 + DAY_S;
+        bad.gpu_seconds = NAN;
+        ck_assert_int_eq(gc_ledger_add_period_row(copy, &bad), -EINVAL);
+        bad.gpu_seconds = 1;
+        bad.unit = (gc_tz_unit)7;
+        ck_assert_int_eq(gc_ledger_add_period_row(copy, &bad), -EINVAL);
+        gc_ledger_free(copy);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("ledger");
@@ -1390,6 +1641,9 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_checkpoint_roundtrip);
         tcase_add_test(tc, test_stats_bytes);
         tcase_add_test(tc, test_large_query);
+        tcase_add_test(tc, test_period_history_exact);
+        tcase_add_test(tc, test_period_history_fallbacks);
+        tcase_add_test(tc, test_period_history_restore);
         suite_add_tcase(s, tc);
         return s;
 }
