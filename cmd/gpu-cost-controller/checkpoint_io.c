@@ -46,14 +46,9 @@ static char *ctl__fetch(ctl *c, const char *name, size_t *ret_len, int *ret_err)
 /* Starts over with an empty ledger (a partly restored one must not be used). */
 static int ctl__reset_ledger(ctl *c)
 {
-        gc_ledger_opts lo;
-
         c->acct = gc_accountant_free(c->acct);
         c->ledger = gc_ledger_free(c->ledger);
-        memset(&lo, 0, sizeof(lo));
-        lo.pool = c->pool;
-        lo.bucket_s = ctl_fold_bucket(c->cfg);
-        c->ledger = gc_ledger_new(&lo);
+        c->ledger = ctl_ledger_new(c);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
         return c->acct ? 0 : -ENOMEM;

@@ -47,10 +47,24 @@ int64_t ctl_fold_bucket(const gc_config *cfg)
         return gc_tz_granularity(cfg->tz, 63072000, INT64_MAX);
 }
 
+gc_ledger *ctl_ledger_new(const ctl *c)
+{
+        gc_ledger_opts lo;
+
+        memset(&lo, 0, sizeof(lo));
+        lo.pool = c->pool;
+        lo.bucket_s = ctl_fold_bucket(c->cfg);
+        /* Period history follows the reports' calendar and names at least their top pods. */
+        lo.tz = c->cfg->tz;
+        lo.top_n = c->cfg->top_n > GC_LEDGER_DEFAULT_TOP_N ? c->cfg->top_n : 0;
+        if (lo.top_n > GC_LEDGER_MAX_TOP_N)
+                lo.top_n = GC_LEDGER_MAX_TOP_N;
+        return gc_ledger_new(&lo);
+}
+
 /* Loads the configuration and the API server's address; returns an exit status or 0. */
 static int ctl__setup(ctl *c, const ctl_opts *o)
 {
-        gc_ledger_opts lo;
         char err[512];
         gc_buf file;
         int r;
@@ -94,10 +108,7 @@ static int ctl__setup(ctl *c, const ctl_opts *o)
                 ctl_log(CTL_ERROR, "cannot start", "error", c->kw ? "out of memory" : err, NULL);
                 return 1;
         }
-        memset(&lo, 0, sizeof(lo));
-        lo.pool = c->pool;
-        lo.bucket_s = ctl_fold_bucket(c->cfg);
-        c->ledger = gc_ledger_new(&lo);
+        c->ledger = ctl_ledger_new(c);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
         if (!c->acct) {

@@ -182,6 +182,8 @@ void ctl_checkpoint_close_missing(ctl *c);
 int ctl_publish(ctl *c, int64_t now);
 /* The ledger's fold bucket for the report zone: local midnights must fall on its edges. */
 int64_t ctl_fold_bucket(const gc_config *cfg);
+/* An empty ledger as the controller keeps it: buckets and period history in the report zone. */
+gc_ledger *ctl_ledger_new(const ctl *c);
 
 /*
  * Measured GPU use and the advisor (usage_io.c). Safe to call under c->mu (they take only the
