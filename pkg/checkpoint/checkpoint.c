@@ -1215,10 +1215,15 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 gc_cp__err(err, errlen, "version: missing or not an integer");
                 return -EINVAL;
         }
-        if (x != GC_CHECKPOINT_VERSION && x != GC_CHECKPOINT_VERSION_INCR) {
+        /* Writes of earlier builds (1, 2) read as their current forms (3, 4). */
+        if (x == GC_CHECKPOINT_VERSION_V1)
+                x = GC_CHECKPOINT_VERSION;
+        else if (x == GC_CHECKPOINT_VERSION_V2)
+                x = GC_CHECKPOINT_VERSION_INCR;
+        else if (x != GC_CHECKPOINT_VERSION && x != GC_CHECKPOINT_VERSION_INCR) {
                 gc_cp__err(err, errlen,
-                           "version: %lld is not supported (this build reads %d and %d)",
-                           (long long)x, GC_CHECKPOINT_VERSION, GC_CHECKPOINT_VERSION_INCR);
+                           "version: %lld is not supported (this build reads %d to %d)",
+                           (long long)x, GC_CHECKPOINT_VERSION_V1, GC_CHECKPOINT_VERSION_INCR);
                 return -EINVAL;
         }
         h->version = (int)x;

@@ -17,7 +17,13 @@
  * on its own; a restore needs all n chunks of the same write or restores nothing.
  */
 
-#define GC_CHECKPOINT_VERSION     1
+/*
+ * Versions 3 and 4 (a full write, an incremental manifest) carry period history and the workload
+ * of each pod interval; 1 and 2, written by earlier builds, are still read: no period history
+ * (periods start at their horizon) and no workloads (docs/checkpoint.md, "Versioning").
+ */
+#define GC_CHECKPOINT_VERSION     3
+#define GC_CHECKPOINT_VERSION_V1  1
 #define GC_CHECKPOINT_CHUNK_BYTES (900u * 1024u) /* a ConfigMap value, with room for the rest */
 #define GC_CHECKPOINT_MIN_CHUNK   (16u * 1024u)  /* smallest chunk_bytes accepted (tests) */
 #define GC_CHECKPOINT_MAX_CHUNK   (1u << 20)     /* a chunk larger than this is refused */
@@ -105,7 +111,8 @@ int gc_checkpoint_parse_name(const char *name, size_t *ret_slot, size_t *ret_chu
  * and refuses any whose content does not hash to its name. Write the parts first, the manifest
  * last; delete a part only when no slot's manifest names it.
  */
-#define GC_CHECKPOINT_VERSION_INCR  2
+#define GC_CHECKPOINT_VERSION_INCR  4
+#define GC_CHECKPOINT_VERSION_V2    2
 #define GC_CHECKPOINT_MAX_PARTS     1000 /* parts of one incremental write */
 #define GC_CHECKPOINT_USAGE_BUCKETS 64
 #define GC_CHECKPOINT_PART_PREFIX   "gpu-cost-checkpoint-c-"

@@ -99,6 +99,16 @@ class Truth:
     def cost(self, ws, we, now):
         return self.gpu_seconds(ws, we, now) / 3600.0 * PRICE
 
+    def per_pod(self, ws, we, now):
+        """GPU-seconds of each pod that held GPUs in the window."""
+        out = {}
+        for name, gpus, s, e in self.pods:
+            e = now if e is None else e
+            held = max(0, min(e, we, now) - max(s, ws))
+            if held > 0:
+                out[name] = gpus * held
+        return out
+
 
 def plan_pods(zone, y, m, now):
     """Pods crossing the month's first and last local midnight, one across its longest (or a
@@ -221,6 +231,19 @@ def check_month(doc, zone, y, m, truth, now):
     assert not [n for n in doc["notes"] if "bucket" in n], doc["notes"]
 
 
+def check_month_pods(doc, zone, y, m, truth, now):
+    """The pods of the month and of each day: counted and named, folded history included."""
+    ms, me = month_bounds(zone, y, m)
+    want = truth.per_pod(ms, me, now)
+    assert doc["summary"]["total"]["pods"] == len(want), (doc["summary"]["total"], want)
+    top = {p["pod"]: p["gpu_seconds"] for p in doc["top_pods"]}
+    assert set(top) == set(want), (top, want)
+    for name, gs in want.items():
+        assert abs(top[name] - gs) < 1e-6, (name, top[name], gs)
+    for got, (date, s, e) in zip(doc["by_day"], days_of(zone, y, m)):
+        assert got["pods"] == len(truth.per_pod(s, e, now)), (got, date)
+
+
 def metric_samples(text, name):
     out = []
     for line in text.splitlines():
@@ -320,6 +343,7 @@ def test_replayed_month_and_budget_alerts(cluster, controller_bin, e2e_bin, tmp_
 
         doc = wait_for("the monthly report ConfigMap", report)
         check_month(doc, zone, y, m, truth, now)
+        check_month_pods(doc, zone, y, m, truth, now)
         # The API's answer, from the folded ledger once a checkpoint has run (it folds first).
         def checkpoint_rv():
             cm = cluster.configmaps().get("gpu-cost-checkpoint")
@@ -329,6 +353,15 @@ def test_replayed_month_and_budget_alerts(cluster, controller_bin, e2e_bin, tmp_
         wait_for("a second checkpoint", lambda: checkpoint_rv() not in (None, rv0), timeout=60)
         api_doc = json.loads(controller_get(ctl, "/api/v1/reports/monthly/%04d-%02d" % (y, m)))
         check_month(api_doc, zone, y, m, truth, now)
+        # Folded, the month still names and counts its pods (period history).
+        check_month_pods(api_doc, zone, y, m, truth, now)
+        ms, me = month_bounds(zone, y, m)
+        by_pod = json.loads(controller_get(ctl, "/api/v1/costs?window=%d,%d&by=pod" % (ms, me)))
+        got = {g["keys"]["pod"]: g["gpu_seconds"] for g in by_pod["groups"]}
+        want = truth.per_pod(ms, me, now)
+        assert set(got) == set(want), (got, want)
+        for name, gs in want.items():
+            assert abs(got[name] - gs) < 1e-6, (name, got[name], gs)
         latest = json.loads(controller_get(ctl, "/api/v1/reports/monthly/latest"))
         assert latest["period"]["month"] == "%04d-%02d" % (y, m)
 

@@ -865,7 +865,7 @@ static const refusal refusals[] = {
     {"truncated chunk", -EINVAL, "not valid JSON"},
     {"chunk given twice", -EINVAL, "given twice"},
     {"chunk over 1 MiB", -EINVAL, "more than the 1048576"},
-    {"version 3 (unknown)", -EINVAL, "version: 3 is not supported"},
+    {"version 5 (unknown)", -EINVAL, "version: 5 is not supported"},
     {"counts over the ledger's limit", -E2BIG, "exceed the ledger's limits"},
     {"string index out of range", -EINVAL, "must index the chunk's"},
     {"ledger not empty", -EINVAL, "not empty"},
@@ -938,7 +938,7 @@ START_TEST(refuse)
                 lens[1] = GC_CHECKPOINT_MAX_CHUNK + 1;
                 break;
         case 7:
-                own = edited(&w.w1[0], "\"version\":1", "\"version\":3", &lens[0]);
+                own = edited(&w.w1[0], "\"version\":3", "\"version\":5", &lens[0]);
                 data[0] = own;
                 break;
         case 8:
@@ -971,6 +971,86 @@ START_TEST(refuse)
 END_TEST
 
 /* A shorter write over a longer one: the old chunks past `of` are left over and ignored. */
+/*
+ * A write of a build before period history and workloads (version 1, usage records of eight
+ * strings, no periods): restored, with an empty workload, and period history from its horizon.
+ */
+START_TEST(reads_version_1)
+{
+        static const char doc[] =
+            "{\"version\":1,\"write\":\"0123456789abcdef\",\"chunk\":0,\"of\":1,"
+            "\"written_at\":\"2026-11-20T09:15:03Z\",\"controller\":\"c\",\"horizon\":1794009600,"
+            "\"counts\":{\"usage\":1,\"capacity\":0,\"rollups\":1,\"capacity_rollups\":0},"
+            "\"strings\":[\"u1\",\"ns\",\"t\",\"p\",\"m\",\"on-demand\",\"n1\",\"ns/pod\"],"
+            "\"usage\":[[0,1,2,3,4,5,6,7,1,2.5,1794009700,null,0]],\"capacity\":[],"
+            "\"rollups\":[[1,2,3,4,5,6,1794006000,3600,2.5]],\"capacity_rollups\":[]}";
+        const char *data[1] = {doc};
+        size_t lens[1] = {sizeof(doc) - 1};
+        gc_checkpoint_info info = {0};
+        fixture b;
+        gc_usage u;
+        gc_ledger_stats st;
+        char err[256];
+
+        fx_new(&b);
+        ck_assert_int_eq(gc_checkpoint_decode(b.l, data, lens, 1, 0, 0, &info, err, sizeof(err)),
+                         0);
+        ck_assert_int_eq(gc_ledger_get_usage(b.l, "u1", &u), 0);
+        ck_assert_str_eq(u.dims[GC_DIM_POD], "ns/pod");
+        ck_assert_str_eq(u.dims[GC_DIM_WORKLOAD], "");
+        ck_assert_int_eq(gc_ledger_period_since(b.l), 1794009600);
+        gc_ledger_stats_get(b.l, &st);
+        ck_assert_uint_eq(st.rollup_rows, 1);
+        ck_assert_uint_eq(st.period_rows, 0);
+        gc_checkpoint_info_release(&info);
+        fx_free(&b);
+}
+END_TEST
+
+/* Period history and workloads go through a write and come back. */
+START_TEST(roundtrip_periods)
+{
+        fixture a, b;
+        gc_checkpoint_info info;
+        gc_ledger_stats sa, sb;
+        gc_query q;
+        gc_cost_summary s1 = {0}, s2 = {0};
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        gc_ledger_stats_get(a.l, &sa);
+        ck_assert_uint_gt(sa.period_rows, 0);
+        ck_assert_uint_gt(roundtrip(a.l, &b, GC_CHECKPOINT_MIN_CHUNK, &info), 1);
+        gc_ledger_stats_get(b.l, &sb);
+        ck_assert_uint_eq(sa.periods, sb.periods);
+        ck_assert_uint_eq(sa.period_rows, sb.period_rows);
+        ck_assert_int_eq(gc_ledger_period_since(b.l), gc_ledger_period_since(a.l));
+        memset(&q, 0, sizeof(q));
+        q.start = t0();
+        q.end = q.start + 7 * DAY; /* an ISO week: t0 is a Monday */
+        q.now = now;
+        q.by[0] = GC_DIM_TEAM;
+        q.by[1] = GC_DIM_POD;
+        q.n_by = 2;
+        ck_assert_int_eq(gc_ledger_query(a.l, &q, &s1), 0);
+        ck_assert_int_eq(gc_ledger_query(b.l, &q, &s2), 0);
+        ck_assert_uint_gt(s1.n_rows, 100);
+        ck_assert_uint_eq(s1.n_rows, s2.n_rows);
+        ck_assert_uint_eq(s1.total.pods, s2.total.pods);
+        for (size_t i = 0; i < s1.n_rows; i++) {
+                ck_assert_str_eq(s1.rows[i].keys[GC_DIM_POD], s2.rows[i].keys[GC_DIM_POD]);
+                ck_assert(s1.rows[i].cost_usd == s2.rows[i].cost_usd);
+                ck_assert_uint_eq(s1.rows[i].pods, s2.rows[i].pods);
+        }
+        gc_cost_summary_free(&s1);
+        gc_cost_summary_free(&s2);
+        gc_checkpoint_info_release(&info);
+        fx_free(&a);
+        fx_free(&b);
+}
+END_TEST
+
 START_TEST(leftover_chunks_ignored)
 {
         writes w;
@@ -1739,6 +1819,8 @@ static Suite *checkpoint_suite(void)
         tcase_add_test(tc, names_and_peek);
         tcase_add_loop_test(tc, refuse, 0, sizeof(refusals) / sizeof(refusals[0]));
         tcase_add_test(tc, leftover_chunks_ignored);
+        tcase_add_test(tc, reads_version_1);
+        tcase_add_test(tc, roundtrip_periods);
         tcase_add_test(tc, encode_limits);
         tcase_add_test(tc, close_missing);
         tcase_add_test(tc, incr_roundtrip);
