@@ -338,10 +338,11 @@ int main(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
-        printf("pods=%ld intervals=%zu open=%zu rollup_rows=%zu ledger_bytes=%zu build_s=%.2f "
-               "cold_query_ms=%.3f cold_query_json_ms=%.3f json_bytes=%zu snapshot_copy_ms=%.1f\n",
-               n_pods, st.intervals, st.open_intervals, st.rollup_rows, st.bytes, build_s, q_ms,
-               total_ms, bytes, copy_ms);
+        printf("pods=%ld intervals=%zu open=%zu rollup_rows=%zu periods=%zu period_rows=%zu "
+               "ledger_bytes=%zu build_s=%.2f cold_query_ms=%.3f cold_query_json_ms=%.3f "
+               "json_bytes=%zu snapshot_copy_ms=%.1f\n",
+               n_pods, st.intervals, st.open_intervals, st.rollup_rows, st.periods, st.period_rows,
+               st.bytes, build_s, q_ms, total_ms, bytes, copy_ms);
         printf("listening %d\n", gc_httpd_port(h));
         fflush(stdout);
         rc = gc_httpd_run(h, &stop) < 0 ? 1 : 0;

@@ -334,6 +334,11 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
                 r = gc__one(b, "gpu_cost_ledger_rollup_rows", "gauge",
                             "Hourly rollup rows in the ledger.", (double)s->lstats.rollup_rows);
         if (r == 0)
+                r = gc__one(b, "gpu_cost_ledger_period_rows", "gauge",
+                            "Rows of period history (top pods and the rest, per day, week and "
+                            "month).",
+                            (double)s->lstats.period_rows);
+        if (r == 0)
                 r = gc__one(b, "gpu_cost_ledger_bytes", "gauge",
                             "Memory the controller's ledger holds, approximately.",
                             (double)(h->ledger_bytes ? h->ledger_bytes : s->lstats.bytes));
