@@ -62,7 +62,6 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
         c->n_open = l->n_open;
         c->n_cap = l->n_cap;
         c->n_roll = l->n_roll;
-        c->n_croll = l->n_croll;
         c->top_n = l->top_n;
         c->period_since = l->period_since;
         c->tz = l->tz;
@@ -88,10 +87,7 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
         if (rc == 0)
                 rc = gc__dup_index(&c->roll_ix, &l->roll_ix);
         if (rc == 0)
-                rc = gc__dup_array((void **)&c->croll, l->croll, l->n_croll, sizeof(*l->croll),
-                                   &c->cap_croll);
-        if (rc == 0)
-                rc = gc__dup_index(&c->croll_ix, &l->croll_ix);
+                rc = gc__crun_clone(c, l);
         if (rc < 0) {
                 errno = -rc;
                 return gc_ledger_free(c);

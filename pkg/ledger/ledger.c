@@ -23,11 +23,6 @@ uint32_t gc__roll_hash(int64_t hour, const char *const dims[GC__ROLL_DIMS])
         return gc__fin(h);
 }
 
-uint32_t gc__croll_hash(int64_t hour, const char *node)
-{
-        return gc__fin(gc__mix((uint64_t)hour, node));
-}
-
 typedef struct gc__iv_key {
         const gc_ledger *l;
         const char *uid;
@@ -63,14 +58,6 @@ static int gc__roll_eq(const void *ctx, size_t ix)
         const gc__roll *r = &k->l->roll[ix];
 
         return r->hour == k->hour && memcmp(r->dims, k->dims, sizeof(r->dims)) == 0;
-}
-
-static int gc__croll_eq(const void *ctx, size_t ix)
-{
-        const gc__roll_key *k = ctx;
-        const gc__croll *r = &k->l->croll[ix];
-
-        return r->hour == k->hour && r->node == k->dims[0];
 }
 
 /* ---- life ----------------------------------------------------------------------------------- */
@@ -122,8 +109,8 @@ gc_ledger *gc_ledger_free(gc_ledger *l)
         gc__index_free(&l->cap_ix);
         free(l->roll);
         gc__index_free(&l->roll_ix);
-        free(l->croll);
-        gc__index_free(&l->croll_ix);
+        free(l->crun);
+        gc__index_free(&l->crun_ix);
         gc__tier_free(l);
         gc_tz_free(l->own_tz);
         free(l);
@@ -332,25 +319,22 @@ int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c)
 
 static size_t gc__rows(const gc_ledger *l)
 {
-        return l->n_roll + l->n_croll;
+        return l->n_roll + l->n_crun;
 }
 
 /* Makes room for `more` rows beyond the current ones, or -E2BIG; may reallocate. */
-static int gc__rows_reserve(gc_ledger *l, size_t more_roll, size_t more_croll)
+static int gc__rows_reserve(gc_ledger *l, size_t more_roll, size_t more_runs)
 {
         int r;
 
-        if (more_roll + more_croll > l->max_rollup_rows - gc__rows(l))
+        if (more_roll + more_runs > l->max_rollup_rows - gc__rows(l))
                 return -E2BIG;
         r = gc__vec_reserve((void **)&l->roll, &l->cap_roll, l->n_roll + more_roll,
                             sizeof(*l->roll));
         if (r == 0)
                 r = gc__index_reserve(&l->roll_ix, l->n_roll + more_roll);
         if (r == 0)
-                r = gc__vec_reserve((void **)&l->croll, &l->cap_croll, l->n_croll + more_croll,
-                                    sizeof(*l->croll));
-        if (r == 0)
-                r = gc__index_reserve(&l->croll_ix, l->n_croll + more_croll);
+                r = gc__crun_reserve(l, more_runs);
         return r;
 }
 
@@ -377,37 +361,12 @@ static void gc__roll_add(gc_ledger *l, int64_t hour, const char *const dims[GC__
         row->cost_usd += cost_usd;
 }
 
-static void gc__croll_add(gc_ledger *l, int64_t hour, const char *node, const char *model,
-                          const char *capacity_type, double geq_seconds, double cost_usd)
-{
-        gc__roll_key k = {l, hour, &node};
-        uint32_t h = gc__croll_hash(hour, node);
-        gc__croll *row;
-        size_t pos;
-
-        if (gc__index_find(&l->croll_ix, h, gc__croll_eq, &k, &pos)) {
-                row = &l->croll[l->croll_ix.s[pos].ix - 1];
-        } else {
-                row = &l->croll[l->n_croll];
-                memset(row, 0, sizeof(*row));
-                row->hour = hour;
-                row->node = node;
-                gc__index_fill(&l->croll_ix, pos, h, l->n_croll);
-                l->n_croll++;
-        }
-        row->model = model;
-        row->capacity_type = capacity_type;
-        row->geq_seconds += geq_seconds;
-        row->cost_usd += cost_usd;
-}
-
 /*
  * Counts the hour rows a span [start, end) of `geq` would add, from hour `first` on; stops
  * counting past `cap` (the caller only needs to know it will not fit).
  */
 static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, int64_t first,
-                                double geq, const char *const dims[GC__ROLL_DIMS], const char *node,
-                                size_t cap)
+                                double geq, const char *const dims[GC__ROLL_DIMS], size_t cap)
 {
         size_t missing = 0;
         int64_t h = gc__floor_bucket(start, l->bucket);
@@ -417,23 +376,18 @@ static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, 
         if (h < first)
                 h = first;
         for (; h < end && missing <= cap; h += l->bucket) {
-                gc__roll_key k = {l, h, dims ? dims : &node};
+                gc__roll_key k = {l, h, dims};
                 size_t pos;
 
-                if (dims)
-                        missing += !gc__index_find(&l->roll_ix, gc__roll_hash(h, dims), gc__roll_eq,
-                                                   &k, &pos);
-                else
-                        missing += !gc__index_find(&l->croll_ix, gc__croll_hash(h, node),
-                                                   gc__croll_eq, &k, &pos);
+                missing +=
+                    !gc__index_find(&l->roll_ix, gc__roll_hash(h, dims), gc__roll_eq, &k, &pos);
         }
         return missing;
 }
 
 /* Splits [start, end) per hour from hour `first` on; room must have been reserved. */
 static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t first, double geq,
-                          double usd_per_gpu_hour, const char *const dims[GC__ROLL_DIMS],
-                          const gc__cap *c)
+                          double usd_per_gpu_hour, const char *const dims[GC__ROLL_DIMS])
 {
         int64_t h = gc__floor_bucket(start, l->bucket);
 
@@ -449,10 +403,7 @@ static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t firs
 
                 if (hi <= lo)
                         continue;
-                if (dims)
-                        gc__roll_add(l, h, dims, gs, cost);
-                else
-                        gc__croll_add(l, h, c->node, c->model, c->capacity_type, gs, cost);
+                gc__roll_add(l, h, dims, gs, cost);
         }
 }
 
@@ -471,17 +422,7 @@ static void gc__drop_old(gc_ledger *l, int64_t first)
                         gc__index_add_new(&l->roll_ix,
                                           gc__roll_hash(l->roll[i].hour, l->roll[i].dims), i);
         }
-        n = 0;
-        for (size_t i = 0; i < l->n_croll; i++)
-                if (l->croll[i].hour >= first)
-                        l->croll[n++] = l->croll[i];
-        if (n != l->n_croll) {
-                l->n_croll = n;
-                gc__index_clear(&l->croll_ix);
-                for (size_t i = 0; i < n; i++)
-                        gc__index_add_new(&l->croll_ix,
-                                          gc__croll_hash(l->croll[i].hour, l->croll[i].node), i);
-        }
+        gc__crun_drop_old(l, first);
 }
 
 static int64_t gc__clamp_time(int64_t t)
@@ -514,7 +455,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                         i++;
                         continue;
                 }
-                missing = gc__missing_hours(l, v->start, v->end, first, v->geq, v->dims, NULL,
+                missing = gc__missing_hours(l, v->start, v->end, first, v->geq, v->dims,
                                             l->max_rollup_rows - gc__rows(l));
                 r = gc__rows_reserve(l, missing, 0);
                 if (r == 0)
@@ -522,8 +463,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 if (r < 0)
                         break;
                 v = &l->iv[i];
-                gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour, v->dims,
-                              NULL);
+                gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour, v->dims);
                 gc__index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
                 gc__iv_remove(l, pos, i);
                 if (folded < INT32_MAX)
@@ -537,19 +477,18 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
         for (i = 0; i < l->n_cap;) {
                 gc__cap *c = &l->cap[i];
                 int64_t end = c->end < fold_to ? c->end : fold_to;
-                size_t missing, pos;
+                size_t pos;
 
                 if (c->start >= fold_to) {
                         i++;
                         continue;
                 }
-                missing = gc__missing_hours(l, c->start, end, first, c->geq, NULL, c->node,
-                                            l->max_rollup_rows - gc__rows(l));
-                r = gc__rows_reserve(l, 0, missing);
+                /* A partial first bucket, the whole ones, a partial last one: three runs. */
+                r = gc__rows_reserve(l, 0, 3);
                 if (r < 0)
                         return r;
                 c = &l->cap[i];
-                gc__fold_span(l, c->start, end, first, c->geq, c->usd_per_gpu_hour, NULL, c);
+                gc__crun_fold(l, c, end, first);
                 if (c->end <= fold_to) {
                         gc__iv_key k = {l, c->node};
 
@@ -577,15 +516,18 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret)
                 s.intervals = l->n_iv;
                 s.open_intervals = l->n_open;
                 s.capacities = l->n_cap;
-                s.rollup_rows = gc__rows(l);
+                s.rollup_rows = l->n_roll;
+                for (size_t i = 0; i < l->n_crun; i++)
+                        s.rollup_rows += (size_t)l->crun[i].n;
+                s.capacity_runs = l->n_crun;
                 s.periods = l->n_per;
                 s.period_rows = l->n_prows;
                 s.horizon = l->horizon;
                 s.bytes =
                     gc__tier_bytes(l) + sizeof(*l) + l->cap_iv * sizeof(*l->iv) +
                     l->cap_cap * sizeof(*l->cap) + l->cap_roll * sizeof(*l->roll) +
-                    l->cap_croll * sizeof(*l->croll) +
-                    (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->croll_ix.nslots) *
+                    l->cap_crun * sizeof(*l->crun) +
+                    (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->crun_ix.nslots) *
                         sizeof(gc__slot);
         }
         *ret = s;
@@ -631,14 +573,8 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
                 if ((r = v->rollup(ud, &o)) != 0)
                         return r;
         }
-        for (size_t i = 0; v->capacity_rollup && i < l->n_croll; i++) {
-                const gc__croll *cr = &l->croll[i];
-                gc_capacity_rollup o = {cr->hour,          cr->node,        cr->model,
-                                        cr->capacity_type, cr->geq_seconds, cr->cost_usd};
-
-                if ((r = v->capacity_rollup(ud, &o)) != 0)
-                        return r;
-        }
+        if (v->capacity_rollup && (r = gc__crun_visit(l, v->capacity_rollup, ud)) != 0)
+                return r;
         return v->period ? gc__tier_visit(l, v->period, ud) : 0;
 }
 
@@ -685,8 +621,6 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
 int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *rw)
 {
         const char *node, *model, *ctype;
-        gc__roll_key k;
-        size_t pos;
         int64_t hour;
         int r;
 
@@ -699,15 +633,11 @@ int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *rw)
         ctype = gc__intern(l, rw->capacity_type);
         if (!node || !model || !ctype)
                 return -ENOMEM;
-        k.l = l;
-        k.hour = hour;
-        k.dims = &node;
-        if (!gc__index_find(&l->croll_ix, gc__croll_hash(hour, node), gc__croll_eq, &k, &pos)) {
-                r = gc__rows_reserve(l, 0, 1);
-                if (r < 0)
-                        return r;
-        }
-        gc__croll_add(l, hour, node, model, ctype, rw->geq_seconds, rw->cost_usd);
+        /* A bucket's own run, or the node's latest grown by it. */
+        r = gc__rows_reserve(l, 0, 1);
+        if (r < 0)
+                return r;
+        gc__crun_add(l, node, model, ctype, hour, 1, rw->geq_seconds, rw->cost_usd);
         return 0;
 }
 

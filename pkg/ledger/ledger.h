@@ -160,7 +160,8 @@ typedef struct gc_ledger_stats {
         size_t intervals;
         size_t open_intervals;
         size_t capacities;
-        size_t rollup_rows;
+        size_t rollup_rows;   /* pod rows and node capacity buckets */
+        size_t capacity_runs; /* the runs holding those buckets (what memory holds) */
         size_t periods;     /* days, weeks and months of period history */
         size_t period_rows; /* their top pods and rows of the rest, together */
         size_t bytes;       /* memory held, approximately (the string pool is the caller's) */

@@ -78,12 +78,14 @@ typedef struct gc__roll {
         double cost_usd;
 } gc__roll;
 
-typedef struct gc__croll {
-        int64_t hour;
+/* n consecutive buckets of a node's folded capacity, each with the same figures (capruns.c). */
+typedef struct gc__crun {
         const char *node, *model, *capacity_type;
-        double geq_seconds;
+        int64_t first; /* start of the first bucket */
+        int64_t n;
+        double geq_seconds; /* of each bucket */
         double cost_usd;
-} gc__croll;
+} gc__crun;
 
 /* A row of period history: a top pod (uid set) or the rest of a group (uid NULL, pod folded). */
 typedef struct gc__prow {
@@ -126,9 +128,9 @@ struct gc_ledger {
         size_t n_roll, cap_roll;
         gc__index roll_ix;
 
-        gc__croll *croll;
-        size_t n_croll, cap_croll;
-        gc__index croll_ix;
+        gc__crun *crun;
+        size_t n_crun, cap_crun;
+        gc__index crun_ix; /* node -> its latest run */
 
         const gc_tz *tz; /* the calendar of period history: the caller's, or own_tz */
         gc_tz *own_tz;   /* UTC, when the caller gave none */
@@ -151,7 +153,15 @@ int gc__tier_clone(gc_ledger *c, const gc_ledger *l);
 size_t gc__tier_bytes(const gc_ledger *l);
 
 uint32_t gc__roll_hash(int64_t hour, const char *const dims[GC__ROLL_DIMS]);
-uint32_t gc__croll_hash(int64_t hour, const char *node);
+
+/* Folded capacity (capruns.c). */
+int gc__crun_reserve(gc_ledger *l, size_t more);
+void gc__crun_add(gc_ledger *l, const char *node, const char *model, const char *capacity_type,
+                  int64_t first, int64_t n, double geq_seconds, double cost_usd);
+void gc__crun_fold(gc_ledger *l, const gc__cap *c, int64_t end, int64_t first);
+void gc__crun_drop_old(gc_ledger *l, int64_t first);
+int gc__crun_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_capacity_rollup *r), void *ud);
+int gc__crun_clone(gc_ledger *c, const gc_ledger *l);
 
 /* Grows a dense array to hold n items of `size` bytes; may reallocate *p. */
 int gc__vec_reserve(void **p, size_t *cap, size_t n, size_t size);

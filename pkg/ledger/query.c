@@ -269,22 +269,41 @@ static int gc__capacity_pass(gc__q *x)
                         a->model_hour = INT64_MAX;
                 }
         }
-        for (size_t i = 0; i < l->n_croll; i++) {
-                const gc__croll *r = &l->croll[i];
-                gc__acc *st = gc__hour_step(x, r->hour);
-                gc__node_acc *a;
+        for (size_t i = 0; i < l->n_crun; i++) {
+                const gc__crun *r = &l->crun[i];
+                int64_t end = r->first + r->n * l->bucket, lo, hi;
+                size_t k0, k1;
+                uint32_t h;
 
-                if (!st || !gc__node_filters(x, r->node, r->model, r->capacity_type))
+                if (!gc__span(x, r->first, end, &k0, &k1, &hi) ||
+                    !gc__node_filters(x, r->node, r->model, r->capacity_type))
                         continue;
-                a = gc__node_get(st, r->node, gc__node_hash(r->node));
-                if (!a)
-                        return -ENOMEM;
-                a->cap_seconds += r->geq_seconds;
-                a->cap_cost += r->cost_usd;
-                if (r->hour > a->model_hour) {
-                        a->model = r->model;
-                        a->capacity_type = r->capacity_type;
-                        a->model_hour = r->hour;
+                h = gc__node_hash(r->node);
+                for (size_t k = k0; k <= k1; k++) {
+                        gc__acc *st = &x->acc[k];
+                        gc__node_acc *a;
+                        double n;
+
+                        /* Only the buckets the step wholly holds, as with pods' hourly rows. */
+                        lo = gc__floor_bucket(st->start + l->bucket - 1, l->bucket);
+                        hi = gc__floor_bucket(st->end, l->bucket);
+                        if (lo < r->first)
+                                lo = r->first;
+                        if (hi > end)
+                                hi = end;
+                        if (hi <= lo)
+                                continue;
+                        a = gc__node_get(st, r->node, h);
+                        if (!a)
+                                return -ENOMEM;
+                        n = (double)((hi - lo) / l->bucket);
+                        a->cap_seconds += n * r->geq_seconds;
+                        a->cap_cost += n * r->cost_usd;
+                        if (hi - l->bucket > a->model_hour) {
+                                a->model = r->model;
+                                a->capacity_type = r->capacity_type;
+                                a->model_hour = hi - l->bucket;
+                        }
                 }
         }
         return 0;
