@@ -86,6 +86,12 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
                                    &c->cap_roll);
         if (rc == 0)
                 rc = gc__dup_index(&c->roll_ix, &l->roll_ix);
+        c->n_grp = l->n_grp;
+        if (rc == 0)
+                rc =
+                    gc__dup_array((void **)&c->grp, l->grp, l->n_grp, sizeof(*l->grp), &c->cap_grp);
+        if (rc == 0)
+                rc = gc__dup_index(&c->grp_ix, &l->grp_ix);
         if (rc == 0)
                 rc = gc__crun_clone(c, l);
         if (rc < 0) {

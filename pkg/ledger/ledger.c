@@ -14,9 +14,14 @@ static uint32_t gc__str_hash(const char *s)
         return gc__fin(gc_hash(s, strlen(s), 0));
 }
 
-uint32_t gc__roll_hash(int64_t hour, const char *const dims[GC__ROLL_DIMS])
+uint32_t gc__roll_hash(int64_t hour, uint32_t grp)
 {
-        uint64_t h = (uint64_t)hour;
+        return gc__fin(gc__mix((uint64_t)hour, (const void *)(uintptr_t)grp));
+}
+
+static uint32_t gc__grp_hash(const char *const dims[GC__ROLL_DIMS])
+{
+        uint64_t h = 0;
 
         for (size_t d = 0; d < GC__ROLL_DIMS; d++)
                 h = gc__mix(h, dims[d]);
@@ -49,7 +54,7 @@ static int gc__cap_eq(const void *ctx, size_t ix)
 typedef struct gc__roll_key {
         const gc_ledger *l;
         int64_t hour;
-        const char *const *dims;
+        uint32_t grp;
 } gc__roll_key;
 
 static int gc__roll_eq(const void *ctx, size_t ix)
@@ -57,7 +62,66 @@ static int gc__roll_eq(const void *ctx, size_t ix)
         const gc__roll_key *k = ctx;
         const gc__roll *r = &k->l->roll[ix];
 
-        return r->hour == k->hour && memcmp(r->dims, k->dims, sizeof(r->dims)) == 0;
+        return r->hour == k->hour && r->grp == k->grp;
+}
+
+typedef struct gc__grp_key {
+        const gc_ledger *l;
+        const char *const *dims;
+} gc__grp_key;
+
+static int gc__grp_eq(const void *ctx, size_t ix)
+{
+        const gc__grp_key *k = ctx;
+
+        return memcmp(k->l->grp[ix].dims, k->dims, sizeof(k->l->grp[ix].dims)) == 0;
+}
+
+/* The group of the dimensions (interned), made when new. -ENOMEM. */
+static int gc__grp_get(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint32_t *ret)
+{
+        gc__grp_key k = {l, dims};
+        uint32_t h = gc__grp_hash(dims);
+        size_t pos;
+
+        if (gc__index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos)) {
+                *ret = l->grp_ix.s[pos].ix - 1;
+                return 0;
+        }
+        if (gc__vec_reserve((void **)&l->grp, &l->cap_grp, l->n_grp + 1, sizeof(*l->grp)) < 0 ||
+            gc__index_reserve(&l->grp_ix, l->n_grp + 1) < 0)
+                return -ENOMEM;
+        gc__index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos); /* the slot may have moved */
+        memcpy(l->grp[l->n_grp].dims, dims, sizeof(l->grp[l->n_grp].dims));
+        gc__index_fill(&l->grp_ix, pos, h, l->n_grp);
+        *ret = (uint32_t)l->n_grp++;
+        return 0;
+}
+
+/* Forgets the groups no row names any more, renumbering the rows' (after rows were dropped). */
+static void gc__grp_sweep(gc_ledger *l)
+{
+        uint32_t *map = malloc((l->n_grp + 1) * sizeof(*map));
+        size_t n = 0;
+
+        if (!map)
+                return; /* kept: they cost memory, not correctness */
+        for (size_t i = 0; i < l->n_grp; i++)
+                map[i] = UINT32_MAX;
+        for (size_t i = 0; i < l->n_roll; i++)
+                map[l->roll[i].grp] = 0;
+        for (size_t i = 0; i < l->n_grp; i++)
+                if (map[i] == 0) {
+                        l->grp[n] = l->grp[i];
+                        map[i] = (uint32_t)n++;
+                }
+        l->n_grp = n;
+        gc__index_clear(&l->grp_ix);
+        for (size_t i = 0; i < n; i++)
+                gc__index_add_new(&l->grp_ix, gc__grp_hash(l->grp[i].dims), i);
+        for (size_t i = 0; i < l->n_roll; i++)
+                l->roll[i].grp = map[l->roll[i].grp];
+        free(map);
 }
 
 /* ---- life ----------------------------------------------------------------------------------- */
@@ -109,6 +173,8 @@ gc_ledger *gc_ledger_free(gc_ledger *l)
         gc__index_free(&l->cap_ix);
         free(l->roll);
         gc__index_free(&l->roll_ix);
+        free(l->grp);
+        gc__index_free(&l->grp_ix);
         free(l->crun);
         gc__index_free(&l->crun_ix);
         gc__tier_free(l);
@@ -338,12 +404,12 @@ static int gc__rows_reserve(gc_ledger *l, size_t more_roll, size_t more_runs)
         return r;
 }
 
-/* Adds into the (hour, dims) row; room must have been reserved when the row is new. */
-static void gc__roll_add(gc_ledger *l, int64_t hour, const char *const dims[GC__ROLL_DIMS],
-                         double gpu_seconds, double cost_usd)
+/* Adds into the (hour, group) row; room must have been reserved when the row is new. */
+static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_seconds,
+                         double cost_usd)
 {
-        gc__roll_key k = {l, hour, dims};
-        uint32_t h = gc__roll_hash(hour, dims);
+        gc__roll_key k = {l, hour, grp};
+        uint32_t h = gc__roll_hash(hour, grp);
         gc__roll *row;
         size_t pos;
 
@@ -353,7 +419,7 @@ static void gc__roll_add(gc_ledger *l, int64_t hour, const char *const dims[GC__
                 row = &l->roll[l->n_roll];
                 memset(row, 0, sizeof(*row));
                 row->hour = hour;
-                memcpy(row->dims, dims, sizeof(row->dims));
+                row->grp = grp;
                 gc__index_fill(&l->roll_ix, pos, h, l->n_roll);
                 l->n_roll++;
         }
@@ -366,7 +432,7 @@ static void gc__roll_add(gc_ledger *l, int64_t hour, const char *const dims[GC__
  * counting past `cap` (the caller only needs to know it will not fit).
  */
 static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, int64_t first,
-                                double geq, const char *const dims[GC__ROLL_DIMS], size_t cap)
+                                double geq, uint32_t grp, size_t cap)
 {
         size_t missing = 0;
         int64_t h = gc__floor_bucket(start, l->bucket);
@@ -376,18 +442,18 @@ static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, 
         if (h < first)
                 h = first;
         for (; h < end && missing <= cap; h += l->bucket) {
-                gc__roll_key k = {l, h, dims};
+                gc__roll_key k = {l, h, grp};
                 size_t pos;
 
                 missing +=
-                    !gc__index_find(&l->roll_ix, gc__roll_hash(h, dims), gc__roll_eq, &k, &pos);
+                    !gc__index_find(&l->roll_ix, gc__roll_hash(h, grp), gc__roll_eq, &k, &pos);
         }
         return missing;
 }
 
 /* Splits [start, end) per hour from hour `first` on; room must have been reserved. */
 static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t first, double geq,
-                          double usd_per_gpu_hour, const char *const dims[GC__ROLL_DIMS])
+                          double usd_per_gpu_hour, uint32_t grp)
 {
         int64_t h = gc__floor_bucket(start, l->bucket);
 
@@ -403,7 +469,7 @@ static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t firs
 
                 if (hi <= lo)
                         continue;
-                gc__roll_add(l, h, dims, gs, cost);
+                gc__roll_add(l, h, grp, gs, cost);
         }
 }
 
@@ -418,9 +484,10 @@ static void gc__drop_old(gc_ledger *l, int64_t first)
         if (n != l->n_roll) {
                 l->n_roll = n;
                 gc__index_clear(&l->roll_ix);
+                gc__grp_sweep(l);
                 for (size_t i = 0; i < n; i++)
                         gc__index_add_new(&l->roll_ix,
-                                          gc__roll_hash(l->roll[i].hour, l->roll[i].dims), i);
+                                          gc__roll_hash(l->roll[i].hour, l->roll[i].grp), i);
         }
         gc__crun_drop_old(l, first);
 }
@@ -435,6 +502,7 @@ static int64_t gc__clamp_time(int64_t t)
 int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
 {
         int64_t fold_to, first;
+        uint32_t grp = 0;
         size_t i;
         int folded = 0, r = 0;
 
@@ -455,7 +523,11 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                         i++;
                         continue;
                 }
-                missing = gc__missing_hours(l, v->start, v->end, first, v->geq, v->dims,
+                r = gc__grp_get(l, v->dims, &grp);
+                if (r < 0)
+                        break;
+                v = &l->iv[i];
+                missing = gc__missing_hours(l, v->start, v->end, first, v->geq, grp,
                                             l->max_rollup_rows - gc__rows(l));
                 r = gc__rows_reserve(l, missing, 0);
                 if (r == 0)
@@ -463,7 +535,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 if (r < 0)
                         break;
                 v = &l->iv[i];
-                gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour, v->dims);
+                gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour, grp);
                 gc__index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
                 gc__iv_remove(l, pos, i);
                 if (folded < INT32_MAX)
@@ -526,6 +598,7 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret)
                 s.bytes =
                     gc__tier_bytes(l) + sizeof(*l) + l->cap_iv * sizeof(*l->iv) +
                     l->cap_cap * sizeof(*l->cap) + l->cap_roll * sizeof(*l->roll) +
+                    l->cap_grp * sizeof(*l->grp) + l->grp_ix.nslots * sizeof(gc__slot) +
                     l->cap_crun * sizeof(*l->crun) +
                     (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->crun_ix.nslots) *
                         sizeof(gc__slot);
@@ -567,7 +640,7 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
                 gc_rollup o = {0};
 
                 o.hour = rr->hour;
-                memcpy(o.dims, rr->dims, sizeof(rr->dims));
+                memcpy(o.dims, l->grp[rr->grp].dims, sizeof(l->grp[rr->grp].dims));
                 o.gpu_seconds = rr->gpu_seconds;
                 o.cost_usd = rr->cost_usd;
                 if ((r = v->rollup(ud, &o)) != 0)
@@ -594,6 +667,7 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
         const char *dims[GC__ROLL_DIMS];
         gc__roll_key k;
         size_t pos;
+        uint32_t grp;
         int64_t hour;
         int r;
 
@@ -606,15 +680,18 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
                 if (!dims[d])
                         return -ENOMEM;
         }
+        r = gc__grp_get(l, dims, &grp);
+        if (r < 0)
+                return r;
         k.l = l;
         k.hour = hour;
-        k.dims = dims;
-        if (!gc__index_find(&l->roll_ix, gc__roll_hash(hour, dims), gc__roll_eq, &k, &pos)) {
+        k.grp = grp;
+        if (!gc__index_find(&l->roll_ix, gc__roll_hash(hour, grp), gc__roll_eq, &k, &pos)) {
                 r = gc__rows_reserve(l, 1, 0);
                 if (r < 0)
                         return r;
         }
-        gc__roll_add(l, hour, dims, rw->gpu_seconds, rw->cost_usd);
+        gc__roll_add(l, hour, grp, rw->gpu_seconds, rw->cost_usd);
         return 0;
 }
 

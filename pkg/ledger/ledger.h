@@ -162,10 +162,10 @@ typedef struct gc_ledger_stats {
         size_t capacities;
         size_t rollup_rows;   /* pod rows and node capacity buckets */
         size_t capacity_runs; /* the runs holding those buckets (what memory holds) */
-        size_t periods;     /* days, weeks and months of period history */
-        size_t period_rows; /* their top pods and rows of the rest, together */
-        size_t bytes;       /* memory held, approximately (the string pool is the caller's) */
-        int64_t horizon;    /* hours before it are folded; INT64_MIN when nothing is */
+        size_t periods;       /* days, weeks and months of period history */
+        size_t period_rows;   /* their top pods and rows of the rest, together */
+        size_t bytes;         /* memory held, approximately (the string pool is the caller's) */
+        int64_t horizon;      /* hours before it are folded; INT64_MIN when nothing is */
 } gc_ledger_stats;
 void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret);
 

@@ -71,12 +71,18 @@ typedef struct gc__cap {
         int64_t folded_to; /* hours before this are in capacity rollups; INT64_MIN = none */
 } gc__cap;
 
+/* A pod rollup row: its dimensions are a group's, kept once in the ledger's group table. */
 typedef struct gc__roll {
         int64_t hour;
-        const char *dims[GC__ROLL_DIMS];
+        uint32_t grp; /* index into gc_ledger.grp */
         double gpu_seconds;
         double cost_usd;
 } gc__roll;
+
+/* The dimensions of rollup rows, each tuple once (ledger.c). */
+typedef struct gc__grp {
+        const char *dims[GC__ROLL_DIMS];
+} gc__grp;
 
 /* n consecutive buckets of a node's folded capacity, each with the same figures (capruns.c). */
 typedef struct gc__crun {
@@ -127,6 +133,9 @@ struct gc_ledger {
         gc__roll *roll;
         size_t n_roll, cap_roll;
         gc__index roll_ix;
+        gc__grp *grp;
+        size_t n_grp, cap_grp;
+        gc__index grp_ix;
 
         gc__crun *crun;
         size_t n_crun, cap_crun;
@@ -152,7 +161,7 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
 int gc__tier_clone(gc_ledger *c, const gc_ledger *l);
 size_t gc__tier_bytes(const gc_ledger *l);
 
-uint32_t gc__roll_hash(int64_t hour, const char *const dims[GC__ROLL_DIMS]);
+uint32_t gc__roll_hash(int64_t hour, uint32_t grp);
 
 /* Folded capacity (capruns.c). */
 int gc__crun_reserve(gc_ledger *l, size_t more);

@@ -388,18 +388,19 @@ static int gc__usage_pass(gc__q *x)
         }
         for (size_t i = 0; i < l->n_roll; i++) {
                 const gc__roll *rr = &l->roll[i];
+                const char *const *rd = l->grp[rr->grp].dims;
                 gc__acc *st = gc__hour_step(x, rr->hour);
                 gc__node_acc *a;
                 uint32_t kh = 0;
 
                 if (!st)
                         continue;
-                if (st->n_nodes && (a = gc__node_find(st, rr->dims[GC_DIM_NODE],
-                                                      gc__node_hash(rr->dims[GC_DIM_NODE]))))
+                if (st->n_nodes &&
+                    (a = gc__node_find(st, rd[GC_DIM_NODE], gc__node_hash(rd[GC_DIM_NODE]))))
                         a->held_seconds += rr->gpu_seconds;
                 if (st->tier)
                         continue;
-                memcpy(dims, rr->dims, sizeof(rr->dims));
+                memcpy(dims, rd, GC__ROLL_DIMS * sizeof(*rd));
                 dims[GC_DIM_POD] = l->folded_pod;
                 dims[GC_DIM_WORKLOAD] = l->folded_pod;
                 if (!gc__keys(x, dims, keys, &kh))
