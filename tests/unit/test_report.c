@@ -1228,8 +1228,20 @@ START_TEST(period_workloads)
         ck_assert(cJSON_IsNull(get(j, "rows_cut_to")));
         cJSON_Delete(j);
 
-        /* A team's copy: its own workloads only. */
+        /* max_rows smaller than top_n cuts the workloads like every table, and says so. */
         r.top_n = 10;
+        r.max_rows = 1;
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "workloads")), 1);
+        ck_assert(num(get(j, "workloads_omitted"), "rows") == 3);
+        ck_assert_double_eq_tol(num(get(j, "workloads_omitted"), "cost_usd"), 95.5, 1e-9);
+        ck_assert(num(j, "rows_cut_to") == 1);
+        cJSON_Delete(j);
+        r.max_rows = 0;
+
+        /* A team's copy: its own workloads only. */
         r.team = "web";
         gc_buf_reset(&b);
         ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
