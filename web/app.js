@@ -251,6 +251,7 @@ function empty(text) {
   return h("p", {"class": "muted empty"}, text);
 }
 function keyText(v) {
+  if (v === "__folded__") return "(folded history)";  // hours that no longer name their pod
   return v === "" || v === null || v === undefined ? "(none)" : v;
 }
 function shareBar(ratio) {
@@ -499,7 +500,9 @@ function groupTable(caption, doc, src, dims, labels, limit) {
     var gp = p + "/groups/" + i;
     return dims
         .map(function(d) {
-          return keyText(g.keys[d]);
+          // Workloads are long Kind/namespace/name strings: they may break anywhere.
+          return d === "workload" ? h("span", {"class": "name"}, keyText(g.keys[d])) :
+                                    keyText(g.keys[d]);
         })
         .concat([
           hours("span", g.gpu_hours, src, gp + "/gpu_hours"),
@@ -910,6 +913,7 @@ function renderReport(r, src) {
                 money("span", n.cost_usd, src, "/unattributed/namespaces/" + i + "/cost_usd")
               ];
             })));
+  if ((r.workloads || []).length) parts.push(h("h4", null, "By workload"), reportWorkloads(r, src));
   if ((r.top_pods || []).length)
     parts.push(
         h("h4", null, "Top pods"),
@@ -931,6 +935,52 @@ function renderReport(r, src) {
   if (r.method) parts.push(h("p", {"class": "muted"}, r.method));
   parts.push(h("p", null, h("a", {href: src + "?format=md"}, "This report as Markdown")));
   fill("report", parts);
+}
+
+// The report's workloads as shown, then those it left out and its folded history (which names no
+// workload) as one row each, so that the table adds up to the week's total.
+function reportWorkloads(r, src) {
+  var s = r.summary || {total: {}}, wl = r.workloads.slice(), paths = [];
+  wl.forEach(function(x, i) {
+    paths.push("/workloads/" + i);
+  });
+  if (r.workloads_omitted) {
+    wl.push({
+      workload: "(" + r.workloads_omitted.rows + " more)",
+      gpu_hours: r.workloads_omitted.gpu_hours,
+      cost_usd: r.workloads_omitted.cost_usd
+    });
+    paths.push("/workloads_omitted");
+  }
+  var folded = r.workloads_folded;
+  if (folded && (folded.gpu_seconds > 0 || folded.cost_usd > 0)) {
+    wl.push({workload: "(folded history)", gpu_hours: folded.gpu_hours, cost_usd: folded.cost_usd});
+    paths.push("/workloads_folded");
+  }
+  var shown = roundRows(
+      wl.map(function(x) {
+        return x.cost_usd;
+      }),
+      s.total.cost_usd);
+  return table(
+      "Spend by workload, " + ((r.period || {}).iso_week || ""),
+      [
+        {label: "Workload"}, {label: "Team"}, {label: "Project"}, {label: "GPU-hours", num: true},
+        {label: "Cost", num: true}
+      ],
+      wl.map(function(x, i) {
+        var more = paths[i].indexOf("/workloads/") !== 0;
+        return [
+          h("span", {"class": "name"}, more ? x.workload : keyText(x.workload)),
+          more ? "" : keyText(x.team), more ? "" : keyText(x.project),
+          hours("span", x.gpu_hours, src, paths[i] + "/gpu_hours"),
+          money("span", x.cost_usd, src, paths[i] + "/cost_usd", shown[i])
+        ];
+      }),
+      [[
+        "Total", "", "", hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"),
+        money("span", s.total.cost_usd, src, "/summary/total/cost_usd")
+      ]]);
 }
 
 // The running month (the newest monthly report): spend so far against last month, the
@@ -1028,6 +1078,7 @@ function load(quiet) {
     teamDays: costUrl(win, "team", "1d"),
     projDays: costUrl(win, "project", "1d"),
     proj: costUrl(win, "team,project"),
+    workload: costUrl(win, "workload,team,project"),
     pods: costUrl(win, "namespace,pod,team,project,model"),
     recs: "api/v1/recommendations",
     reports: "api/v1/reports/weekly",
@@ -1138,8 +1189,8 @@ function render(urls, docs) {
   })[0];
   if (global && docs.team.err) {
     showMessage(explain(global));
-    ["cards", "chart-team", "table-team", "chart-project", "table-project", "table-idle",
-     "table-pods", "recs", "month", "report"]
+    ["cards", "chart-team", "table-team", "chart-project", "table-project", "table-workload",
+     "table-idle", "table-pods", "recs", "month", "report"]
         .forEach(function(id) {
           fill(id);
         });
@@ -1188,6 +1239,13 @@ function render(urls, docs) {
         groupTable(
             "Spend by team and project over the window", d, urls.proj, ["team", "project"],
             ["Team", "Project"], 20));
+  });
+  section("workload", "table-workload", function(d) {
+    fill(
+        "table-workload",
+        groupTable(
+            "Spend by workload over the window", d, urls.workload, ["workload", "team", "project"],
+            ["Workload", "Team", "Project"], 20));
   });
   section("team", "table-idle", function(d) {
     renderIdle(d, urls.team);

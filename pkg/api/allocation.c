@@ -86,6 +86,36 @@ static gc__alloc *gc__set_add(gc__set *s, const char *name)
         return a;
 }
 
+/*
+ * Properties from the row's own buffers (the controller and its kind) are copied after the
+ * allocation's name, in the same block, so they live as long as it does. 0 or -ENOMEM.
+ */
+static int gc__alloc_keep(gc__alloc *a, const gc__key *keys, size_t n_keys)
+{
+        size_t len = strlen(a->name) + 1, off = len;
+        char *v;
+
+        for (size_t i = 0; i < n_keys; i++)
+                len += a->prop[keys[i]] ? strlen(a->prop[keys[i]]) + 1 : 0;
+        if (len == off)
+                return 0;
+        v = realloc(a->name, len);
+        if (!v)
+                return -ENOMEM;
+        a->name = v;
+        for (size_t i = 0; i < n_keys; i++) {
+                size_t n;
+
+                if (!a->prop[keys[i]])
+                        continue;
+                n = strlen(a->prop[keys[i]]) + 1;
+                memcpy(v + off, a->prop[keys[i]], n);
+                a->prop[keys[i]] = v + off;
+                off += n;
+        }
+        return 0;
+}
+
 /* ---- parameters ----------------------------------------------------------------------------- */
 
 static int gc__bool(gc__api_ctx *x, const char *name, int *ret)
@@ -253,9 +283,49 @@ static const char *gc__lower(const char *s, char *buf, size_t n)
 
 typedef struct gc__row_vals {
         const char *v[GC__K_COUNT]; /* NULL = __unallocated__ */
+        const char *key_controller; /* the aggregation key: OpenCost's "kind:name" */
         char kind[64];
+        char name[GC__NAME_MAX / 4];
         char controller[GC__NAME_MAX / 2];
 } gc__row_vals;
+
+/*
+ * The controller of a ledger row from its workload, the pod's top-level owner "Kind/ns/name":
+ * controllerKind the kind in lower case, controller the name (a Deployment's pods are the
+ * Deployment's, as OpenCost resolves ReplicaSets). A pod without an owner ("Pod/ns/name") has
+ * none, as in OpenCost. 1 when the workload was recorded, else 0.
+ */
+static int gc__workload_controller(const char *w, gc__row_vals *rv)
+{
+        const char *ns = w ? strchr(w, '/') : NULL, *name = ns ? strchr(ns + 1, '/') : NULL;
+        size_t kind_len;
+
+        if (!gc__or_unalloc(w))
+                return 0;
+        if (!name || !name[1] || ns == w)
+                return 1; /* not Kind/ns/name: a value we cannot read is no controller */
+        kind_len = (size_t)(ns - w);
+        if ((kind_len == 3 && strncmp(w, "Pod", 3) == 0) || kind_len >= sizeof(rv->kind))
+                return 1;
+        for (size_t i = 0; i < kind_len; i++)
+                rv->kind[i] = (char)tolower((unsigned char)w[i]);
+        rv->kind[kind_len] = '\0';
+        snprintf(rv->name, sizeof(rv->name), "%s", name + 1);
+        rv->v[GC__K_CONTROLLER_KIND] = rv->kind;
+        rv->v[GC__K_CONTROLLER] = rv->name;
+        return 1;
+}
+
+/* Without a recorded workload: the snapshot pod's direct owner, when the pod is still known. */
+static void gc__pod_controller(const gc_api_pod *p, gc__row_vals *rv)
+{
+        rv->v[GC__K_CONTROLLER_KIND] =
+            gc__lower(gc__or_unalloc(p->controller_kind), rv->kind, sizeof(rv->kind));
+        if (gc__or_unalloc(p->controller)) {
+                snprintf(rv->name, sizeof(rv->name), "%s", p->controller);
+                rv->v[GC__K_CONTROLLER] = rv->name;
+        }
+}
 
 static void gc__row_values(const gc_snapshot *s, const gc_cost_row *row, gc__row_vals *rv,
                            const gc_api_pod **ret_pod)
@@ -266,23 +336,23 @@ static void gc__row_values(const gc_snapshot *s, const gc_cost_row *row, gc__row
         if (gc__or_unalloc(pod))
                 p = gc__api_pod_find(s, ns, pod);
         memset(rv->v, 0, sizeof(rv->v));
+        rv->key_controller = NULL;
         rv->v[GC__K_CLUSTER] = s->cluster;
         rv->v[GC__K_NODE] = gc__or_unalloc(row->keys[GC_DIM_NODE]);
         rv->v[GC__K_NAMESPACE] = gc__or_unalloc(ns);
         rv->v[GC__K_POD] = gc__or_unalloc(pod);
         rv->v[GC__K_TEAM] = gc__or_unalloc(row->keys[GC_DIM_TEAM]);
         rv->v[GC__K_PROJECT] = gc__or_unalloc(row->keys[GC_DIM_PROJECT]);
-        if (p) {
+        if (p)
                 rv->v[GC__K_CONTAINER] = gc__or_unalloc(p->container);
-                rv->v[GC__K_CONTROLLER_KIND] =
-                    gc__lower(gc__or_unalloc(p->controller_kind), rv->kind, sizeof(rv->kind));
-                if (gc__or_unalloc(p->controller)) {
-                        /* OpenCost names a controller "kind:name". */
-                        snprintf(rv->controller, sizeof(rv->controller), "%s%s%s",
-                                 rv->v[GC__K_CONTROLLER_KIND] ? rv->kind : "",
-                                 rv->v[GC__K_CONTROLLER_KIND] ? ":" : "", p->controller);
-                        rv->v[GC__K_CONTROLLER] = rv->controller;
-                }
+        if (!gc__workload_controller(row->keys[GC_DIM_WORKLOAD], rv) && p)
+                gc__pod_controller(p, rv);
+        if (rv->v[GC__K_CONTROLLER]) {
+                /* OpenCost's aggregation key is "kind:name"; the property is the name. */
+                snprintf(rv->controller, sizeof(rv->controller), "%s%s%s",
+                         rv->v[GC__K_CONTROLLER_KIND] ? rv->kind : "",
+                         rv->v[GC__K_CONTROLLER_KIND] ? ":" : "", rv->v[GC__K_CONTROLLER]);
+                rv->key_controller = rv->controller;
         }
         *ret_pod = p;
 }
@@ -292,7 +362,8 @@ static int gc__alloc_name(const gc__agg *g, const gc__row_vals *rv, char *out, s
         size_t off = 0;
 
         for (size_t i = 0; i < g->n; i++) {
-                const char *v = rv->v[g->keys[i]];
+                const char *v =
+                    g->keys[i] == GC__K_CONTROLLER ? rv->key_controller : rv->v[g->keys[i]];
                 int w = snprintf(out + off, n - off, "%s%s", i ? "/" : "", v ? v : GC__UNALLOCATED);
 
                 if (w < 0 || (size_t)w >= n - off)
@@ -375,6 +446,7 @@ static int gc__row_nodes(gc__node_idle *v, size_t n, const gc_cost_summary *sum,
 /* One set out of one step's summary (grouped by namespace, pod, node, team and project). */
 static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary *sum, gc__set *out)
 {
+        static const gc__key own[] = {GC__K_CONTROLLER, GC__K_CONTROLLER_KIND};
         gc__node_idle *nodes = NULL;
         char name[GC__NAME_MAX];
         double total_cost = 0, total_idle_cost = 0, total_idle_s = 0;
@@ -451,6 +523,7 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary
                                 a->mixed |= 1u << k;
                 a->prop[GC__K_CLUSTER] = x->s->cluster;
                 a->mixed &= ~(1u << GC__K_CLUSTER);
+                r = gc__alloc_keep(a, own, sizeof(own) / sizeof(own[0]));
                 a->gpu_seconds = row->gpu_seconds;
                 a->cost = row->cost_usd;
                 a->idle_cost = row_share ? row_share[i] : 0;
@@ -688,6 +761,7 @@ int gc__api_allocation(gc__api_ctx *x)
         q.by[q.n_by++] = GC_DIM_NODE;
         q.by[q.n_by++] = GC_DIM_TEAM;
         q.by[q.n_by++] = GC_DIM_PROJECT;
+        q.by[q.n_by++] = GC_DIM_WORKLOAD;
         ac.x = x;
         ac.g = &g;
         r = gc_buf_puts(b, "{\"code\":200,\"status\":\"success\",\"data\":[");

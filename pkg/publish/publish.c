@@ -392,7 +392,7 @@ int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_
                         snprintf(cut_note, sizeof(cut_note),
                                  "Cut to fit a ConfigMap (%zu KiB for report.json and report.md "
                                  "together): at most %zu rows per table and the top %zu pods "
-                                 "are listed.",
+                                 "and workloads are listed.",
                                  o.max_bytes / 1024, rows, rep.top_n);
                         all[n_notes] = cut_note;
                         rep.n_extra_notes = n_notes + 1;

@@ -127,6 +127,7 @@ typedef struct gc_report__period {
         gc_cost_summary prev;  /* the previous period, totals only */
         gc_cost_summary ns;    /* by namespace, team, project: where unattributed spend is */
         gc_cost_summary pods;  /* by namespace, pod, team, project, model */
+        gc_cost_summary wl;    /* by workload, team, project */
         gc_cost_row *days;     /* one per day; keys unused */
         int64_t *day_start, *day_end;
         size_t n_days;
@@ -136,7 +137,11 @@ typedef struct gc_report__period {
         size_t n_unattr;
         const gc_cost_row **top; /* into pods.rows */
         size_t n_top;
-        gc_cost_row folded; /* pod-less rows (folded history) of the pods query */
+        gc_cost_row folded;   /* pod-less rows (folded history) of the pods query */
+        gc_cost_row *wl_rows; /* wl's rows that name their workload, by cost */
+        size_t n_wl;
+        gc_cost_row wl_named;  /* their sum: the workload table's total */
+        gc_cost_row wl_folded; /* workload-less rows (folded history) of the workload query */
         int has_prev;
         const gc_tz *tz;       /* the caller's zone, or own_tz */
         gc_tz *own_tz;         /* the fixed offset utc_offset_s, when no zone is given */
@@ -150,6 +155,7 @@ typedef struct gc_report__period {
         /* The tables as shown, cut to max_rows with the rest summed in a last row. */
         gc_report__shown sh_team, sh_tp, sh_model, sh_idle, sh_unattr;
         gc_report__shown sh_nodes; /* the summary's idle.nodes (every node with capacity) */
+        gc_report__shown sh_wl;    /* the workloads: top_n (or max_rows when fewer) */
         size_t cut_to;             /* max_rows when any table was cut, else 0 */
         char own_notes[GC_REPORT__OWN_NOTES][GC_REPORT__NOTE_LEN]; /* the report's own notes */
         size_t n_own;
@@ -165,6 +171,9 @@ static void gc_report__period_free(gc_report__period *p)
         gc_cost_summary_free(&p->prev);
         gc_cost_summary_free(&p->ns);
         gc_cost_summary_free(&p->pods);
+        gc_cost_summary_free(&p->wl);
+        free(p->wl_rows);
+        free(p->sh_wl.own);
         free(p->days);
         free(p->day_start);
         free(p->idle);
@@ -325,6 +334,25 @@ static int gc_report__collect_pods(gc_report__period *p)
         return 0;
 }
 
+/* Workloads by cost; folded hours no longer know their workloads: counted, not listed. */
+static int gc_report__collect_workloads(gc_report__period *p)
+{
+        p->wl_rows = calloc(p->wl.n_rows + 1, sizeof(*p->wl_rows));
+        if (!p->wl_rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->wl.n_rows; i++) {
+                const gc_cost_row *row = &p->wl.rows[i];
+
+                if (strcmp(gc_report__key(row, GC_DIM_WORKLOAD), GC_FOLDED_POD) == 0) {
+                        gc_report__add(&p->wl_folded, row);
+                } else {
+                        p->wl_rows[p->n_wl++] = *row;
+                        gc_report__add(&p->wl_named, row);
+                }
+        }
+        return 0;
+}
+
 static int gc_report__collect_idle(gc_report__period *p)
 {
         p->idle = calloc(p->tp.n_idle_nodes + 1, sizeof(*p->idle));
@@ -376,12 +404,10 @@ static void gc_report__make_title(gc_report__period *p)
         p->title = p->title_buf;
 }
 
-/* Shows at most max_rows of a table's rows; the rest are summed into one last row. */
-static int gc_report__cut(gc_report__period *p, const gc_cost_row *rows, size_t n, gc_dim label_dim,
-                          gc_report__shown *ret)
+/* Shows at most max of a table's rows (0: all); the rest are summed into one last row. */
+static int gc_report__cut_at(const gc_cost_row *rows, size_t n, gc_dim label_dim, size_t max,
+                             gc_report__shown *ret)
 {
-        size_t max = p->r->max_rows;
-
         ret->rows = rows;
         ret->n = n;
         if (max == 0 || n <= max)
@@ -400,8 +426,28 @@ static int gc_report__cut(gc_report__period *p, const gc_cost_row *rows, size_t 
         ret->own[max].keys[label_dim] = ret->label;
         ret->rows = ret->own;
         ret->n = max;
-        p->cut_to = max;
         return 0;
+}
+
+/* Shows at most max_rows of a table's rows; the rest are summed into one last row. */
+static int gc_report__cut(gc_report__period *p, const gc_cost_row *rows, size_t n, gc_dim label_dim,
+                          gc_report__shown *ret)
+{
+        int r = gc_report__cut_at(rows, n, label_dim, p->r->max_rows, ret);
+
+        if (r == 0 && ret->n_more)
+                p->cut_to = p->r->max_rows;
+        return r;
+}
+
+/* The workloads: the top_n dearest (as the pods), or max_rows when that is fewer. */
+static int gc_report__cut_workloads(gc_report__period *p)
+{
+        size_t max = p->r->top_n ? p->r->top_n : GC_REPORT__TOP_N;
+
+        if (p->r->max_rows && p->r->max_rows <= max)
+                return gc_report__cut(p, p->wl_rows, p->n_wl, GC_DIM_WORKLOAD, &p->sh_wl);
+        return gc_report__cut_at(p->wl_rows, p->n_wl, GC_DIM_WORKLOAD, max, &p->sh_wl);
 }
 
 static void gc_report__own_note(gc_report__period *p, const char *fmt, ...)
@@ -543,6 +589,7 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         static const gc_dim ns[] = {GC_DIM_NAMESPACE, GC_DIM_TEAM, GC_DIM_PROJECT};
         static const gc_dim pods[] = {GC_DIM_NAMESPACE, GC_DIM_POD, GC_DIM_TEAM, GC_DIM_PROJECT,
                                       GC_DIM_MODEL};
+        static const gc_dim wl[] = {GC_DIM_WORKLOAD, GC_DIM_TEAM, GC_DIM_PROJECT};
         int64_t len;
         int ret;
 
@@ -586,11 +633,15 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         if (ret == 0)
                 ret = gc_report__query(p, r->start, r->end, pods, 5, &p->pods);
         if (ret == 0)
+                ret = gc_report__query(p, r->start, r->end, wl, 3, &p->wl);
+        if (ret == 0)
                 ret = gc_report__collect_days(p);
         if (ret == 0)
                 ret = gc_report__collect_unattributed(p);
         if (ret == 0)
                 ret = gc_report__collect_pods(p);
+        if (ret == 0)
+                ret = gc_report__collect_workloads(p);
         if (ret == 0)
                 ret = gc_report__collect_idle(p);
         if (ret == 0)
@@ -613,6 +664,8 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         if (ret == 0)
                 ret = gc_report__cut(p, p->tp.idle_nodes, r->team ? 0 : p->tp.n_idle_nodes,
                                      GC_DIM_NODE, &p->sh_nodes);
+        if (ret == 0)
+                ret = gc_report__cut_workloads(p);
         if (ret == 0 && !r->team && r->chargeback && r->chargeback->mode != GC_CHARGEBACK_NONE) {
                 p->cb_ratio = calloc(p->team.n_rows + 1, sizeof(*p->cb_ratio));
                 ret = p->cb_ratio
@@ -1242,6 +1295,61 @@ static int gc_report__md_savings(gc_buf *out, const char *md)
         return r;
 }
 
+/* A line for hours folded into history that no longer names its `what` (pods, workloads). */
+static int gc_report__md_folded(gc_buf *out, const gc_report__period *p, const gc_cost_row *folded,
+                                const char *what)
+{
+        char hours[GC_REPORT__TEXT_LEN], money[GC_REPORT__TEXT_LEN];
+
+        if (folded->gpu_seconds <= 0)
+                return 0;
+        gc_report__money(gc_report__to_cents(folded->cost_usd), p->currency, money);
+        gc_report__hours(gc_report__to_centi_hours(folded->gpu_seconds), hours);
+        return gc_buf_printf(out,
+                             "\nHourly history that no longer names its %s: %s GPU-hours, %s.\n",
+                             what, hours, money);
+}
+
+/* "Spend by workload": each pod's top-level owner (Kind/namespace/name), the dearest first. */
+static int gc_report__md_workloads(gc_buf *out, const gc_report__period *p)
+{
+        static const char *const heads[] = {"Workload", "Team", "Project", "GPU-hours", "Cost"};
+        static const gc_dim dims[] = {GC_DIM_WORKLOAD, GC_DIM_TEAM, GC_DIM_PROJECT};
+        const gc_report__cols c = {heads, dims, 3, 0, 1};
+        int r = gc_buf_puts(out, "\n## Spend by workload\n\n");
+
+        if (r == 0 && p->n_wl == 0)
+                r = gc_buf_puts(out, "No workload held a GPU in this period.\n");
+        else if (r == 0 && p->sh_wl.n_more)
+                r = gc_buf_printf(out,
+                                  "Each pod counts under its top-level owner (Kind/namespace/"
+                                  "name); the %zu dearest are listed, the other %zu summed in "
+                                  "the last row.\n\n",
+                                  p->sh_wl.n, p->sh_wl.n_more);
+        else if (r == 0)
+                r = gc_buf_puts(out, "Each pod counts under its top-level owner (Kind/namespace/"
+                                     "name).\n\n");
+        if (r == 0 && p->n_wl)
+                r = gc_report__md_shown(out, &c, &p->sh_wl, &p->wl_named, p->currency);
+        if (r == 0)
+                r = gc_report__md_folded(out, p, &p->wl_folded, "workloads");
+        return r;
+}
+
+/* "Top N pods", and the folded hours that no longer name theirs. */
+static int gc_report__md_pods(gc_buf *out, const gc_report__period *p)
+{
+        int r = gc_buf_printf(out, "\n## Top %zu pod%s\n\n", p->n_top, p->n_top == 1 ? "" : "s");
+
+        if (r == 0 && p->n_top == 0)
+                r = gc_buf_puts(out, "No pod held a GPU in this period.\n");
+        else if (r == 0)
+                r = gc_report__md_top(out, p);
+        if (r == 0)
+                r = gc_report__md_folded(out, p, &p->folded, "pods");
+        return r;
+}
+
 static int gc_report__md(gc_buf *out, const gc_report__period *p)
 {
         static const char *const h_team[] = {"Team", "GPU-hours", "Cost"};
@@ -1352,20 +1460,9 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
         }
 
         if (r == 0)
-                r = gc_buf_printf(out, "\n## Top %zu pod%s\n\n", p->n_top,
-                                  p->n_top == 1 ? "" : "s");
-        if (r == 0 && p->n_top == 0)
-                r = gc_buf_puts(out, "No pod held a GPU in this period.\n");
-        else if (r == 0)
-                r = gc_report__md_top(out, p);
-        if (r == 0 && p->folded.gpu_seconds > 0) {
-                gc_report__money(gc_report__to_cents(p->folded.cost_usd), p->currency, money);
-                gc_report__hours(gc_report__to_centi_hours(p->folded.gpu_seconds), hours);
-                r = gc_buf_printf(out,
-                                  "\nHourly history that no longer names its pods: %s GPU-hours, "
-                                  "%s.\n",
-                                  hours, money);
-        }
+                r = gc_report__md_workloads(out, p);
+        if (r == 0)
+                r = gc_report__md_pods(out, p);
 
         if (r == 0 && p->n_bud)
                 r = gc_report__md_budgets(out, p);
@@ -1481,6 +1578,24 @@ static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
         }
         if (r == 0)
                 r = gc_buf_append(b, "]", 1);
+        return r;
+}
+
+/*
+ * "workloads": the rows shown, "workloads_omitted" (when cut) and "workloads_folded": the
+ * hours of folded history, which no longer name their workloads.
+ */
+static int gc_report__json_workloads(gc_buf *b, const gc_report__period *p)
+{
+        static const gc_dim dims[] = {GC_DIM_WORKLOAD, GC_DIM_TEAM, GC_DIM_PROJECT};
+        int r = gc_report__json_shown(b, "workloads", dims, 3, &p->sh_wl, NULL, 1);
+
+        if (r == 0)
+                r = gc_buf_puts(b, ",\"workloads_folded\":{");
+        if (r == 0)
+                r = gc_report__json_amounts(b, &p->wl_folded);
+        if (r == 0)
+                r = gc_buf_append(b, "}", 1);
         return r;
 }
 
@@ -1737,6 +1852,8 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 r = gc_report__json_shown(b, "namespaces", d_ns, 1, &p->sh_unattr, NULL, 1);
         if (r == 0)
                 r = gc_buf_append(b, "}", 1);
+        if (r == 0)
+                r = gc_report__json_workloads(b, p);
         if (r == 0)
                 r = gc_report__json_top(b, p);
         if (r == 0)

@@ -101,7 +101,8 @@ def remote(cli, demo, *args):
 # ---- costs -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("window", [W47, "lastweek", "7d", "2026-11-20T09:30:00Z,2026-11-23T06:00:00Z"])
-@pytest.mark.parametrize("by", ["team,project", "namespace", "model,capacity_type", "node"])
+@pytest.mark.parametrize("by", ["team,project", "namespace", "model,capacity_type", "node",
+                                "workload,team"])
 def test_costs_json_is_the_apis_answer(cli, demo, window, by):
     r = remote(cli, demo, "costs", "--window", window, "--by", by, "--format", "json")
     assert r.code == 0, r
@@ -109,7 +110,7 @@ def test_costs_json_is_the_apis_answer(cli, demo, window, by):
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
-@pytest.mark.parametrize("by", ["team,project", "namespace", "model,capacity_type"])
+@pytest.mark.parametrize("by", ["team,project", "namespace", "model,capacity_type", "workload"])
 def test_costs_table_equals_the_offline_analyzers(cli, demo, fmt, by):
     """The week is over before the example's `now`: the controller's API and the offline
     analyzer of the same dumps must print the same table, character for character."""
@@ -117,6 +118,36 @@ def test_costs_table_equals_the_offline_analyzers(cli, demo, fmt, by):
     assert got.code == 0, got
     want = cli.ok(*analyze_args(W47, by=by, fmt=fmt))
     assert got.out == want.out
+
+
+def test_allocation_by_controller_is_opencosts_shape(cli, demo):
+    """/allocation by controller and controllerKind: OpenCost's names ("kind:name", the kind in
+    lower case, __unallocated__ for a pod without one), the name and kind as properties, and
+    the same money as by namespace."""
+    def one_set(aggregate):
+        doc = demo.json("/allocation", window=W47, aggregate=aggregate)
+        assert doc["code"] == 200 and len(doc["data"]) == 1
+        return doc["data"][0]
+
+    by_ns = sum(a["gpuCost"] for a in one_set("namespace").values())
+    assert by_ns > 0
+    for aggregate in ("controller", "controllerKind", "controllerKind,controller"):
+        allocs = one_set(aggregate)
+        assert abs(sum(a["gpuCost"] for a in allocs.values()) - by_ns) < 1e-4 * len(allocs)
+        for name, a in allocs.items():
+            assert a["name"] == name
+            key = name.split("/")[-1]
+            props = a["properties"]
+            if key == "__unallocated__":
+                assert "controller" not in props and "controllerKind" not in props, a
+            elif aggregate == "controllerKind":
+                assert key == key.lower() and props["controllerKind"] == key, a
+            else:
+                kind, _, ctl = key.rpartition(":")
+                assert props["controller"] == ctl and ":" not in ctl, a
+                assert kind == kind.lower(), a
+    kinds = set(one_set("controllerKind"))
+    assert kinds - {"__unallocated__"}, "the demo's pods name no controller kind: %s" % kinds
 
 
 def test_costs_table_figures_are_the_apis(cli, demo):

@@ -43,6 +43,24 @@ static char url_base[64];
 /* ---- fixture ----------------------------------------------------------------------------------
  */
 
+/*
+ * The fixture's workloads (top-level owners): train-a's Deployment, train-b a bare pod,
+ * orphan-d a CronJob's (its snapshot record knows no owner), etl-c none recorded (its snapshot
+ * record names its Job).
+ */
+static const char *workload_of(const char *name)
+{
+        static const char *const w[][2] = {{"train-a", "Deployment/ml/train"},
+                                           {"old-e", "Deployment/ml/train"},
+                                           {"train-b", "Pod/ml/train-b"},
+                                           {"orphan-d", "CronJob/web/sweep"}};
+
+        for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+                if (strcmp(w[i][0], name) == 0)
+                        return w[i][1];
+        return NULL;
+}
+
 static void put_pod(gc_ledger *l, const char *ns, const char *name, const char *team,
                     const char *project, const char *node, const char *ctype, double geq,
                     double price, int64_t start, int64_t end)
@@ -57,6 +75,7 @@ static void put_pod(gc_ledger *l, const char *ns, const char *name, const char *
         u.dims[GC_DIM_CAPACITY_TYPE] = ctype;
         u.dims[GC_DIM_NODE] = node;
         u.dims[GC_DIM_POD] = name;
+        u.dims[GC_DIM_WORKLOAD] = workload_of(name);
         u.geq = geq;
         u.usd_per_gpu_hour = price;
         u.start = start;
@@ -520,6 +539,29 @@ START_TEST(test_costs)
                 1e-9);
         cJSON_Delete(j);
 
+        /* By workload (the top-level owner), and filtered to one (its '/' escaped or not). */
+        j = get_json("/api/v1/costs?" WIN "&by=workload", 200);
+        ck_assert_str_eq(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "by"), 0)->valuestring,
+            "workload");
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "groups")), 4);
+        ck_near(num(group(j, "workload", "Deployment/ml/train"), "cost_usd"), COST_A, 1e-9);
+        ck_assert_int_eq((int)num(group(j, "workload", "Deployment/ml/train"), "pods"), 1);
+        ck_near(num(group(j, "workload", "Pod/ml/train-b"), "cost_usd"), COST_B, 1e-9);
+        ck_near(num(group(j, "workload", "CronJob/web/sweep"), "cost_usd"), COST_D, 1e-9);
+        ck_near(num(group(j, "workload", ""), "cost_usd"), COST_C, 1e-9);
+        cJSON_Delete(j);
+        j = get_json("/api/v1/costs?" WIN "&by=workload,team&workload=Deployment%2Fml%2Ftrain",
+                     200);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "groups")), 1);
+        ck_near(num(group(j, "team", "red"), "cost_usd"), COST_A, 1e-9);
+        ck_near(num(cJSON_GetObjectItemCaseSensitive(j, "total"), "cost_usd"), COST_A, 1e-9);
+        cJSON_Delete(j);
+        j = get_json("/api/v1/costs?" WIN "&by=controller&workload=CronJob/web/sweep", 200);
+        ck_near(num(group(j, "workload", "CronJob/web/sweep"), "cost_usd"), COST_D, 1e-9);
+        ck_near(num(cJSON_GetObjectItemCaseSensitive(j, "total"), "cost_usd"), COST_D, 1e-9);
+        cJSON_Delete(j);
+
         /* Steps of one hour add up to the whole. */
         j = get_json("/api/v1/costs?" WIN "&by=team&step=1h", 200);
         ck_assert_str_eq(str(j, "step"), "1h");
@@ -612,16 +654,49 @@ START_TEST(test_allocation_aggregates)
         ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(a, "properties"), "node"), "n2");
         cJSON_Delete(j);
 
-        /* Controllers from the pods; folded-away or unknown ones are __unallocated__. */
+        /*
+         * Controllers from the ledger's workload (the top-level owner: train-a's Deployment, not
+         * its ReplicaSet; orphan-d's CronJob though its pod record is gone), else from the pod
+         * record (etl-c's Job); a bare pod (train-b) has none: __unallocated__, as in OpenCost.
+         * OpenCost's key is "kind:name"; the properties are the name and the kind.
+         */
         j = get_json("/allocation?" WIN "&aggregate=controller", 200);
         set = alloc_set(j, 0);
-        ck_near(num(alloc(set, "replicaset:train"), "gpuCost"), COST_A, 1e-5);
+        ck_assert_int_eq(cJSON_GetArraySize(set), 4);
+        a = alloc(set, "deployment:train");
+        ck_near(num(a, "gpuCost"), COST_A, 1e-5);
+        props = cJSON_GetObjectItemCaseSensitive(a, "properties");
+        ck_assert_str_eq(str(props, "controller"), "train");
+        ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(props, "controllerKind"));
+        ck_near(num(alloc(set, "cronjob:sweep"), "gpuCost"), round(COST_D * 1e5) / 1e5, 1e-9);
         ck_near(num(alloc(set, "job:etl"), "gpuCost"), COST_C, 1e-5);
-        ck_near(num(alloc(set, "__unallocated__"), "gpuCost"), COST_B + COST_D, 1e-5);
+        ck_near(num(alloc(set, "__unallocated__"), "gpuCost"), COST_B, 1e-5);
+        cJSON_Delete(j);
+        j = get_json("/allocation?" WIN "&aggregate=controllerKind", 200);
+        set = alloc_set(j, 0);
+        ck_assert_int_eq(cJSON_GetArraySize(set), 4);
+        a = alloc(set, "deployment");
+        ck_near(num(a, "gpuCost"), COST_A, 1e-5);
+        ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(a, "properties"), "controllerKind"),
+                         "deployment");
+        ck_near(num(alloc(set, "cronjob"), "gpuCost"), round(COST_D * 1e5) / 1e5, 1e-9);
+        ck_near(num(alloc(set, "job"), "gpuCost"), COST_C, 1e-5);
+        ck_near(num(alloc(set, "__unallocated__"), "gpuCost"), COST_B, 1e-5);
+        cJSON_Delete(j);
+        j = get_json("/allocation?" WIN "&aggregate=controllerKind,controller", 200);
+        set = alloc_set(j, 0);
+        props = cJSON_GetObjectItemCaseSensitive(alloc(set, "deployment/deployment:train"),
+                                                 "properties");
+        ck_assert_str_eq(str(props, "controllerKind"), "deployment");
+        ck_assert_str_eq(str(props, "controller"), "train");
+        props = cJSON_GetObjectItemCaseSensitive(alloc(set, "job/job:etl"), "properties");
+        ck_assert_str_eq(str(props, "controller"), "etl");
+        ck_near(num(alloc(set, "__unallocated__/__unallocated__"), "gpuCost"), COST_B, 1e-5);
         cJSON_Delete(j);
         j = get_json("/allocation?" WIN "&aggregate=controllerKind,container", 200);
         set = alloc_set(j, 0);
         ck_near(num(alloc(set, "job/worker"), "gpuCost"), COST_C, 1e-5);
+        ck_near(num(alloc(set, "deployment/main"), "gpuCost"), COST_A, 1e-5);
         cJSON_Delete(j);
 
         /* Measured use: train-a was 50% busy, train-b not measured. */

@@ -660,6 +660,22 @@ typedef struct fixture {
         int64_t t0; /* Monday 2026-11-16 00:00 UTC */
 } fixture;
 
+/* The fixture's pods' top-level owners (Kind/namespace/name); p2 has none, so it is its own. */
+static const char *workload_of(const char *uid)
+{
+        static const char *const owners[][2] = {
+            {"p0", "Deployment/ml/trainer"},  {"p1", "Deployment/ml/trainer"},
+            {"p6", "Deployment/ml/trainer"},  {"p2", "Pod/ml/p2"},
+            {"p3", "StatefulSet/web/search"}, {"p5", "StatefulSet/web/search"},
+            {"p4", "CronJob/scratch/probe"},
+        };
+
+        for (size_t i = 0; i < sizeof(owners) / sizeof(owners[0]); i++)
+                if (strcmp(owners[i][0], uid) == 0)
+                        return owners[i][1];
+        return NULL;
+}
+
 static void put_pod(fixture *f, const char *uid, const char *ns, const char *team,
                     const char *project, const char *node, const char *model, const char *ct,
                     double geq, double price, int64_t start, int64_t end, uint32_t flags)
@@ -675,6 +691,7 @@ static void put_pod(fixture *f, const char *uid, const char *ns, const char *tea
         u.dims[GC_DIM_CAPACITY_TYPE] = ct;
         u.dims[GC_DIM_NODE] = node;
         u.dims[GC_DIM_POD] = uid;
+        u.dims[GC_DIM_WORKLOAD] = workload_of(uid);
         u.geq = geq;
         u.usd_per_gpu_hour = price;
         u.start = start;
@@ -710,6 +727,8 @@ static void put_node(fixture *f, const char *node, const char *model, const char
  *   p5 web/search  node-a 1 GPU   Sun 20:00-still running  4 GPU-h  $16 (to the period's end)
  *   p0 ml/train    node-a 1 GPU   the Monday before, 25 h  (previous week only: $100)
  * This week: 48 GPU-h, $187.50, 6 pods. Previous week: 27 GPU-h, $108, 2 pods.
+ * Workloads this week: Deployment/ml/trainer (p1, p6) 23 GPU-h $92, StatefulSet/web/search (p3,
+ * p5) 22 GPU-h $88, CronJob/scratch/probe (p4) 2 GPU-h $5, and the bare Pod/ml/p2 1 GPU-h $2.50.
  * Capacity: node-a 672 GPU-h $2,688; node-b 336 GPU-h $840. Idle: node-a 627 GPU-h $2,508,
  * node-b 333 GPU-h $832.50; $3,340.50 in all.
  */
@@ -1099,6 +1118,10 @@ START_TEST(period_history_names_folded_pods)
         ROW(b.data, "1", "ml/p0", "ml", "train", A100, "25.00", "$100.00");
         ROW(b.data, "2", "ml/p6", "ml", "train", A100, "2.00", "$8.00");
         ck_assert_ptr_null(strstr(b.data, "no longer names its pods"));
+        /* ... and its workload: p0 and p6 are both the trainer Deployment's. */
+        line_of(b.data, "## Spend by workload\n");
+        ROW(b.data, "Deployment/ml/trainer", "ml", "train", "27.00", "$108.00", "2");
+        ck_assert_ptr_null(strstr(b.data, "no longer names its workloads"));
         /* Idle is what the hourly history gives (its nodes' held hours). */
         line_of(b.data, "- Idle GPUs you pay for: **$3,420.00** (981.00 GPU-hours, 96.9% of the "
                         "capacity's cost).\n");
@@ -1162,6 +1185,158 @@ START_TEST(period_folded_history)
         ck_assert_double_eq_tol(sum_of(get(j, "by_day"), "cost_usd"), 108.0, 1e-9);
         ck_assert_double_eq_tol(sum_of(get(j, "by_team"), "cost_usd"), 108.0, 1e-9);
         ck_assert_double_eq_tol(num(get(get(j, "summary"), "total"), "cost_usd"), 108.0, 1e-9);
+        cJSON_Delete(j);
+        gc_buf_free(&b);
+        free_ledger(&f);
+}
+END_TEST
+
+/* "Spend by workload": every workload by cost, cut to top_n with the rest summed; a team's copy
+ * shows its own; folded history is counted, not listed. */
+START_TEST(period_workloads)
+{
+        fixture f;
+        gc_period_report r;
+        gc_diag d = {0};
+        gc_buf b;
+        cJSON *j, *a, *e;
+
+        fill_ledger(&f);
+        weekly(&f, &r, &d);
+        r.top_n = 10;
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        a = get(j, "workloads");
+        ck_assert_int_eq(cJSON_GetArraySize(a), 4);
+        e = cJSON_GetArrayItem(a, 0);
+        ck_assert_str_eq(str(e, "workload"), "Deployment/ml/trainer");
+        ck_assert_str_eq(str(e, "team"), "ml");
+        ck_assert_str_eq(str(e, "project"), "train");
+        ck_assert_double_eq_tol(num(e, "gpu_hours"), 23.0, 1e-9);
+        ck_assert_double_eq_tol(num(e, "cost_usd"), 92.0, 1e-9);
+        ck_assert(num(e, "pods") == 2);
+        e = cJSON_GetArrayItem(a, 1);
+        ck_assert_str_eq(str(e, "workload"), "StatefulSet/web/search");
+        ck_assert_double_eq_tol(num(e, "cost_usd"), 88.0, 1e-9);
+        ck_assert(num(e, "pods") == 2);
+        e = cJSON_GetArrayItem(a, 2);
+        ck_assert_str_eq(str(e, "workload"), "CronJob/scratch/probe");
+        ck_assert_str_eq(str(e, "team"), GC_UNATTRIBUTED);
+        ck_assert_double_eq_tol(num(e, "cost_usd"), 5.0, 1e-9);
+        e = cJSON_GetArrayItem(a, 3);
+        ck_assert_str_eq(str(e, "workload"), "Pod/ml/p2");
+        ck_assert_double_eq_tol(num(e, "gpu_hours"), 1.0, 1e-9);
+        ck_assert_double_eq_tol(num(e, "cost_usd"), 2.5, 1e-9);
+        ck_assert(num(e, "pods") == 1);
+        ck_assert_double_eq_tol(sum_of(a, "cost_usd"), 187.5, 1e-9);
+        ck_assert(sum_of(a, "pods") == 6);
+        ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(j, "workloads_omitted"));
+        ck_assert(num(get(j, "workloads_folded"), "cost_usd") == 0);
+        cJSON_Delete(j);
+
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "## Spend by workload\n");
+        line_of(b.data, "Each pod counts under its top-level owner (Kind/namespace/name).\n");
+        ROW(b.data, "Workload", "Team", "Project", "GPU-hours", "Cost", "Pods");
+        ROW(b.data, "Deployment/ml/trainer", "ml", "train", "23.00", "$92.00", "2");
+        ROW(b.data, "StatefulSet/web/search", "web", "search", "22.00", "$88.00", "2");
+        ROW(b.data, "CronJob/scratch/probe", "\\_\\_unattributed\\_\\_", "\\_\\_unattributed\\_\\_",
+            "2.00", "$5.00", "1");
+        ROW(b.data, "Pod/ml/p2", "ml", "infer", "1.00", "$2.50", "1");
+        ROW(b.data, "**Total**", "", "", "**48.00**", "**$187.50**", "**6**");
+        /* The section comes before the top pods. */
+        ck_assert(strstr(b.data, "## Spend by workload") < strstr(b.data, "## Top 6 pods"));
+
+        /* Cut to the two dearest; the other two are summed in the last row. */
+        r.top_n = 2;
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "Each pod counts under its top-level owner (Kind/namespace/name); the 2 "
+                        "dearest are listed, the other 2 summed in the last row.\n");
+        ROW(b.data, "(2 more rows)", "", "", "3.00", "$7.50", "2");
+        ROW(b.data, "**Total**", "", "", "**48.00**", "**$187.50**", "**6**");
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "workloads")), 2);
+        e = get(j, "workloads_omitted");
+        ck_assert(num(e, "rows") == 2);
+        ck_assert_double_eq_tol(num(e, "cost_usd"), 7.5, 1e-9);
+        ck_assert(num(e, "pods") == 2);
+        /* top_n alone cuts no other table: no note, no rows_cut_to. */
+        ck_assert(cJSON_IsNull(get(j, "rows_cut_to")));
+        cJSON_Delete(j);
+
+        /* max_rows smaller than top_n cuts the workloads like every table, and says so. */
+        r.top_n = 10;
+        r.max_rows = 1;
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        ck_assert_int_eq(cJSON_GetArraySize(get(j, "workloads")), 1);
+        ck_assert(num(get(j, "workloads_omitted"), "rows") == 3);
+        ck_assert_double_eq_tol(num(get(j, "workloads_omitted"), "cost_usd"), 95.5, 1e-9);
+        ck_assert(num(j, "rows_cut_to") == 1);
+        cJSON_Delete(j);
+        r.max_rows = 0;
+
+        /* A team's copy: its own workloads only. */
+        r.team = "web";
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        a = get(j, "workloads");
+        ck_assert_int_eq(cJSON_GetArraySize(a), 1);
+        ck_assert_str_eq(str(cJSON_GetArrayItem(a, 0), "workload"), "StatefulSet/web/search");
+        ck_assert_double_eq_tol(num(cJSON_GetArrayItem(a, 0), "cost_usd"), 88.0, 1e-9);
+        cJSON_Delete(j);
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        ROW(b.data, "StatefulSet/web/search", "web", "search", "22.00", "$88.00", "2");
+        ck_assert_ptr_null(strstr(b.data, "Deployment/ml/trainer"));
+        gc_buf_free(&b);
+        gc_diag_clear(&d);
+        free_ledger(&f);
+}
+END_TEST
+
+/* The week before, folded: p0's hours no longer name their workload; p6's still do. */
+START_TEST(period_workloads_folded)
+{
+        fixture f;
+        gc_period_report r;
+        gc_buf b;
+        cJSON *j, *a;
+
+        fill_ledger(&f);
+        /* History folded by a build before period history: hourly rows only. */
+        ck_assert_int_eq(gc_ledger_set_period_since(f.l, f.t0), 0);
+        ck_assert_int_eq(gc_ledger_fold(f.l, f.t0 - 3 * DAY, f.t0 - 30 * DAY), 1);
+        memset(&r, 0, sizeof(r));
+        r.ledger = f.l;
+        r.kind = "weekly";
+        r.start = f.t0 - 7 * DAY;
+        r.end = f.t0;
+        r.now = f.t0 + 7 * DAY;
+        gc_buf_init(&b, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        line_of(b.data, "## Spend by workload\n");
+        ROW(b.data, "Deployment/ml/trainer", "ml", "train", "2.00", "$8.00", "1");
+        ROW(b.data, "**Total**", "", "", "**2.00**", "**$8.00**", "**1**");
+        line_of(b.data,
+                "Hourly history that no longer names its workloads: 25.00 GPU-hours, $100.00.\n");
+        ck_assert_ptr_null(strstr(b.data, "__folded__"));
+        ck_assert_ptr_null(strstr(b.data, "\\_\\_folded\\_\\_"));
+        gc_buf_reset(&b);
+        ck_assert_int_eq(gc_report_period_json(&r, &b), 0);
+        j = parse(&b);
+        a = get(j, "workloads");
+        ck_assert_int_eq(cJSON_GetArraySize(a), 1);
+        ck_assert_str_eq(str(cJSON_GetArrayItem(a, 0), "workload"), "Deployment/ml/trainer");
+        ck_assert_double_eq_tol(num(get(j, "workloads_folded"), "cost_usd"), 100.0, 1e-9);
+        ck_assert_double_eq_tol(num(get(j, "workloads_folded"), "gpu_hours"), 25.0, 1e-9);
         cJSON_Delete(j);
         gc_buf_free(&b);
         free_ledger(&f);
@@ -1638,6 +1813,8 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_daily_no_previous);
         tcase_add_test(tc, period_folded_history);
         tcase_add_test(tc, period_history_names_folded_pods);
+        tcase_add_test(tc, period_workloads);
+        tcase_add_test(tc, period_workloads_folded);
         tcase_add_test(tc, period_bad_input);
         tcase_add_test(tc, period_savings);
         tcase_add_test(tc, period_monthly_berlin_dst);

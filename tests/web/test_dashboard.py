@@ -168,6 +168,32 @@ def test_every_figure_is_the_api_value(browser, demo, window):
         assert got == round(shown_number(t["total"])[0] * 100), t["caption"]
 
 
+@pytest.mark.parametrize("window", WINDOWS)
+def test_workload_table_matches_the_api(browser, demo, window):
+    """Spend by workload: the 20 dearest (workload, team, project) groups, the rest in one row."""
+    page = open_dashboard(browser, demo.base + "#window=" + window)
+    assert_clean(page)
+    doc = demo.json("api/v1/costs?window=%s&by=workload,team,project" % window)
+    groups = doc["groups"]
+    assert groups, "no spend in the demo's window"
+    label = {"": "(none)", "__folded__": "(folded history)"}
+    want = [[label.get(g["keys"]["workload"], g["keys"]["workload"]), g["cost_usd"]]
+            for g in groups[:20]]
+    names = texts(page, "#table-workload tbody th")
+    costs = texts(page, '#table-workload tbody td[data-label="Cost"] [data-value]',
+                  "dataset.value")
+    assert [[t, float(v)] for t, v in zip(names, costs)][:len(want)] == want
+    if len(groups) > 20:
+        assert names[20] == "(%d more)" % (len(groups) - 20)
+        assert abs(float(costs[20]) - sum(g["cost_usd"] for g in groups[20:])) < 1e-6
+    assert len(names) == min(len(groups), 21)
+    total = page.eval("document.querySelector('#table-workload tfoot td[data-label=\"Cost\"] "
+                      "[data-value]').dataset.value")
+    assert float(total) == doc["total"]["cost_usd"]
+    src = page.eval("document.querySelector('#table-workload [data-src]').dataset.src")
+    assert "by=workload,team,project" in src
+
+
 def test_recommendations_match_the_api(browser, demo):
     page = open_dashboard(browser, demo.base)
     assert_clean(page)
@@ -193,6 +219,18 @@ def test_weekly_report_matches_the_api(browser, demo):
     assert page.eval("document.querySelector('#report h3').textContent") == rep["title"]
     teams = texts(page, "#report .table:first-of-type tbody th")
     assert teams == [t["team"] or "(none)" for t in rep["by_team"]]
+    # By workload: the report's rows, then those it left out and its folded history, if any.
+    assert rep["workloads"], "the demo's weekly report lists no workload"
+    want = [w["workload"] or "(none)" for w in rep["workloads"]]
+    if "workloads_omitted" in rep:
+        want.append("(%d more)" % rep["workloads_omitted"]["rows"])
+    if rep["workloads_folded"]["cost_usd"] > 0:
+        want.append("(folded history)")
+    caption = "Spend by workload, " + rep["period"]["iso_week"]
+    got = page.eval("""Array.from(document.querySelectorAll('#report table')).filter(t =>
+        t.caption.textContent === %s).map(t => Array.from(t.querySelectorAll('tbody th'))
+        .map(c => c.textContent))""" % json.dumps(caption))
+    assert got == [want]
 
 
 def test_month_and_budgets_match_the_api(browser, demo):
@@ -380,8 +418,8 @@ def test_empty_cluster(browser, fake):
     for window in WINDOWS:
         page = open_dashboard(browser, srv.base + "#window=" + window)
         assert_clean(page)
-        for section in ("chart-team", "table-team", "chart-project", "table-project", "table-pods",
-                        "report"):
+        for section in ("chart-team", "table-team", "chart-project", "table-project",
+                        "table-workload", "table-pods", "report"):
             text = page.eval("document.getElementById(%r).textContent" % section)
             assert text.startswith("No "), (section, text)
         assert page.eval("document.querySelector('#cards .card p.num').textContent") == "$0.00"
