@@ -998,8 +998,9 @@ static int gc__visit_rollup(void *ud, const gc_rollup *r)
         gc__model_days *m;
         int64_t d;
 
-        /* Folded hours count only when wholly inside the window, as in a query. */
-        if (!model || r->hour < x->a->wstart ||
+        /* Folded hours count only when wholly inside the window, as in a query; the pods' rows
+         * only (a node's row holds the same GPU-seconds again). */
+        if (!model || gc_rollup_is_node(r) || r->hour < x->a->wstart ||
             r->hour + gc_ledger_granularity(x->a->in->ledger) > x->a->in->end)
                 return 0;
         m = gc__model_get(x, model);

@@ -162,7 +162,8 @@ int gc_checkpoint_manifest_parts(const char *data, size_t len,
 
 /* What one chunk says about its write, read without restoring anything. */
 typedef struct gc_checkpoint_header {
-        int version;
+        int version;         /* as this build reads it: 1 reads as 3, 2 as 4 */
+        int written_version; /* as written */
         char write_id[GC_CHECKPOINT_WRITE_LEN];
         size_t chunk; /* this chunk's index */
         size_t of;    /* chunks in the write */

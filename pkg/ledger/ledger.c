@@ -93,9 +93,44 @@ static int gc__grp_get(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint
                 return -ENOMEM;
         gc__index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos); /* the slot may have moved */
         memcpy(l->grp[l->n_grp].dims, dims, sizeof(l->grp[l->n_grp].dims));
+        l->grp[l->n_grp].node_row = GC__ROW_PODS;
+        if (*dims[GC_DIM_NODE] && !*dims[GC_DIM_NAMESPACE] && !*dims[GC_DIM_PROJECT])
+                l->grp[l->n_grp].node_row = *dims[GC_DIM_TEAM] ? GC__ROW_NODE_UNATTR : GC__ROW_NODE;
         gc__index_fill(&l->grp_ix, pos, h, l->n_grp);
         *ret = (uint32_t)l->n_grp++;
         return 0;
+}
+
+/*
+ * The groups of a row's dimensions (interned): g[0] the pods', g[1] the node's, g[2] the node's
+ * unattributed part; UINT32_MAX where there is none. A row that is already a node's (namespace
+ * and project "", a node) is only that; a row of a build before the split (namespace and node
+ * both set) gives all three, as a pod's interval does.
+ */
+static int gc__row_groups(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint32_t g[3])
+{
+        const char *d[GC__ROLL_DIMS];
+        int node_row = *dims[GC_DIM_NODE] && !*dims[GC_DIM_NAMESPACE] && !*dims[GC_DIM_PROJECT];
+        int unattr =
+            dims[GC_DIM_TEAM] == l->unattributed || dims[GC_DIM_PROJECT] == l->unattributed;
+        int r = 0;
+
+        g[0] = g[1] = g[2] = UINT32_MAX;
+        if (node_row)
+                return gc__grp_get(l, dims, &g[*dims[GC_DIM_TEAM] ? 2 : 1]);
+        memcpy(d, dims, sizeof(d));
+        d[GC_DIM_NODE] = l->empty;
+        r = gc__grp_get(l, d, &g[0]);
+        if (r == 0 && *dims[GC_DIM_NODE]) {
+                memcpy(d, dims, sizeof(d));
+                d[GC_DIM_NAMESPACE] = d[GC_DIM_TEAM] = d[GC_DIM_PROJECT] = l->empty;
+                r = gc__grp_get(l, d, &g[1]);
+                if (r == 0 && unattr) {
+                        d[GC_DIM_TEAM] = l->unattributed;
+                        r = gc__grp_get(l, d, &g[2]);
+                }
+        }
+        return r;
 }
 
 /* Forgets the groups no row names any more, renumbering the rows' (after rows were dropped). */
@@ -437,7 +472,7 @@ static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, 
         size_t missing = 0;
         int64_t h = gc__floor_bucket(start, l->bucket);
 
-        if (geq <= 0)
+        if (geq <= 0 || grp == UINT32_MAX)
                 return 0;
         if (h < first)
                 h = first;
@@ -457,7 +492,7 @@ static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t firs
 {
         int64_t h = gc__floor_bucket(start, l->bucket);
 
-        if (geq <= 0)
+        if (geq <= 0 || grp == UINT32_MAX)
                 return;
         if (h < first)
                 h = first;
@@ -502,7 +537,7 @@ static int64_t gc__clamp_time(int64_t t)
 int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
 {
         int64_t fold_to, first;
-        uint32_t grp = 0;
+        uint32_t grp[3];
         size_t i;
         int folded = 0, r = 0;
 
@@ -523,19 +558,23 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                         i++;
                         continue;
                 }
-                r = gc__grp_get(l, v->dims, &grp);
+                r = gc__row_groups(l, v->dims, grp);
                 if (r < 0)
                         break;
                 v = &l->iv[i];
-                missing = gc__missing_hours(l, v->start, v->end, first, v->geq, grp,
-                                            l->max_rollup_rows - gc__rows(l));
+                missing = 0;
+                for (size_t g = 0; g < 3; g++)
+                        missing += gc__missing_hours(l, v->start, v->end, first, v->geq, grp[g],
+                                                     l->max_rollup_rows - gc__rows(l));
                 r = gc__rows_reserve(l, missing, 0);
                 if (r == 0)
                         r = gc__tier_fold(l, &l->iv[i], keep_since);
                 if (r < 0)
                         break;
                 v = &l->iv[i];
-                gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour, grp);
+                for (size_t g = 0; g < 3; g++)
+                        gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour,
+                                      grp[g]);
                 gc__index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
                 gc__iv_remove(l, pos, i);
                 if (folded < INT32_MAX)
@@ -651,6 +690,13 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
         return v->period ? gc__tier_visit(l, v->period, ud) : 0;
 }
 
+int gc_rollup_is_node(const gc_rollup *r)
+{
+        return r && r->dims[GC_DIM_NODE] && *r->dims[GC_DIM_NODE] &&
+               (!r->dims[GC_DIM_NAMESPACE] || !*r->dims[GC_DIM_NAMESPACE]) &&
+               (!r->dims[GC_DIM_PROJECT] || !*r->dims[GC_DIM_PROJECT]);
+}
+
 int64_t gc_ledger_period_since(const gc_ledger *l)
 {
         return l ? l->period_since : INT64_MIN;
@@ -667,7 +713,7 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
         const char *dims[GC__ROLL_DIMS];
         gc__roll_key k;
         size_t pos;
-        uint32_t grp;
+        uint32_t grp[3];
         int64_t hour;
         int r;
 
@@ -680,19 +726,20 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
                 if (!dims[d])
                         return -ENOMEM;
         }
-        r = gc__grp_get(l, dims, &grp);
-        if (r < 0)
-                return r;
-        k.l = l;
-        k.hour = hour;
-        k.grp = grp;
-        if (!gc__index_find(&l->roll_ix, gc__roll_hash(hour, grp), gc__roll_eq, &k, &pos)) {
-                r = gc__rows_reserve(l, 1, 0);
-                if (r < 0)
-                        return r;
+        r = gc__row_groups(l, dims, grp);
+        for (size_t g = 0; r == 0 && g < 3; g++) {
+                if (grp[g] == UINT32_MAX)
+                        continue;
+                k.l = l;
+                k.hour = hour;
+                k.grp = grp[g];
+                if (!gc__index_find(&l->roll_ix, gc__roll_hash(hour, grp[g]), gc__roll_eq, &k,
+                                    &pos))
+                        r = gc__rows_reserve(l, 1, 0);
+                if (r == 0)
+                        gc__roll_add(l, hour, grp[g], rw->gpu_seconds, rw->cost_usd);
         }
-        gc__roll_add(l, hour, grp, rw->gpu_seconds, rw->cost_usd);
-        return 0;
+        return r;
 }
 
 int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *rw)

@@ -290,12 +290,21 @@ int gc_chargeback_ratios(const gc_cost_summary *s, const gc_chargeback *c, doubl
 
 /* ---- state, for checkpoints ----------------------------------------------------------------- */
 
+/*
+ * A folded bucket is two kinds of row: the pods' (namespace, team, project, model, capacity
+ * type; node "") and each node's (model, capacity type, node; namespace and project "", team ""
+ * for all its held GPU-seconds, GC_UNATTRIBUTED for the unattributed part of them). A row with
+ * both a namespace and a node (a checkpoint of an earlier build) is added as both kinds.
+ */
 typedef struct gc_rollup {
         int64_t hour; /* start of the bucket (an hour, or a quarter hour: gc_ledger_granularity) */
-        const char *dims[GC_DIM_COUNT]; /* every dimension but GC_DIM_POD (NULL there) */
+        const char *dims[GC_DIM_COUNT]; /* the dimensions before GC_DIM_POD (NULL after) */
         double gpu_seconds;
         double cost_usd;
 } gc_rollup;
+
+/* Whether a visited row is a node's (see above), not the pods'. */
+int gc_rollup_is_node(const gc_rollup *r);
 
 typedef struct gc_capacity_rollup {
         int64_t hour;

@@ -79,10 +79,22 @@ typedef struct gc__roll {
         double cost_usd;
 } gc__roll;
 
-/* The dimensions of rollup rows, each tuple once (ledger.c). */
+/*
+ * The dimensions of rollup rows, each tuple once (ledger.c). A folded hour is two rows: the
+ * pods' (namespace, team, project, model, capacity type; node "") and the node's (namespace,
+ * team and project "", model, capacity type, node: its held GPU-seconds), so hourly history
+ * grows with the groups and the nodes, not with pods x nodes.
+ */
 typedef struct gc__grp {
         const char *dims[GC__ROLL_DIMS];
+        int node_row; /* GC__ROW_* */
 } gc__grp;
+
+enum {
+        GC__ROW_PODS = 0,   /* the pods' hours by group, node "" */
+        GC__ROW_NODE,       /* a node's held hours: team "" */
+        GC__ROW_NODE_UNATTR /* the part of them whose team or project is GC_UNATTRIBUTED */
+};
 
 /* n consecutive buckets of a node's folded capacity, each with the same figures (capruns.c). */
 typedef struct gc__crun {

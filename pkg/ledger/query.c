@@ -65,6 +65,9 @@ typedef struct gc__q {
         gc__filter f;
         int64_t step;
         const int64_t *edges; /* instead of step: step k is [edges[k], edges[k + 1]) */
+        /* Grouped and filtered only by node, model and capacity type: folded hours come from
+         * the nodes' rows (exact per node), else from the pods' (node __folded__). */
+        int by_node_rows;
         gc__acc *acc;
         size_t n;
 } gc__q;
@@ -388,25 +391,33 @@ static int gc__usage_pass(gc__q *x)
         }
         for (size_t i = 0; i < l->n_roll; i++) {
                 const gc__roll *rr = &l->roll[i];
-                const char *const *rd = l->grp[rr->grp].dims;
+                const gc__grp *g = &l->grp[rr->grp];
                 gc__acc *st = gc__hour_step(x, rr->hour);
                 gc__node_acc *a;
                 uint32_t kh = 0;
 
                 if (!st)
                         continue;
-                if (st->n_nodes &&
-                    (a = gc__node_find(st, rd[GC_DIM_NODE], gc__node_hash(rd[GC_DIM_NODE]))))
+                if (g->node_row == GC__ROW_NODE && st->n_nodes &&
+                    (a = gc__node_find(st, g->dims[GC_DIM_NODE],
+                                       gc__node_hash(g->dims[GC_DIM_NODE]))))
                         a->held_seconds += rr->gpu_seconds;
-                if (st->tier)
+                /* Period history has the folded pods; a query by node alone the nodes' rows. */
+                if (st->tier || (g->node_row != GC__ROW_PODS) != x->by_node_rows)
                         continue;
-                memcpy(dims, rd, GC__ROLL_DIMS * sizeof(*rd));
+                memcpy(dims, g->dims, GC__ROLL_DIMS * sizeof(*g->dims));
+                if (g->node_row == GC__ROW_PODS)
+                        dims[GC_DIM_NODE] = l->folded_pod;
                 dims[GC_DIM_POD] = l->folded_pod;
                 dims[GC_DIM_WORKLOAD] = l->folded_pod;
                 if (!gc__keys(x, dims, keys, &kh))
                         continue;
-                r = gc__account(st, keys, kh, gc__unattributed(x, dims), rr->gpu_seconds,
-                                rr->cost_usd, 0, 0);
+                if (g->node_row == GC__ROW_NODE_UNATTR)
+                        gc__row_add(&st->unattributed, rr->gpu_seconds, rr->cost_usd, 0, 0);
+                else
+                        r = gc__account(st, keys, kh,
+                                        g->node_row == GC__ROW_PODS && gc__unattributed(x, dims),
+                                        rr->gpu_seconds, rr->cost_usd, 0, 0);
                 if (r < 0)
                         return r;
         }
@@ -437,6 +448,29 @@ static int gc__tier_pass(gc__q *x)
                 }
         }
         return 0;
+}
+
+/*
+ * Whether the query groups or filters, and only by node, model and capacity type (a query of
+ * totals alone takes the pods' rows, which every pod has, bound to a node or not).
+ */
+static int gc__node_only(const gc_query *q)
+{
+        int any = q->n_by > 0;
+
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                any |= q->filter[d] != NULL;
+        if (!any)
+                return 0;
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                if (q->filter[d] && d != GC_DIM_NODE && d != GC_DIM_MODEL &&
+                    d != GC_DIM_CAPACITY_TYPE)
+                        return 0;
+        for (size_t i = 0; i < q->n_by; i++)
+                if (q->by[i] != GC_DIM_NODE && q->by[i] != GC_DIM_MODEL &&
+                    q->by[i] != GC_DIM_CAPACITY_TYPE)
+                        return 0;
+        return 1;
 }
 
 /*
@@ -647,6 +681,7 @@ static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, const in
                 x.acc[k].start = t;
                 x.acc[k].end = n == 1 || q->end - t <= step ? q->end : t + step;
         }
+        x.by_node_rows = gc__node_only(q);
         for (size_t k = 0; gc__tier_fits(q) && k < n; k++)
                 x.acc[k].tier = gc__tier_find(l, x.acc[k].start, x.acc[k].end);
         r = gc__capacity_pass(&x);

@@ -1000,8 +1000,30 @@ START_TEST(reads_version_1)
         ck_assert_str_eq(u.dims[GC_DIM_WORKLOAD], "");
         ck_assert_int_eq(gc_ledger_period_since(b.l), 1794009600);
         gc_ledger_stats_get(b.l, &st);
-        ck_assert_uint_eq(st.rollup_rows, 1);
+        /* The row of (namespace, ..., node) is the pods' row and the node's now. */
+        ck_assert_uint_eq(st.rollup_rows, 2);
         ck_assert_uint_eq(st.period_rows, 0);
+        {
+                gc_query q;
+                gc_cost_summary s = {0};
+
+                memset(&q, 0, sizeof(q));
+                q.start = 1794006000;
+                q.end = 1794009600;
+                q.by[0] = GC_DIM_NODE;
+                q.n_by = 1;
+                ck_assert_int_eq(gc_ledger_query(b.l, &q, &s), 0);
+                ck_assert_uint_eq(s.n_rows, 1);
+                ck_assert_str_eq(s.rows[0].keys[GC_DIM_NODE], "n1");
+                ck_assert(s.rows[0].gpu_seconds == 3600);
+                gc_cost_summary_free(&s);
+                q.by[0] = GC_DIM_TEAM;
+                ck_assert_int_eq(gc_ledger_query(b.l, &q, &s), 0);
+                ck_assert_uint_eq(s.n_rows, 1);
+                ck_assert_str_eq(s.rows[0].keys[GC_DIM_TEAM], "t");
+                ck_assert(s.total.cost_usd == 2.5);
+                gc_cost_summary_free(&s);
+        }
         gc_checkpoint_info_release(&info);
         fx_free(&b);
 }
