@@ -582,6 +582,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
         }
         if (fold_to > l->horizon)
                 l->horizon = fold_to;
+        gc__tier_compact(l);
         if (r < 0)
                 return r;
 

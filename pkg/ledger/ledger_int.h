@@ -122,6 +122,7 @@ typedef struct gc__period {
         gc__index rest_ix;
         gc__prow *top; /* at most top_n pods, by uid */
         size_t n_top, cap_top;
+        int dirty; /* rows added since the period was last compacted */
 } gc__period;
 
 struct gc_ledger {
@@ -167,6 +168,8 @@ void gc__tier_free(gc_ledger *l);
 /* Adds a closed interval to every kept period it overlaps, or to none (-ENOMEM, -E2BIG). */
 int gc__tier_fold(gc_ledger *l, const gc__iv *v, int64_t keep_since);
 void gc__tier_drop_old(gc_ledger *l, int64_t keep_since);
+/* Compacts the closed periods that changed: their rest keeps the top workloads by name. */
+void gc__tier_compact(gc_ledger *l);
 /* The period [start, end) of any unit, when period history holds it whole; else NULL. */
 const gc__period *gc__tier_find(const gc_ledger *l, int64_t start, int64_t end);
 int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *r), void *ud);

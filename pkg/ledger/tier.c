@@ -261,6 +261,7 @@ static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
         ix = gc__period_pos(l, ps, unit, &found);
         if (!found)
                 return -EINVAL; /* prepared above: cannot happen */
+        l->per[ix].dirty = 1;
         memset(&in, 0, sizeof(in));
         memcpy(in.dims, v->dims, sizeof(in.dims));
         in.uid = c->base;
@@ -311,6 +312,138 @@ void gc__tier_drop_old(gc_ledger *l, int64_t keep_since)
         }
         l->n_per = n;
         l->n_prows = gc__tier_rows(l);
+}
+
+/* ---- compaction: a closed period names its top workloads, sums the rest ---------------------- */
+
+typedef struct gc__wl {
+        const char *wl;
+        double cost;
+        int keep;
+} gc__wl;
+
+static int gc__wl_by_ptr(const void *a, const void *b)
+{
+        uintptr_t x = (uintptr_t)((const gc__wl *)a)->wl, y = (uintptr_t)((const gc__wl *)b)->wl;
+
+        return x < y ? -1 : x > y;
+}
+
+static int gc__wl_by_cost(const void *a, const void *b)
+{
+        const gc__wl *x = a, *y = b;
+
+        if (x->cost != y->cost)
+                return x->cost > y->cost ? -1 : 1;
+        return strcmp(x->wl, y->wl);
+}
+
+static gc__wl *gc__wl_find(gc__wl *w, size_t n, const char *wl)
+{
+        gc__wl key = {wl, 0, 0};
+
+        return bsearch(&key, w, n, sizeof(*w), gc__wl_by_ptr);
+}
+
+/*
+ * The period's workloads (from the rest and the top pods) with their cost, sorted by pointer,
+ * those to keep by name marked: the top_n dearest, those of its top pods, and those of intervals
+ * not folded yet that reach into it (they may still add to it). NULL when out of memory.
+ */
+static gc__wl *gc__wl_ranked(const gc_ledger *l, const gc__period *p, size_t *ret_n)
+{
+        size_t n = 0, m = 0, k;
+        gc__wl *w = malloc((p->n_rest + p->n_top + 1) * sizeof(*w));
+
+        if (!w)
+                return NULL;
+        for (size_t i = 0; i < p->n_rest + p->n_top; i++) {
+                const gc__prow *r = i < p->n_rest ? &p->rest[i] : &p->top[i - p->n_rest];
+
+                w[n].wl = r->dims[GC_DIM_WORKLOAD];
+                w[n].cost = r->cost_usd;
+                w[n++].keep = i >= p->n_rest;
+        }
+        qsort(w, n, sizeof(*w), gc__wl_by_ptr);
+        for (size_t i = 0; i < n; i++) {
+                if (m && w[m - 1].wl == w[i].wl) {
+                        w[m - 1].cost += w[i].cost;
+                        w[m - 1].keep |= w[i].keep;
+                } else {
+                        w[m++] = w[i];
+                }
+        }
+        qsort(w, m, sizeof(*w), gc__wl_by_cost);
+        for (k = 0; k < m && k < l->top_n; k++)
+                w[k].keep = 1;
+        qsort(w, m, sizeof(*w), gc__wl_by_ptr);
+        for (size_t i = 0; i < l->n_iv; i++) {
+                const gc__iv *v = &l->iv[i];
+                gc__wl *f;
+
+                if (v->start < p->end && v->end > p->start &&
+                    (f = gc__wl_find(w, m, v->dims[GC_DIM_WORKLOAD])))
+                        f->keep = 1;
+        }
+        *ret_n = m;
+        return w;
+}
+
+/* Merges the rest's rows of workloads not kept into their group's row of workload __folded__. */
+static int gc__period_compact(gc_ledger *l, gc__period *p)
+{
+        size_t n_wl = 0, n_old = p->n_rest, kept = 0;
+        gc__wl *w = gc__wl_ranked(l, p, &n_wl);
+        gc__prow *old = p->rest;
+
+        if (!w)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_wl; i++)
+                kept += w[i].keep;
+        if (kept == n_wl) {
+                free(w);
+                return 0;
+        }
+        p->rest = NULL;
+        p->n_rest = p->cap_rest = 0;
+        gc__index_clear(&p->rest_ix);
+        l->n_prows -= n_old;
+        /* At most as many rows as before: room for all of them. */
+        if (gc__period_reserve(l, p, n_old) < 0) {
+                p->rest = old; /* kept as it was, not compacted */
+                p->n_rest = p->cap_rest = n_old;
+                l->n_prows += n_old;
+                for (size_t i = 0; i < n_old; i++)
+                        gc__index_add_new(&p->rest_ix, gc__dims_hash(old[i].dims), i);
+                free(w);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n_old; i++) {
+                const gc__prow *r = &old[i];
+                const gc__wl *f = gc__wl_find(w, n_wl, r->dims[GC_DIM_WORKLOAD]);
+                const char *dims[GC_DIM_COUNT];
+
+                memcpy(dims, r->dims, sizeof(dims));
+                if (f && !f->keep)
+                        dims[GC_DIM_WORKLOAD] = l->folded_pod;
+                gc__rest_add(l, p, dims, r->gpu_seconds, r->cost_usd, r->pods, r->estimates);
+        }
+        free(old);
+        free(w);
+        return 0;
+}
+
+void gc__tier_compact(gc_ledger *l)
+{
+        for (size_t i = 0; i < l->n_per; i++) {
+                gc__period *p = &l->per[i];
+
+                /* Closed: every interval that ends in it has folded, and no new one reaches it. */
+                if (!p->dirty || p->end > l->horizon)
+                        continue;
+                if (gc__period_compact(l, p) == 0)
+                        p->dirty = 0;
+        }
 }
 
 /* ---- state ---------------------------------------------------------------------------------- */
