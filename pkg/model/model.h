@@ -408,8 +408,8 @@ void gc_owner_table_stats(const gc_owner_table *t, gc_owner_stats *ret);
 /*
  * A ReplicaSet or Job object (metadata only: uid, namespace, name, the controller
  * ownerReference). `kind` is the kind expected ("ReplicaSet" or "Job"); an object whose own
- * "kind" differs is refused. Returns 1 with *ret borrowing obj's strings, or a negative errno
- * with err naming the field.
+ * "kind" differs (other than "PartialObjectMetadata", a metadata-only watch's) is refused. Returns
+ * 1 with *ret borrowing obj's strings, or a negative errno with err naming the field.
  */
 int gc_owner_from_json(const cJSON *obj, const char *kind, gc_owner *ret, char *err, size_t errlen);
 /* `kubectl get replicasets -A -o json` (kind "ReplicaSet") or `jobs -A` ("Job") into the table

@@ -264,8 +264,11 @@ int gc_owner_from_json(const cJSON *obj, const char *kind, gc_owner *ret, char *
         if (!cJSON_IsObject(obj))
                 return gc__fail(err, errlen, -EINVAL, "not an object");
         k = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+        /* A metadata-only watch says PartialObjectMetadata: the caller knows what it asked. */
         if (k && !cJSON_IsNull(k) &&
-            (!cJSON_IsString(k) || !k->valuestring || strcmp(k->valuestring, kind) != 0))
+            (!cJSON_IsString(k) || !k->valuestring ||
+             (strcmp(k->valuestring, kind) != 0 &&
+              strcmp(k->valuestring, "PartialObjectMetadata") != 0)))
                 return gc__fail(err, errlen, -EINVAL, "kind: not %s", kind);
         memset(&o, 0, sizeof(o));
         o.kind = kind;
