@@ -31,7 +31,7 @@ gc_owner_table *gc_owner_table_new(size_t max_entries)
                 return NULL;
         t->max = max_entries ? max_entries : GC_OWNER_TABLE_DEFAULT_MAX;
         t->n_buckets = 64;
-        t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
+        t->buckets = calloc(t->n_buckets, sizeof(gc__owner_ent *));
         if (!t->buckets) {
                 free(t);
                 return NULL;
@@ -77,9 +77,9 @@ static void gc__rehash(gc_owner_table *t)
         size_t nb = t->n_buckets * 2;
         gc__owner_ent **b;
 
-        if (t->n < t->n_buckets || nb > (SIZE_MAX / sizeof(*b)))
+        if (t->n < t->n_buckets || nb > (SIZE_MAX / sizeof(gc__owner_ent *)))
                 return;
-        b = calloc(nb, sizeof(*b));
+        b = calloc(nb, sizeof(gc__owner_ent *));
         if (!b)
                 return;
         for (size_t i = 0; i < t->n_buckets; i++) {

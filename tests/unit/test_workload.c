@@ -80,7 +80,7 @@ static void put(env *e, const char *uid, const char *kind, const char *name, con
 
 #define CTRL(kind, name, uid)                                                                      \
         "{'apiVersion':'v1','kind':'" kind "','name':'" name "','uid':'" uid "','controller':"     \
-                                                                             "true}"
+        "true}"
 
 static const char *wl(env *e, const gc_pod *p)
 {
