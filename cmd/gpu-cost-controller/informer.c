@@ -534,17 +534,38 @@ static int ctl__on_class(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
 /* ---- workloads (docs/workloads.md) ------------------------------------------------------------
  */
 
+/* 1 when two optional strings differ. */
+static int ctl__differ(const char *a, const char *b)
+{
+        return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+/* An owner new to the table, or whose own owner changed: the pods it owns are priced again,
+ * so one seen before its ReplicaSet or Job takes its workload now. Under c->mu. */
+static void ctl__owner_changed(ctl *c, const char *uid)
+{
+        for (size_t i = 0; i < c->n_pods; i++) {
+                const gc_pod *p = &c->pods[i].pod;
+
+                if (p->controller_uid && strcmp(p->controller_uid, uid) == 0) {
+                        gc_account_pod(c->acct, p, &c->diag);
+                        c->changes++;
+                }
+        }
+}
+
 /*
- * A ReplicaSet or Job: its controller owner goes into the owner table, for the workload of pods
- * priced from now on (a pod already priced takes it at its next event). A deleted one is kept,
- * marked gone, CTL_OWNER_KEEP_S, for the pods deleted after it. Under c->mu.
+ * A ReplicaSet or Job: its controller owner goes into the owner table, for the workload of the
+ * pods it owns (re-priced when it is new or its owner changed). A deleted one is kept, marked
+ * gone, CTL_OWNER_KEEP_S, for the pods deleted after it. Under c->mu.
  */
 static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, int64_t now)
 {
         const char *okind = ctl__owner_kind(kind);
+        const gc_owner *prev;
         gc_owner o;
         char err[256];
-        int r;
+        int r, changed;
 
         if (now - c->owners_expired_at >= 60) {
                 (void)gc_owner_expire(c->owners, now - CTL_OWNER_KEEP_S);
@@ -562,7 +583,12 @@ static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, i
                 (void)gc_owner_gone(c->owners, o.uid, now);
                 return 0;
         }
+        prev = gc_owner_get(c->owners, o.uid);
+        changed = !prev || ctl__differ(prev->owner_kind, o.owner_kind) ||
+                  ctl__differ(prev->owner_name, o.owner_name);
         r = gc_owner_put(c->owners, &o, c->gen[kind]);
+        if (r == 0 && changed)
+                ctl__owner_changed(c, o.uid);
         if (r == -ENOSPC) {
                 gc_owner_stats st;
 
