@@ -378,6 +378,16 @@ START_TEST(decode_owner_objects)
         ck_assert_int_eq(gc_owner_from_json(obj, "Job", &o, err, sizeof(err)), -EINVAL);
         cJSON_Delete(obj);
         free(js);
+        /* A metadata-only watch's object. */
+        js = J("{'kind':'PartialObjectMetadata','apiVersion':'meta.k8s.io/v1','metadata':"
+               "{'name':'n-1','namespace':'b','uid':'j1','ownerReferences':"
+               "[{'kind':'CronJob','name':'n','uid':'c','controller':true}]}}");
+        obj = cJSON_Parse(js);
+        ck_assert_int_eq(gc_owner_from_json(obj, "Job", &o, err, sizeof(err)), 1);
+        ck_assert_str_eq(o.kind, "Job");
+        ck_assert_str_eq(o.owner_name, "n");
+        cJSON_Delete(obj);
+        free(js);
         /* No uid, no name, a bad ownerReference. */
         js = J("{'metadata':{'name':'j'}}");
         obj = cJSON_Parse(js);
