@@ -51,6 +51,7 @@ static int ctl__reset_ledger(ctl *c)
         c->ledger = ctl_ledger_new(c);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
+        gc_accountant_set_owners(c->acct, c->owners);
         return c->acct ? 0 : -ENOMEM;
 }
 

@@ -27,6 +27,7 @@ static void ctl__free(ctl *c)
         c->kw = gc_kube_free(c->kw);
         gc_kube_config_release(&c->kcfg);
         c->acct = gc_accountant_free(c->acct);
+        c->owners = gc_owner_table_free(c->owners);
         c->ledger = gc_ledger_free(c->ledger);
         free(c->pods);
         gc_ptrmap_free(&c->pod_map);
@@ -111,7 +112,8 @@ static int ctl__setup(ctl *c, const ctl_opts *o)
         c->ledger = ctl_ledger_new(c);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
-        if (!c->acct) {
+        c->owners = gc_owner_table_new(0);
+        if (!c->acct || !c->owners) {
                 ctl_log(CTL_ERROR, "cannot start", "error", "out of memory", NULL);
                 return 1;
         }
@@ -214,18 +216,20 @@ static int ctl__wait_synced(ctl *c, const int *kinds, size_t n, const volatile s
 
 /*
  * ResourceSlices and ResourceClaims first (a DRA node is kept by the node decoder only once its
- * slices are known), then namespaces and nodes, so that pods are priced from the first LIST on.
+ * slices are known), then namespaces, nodes, ReplicaSets and Jobs, so that pods are priced, and
+ * their workloads resolved, from the first LIST on.
  */
 static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
 {
         static const int dra[] = {CTL_SLICES, CTL_CLAIMS, CTL_CLASSES},
-                         base[] = {CTL_NAMESPACES, CTL_NODES};
+                         base[] = {CTL_NAMESPACES, CTL_NODES, CTL_REPLICASETS, CTL_JOBS};
         int r;
 
         /* DRA nodes offer no GPU resource: kept when their slices publish GPU devices. The
            accountant is the one the checkpoint restore left. */
         c->mo.keep_node = gc_accountant_dra_node;
         c->mo.keep_node_ud = c->acct;
+        gc_accountant_set_owners(c->acct, c->owners);
         if (ctl_dra_discover(c) < 0) {
                 ctl_fatal(c, "cannot discover the resource.k8s.io API group");
                 return 0;
@@ -239,12 +243,12 @@ static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
                 if (ctl__wait_synced(c, dra, sizeof(dra) / sizeof(dra[0]), stop) < 0)
                         return 0;
         }
-        r = ctl_informer_start(c, CTL_NAMESPACES);
-        if (r == 0)
-                r = ctl_informer_start(c, CTL_NODES);
-        if (r < 0)
-                return r;
-        (void)ctl__wait_synced(c, base, 2, stop);
+        for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
+                r = ctl_informer_start(c, base[i]);
+                if (r < 0)
+                        return r;
+        }
+        (void)ctl__wait_synced(c, base, sizeof(base) / sizeof(base[0]), stop);
         if (*stop || atomic_load(&c->fatal))
                 return 0;
         return ctl_informer_start(c, CTL_PODS);

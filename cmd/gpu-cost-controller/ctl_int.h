@@ -19,11 +19,23 @@
 #include "controller.h"
 
 /* The watched resources. ResourceSlices, ResourceClaims and DeviceClasses (Dynamic Resource
- * Allocation) are watched when the API server serves resource.k8s.io (docs/dra.md); they are
- * state, not history, so a restart LISTs them instead of resuming (CTL_RESUMED: the kinds that
- * resume). */
-enum { CTL_NAMESPACES = 0, CTL_NODES, CTL_PODS, CTL_SLICES, CTL_CLAIMS, CTL_CLASSES, CTL_KINDS };
-#define CTL_RESUMED 3
+ * Allocation) are watched when the API server serves resource.k8s.io (docs/dra.md); ReplicaSets
+ * and Jobs, metadata only, for the pods' workloads (docs/workloads.md). They are state, not
+ * history, so a restart LISTs them instead of resuming (CTL_RESUMED: the kinds that resume). */
+enum {
+        CTL_NAMESPACES = 0,
+        CTL_NODES,
+        CTL_PODS,
+        CTL_SLICES,
+        CTL_CLAIMS,
+        CTL_CLASSES,
+        CTL_REPLICASETS,
+        CTL_JOBS,
+        CTL_KINDS
+};
+/* An owner deleted from the API is kept this long, for pods deleted after it. */
+#define CTL_OWNER_KEEP_S 3600
+#define CTL_RESUMED      3
 /* ctl.named[] tables: namespaces, nodes, ResourceSlices, ResourceClaims, DeviceClasses */
 enum { CTL_N_NS = 0, CTL_N_NODES, CTL_N_SLICES, CTL_N_CLAIMS, CTL_N_CLASSES, CTL_N_TABLES };
 
@@ -85,6 +97,8 @@ struct ctl {
         gc_strpool *pool;
         gc_ledger *ledger;
         gc_accountant *acct;
+        gc_owner_table *owners;    /* ReplicaSets and Jobs: the pods' workloads */
+        int64_t owners_expired_at; /* the last gc_owner_expire() */
         gc_model_opts mo;
         ctl_pod *pods;
         size_t n_pods, cap_pods;

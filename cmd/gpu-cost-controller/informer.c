@@ -1,5 +1,6 @@
-/* informer: list/watch threads for namespaces, nodes, pods and (Dynamic Resource Allocation)
- * ResourceSlices and ResourceClaims, feeding the accountant. */
+/* informer: list/watch threads for namespaces, nodes, pods, (Dynamic Resource Allocation)
+ * ResourceSlices and ResourceClaims, and the ReplicaSets and Jobs owning pods, feeding the
+ * accountant. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +10,8 @@
 #include "log.h"
 
 static const char *const ctl__kind_names[CTL_KINDS] = {
-    "namespaces", "nodes", "pods", "resourceslices", "resourceclaims", "deviceclasses"};
+    "namespaces",     "nodes",         "pods",        "resourceslices",
+    "resourceclaims", "deviceclasses", "replicasets", "jobs"};
 
 const char *ctl_kind_name(int kind)
 {
@@ -17,6 +19,24 @@ const char *ctl_kind_name(int kind)
 }
 static const char *const ctl__paths[CTL_RESUMED] = {"/api/v1/namespaces", "/api/v1/nodes",
                                                     "/api/v1/pods"};
+
+/* The collection an informer watches. */
+static const char *ctl__path(const ctl *c, int kind)
+{
+        if (kind < CTL_RESUMED)
+                return ctl__paths[kind];
+        if (kind == CTL_REPLICASETS)
+                return "/apis/apps/v1/replicasets";
+        if (kind == CTL_JOBS)
+                return "/apis/batch/v1/jobs";
+        return c->dra_paths[kind - CTL_RESUMED];
+}
+
+/* The owner kind an informer's objects are, or NULL when it watches no owners. */
+static const char *ctl__owner_kind(int kind)
+{
+        return kind == CTL_REPLICASETS ? "ReplicaSet" : kind == CTL_JOBS ? "Job" : NULL;
+}
 
 /* The named[] table of an informer's kind (pods have their own). */
 static int ctl__table(int kind)
@@ -511,6 +531,79 @@ static int ctl__on_class(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
         return 0;
 }
 
+/* ---- workloads (docs/workloads.md) ------------------------------------------------------------
+ */
+
+/* 1 when two optional strings differ. */
+static int ctl__differ(const char *a, const char *b)
+{
+        return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+/* An owner new to the table, or whose own owner changed: the pods it owns are priced again,
+ * so one seen before its ReplicaSet or Job takes its workload now. Under c->mu. */
+static void ctl__owner_changed(ctl *c, const char *uid)
+{
+        for (size_t i = 0; i < c->n_pods; i++) {
+                const gc_pod *p = &c->pods[i].pod;
+
+                if (p->controller_uid && strcmp(p->controller_uid, uid) == 0) {
+                        gc_account_pod(c->acct, p, &c->diag);
+                        c->changes++;
+                }
+        }
+}
+
+/*
+ * A ReplicaSet or Job: its controller owner goes into the owner table, for the workload of the
+ * pods it owns (re-priced when it is new or its owner changed). A deleted one is kept, marked
+ * gone, CTL_OWNER_KEEP_S, for the pods deleted after it. Under c->mu.
+ */
+static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, int64_t now)
+{
+        const char *okind = ctl__owner_kind(kind);
+        const gc_owner *prev;
+        gc_owner o;
+        char err[256];
+        int r, changed;
+
+        if (now - c->owners_expired_at >= 60) {
+                (void)gc_owner_expire(c->owners, now - CTL_OWNER_KEEP_S);
+                c->owners_expired_at = now;
+        }
+        r = gc_owner_from_json(obj, okind, &o, err, sizeof(err));
+        if (r < 0) {
+                const char *ns = gc_kube_meta(obj, "namespace"), *name = gc_kube_meta(obj, "name");
+
+                ctl_log(CTL_WARN, "owner skipped", "kind", okind, "namespace", ns, "name", name,
+                        "error", err, NULL);
+                return 0;
+        }
+        if (ev == GC_KUBE_DELETED) {
+                (void)gc_owner_gone(c->owners, o.uid, now);
+                return 0;
+        }
+        prev = gc_owner_get(c->owners, o.uid);
+        changed = !prev || ctl__differ(prev->owner_kind, o.owner_kind) ||
+                  ctl__differ(prev->owner_name, o.owner_name);
+        r = gc_owner_put(c->owners, &o, c->gen[kind]);
+        if (r == 0 && changed)
+                ctl__owner_changed(c, o.uid);
+        if (r == -ENOSPC) {
+                gc_owner_stats st;
+
+                gc_owner_table_stats(c->owners, &st);
+                if (st.refused == 1) /* once: the count is in the table */
+                        ctl_log(CTL_WARN,
+                                "the owner table is full: more pods resolve by the fallbacks",
+                                "kind", okind, NULL);
+                return 0;
+        }
+        if (r == -EINVAL)
+                return 0; /* the decoder's bounds are the table's: not reached */
+        return r;
+}
+
 void ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
 {
         const char *gpu = NULL, *mig = NULL;
@@ -652,6 +745,9 @@ static int ctl__list_end(void *ud)
                                 ctl__blind_span(c, c->restored_at, now);
                         c->restore_pending = 0;
                 }
+        } else if (ctl__owner_kind(inf->kind)) {
+                inf->expired_since = 0;
+                (void)gc_owner_sweep(c->owners, ctl__owner_kind(inf->kind), gen, now);
         } else {
                 int which = ctl__table(inf->kind);
 
@@ -710,6 +806,10 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
                 break;
         case CTL_CLASSES:
                 r = ctl__on_class(c, ev, obj, now);
+                break;
+        case CTL_REPLICASETS:
+        case CTL_JOBS:
+                r = ctl__on_owner(c, inf->kind, ev, obj, now);
                 break;
         default:
                 r = ctl__on_namespace(c, ev, obj, now);
@@ -829,8 +929,8 @@ static void *ctl__informer_main(void *arg)
         int r;
 
         memset(&wo, 0, sizeof(wo));
-        wo.path =
-            inf->kind < CTL_RESUMED ? ctl__paths[inf->kind] : c->dra_paths[inf->kind - CTL_RESUMED];
+        wo.path = ctl__path(c, inf->kind);
+        wo.metadata_only = ctl__owner_kind(inf->kind) != NULL;
         if (inf->kind < CTL_RESUMED && c->resume_rv[inf->kind][0]) {
                 wo.resume_rv = c->resume_rv[inf->kind];
                 inf->resuming = 1;
@@ -854,6 +954,16 @@ static void *ctl__informer_main(void *arg)
                         ctl__kind_names[inf->kind], NULL);
         }
         gc_kube_free(k);
+        if (r == -EACCES && ctl__owner_kind(inf->kind)) {
+                /* Workloads are a convenience: without the owners, pods resolve by the
+                   fallbacks (docs/workloads.md); pricing goes on. */
+                ctl_log(CTL_ERROR,
+                        "forbidden to list/watch the pods' owners: workloads resolve by names "
+                        "and labels only; grant get, list and watch on them in the ClusterRole",
+                        "resource", ctl__kind_names[inf->kind], NULL);
+                atomic_store(&inf->synced, 1);
+                return NULL;
+        }
         if (r == -EACCES) {
                 snprintf(msg, sizeof(msg),
                          "forbidden to list/watch %s: the ClusterRole must grant list and watch "

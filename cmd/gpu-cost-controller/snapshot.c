@@ -167,8 +167,9 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->leader = c->leader;
         h->demo = c->o->demo;
         h->started_at = c->started_at;
-        h->n_resources = c->dra_version[0] ? CTL_KINDS : CTL_RESUMED;
-        for (int k = 0; k < CTL_KINDS; k++) {
+        /* The API reports the first GC_API_RESOURCES kinds (not yet the pods' owners). */
+        h->n_resources = c->dra_version[0] ? GC_API_RESOURCES : CTL_RESUMED;
+        for (int k = 0; k < CTL_KINDS && k < GC_API_RESOURCES; k++) {
                 h->watch_restarts[k] = atomic_load(&c->inf[k].restarts);
                 h->relists[k] = atomic_load(&c->inf[k].relists);
                 h->last_event_at[k] = atomic_load(&c->inf[k].last_event);

@@ -128,6 +128,23 @@ static int analysis_load_dra(analysis *a, const input *claims, const input *slic
         return r;
 }
 
+/* The pods' owners, for the workload dimension, before the pods. */
+static int analysis_load_owners(analysis *a, const input *replicasets, const input *jobs)
+{
+        gc_dump_input rs, j;
+        char err[640];
+        int r;
+
+        if (replicasets)
+                input_dump(replicasets, &rs);
+        if (jobs)
+                input_dump(jobs, &j);
+        r = gc_dump_load_owners(a, replicasets ? &rs : NULL, jobs ? &j : NULL, err, sizeof(err));
+        if (r < 0)
+                cli_error("%s", err);
+        return r;
+}
+
 static void analysis_print_warnings(const analysis *a)
 {
         for (size_t i = 0; i < a->diag.n_kept; i++)
@@ -192,6 +209,7 @@ static int write_out(const gc_buf *b)
 static const char analyze_usage[] =
     "Usage: gpu-cost analyze --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
     "                        [--claims FILE] [--slices FILE]\n"
+    "                        [--replicasets FILE] [--jobs FILE]\n"
     "                        [--config FILE] --window START,END [--by DIMS]\n"
     "                        [--format table|json|markdown]\n"
     "                        [--metrics FILE]... [--now TIME] [--scrape-interval DURATION]\n"
@@ -208,6 +226,10 @@ static const char analyze_usage[] =
     "  --slices FILE      `kubectl get resourceslices -o json`: the DRA nodes' GPU devices\n"
     "                     (one `kubectl get resourceclaims,resourceslices -A -o json` file\n"
     "                     may be given to both)\n"
+    "  --replicasets FILE `kubectl get replicasets -A -o json`: Deployments of pods (workload)\n"
+    "  --jobs FILE        `kubectl get jobs -A -o json`: CronJobs and other owners of Jobs\n"
+    "                     (without them, workloads resolve by names and labels:\n"
+    "                     docs/workloads.md)\n"
     "  --prices FILE      price catalog JSON (replaces the configured or built-in one)\n"
     "  --config FILE      configuration JSON (label keys, namespace map, node rules, ...)\n"
     "  --window S,E       the window, e.g. 2026-11-16T00:00:00Z,2026-11-23T00:00:00Z\n"
@@ -234,6 +256,8 @@ int cmd_analyze(int argc, char **argv)
             {"namespaces", required_argument, NULL, 's'},
             {"claims", required_argument, NULL, 'C'},
             {"slices", required_argument, NULL, 'S'},
+            {"replicasets", required_argument, NULL, 'R'},
+            {"jobs", required_argument, NULL, 'J'},
             {"prices", required_argument, NULL, 'P'},
             {"config", required_argument, NULL, 'c'},
             {"window", required_argument, NULL, 'w'},
@@ -250,9 +274,9 @@ int cmd_analyze(int argc, char **argv)
         int64_t scrape_at = 0, interval_s = 0;
         const char *pods_path = NULL, *nodes_path = NULL, *ns_path = NULL, *prices_path = NULL;
         const char *config_path = NULL, *window = NULL, *by = "team,project";
-        const char *claims_path = NULL, *slices_path = NULL;
+        const char *claims_path = NULL, *slices_path = NULL, *rs_path = NULL, *jobs_path = NULL;
         out_format fmt = FMT_TABLE;
-        input pods, nodes, nss, config, prices, claims, slices;
+        input pods, nodes, nss, config, prices, claims, slices, rss, jobs;
         cli_metrics_file metrics[CLI_MAX_METRICS];
         gc_buf metrics_owned[CLI_MAX_METRICS];
         analysis a;
@@ -263,7 +287,7 @@ int cmd_analyze(int argc, char **argv)
         int c, r, rc = GC_EXIT_USAGE;
 
         memset(&pods, 0, sizeof(pods));
-        nodes = nss = config = prices = claims = slices = pods;
+        nodes = nss = config = prices = claims = slices = rss = jobs = pods;
         memset(metrics_owned, 0, sizeof(metrics_owned));
         memset(&a, 0, sizeof(a));
         memset(&sum, 0, sizeof(sum));
@@ -287,6 +311,12 @@ int cmd_analyze(int argc, char **argv)
                         break;
                 case 'S':
                         slices_path = optarg;
+                        break;
+                case 'R':
+                        rs_path = optarg;
+                        break;
+                case 'J':
+                        jobs_path = optarg;
                         break;
                 case 'P':
                         prices_path = optarg;
@@ -362,6 +392,8 @@ int cmd_analyze(int argc, char **argv)
             (ns_path && input_read(&nss, ns_path) < 0) ||
             (claims_path && input_read(&claims, claims_path) < 0) ||
             (slices_path && input_read(&slices, slices_path) < 0) ||
+            (rs_path && input_read(&rss, rs_path) < 0) ||
+            (jobs_path && input_read(&jobs, jobs_path) < 0) ||
             (config_path && input_read(&config, config_path) < 0) ||
             (prices_path && input_read(&prices, prices_path) < 0))
                 goto finish;
@@ -374,6 +406,8 @@ int cmd_analyze(int argc, char **argv)
         if (claims_path || slices_path)
                 r = analysis_load_dra(&a, claims_path ? &claims : NULL,
                                       slices_path ? &slices : NULL);
+        if (r == 0 && (rs_path || jobs_path))
+                r = analysis_load_owners(&a, rs_path ? &rss : NULL, jobs_path ? &jobs : NULL);
         if (r == 0)
                 r = analysis_load(&a, &pods, &nodes, ns_path ? &nss : NULL);
         analysis_print_warnings(&a);
@@ -431,6 +465,8 @@ finish:
         input_done(&nss);
         input_done(&claims);
         input_done(&slices);
+        input_done(&rss);
+        input_done(&jobs);
         input_done(&config);
         input_done(&prices);
         for (size_t i = 0; i < CLI_MAX_METRICS; i++)

@@ -273,6 +273,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         u.dims[GC_DIM_NAMESPACE] = pod->ns;
         u.dims[GC_DIM_NODE] = pod->node;
         u.dims[GC_DIM_POD] = pod->name;
+        u.dims[GC_DIM_WORKLOAD] = gc_workload_of(pod, a->owners, a->pool);
         u.geq = geq;
         if (slot) {
                 u.dims[GC_DIM_MODEL] = slot->cls.model;
@@ -305,6 +306,12 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 return gc__account_dra_pod(a, pod, &u, gone, diag);
         r = gc_ledger_put_usage(a->ledger, &u);
         return r < 0 ? r : 1;
+}
+
+void gc_accountant_set_owners(gc_accountant *a, const gc_owner_table *owners)
+{
+        if (a)
+                a->owners = owners;
 }
 
 int gc_account_pod(gc_accountant *a, const gc_pod *pod, gc_diag *diag)

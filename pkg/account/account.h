@@ -24,6 +24,13 @@ typedef struct gc_accountant gc_accountant;
 gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger);
 gc_accountant *gc_accountant_free(gc_accountant *a); /* accepts NULL, returns NULL */
 
+/*
+ * The ReplicaSets and Jobs the workload dimension resolves pods through (docs/workloads.md);
+ * NULL (the default): the name and label fallbacks only. The table must outlive the accountant
+ * or be unset; the caller locks both alike.
+ */
+void gc_accountant_set_owners(gc_accountant *a, const gc_owner_table *owners);
+
 /* Classifies and prices a GPU node (copying its record) and records its capacity interval. */
 int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag);
 int gc_account_namespace(gc_accountant *a, const gc_namespace *ns);

@@ -51,7 +51,8 @@ struct gc_accountant {
         size_t n_nss, cap_nss;
         gc_ptrmap node_map;
         gc_ptrmap ns_map;
-        const char *unknown; /* pooled "unknown" */
+        const char *unknown;          /* pooled "unknown" */
+        const gc_owner_table *owners; /* for the workload dimension; NULL: fallbacks only */
         /* DRA */
         gc__dev_slot *devs;
         size_t n_devs, cap_devs;

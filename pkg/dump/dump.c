@@ -182,11 +182,46 @@ int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_inpu
         return 0;
 }
 
+int gc_dump_load_owners(gc_dump *d, const gc_dump_input *replicasets, const gc_dump_input *jobs,
+                        char *err, size_t errlen)
+{
+        const gc_dump_input *in[2] = {replicasets, jobs};
+        static const char *const kinds[2] = {"ReplicaSet", "Job"};
+        gc_model_opts mo;
+        gc_decode_stats st;
+        char msg[512];
+        int r;
+
+        if (!d || !d->acct)
+                return -EINVAL;
+        if (!d->owners) {
+                d->owners = gc_owner_table_new(0);
+                if (!d->owners) {
+                        snprintf(err, errlen, "out of memory");
+                        return -ENOMEM;
+                }
+                gc_accountant_set_owners(d->acct, d->owners);
+        }
+        gc_config_model_opts(d->cfg, d->pool, &mo);
+        for (int i = 0; i < 2; i++) {
+                if (!in[i])
+                        continue;
+                r = gc_decode_owners(in[i]->data, in[i]->len, kinds[i], &mo, d->owners, &st,
+                                     &d->diag, msg, sizeof(msg));
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: %s", in[i]->name, msg);
+                        return r;
+                }
+        }
+        return 0;
+}
+
 void gc_dump_release(gc_dump *d)
 {
         if (!d)
                 return;
         d->acct = gc_accountant_free(d->acct);
+        d->owners = gc_owner_table_free(d->owners);
         d->ledger = gc_ledger_free(d->ledger);
         gc_pod_vec_free(&d->pods);
         gc_node_vec_free(&d->nodes);

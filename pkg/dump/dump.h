@@ -35,6 +35,7 @@ typedef struct gc_dump {
         gc_ns_vec nss;
         gc_dra_device_vec devs; /* GPU devices of the ResourceSlices */
         gc_claim_vec claims;    /* ResourceClaims holding GPU devices */
+        gc_owner_table *owners; /* ReplicaSets and Jobs, when given (gc_dump_load_owners) */
         gc_diag diag;           /* skipped objects and estimates, for the reader */
 } gc_dump;
 
@@ -56,6 +57,13 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
  */
 int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_input *slices,
                      char *err, size_t errlen);
+/*
+ * The owners of pods, before gc_dump_load(), for the workload dimension (docs/workloads.md):
+ * `kubectl get replicasets -A -o json` and `kubectl get jobs -A -o json` (either may be NULL;
+ * without them the name and label fallbacks apply). -EINVAL with err "NAME: ...", or -ENOMEM.
+ */
+int gc_dump_load_owners(gc_dump *d, const gc_dump_input *replicasets, const gc_dump_input *jobs,
+                        char *err, size_t errlen);
 void gc_dump_release(gc_dump *d); /* accepts a zeroed or half-built one */
 
 /*

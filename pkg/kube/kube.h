@@ -122,6 +122,10 @@ typedef struct gc_kube_watch_opts {
          * that LIST. A 410 (resume_rv older than the server's event window) notes
          * GC_KUBE_NOTE_EXPIRED and LISTs again as usual. */
         const char *resume_rv;
+        /* 1: ask for metadata only (PartialObjectMetadata[List], meta.k8s.io/v1): objects come
+         * with kind "PartialObjectMetadata" and no spec or status; a server that cannot answer
+         * so sends the full objects. */
+        int metadata_only;
 } gc_kube_watch_opts;
 
 /*

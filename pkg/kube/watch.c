@@ -11,6 +11,11 @@
 #define GC__LIST_IDLE_MAX_S 60      /* a LIST page that stalls this long is retried */
 #define GC__END_STREAM      (-4242) /* internal: the line handler ends the stream on purpose */
 #define GC__LIST_RESTARTS   3       /* stale continue tokens in a row before backing off */
+/* gc_kube_watch_opts.metadata_only: metadata, or the full object from a server without it. */
+#define GC__ACCEPT_META_LIST                                                                       \
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
+#define GC__ACCEPT_META_ONE                                                                        \
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
 
 typedef enum gc__outcome {
         GC__OK = 0,    /* a LIST completed, or a watch ended normally */
@@ -199,6 +204,7 @@ static gc__outcome gc__list_page(gc__watch *w, const char *cont, char **ret_cont
         }
         io.timeout_s = -1;
         io.idle_s = w->idle_s && w->idle_s < GC__LIST_IDLE_MAX_S ? w->idle_s : GC__LIST_IDLE_MAX_S;
+        io.accept = w->o->metadata_only ? GC__ACCEPT_META_LIST : NULL;
         io.stream = gc__list_feed;
         io.stream_ud = w;
         io.stop = w->stop;
@@ -446,6 +452,7 @@ static gc__outcome gc__watch_once(gc__watch *w, int *ret_healthy)
         gc__note(w, GC_KUBE_NOTE_WATCH_START, 0, w->msg);
         io.timeout_s = -1;
         io.idle_s = idle_s;
+        io.accept = w->o->metadata_only ? GC__ACCEPT_META_ONE : NULL;
         io.stream = gc__watch_feed;
         io.stream_ud = w;
         io.stop = w->stop;

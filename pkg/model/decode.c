@@ -368,7 +368,7 @@ static int gc__pod_reqs(const cJSON *spec, const gc_model_opts *o, gc__reqs *q, 
 
 /* ---- labels ------------------------------------------------------------------------------ */
 
-static int gc__label_ok(const char *key, const char *value, char *err, size_t errlen)
+int gc__label_ok(const char *key, const char *value, char *err, size_t errlen)
 {
         char show[48];
 
@@ -520,19 +520,19 @@ static int gc__conditions(const cJSON *status, int64_t *ret_sched, int64_t *ret_
         return 0;
 }
 
-static int gc__controller(const cJSON *meta, gc_strpool *pool, const char **ret_kind,
-                          const char **ret_name, char *err, size_t errlen)
+int gc__controller_ref(const cJSON *meta, const char **ret_kind, const char **ret_name,
+                       const char **ret_uid, char *err, size_t errlen)
 {
         const cJSON *arr;
         int r, i = 0;
 
         *ret_kind = NULL;
         *ret_name = NULL;
+        *ret_uid = NULL;
         r = gc__opt_arr(meta, "ownerReferences", GC__MAX_OWNERS, "metadata", &arr, err, errlen);
         if (r < 0 || !arr)
                 return r;
         for (const cJSON *c = arr->child; c; c = c->next, i++) {
-                const char *kind = NULL, *name = NULL;
                 char path[64];
 
                 snprintf(path, sizeof(path), "metadata.ownerReferences[%d]", i);
@@ -540,16 +540,34 @@ static int gc__controller(const cJSON *meta, gc_strpool *pool, const char **ret_
                         return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
                 if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "controller")))
                         continue;
-                r = gc__opt_str(c, "kind", GC__LABEL_VALUE_MAX, 0, path, &kind, err, errlen);
+                r = gc__opt_str(c, "kind", GC__LABEL_VALUE_MAX, 0, path, ret_kind, err, errlen);
                 if (r == 0)
-                        r = gc__opt_str(c, "name", GC__NAME_MAX, 0, path, &name, err, errlen);
+                        r = gc__opt_str(c, "name", GC__NAME_MAX, 0, path, ret_name, err, errlen);
                 if (r == 0)
-                        r = gc__intern(pool, kind, ret_kind, err, errlen);
-                if (r == 0)
-                        r = gc__intern(pool, name, ret_name, err, errlen);
+                        r = gc__opt_str(c, "uid", GC__UID_MAX, 0, path, ret_uid, err, errlen);
+                if (r == 0 && (!*ret_kind || !**ret_kind || !*ret_name || !**ret_name)) {
+                        /* A controller reference must name its owner; one that does not is
+                           treated as none. */
+                        *ret_kind = *ret_name = *ret_uid = NULL;
+                }
                 return r;
         }
         return 0;
+}
+
+static int gc__controller(const cJSON *meta, gc_strpool *pool, gc_pod *p, char *err, size_t errlen)
+{
+        const char *kind, *name, *uid;
+        int r;
+
+        r = gc__controller_ref(meta, &kind, &name, &uid, err, errlen);
+        if (r == 0)
+                r = gc__intern(pool, kind, &p->controller_kind, err, errlen);
+        if (r == 0)
+                r = gc__intern(pool, name, &p->controller, err, errlen);
+        if (r == 0)
+                r = gc__intern(pool, uid && *uid ? uid : NULL, &p->controller_uid, err, errlen);
+        return r;
 }
 
 #define GC__MAX_POD_CLAIMS 128 /* far above a real pod's; each name at most 253 bytes */
@@ -766,7 +784,10 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
                 r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool, &p.project,
                                     err, errlen);
         if (r == 0)
-                r = gc__controller(meta, o->pool, &p.controller_kind, &p.controller, err, errlen);
+                r = gc__controller(meta, o->pool, &p, err, errlen);
+        if (r == 0)
+                r = gc__workload_labels(labels, p.ns, o->pool, &p.template_hash, &p.workload_hint,
+                                        err, errlen);
         if (r < 0)
                 return r;
 

@@ -775,3 +775,68 @@ int gc_decode_device_classes(const char *json, size_t len, const gc_model_opts *
 {
         return gc__decode(&gc__classes, json, len, o, out, ret_stats, diag, err, errlen);
 }
+
+static int gc__owner_decode(const char *kind, const cJSON *obj, void *out, int *ret_fatal,
+                            char *err, size_t errlen)
+{
+        gc_owner ow;
+        int r;
+
+        r = gc_owner_from_json(obj, kind, &ow, err, errlen);
+        *ret_fatal = 0;
+        if (r <= 0)
+                return r;
+        r = gc_owner_put(out, &ow, 0);
+        if (r < 0) {
+                *ret_fatal = r == -ENOMEM;
+                return gc__fail(err, errlen, r, "%s",
+                                r == -ENOSPC ? "more owners than the table holds"
+                                             : "out of memory");
+        }
+        return 1;
+}
+
+static int gc__rs_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                         char *err, size_t errlen)
+{
+        (void)o;
+        return gc__owner_decode("ReplicaSet", obj, out, ret_fatal, err, errlen);
+}
+
+static int gc__job_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,
+                          char *err, size_t errlen)
+{
+        (void)o;
+        return gc__owner_decode("Job", obj, out, ret_fatal, err, errlen);
+}
+
+static size_t gc__owner_count(const void *out)
+{
+        gc_owner_stats st;
+
+        gc_owner_table_stats(out, &st);
+        return st.entries;
+}
+
+static void gc__owner_truncate(void *out, size_t n)
+{
+        (void)out; /* owners put before a failure stay: each is a fact as read */
+        (void)n;
+}
+
+static const gc__decoder gc__replicasets = {"ReplicaSet",  "ReplicaSetList", 0,
+                                            gc__rs_decode, gc__owner_count,  gc__owner_truncate};
+static const gc__decoder gc__jobs = {"Job",          "JobList",       0,
+                                     gc__job_decode, gc__owner_count, gc__owner_truncate};
+
+int gc_decode_owners(const char *json, size_t len, const char *kind, const gc_model_opts *o,
+                     gc_owner_table *out, gc_decode_stats *ret_stats, gc_diag *diag, char *err,
+                     size_t errlen)
+{
+        if (kind && strcmp(kind, "ReplicaSet") == 0)
+                return gc__decode(&gc__replicasets, json, len, o, out, ret_stats, diag, err,
+                                  errlen);
+        if (kind && strcmp(kind, "Job") == 0)
+                return gc__decode(&gc__jobs, json, len, o, out, ret_stats, diag, err, errlen);
+        return gc__fail(err, errlen, -EINVAL, "owners: kind must be ReplicaSet or Job");
+}

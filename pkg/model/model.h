@@ -98,6 +98,10 @@ typedef struct gc_pod {
         const char *project;         /* first configured project label key present on the pod */
         const char *controller_kind; /* ownerReferences[controller=true].kind, or NULL */
         const char *controller;      /* ...name */
+        const char *controller_uid;  /* ...uid, or NULL */
+        const char *template_hash;   /* label pod-template-hash, or NULL */
+        const char *workload_hint;   /* "Kind/ns/name" from the first well-known workload label
+                                        (docs/workloads.md), or NULL */
         const char *container;       /* first app container asking for a GPU resource */
         const char *claims; /* the names of its ResourceClaims (spec.resourceClaims resolved
                                through status.resourceClaimStatuses, then the extended-resource
@@ -353,6 +357,75 @@ const char *gc_dra_device_key(gc_strpool *pool, const char *driver, const char *
  */
 int gc_list_next(const char *list, char sep, const char **cursor, const char **ret_s,
                  size_t *ret_n);
+
+/* ---- workloads: the top-level owner of a pod (docs/workloads.md) ------------------------------
+ */
+
+#define GC_OWNER_TABLE_DEFAULT_MAX (1u << 18) /* ReplicaSets and Jobs remembered at once */
+#define GC_WORKLOAD_MAX            384 /* "Kind/namespace/name": 63 + 1 + 63 + 1 + 253 + NUL */
+
+/* A ReplicaSet or Job as workload resolution needs it; strings are borrowed (from the cJSON tree
+ * for a decoded object, from the table for a looked-up one). */
+typedef struct gc_owner {
+        const char *uid;
+        const char *kind; /* "ReplicaSet", "Job" */
+        const char *ns;
+        const char *name;
+        const char *owner_kind; /* its ownerReferences[controller=true].kind, or NULL */
+        const char *owner_name; /* ...name */
+} gc_owner;
+
+/*
+ * A bounded table of owners by uid, holding its own copies of their strings (not the pool's:
+ * ReplicaSets and Jobs come and go for months). An owner deleted from the API is kept, marked
+ * gone, until gc_owner_expire() drops it, so pods deleted after their Job still resolve. At the
+ * bound (max entries, gone ones included) a new uid is refused (-ENOSPC) and counted; its pods
+ * fall back to the name and label rules. Not thread-safe: callers lock.
+ */
+typedef struct gc_owner_table gc_owner_table;
+typedef struct gc_owner_stats {
+        size_t entries; /* current and gone */
+        size_t gone;
+        size_t refused; /* puts refused at the bound, ever */
+} gc_owner_stats;
+
+gc_owner_table *gc_owner_table_new(size_t max_entries); /* 0: GC_OWNER_TABLE_DEFAULT_MAX */
+gc_owner_table *gc_owner_table_free(gc_owner_table *t); /* accepts NULL, returns NULL */
+/* Adds or replaces (by uid) and marks it current in generation gen. -EINVAL for a record
+ * without uid, kind or name or with one too long, -ENOSPC at the bound, -ENOMEM. */
+int gc_owner_put(gc_owner_table *t, const gc_owner *o, uint32_t gen);
+/* Marks it gone at `at` (a DELETED event). -ENOENT when unknown. */
+int gc_owner_gone(gc_owner_table *t, const char *uid, int64_t at);
+/* Marks gone at `at` every current owner of `kind` whose generation is not gen (absent from
+ * the LIST that just completed); returns how many. */
+size_t gc_owner_sweep(gc_owner_table *t, const char *kind, uint32_t gen, int64_t at);
+/* Drops the owners gone before `before`; returns how many. */
+size_t gc_owner_expire(gc_owner_table *t, int64_t before);
+/* The owner of that uid (gone or not), or NULL; valid until the table changes. */
+const gc_owner *gc_owner_get(const gc_owner_table *t, const char *uid);
+void gc_owner_table_stats(const gc_owner_table *t, gc_owner_stats *ret);
+
+/*
+ * A ReplicaSet or Job object (metadata only: uid, namespace, name, the controller
+ * ownerReference). `kind` is the kind expected ("ReplicaSet" or "Job"); an object whose own
+ * "kind" differs (other than "PartialObjectMetadata", a metadata-only watch's) is refused. Returns
+ * 1 with *ret borrowing obj's strings, or a negative errno with err naming the field.
+ */
+int gc_owner_from_json(const cJSON *obj, const char *kind, gc_owner *ret, char *err, size_t errlen);
+/* `kubectl get replicasets -A -o json` (kind "ReplicaSet") or `jobs -A` ("Job") into the table
+ * (generation 0), item by item as gc_decode_pods does; entries put before a failure stay. */
+int gc_decode_owners(const char *json, size_t len, const char *kind, const gc_model_opts *o,
+                     gc_owner_table *out, gc_decode_stats *ret_stats, gc_diag *diag, char *err,
+                     size_t errlen);
+
+/*
+ * The pod's workload, "Kind/namespace/name", interned in pool (rules: docs/workloads.md): its
+ * controller owner; a ReplicaSet or Job resolved one level up through the table (t may be NULL:
+ * fallbacks only); a ReplicaSet not in the table named by its pod-template-hash suffix; a
+ * well-known workload label above a ReplicaSet, Job, StatefulSet or JobSet; "Pod/ns/name" for a
+ * pod without a controller. NULL when the pool is full.
+ */
+const char *gc_workload_of(const gc_pod *pod, const gc_owner_table *t, gc_strpool *pool);
 
 /* ---- GPU-equivalents ------------------------------------------------------------------------ */
 

@@ -37,4 +37,14 @@ int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, siz
 int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err,
                 size_t errlen);
 
+/* The controller ownerReference of metadata (borrowed strings, each NULL when absent). */
+int gc__controller_ref(const cJSON *meta, const char **ret_kind, const char **ret_name,
+                       const char **ret_uid, char *err, size_t errlen);
+/* A label's key and value as Kubernetes allows them. */
+int gc__label_ok(const char *key, const char *value, char *err, size_t errlen);
+/* From a pod's labels: pod-template-hash and the first well-known workload label as
+ * "Kind/ns/value" (docs/workloads.md), both interned, each NULL when absent. */
+int gc__workload_labels(const cJSON *labels, const char *ns, gc_strpool *pool,
+                        const char **ret_hash, const char **ret_hint, char *err, size_t errlen);
+
 #endif

@@ -353,7 +353,10 @@ def test_missing_list_on_pods_fails_loudly(scenario):
                     "verbs": ["list", "watch"]},
                    {"apiGroups": ["resource.k8s.io"],
                     "resources": ["resourceslices", "resourceclaims", "deviceclasses"],
-                    "verbs": ["list", "watch"]}]
+                    "verbs": ["list", "watch"]},
+                   {"apiGroups": ["apps"], "resources": ["replicasets"],
+                    "verbs": ["list", "watch"]},
+                   {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list", "watch"]}]
     s.cluster.api.call("PUT", path, cr)
     s.cluster.wait_controller_can("/api/v1/pods?limit=1", want=403)
     s.cluster.wait_controller_can("/api/v1/nodes?limit=1", want=200)
@@ -369,4 +372,28 @@ def test_missing_list_on_pods_fails_loudly(scenario):
     for r in harness.read_reports(s.cluster).values():
         total = (r.json or {}).get("summary", {}).get("total", {})
         assert total.get("gpu_seconds", 0) > 0, "%s: a zero report was written" % r.name
+    check_logs(s)
+
+
+def test_missing_owner_rbac_runs_on(scenario):
+    """Without list/watch on ReplicaSets and Jobs the workloads fall back to names and labels
+    (docs/workloads.md): the controller says so once, in an error line, and prices as before."""
+    s = scenario
+    path = "/apis/rbac.authorization.k8s.io/v1/clusterroles/gpu-cost-controller"
+    cr = s.cluster.api.get(path)
+    cr["rules"] = [r for r in cr["rules"] if not set(r["apiGroups"]) & {"apps", "batch"}]
+    s.cluster.api.call("PUT", path, cr)
+    s.cluster.wait_controller_can("/apis/batch/v1/jobs?limit=1", want=403)
+    c = s.controller().start()
+    c.wait_ready(timeout=120)
+    s.replay.run()
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    assert c.alive()
+    recs = c.log_records()
+    named = [r for r in recs if str(r.get("level", "")).lower() == "error"
+             and r.get("resource") in ("replicasets", "jobs")]
+    assert {r["resource"] for r in named} == {"replicasets", "jobs"}, harness.tail(c.log_path)
+    assert c.stop() == 0
     check_logs(s)

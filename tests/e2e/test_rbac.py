@@ -1,6 +1,6 @@
 """deploy/rbac.yaml against the real authorizer: the controller's identity gets exactly what
 the shipped roles grant (list and watch pods, nodes and namespaces, ResourceSlices and
-ResourceClaims and DeviceClasses; ConfigMaps and its Lease in
+ResourceClaims and DeviceClasses, ReplicaSets and Jobs; ConfigMaps and its Lease in
 gpu-cost), and the per-team example Role adds ConfigMaps (get, create, update) in that team's
 namespace only. No grant of a verb the controller never uses (get on a single pod, node or
 namespace; patch or watch on ConfigMaps)."""
@@ -21,6 +21,8 @@ GRANTED = [
     ("watch", "resourceclaims.resource.k8s.io", None),
     ("list", "deviceclasses.resource.k8s.io", None),
     ("watch", "deviceclasses.resource.k8s.io", None),
+    ("list", "replicasets.apps", None), ("watch", "replicasets.apps", None),
+    ("list", "jobs.batch", None), ("watch", "jobs.batch", None),
     ("create", "configmaps", "gpu-cost"), ("update", "configmaps", "gpu-cost"),
     ("delete", "configmaps", "gpu-cost"), ("list", "configmaps", "gpu-cost"),
     ("get", "configmaps", "gpu-cost"), ("get", "leases.coordination.k8s.io", "gpu-cost"),
@@ -44,6 +46,9 @@ REFUSED = [
     ("update", "resourceclaims.resource.k8s.io", "default"),
     ("create", "resourceslices.resource.k8s.io", None),
     ("get", "deviceclasses.resource.k8s.io", None),
+    ("get", "replicasets.apps", "default"), ("update", "replicasets.apps", "default"),
+    ("get", "jobs.batch", "default"), ("delete", "jobs.batch", "default"),
+    ("list", "deployments.apps", None), ("list", "cronjobs.batch", None),
 ]
 
 

@@ -10,7 +10,10 @@ The truth is what the pods said, read on a watch of their namespace by the test 
 of each pod before it went): a pod holds its GPUs from its PodScheduled time (written by
 kube-scheduler) to the latest container finishedAt (written by the simulated kubelet), or up to
 now while it runs. The controller's /api/v1/pods must equal it per pod, to the second, and name
-the controller kube-controller-manager wrote for every pod that still exists.
+the controller kube-controller-manager wrote for every pod that still exists; its
+/api/v1/costs?by=workload must name each pod's top-level owner (docs/workloads.md: the
+Deployment, CronJob, JobSet parent, Job or StatefulSet the test created), with the GPU-seconds
+of the truth summed per workload.
 """
 
 import http.client
@@ -164,6 +167,22 @@ def wait(what, fn, timeout=90, period=0.5):
 def owner(obj):
     refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("controller")]
     return (refs[0]["kind"], refs[0]["name"]) if refs else None
+
+
+def expected_workload(pod):
+    """The workload of a pod from what the test created, not from the controller: a
+    Deployment's ReplicaSet is <deployment>-<hash>, the CronJob's Jobs nightly-<n>, the JobSet
+    parent's Job pretrain-workers-0; a Job of its own and a StatefulSet stand for themselves."""
+    kind, name = owner(pod)
+    if kind == "ReplicaSet":
+        dep = [d for d in ("serve", "too-big") if name.startswith(d + "-")]
+        assert len(dep) == 1, name
+        return "Deployment/%s/%s" % (NS, dep[0])
+    if kind == "Job" and name.startswith("nightly-"):
+        return "CronJob/%s/nightly" % NS
+    if kind == "Job" and name == "pretrain-workers-0":
+        return "JobSet/%s/pretrain" % NS
+    return "%s/%s/%s" % (kind, NS, name)
 
 
 @pytest.fixture
@@ -329,4 +348,27 @@ def test_workloads_from_kube_controller_manager(workloads):
             bad.append("%s: controller %s/%s, kube-controller-manager wrote %s" % (
                 p["name"], p["controller_kind"], p["controller"], o))
     assert not bad, "\n".join(bad)
+
+    # By workload: the window from the first bound to the pods' snapshot's now, so the pods
+    # still running accrue exactly up to there whatever snapshot answers.
+    start = min(u.start for u in t.usages)
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    window = "%s,%s" % (time.strftime(fmt, time.gmtime(start)), time.strftime(fmt, time.gmtime(now)))
+    truth_by = {}
+    for p in seen:
+        if p["metadata"]["uid"] not in got:
+            continue
+        u = want["%s/%s" % (NS, p["metadata"]["name"])]
+        end = now if u.end is None else min(u.end, now)
+        key = expected_workload(p)
+        truth_by[key] = truth_by.get(key, 0.0) + u.geq * max(0, end - u.start)
+    assert {"Deployment/ml/serve", "StatefulSet/ml/db", "Job/ml/train", "CronJob/ml/nightly",
+            "JobSet/ml/pretrain"} <= set(truth_by), truth_by
+    costs = json.loads(urllib.request.urlopen(
+        "http://127.0.0.1:%d/api/v1/costs?window=%s&by=workload&namespace=%s" % (
+            c.port, urllib.parse.quote(window), NS), timeout=10).read())
+    got_by = {g["keys"]["workload"]: g["gpu_seconds"] for g in costs["groups"]}
+    assert set(got_by) == set(truth_by), (got_by, truth_by)
+    for key, secs in truth_by.items():
+        assert abs(got_by[key] - secs) < 1e-6, (key, got_by[key], secs)
     assert c.alive()

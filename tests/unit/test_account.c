@@ -120,12 +120,17 @@ static void unload(fixture *f)
         gc_diag_clear(&f->diag);
 }
 
-static const gc_cost_row *row_for(const gc_cost_summary *s, const char *team)
+static const gc_cost_row *row_by(const gc_cost_summary *s, gc_dim dim, const char *key)
 {
         for (size_t i = 0; i < s->n_rows; i++)
-                if (strcmp(s->rows[i].keys[GC_DIM_TEAM], team) == 0)
+                if (s->rows[i].keys[dim] && strcmp(s->rows[i].keys[dim], key) == 0)
                         return &s->rows[i];
         return NULL;
+}
+
+static const gc_cost_row *row_for(const gc_cost_summary *s, const char *team)
+{
+        return row_by(s, GC_DIM_TEAM, team);
 }
 
 START_TEST(test_day)
@@ -185,6 +190,51 @@ START_TEST(test_day)
         ck_assert_double_eq_tol(s.capacity.gpu_seconds, (4.0 / 7.0 + 0.5 + 4.0) * 12 * 3600, 1e-6);
         gc_cost_summary_free(&s);
         ck_assert_uint_ge(f.diag.n_total, 1); /* the unknown node was noted */
+        unload(&f);
+}
+END_TEST
+
+/* The workload dimension: bare pods name themselves; an owner table resolves a Job's CronJob. */
+START_TEST(test_workload)
+{
+        gc_owner_table *t = gc_owner_table_new(0);
+        gc_owner job = {"j1", "Job", "ml", "nightly-1", "CronJob", "nightly"};
+        const gc_cost_row *r;
+        gc_cost_summary s;
+        gc_query q;
+        gc_pod p;
+        fixture f;
+
+        load(&f);
+        ck_assert_int_eq(gc_owner_put(t, &job, 0), 0);
+        gc_accountant_set_owners(f.acct, t);
+        for (size_t i = 0; i < f.pods.n; i++)
+                gc_account_pod(f.acct, &f.pods.v[i], &f.diag);
+        p = f.pods.v[0]; /* "train", again, now a pod of the CronJob's Job */
+        p.controller_kind = "Job";
+        p.controller = "nightly-1";
+        p.controller_uid = "j1";
+        ck_assert_int_eq(gc_account_pod(f.acct, &p, &f.diag), 1);
+
+        memset(&q, 0, sizeof(q));
+        q.start = T0;
+        q.end = T0 + 86400;
+        q.now = T0 + 12 * 3600;
+        q.by[0] = GC_DIM_WORKLOAD;
+        q.n_by = 1;
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s), 0);
+        r = row_by(&s, GC_DIM_WORKLOAD, "CronJob/ml/nightly");
+        ck_assert_ptr_nonnull(r);
+        ck_assert_double_eq_tol(r->gpu_seconds, 3600.0, 1e-9);
+        ck_assert_ptr_null(
+            row_by(&s, GC_DIM_WORKLOAD, "Pod/ml/train")); /* replaced by the same uid */
+        r = row_by(&s, GC_DIM_WORKLOAD, "Pod/misc/serve");
+        ck_assert_ptr_nonnull(r);
+        ck_assert_double_eq_tol(r->gpu_seconds, 3600.0, 1e-9);
+        ck_assert_ptr_nonnull(row_by(&s, GC_DIM_WORKLOAD, "Pod/misc/blip"));
+        gc_cost_summary_free(&s);
+        gc_accountant_set_owners(f.acct, NULL);
+        gc_owner_table_free(t);
         unload(&f);
 }
 END_TEST
@@ -280,6 +330,7 @@ int main(void)
         int failed;
 
         tcase_add_test(tc, test_day);
+        tcase_add_test(tc, test_workload);
         tcase_add_test(tc, test_gone);
         tcase_add_test(tc, test_interval);
         suite_add_tcase(s, tc);
