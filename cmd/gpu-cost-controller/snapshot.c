@@ -85,6 +85,8 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         row->project = u->dims[GC_DIM_PROJECT];
         row->model = u->dims[GC_DIM_MODEL];
         row->capacity_type = u->dims[GC_DIM_CAPACITY_TYPE];
+        row->workload =
+            u->dims[GC_DIM_WORKLOAD] && *u->dims[GC_DIM_WORKLOAD] ? u->dims[GC_DIM_WORKLOAD] : NULL;
         row->geq = u->geq;
         row->usd_per_gpu_hour = u->usd_per_gpu_hour;
         row->start = u->start;
@@ -167,12 +169,17 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->leader = c->leader;
         h->demo = c->o->demo;
         h->started_at = c->started_at;
-        /* The API reports the first GC_API_RESOURCES kinds (not yet the pods' owners). */
-        h->n_resources = c->dra_version[0] ? GC_API_RESOURCES : CTL_RESUMED;
-        for (int k = 0; k < CTL_KINDS && k < GC_API_RESOURCES; k++) {
-                h->watch_restarts[k] = atomic_load(&c->inf[k].restarts);
-                h->relists[k] = atomic_load(&c->inf[k].relists);
-                h->last_event_at[k] = atomic_load(&c->inf[k].last_event);
+        /* Every watched kind, in order: the DRA kinds only when the API server serves them. */
+        for (int k = 0; k < CTL_KINDS && h->n_resources < GC_API_RESOURCES; k++) {
+                int i = h->n_resources;
+
+                if (!c->dra_version[0] && (k == CTL_SLICES || k == CTL_CLAIMS || k == CTL_CLASSES))
+                        continue;
+                h->resources[i] = ctl_kind_name(k);
+                h->watch_restarts[i] = atomic_load(&c->inf[k].restarts);
+                h->relists[i] = atomic_load(&c->inf[k].relists);
+                h->last_event_at[i] = atomic_load(&c->inf[k].last_event);
+                h->n_resources++;
         }
         h->checkpoint_at = atomic_load(&c->checkpoint_at);
         h->checkpoint_errors = atomic_load(&c->checkpoint_errors);

@@ -39,6 +39,8 @@ typedef struct gc_api_pod {
          * is start (or 0: the same) and gpu_seconds_before 0. */
         int64_t geq_since;
         double gpu_seconds_before;
+        const char
+            *workload; /* top-level owner "Kind/namespace/name" (docs/workloads.md), or NULL */
 } gc_api_pod;
 
 /* Findings rolled up for /metrics: one row per (kind, team). */
@@ -49,16 +51,19 @@ typedef struct gc_api_finding_stat {
         double monthly_savings; /* catalog currency */
 } gc_api_finding_stat;
 
-#define GC_API_RESOURCES 6
+#define GC_API_RESOURCES 8
 
 /* The controller's health, copied into every snapshot (for /metrics and the dashboard). */
 typedef struct gc_api_health {
         int ready, leader, demo;
         int64_t started_at; /* unix seconds */
         /* Per watched resource: namespaces, nodes, pods, and when the API server serves
-         * Dynamic Resource Allocation, resourceslices, resourceclaims and deviceclasses
-         * (n_resources 6). */
-        int n_resources; /* 0..GC_API_RESOURCES; 0 = 3 */
+         * Dynamic Resource Allocation, resourceslices, resourceclaims and deviceclasses, then
+         * the pods' owners, replicasets and jobs. resources[k] names the k-th (NULL: the k-th
+         * of namespaces, nodes, pods, resourceslices, resourceclaims, deviceclasses,
+         * replicasets, jobs). */
+        int n_resources;                         /* 0..GC_API_RESOURCES; 0 = 3 */
+        const char *resources[GC_API_RESOURCES]; /* static strings */
         long watch_restarts[GC_API_RESOURCES];
         long relists[GC_API_RESOURCES];
         int64_t last_event_at[GC_API_RESOURCES]; /* unix seconds; 0 = none yet */

@@ -226,7 +226,13 @@ static int gc__containers(gc_buf *b, const gc_snapshot *s)
 }
 
 static const char *const gc__resources[GC_API_RESOURCES] = {
-    "namespaces", "nodes", "pods", "resourceslices", "resourceclaims", "deviceclasses"};
+    "namespaces",     "nodes",         "pods",        "resourceslices",
+    "resourceclaims", "deviceclasses", "replicasets", "jobs"};
+
+static const char *gc__resource(const gc_api_health *h, int k)
+{
+        return h->resources[k] ? h->resources[k] : gc__resources[k];
+}
 
 static int gc__health(gc_buf *b, const gc_snapshot *s)
 {
@@ -238,7 +244,7 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
         r = gc__head(b, "gpu_cost_watch_restarts_total", "counter",
                      "Watches of the resource started again after they ended.");
         for (int k = 0; r == 0 && k < n_res; k++) {
-                gc__lbl l[] = {{"resource", gc__resources[k]}};
+                gc__lbl l[] = {{"resource", gc__resource(h, k)}};
 
                 r = gc__sample(b, "gpu_cost_watch_restarts_total", l, 1,
                                (double)h->watch_restarts[k]);
@@ -247,7 +253,7 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
                 r = gc__head(b, "gpu_cost_relists_total", "counter",
                              "Full LISTs of the resource after the first.");
         for (int k = 0; r == 0 && k < n_res; k++) {
-                gc__lbl l[] = {{"resource", gc__resources[k]}};
+                gc__lbl l[] = {{"resource", gc__resource(h, k)}};
 
                 r = gc__sample(b, "gpu_cost_relists_total", l, 1, (double)h->relists[k]);
         }
@@ -256,7 +262,7 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
                              "Seconds from the last event of the resource to the snapshot; "
                              "absent before the first.");
         for (int k = 0; r == 0 && k < n_res; k++) {
-                gc__lbl l[] = {{"resource", gc__resources[k]}};
+                gc__lbl l[] = {{"resource", gc__resource(h, k)}};
 
                 if (h->last_event_at[k] > 0)
                         r = gc__sample(b, "gpu_cost_last_event_age_seconds", l, 1,

@@ -247,6 +247,8 @@ static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
         if (r == 0)
                 r = gc__str_field(b, "controller", p->controller);
         if (r == 0)
+                r = gc__str_field(b, "workload", p->workload);
+        if (r == 0)
                 r = gc__str_field(b, "container", p->container);
         if (r == 0)
                 r = gc__num_field(b, "geq", p->geq);

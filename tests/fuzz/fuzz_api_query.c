@@ -60,8 +60,9 @@ static void init(void)
         p.pods = calloc(1, sizeof(*p.pods));
         p.n_pods = 1;
         p.pods[0] = (gc_api_pod){
-            "b", "ml", "b", "n1",      GC_UNATTRIBUTED, "p", "H100", "on-demand", "Job", "j", "x",
-            1,   1,    3.0, T0 - 3600, GC_OPEN,         0.5, 0.6,    10,          3,     0,   0};
+            "b", "ml", "b", "n1", GC_UNATTRIBUTED, "p",     "H100", "on-demand", "Job", "j",
+            "x", 1,    1,   3.0,  T0 - 3600,       GC_OPEN, 0.5,    0.6,         10,    3,
+            0,   0,    NULL};
         snap = gc_snapshot_new(&p);
 }
 

@@ -104,16 +104,17 @@ static gc_api_pod *fixture_pods(size_t *n)
         const char *P = NULL;
 
         ck_assert_ptr_nonnull(v);
-        /* uid, ns, name, node, team, project, model, ctype, kind, controller, container */
-        v[0] = (gc_api_pod){"train-a",    "ml",    "train-a", "n1", "red", "p1", P,  "on-demand",
-                            "ReplicaSet", "train", "main",    2,    2,     4,    T0, T0 + 2 * H,
-                            0.5,          0.9,     1000,      10,   0,     0};
+        /* uid, ns, name, node, team, project, model, ctype, kind, controller, container, ...,
+         * workload */
+        v[0] = (gc_api_pod){"train-a",    "ml",    "train-a", "n1", "red", "p1", P,   "on-demand",
+                            "ReplicaSet", "train", "main",    2,    2,     4,    T0,  T0 + 2 * H,
+                            0.5,          0.9,     1000,      10,   0,     0,    NULL};
         v[1] = (gc_api_pod){"train-b", "ml", "train-b", "n1", "blue", "p2", P,         "on-demand",
                             P,         P,    P,         1,    1,      4,    T0 + 1800, T0 + 5 * H,
-                            NAN,       NAN,  NAN,       0,    0,      0};
+                            NAN,       NAN,  NAN,       0,    0,      0,    NULL};
         v[2] = (gc_api_pod){"etl-c", "web", "etl-c",  "n2", "blue", "p3", P,          "spot",
                             "Job",   "etl", "worker", 4,    4,      2,    T0 + 3 * H, GC_OPEN,
-                            0.25,    0.5,   100,      5,    0,      0};
+                            0.25,    0.5,   100,      5,    0,      0,    NULL};
         v[3] = (gc_api_pod){"orphan-d",
                             "web",
                             "orphan-d",
@@ -135,10 +136,11 @@ static gc_api_pod *fixture_pods(size_t *n)
                             NAN,
                             0,
                             0,
-                            0};
+                            0,
+                            NULL};
         v[4] = (gc_api_pod){"old-e", "ml", "old-e", "n1", "red", "p1", P,           "on-demand",
                             P,       P,    P,       1,    1,     4,    T0 - 10 * H, T0 - 8 * H,
-                            NAN,     NAN,  NAN,     0,    0,     0};
+                            NAN,     NAN,  NAN,     0,    0,     0,    NULL};
         *n = 5;
         return v;
 }
