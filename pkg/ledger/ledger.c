@@ -16,7 +16,9 @@ static uint32_t gc__str_hash(const char *s)
 
 uint32_t gc__roll_hash(int64_t hour, uint32_t grp)
 {
-        return gc__fin(gc__mix((uint64_t)hour, (const void *)(uintptr_t)grp));
+        uint64_t h = ((uint64_t)hour ^ grp) * 0x9e3779b97f4a7c15ULL;
+
+        return gc__fin(h ^ (h >> 32));
 }
 
 static uint32_t gc__grp_hash(const char *const dims[GC__ROLL_DIMS])

@@ -299,7 +299,7 @@ static int gc__capacity_pass(gc__q *x)
                         a = gc__node_get(st, r->node, h);
                         if (!a)
                                 return -ENOMEM;
-                        n = (double)((hi - lo) / l->bucket);
+                        n = (double)(int64_t)((hi - lo) / l->bucket);
                         a->cap_seconds += n * r->geq_seconds;
                         a->cap_cost += n * r->cost_usd;
                         if (hi - l->bucket > a->model_hour) {
@@ -412,6 +412,7 @@ static int gc__usage_pass(gc__q *x)
                 dims[GC_DIM_WORKLOAD] = l->folded_pod;
                 if (!gc__keys(x, dims, keys, &kh))
                         continue;
+                r = 0;
                 if (g->node_row == GC__ROW_NODE_UNATTR)
                         gc__row_add(&st->unattributed, rr->gpu_seconds, rr->cost_usd, 0, 0);
                 else

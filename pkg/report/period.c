@@ -1295,7 +1295,10 @@ static int gc_report__md_savings(gc_buf *out, const char *md)
         return r;
 }
 
-/* A line for hours folded into history that no longer names its `what` (pods, workloads). */
+/*
+ * A line for folded history that does not name its `what` (pods, workloads): those beyond the
+ * top of a day, week or month of period history, or hours folded before it was kept.
+ */
 static int gc_report__md_folded(gc_buf *out, const gc_report__period *p, const gc_cost_row *folded,
                                 const char *what)
 {
@@ -1305,8 +1308,7 @@ static int gc_report__md_folded(gc_buf *out, const gc_report__period *p, const g
                 return 0;
         gc_report__money(gc_report__to_cents(folded->cost_usd), p->currency, money);
         gc_report__hours(gc_report__to_centi_hours(folded->gpu_seconds), hours);
-        return gc_buf_printf(out,
-                             "\nHourly history that no longer names its %s: %s GPU-hours, %s.\n",
+        return gc_buf_printf(out, "\nFolded history that does not name its %s: %s GPU-hours, %s.\n",
                              what, hours, money);
 }
 

@@ -1117,11 +1117,11 @@ START_TEST(period_history_names_folded_pods)
         line_of(b.data, "## Top 2 pods\n");
         ROW(b.data, "1", "ml/p0", "ml", "train", A100, "25.00", "$100.00");
         ROW(b.data, "2", "ml/p6", "ml", "train", A100, "2.00", "$8.00");
-        ck_assert_ptr_null(strstr(b.data, "no longer names its pods"));
+        ck_assert_ptr_null(strstr(b.data, "not name its pods"));
         /* ... and its workload: p0 and p6 are both the trainer Deployment's. */
         line_of(b.data, "## Spend by workload\n");
         ROW(b.data, "Deployment/ml/trainer", "ml", "train", "27.00", "$108.00", "2");
-        ck_assert_ptr_null(strstr(b.data, "no longer names its workloads"));
+        ck_assert_ptr_null(strstr(b.data, "not name its workloads"));
         /* Idle is what the hourly history gives (its nodes' held hours). */
         line_of(b.data, "- Idle GPUs you pay for: **$3,420.00** (981.00 GPU-hours, 96.9% of the "
                         "capacity's cost).\n");
@@ -1164,8 +1164,7 @@ START_TEST(period_folded_history)
                         "capacity's cost).\n");
         ck_assert_ptr_null(strstr(b.data, "__folded__"));
         ck_assert_ptr_null(strstr(b.data, "\\_\\_folded\\_\\_"));
-        line_of(b.data,
-                "Hourly history that no longer names its pods: 25.00 GPU-hours, $100.00.\n");
+        line_of(b.data, "Folded history that does not name its pods: 25.00 GPU-hours, $100.00.\n");
 
         /* A caller's title is used as given: verbatim in JSON, escaped in Markdown. */
         r.title = "Week \"46\" | ml";
@@ -1326,7 +1325,7 @@ START_TEST(period_workloads_folded)
         ROW(b.data, "Deployment/ml/trainer", "ml", "train", "2.00", "$8.00", "1");
         ROW(b.data, "**Total**", "", "", "**2.00**", "**$8.00**", "**1**");
         line_of(b.data,
-                "Hourly history that no longer names its workloads: 25.00 GPU-hours, $100.00.\n");
+                "Folded history that does not name its workloads: 25.00 GPU-hours, $100.00.\n");
         ck_assert_ptr_null(strstr(b.data, "__folded__"));
         ck_assert_ptr_null(strstr(b.data, "\\_\\_folded\\_\\_"));
         gc_buf_reset(&b);
