@@ -362,6 +362,12 @@ def test_replayed_month_and_budget_alerts(cluster, controller_bin, e2e_bin, tmp_
         assert set(got) == set(want), (got, want)
         for name, gs in want.items():
             assert abs(got[name] - gs) < 1e-6, (name, got[name], gs)
+        # ... and its workloads (bare pods here: each is its own, docs/workloads.md).
+        by_wl = json.loads(controller_get(ctl, "/api/v1/costs?window=%d,%d&by=workload" % (ms, me)))
+        got = {g["keys"]["workload"]: g["gpu_seconds"] for g in by_wl["groups"]}
+        assert set(got) == {"Pod/%s/%s" % (TEAM_NS, n) for n in want}, (got, want)
+        for name, gs in want.items():
+            assert abs(got["Pod/%s/%s" % (TEAM_NS, name)] - gs) < 1e-6, (name, gs)
         latest = json.loads(controller_get(ctl, "/api/v1/reports/monthly/latest"))
         assert latest["period"]["month"] == "%04d-%02d" % (y, m)
 
