@@ -540,17 +540,29 @@ static int ctl__differ(const char *a, const char *b)
         return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
 }
 
-/* An owner new to the table, or whose own owner changed: the pods it owns are priced again,
- * so one seen before its ReplicaSet or Job takes its workload now. Under c->mu. */
+/*
+ * An owner new to the table, or whose own owner changed: the intervals of the pods it owns take
+ * their workload now (one seen before its ReplicaSet or Job). Only the workload changes: the
+ * pod's record may be older than its interval (a relist of owners before one of pods, after a
+ * partition), and pricing it again from that record would reopen a pod that has finished. The
+ * later pieces of a DRA pod take it at the pod's next event. Under c->mu.
+ */
 static void ctl__owner_changed(ctl *c, const char *uid)
 {
         for (size_t i = 0; i < c->n_pods; i++) {
                 const gc_pod *p = &c->pods[i].pod;
+                const char *wl;
+                gc_usage u;
 
-                if (p->controller_uid && strcmp(p->controller_uid, uid) == 0) {
-                        gc_account_pod(c->acct, p, &c->diag);
+                if (!p->controller_uid || strcmp(p->controller_uid, uid) != 0 ||
+                    gc_ledger_get_usage(c->ledger, p->uid, &u) < 0)
+                        continue;
+                wl = gc_workload_of(p, c->owners, c->pool);
+                if (!wl || (u.dims[GC_DIM_WORKLOAD] && strcmp(u.dims[GC_DIM_WORKLOAD], wl) == 0))
+                        continue;
+                u.dims[GC_DIM_WORKLOAD] = wl;
+                if (gc_ledger_put_usage(c->ledger, &u) == 0)
                         c->changes++;
-                }
         }
 }
 
