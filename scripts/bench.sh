@@ -104,6 +104,14 @@ echo
 echo "== export: 990 FOCUS rows vs 1,001,000 (hourly, 9 h vs 379 days), peak RSS"
 "$BUILD/bench_export"
 
+# History over BENCH_HISTORY_DAYS (90) simulated days at BENCH_HISTORY_PODS (50,000) GPU pods a
+# day, 35 days kept: our ledger (period history) beside the history earlier builds kept (folded
+# hours only) in the same process; RSS, pool and ledger bytes, checkpoint size and encode time,
+# and the completed week's report, per simulated week (bench/bench_history.c; about 5 minutes).
+echo
+echo "== history: ${BENCH_HISTORY_DAYS:-90} days x ${BENCH_HISTORY_PODS:-50000} GPU pods a day, period history beside hourly-only"
+"$BUILD/bench_history" "${BENCH_HISTORY_DAYS:-90}" "${BENCH_HISTORY_PODS:-50000}" 35
+
 # The controller's initial sync and RSS against a real kube-apiserver + etcd, beside a client-go
 # informer program in the same run (bench/controller_sync.py). Needs Go for the pinned e2e
 # tools (scripts/e2e-build.sh: a no-op when its cache is current) and the peer; skipped without
