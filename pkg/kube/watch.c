@@ -45,6 +45,7 @@ typedef struct gc__watch {
          * still holds. Empty: none. */
         char resume[GC__RV_MAX];
         char oldest[GC__RV_MAX]; /* from the last 410's message, when it named one */
+        int expired_last;        /* the last watch ended in 410 (a LIST may have followed) */
 
         /* per transfer */
         int cb_err;
@@ -559,6 +560,8 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         out = gc__watch_once(w, &healthy);
                         if (healthy)
                                 w->backoff_s = w->backoff_min_s;
+                        if (out != GC__EXPIRED)
+                                w->expired_last = 0;
                 }
                 if (out != GC__FORBIDDEN)
                         forbidden_since_ms = 0;
@@ -611,9 +614,15 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                         }
                         gc__note(w, GC_KUBE_NOTE_EXPIRED, 410, w->msg);
                         need_list = 1;
-                        /* A relist right away after a healthy watch; a 410 loop backs off. */
-                        if (!healthy && gc__pause(w))
+                        /* The server answers again: LIST at once, however far the backoff grew
+                           while it did not (a partition, a restart), so the span left unseen is
+                           no longer than it must be. Only 410s in a row, each after a LIST,
+                           back off: a loop. */
+                        if (healthy || !w->expired_last)
+                                w->backoff_s = w->backoff_min_s;
+                        else if (gc__pause(w))
                                 goto done;
+                        w->expired_last = 1;
                         break;
                 case GC__BAD:
                         gc__note(w, GC_KUBE_NOTE_BAD_EVENT, 200, w->msg);

@@ -282,22 +282,19 @@ def test_resume_point_past_the_event_window_names_the_blind_span(scenario):  # n
                for line in m.splitlines()), "gpu_cost_blind_span_seconds is not > 0"
     # Complete periods are exact.
     harness.wait_reports(s.cluster, t, controller=c2)
-    # KNOWN BUG, not checked here: today's figures after this fault were seen above the truth
-    # in 2 of 8 runs, both under heavy load (one to three groups, 141 to 5,309 GPU-s over), though
-    # every deletion the span hides can only lower them. Until it is understood, today is
-    # printed, not asserted, so that this scenario does not fail at random.
-    end = int(time.time()) - 3
-    start = truth.floor_day(end)
-    doc = _get_json(c2, "/api/v1/costs?window=%s,%s&by=team,project" % (
-        sim.rfc3339(start), sim.rfc3339(end)))
-    tw = t.window(start, end)
-    over = []
-    for g in doc.get("groups", []):
-        k = (g["keys"].get("team"), g["keys"].get("project"))
-        want = tw["groups"].get(k, {"gpu_seconds": 0.0})["gpu_seconds"]
-        if g["gpu_seconds"] > want + 1e-6 * max(1.0, want):
-            over.append("today %s: %r GPU-s, truth %r" % (k, g["gpu_seconds"], want))
-    print("today above the truth (known bug):", over)
+    # Today: never above the truth, short by at most the victims' time after the span's start,
+    # once the controller has caught up with the replay's last events (the held deletions, the
+    # pods after the restart). Checked once, right after the reports, this was seen above the
+    # truth in 2 of 8 runs: the controller had not yet read the finishes written a moment before.
+    since = truth.utc(blind[-1]["from"])
+    deadline = time.time() + 30
+    while True:
+        over, short, unseen = _today_after_span(c2, t, since, state["victims"])
+        if (not over and -1e-6 <= short <= unseen + 1e-6) or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert not over, "\n".join(over)
+    assert -1e-6 <= short <= unseen + 1e-6, (short, unseen, state["victims"])
     check_logs(s)
 
 
@@ -372,27 +369,40 @@ def test_partition_past_the_event_window_names_the_blind_span(scenario, tmp_path
         m = _get_json_text(c, "/metrics")
         assert any(line.startswith("gpu_cost_blind_span_seconds") and float(line.split()[-1]) > 0
                    for line in m.splitlines()), "gpu_cost_blind_span_seconds is not > 0"
-        # Today: never above the truth; short by at most the victims' time after `since`.
-        end = int(time.time()) - 3
-        start = truth.floor_day(end)
-        doc = _get_json(c, "/api/v1/costs?window=%s,%s&by=team,project" % (
-            sim.rfc3339(start), sim.rfc3339(end)))
-        tw = t.window(start, end)
-        over = []
-        for g in doc.get("groups", []):
-            k = (g["keys"].get("team"), g["keys"].get("project"))
-            want = tw["groups"].get(k, {"gpu_seconds": 0.0})["gpu_seconds"]
-            if g["gpu_seconds"] > want + 1e-6 * max(1.0, want):
-                over.append("today %s: %r GPU-s, truth %r" % (k, g["gpu_seconds"], want))
+        # Today: never above the truth; short by at most the victims' time after `since`. The
+        # replay's last events (the held deletions, the pods after the heal) reach the controller
+        # through its resumed watch a moment after the test wrote them: compared until it has
+        # caught up (as check_exact does), then asserted.
+        deadline = time.time() + 30
+        while True:
+            over, short, unseen = _today_after_span(c, t, since, state["victims"])
+            if (not over and -1e-6 <= short <= unseen + 1e-6) or time.time() > deadline:
+                break
+            time.sleep(1)
         assert not over, "\n".join(over)
-        unseen = sum(u.geq * max(0, min(u.end, end) - max(since, start))
-                     for u in t.usages if u.name.split("/", 1)[1] in state["victims"]
-                     and u.end is not None)
-        short = tw["total"]["gpu_seconds"] - doc["total"]["gpu_seconds"]
         assert -1e-6 <= short <= unseen + 1e-6, (short, unseen, state["victims"])
         check_logs(s)
     finally:
         proxy.cut()
+
+
+def _today_after_span(c, t, since, victims):
+    """Today so far against the truth: the groups above it, how much the total is short, and
+    the victims' time after `since` (what the blind span may hide)."""
+    end = int(time.time()) - 3
+    start = truth.floor_day(end)
+    doc = _get_json(c, "/api/v1/costs?window=%s,%s&by=team,project" % (
+        sim.rfc3339(start), sim.rfc3339(end)))
+    tw = t.window(start, end)
+    over = []
+    for g in doc.get("groups", []):
+        k = (g["keys"].get("team"), g["keys"].get("project"))
+        want = tw["groups"].get(k, {"gpu_seconds": 0.0})["gpu_seconds"]
+        if g["gpu_seconds"] > want + 1e-6 * max(1.0, want):
+            over.append("today %s: %r GPU-s, truth %r" % (k, g["gpu_seconds"], want))
+    unseen = sum(u.geq * max(0, min(u.end, end) - max(since, start))
+                 for u in t.usages if u.name.split("/", 1)[1] in victims and u.end is not None)
+    return over, tw["total"]["gpu_seconds"] - doc["total"]["gpu_seconds"], unseen
 
 
 def _get_json_text(c, path):

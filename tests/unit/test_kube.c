@@ -1402,6 +1402,71 @@ START_TEST(test_watch_backoff_reset_after_a_working_stream)
 }
 END_TEST
 
+/*
+ * A partition grows the backoff; when the server answers again with 410 (its history moved on
+ * meanwhile), the LIST follows at once, not after the grown backoff: the span left unseen is as
+ * short as it can be. A second 410 right after that LIST is a loop, and backs off from the
+ * minimum.
+ */
+static const step expired_after_retries_script[] = {
+    {LIST_PATH " ", 200, "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[]}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 503, "{\"kind\":\"Status\",\"message\":\"busy\"}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 503, "{\"kind\":\"Status\",\"message\":\"busy\"}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 503, "{\"kind\":\"Status\",\"message\":\"busy\"}", 0},
+    {WATCH_PATH "&resourceVersion=10 ", 410, "{\"kind\":\"Status\",\"code\":410}", 0},
+    {LIST_PATH " ", 200, "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[]}", 0},
+    {WATCH_PATH "&resourceVersion=20 ", 410, "{\"kind\":\"Status\",\"code\":410}", 0},
+    {LIST_PATH " ", 200, "{\"metadata\":{\"resourceVersion\":\"30\"},\"items\":[]}", 0},
+    {WATCH_PATH "&resourceVersion=30 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+};
+
+START_TEST(test_watch_relists_at_once_when_the_server_answers_410)
+{
+        gc_kube_watch_ops ops = {.object = no_object, .note = count_retry};
+        gc_kube_watch_opts o;
+        gc_kube_config cfg;
+        gc_kube *k;
+        fake f;
+        retries r;
+        char server[64], err[256];
+        volatile sig_atomic_t stop = 0;
+        struct timespec t0, t1;
+        double waited = 0, took;
+        size_t n = sizeof(expired_after_retries_script) / sizeof(expired_after_retries_script[0]);
+
+        fake_start(&f, expired_after_retries_script, n);
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        memset(&o, 0, sizeof(o));
+        o.path = "/api/v1/pods";
+        o.timeout_seconds = 60;
+        o.backoff_min_s = 0.2;
+        o.backoff_max_s = 3.2;
+        o.forbidden_grace_s = -1;
+        memset(&r, 0, sizeof(r));
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, &r, &stop), -EACCES);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        fake_stop(&f);
+        ck_assert_uint_eq(f.next, n);
+        ck_assert_int_eq(r.n, 3);
+        for (int i = 0; i < r.n; i++)
+                waited += r.delay[i];
+        took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        /* The 503s' waits (0.2, 0.4, 0.8 jittered), then no wait before the first LIST (the
+           grown backoff, 0.8 to 1.6 s, would be one), then the loop's wait from the minimum
+           (0.1 to 0.2 s). */
+        ck_assert_msg(took >= waited + 0.1 - 0.01, "took %f s, the retries waited %f s", took,
+                      waited);
+        ck_assert_msg(took <= waited + 0.2 + 0.5, "took %f s, the retries waited %f s", took,
+                      waited);
+        gc_kube_free(k);
+}
+END_TEST
+
 static Suite *kube_suite(void)
 {
         Suite *s = suite_create("kube");
@@ -1449,6 +1514,7 @@ static Suite *kube_suite(void)
         tcase_add_test(t, test_watch_resume);
         tcase_add_test(t, test_watch_backoff);
         tcase_add_test(t, test_watch_backoff_reset_after_a_working_stream);
+        tcase_add_test(t, test_watch_relists_at_once_when_the_server_answers_410);
         suite_add_tcase(s, t);
 
         t = tcase_create("lease");
