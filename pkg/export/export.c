@@ -309,26 +309,34 @@ static const char *gc__ex_s(const char *s)
 static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
 {
         const gc__ex_node *n = w->n;
-        const char *region = x->o->region_of ? x->o->region_of(x->o->region_ud, n->node) : NULL;
+        /* Folded hours keep no node: their resource is the model and capacity type's nodes. */
+        int pool = n->node && strcmp(n->node, GC_FOLDED_POD) == 0;
+        const char *region =
+            x->o->region_of && !pool ? x->o->region_of(x->o->region_ud, n->node) : NULL;
         double price = w->hours > 0 ? w->cost / w->hours : NAN;
         int64_t bp_start, bp_end;
-        char desc[512], rid[512], sku[256];
+        char desc[512], rid[512], sku[256], rname[300];
         int r;
 
         gc__ex_month(w->start, &bp_start, &bp_end);
-        snprintf(rid, sizeof(rid), "%s/%s", x->cluster, gc__ex_s(n->node));
         snprintf(sku, sizeof(sku), "%s/%s", n->model ? n->model : "unknown",
                  n->capacity_type ? n->capacity_type : "unknown");
+        if (pool) {
+                snprintf(rid, sizeof(rid), "%s/" GC_FOLDED_POD "/%s", x->cluster, sku);
+                snprintf(rname, sizeof(rname), "%s nodes", sku);
+        } else {
+                snprintf(rid, sizeof(rid), "%s/%s", x->cluster, gc__ex_s(n->node));
+                snprintf(rname, sizeof(rname), "%s", gc__ex_s(n->node));
+        }
         if (w->kind == GC__EX_USAGE)
                 snprintf(desc, sizeof(desc), "GPU-equivalent hours held on %s by %s/%s in %s",
-                         gc__ex_s(n->node), gc__ex_s(w->team), gc__ex_s(w->project),
-                         gc__ex_s(w->ns));
+                         rname, gc__ex_s(w->team), gc__ex_s(w->project), gc__ex_s(w->ns));
         else if (w->kind == GC__EX_IDLE)
-                snprintf(desc, sizeof(desc), "Idle GPU capacity of %s", gc__ex_s(n->node));
+                snprintf(desc, sizeof(desc), "Idle GPU capacity of %s", rname);
         else
                 snprintf(desc, sizeof(desc),
-                         "Share of idle and unattributed GPU cost of %s charged to team %s",
-                         gc__ex_s(n->node), gc__ex_s(w->team));
+                         "Share of idle and unattributed GPU cost of %s charged to team %s", rname,
+                         gc__ex_s(w->team));
 
         r = gc__ex_num(&x->out, w->cost); /* BilledCost */
         if (r == 0)
@@ -386,9 +394,9 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
         if (r == 0)
                 r = gc__ex_str(x, rid);
         if (r == 0)
-                r = gc__ex_str(x, n->node);
+                r = gc__ex_str(x, rname);
         if (r == 0)
-                r = gc__ex_str(x, "GPU node");
+                r = gc__ex_str(x, pool ? "GPU nodes" : "GPU node");
         if (r == 0)
                 r = gc__ex_str(x, "Compute"); /* ServiceCategory */
         if (r == 0)
@@ -403,10 +411,11 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 /* 1.2 has no allocation columns: who the cost is for goes into Tags. 1.3's
                  * allocated charges keep the origin charge's (the node's) Tags and name the
                  * team in AllocatedTags, which must not repeat a key of Tags. */
-                const char *kv12[] = {"cluster",   x->cluster, "node", n->node,
+                const char *node = pool ? NULL : n->node;
+                const char *kv12[] = {"cluster",   x->cluster, "node", node,
                                       "namespace", w->ns,      "team", w->team,
                                       "project",   w->project, "idle", NULL};
-                const char *kv13[] = {"cluster", x->cluster, "node", n->node};
+                const char *kv13[] = {"cluster", x->cluster, "node", node};
 
                 if (w->kind == GC__EX_IDLE)
                         kv12[11] = "true";
@@ -498,13 +507,31 @@ static int gc__ex_cmp_str(const char *a, const char *b)
         return strcmp(a ? a : "", b ? b : "");
 }
 
-/* Rows by node, namespace, team, project: the file reads node by node. */
+/* A row's resource against a resource: node, then model and capacity type (folded hours name
+ * no node, so their resource is the model and capacity type's nodes together). */
+static int gc__ex_cmp_res(const char *node, const char *model, const char *ct, const gc__ex_node *n)
+{
+        int c = gc__ex_cmp_str(node, n->node);
+
+        if (c == 0)
+                c = gc__ex_cmp_str(model, n->model);
+        return c == 0 ? gc__ex_cmp_str(ct, n->capacity_type) : c;
+}
+
+static int gc__ex_cmp_row_res(const gc_cost_row *row, const gc__ex_node *n)
+{
+        return gc__ex_cmp_res(row->keys[GC_DIM_NODE], row->keys[GC_DIM_MODEL],
+                              row->keys[GC_DIM_CAPACITY_TYPE], n);
+}
+
+/* Rows by resource, namespace, team, project: the file reads resource by resource. */
 static int gc__ex_cmp_row(const void *pa, const void *pb, void *ud)
 {
         const gc_cost_summary *s = ud;
         const gc_cost_row *a = &s->rows[*(const size_t *)pa];
         const gc_cost_row *b = &s->rows[*(const size_t *)pb];
-        static const gc_dim order[] = {GC_DIM_NODE, GC_DIM_NAMESPACE, GC_DIM_TEAM, GC_DIM_PROJECT};
+        static const gc_dim order[] = {GC_DIM_NODE,      GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE,
+                                       GC_DIM_NAMESPACE, GC_DIM_TEAM,  GC_DIM_PROJECT};
         int c = 0;
 
         for (size_t i = 0; c == 0 && i < sizeof(order) / sizeof(order[0]); i++)
@@ -514,12 +541,16 @@ static int gc__ex_cmp_row(const void *pa, const void *pb, void *ud)
 
 static int gc__ex_cmp_node(const void *pa, const void *pb)
 {
-        return gc__ex_cmp_str(((const gc__ex_node *)pa)->node, ((const gc__ex_node *)pb)->node);
+        const gc__ex_node *a = pa;
+
+        return gc__ex_cmp_res(a->node, a->model, a->capacity_type, pb);
 }
 
-static gc__ex_node *gc__ex_node_find(gc__ex_node *v, size_t n, const char *node)
+static gc__ex_node *gc__ex_node_find(gc__ex_node *v, size_t n, const gc_cost_row *row)
 {
-        gc__ex_node key = {.node = node};
+        gc__ex_node key = {.node = row->keys[GC_DIM_NODE],
+                           .model = row->keys[GC_DIM_MODEL],
+                           .capacity_type = row->keys[GC_DIM_CAPACITY_TYPE]};
 
         return bsearch(&key, v, n, sizeof(*v), gc__ex_cmp_node);
 }
@@ -558,7 +589,7 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
         qsort(nodes, n_nodes, sizeof(*nodes), gc__ex_cmp_node);
         for (size_t i = 0; i < s->n_rows; i++) {
                 const gc_cost_row *row = &s->rows[i];
-                gc__ex_node *nd = gc__ex_node_find(nodes, n_nodes, row->keys[GC_DIM_NODE]);
+                gc__ex_node *nd = gc__ex_node_find(nodes, n_nodes, row);
 
                 idx[i] = i;
                 if (!nd) {
@@ -567,7 +598,7 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
                                           .model = row->keys[GC_DIM_MODEL],
                                           .capacity_type = row->keys[GC_DIM_CAPACITY_TYPE]};
                         qsort(nodes, n_nodes, sizeof(*nodes), gc__ex_cmp_node);
-                        nd = gc__ex_node_find(nodes, n_nodes, row->keys[GC_DIM_NODE]);
+                        nd = gc__ex_node_find(nodes, n_nodes, row);
                 }
                 nd->held_cost += row->cost_usd;
                 nd->held_s += row->gpu_seconds;
@@ -594,11 +625,9 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
                 double origin = nd->held_cost + nd->idle_cost;
                 gc__ex_row w = {.start = s->start, .end = s->end, .n = nd, .origin_cost = origin};
 
-                while (ri < s->n_rows &&
-                       gc__ex_cmp_str(s->rows[idx[ri]].keys[GC_DIM_NODE], nd->node) < 0)
+                while (ri < s->n_rows && gc__ex_cmp_row_res(&s->rows[idx[ri]], nd) < 0)
                         ri++;
-                for (; r == 0 && ri < s->n_rows &&
-                       gc__ex_cmp_str(s->rows[idx[ri]].keys[GC_DIM_NODE], nd->node) == 0;
+                for (; r == 0 && ri < s->n_rows && gc__ex_cmp_row_res(&s->rows[idx[ri]], nd) == 0;
                      ri++) {
                         const gc_cost_row *row = &s->rows[idx[ri]];
 

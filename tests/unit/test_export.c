@@ -181,6 +181,7 @@ END_TEST
 typedef struct fixture {
         gc_strpool *pool;
         gc_ledger *l;
+        const char *model; /* of the nodes and pods put next */
 } fixture;
 
 static void fx_init(fixture *f)
@@ -191,6 +192,7 @@ static void fx_init(fixture *f)
         o.pool = f->pool;
         f->l = gc_ledger_new(&o);
         ck_assert_ptr_nonnull(f->l);
+        f->model = "NVIDIA-A100";
 }
 
 static void fx_done(fixture *f)
@@ -215,7 +217,7 @@ static void put_pod(fixture *f, const char *uid, const char *ns, const char *tea
         u.dims[GC_DIM_NAMESPACE] = in(f, ns);
         u.dims[GC_DIM_TEAM] = in(f, team);
         u.dims[GC_DIM_PROJECT] = in(f, project);
-        u.dims[GC_DIM_MODEL] = in(f, "NVIDIA-A100");
+        u.dims[GC_DIM_MODEL] = in(f, f->model);
         u.dims[GC_DIM_CAPACITY_TYPE] = in(f, "on-demand");
         u.dims[GC_DIM_NODE] = in(f, node);
         u.dims[GC_DIM_POD] = in(f, uid);
@@ -232,7 +234,7 @@ static void put_node(fixture *f, const char *node, double geq, double price, int
 
         memset(&c, 0, sizeof(c));
         c.node = in(f, node);
-        c.model = in(f, "NVIDIA-A100");
+        c.model = in(f, f->model);
         c.capacity_type = in(f, "on-demand");
         c.geq = geq;
         c.usd_per_gpu_hour = price;
@@ -419,6 +421,60 @@ START_TEST(export_focus13_columns)
 }
 END_TEST
 
+/*
+ * Folded hours keep no node in the pods' rows: their usage rows name the model and capacity
+ * type's nodes as one resource (its SKU and price exact), never one "__folded__" node carrying
+ * the first model's SKU for every model's spend. Idle stays per node. Totals as before folding.
+ */
+START_TEST(export_folded_hours_by_model)
+{
+        fixture f;
+        int64_t t0 = t_at("2026-11-16T00:00:00Z");
+        gc_export_opts o = {0};
+        gc_export_totals before, after;
+        sink s = {0};
+        const char *p;
+        size_t h100_rows = 0;
+
+        fx_init(&f);
+        fill_ledger(&f, t0);
+        f.model = "NVIDIA-H100";
+        put_node(&f, "node-h", 8, 5, t0 - DAY);
+        put_pod(&f, "p4", "llm", "llm", "pretrain", "node-h", 4, 5, t0 + HOUR, t0 + 11 * HOUR);
+        gc_buf_init(&s.all, 1u << 20);
+        o.ledger = f.l;
+        o.start = t0;
+        o.end = t0 + 2 * DAY;
+        o.now = t0 + 3 * DAY;
+        o.granularity = GC_EXPORT_DAILY;
+        o.format = GC_EXPORT_FOCUS;
+        o.focus_minor = 2;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &before), 0);
+        ck_assert_int_eq(gc_ledger_fold(f.l, t0 + 3 * DAY, 0), 4); /* the four pods */
+        gc_buf_reset(&s.all);
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &after), 0);
+        ck_assert_double_eq_tol(after.usage_cost, before.usage_cost, 1e-9);
+        ck_assert_double_eq_tol(after.idle_cost, before.idle_cost, 1e-9);
+        ck_assert_double_eq_tol(after.billed_cost, before.billed_cost, 1e-9);
+        /* 40 GPU-h at $5 by llm on the H100s, named as those nodes, at their SKU and price. */
+        ck_assert_ptr_nonnull(strstr(s.all.data,
+                                     "200,default,default,USD,2026-12-01T00:00:00Z,"
+                                     "2026-11-01T00:00:00Z,Usage,,GPU-equivalent hours held on "
+                                     "NVIDIA-H100/on-demand nodes by llm/pretrain in llm,"));
+        for (p = s.all.data; (p = strstr(p, "default/__folded__/NVIDIA-H100/on-demand,")); p++)
+                h100_rows++;
+        ck_assert_uint_eq(h100_rows, 1);
+        /* Every folded row's SKU is its own model's: none of the A100s' spend is on the H100. */
+        ck_assert_ptr_null(strstr(s.all.data, "default/__folded__,"));
+        ck_assert_ptr_nonnull(strstr(s.all.data, "default/__folded__/NVIDIA-A100/on-demand,"
+                                                 "NVIDIA-A100/on-demand nodes,GPU nodes,"));
+        /* Idle per node still. */
+        ck_assert_ptr_nonnull(strstr(s.all.data, "Idle GPU capacity of node-h,"));
+        gc_buf_free(&s.all);
+        fx_done(&f);
+}
+END_TEST
+
 START_TEST(export_bad_options)
 {
         fixture f;
@@ -462,6 +518,7 @@ static Suite *export_suite(void)
         tcase_add_test(tc, export_periods_cut_to_the_window);
         tcase_add_test(tc, export_long_window_streams);
         tcase_add_test(tc, export_focus13_columns);
+        tcase_add_test(tc, export_folded_hours_by_model);
         tcase_add_test(tc, export_bad_options);
         suite_add_tcase(s, tc);
         return s;
