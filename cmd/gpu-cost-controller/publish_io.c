@@ -211,11 +211,22 @@ static void ctl__event_remember(const char *ns, const char *name)
                 ctl__n_events++;
 }
 
-/* Where a budget's Events go: the team's namespace, the budget's own namespace, or ours. */
-static const char *ctl__event_ns(const ctl *c, const gc_budget *b)
+/*
+ * Where a budget's Events go: the team's namespace, the budget's own namespace (a workload's,
+ * copied into buf), or ours.
+ */
+static const char *ctl__event_ns(const ctl *c, const gc_budget *b, char *buf, size_t size)
 {
+        size_t n;
+        const char *ns;
+
         if (b->dim == GC_DIM_NAMESPACE)
                 return b->name;
+        if (b->dim == GC_DIM_WORKLOAD && (ns = gc_budget_workload_ns(b->name, &n)) && n < size) {
+                memcpy(buf, ns, n);
+                buf[n] = '\0';
+                return buf;
+        }
         if (b->dim == GC_DIM_TEAM)
                 for (size_t t = 0; t < c->cfg->n_team_namespaces; t++)
                         if (strcmp(c->cfg->team_namespaces[t].key, b->name) == 0)
@@ -232,7 +243,8 @@ static void ctl__budget_events(ctl *c, int64_t now)
                 return;
         for (size_t i = 0; i < cfg->n_budgets; i++) {
                 const gc_budget *b = &cfg->budgets[i];
-                const char *ns = ctl__event_ns(c, b);
+                char nsbuf[64];
+                const char *ns = ctl__event_ns(c, b, nsbuf, sizeof(nsbuf));
                 gc_budget_status st;
                 unsigned crossed;
                 int r;

@@ -383,13 +383,14 @@ static int gc__findings(gc_buf *b, const gc_snapshot *s)
 static int gc__budget_spent(const gc_snapshot *s, double *spent)
 {
         const gc_config *c = s->p.cfg;
-        static const gc_dim dims[] = {GC_DIM_TEAM, GC_DIM_PROJECT, GC_DIM_NAMESPACE};
+        static const gc_dim dims[] = {GC_DIM_TEAM, GC_DIM_PROJECT, GC_DIM_NAMESPACE,
+                                      GC_DIM_WORKLOAD};
         int r = 0;
 
         for (int per = GC_BUDGET_MONTHLY; r == 0 && per <= GC_BUDGET_WEEKLY; per++) {
                 gc_tz_unit u = per == GC_BUDGET_WEEKLY ? GC_TZ_WEEK : GC_TZ_MONTH;
 
-                for (size_t d = 0; r == 0 && d < 3; d++) {
+                for (size_t d = 0; r == 0 && d < sizeof(dims) / sizeof(dims[0]); d++) {
                         gc_cost_summary sum = {0};
                         gc_query q = {0};
                         int used = 0;

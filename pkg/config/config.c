@@ -661,23 +661,29 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
                 if (r < 0)
                         return r;
                 f = cJSON_GetObjectItemCaseSensitive(it, "scope");
-                if (!cJSON_IsString(f) || (strcmp(f->valuestring, "team") != 0 &&
-                                           strcmp(f->valuestring, "project") != 0 &&
-                                           strcmp(f->valuestring, "namespace") != 0)) {
+                if (!cJSON_IsString(f) || gc_budget_scope_parse(f->valuestring, &b->dim) < 0) {
                         gc__err(err, errlen,
-                                "%s.scope: must be \"team\", \"project\" or \"namespace\"", w);
+                                "%s.scope: must be \"team\", \"project\", \"namespace\" or "
+                                "\"workload\"",
+                                w);
                         return -EINVAL;
                 }
-                b->dim = f->valuestring[0] == 't'   ? GC_DIM_TEAM
-                         : f->valuestring[0] == 'p' ? GC_DIM_PROJECT
-                                                    : GC_DIM_NAMESPACE;
                 snprintf(w2, sizeof(w2), "%s.name", w);
                 f = cJSON_GetObjectItemCaseSensitive(it, "name");
                 if (!f) {
                         gc__err(err, errlen, "%s: is required", w2);
                         return -EINVAL;
                 }
-                r = gc__parse_str(c, f, w2, 253, &b->name, err, errlen);
+                /* A workload is Kind/namespace/name: a kind, a namespace and an object name. */
+                r = gc__parse_str(c, f, w2, b->dim == GC_DIM_WORKLOAD ? 63 + 1 + 63 + 1 + 253 : 253,
+                                  &b->name, err, errlen);
+                if (r == 0 && b->dim == GC_DIM_WORKLOAD && !gc_budget_workload_ns(b->name, NULL)) {
+                        gc__err(err, errlen,
+                                "%s: a workload is Kind/namespace/name, e.g. "
+                                "Deployment/ml/summarizer (got \"%s\")",
+                                w2, b->name);
+                        return -EINVAL;
+                }
                 if (r < 0)
                         return r;
                 f = cJSON_GetObjectItemCaseSensitive(it, "period");

@@ -13,15 +13,58 @@ const char *gc_budget_period_name(gc_budget_period p)
         return p == GC_BUDGET_WEEKLY ? "weekly" : "monthly";
 }
 
+static const struct {
+        const char *name;
+        gc_dim dim;
+} gc_budget__scopes[] = {{"team", GC_DIM_TEAM},
+                         {"project", GC_DIM_PROJECT},
+                         {"namespace", GC_DIM_NAMESPACE},
+                         {"workload", GC_DIM_WORKLOAD}};
+
+#define GC_BUDGET__N_SCOPES (sizeof(gc_budget__scopes) / sizeof(gc_budget__scopes[0]))
+
 const char *gc_budget_scope_name(gc_dim d)
 {
-        return d == GC_DIM_TEAM ? "team" : d == GC_DIM_PROJECT ? "project" : "namespace";
+        for (size_t i = 0; i < GC_BUDGET__N_SCOPES; i++)
+                if (gc_budget__scopes[i].dim == d)
+                        return gc_budget__scopes[i].name;
+        return "namespace";
+}
+
+int gc_budget_scope_parse(const char *s, gc_dim *ret)
+{
+        for (size_t i = 0; s && i < GC_BUDGET__N_SCOPES; i++)
+                if (strcmp(gc_budget__scopes[i].name, s) == 0) {
+                        if (ret)
+                                *ret = gc_budget__scopes[i].dim;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *gc_budget_workload_ns(const char *workload, size_t *ret_len)
+{
+        const char *a = workload ? strchr(workload, '/') : NULL;
+        const char *e = a ? strchr(a + 1, '/') : NULL;
+
+        if (!a || a == workload || !e || e == a + 1 || !e[1] || strchr(e + 1, '/'))
+                return NULL;
+        if (ret_len)
+                *ret_len = (size_t)(e - a - 1);
+        return a + 1;
+}
+
+static int gc_budget__scope_known(gc_dim d)
+{
+        for (size_t i = 0; i < GC_BUDGET__N_SCOPES; i++)
+                if (gc_budget__scopes[i].dim == d)
+                        return 1;
+        return 0;
 }
 
 static int gc_budget__valid(const gc_budget *b)
 {
-        return b && b->name && *b->name &&
-               (b->dim == GC_DIM_TEAM || b->dim == GC_DIM_PROJECT || b->dim == GC_DIM_NAMESPACE) &&
+        return b && b->name && *b->name && gc_budget__scope_known(b->dim) &&
                (b->period == GC_BUDGET_MONTHLY || b->period == GC_BUDGET_WEEKLY) &&
                isfinite(b->amount) && b->amount > 0;
 }

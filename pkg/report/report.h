@@ -84,9 +84,16 @@ typedef struct gc_budget_status {
         int forecast_over;     /* forecast > amount */
 } gc_budget_status;
 
-/* "monthly"/"weekly", and "team"/"project"/"namespace" for the budget's dimension. */
+/* "monthly"/"weekly", and "team"/"project"/"namespace"/"workload" for the budget's dimension. */
 const char *gc_budget_period_name(gc_budget_period p);
 const char *gc_budget_scope_name(gc_dim d);
+/* A scope's name to its dimension; -EINVAL for any other name. */
+int gc_budget_scope_parse(const char *s, gc_dim *ret);
+/*
+ * The namespace of a workload "Kind/namespace/name" (not NUL-terminated: its length in
+ * *ret_len when given), or NULL when the name is not of three non-empty parts.
+ */
+const char *gc_budget_workload_ns(const char *workload, size_t *ret_len);
 
 /*
  * The budget's standing in [start, end) at now (open intervals accrue up to now): spent, the

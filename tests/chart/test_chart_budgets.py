@@ -16,6 +16,8 @@ BUDGETS = [
     {"scope": "team", "name": "web", "period": "weekly", "amount": 500},
     {"scope": "namespace", "name": "batch", "period": "monthly", "amount": 1000},
     {"scope": "project", "name": "llm", "period": "monthly", "amount": 2000.5},
+    {"scope": "workload", "name": "Deployment/serving/summarizer", "period": "weekly",
+     "amount": 400},
 ]
 
 
@@ -60,9 +62,9 @@ def test_event_roles_only_where_events_go(tmp_path):
     r = render([budget_values(tmp_path)])
     roles = {o["metadata"]["namespace"]: o for o in r.all("Role")
              if o["metadata"]["name"].endswith("-budget-events")}
-    # ml's team namespace, the namespace budget's own, and the release namespace for web (no
-    # team namespace) and the project budget
-    assert sorted(roles) == sorted(["team-ml", "batch", NAMESPACE])
+    # ml's team namespace, the namespace budget's own, the workload's, and the release namespace
+    # for web (no team namespace) and the project budget
+    assert sorted(roles) == sorted(["team-ml", "batch", "serving", NAMESPACE])
     for role in roles.values():
         assert role["rules"] == [{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]
     binds = [o for o in r.all("RoleBinding") if o["metadata"]["name"].endswith("-budget-events")]

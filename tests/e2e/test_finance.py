@@ -32,6 +32,7 @@ from sim import REPLAY_SCHEDULER
 H = 3600
 PRICE = 4.0  # USD per H100-hour in this test's catalog
 MODEL = "NVIDIA-H100-80GB-HBM3"
+WORKLOAD_BUDGETS = ("running", "edge-end")  # pods of plan_pods: bare pods, their own workloads
 TEAM_NS = "ml"
 RBAC_FINANCE = harness.HERE / "rbac-finance.yaml"
 
@@ -183,6 +184,27 @@ def replay_pod(api, node, name, gpus, start, end):
     api.merge_patch("%s/%s/status" % (path, name), {"status": st})
 
 
+def check_folded_export(ctl, ms, me, truth, now):
+    """The month's FOCUS export from the folded ledger: its usage rows add up to the truth, and
+    the folded hours' rows name the model's nodes, with that model's SKU and price (the pods'
+    hourly rows keep no node, docs/export.md)."""
+    import csv
+    import io
+    text = controller_get(ctl, "/api/v1/export/focus?window=%d,%d&granularity=daily" % (ms, me))
+    rows = list(csv.DictReader(io.StringIO(text)))
+    usage = [r for r in rows if r["x_CostKind"] == "usage"]
+    assert usage, text[:2000]
+    got = sum(float(r["BilledCost"]) for r in usage)
+    want = truth.cost(ms, me, now)
+    assert abs(got - want) < 0.005, (got, want)
+    folded = [r for r in usage if "/__folded__" in r["ResourceId"]]
+    assert folded, "no row of the folded month names folded hours"
+    for r in folded:
+        assert r["ResourceId"].split("/__folded__/", 1)[1].startswith(MODEL + "/"), r
+        assert r["SkuId"].startswith(MODEL + "/") and r["ResourceType"] == "GPU nodes", r
+        assert abs(float(r["ListUnitPrice"]) - PRICE) < 1e-9, r
+
+
 def controller_get(ctl, path):
     with urllib.request.urlopen("http://127.0.0.1:%d%s" % (ctl.port, path), timeout=10) as r:
         return r.read().decode()
@@ -327,7 +349,11 @@ def test_replayed_month_and_budget_alerts(cluster, controller_bin, e2e_bin, tmp_
     cfg["report"] = {"timezone": zone, "team_namespaces": {"ml": TEAM_NS}}
     cfg["budgets"] = {"warn_share": 0.8, "events": True, "items": [
         {"scope": "team", "name": "ml", "period": "monthly", "amount": amount},
-        {"scope": "namespace", "name": TEAM_NS, "period": "monthly", "amount": 1e9}]}
+        {"scope": "namespace", "name": TEAM_NS, "period": "monthly", "amount": 1e9}] + [
+        # Workload budgets never crossed (no Event): one still running, one whose hours in the
+        # running month (if any: the replayed month may be the last) are folded.
+        {"scope": "workload", "name": "Pod/%s/%s" % (TEAM_NS, w), "period": "monthly",
+         "amount": 1e9} for w in WORKLOAD_BUDGETS]}
     cfg_path = tmp_path / "config.json"
     cfg_path.write_text(json.dumps(cfg))
     ctl = harness.Controller(controller_bin, cluster, tmp_path / "ctl.log", config=cfg_path,
@@ -370,6 +396,7 @@ def test_replayed_month_and_budget_alerts(cluster, controller_bin, e2e_bin, tmp_
             assert abs(got["Pod/%s/%s" % (TEAM_NS, name)] - gs) < 1e-6, (name, gs)
         latest = json.loads(controller_get(ctl, "/api/v1/reports/monthly/latest"))
         assert latest["period"]["month"] == "%04d-%02d" % (y, m)
+        check_folded_export(ctl, ms, me, truth, now)
 
         # The running month: partial, its forecast and the team's budget past 100%.
         cur = json.loads(controller_get(ctl, "/api/v1/reports/monthly/%04d-%02d" %
@@ -396,6 +423,18 @@ def test_replayed_month_and_budget_alerts(cluster, controller_bin, e2e_bin, tmp_
         lo = truth.cost(cs, ce, now) / amount
         hi = truth.cost(cs, ce, int(time.time()) + 1) / amount
         assert len(used) == 1 and lo - 1e-9 <= used[0] <= hi + 1e-9, (used, lo, hi)
+        # Each workload's budget: its pod's spend in the running month, in the report and
+        # /metrics, from the folded ledger.
+        later = int(time.time()) + 1
+        for w in WORKLOAD_BUDGETS:
+            name = "Pod/%s/%s" % (TEAM_NS, w)
+            lo = truth.per_pod(cs, ce, now).get(w, 0) / 3600.0 * PRICE
+            hi = truth.per_pod(cs, ce, later).get(w, 0) / 3600.0 * PRICE
+            got = [x for x in cur["budgets"] if x["scope"] == "workload" and x["name"] == name]
+            assert len(got) == 1 and lo - 1e-6 <= got[0]["spent"] <= hi + 1e-6, (got, lo, hi)
+            used = [v for lab, v in metric_samples(metrics, "gpu_cost_budget_used_ratio")
+                    if 'scope="workload"' in lab and 'name="%s"' % name in lab]
+            assert len(used) == 1 and lo / 1e9 - 1e-12 <= used[0] <= hi / 1e9 + 1e-12, (used, lo)
         check_rule_fires(tmp_path, metrics, e2e_bin)
 
         # A restart sends them again under the same names: the API server keeps one of each.

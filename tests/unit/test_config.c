@@ -166,7 +166,9 @@ START_TEST(test_timezone_and_budgets)
             "\"budgets\":{\"warn_share\":0.75,\"events\":true,\"items\":["
             "{\"scope\":\"team\",\"name\":\"ml\",\"period\":\"monthly\",\"amount\":5000},"
             "{\"scope\":\"namespace\",\"name\":\"ml\",\"period\":\"weekly\",\"amount\":900.5},"
-            "{\"scope\":\"project\",\"name\":\"ml\",\"period\":\"monthly\",\"amount\":1}]}}";
+            "{\"scope\":\"project\",\"name\":\"ml\",\"period\":\"monthly\",\"amount\":1},"
+            "{\"scope\":\"workload\",\"name\":\"Deployment/ml/summarizer\",\"period\":"
+            "\"weekly\",\"amount\":250}]}}";
         char err[256] = "";
         gc_config *c = gc_config_default();
 
@@ -186,7 +188,9 @@ START_TEST(test_timezone_and_budgets)
         ck_assert_str_eq(gc_tz_name(c->tz), "Asia/Kathmandu");
         ck_assert_int_eq(gc_tz_offset(c->tz, 1795000000), 5 * 3600 + 45 * 60);
         ck_assert_int_eq(c->monthly_retention_months, 24);
-        ck_assert_uint_eq(c->n_budgets, 3);
+        ck_assert_uint_eq(c->n_budgets, 4);
+        ck_assert_int_eq(c->budgets[3].dim, GC_DIM_WORKLOAD);
+        ck_assert_str_eq(c->budgets[3].name, "Deployment/ml/summarizer");
         ck_assert_int_eq(c->budgets[0].dim, GC_DIM_TEAM);
         ck_assert_str_eq(c->budgets[0].name, "ml");
         ck_assert_int_eq(c->budgets[0].period, GC_BUDGET_MONTHLY);
@@ -261,6 +265,9 @@ static const struct {
      "budgets.items[0].scope"},
     {"{\"budgets\":{\"items\":[{\"scope\":\"team\",\"period\":\"monthly\",\"amount\":1}]}}",
      "budgets.items[0].name"},
+    {"{\"budgets\":{\"items\":[{\"scope\":\"workload\",\"name\":\"summarizer\",\"period\":"
+     "\"monthly\",\"amount\":1}]}}",
+     "budgets.items[0].name: a workload is Kind/namespace/name"},
     {"{\"budgets\":{\"items\":[{\"scope\":\"team\",\"name\":\"a\",\"period\":\"daily\","
      "\"amount\":1}]}}",
      "budgets.items[0].period"},

@@ -1613,6 +1613,60 @@ START_TEST(period_monthly_kathmandu_exact)
 }
 END_TEST
 
+/*
+ * A workload's budget over a month whose past is folded: the month's workload totals (period
+ * history) and what is still live add up to the spend before folding, other workloads apart.
+ */
+START_TEST(budget_workload_folded)
+{
+        gc_tz *z = zone("UTC");
+        int64_t now = t_at("2026-11-25T06:00:00Z");
+        const gc_budget b = {GC_DIM_WORKLOAD, "Deployment/ml/trainer", GC_BUDGET_MONTHLY, 100.0};
+        const gc_budget other = {GC_DIM_WORKLOAD, "StatefulSet/web/search", GC_BUDGET_MONTHLY,
+                                 100.0};
+        const gc_budget node = {GC_DIM_NODE, "node-a", GC_BUDGET_MONTHLY, 100.0};
+        gc_budget_status before, after, st;
+        fixture f;
+        size_t n = 0;
+
+        tz_ledger(&f, 3600);
+        /* p6 from October into November (November's 24 h count), p0 a day, p1 running (2 GPUs
+           for 24 h so far); p3 is another workload. $4 a GPU-hour. */
+        put_pod(&f, "p6", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                t_at("2026-10-31T12:00:00Z"), t_at("2026-11-02T00:00:00Z"), 0);
+        put_pod(&f, "p0", "ml", "ml", "train", "node-a", A100, "on-demand", 1, 4.0,
+                t_at("2026-11-03T00:00:00Z"), t_at("2026-11-04T00:00:00Z"), 0);
+        put_pod(&f, "p3", "web", "web", "search", "node-a", A100, "on-demand", 1, 4.0,
+                t_at("2026-11-05T00:00:00Z"), t_at("2026-11-06T00:00:00Z"), 0);
+        put_pod(&f, "p1", "ml", "ml", "train", "node-a", A100, "on-demand", 2, 4.0,
+                t_at("2026-11-24T06:00:00Z"), GC_OPEN, 0);
+        ck_assert_int_eq(gc_budget_eval_now(f.l, &b, z, now, 0, &before), 0);
+        ck_assert_double_eq_tol(before.spent, 96 + 96 + 192, 1e-9);
+        ck_assert_int_eq(before.state, GC_BUDGET_OVER);
+        ck_assert_int_eq(gc_ledger_fold(f.l, now - 6 * HOUR, 0), 3);
+        ck_assert_int_eq(gc_budget_eval_now(f.l, &b, z, now, 0, &after), 0);
+        ck_assert_double_eq_tol(after.spent, before.spent, 1e-9);
+        ck_assert_double_eq_tol(after.forecast, before.forecast, 1e-9);
+        ck_assert_int_eq(gc_budget_eval_now(f.l, &other, z, now, 0, &st), 0);
+        ck_assert_double_eq_tol(st.spent, 96, 1e-9);
+        /* Only the four scopes are budgets. */
+        ck_assert_int_eq(gc_budget_eval_now(f.l, &node, z, now, 0, &st), -EINVAL);
+        ck_assert_str_eq(gc_budget_scope_name(GC_DIM_WORKLOAD), "workload");
+        /* A workload's namespace is its middle part; anything else is no workload. */
+        ck_assert_ptr_nonnull(gc_budget_workload_ns("Deployment/ml/trainer", &n));
+        ck_assert_uint_eq(n, 2);
+        ck_assert_int_eq(strncmp(gc_budget_workload_ns("Deployment/ml/trainer", NULL), "ml/", 3),
+                         0);
+        ck_assert_ptr_null(gc_budget_workload_ns("trainer", NULL));
+        ck_assert_ptr_null(gc_budget_workload_ns("Deployment//trainer", NULL));
+        ck_assert_ptr_null(gc_budget_workload_ns("/ml/trainer", NULL));
+        ck_assert_ptr_null(gc_budget_workload_ns("Deployment/ml/", NULL));
+        ck_assert_ptr_null(gc_budget_workload_ns("Deployment/ml/a/b", NULL));
+        free_ledger(&f);
+        gc_tz_free(z);
+}
+END_TEST
+
 /* A daily report shows every budget over its week or month holding the day, spent up to the
  * day's end, with the forecast while that week or month goes on. */
 START_TEST(period_budgets_daily)
@@ -1820,6 +1874,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_monthly_kathmandu_exact);
         tcase_add_test(tc, period_budgets);
         tcase_add_test(tc, period_budgets_daily);
+        tcase_add_test(tc, budget_workload_folded);
         suite_add_tcase(s, tc);
         return s;
 }

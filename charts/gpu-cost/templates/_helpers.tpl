@@ -102,7 +102,8 @@ built-in one" to the user.
 {{/*
 Namespaces the controller emits budget Events in (config.budgets.events), sorted: the team's
 namespace from report.team_namespaces for a team budget, the budget's own namespace for a
-namespace budget, else the release namespace.
+namespace budget, the workload's (Kind/namespace/name) for a workload budget, else the release
+namespace.
 */}}
 {{- define "gpu-cost.eventNamespaces" -}}
 {{- $b := .Values.config.budgets | default dict -}}
@@ -114,6 +115,8 @@ namespace budget, else the release namespace.
 {{- $_ := set $seen (get $teams .name) true -}}
 {{- else if eq .scope "namespace" -}}
 {{- $_ := set $seen .name true -}}
+{{- else if and (eq .scope "workload") (eq (len (splitList "/" .name)) 3) -}}
+{{- $_ := set $seen (index (splitList "/" .name) 1) true -}}
 {{- else -}}
 {{- $_ := set $seen $.Release.Namespace true -}}
 {{- end -}}
