@@ -60,7 +60,8 @@ lint: setup
 test: unit unit-asan cli-test robustness-test lint fuzz-test chart-test e2e web-test
 
 # The HTTP server under hostile and clumsy clients (slow headers, 1,000 idle connections, a
-# reconnect flood, oversized and smuggling-shaped requests, pipelining, expensive answers) against
+# reconnect flood, oversized and smuggling-shaped requests, pipelining, expensive answers, then
+# /metrics scraped on the probe port with the API port flooded) against
 # `gpu-cost-controller --demo` on 127.0.0.1; about a minute (tests/robustness, docs/httpd.md).
 .PHONY: robustness-test
 robustness-test: build

@@ -1,5 +1,5 @@
 /* health: the HTTP server, and /healthz (the main loop is alive) and /readyz (synced and restored)
- * on it and on the probe port. */
+ * on it and on the probe port, with /metrics there too. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,7 +16,8 @@
 static gc_httpd *ctl__httpd;
 static pthread_t ctl__httpd_thread;
 static gc_authz *ctl__authz; /* --auth-delegate */
-/* --probe-listen: the probes on a server and thread of their own, untouched by API load. */
+/* --probe-listen: the probes and the scrape on a server and thread of their own, untouched by
+ * API load. */
 static gc_httpd *ctl__probe;
 static pthread_t ctl__probe_thread;
 #define CTL_PROBE_MAX_CONNECTIONS 16
@@ -126,11 +127,17 @@ static int ctl__auth_start(ctl *c)
         return gc_httpd_set_guard(ctl__httpd, gc_authz_guard, ctl__authz);
 }
 
-/* The probe server: plain HTTP, no guard (probes carry no token), a few connections. */
+/*
+ * The probe server: plain HTTP, no guard (probes carry no token), a few connections. /metrics
+ * too, the API's own handler, so a flood on --listen cannot starve Prometheus either; not with
+ * --auth-delegate, where it would be a way around the guard (the scrape then stays on --listen
+ * with a token).
+ */
 static int ctl__probe_start(ctl *c)
 {
         gc_httpd_opts o;
         char err[256], port[16];
+        int metrics = c->api && !c->o->auth_delegate;
 
         memset(&o, 0, sizeof(o));
         o.listen = c->o->probe_listen;
@@ -144,13 +151,14 @@ static int ctl__probe_start(ctl *c)
         }
         if (gc_httpd_route(ctl__probe, "/healthz", 0, ctl__healthz, c) < 0 ||
             gc_httpd_route(ctl__probe, "/readyz", 0, ctl__readyz, c) < 0 ||
+            (metrics && gc_api_metrics_route(c->api, ctl__probe) < 0) ||
             pthread_create(&ctl__probe_thread, NULL, ctl__httpd_main, ctl__probe) != 0) {
                 ctl__probe = gc_httpd_free(ctl__probe);
                 return -ENOMEM;
         }
         snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__probe));
         ctl_log(CTL_INFO, "listening for probes", "probe_listen", c->o->probe_listen, "port", port,
-                NULL);
+                "metrics", metrics ? "on" : "off", NULL);
         return 0;
 }
 

@@ -150,6 +150,12 @@ gc_snapshot *gc_api_acquire(gc_api *a);
  * is published the API answers 503 {"error":"no data yet"}.
  */
 int gc_api_routes(gc_api *a, gc_httpd *h);
+/*
+ * Registers /metrics alone on h, a second server (the controller's probe port): the handler,
+ * snapshot, response cache and counters of gc_api_routes' /metrics, so both answer the same body.
+ * Each server runs its handlers on its own thread; what they share is under a's locks.
+ */
+int gc_api_metrics_route(gc_api *a, gc_httpd *h);
 
 /* ---- query parameters, shared with the CLI and the fuzz target -------------------------- */
 

@@ -27,7 +27,7 @@ typedef struct gc__api_entry {
 } gc__api_entry;
 
 typedef struct gc__api_cache {
-        pthread_mutex_t mu; /* uncontended with one server; kept for several servers */
+        pthread_mutex_t mu; /* the API's server and the probe port's may both use it */
         gc__api_entry *e;
         size_t n, max_entries;
         size_t bytes, max_bytes;
@@ -93,7 +93,8 @@ const gc_publish_plan *gc__api_plan(gc_snapshot *s, int *ret_err);
 /* The pod record for a namespace and name (the one that started last), or NULL. */
 const gc_api_pod *gc__api_pod_find(const gc_snapshot *s, const char *ns, const char *name);
 
-/* The cache: a lookup copies the body into out; a store keeps a copy of body (if it fits). */
+/* The cache: a lookup copies the body into out; a store keeps a copy of body (if it fits and
+ * the key is not cached already). */
 const gc__api_entry *gc__api_cache_get(gc__api_cache *c, const char *key, uint64_t h);
 void gc__api_cache_put(gc__api_cache *c, const char *key, uint64_t h, const char *body, size_t len,
                        const char *content_type);
@@ -132,10 +133,13 @@ int gc__api_export(gc__api_ctx *x); /* /api/v1/export/{focus,csv} (export.c) */
 
 /*
  * Where the counters start for this snapshot (re-anchored, and the marks cleared, when the span
- * passed), and a counter's value: max(the last value served for the series, v).
+ * passed), and a counter's value: max(the last value served for the series, v), for v counted
+ * from anchor. Two servers scrape at once (the API and the probe port): when the counters were
+ * re-anchored since this scrape took its anchor, v is served as computed and not remembered, so
+ * no mark of the old span outlives the reset.
  */
 int64_t gc__api_counter_anchor(gc_api *a, const gc_snapshot *s);
-double gc__api_counter(gc_api *a, const char *key, double v);
+double gc__api_counter(gc_api *a, int64_t anchor, const char *key, double v);
 
 /* Checks that every parameter is one of names (NULL-terminated); a 400 naming it if not. */
 int gc__api_known_params(gc__api_ctx *x, const char *const *names);

@@ -51,15 +51,18 @@ static const char *gc__nz(const char *s)
         return s ? s : "";
 }
 
-/* A counter's served value: never below what this series served before (see docs/api.md). */
-static double gc__mono(gc__api_ctx *x, const char *name, const char *l1, const char *l2,
-                       const char *l3, double v)
+/*
+ * A counter's served value: never below what this series served before (see docs/api.md); v is
+ * counted from anchor.
+ */
+static double gc__mono(gc__api_ctx *x, int64_t anchor, const char *name, const char *l1,
+                       const char *l2, const char *l3, double v)
 {
         char key[1024];
 
         snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s", name, l1 ? l1 : "", l2 ? l2 : "",
                  l3 ? l3 : "");
-        return gc__api_counter(x->a, key, v);
+        return gc__api_counter(x->a, anchor, key, v);
 }
 
 /*
@@ -97,8 +100,8 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
                                {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
 
                 r = gc__sample(b, "gpu_cost_usd_total", l, 4,
-                               gc__mono(x, "gpu_cost_usd_total", l[1].value, l[2].value, l[3].value,
-                                        w->cost_usd));
+                               gc__mono(x, q.start, "gpu_cost_usd_total", l[1].value, l[2].value,
+                                        l[3].value, w->cost_usd));
         }
         if (r == 0)
                 r = gc__head(b, "gpu_cost_gpu_hours_total", "counter",
@@ -111,8 +114,8 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
                                {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
 
                 r = gc__sample(b, "gpu_cost_gpu_hours_total", l, 4,
-                               gc__mono(x, "gpu_cost_gpu_hours_total", l[1].value, l[2].value,
-                                        l[3].value, w->gpu_seconds / 3600.0));
+                               gc__mono(x, q.start, "gpu_cost_gpu_hours_total", l[1].value,
+                                        l[2].value, l[3].value, w->gpu_seconds / 3600.0));
         }
         if (r == 0)
                 r = gc__head(b, "gpu_cost_idle_usd_total", "counter",
@@ -123,8 +126,8 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
                                {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
 
                 r = gc__sample(b, "gpu_cost_idle_usd_total", l, 2,
-                               gc__mono(x, "gpu_cost_idle_usd_total", l[1].value, NULL, NULL,
-                                        sum.idle_nodes[i].cost_usd));
+                               gc__mono(x, q.start, "gpu_cost_idle_usd_total", l[1].value, NULL,
+                                        NULL, sum.idle_nodes[i].cost_usd));
         }
         if (r == 0)
                 r = gc__head(b, "gpu_cost_idle_gpu_hours_total", "counter",
@@ -134,8 +137,8 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
                                {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
 
                 r = gc__sample(b, "gpu_cost_idle_gpu_hours_total", l, 2,
-                               gc__mono(x, "gpu_cost_idle_gpu_hours_total", l[1].value, NULL, NULL,
-                                        sum.idle_nodes[i].gpu_seconds / 3600.0));
+                               gc__mono(x, q.start, "gpu_cost_idle_gpu_hours_total", l[1].value,
+                                        NULL, NULL, sum.idle_nodes[i].gpu_seconds / 3600.0));
         }
         gc_cost_summary_free(&sum);
         return r;

@@ -218,6 +218,33 @@ const gc_api_pod *gc__api_pod_find(const gc_snapshot *s, const char *ns, const c
 
 /* ---- the API object ------------------------------------------------------------------------- */
 
+/* The API's routes, each bound to the API object in gc_api_new(). */
+typedef int (*gc__api_fn)(gc__api_ctx *x);
+
+typedef struct gc__route {
+        const char *path;
+        gc__api_fn fn;
+        unsigned flags;
+        int opencost;
+} gc__route;
+
+static const gc__route gc__routes[] = {
+    {"/api/v1/costs", gc__api_costs, 0, 0},
+    {"/api/v1/pods", gc__api_pods, 0, 0},
+    {"/api/v1/reports", gc__api_reports, GC_HTTPD_PREFIX, 0},
+    {"/api/v1/recommendations", gc__api_recommendations, 0, 0},
+    {"/api/v1/prices", gc__api_prices, 0, 0},
+    {"/api/v1/tco", gc__api_tco, 0, 0},
+    {"/api/v1/export/focus", gc__api_export, 0, 0},
+    {"/api/v1/export/csv", gc__api_export, 0, 0},
+    {"/allocation", gc__api_allocation, 0, 1},
+    {"/allocation/compute", gc__api_allocation, 0, 1},
+    {"/metrics", gc__api_metrics, 0, 0},
+};
+
+_Static_assert(sizeof(gc__routes) / sizeof(gc__routes[0]) <= GC__API_MAX_ROUTES,
+               "bind[] too small");
+
 gc_api *gc_api_new(const gc_api_opts *o)
 {
         gc_api *a = calloc(1, sizeof(*a));
@@ -225,6 +252,12 @@ gc_api *gc_api_new(const gc_api_opts *o)
         if (!a) {
                 errno = ENOMEM;
                 return NULL;
+        }
+        /* Bound here, not when routed: a second server's routes are added while the first
+         * serves, and must not write what its thread reads. */
+        for (size_t i = 0; i < sizeof(gc__routes) / sizeof(gc__routes[0]); i++) {
+                a->bind[i].a = a;
+                a->bind[i].route = &gc__routes[i];
         }
         pthread_mutex_init(&a->mu, NULL);
         pthread_mutex_init(&a->marks.mu, NULL);
@@ -342,7 +375,7 @@ static int gc__marks_grow(gc__api_marks *m)
         return 0;
 }
 
-double gc__api_counter(gc_api *a, const char *key, double v)
+double gc__api_counter(gc_api *a, int64_t anchor, const char *key, double v)
 {
         gc__api_marks *m;
         uint64_t h;
@@ -353,6 +386,8 @@ double gc__api_counter(gc_api *a, const char *key, double v)
         m = &a->marks;
         h = gc_hash(key, strlen(key), 0);
         pthread_mutex_lock(&m->mu);
+        if (m->anchor != anchor)
+                goto out;
         if ((m->n + 1) * 2 > m->nslots && m->n < GC__API_MAX_MARKS && gc__marks_grow(m) < 0)
                 goto out;
         if (!m->nslots)
@@ -444,6 +479,10 @@ void gc__api_cache_put(gc__api_cache *c, const char *key, uint64_t h, const char
         /* An answer larger than a quarter of the cache would evict everything else. */
         if (c->max_entries == 0 || len + klen > c->max_bytes / 4)
                 return;
+        /* Two servers may miss the same key at once and both compute it: keep one copy. */
+        for (size_t i = 0; i < c->n; i++)
+                if (c->e[i].key_hash == h && strcmp(c->e[i].key, key) == 0)
+                        return;
         if (!c->e) {
                 c->e = calloc(c->max_entries, sizeof(*c->e));
                 if (!c->e)
@@ -586,29 +625,6 @@ int gc__api_time(gc_buf *b, int64_t t)
 
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
-typedef int (*gc__api_fn)(gc__api_ctx *x);
-
-typedef struct gc__route {
-        const char *path;
-        gc__api_fn fn;
-        unsigned flags;
-        int opencost;
-} gc__route;
-
-static const gc__route gc__routes[] = {
-    {"/api/v1/costs", gc__api_costs, 0, 0},
-    {"/api/v1/pods", gc__api_pods, 0, 0},
-    {"/api/v1/reports", gc__api_reports, GC_HTTPD_PREFIX, 0},
-    {"/api/v1/recommendations", gc__api_recommendations, 0, 0},
-    {"/api/v1/prices", gc__api_prices, 0, 0},
-    {"/api/v1/tco", gc__api_tco, 0, 0},
-    {"/api/v1/export/focus", gc__api_export, 0, 0},
-    {"/api/v1/export/csv", gc__api_export, 0, 0},
-    {"/allocation", gc__api_allocation, 0, 1},
-    {"/allocation/compute", gc__api_allocation, 0, 1},
-    {"/metrics", gc__api_metrics, 0, 0},
-};
-
 static int gc__answer_cached(const gc_httpd_request *req, gc_httpd_response *res, const char *body,
                              size_t len, const char *ctype, const char *etag)
 {
@@ -731,17 +747,24 @@ int gc_api_routes(gc_api *a, gc_httpd *h)
         size_t n = sizeof(gc__routes) / sizeof(gc__routes[0]);
         int r;
 
-        _Static_assert(sizeof(gc__routes) / sizeof(gc__routes[0]) <= GC__API_MAX_ROUTES,
-                       "bind[] too small");
         if (!a || !h)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++) {
-                a->bind[i].a = a;
-                a->bind[i].route = &gc__routes[i];
                 r = gc_httpd_route(h, gc__routes[i].path, gc__routes[i].flags, gc__handle,
                                    &a->bind[i]);
                 if (r < 0)
                         return r;
         }
         return gc_httpd_route(h, "/", GC_HTTPD_PREFIX, gc__static, a);
+}
+
+int gc_api_metrics_route(gc_api *a, gc_httpd *h)
+{
+        if (!a || !h)
+                return -EINVAL;
+        for (size_t i = 0; i < sizeof(gc__routes) / sizeof(gc__routes[0]); i++)
+                if (gc__routes[i].fn == gc__api_metrics)
+                        return gc_httpd_route(h, gc__routes[i].path, gc__routes[i].flags,
+                                              gc__handle, &a->bind[i]);
+        return -ENOENT;
 }

@@ -712,10 +712,14 @@ def test_servicemonitor_pdb_networkpolicy_dashboard(scenarios):
     sm = r.one("ServiceMonitor")
     assert sm["apiVersion"] == "monitoring.coreos.com/v1"
     assert sm["metadata"]["labels"]["release"] == "kube-prometheus-stack"
-    assert sm["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s",
+    # /metrics on the probe port (test_servicemonitor_scrape_port), plain HTTP.
+    assert sm["spec"]["endpoints"] == [{"port": "probes", "path": "/metrics", "interval": "30s",
                                         "scrapeTimeout": "10s", "honorLabels": False}]
     assert sm["spec"]["selector"]["matchLabels"] == r.deployment()["spec"]["selector"][
         "matchLabels"]
+    assert r.one("Service")["spec"]["ports"] == [
+        {"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"},
+        {"name": "probes", "port": 8081, "targetPort": "probes", "protocol": "TCP"}]
 
     pdb = r.one("PodDisruptionBudget")
     assert pdb["spec"]["minAvailable"] == 1
@@ -723,7 +727,9 @@ def test_servicemonitor_pdb_networkpolicy_dashboard(scenarios):
 
     np_ = r.one("NetworkPolicy")["spec"]
     assert np_["policyTypes"] == ["Ingress", "Egress"]
-    assert np_["ingress"] == [{"ports": [{"port": "http", "protocol": "TCP"}], "from": [
+    # The monitoring namespace reaches the scrape on the probe port too.
+    assert np_["ingress"] == [{"ports": [{"port": "http", "protocol": "TCP"},
+                                         {"port": "probes", "protocol": "TCP"}], "from": [
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]}]
     api, dns = np_["egress"]
     assert api == {"ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}],
@@ -793,7 +799,8 @@ def test_rendered_manifests_up_to_date():
 def test_probe_port():
     """probePort serves the probes apart (--probe-listen, a port named probes, plain HTTP even
     with TLS); 0 puts them back on port http, over HTTPS with TLS; a probe aimed at another
-    port is left alone; the Service and ServiceMonitor stay on port http."""
+    port is left alone; without a ServiceMonitor the Service stays on port http
+    (test_servicemonitor_scrape_port has the scrape)."""
     r = render(sets=["probePort=9095"])
     c = r.container()
     assert "--probe-listen=0.0.0.0:9095" in c["args"]
@@ -816,8 +823,45 @@ def test_probe_port():
     c = render(sets=["livenessProbe.httpGet.port=9999"]).container()
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 9999}
 
-    sm = render(sets=["serviceMonitor.enabled=true"]).one("ServiceMonitor")
-    assert [e["port"] for e in sm["spec"]["endpoints"]] == ["http"]
+
+
+SM = "serviceMonitor.enabled=true"
+NP = "networkPolicy.enabled=true"
+SCRAPE = [
+    # (sets, the ServiceMonitor's port, the Service's ports as (name, port, targetPort))
+    ([SM], "probes", [("http", 8080, "http"), ("probes", 8081, "probes")]),
+    ([SM, "probePort=9095"], "probes", [("http", 8080, "http"), ("probes", 9095, "probes")]),
+    ([SM, "probePort=0"], "http", [("http", 8080, "http")]),
+    # --auth-delegate: the controller serves /metrics only where the guard asks for a token.
+    ([SM, "auth.enabled=true"], "http", [("http", 8080, "http")]),
+    # TLS: the scrape stays encrypted rather than move to the plain probe port.
+    ([SM, "tls.secretName=gpu-cost-tls"], "http", [("http", 8080, "http")]),
+    ([], None, [("http", 8080, "http")]),
+]
+
+
+@pytest.mark.parametrize("sets,port,service", SCRAPE, ids=[
+    "default", "probePort 9095", "probePort 0", "auth", "tls", "no ServiceMonitor"])
+def test_servicemonitor_scrape_port(sets, port, service):
+    """The ServiceMonitor scrapes /metrics on the probe port, apart from the API's load, when
+    the controller serves it there plainly: the Service names that port for it and the
+    NetworkPolicy admits it; otherwise everything stays on port http."""
+    r = render(sets=[*sets, NP])
+    got = [(p["name"], p["port"], p["targetPort"]) for p in r.one("Service")["spec"]["ports"]]
+    assert got == service
+    ingress = [p["port"] for p in r.one("NetworkPolicy")["spec"]["ingress"][0]["ports"]]
+    assert ingress == [name for name, _, _ in service]
+    if port is None:
+        assert not r.all("ServiceMonitor")
+        return
+    (ep,) = r.one("ServiceMonitor")["spec"]["endpoints"]
+    assert ep["port"] == port and ep["path"] == "/metrics"
+    if port == "probes":
+        # The probe port is plain HTTP with no guard: no scheme, TLS or token to send.
+        assert not {"scheme", "tlsConfig", "bearerTokenFile"} & ep.keys(), ep
+        assert "--probe-listen=0.0.0.0:%d" % service[1][1] in r.container()["args"]
+        assert {"name": "probes", "containerPort": service[1][1], "protocol": "TCP"} in \
+            r.container()["ports"]
 
 
 @pytest.mark.parametrize("value", ["80", "70000", "-1"])

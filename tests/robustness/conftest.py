@@ -64,8 +64,8 @@ def _ports(log_path, deadline):
     return api, probe
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
+def _controller(tmp_path_factory):
+    """Starts a controller, yields its Server, and stops it (exit 0 after SIGTERM)."""
     # The suite holds over 1,000 sockets at once; the server inherits the limit but keeps its own
     # cap (256 connections, docs/httpd.md).
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -89,6 +89,18 @@ def server(tmp_path_factory):
         if proc.poll() is None:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """The controller every attack shares, whose descriptors and RSS the last test bounds."""
+    yield from _controller(tmp_path_factory)
+
+
+@pytest.fixture
+def own_server(tmp_path_factory):
+    """A controller of its own, for an attack whose memory should not count against that bound."""
+    yield from _controller(tmp_path_factory)
 
 
 def connect(port, source="127.0.0.1", timeout=5.0):

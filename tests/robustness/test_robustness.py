@@ -6,10 +6,13 @@ connection and a prober asks the probe port for /healthz every 100 ms on a new c
 the kubelet does. The well-behaved client's p99 stays under GOOD_P99_MS, the prober never fails
 and never waits over PROBE_MAX_MS, and afterwards the server's descriptors return to their
 baseline and its RSS to within RSS_SLACK_KIB of it. Lines starting "FIGURE" are the measurements.
+Last, the attacks all at once while Prometheus' scrape goes to /metrics on the probe port: it gets
+every answer, whole and in time.
 """
 
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -387,6 +390,146 @@ def test_expensive_answers(server, baseline):
                                      pct(total, 50), max(total)))
     # The bound: the longest computation of an expensive answer, plus GOOD_P99_MS.
     w.check(p99_ms=max(ttfb) + GOOD_P99_MS)
+
+
+# The Prometheus text format 0.0.4 (prometheus.io/docs/instrumenting/exposition_formats), as
+# strictly as a scraper reads it: every sample after its family's TYPE, names and escapes valid.
+PROM_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+PROM_LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"'
+PROM_SAMPLE = re.compile(r"(%s)(?:\{(?:%s(?:,%s)*,?)?\})? (\S+)(?: -?\d+)?" % (
+    PROM_NAME, PROM_LABEL, PROM_LABEL))
+PROM_TYPES = ("counter", "gauge", "histogram", "summary", "untyped")
+
+
+def check_prometheus_text(body):
+    """Raises AssertionError unless body is valid Prometheus text; returns the sample count."""
+    text = body.decode("utf-8")
+    assert text.endswith("\n"), "no final newline"
+    typed, family, samples = set(), None, 0
+    for n, line in enumerate(text[:-1].split("\n"), 1):
+        if line.startswith("# TYPE "):
+            name, _, kind = line[7:].partition(" ")
+            assert re.fullmatch(PROM_NAME, name) and kind in PROM_TYPES, "line %d: %r" % (n, line)
+            assert name not in typed, "line %d: %s typed twice" % (n, name)
+            typed.add(name)
+            family = (name, kind)
+        elif line.startswith("# HELP "):
+            assert re.fullmatch(PROM_NAME, line[7:].partition(" ")[0]), "line %d: %r" % (n, line)
+        elif line.startswith("#") or not line:
+            continue
+        else:
+            m = PROM_SAMPLE.fullmatch(line)
+            assert m, "line %d: not a sample: %r" % (n, line)
+            float(m.group(2))  # NaN, +Inf and -Inf included
+            base = m.group(1)
+            if family and family[1] in ("histogram", "summary"):
+                base = re.sub(r"_(bucket|sum|count)$", "", base)
+            assert family and base == family[0], "line %d: %s outside its family" % (n, m.group(1))
+            samples += 1
+    return samples
+
+
+@pytest.mark.parametrize("text", [
+    b"# TYPE a gauge\na 1",                    # no final newline
+    b"a 1\n",                                  # a sample before its TYPE
+    b"# TYPE a gauge\na{x=\"1\"\"} 1\n",       # an unescaped quote
+    b"# TYPE a gauge\na{x=\"\\t\"} 1\n",       # an unknown escape
+    b"# TYPE a gauge\na one\n",                # not a number
+    b"# TYPE a gauge\n# TYPE b gauge\na 1\n",  # outside its family
+    b"# TYPE a gauge\na 1\n# TYPE a gauge\n",  # typed twice
+])
+def test_prometheus_checker_refuses(text):
+    """The format check below is no check if it passes anything."""
+    with pytest.raises((AssertionError, ValueError)):
+        check_prometheus_text(text)
+    assert check_prometheus_text(b'# HELP a x\n# TYPE a gauge\na{x="\\"\\n\\\\"} NaN\n') == 1
+
+
+def test_metrics_on_probe_port_under_flood(own_server):
+    """/metrics answers on the probe port (the ServiceMonitor's target in the chart) while the
+    API port takes the attacks above all at once: 300 slow-header clients, more than the
+    connections it admits, a reconnect flood, and its largest answer fetched back to back (its
+    own scrape then waits up to seconds). Every scrape on the probe port, on a new connection
+    every 100 ms, gets a 200 with the API port's body byte for byte, valid Prometheus text,
+    within PROBE_MAX_MS. On a controller of its own: the attacks' peak at once leaves more
+    memory with the allocator than test_back_to_baseline allows the shared one."""
+    server = own_server
+    def get(port, path, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.getheader("Content-Type"), r.read()
+        finally:
+            c.close()
+
+    status, ctype, want = get(server.api_port, "/metrics")
+    assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
+    assert check_prometheus_text(want) > 10
+    assert get(server.probe_port, "/metrics")[2] == want
+    # The probe port serves the probes and the scrape, nothing else of the API.
+    assert get(server.probe_port, CHEAP)[0] == 404
+
+    stop = threading.Event()
+    times, errors, api_times = [], [], []
+
+    def scrape():
+        while not stop.is_set():
+            t0 = time.monotonic()
+            try:
+                got = get(server.probe_port, "/metrics", timeout=5)
+                if got[0] != 200 or got[1] != ctype or got[2] != want:
+                    errors.append("status %d, %s, %d bytes" % (got[0], got[1], len(got[2])))
+                else:
+                    check_prometheus_text(got[2])
+            except (OSError, http.client.HTTPException, AssertionError) as e:
+                errors.append(repr(e))
+            times.append(time.monotonic() - t0)
+            stop.wait(0.1)
+
+    def scrape_api():
+        # The same scrape on the saturated port, for the figures only: no bound is asserted.
+        while not stop.is_set():
+            t0 = time.monotonic()
+            try:
+                get(server.api_port, "/metrics", timeout=5)
+                api_times.append(time.monotonic() - t0)
+            except (OSError, http.client.HTTPException):
+                api_times.append(float("inf"))
+            stop.wait(0.1)
+
+    slow = []
+    try:
+        for i in range(300):
+            try:
+                s = connect(server.api_port, "127.0.0.%d" % (60 + i % 5))
+                s.sendall(b"GET " + CHEAP.encode() + b" HTTP/1.1\r\nHost: a\r\n")
+                slow.append(s)
+            except OSError:
+                pass  # a connection shed or refused at once: the port is full
+        procs = [load("flood", server.api_port, 8, "127.0.0.70"),
+                 load("expensive", server.api_port, 8, EXPENSIVE)]
+        threads = [threading.Thread(target=scrape, daemon=True),
+                   threading.Thread(target=scrape_api, daemon=True)]
+        for t in threads:
+            t.start()
+        results = [load_result(p) for p in procs]
+        stop.set()
+        for t in threads:
+            t.join(10)
+    finally:
+        close_all(slow)
+    ms = [1000 * x for x in times]
+    api_ms = [1000 * x for x in api_times]
+    print("FIGURE /metrics on the probe port, API port flooded (%d slow clients, %d reconnects, "
+          "%d expensive answers): n=%d p50=%.1fms max=%.1fms errors=%d; on the API port "
+          "p50=%.1fms max=%.1fms" % (
+              len(slow), results[0]["connections"], len(results[1]["total"]), len(ms),
+              pct(ms, 50), max(ms or [0]), len(errors), pct(api_ms, 50), max(api_ms or [0])))
+    assert len(ms) > 20, "%d scrapes" % len(ms)
+    assert not errors, errors[:5]
+    assert max(ms) < PROBE_MAX_MS, "a scrape took %.0f ms" % max(ms)
+    assert server.alive()
 
 
 def test_back_to_baseline(server, baseline):

@@ -249,7 +249,9 @@ static size_t to_buf(char *p, size_t size, size_t n, void *ud)
         return gc_buf_append(ud, p, size * n) == 0 ? size * n : 0;
 }
 
-static void fetch(const char *path, const char *method, const char *inm, resp *r)
+/* A request to the server at server ("http://127.0.0.1:port"). */
+static void fetch_from(const char *server, const char *path, const char *method, const char *inm,
+                       resp *r)
 {
         CURL *c = curl_easy_init();
         struct curl_slist *hdrs = NULL;
@@ -260,7 +262,7 @@ static void fetch(const char *path, const char *method, const char *inm, resp *r
         memset(r, 0, sizeof(*r));
         gc_buf_init(&r->body, 32u << 20);
         gc_buf_init(&r->headers, 1u << 16);
-        snprintf(url, sizeof(url), "%s%s", url_base, path);
+        snprintf(url, sizeof(url), "%s%s", server, path);
         if (inm) {
                 snprintf(h, sizeof(h), "If-None-Match: %s", inm);
                 hdrs = curl_slist_append(hdrs, h);
@@ -285,6 +287,11 @@ static void fetch(const char *path, const char *method, const char *inm, resp *r
         curl_easy_cleanup(c);
         if (!r->body.data)
                 gc_buf_puts(&r->body, "");
+}
+
+static void fetch(const char *path, const char *method, const char *inm, resp *r)
+{
+        fetch_from(url_base, path, method, inm, r);
 }
 
 static void resp_free(resp *r)
@@ -1402,6 +1409,141 @@ START_TEST(test_swap_while_serving)
 }
 END_TEST
 
+/* ---- /metrics on a second server (the controller's probe port) ----------------------------- */
+
+typedef struct scraper {
+        const char *base;
+        int answers, bad;
+} scraper;
+
+static void *scrape_loop(void *ud)
+{
+        scraper *sc = ud;
+
+        for (int i = 0; i < 100; i++) {
+                resp r;
+
+                fetch_from(sc->base, "/metrics", NULL, NULL, &r);
+                if (r.status == 200 && strstr(r.body.data, "# TYPE gpu_cost_usd_total counter"))
+                        sc->answers++;
+                else
+                        sc->bad++;
+                resp_free(&r);
+        }
+        return NULL;
+}
+
+static void *serve2(void *ud)
+{
+        gc_httpd_run(ud, NULL);
+        return NULL;
+}
+
+START_TEST(test_metrics_second_server)
+{
+        gc_httpd_opts ho = {0};
+        gc_httpd *srv2;
+        pthread_t th2, swap_th, scrape_th[2];
+        scraper sc[2] = {{url_base, 0, 0}, {NULL, 0, 0}};
+        swapper sw = {0};
+        char err[256], base2[64];
+        resp r1, r2;
+
+        ho.listen = "127.0.0.1:0";
+        srv2 = gc_httpd_new(&ho, err, sizeof(err));
+        ck_assert_msg(srv2 != NULL, "%s", err);
+        /* Added while the first server serves, as the controller starts its probe port. */
+        ck_assert_int_eq(gc_api_metrics_route(api, srv2), 0);
+        ck_assert_int_eq(gc_api_metrics_route(NULL, srv2), -EINVAL);
+        snprintf(base2, sizeof(base2), "http://127.0.0.1:%d", gc_httpd_port(srv2));
+        ck_assert_int_eq(pthread_create(&th2, NULL, serve2, srv2), 0);
+
+        /* Before any snapshot: the same 503 as the API's. */
+        fetch_from(base2, "/metrics", NULL, NULL, &r2);
+        ck_assert_int_eq(r2.status, 503);
+        resp_free(&r2);
+        /* The same body, type and ETag on both; nothing else of the API on the second. */
+        gc_api_publish(api, make_snapshot(NOW, 0, NULL));
+        fetch("/metrics", NULL, NULL, &r1);
+        fetch_from(base2, "/metrics", NULL, NULL, &r2);
+        ck_assert_int_eq(r1.status, 200);
+        ck_assert_int_eq(r2.status, 200);
+        ck_assert_str_eq(r1.ctype, r2.ctype);
+        ck_assert_uint_eq(r1.body.len, r2.body.len);
+        ck_assert_int_eq(memcmp(r1.body.data, r2.body.data, r1.body.len), 0);
+        resp_free(&r1);
+        resp_free(&r2);
+        fetch_from(base2, "/api/v1/prices", NULL, NULL, &r2);
+        ck_assert_int_eq(r2.status, 404);
+        resp_free(&r2);
+        fetch_from(base2, "/", NULL, NULL, &r2);
+        ck_assert_int_eq(r2.status, 404);
+        resp_free(&r2);
+
+        /* Both servers scrape at once while snapshots are swapped: every answer whole (ASan and
+         * the unit-asan build watch the shared cache, counters and snapshots). */
+        sc[1].base = base2;
+        ck_assert_int_eq(pthread_create(&swap_th, NULL, swap_loop, &sw), 0);
+        for (int i = 0; i < 2; i++)
+                ck_assert_int_eq(pthread_create(&scrape_th[i], NULL, scrape_loop, &sc[i]), 0);
+        for (int i = 0; i < 2; i++)
+                pthread_join(scrape_th[i], NULL);
+        atomic_store(&sw.stop, 1);
+        pthread_join(swap_th, NULL);
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(sc[i].bad, 0);
+                ck_assert_int_eq(sc[i].answers, 100);
+        }
+
+        gc_httpd_stop(srv2);
+        pthread_join(th2, NULL);
+        gc_httpd_free(srv2);
+}
+END_TEST
+
+/*
+ * A scrape that took its anchor before another server's scrape re-anchored the counters serves
+ * its figures but leaves no mark: the new span starts from nothing.
+ */
+START_TEST(test_metrics_counter_reanchored)
+{
+        gc_snapshot *s1 = make_snapshot(NOW, 0, NULL), *s2 = make_snapshot(NOW + 29 * DAY, 0, NULL);
+        int64_t old_anchor = gc__api_counter_anchor(api, s1), new_anchor;
+        double v;
+
+        ck_assert_int_eq(old_anchor, T0 - DAY);
+        v = gc__api_counter(api, old_anchor, "k", 5.0);
+        ck_near(v, 5.0, 0);
+        v = gc__api_counter(api, old_anchor, "k", 4.0);
+        ck_near(v, 5.0, 0); /* held */
+        new_anchor = gc__api_counter_anchor(api, s2);
+        ck_assert_int_eq(new_anchor, NOW + 29 * DAY);
+        /* The late scrape of the old span: served as computed, not remembered. */
+        v = gc__api_counter(api, old_anchor, "k", 9.0);
+        ck_near(v, 9.0, 0);
+        v = gc__api_counter(api, new_anchor, "k", 1.0);
+        ck_near(v, 1.0, 0);
+        v = gc__api_counter(api, new_anchor, "k", 0.5);
+        ck_near(v, 1.0, 0);
+        gc_snapshot_unref(s1);
+        gc_snapshot_unref(s2);
+}
+END_TEST
+
+/* Two servers missing the same key at once both store it: the cache keeps one copy. */
+START_TEST(test_cache_put_twice)
+{
+        gc_snapshot *s = make_snapshot(NOW, 0, NULL);
+        uint64_t h = gc_hash("/metrics?", 9, 0);
+
+        gc__api_cache_put(&s->cache, "/metrics?", h, "a", 1, "text/plain");
+        gc__api_cache_put(&s->cache, "/metrics?", h, "a", 1, "text/plain");
+        ck_assert_uint_eq(s->cache.n, 1);
+        ck_assert_uint_eq(s->cache.bytes, 1 + 9);
+        gc_snapshot_unref(s);
+}
+END_TEST
+
 START_TEST(test_snapshot_refs)
 {
         gc_snapshot *s = make_snapshot(NOW, 0, NULL), *held;
@@ -1454,6 +1596,9 @@ static Suite *api_suite(void)
         tcase_add_test(tc, test_static);
         tcase_add_test(tc, test_swap_while_serving);
         tcase_add_test(tc, test_snapshot_refs);
+        tcase_add_test(tc, test_metrics_second_server);
+        tcase_add_test(tc, test_metrics_counter_reanchored);
+        tcase_add_test(tc, test_cache_put_twice);
         suite_add_tcase(s, tc);
         return s;
 }

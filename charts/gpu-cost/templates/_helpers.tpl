@@ -58,6 +58,18 @@ app.kubernetes.io/part-of: gpu-cost
 {{- end -}}
 {{- end -}}
 
+{{/*
+"true" when the ServiceMonitor scrapes /metrics on the probe port (plain HTTP, no guard, on its
+own server and thread, so no load on the API delays the scrape): with probePort, and neither
+auth.enabled (the controller serves /metrics there only without --auth-delegate) nor
+tls.secretName (the scrape would leave TLS for plain HTTP). Otherwise it scrapes port http.
+*/}}
+{{- define "gpu-cost.scrapesProbePort" -}}
+{{- if and .Values.serviceMonitor.enabled .Values.probePort (not .Values.auth.enabled) (not .Values.tls.secretName) -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{- define "gpu-cost.leaseName" -}}
 {{- default (include "gpu-cost.controllerName" .) .Values.leaderElection.leaseName -}}
 {{- end -}}
