@@ -1354,7 +1354,7 @@ END_TEST
 
 typedef struct swapper {
         atomic_int stop;
-        int published;
+        atomic_int published;
 } swapper;
 
 static void *swap_loop(void *ud)
@@ -1362,11 +1362,19 @@ static void *swap_loop(void *ud)
         swapper *sw = ud;
 
         while (!atomic_load(&sw->stop)) {
-                gc_api_publish(api, make_snapshot(NOW, (sw->published % 2) ? 1.0 : 0, NULL));
-                sw->published++;
+                gc_api_publish(
+                    api, make_snapshot(NOW, (atomic_load(&sw->published) % 2) ? 1.0 : 0, NULL));
+                atomic_fetch_add(&sw->published, 1);
                 usleep(500);
         }
         return NULL;
+}
+
+/* Waits (up to 10 s) until the swapper has published more than n snapshots. */
+static void swaps_past(swapper *sw, int n)
+{
+        for (int i = 0; i < 10000 && atomic_load(&sw->published) <= n; i++)
+                usleep(1000);
 }
 
 START_TEST(test_swap_while_serving)
@@ -1377,6 +1385,8 @@ START_TEST(test_swap_while_serving)
 
         gc_api_publish(api, make_snapshot(NOW, 0, NULL));
         ck_assert_int_eq(pthread_create(&th, NULL, swap_loop, &sw), 0);
+        /* Under load the swapper may start late: the requests begin once it swaps. */
+        swaps_past(&sw, 1);
         for (int i = 0; i < 300; i++) {
                 const char *path = i % 3 == 0   ? "/api/v1/costs?" WIN "&by=team"
                                    : i % 3 == 1 ? "/allocation?" WIN "&aggregate=namespace"
@@ -1402,9 +1412,10 @@ START_TEST(test_swap_while_serving)
                 }
                 resp_free(&r);
         }
+        swaps_past(&sw, 10);
         atomic_store(&sw.stop, 1);
         pthread_join(th, NULL);
-        ck_assert_int_gt(sw.published, 10);
+        ck_assert_int_gt(atomic_load(&sw.published), 10);
         ck_assert_int_eq(seen[0] + seen[1], 100);
 }
 END_TEST
