@@ -11,8 +11,8 @@
 // Output (stdout, one line after sync):
 //
 //	synced sync_s=1.234 pods=10000 gpu_pods=1000 dra_pods=0 nodes=200 namespaces=20
-//	slices=-1 claims=-1 heap_inuse_mib=... lists=3 watchlists=0 watchlist_gate=true
-//	streaming_list=not-used
+//	slices=-1 claims=-1 heap_inuse_mib=... careful=false lists=0 watchlists=3
+//	watchlist_gate=true streaming_list=used
 //
 // gpu_pods counts the pods asking for an nvidia.com/ resource or naming a ResourceClaim, i.e.
 // the pods a cost controller must look at (dra_pods: those naming a claim); slices and claims
