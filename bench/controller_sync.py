@@ -14,7 +14,9 @@ What it does:
      kubeconfig, bound only by deploy/rbac.yaml) and measures the time from exec to /readyz
      200 and its RSS (VmRSS, VmHWM of /proc/<pid>/status) a few seconds after that;
   4. runs informer-peer with the same identity, plain, then with --strip-managed-fields, then
-     with --protobuf, each to its cache sync, and measures the same;
+     with --protobuf, then with --careful (protobuf, a transform keeping only what a GPU cost
+     controller reads with non-GPU pods as stubs, the streaming list), each to its cache sync,
+     and measures the same;
   5. starts the controller again (it restores its checkpoint), replays tests/e2e/sim.py's
      seven days of GPU churn into the same cluster while it runs, and reads its RSS once it has
      checkpointed and published the reports.
@@ -95,13 +97,14 @@ def e2e_bin():
 
 def build_peer(bindir):
     """Builds informer-peer into the e2e tools' cache (not the repository) unless its stamp (a
-    hash of the sources, go.sum and the Go version) is current. Same flags as the e2e tools."""
+    hash of the sources, go.mod, go.sum and the Go version) is current. Same flags as the e2e
+    tools."""
     env = dict(os.environ, GOTOOLCHAIN="local", CGO_ENABLED="0", GOFLAGS="-mod=readonly")
     gover = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True,
                            env=env, check=True).stdout.strip()
     h = hashlib.sha256()
-    for name in ("go.mod", "go.sum", "main.go"):
-        h.update((PEER_SRC / name).read_bytes())
+    for f in [PEER_SRC / "go.mod", PEER_SRC / "go.sum"] + sorted(PEER_SRC.glob("*.go")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
     h.update(("go=%s ldflags=-s -w" % gover).encode())
     want = h.hexdigest()
     out, stamp = bindir / "informer-peer", bindir / ".stamp-informer-peer"
@@ -733,6 +736,9 @@ def run_peer(procs, peer, cdir, logdir, flags, timeout=300):
             "gpu_pods": int(fields["gpu_pods"]), "dra_pods": int(fields["dra_pods"]),
             "slices": int(fields["slices"]), "claims": int(fields["claims"]),
             "heap_mib": float(fields["heap_inuse_mib"]),
+            "streaming_list": fields.get("streaming_list", "?"),
+            "client_lists": int(fields.get("lists", -1)),
+            "client_watchlists": int(fields.get("watchlists", -1)),
             "live_heap_mib": float(gc["heap_alloc_mib"]), "rss_gc_kib": rss_gc}
 
 
@@ -888,7 +894,8 @@ def bench_cluster(a, n_dra, binary, peer):
         dra_flag = ["--dra"] if n_dra else []
         for name, flags in (("informer", []),
                             ("informer --strip-managed-fields", ["--strip-managed-fields"]),
-                            ("informer --protobuf", ["--protobuf"])):
+                            ("informer --protobuf", ["--protobuf"]),
+                            ("informer --careful", ["--careful"])):
             r = measured(admin, run_peer, procs, peer, cdir, logdir, flags + dra_flag)
             if r["pods"] < a.pods or r["gpu_pods"] != a.gpu_pods or r["dra_pods"] != n_dra:
                 raise RuntimeError("%s saw %d pods, %d with GPUs, %d on claims" % (
@@ -899,10 +906,12 @@ def bench_cluster(a, n_dra, binary, peer):
             peers[name] = r
             say("peer: %s%s synced_s=%.2f rss_mib=%.1f hwm_mib=%.1f anon_mib=%.1f "
                 "heap_inuse_mib=%.1f; after a forced GC: live_heap_mib=%.1f rss_mib=%.1f; "
-                "server time answering its pod LISTs %.2f s in %d requests" % (
+                "server time answering its pod LISTs %.2f s in %d requests; streaming list "
+                "%s (its requests: %d LISTs, %d watch-lists)" % (
                     name, " --dra" if n_dra else "", r["ready_s"], mib(r["rss_kib"]),
                     mib(r["hwm_kib"]), mib(r["anon_kib"]), r["heap_mib"], r["live_heap_mib"],
-                    mib(r["rss_gc_kib"]), r["server_list_s"], r["server_lists"]))
+                    mib(r["rss_gc_kib"]), r["server_list_s"], r["server_lists"],
+                    r["streaming_list"], r["client_lists"], r["client_watchlists"]))
         res["peers"] = peers
 
         plain = peers["informer"]
@@ -913,13 +922,22 @@ def bench_cluster(a, n_dra, binary, peer):
                 "met" if ours["rss_kib"] * 1024 < 20e6 else "MISSED", mib(plain["rss_kib"]),
                 ratio, 1 / ratio, "met" if ratio <= 0.2 else "MISSED"))
         for name, r in peers.items():
-            if name != "informer":
+            if name not in ("informer", "informer --careful"):
                 say("  vs %s: ours/peer RSS %.3f" % (name, ours["rss_kib"] / r["rss_kib"]))
+        careful = peers["informer --careful"]
+        cratio = ours["rss_kib"] / careful["rss_kib"]
+        say("  vs the careful informer (--careful, %.1f MiB, streaming list %s): ours/peer RSS "
+            "%.3f = 1/%.1f (target <= 1/5: %s); after a forced GC (%.1f MiB) %.3f = 1/%.1f" % (
+                mib(careful["rss_kib"]), careful["streaming_list"], cratio, 1 / cratio,
+                "met" if cratio <= 0.2 else "MISSED", mib(careful["rss_gc_kib"]),
+                ours["rss_kib"] / careful["rss_gc_kib"], careful["rss_gc_kib"] / ours["rss_kib"]))
         say("  vs the informer after a forced GC returned its garbage (its floor): ours/peer "
             "RSS %.3f = 1/%.1f" % (ours["rss_kib"] / plain["rss_gc_kib"],
                                   plain["rss_gc_kib"] / ours["rss_kib"]))
-        say("time to sync: ours %.2f s, informer %.2f s (ours/informer %.2fx)" % (
-            ours["ready_s"], plain["ready_s"], ours["ready_s"] / plain["ready_s"]))
+        say("time to sync: ours %.2f s, informer %.2f s (ours/informer %.2fx), careful "
+            "informer %.2f s (ours/careful %.2fx)" % (
+                ours["ready_s"], plain["ready_s"], ours["ready_s"] / plain["ready_s"],
+                careful["ready_s"], ours["ready_s"] / careful["ready_s"]))
 
         # kube-controller-manager and kube-scheduler run beside the benchmark: the pods (bound,
         # to nodes that exist, owners that do not) and the claims must still be there.
@@ -959,18 +977,22 @@ def bench_cluster(a, n_dra, binary, peer):
 def side_by_side(a, runs):
     say("")
     say("side by side (%d pods, %d with GPUs; each row its own cluster):" % (a.pods, a.gpu_pods))
-    say("  %-9s %-18s %-10s %-10s %-10s %-20s %-13s %-13s %s" % (
+    say("  %-9s %-18s %-10s %-10s %-10s %-20s %-13s %-20s %-13s %-13s %s" % (
         "dra_pods", "DRA nodes/devices", "ours sync", "ours RSS", "ours anon",
-        "informer sync, RSS", "ours/informer", "after replay", "load (1 min)"))
+        "informer sync, RSS", "ours/informer", "careful sync, RSS", "ours/careful",
+        "after replay", "load (1 min)"))
     for r in runs:
         pop, ours, plain = r["pop"], r["ours"], r["peers"]["informer"]
+        careful = r["peers"]["informer --careful"]
         rep = r.get("replay")
-        say("  %-9d %-18s %-10s %-10s %-10s %-20s %-13s %-13s %.2f" % (
+        say("  %-9d %-18s %-10s %-10s %-10s %-20s %-13s %-20s %-13s %-13s %.2f" % (
             r["dra_pods"], "%d/%d" % (pop["dra_node_count"], pop["devices"]),
             "%.2f s" % ours["ready_s"], "%.1f MiB" % mib(ours["rss_kib"]),
             "%.1f MiB" % mib(ours["anon_kib"]),
             "%.2f s, %.1f MiB" % (plain["ready_s"], mib(plain["rss_kib"])),
             "1/%.1f" % (plain["rss_kib"] / ours["rss_kib"]),
+            "%.2f s, %.1f MiB" % (careful["ready_s"], mib(careful["rss_kib"])),
+            "1/%.1f" % (careful["rss_kib"] / ours["rss_kib"]),
             "%.1f MiB" % mib(rep["rss_kib"]) if rep else "-", ours["load"][0]))
 
 

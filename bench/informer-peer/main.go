@@ -6,12 +6,13 @@
 // controller must once GPUs are allocated through Dynamic Resource Allocation (the benchmark
 // passes it when the cluster has DRA pods, so both sides watch the same objects).
 //
-// Usage: informer-peer --kubeconfig FILE [--strip-managed-fields] [--protobuf] [--dra]
+// Usage: informer-peer --kubeconfig FILE [--strip-managed-fields] [--protobuf] [--careful] [--dra]
 //
 // Output (stdout, one line after sync):
 //
 //	synced sync_s=1.234 pods=10000 gpu_pods=1000 dra_pods=0 nodes=200 namespaces=20
-//	slices=-1 claims=-1 heap_inuse_mib=...
+//	slices=-1 claims=-1 heap_inuse_mib=... careful=false lists=0 watchlists=3
+//	watchlist_gate=true streaming_list=used
 //
 // gpu_pods counts the pods asking for an nvidia.com/ resource or naming a ResourceClaim, i.e.
 // the pods a cost controller must look at (dra_pods: those naming a claim); slices and claims
@@ -25,22 +26,39 @@
 // before objects enter the cache (client-go's SetTransform), a memory saving some controllers
 // opt into; without it the peer is the plain informer most controllers run. --protobuf asks
 // for protobuf instead of client-go's default JSON, as Kubernetes' own controllers do.
+//
+// --careful is the peer a careful Go engineer would write for a GPU cost controller: protobuf,
+// a transform that keeps only the fields such a controller reads and cuts every non-GPU pod
+// down to a stub (careful.go says what is kept), and the streaming list (client-go's
+// WatchListClient feature: a watch with sendInitialEvents=true instead of a LIST) turned on
+// explicitly. It implies --protobuf; --strip-managed-fields has nothing left to do beside it.
+//
+// Whether the initial state came as a streaming list is read off the requests themselves (a
+// wrapper of the client's transport counts them up to the sync): lists= counts plain LISTs,
+// watchlists= watches with sendInitialEvents=true; streaming_list= is "used" when there were
+// watch-lists and no LIST, "fallback" when client-go asked for one and then listed (a server
+// without the feature), "not-used" otherwise. watchlist_gate= is client-go's WatchListClient
+// gate as this process sees it (client-go v0.37 turns it on by default; the env var
+// KUBE_FEATURE_WatchListClient=false turns it off for the other modes).
 package main
 
 import (
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -52,6 +70,26 @@ func stripManagedFields(obj interface{}) (interface{}, error) {
 		a.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// requestCounter counts, until the caches have synced, the informers' initial requests: plain
+// LISTs and watch-lists (watches with sendInitialEvents=true).
+type requestCounter struct {
+	next              http.RoundTripper
+	lists, watchLists atomic.Int64
+}
+
+func (c *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet {
+		q := req.URL.Query()
+		switch {
+		case q.Get("sendInitialEvents") == "true":
+			c.watchLists.Add(1)
+		case q.Get("watch") != "true" && q.Get("watch") != "1":
+			c.lists.Add(1)
+		}
+	}
+	return c.next.RoundTrip(req)
 }
 
 func gpuPod(p *corev1.Pod) bool {
@@ -80,7 +118,24 @@ func main() {
 	strip := flag.Bool("strip-managed-fields", false, "drop metadata.managedFields before caching")
 	proto := flag.Bool("protobuf", false, "ask the API server for protobuf instead of JSON")
 	dra := flag.Bool("dra", false, "also cache resource.k8s.io/v1 ResourceSlices and ResourceClaims")
+	careful := flag.Bool("careful", false, "protobuf, a transform keeping only what a GPU cost "+
+		"controller reads (non-GPU pods as stubs), and the streaming list")
 	flag.Parse()
+	if *careful {
+		*proto = true
+		// Before any informer exists: each reflector reads the gate when it is made.
+		gates, ok := clientfeatures.FeatureGates().(interface {
+			Set(clientfeatures.Feature, bool) error
+		})
+		if !ok {
+			fmt.Fprintln(os.Stderr, "informer-peer: client-go's feature gates cannot be set")
+			os.Exit(1)
+		}
+		if err := gates.Set(clientfeatures.WatchListClient, true); err != nil {
+			fmt.Fprintln(os.Stderr, "informer-peer:", err)
+			os.Exit(1)
+		}
+	}
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "informer-peer: --kubeconfig is required")
 		os.Exit(2)
@@ -94,6 +149,11 @@ func main() {
 		cfg.ContentType = "application/vnd.kubernetes.protobuf"
 		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	}
+	counter := &requestCounter{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		counter.next = rt
+		return counter
+	})
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "informer-peer:", err)
@@ -101,7 +161,10 @@ func main() {
 	}
 
 	opts := []informers.SharedInformerOption{}
-	if *strip {
+	switch {
+	case *careful:
+		opts = append(opts, informers.WithTransform(carefulTransform))
+	case *strip:
 		opts = append(opts, informers.WithTransform(stripManagedFields))
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
@@ -132,6 +195,14 @@ func main() {
 		}
 	}
 	syncS := time.Since(start).Seconds()
+	lists, watchLists := counter.lists.Load(), counter.watchLists.Load()
+	streaming := "not-used"
+	switch {
+	case watchLists > 0 && lists == 0:
+		streaming = "used"
+	case watchLists > 0:
+		streaming = "fallback"
+	}
 
 	allPods, _ := pods.Lister().List(labels.Everything())
 	gpu, draPods := 0, 0
@@ -154,9 +225,11 @@ func main() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("synced sync_s=%.3f pods=%d gpu_pods=%d dra_pods=%d nodes=%d namespaces=%d "+
-		"slices=%d claims=%d heap_inuse_mib=%.1f strip_managed_fields=%t protobuf=%t dra=%t\n",
+		"slices=%d claims=%d heap_inuse_mib=%.1f strip_managed_fields=%t protobuf=%t dra=%t "+
+		"careful=%t lists=%d watchlists=%d watchlist_gate=%t streaming_list=%s\n",
 		syncS, len(allPods), gpu, draPods, len(allNodes), len(allNs), nSlices, nClaims,
-		float64(ms.HeapInuse)/(1<<20), *strip, *proto, *dra)
+		float64(ms.HeapInuse)/(1<<20), *strip, *proto, *dra, *careful, lists, watchLists,
+		clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient), streaming)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
