@@ -286,15 +286,7 @@ def test_resume_point_past_the_event_window_names_the_blind_span(scenario):  # n
     # once the controller has caught up with the replay's last events (the held deletions, the
     # pods after the restart). Checked once, right after the reports, this was seen above the
     # truth in 2 of 8 runs: the controller had not yet read the finishes written a moment before.
-    since = truth.utc(blind[-1]["from"])
-    deadline = time.time() + 30
-    while True:
-        over, short, unseen = _today_after_span(c2, t, since, state["victims"])
-        if (not over and -1e-6 <= short <= unseen + 1e-6) or time.time() > deadline:
-            break
-        time.sleep(1)
-    assert not over, "\n".join(over)
-    assert -1e-6 <= short <= unseen + 1e-6, (short, unseen, state["victims"])
+    check_today_after_span(c2, t, truth.utc(blind[-1]["from"]), state["victims"])
     check_logs(s)
 
 
@@ -373,17 +365,23 @@ def test_partition_past_the_event_window_names_the_blind_span(scenario, tmp_path
         # replay's last events (the held deletions, the pods after the heal) reach the controller
         # through its resumed watch a moment after the test wrote them: compared until it has
         # caught up (as check_exact does), then asserted.
-        deadline = time.time() + 30
-        while True:
-            over, short, unseen = _today_after_span(c, t, since, state["victims"])
-            if (not over and -1e-6 <= short <= unseen + 1e-6) or time.time() > deadline:
-                break
-            time.sleep(1)
-        assert not over, "\n".join(over)
-        assert -1e-6 <= short <= unseen + 1e-6, (short, unseen, state["victims"])
+        check_today_after_span(c, t, since, state["victims"])
         check_logs(s)
     finally:
         proxy.cut()
+
+
+def check_today_after_span(c, t, since, victims, timeout=30):
+    """Today, once the controller has caught up (compared until then, at most `timeout` s):
+    never above the truth, and short by at most the victims' time after `since`."""
+    deadline = time.time() + timeout
+    while True:
+        over, short, unseen = _today_after_span(c, t, since, victims)
+        if (not over and -1e-6 <= short <= unseen + 1e-6) or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert not over, "\n".join(over)
+    assert -1e-6 <= short <= unseen + 1e-6, (short, unseen, victims)
 
 
 def _today_after_span(c, t, since, victims):
