@@ -13,7 +13,7 @@
 #include "embedded.h"
 #include "gpuuse/gpuuse.h"
 #include "log.h"
-#include "savings.h"
+#include "savings/savings.h"
 
 #define CTL_ADVISE_EVERY_S   60     /* the advisor's findings are at most this old */
 #define CTL_ADVISE_FRESH_S   5      /* ...and follow new usage data this soon */
@@ -29,8 +29,8 @@
  * it fetches and ingests without a lock, then swaps in a copied table of per-pod summaries.
  */
 struct ctl_usage {
-        pthread_mutex_t mu; /* guards everything up to `samples` */
-        sav_table table;    /* the latest summaries, sorted by (namespace, pod) */
+        pthread_mutex_t mu;     /* guards everything up to `samples` */
+        gc_savings_table table; /* the latest summaries, sorted by (namespace, pod) */
         int has_table;
         char *advice_json; /* the advisor's latest document; NULL before it ran */
         char *advice_md;   /* the same findings as the Markdown "Savings" section */
@@ -74,10 +74,10 @@ static void ctl__count(struct ctl_usage *u, const gc_gpuuse_stats *st, int ok)
 /* Copies the store's summaries out and swaps them in. */
 static void ctl__publish_table(struct ctl_usage *u, int64_t now)
 {
-        sav_table t, old;
+        gc_savings_table t, old;
 
         gc_gpuuse_expire(u->store, now);
-        if (sav_table_build(u->store, now - CTL_ADVICE_WINDOW_S, now, &t) < 0) {
+        if (gc_savings_table_build(u->store, now - CTL_ADVICE_WINDOW_S, now, &t) < 0) {
                 ctl_log(CTL_WARN, "cannot copy the usage summaries", "error", "out of memory",
                         NULL);
                 return;
@@ -88,7 +88,7 @@ static void ctl__publish_table(struct ctl_usage *u, int64_t now)
         u->has_table = 1;
         pthread_mutex_unlock(&u->mu);
         atomic_store(&u->fresh, 1);
-        sav_table_release(&old);
+        gc_savings_table_release(&old);
 }
 
 /* ---- dcgm-exporter: find the pods, scrape each ------------------------------------------- */
@@ -416,12 +416,12 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const ch
         ctl_dra_advisor_opts(c, &opts);
         /* The table stays ours while we hold u->mu; the pods point into it. */
         pthread_mutex_lock(&u->mu);
-        r = sav_collect(c->ledger, start, end, now, ctl__pod_of, c, u->has_table ? &u->table : NULL,
-                        &pods, &n_pods);
+        r = gc_savings_collect(c->ledger, start, end, now, ctl__pod_of, c,
+                               u->has_table ? &u->table : NULL, &pods, &n_pods);
         if (r == 0)
-                r = sav_run(c->cfg, &opts, c->ledger, start, end, now, pods, n_pods,
-                            ctl__usage_note(c, u), team, max_findings, md, json, ret_result, err,
-                            sizeof(err));
+                r = gc_savings_run(c->cfg, &opts, c->ledger, start, end, now, pods, n_pods,
+                                   ctl__usage_note(c, u), team, max_findings, md, json, ret_result,
+                                   err, sizeof(err));
         else
                 snprintf(err, sizeof(err), "%s", strerror(-r));
         pthread_mutex_unlock(&u->mu);
@@ -528,13 +528,14 @@ static int ctl__demo(ctl *c)
                                   sizeof(err));
         if (r < 0)
                 return r;
-        sav_gpuuse_opts(c->cfg, &uo);
+        gc_savings_gpuuse_opts(c->cfg, &uo);
         u->store = gc_gpuuse_new(&uo);
         if (!u->store)
                 return -ENOMEM;
         memset(&st, 0, sizeof(st));
         r = gc_gpuuse_ingest_text(u->store, metrics->data, metrics->len, now,
-                                  sav_series_interval(metrics->data, metrics->len, &first), &st);
+                                  gc_savings_series_interval(metrics->data, metrics->len, &first),
+                                  &st);
         if (r < 0)
                 return r;
         ctl__count(u, &st, 1);
@@ -566,7 +567,7 @@ int ctl_usage_start(ctl *c)
         }
         if (!c->cfg->has_dcgm && !c->cfg->has_prometheus)
                 return 0;
-        sav_gpuuse_opts(c->cfg, &uo);
+        gc_savings_gpuuse_opts(c->cfg, &uo);
         u->store = gc_gpuuse_new(&uo);
         if (!u->store)
                 return -ENOMEM;
@@ -598,7 +599,7 @@ void ctl_usage_stop(ctl *c)
         c->usage = NULL;
         u->store = gc_gpuuse_free(u->store);
         u->kube = gc_kube_free(u->kube);
-        sav_table_release(&u->table);
+        gc_savings_table_release(&u->table);
         free(u->advice_json);
         free(u->advice_md);
         free(u->stats);
@@ -649,7 +650,7 @@ void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, d
                 return;
         pthread_mutex_lock(&u->mu);
         if (u->has_table)
-                p = sav_table_find(&u->table, ns, name);
+                p = gc_savings_table_find(&u->table, ns, name);
         if (p && p->samples) {
                 *ret_mean = p->activity_mean;
                 *ret_p95 = p->activity_p95;

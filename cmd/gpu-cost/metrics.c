@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "savings.h"
+#include "savings/savings.h"
 
 typedef struct cli__order {
         const cli_metrics_file *f;
@@ -42,19 +42,19 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
         cli__order *order = NULL;
         gc_advisor_pod *pods = NULL;
         size_t n_pods = 0;
-        sav_table tab;
+        gc_savings_table tab;
         char err[512];
         int r = -ENOMEM;
 
         memset(&tab, 0, sizeof(tab));
-        sav_gpuuse_opts(d->cfg, &uo);
+        gc_savings_gpuuse_opts(d->cfg, &uo);
         store = gc_gpuuse_new(&uo);
         order = calloc(n_files ? n_files : 1, sizeof(*order));
         if (!store || !order)
                 goto finish;
         for (size_t i = 0; i < n_files; i++) {
                 int64_t first;
-                int64_t series = sav_series_interval(files[i].data, files[i].len, &first);
+                int64_t series = gc_savings_series_interval(files[i].data, files[i].len, &first);
 
                 order[i].f = &files[i];
                 order[i].interval_s = interval_s ? interval_s : series;
@@ -85,21 +85,21 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
                         cli_warn("%s: no dcgm-exporter sample of a known metric with a GPU UUID",
                                  f->name);
         }
-        r = sav_table_build(store, start, end, &tab);
+        r = gc_savings_table_build(store, start, end, &tab);
         if (r == 0)
-                r = sav_collect(d->ledger, start, end, now, cli__pod, (void *)d, &tab, &pods,
-                                &n_pods);
+                r = gc_savings_collect(d->ledger, start, end, now, cli__pod, (void *)d, &tab, &pods,
+                                       &n_pods);
         if (r < 0)
                 goto finish;
-        r = sav_run(d->cfg, NULL, d->ledger, start, end, now, pods, n_pods, NULL, NULL, 0, md, json,
-                    NULL, err, sizeof(err));
+        r = gc_savings_run(d->cfg, NULL, d->ledger, start, end, now, pods, n_pods, NULL, NULL, 0,
+                           md, json, NULL, err, sizeof(err));
         if (r < 0)
                 cli_error("advisor: %s", err);
 finish:
         if (r == -ENOMEM)
                 cli_error("out of memory");
         free(pods);
-        sav_table_release(&tab);
+        gc_savings_table_release(&tab);
         free(order);
         gc_gpuuse_free(store);
         return r;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "savings.h"
+#include "savings/savings.h"
 
 #define H100 "NVIDIA-H100-80GB-HBM3"
 #define T0   1795305600 /* 2026-11-23T00:00:00Z, a Monday */
@@ -124,7 +124,7 @@ static void setup(fixture *f)
         series(&f->body, "web", "train-1", 1, 0.9, 30000);
         for (int g = 2; g < 5; g++)
                 series(&f->body, "web", "train-1", g, 0.0, 0);
-        sav_gpuuse_opts(f->cfg, &uo);
+        gc_savings_gpuuse_opts(f->cfg, &uo);
         f->store = gc_gpuuse_new(&uo);
         ck_assert_ptr_nonnull(f->store);
         memset(&st, 0, sizeof(st));
@@ -177,12 +177,13 @@ START_TEST(series_interval)
         int64_t first = 0;
 
         setup(&f);
-        ck_assert_int_eq(sav_series_interval(f.body.data, f.body.len, &first), STEP);
+        ck_assert_int_eq(gc_savings_series_interval(f.body.data, f.body.len, &first), STEP);
         ck_assert_int_eq(first, T0);
         /* No timestamps: no series. */
-        ck_assert_int_eq(sav_series_interval("DCGM_FI_DEV_FB_USED{pod=\"a\"} 1\n", 32, &first), 0);
+        ck_assert_int_eq(
+            gc_savings_series_interval("DCGM_FI_DEV_FB_USED{pod=\"a\"} 1\n", 32, &first), 0);
         /* Two scrapes two hours apart are holes, not an interval. */
-        ck_assert_int_eq(sav_series_interval("m 1 1000\nm 2 7201000\n", 22, &first), 0);
+        ck_assert_int_eq(gc_savings_series_interval("m 1 1000\nm 2 7201000\n", 22, &first), 0);
         teardown(&f);
 }
 END_TEST
@@ -190,24 +191,25 @@ END_TEST
 START_TEST(table_and_collect)
 {
         fixture f;
-        sav_table t;
+        gc_savings_table t;
         const gc_gpuuse_pod *p;
         gc_advisor_pod *pods = NULL;
         size_t n = 0;
 
         setup(&f);
-        ck_assert_int_eq(sav_table_build(f.store, T0, T0 + N * STEP, &t), 0);
+        ck_assert_int_eq(gc_savings_table_build(f.store, T0, T0 + N * STEP, &t), 0);
         ck_assert_uint_eq(t.n, 2);
-        p = sav_table_find(&t, "web", "train-1");
+        p = gc_savings_table_find(&t, "web", "train-1");
         ck_assert_ptr_nonnull(p);
         ck_assert_uint_eq(p->devices, 4);
         ck_assert_uint_eq(p->devices_active, 1);
         ck_assert_uint_eq(p->samples, N);
-        ck_assert_ptr_null(sav_table_find(&t, "web", "train-2"));
-        ck_assert_ptr_null(sav_table_find(&t, "ml", "train-1"));
+        ck_assert_ptr_null(gc_savings_table_find(&t, "web", "train-2"));
+        ck_assert_ptr_null(gc_savings_table_find(&t, "ml", "train-1"));
 
         ck_assert_int_eq(
-            sav_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n), 0);
+            gc_savings_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n),
+            0);
         ck_assert_uint_eq(n, 2);
         for (size_t i = 0; i < n; i++) {
                 const gc_advisor_pod *a = &pods[i];
@@ -230,22 +232,23 @@ START_TEST(table_and_collect)
         free(pods);
 
         /* Half the pods' time measured: coverage one half. */
-        ck_assert_int_eq(
-            sav_collect(f.l, T0, T0 + 2 * N * STEP, T0 + 2 * N * STEP, pod_of, &f, &t, &pods, &n),
-            0);
+        ck_assert_int_eq(gc_savings_collect(f.l, T0, T0 + 2 * N * STEP, T0 + 2 * N * STEP, pod_of,
+                                            &f, &t, &pods, &n),
+                         0);
         ck_assert_double_eq_tol(pods[0].coverage, 0.5, 1e-9);
         free(pods);
         /* Without a table: pods, no usage. */
-        ck_assert_int_eq(sav_collect(f.l, T0, T0 + N * STEP, 0, NULL, NULL, NULL, &pods, &n), 0);
+        ck_assert_int_eq(gc_savings_collect(f.l, T0, T0 + N * STEP, 0, NULL, NULL, NULL, &pods, &n),
+                         0);
         ck_assert_uint_eq(n, 2);
         ck_assert_int_eq(pods[0].has_usage + pods[1].has_usage, 0);
         ck_assert_ptr_null(pods[0].resource);
         free(pods);
         /* A window the pods never touched. */
-        ck_assert_int_eq(sav_collect(f.l, T0 - 7200, T0, T0, pod_of, &f, &t, &pods, &n), 0);
+        ck_assert_int_eq(gc_savings_collect(f.l, T0 - 7200, T0, T0, pod_of, &f, &t, &pods, &n), 0);
         ck_assert_uint_eq(n, 0);
         free(pods);
-        sav_table_release(&t);
+        gc_savings_table_release(&t);
         teardown(&f);
 }
 END_TEST
@@ -253,7 +256,7 @@ END_TEST
 START_TEST(run_and_team_filter)
 {
         fixture f;
-        sav_table t;
+        gc_savings_table t;
         gc_advisor_pod *pods = NULL;
         size_t n = 0;
         gc_buf md, json;
@@ -262,14 +265,15 @@ START_TEST(run_and_team_filter)
         double all_saving;
 
         setup(&f);
-        ck_assert_int_eq(sav_table_build(f.store, T0, T0 + N * STEP, &t), 0);
+        ck_assert_int_eq(gc_savings_table_build(f.store, T0, T0 + N * STEP, &t), 0);
         ck_assert_int_eq(
-            sav_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n), 0);
+            gc_savings_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n),
+            0);
         gc_buf_init(&md, 1u << 20);
         gc_buf_init(&json, 1u << 20);
 
-        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
-                                 NULL, 0, &md, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
+                                        NULL, NULL, 0, &md, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -285,8 +289,8 @@ START_TEST(run_and_team_filter)
         /* A team's copy: its findings only, its totals, no notes naming other teams' pods. */
         gc_buf_reset(&md);
         gc_buf_reset(&json);
-        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
-                                 "ml", 0, &md, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
+                                        NULL, "ml", 0, &md, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -309,8 +313,8 @@ START_TEST(run_and_team_filter)
         ck_assert_ptr_null(strstr(md.data, "train-1"));
 
         gc_buf_reset(&json);
-        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
-                                 "web", 0, NULL, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
+                                        NULL, "web", 0, NULL, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -319,8 +323,8 @@ START_TEST(run_and_team_filter)
 
         /* A report's cut: the largest listed, the others counted. */
         gc_buf_reset(&json);
-        ck_assert_int_eq(sav_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
-                                 NULL, 1, NULL, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
+                                        NULL, NULL, 1, NULL, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -331,7 +335,7 @@ START_TEST(run_and_team_filter)
         gc_buf_free(&md);
         gc_buf_free(&json);
         free(pods);
-        sav_table_release(&t);
+        gc_savings_table_release(&t);
         teardown(&f);
 }
 END_TEST

@@ -1,5 +1,5 @@
 /* savings: the advisor's input from the ledger, pod records and dcgm usage (CLI and controller). */
-#include "savings.h"
+#include "savings/savings.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 
 #include "promtext/promtext.h"
 
-void sav_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret)
+void gc_savings_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret)
 {
         gc_gpuuse_opts_default(ret);
         ret->idle_activity = cfg->advisor.idle_activity;
@@ -20,7 +20,7 @@ void sav_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret)
         ret->retention_s = cfg->usage_retention_days * 86400;
 }
 
-static const char *sav__dup(gc_strpool *p, const char *s, int *failed)
+static const char *gc_savings__dup(gc_strpool *p, const char *s, int *failed)
 {
         const char *r;
 
@@ -32,7 +32,7 @@ static const char *sav__dup(gc_strpool *p, const char *s, int *failed)
         return r;
 }
 
-static int sav__cmp(const void *a, const void *b)
+static int gc_savings__cmp(const void *a, const void *b)
 {
         const gc_gpuuse_pod *x = a, *y = b;
         int r = strcmp(x->ns, y->ns);
@@ -40,7 +40,7 @@ static int sav__cmp(const void *a, const void *b)
         return r ? r : strcmp(x->pod, y->pod);
 }
 
-void sav_table_release(sav_table *t)
+void gc_savings_table_release(gc_savings_table *t)
 {
         free(t->v);
         t->pool = gc_strpool_free(t->pool);
@@ -48,9 +48,10 @@ void sav_table_release(sav_table *t)
         t->n = 0;
 }
 
-int sav_table_build(const gc_gpuuse *s, int64_t window_start, int64_t window_end, sav_table *ret)
+int gc_savings_table_build(const gc_gpuuse *s, int64_t window_start, int64_t window_end,
+                           gc_savings_table *ret)
 {
-        sav_table t;
+        gc_savings_table t;
         size_t cursor = 0, cap = gc_gpuuse_pod_count(s);
         gc_gpuuse_pod p;
         int failed = 0;
@@ -59,30 +60,31 @@ int sav_table_build(const gc_gpuuse *s, int64_t window_start, int64_t window_end
         t.pool = gc_strpool_new((size_t)1 << 30);
         t.v = calloc(cap ? cap : 1, sizeof(*t.v));
         if (!t.pool || !t.v) {
-                sav_table_release(&t);
+                gc_savings_table_release(&t);
                 return -ENOMEM;
         }
         while (t.n < cap && gc_gpuuse_pod_next(s, &cursor, window_start, window_end, &p) == 0) {
                 if (!p.ns || !p.pod)
                         continue;
-                p.ns = sav__dup(t.pool, p.ns, &failed);
-                p.pod = sav__dup(t.pool, p.pod, &failed);
-                p.container = sav__dup(t.pool, p.container, &failed);
-                p.model = sav__dup(t.pool, p.model, &failed);
-                p.mig_profile = sav__dup(t.pool, p.mig_profile, &failed);
-                p.hostname = sav__dup(t.pool, p.hostname, &failed);
+                p.ns = gc_savings__dup(t.pool, p.ns, &failed);
+                p.pod = gc_savings__dup(t.pool, p.pod, &failed);
+                p.container = gc_savings__dup(t.pool, p.container, &failed);
+                p.model = gc_savings__dup(t.pool, p.model, &failed);
+                p.mig_profile = gc_savings__dup(t.pool, p.mig_profile, &failed);
+                p.hostname = gc_savings__dup(t.pool, p.hostname, &failed);
                 if (failed) {
-                        sav_table_release(&t);
+                        gc_savings_table_release(&t);
                         return -ENOMEM;
                 }
                 t.v[t.n++] = p;
         }
-        qsort(t.v, t.n, sizeof(*t.v), sav__cmp);
+        qsort(t.v, t.n, sizeof(*t.v), gc_savings__cmp);
         *ret = t;
         return 0;
 }
 
-const gc_gpuuse_pod *sav_table_find(const sav_table *t, const char *ns, const char *pod)
+const gc_gpuuse_pod *gc_savings_table_find(const gc_savings_table *t, const char *ns,
+                                           const char *pod)
 {
         gc_gpuuse_pod key;
 
@@ -91,19 +93,19 @@ const gc_gpuuse_pod *sav_table_find(const sav_table *t, const char *ns, const ch
         memset(&key, 0, sizeof(key));
         key.ns = ns;
         key.pod = pod;
-        return bsearch(&key, t->v, t->n, sizeof(*t->v), sav__cmp);
+        return bsearch(&key, t->v, t->n, sizeof(*t->v), gc_savings__cmp);
 }
 
-typedef struct sav__acc {
+typedef struct gc_savings__acc {
         int64_t start, end, now;
-        sav_pod_fn pod_fn;
+        gc_savings_pod_fn pod_fn;
         void *ud;
-        const sav_table *usage;
+        const gc_savings_table *usage;
         gc_advisor_pod *v;
         size_t n, cap;
-} sav__acc;
+} gc_savings__acc;
 
-static const char *sav__source(gc_gpuuse_source s)
+static const char *gc_savings__source(gc_gpuuse_source s)
 {
         switch (s) {
         case GC_GPUUSE_SRC_GR_ENGINE:
@@ -122,7 +124,7 @@ static const char *sav__source(gc_gpuuse_source s)
  * the held span grows and the GPU-equivalents become their time-weighted mean (an open piece:
  * the current share). Returns 1 when merged.
  */
-static int sav__extend(sav__acc *a, const gc_usage *u)
+static int gc_savings__extend(gc_savings__acc *a, const gc_usage *u)
 {
         for (size_t i = a->n; i-- > 0;) {
                 gc_advisor_pod *p = &a->v[i];
@@ -141,7 +143,7 @@ static int sav__extend(sav__acc *a, const gc_usage *u)
                         p->geq = u->geq;
                 p->end = u->end;
                 if (p->has_usage) {
-                        const gc_gpuuse_pod *m = sav_table_find(a->usage, p->ns, p->name);
+                        const gc_gpuuse_pod *m = gc_savings_table_find(a->usage, p->ns, p->name);
                         int64_t to = a->now && held_to > a->now ? a->now : held_to;
 
                         p->coverage = m && to > s ? m->sampled_s / (double)(to - s) : 0;
@@ -153,9 +155,9 @@ static int sav__extend(sav__acc *a, const gc_usage *u)
         return 0;
 }
 
-static int sav__usage(void *ud, const gc_usage *u)
+static int gc_savings__usage(void *ud, const gc_usage *u)
 {
-        sav__acc *a = ud;
+        gc_savings__acc *a = ud;
         const gc_gpuuse_pod *m;
         const gc_pod *rec;
         gc_advisor_pod *p;
@@ -164,7 +166,7 @@ static int sav__usage(void *ud, const gc_usage *u)
         if (u->start >= a->end || (u->end != GC_OPEN && u->end <= a->start))
                 return 0;
         /* A later piece of a pod on a shared DRA claim extends the pod's entry (one pod). */
-        if ((u->flags & GC_USAGE_F_PART) && sav__extend(a, u))
+        if ((u->flags & GC_USAGE_F_PART) && gc_savings__extend(a, u))
                 return 0;
         if (a->n == a->cap) {
                 size_t nc = a->cap ? a->cap * 2 : 256;
@@ -203,7 +205,7 @@ static int sav__usage(void *ud, const gc_usage *u)
                         p->resource = GC_ADVISOR_DRA_RESOURCE;
                 }
         }
-        m = sav_table_find(a->usage, p->ns, p->name);
+        m = gc_savings_table_find(a->usage, p->ns, p->name);
         if (!m || m->samples == 0)
                 return 0;
         held_from = u->start > a->start ? u->start : a->start;
@@ -227,15 +229,16 @@ static int sav__usage(void *ud, const gc_usage *u)
         p->idle_longest_s = m->idle_longest_s;
         p->idle_total_s = m->idle_total_s;
         p->mig_profile = m->mig_profile;
-        p->activity_source = sav__source(m->activity_src);
+        p->activity_source = gc_savings__source(m->activity_src);
         return 0;
 }
 
-int sav_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now, sav_pod_fn pod_fn,
-                void *ud, const sav_table *usage, gc_advisor_pod **ret, size_t *ret_n)
+int gc_savings_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now,
+                       gc_savings_pod_fn pod_fn, void *ud, const gc_savings_table *usage,
+                       gc_advisor_pod **ret, size_t *ret_n)
 {
         gc_ledger_visitor vis;
-        sav__acc a;
+        gc_savings__acc a;
         int r;
 
         memset(&a, 0, sizeof(a));
@@ -246,7 +249,7 @@ int sav_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now, sav
         a.ud = ud;
         a.usage = usage;
         memset(&vis, 0, sizeof(vis));
-        vis.usage = sav__usage;
+        vis.usage = gc_savings__usage;
         r = gc_ledger_visit(l, &vis, &a);
         if (r < 0) {
                 free(a.v);
@@ -258,7 +261,8 @@ int sav_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now, sav
 }
 
 /* A view of r with only team's findings (and their totals); arrays malloc'd into *ret. */
-static int sav__only_team(const gc_advisor_result *r, const char *team, gc_advisor_result *ret)
+static int gc_savings__only_team(const gc_advisor_result *r, const char *team,
+                                 gc_advisor_result *ret)
 {
         gc_advisor_result v = *r;
         size_t n = 0, ns = 0;
@@ -297,10 +301,11 @@ static int sav__only_team(const gc_advisor_result *r, const char *team, gc_advis
         return 0;
 }
 
-int sav_run(const gc_config *cfg, const gc_advisor_opts *settings, const gc_ledger *l,
-            int64_t start, int64_t end, int64_t now, const gc_advisor_pod *pods, size_t n_pods,
-            const char *usage_note, const char *team, size_t max_findings, gc_buf *md, gc_buf *json,
-            gc_advisor_result **ret_result, char *err, size_t errlen)
+int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *settings, const gc_ledger *l,
+                   int64_t start, int64_t end, int64_t now, const gc_advisor_pod *pods,
+                   size_t n_pods, const char *usage_note, const char *team, size_t max_findings,
+                   gc_buf *md, gc_buf *json, gc_advisor_result **ret_result, char *err,
+                   size_t errlen)
 {
         gc_advisor_opts opts = settings ? *settings : cfg->advisor;
         gc_advisor_input in;
@@ -332,7 +337,7 @@ int sav_run(const gc_config *cfg, const gc_advisor_opts *settings, const gc_ledg
                 return r;
         shown = res;
         if (team) {
-                r = sav__only_team(res, team, &view);
+                r = gc_savings__only_team(res, team, &view);
                 if (r < 0)
                         goto finish;
                 if (max_findings && view.n_findings > max_findings)
@@ -359,15 +364,15 @@ finish:
 /* Largest gap between scrapes taken as one series (a longer gap is a hole, not an interval). */
 #define SAV_MAX_INTERVAL_S 3600
 
-typedef struct sav__times {
+typedef struct gc_savings__times {
         int64_t *v;
         size_t n, cap;
         int all_stamped;
-} sav__times;
+} gc_savings__times;
 
-static int sav__time_seen(const gc_prom_sample *s, void *ud)
+static int gc_savings__time_seen(const gc_prom_sample *s, void *ud)
 {
-        sav__times *t = ud;
+        gc_savings__times *t = ud;
 
         if (!s->has_timestamp) {
                 t->all_stamped = 0;
@@ -388,26 +393,26 @@ static int sav__time_seen(const gc_prom_sample *s, void *ud)
         return 0;
 }
 
-static int sav__cmp_i64(const void *a, const void *b)
+static int gc_savings__cmp_i64(const void *a, const void *b)
 {
         int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
         return (x > y) - (x < y);
 }
 
-int64_t sav_series_interval(const char *data, size_t len, int64_t *ret_first)
+int64_t gc_savings_series_interval(const char *data, size_t len, int64_t *ret_first)
 {
-        sav__times t = {NULL, 0, 0, 1};
+        gc_savings__times t = {NULL, 0, 0, 1};
         /* As gc_gpuuse_ingest_text reads it: an OpenMetrics file stamps in seconds. */
         unsigned flags = gc_prom_body_flags(data, len);
         int64_t best = 0;
 
         *ret_first = 0;
-        if (gc_prom_parse(data, len, 0, flags, sav__time_seen, &t, NULL) < 0 || !t.n) {
+        if (gc_prom_parse(data, len, 0, flags, gc_savings__time_seen, &t, NULL) < 0 || !t.n) {
                 free(t.v);
                 return 0;
         }
-        qsort(t.v, t.n, sizeof(*t.v), sav__cmp_i64);
+        qsort(t.v, t.n, sizeof(*t.v), gc_savings__cmp_i64);
         *ret_first = t.v[0];
         for (size_t i = 1; i < t.n; i++) {
                 int64_t gap = t.v[i] - t.v[i - 1];

@@ -1,4 +1,8 @@
-/* savings: the advisor's input from the ledger, pod records and dcgm usage (CLI and controller). */
+/*
+ * savings: the advisor's input from the ledger, pod records and dcgm usage, and the advisor run
+ * on it with the configuration's catalog and TCO. The CLI (`analyze`, `demo`) and the controller
+ * (its usage thread) share it, so both give the same findings from the same records.
+ */
 #ifndef GC_SAVINGS_H
 #define GC_SAVINGS_H
 
@@ -17,19 +21,21 @@
  * store may then go on ingesting in another thread while the table is read. Strings live in the
  * table's own pool.
  */
-typedef struct sav_table {
+typedef struct gc_savings_table {
         gc_strpool *pool;
         gc_gpuuse_pod *v;
         size_t n;
-} sav_table;
+} gc_savings_table;
 
 /* Copies every pod of s. [window_start, window_end) only scales each copy's coverage field. */
-int sav_table_build(const gc_gpuuse *s, int64_t window_start, int64_t window_end, sav_table *ret);
-void sav_table_release(sav_table *t); /* accepts a zeroed table */
-const gc_gpuuse_pod *sav_table_find(const sav_table *t, const char *ns, const char *pod);
+int gc_savings_table_build(const gc_gpuuse *s, int64_t window_start, int64_t window_end,
+                           gc_savings_table *ret);
+void gc_savings_table_release(gc_savings_table *t); /* accepts a zeroed table */
+const gc_gpuuse_pod *gc_savings_table_find(const gc_savings_table *t, const char *ns,
+                                           const char *pod);
 
 /* The pod record of a uid (controller kind, container, GPU resource), or NULL. */
-typedef const gc_pod *(*sav_pod_fn)(void *ud, const char *uid);
+typedef const gc_pod *(*gc_savings_pod_fn)(void *ud, const char *uid);
 
 /*
  * The advisor's pods: one per pod interval in the ledger overlapping [start, end), joined with
@@ -37,8 +43,9 @@ typedef const gc_pod *(*sav_pod_fn)(void *ud, const char *uid);
  * ledger's and the table's: the ledger must not change while the result is used. *ret is
  * malloc'd.
  */
-int sav_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now, sav_pod_fn pod_fn,
-                void *ud, const sav_table *usage, gc_advisor_pod **ret, size_t *ret_n);
+int gc_savings_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now,
+                       gc_savings_pod_fn pod_fn, void *ud, const gc_savings_table *usage,
+                       gc_advisor_pod **ret, size_t *ret_n);
 
 /*
  * Runs the advisor over [start, end) with the configuration's options, catalog and TCO, and
@@ -50,19 +57,20 @@ int sav_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t now, sav
  * gc_advisor_result_free). opts: the advisor's settings, NULL for cfg->advisor (the controller
  * passes a copy naming the DeviceClasses it watches).
  */
-int sav_run(const gc_config *cfg, const gc_advisor_opts *opts, const gc_ledger *l, int64_t start,
-            int64_t end, int64_t now, const gc_advisor_pod *pods, size_t n_pods,
-            const char *usage_note, const char *team, size_t max_findings, gc_buf *md, gc_buf *json,
-            gc_advisor_result **ret_result, char *err, size_t errlen);
+int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *opts, const gc_ledger *l,
+                   int64_t start, int64_t end, int64_t now, const gc_advisor_pod *pods,
+                   size_t n_pods, const char *usage_note, const char *team, size_t max_findings,
+                   gc_buf *md, gc_buf *json, gc_advisor_result **ret_result, char *err,
+                   size_t errlen);
 
 /*
  * A saved body's scrape interval: the smallest gap between two distinct sample times, so that
  * each reading covers the time to the next one; *ret_first the earliest time (0: none). 0 when
  * the body has fewer than two times, some samples carry no timestamp, or the gap is over an hour.
  */
-int64_t sav_series_interval(const char *data, size_t len, int64_t *ret_first);
+int64_t gc_savings_series_interval(const char *data, size_t len, int64_t *ret_first);
 
 /* The store's options from the configuration (idle thresholds shared with the advisor). */
-void sav_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret);
+void gc_savings_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret);
 
 #endif
