@@ -6,8 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "ctl_int.h"
 #include "dump/dump.h"
 #include "embedded.h"
@@ -15,13 +13,10 @@
 #include "log.h"
 #include "savings/savings.h"
 
-#define CTL_ADVISE_EVERY_S   60     /* the advisor's findings are at most this old */
-#define CTL_ADVISE_FRESH_S   5      /* ...and follow new usage data this soon */
-#define CTL_ADVICE_WINDOW_S  604800 /* over the last 7 days */
-#define CTL_DCGM_MAX_TARGETS 10000  /* dcgm-exporter pods scraped */
-#define CTL_TOKEN_MAX        65536  /* a bearer token file */
-#define CTL_PROM_CHUNK_S     86400  /* history read one day per query */
-#define CTL_REPORT_FINDINGS  50     /* a report lists the largest; the API has them all */
+#define CTL_ADVISE_EVERY_S  60     /* the advisor's findings are at most this old */
+#define CTL_ADVISE_FRESH_S  5      /* ...and follow new usage data this soon */
+#define CTL_ADVICE_WINDOW_S 604800 /* over the last 7 days */
+#define CTL_REPORT_FINDINGS 50     /* a report lists the largest; the API has them all */
 
 /*
  * Two locks, never one inside the other except c->mu then u->mu (the snapshot builder and the
@@ -48,10 +43,10 @@ struct ctl_usage {
         atomic_int fresh; /* new summaries since the advisor last ran */
         gc_gpuuse *store;
         gc_kube *kube;
-        int64_t next_dcgm, next_prom, prom_until;
-        int prom_history_done;
-        int failing;     /* the last round had errors: log the next success */
-        int slow_logged; /* a round took longer than the interval (said once) */
+        int64_t next_dcgm, next_prom;
+        gc_gpuuse_prom_plan prom; /* which Prometheus range is due */
+        int failing;              /* the last round had errors: log the next success */
+        int slow_logged;          /* a round took longer than the interval (said once) */
 
         /* The main thread's. */
         int64_t next_advice, advised_at;
@@ -93,67 +88,26 @@ static void ctl__publish_table(struct ctl_usage *u, int64_t now)
 
 /* ---- dcgm-exporter: find the pods, scrape each ------------------------------------------- */
 
-/* Appends s percent-encoded (a label selector in a query string). */
-static int ctl__escape(gc_buf *b, const char *s)
-{
-        int r = 0;
-
-        for (; *s && r == 0; s++) {
-                unsigned char ch = (unsigned char)*s;
-
-                if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~')
-                        r = gc_buf_append(b, s, 1);
-                else
-                        r = gc_buf_printf(b, "%%%02X", ch);
-        }
-        return r;
-}
-
-/* Appends the scrape URL of one address; 0 when skipped (bad address, too many). */
-static int ctl__add_target(const gc_config_dcgm *d, const cJSON *ip, char **urls, size_t *n)
-{
-        char url[1200];
-        int v6;
-
-        if (*n == CTL_DCGM_MAX_TARGETS || !cJSON_IsString(ip) || !*ip->valuestring ||
-            strlen(ip->valuestring) > 64)
-                return 0;
-        v6 = strchr(ip->valuestring, ':') != NULL;
-        snprintf(url, sizeof(url), "%s://%s%s%s:%d%s", d->scheme, v6 ? "[" : "", ip->valuestring,
-                 v6 ? "]" : "", d->port, d->path);
-        urls[*n] = strdup(url);
-        if (!urls[*n])
-                return -ENOMEM;
-        (*n)++;
-        return 0;
-}
-
 /*
  * The scrape URLs of the dcgm-exporter pods: the running pods the label selector picks, or the
- * ready addresses of the Service's Endpoints. *ret_urls: malloc'd strings.
+ * ready addresses of the Service's Endpoints (pkg/gpuuse reads them). *ret_urls: malloc'd.
  */
 static int ctl__dcgm_targets(struct ctl_usage *u, char ***ret_urls, size_t *ret_n, char *err,
                              size_t errlen)
 {
         const gc_config_dcgm *d = &u->c->cfg->dcgm;
-        const char *what = d->service ? "reading the Endpoints" : "listing pods";
+        const gc_gpuuse_targets_opts o = {.ns = d->ns,
+                                          .label_selector = d->label_selector,
+                                          .service = d->service,
+                                          .port = d->port,
+                                          .path = d->path,
+                                          .scheme = d->scheme};
         gc_buf path, body;
-        cJSON *root = NULL;
-        const cJSON *it, *items;
-        char **urls = NULL;
-        size_t n = 0;
         long status = 0;
         int r;
 
         gc_buf_init(&path, 4096);
-        if (d->service) {
-                r = gc_buf_printf(&path, "/api/v1/namespaces/%s/endpoints/%s", d->ns, d->service);
-        } else {
-                r = gc_buf_printf(&path, "/api/v1/namespaces/%s/pods?labelSelector=", d->ns);
-                if (r == 0)
-                        r = ctl__escape(&path, d->label_selector);
-        }
+        r = gc_gpuuse_targets_path(&o, &path);
         if (r < 0) {
                 snprintf(err, errlen, "label selector too long");
                 gc_buf_free(&path);
@@ -163,58 +117,14 @@ static int ctl__dcgm_targets(struct ctl_usage *u, char ***ret_urls, size_t *ret_
         r = gc_kube_request(u->kube, "GET", path.data, NULL, NULL, 0, &status, &body, err, errlen);
         gc_buf_free(&path);
         if (r == 0 && status != 200) {
-                snprintf(err, errlen, "%s in %s: HTTP %ld", what, d->ns, status);
+                snprintf(err, errlen, "%s in %s: HTTP %ld",
+                         d->service ? "reading the Endpoints" : "listing pods", d->ns, status);
                 r = -EIO;
         }
-        if (r == 0) {
-                root = cJSON_ParseWithLengthOpts(body.data, body.len, NULL, 0);
-                if (!root) {
-                        snprintf(err, errlen, "%s in %s: not JSON", what, d->ns);
-                        r = -EINVAL;
-                }
-        }
-        if (r == 0) {
-                urls = calloc(CTL_DCGM_MAX_TARGETS, sizeof(*urls));
-                if (!urls)
-                        r = -ENOMEM;
-        }
-        items = r == 0 ? cJSON_GetObjectItemCaseSensitive(root, d->service ? "subsets" : "items")
-                       : NULL;
-        cJSON_ArrayForEach(it, items)
-        {
-                if (d->service) {
-                        /* Ready addresses only: notReadyAddresses are not scraped. */
-                        const cJSON *a;
-
-                        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(it, "addresses"))
-                        {
-                                r = ctl__add_target(d, cJSON_GetObjectItemCaseSensitive(a, "ip"),
-                                                    urls, &n);
-                                if (r < 0)
-                                        break;
-                        }
-                } else {
-                        const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "status");
-                        const cJSON *phase = cJSON_GetObjectItemCaseSensitive(st, "phase");
-
-                        if (cJSON_IsString(phase) && strcmp(phase->valuestring, "Running") == 0)
-                                r = ctl__add_target(
-                                    d, cJSON_GetObjectItemCaseSensitive(st, "podIP"), urls, &n);
-                }
-                if (r < 0)
-                        break;
-        }
-        cJSON_Delete(root);
+        if (r == 0)
+                r = gc_gpuuse_targets_parse(&o, body.data, body.len, ret_urls, ret_n, err, errlen);
         gc_buf_free(&body);
-        if (r < 0) {
-                for (size_t i = 0; urls && i < n; i++)
-                        free(urls[i]);
-                free(urls);
-                return r;
-        }
-        *ret_urls = urls;
-        *ret_n = n;
-        return 0;
+        return r;
 }
 
 static void ctl__dcgm_round(struct ctl_usage *u, int64_t now)
@@ -261,30 +171,10 @@ static void ctl__dcgm_round(struct ctl_usage *u, int64_t now)
                         "pods", count, NULL);
                 u->slow_logged = 1;
         }
-        for (size_t i = 0; i < n; i++)
-                free(urls[i]);
-        free(urls);
+        gc_gpuuse_targets_free(urls, n);
 }
 
 /* ---- Prometheus ------------------------------------------------------------------------------ */
-
-/* The token, re-read on each query (a projected token rotates). NULL when none is configured. */
-static int ctl__token(const gc_config_prometheus *p, gc_buf *ret, char *err, size_t errlen)
-{
-        int r;
-
-        if (!p->bearer_token_file)
-                return 0;
-        r = gc_read_file(p->bearer_token_file, CTL_TOKEN_MAX, ret);
-        if (r < 0) {
-                snprintf(err, errlen, "%s: %s", p->bearer_token_file, strerror(-r));
-                return r;
-        }
-        while (ret->len && (ret->data[ret->len - 1] == '\n' || ret->data[ret->len - 1] == '\r' ||
-                            ret->data[ret->len - 1] == ' '))
-                ret->data[--ret->len] = '\0';
-        return 0;
-}
 
 static int ctl__prom_range(struct ctl_usage *u, int64_t start, int64_t end, char *err,
                            size_t errlen)
@@ -296,7 +186,8 @@ static int ctl__prom_range(struct ctl_usage *u, int64_t start, int64_t end, char
 
         memset(&token, 0, sizeof(token));
         memset(&st, 0, sizeof(st));
-        r = ctl__token(p, &token, err, errlen);
+        r = p->bearer_token_file ? gc_gpuuse_read_token(p->bearer_token_file, &token, err, errlen)
+                                 : 0;
         if (r == 0)
                 r = gc_gpuuse_prom_query_range(u->store, p->url, NULL, start, end, p->step_s,
                                                (long)p->timeout_s, p->max_body_bytes, token.data,
@@ -309,34 +200,19 @@ static int ctl__prom_range(struct ctl_usage *u, int64_t start, int64_t end, char
 static void ctl__prom_round(struct ctl_usage *u, int64_t now)
 {
         const gc_config_prometheus *p = &u->c->cfg->prometheus;
+        int64_t start, end;
         char err[512];
-        int r = 0;
+        int k = GC_GPUUSE_PROM_NONE, r = 0;
 
-        if (!u->prom_history_done) {
-                /* The lookback first, oldest day first: a store drops readings older than it
-                 * has taken in. */
-                int64_t from = now - p->lookback_days * 86400;
-
-                for (int64_t s = from; s < now && r == 0 && !atomic_load(&u->stop);
-                     s += CTL_PROM_CHUNK_S) {
-                        int64_t e = s + CTL_PROM_CHUNK_S < now ? s + CTL_PROM_CHUNK_S : now;
-
-                        r = ctl__prom_range(u, s, e, err, sizeof(err));
-                        if (r == 0)
-                                u->prom_until = e;
-                }
-                if (r == 0 && !atomic_load(&u->stop)) {
-                        u->prom_history_done = 1;
-                        ctl_log(CTL_INFO, "read the usage history from Prometheus", "url", p->url,
-                                NULL);
-                }
-        } else if (now > u->prom_until) {
-                int64_t from = u->prom_until + p->step_s;
-
-                r = from <= now ? ctl__prom_range(u, from, now, err, sizeof(err)) : 0;
-                if (r == 0 && from <= now)
-                        u->prom_until = now;
+        while (!atomic_load(&u->stop) &&
+               (k = gc_gpuuse_prom_plan_next(&u->prom, now, &start, &end)) == GC_GPUUSE_PROM_DUE) {
+                r = ctl__prom_range(u, start, end, err, sizeof(err));
+                gc_gpuuse_prom_plan_done(&u->prom, end, r == 0);
+                if (r < 0)
+                        break;
         }
+        if (r == 0 && k == GC_GPUUSE_PROM_HISTORY_DONE)
+                ctl_log(CTL_INFO, "read the usage history from Prometheus", "url", p->url, NULL);
         if (r < 0) {
                 ctl_log(u->failing ? CTL_DEBUG : CTL_WARN, "Prometheus query failed", "url", p->url,
                         "error", err, NULL);
@@ -368,7 +244,7 @@ static void *ctl__usage_main(void *arg)
                 if (cfg->has_prometheus && now >= u->next_prom) {
                         /* Until the history is in, retry soon after a failure. */
                         u->next_prom =
-                            now + (u->prom_history_done ? cfg->prometheus.interval_s : 10);
+                            now + (u->prom.history_done ? cfg->prometheus.interval_s : 10);
                         ctl__prom_round(u, now);
                         fetched = 1;
                 }
@@ -532,6 +408,8 @@ static int ctl__demo(ctl *c)
         u->store = gc_gpuuse_new(&uo);
         if (!u->store)
                 return -ENOMEM;
+        u->prom.lookback_s = c->cfg->prometheus.lookback_days * 86400;
+        u->prom.step_s = c->cfg->prometheus.step_s;
         memset(&st, 0, sizeof(st));
         r = gc_gpuuse_ingest_text(u->store, metrics->data, metrics->len, now,
                                   gc_savings_series_interval(metrics->data, metrics->len, &first),
@@ -571,6 +449,8 @@ int ctl_usage_start(ctl *c)
         u->store = gc_gpuuse_new(&uo);
         if (!u->store)
                 return -ENOMEM;
+        u->prom.lookback_s = c->cfg->prometheus.lookback_days * 86400;
+        u->prom.step_s = c->cfg->prometheus.step_s;
         if (c->cfg->has_dcgm) {
                 u->kube = gc_kube_new(&c->kcfg, err, sizeof(err));
                 if (!u->kube) {

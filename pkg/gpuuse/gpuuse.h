@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/util.h"
+
 /*
  * A store keeps, per pod (namespace/pod) and per device (UUID, plus GPU_I_ID for a MIG
  * instance), running figures only: sums, maxima, a 1%-bin activity histogram and the idle
@@ -164,6 +166,60 @@ int gc_gpuuse_prom_query_range(gc_gpuuse *s, const char *base_url, const char *p
 int gc_gpuuse_prom_query(gc_gpuuse *s, const char *base_url, const char *promql, int64_t at,
                          long timeout_s, size_t max_body_bytes, const char *bearer_token,
                          gc_gpuuse_stats *st, char *err, size_t errlen);
+
+/*
+ * Where the dcgm-exporter pods are. The caller GETs gc_gpuuse_targets_path from the Kubernetes
+ * API (its own client) and hands the body to gc_gpuuse_targets_parse: the scrape URLs
+ * (scheme://ip:port/path, IPv6 in brackets) of the Running pods the label selector picks, or of
+ * the ready addresses of the Service's Endpoints (notReadyAddresses are skipped). Addresses
+ * that are not strings, empty or over 64 bytes are skipped; at most GC_GPUUSE_MAX_TARGETS.
+ */
+#define GC_GPUUSE_MAX_TARGETS 10000
+typedef struct gc_gpuuse_targets_opts {
+        const char *ns;             /* the namespace of the pods or the Service */
+        const char *label_selector; /* the pods' selector, or */
+        const char *service;        /* the Service (wins when both are set) */
+        int port;
+        const char *path;   /* "/metrics" */
+        const char *scheme; /* "http" or "https" */
+} gc_gpuuse_targets_opts;
+
+/* Appends the API path to GET (the selector percent-encoded). -E2BIG past ret's limit. */
+int gc_gpuuse_targets_path(const gc_gpuuse_targets_opts *o, gc_buf *ret);
+/* *ret_urls: malloc'd strings, freed by gc_gpuuse_targets_free. -EINVAL (err says) on no JSON. */
+int gc_gpuuse_targets_parse(const gc_gpuuse_targets_opts *o, const char *body, size_t len,
+                            char ***ret_urls, size_t *ret_n, char *err, size_t errlen);
+void gc_gpuuse_targets_free(char **urls, size_t n); /* accepts NULL */
+
+/* A bearer token file (at most GC_GPUUSE_TOKEN_MAX bytes), trailing newlines and blanks cut.
+ * Re-read before each request: a projected token rotates. */
+#define GC_GPUUSE_TOKEN_MAX 65536
+int gc_gpuuse_read_token(const char *path, gc_buf *ret, char *err, size_t errlen);
+
+/*
+ * Which Prometheus range to ask next. First the history: [now - lookback_s, now) of the round
+ * that starts it, one day per query, oldest first (a store drops readings older than it has
+ * taken in); a failed query starts the pass over at the next round. Then, each round, from the
+ * last reading on: [until + step_s, now]. Zero the struct, set lookback_s and step_s; at each
+ * round call next with the round's now until it returns other than DUE, querying each range
+ * it gives and reporting it with done (stop at a failure).
+ */
+#define GC_GPUUSE_PROM_CHUNK_S 86400
+enum {
+        GC_GPUUSE_PROM_NONE = 0,         /* nothing due this round */
+        GC_GPUUSE_PROM_DUE = 1,          /* query [*ret_start, *ret_end] */
+        GC_GPUUSE_PROM_HISTORY_DONE = 2, /* the lookback is in: nothing more this round */
+};
+typedef struct gc_gpuuse_prom_plan {
+        int64_t lookback_s, step_s; /* the caller's */
+        int64_t until;              /* readings up to here are in */
+        int history_done;
+        int in_pass; /* a history pass runs; next is its next start */
+        int64_t next;
+} gc_gpuuse_prom_plan;
+int gc_gpuuse_prom_plan_next(gc_gpuuse_prom_plan *p, int64_t now, int64_t *ret_start,
+                             int64_t *ret_end);
+void gc_gpuuse_prom_plan_done(gc_gpuuse_prom_plan *p, int64_t end, int ok);
 
 /* Drops pods and devices whose last reading is before now - retention_s. Returns how many. */
 size_t gc_gpuuse_expire(gc_gpuuse *s, int64_t now);

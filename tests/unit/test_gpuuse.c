@@ -894,6 +894,191 @@ START_TEST(test_query_range_http)
 }
 END_TEST
 
+/* ---- targets: dcgm-exporter discovery, token files, the Prometheus plan -------------------- */
+
+static const gc_gpuuse_targets_opts pods_opts = {.ns = "gpu-operator",
+                                                 .label_selector =
+                                                     "app=nvidia-dcgm-exporter,x in (a b)",
+                                                 .port = 9400,
+                                                 .path = "/metrics",
+                                                 .scheme = "http"};
+
+START_TEST(test_targets_path)
+{
+        gc_gpuuse_targets_opts svc = pods_opts;
+        gc_buf b;
+
+        gc_buf_init(&b, 4096);
+        ck_assert_int_eq(gc_gpuuse_targets_path(&pods_opts, &b), 0);
+        ck_assert_str_eq(b.data, "/api/v1/namespaces/gpu-operator/pods?labelSelector="
+                                 "app%3Dnvidia-dcgm-exporter%2Cx%20in%20%28a%20b%29");
+        gc_buf_reset(&b);
+        svc.service = "dcgm";
+        ck_assert_int_eq(gc_gpuuse_targets_path(&svc, &b), 0);
+        ck_assert_str_eq(b.data, "/api/v1/namespaces/gpu-operator/endpoints/dcgm");
+        gc_buf_free(&b);
+        /* A selector past the limit is an error, not a cut selector. */
+        gc_buf_init(&b, 40);
+        ck_assert_int_lt(gc_gpuuse_targets_path(&pods_opts, &b), 0);
+        gc_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_targets_parse)
+{
+        static const char pods[] =
+            "{\"items\":["
+            "{\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.7\"}},"
+            "{\"status\":{\"phase\":\"Pending\",\"podIP\":\"10.0.0.8\"}},"
+            "{\"status\":{\"phase\":\"Running\",\"podIP\":\"fd00::9\"}},"
+            "{\"status\":{\"phase\":\"Running\",\"podIP\":\"\"}},"
+            "{\"status\":{\"phase\":\"Running\",\"podIP\":7}},"
+            "{\"status\":{\"phase\":\"Running\",\"podIP\":"
+            "\"0123456789012345678901234567890123456789012345678901234567890123456789\"}},"
+            "{\"status\":{\"phase\":\"Running\"}}]}";
+        static const char endpoints[] =
+            "{\"subsets\":[{\"addresses\":[{\"ip\":\"10.1.0.1\"},{\"ip\":\"10.1.0.2\"}],"
+            "\"notReadyAddresses\":[{\"ip\":\"10.1.0.3\"}]},{\"addresses\":[{\"ip\":\"10.1.0.4\"}]}"
+            "]}";
+        gc_gpuuse_targets_opts svc = pods_opts;
+        char err[256] = "", **urls = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(
+            gc_gpuuse_targets_parse(&pods_opts, pods, strlen(pods), &urls, &n, err, sizeof(err)),
+            0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_str_eq(urls[0], "http://10.0.0.7:9400/metrics");
+        ck_assert_str_eq(urls[1], "http://[fd00::9]:9400/metrics");
+        gc_gpuuse_targets_free(urls, n);
+
+        svc.service = "dcgm";
+        svc.scheme = "https";
+        svc.path = "/m";
+        ck_assert_int_eq(gc_gpuuse_targets_parse(&svc, endpoints, strlen(endpoints), &urls, &n, err,
+                                                 sizeof(err)),
+                         0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_str_eq(urls[0], "https://10.1.0.1:9400/m");
+        ck_assert_str_eq(urls[2], "https://10.1.0.4:9400/m");
+        gc_gpuuse_targets_free(urls, n);
+
+        /* Nothing there: no URLs, no error. Not JSON: an error naming what was read. */
+        ck_assert_int_eq(gc_gpuuse_targets_parse(&svc, "{}", 2, &urls, &n, err, sizeof(err)), 0);
+        ck_assert_uint_eq(n, 0);
+        gc_gpuuse_targets_free(urls, n);
+        ck_assert_int_eq(
+            gc_gpuuse_targets_parse(&svc, "{\"subsets\":[", 12, &urls, &n, err, sizeof(err)),
+            -EINVAL);
+        ck_assert_str_eq(err, "reading the Endpoints in gpu-operator: not JSON");
+        ck_assert_int_eq(gc_gpuuse_targets_parse(&pods_opts, NULL, 0, &urls, &n, err, sizeof(err)),
+                         -EINVAL);
+        ck_assert_str_eq(err, "listing pods in gpu-operator: not JSON");
+}
+END_TEST
+
+START_TEST(test_targets_bounded)
+{
+        gc_buf body;
+        char err[256], **urls = NULL;
+        size_t n = 0;
+
+        gc_buf_init(&body, 1 << 20);
+        ck_assert_int_eq(gc_buf_puts(&body, "{\"subsets\":[{\"addresses\":["), 0);
+        for (int i = 0; i < GC_GPUUSE_MAX_TARGETS + 5; i++)
+                ck_assert_int_eq(gc_buf_printf(&body, "%s{\"ip\":\"10.%d.%d.%d\"}", i ? "," : "",
+                                               i >> 16, (i >> 8) & 255, i & 255),
+                                 0);
+        ck_assert_int_eq(gc_buf_puts(&body, "]}]}"), 0);
+        {
+                gc_gpuuse_targets_opts svc = pods_opts;
+
+                svc.service = "dcgm";
+                ck_assert_int_eq(
+                    gc_gpuuse_targets_parse(&svc, body.data, body.len, &urls, &n, err, sizeof(err)),
+                    0);
+        }
+        ck_assert_uint_eq(n, GC_GPUUSE_MAX_TARGETS);
+        gc_gpuuse_targets_free(urls, n);
+        gc_buf_free(&body);
+}
+END_TEST
+
+START_TEST(test_read_token)
+{
+        char path[] = "/tmp/gc-token-XXXXXX", err[256] = "";
+        gc_buf t;
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "abc.def \r\n\n", 11), 11);
+        close(fd);
+        memset(&t, 0, sizeof(t));
+        ck_assert_int_eq(gc_gpuuse_read_token(path, &t, err, sizeof(err)), 0);
+        ck_assert_str_eq(t.data, "abc.def");
+        gc_buf_free(&t);
+        unlink(path);
+        ck_assert_int_eq(gc_gpuuse_read_token(path, &t, err, sizeof(err)), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(err, "gc-token-"));
+        ck_assert_ptr_nonnull(strstr(err, "No such file"));
+}
+END_TEST
+
+START_TEST(test_prom_plan)
+{
+        gc_gpuuse_prom_plan p;
+        int64_t s = 0, e = 0, now = T0;
+
+        /* Two days and a half of history: three queries, oldest first, then the history is in. */
+        memset(&p, 0, sizeof(p));
+        p.lookback_s = 2 * 86400 + 43200;
+        p.step_s = 60;
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now, &s, &e), GC_GPUUSE_PROM_DUE);
+        ck_assert_int_eq(s, now - p.lookback_s);
+        ck_assert_int_eq(e, s + 86400);
+        gc_gpuuse_prom_plan_done(&p, e, 1);
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now, &s, &e), GC_GPUUSE_PROM_DUE);
+        ck_assert_int_eq(e, now - 43200);
+        /* A failure: the next round starts the pass over, from its own now. */
+        gc_gpuuse_prom_plan_done(&p, e, 0);
+        now += 10;
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now, &s, &e), GC_GPUUSE_PROM_DUE);
+        ck_assert_int_eq(s, now - p.lookback_s);
+        for (int i = 0; i < 3; i++) {
+                if (i)
+                        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now, &s, &e),
+                                         GC_GPUUSE_PROM_DUE);
+                gc_gpuuse_prom_plan_done(&p, e, 1);
+        }
+        ck_assert_int_eq(e, now);
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now, &s, &e), GC_GPUUSE_PROM_HISTORY_DONE);
+        ck_assert_int_eq(p.history_done, 1);
+        ck_assert_int_eq(p.until, now);
+        /* Then from the last reading on, once a step has passed. */
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now + 30, &s, &e), GC_GPUUSE_PROM_NONE);
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now + 300, &s, &e), GC_GPUUSE_PROM_DUE);
+        ck_assert_int_eq(s, now + 60);
+        ck_assert_int_eq(e, now + 300);
+        gc_gpuuse_prom_plan_done(&p, e, 0);
+        ck_assert_int_eq(p.until, now);
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, now + 360, &s, &e), GC_GPUUSE_PROM_DUE);
+        ck_assert_int_eq(s, now + 60);
+        gc_gpuuse_prom_plan_done(&p, e, 1);
+        ck_assert_int_eq(p.until, now + 360);
+
+        /* No lookback: the readings start now, not at the epoch (a query from 1970 at a one-minute
+         * step is more points than Prometheus answers, so it never would). */
+        memset(&p, 0, sizeof(p));
+        p.step_s = 60;
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, T0, &s, &e), GC_GPUUSE_PROM_HISTORY_DONE);
+        ck_assert_int_eq(p.until, T0);
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, T0 + 120, &s, &e), GC_GPUUSE_PROM_DUE);
+        ck_assert_int_eq(s, T0 + 60);
+        p.step_s = 0;
+        ck_assert_int_eq(gc_gpuuse_prom_plan_next(&p, T0, &s, &e), -EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("gpuuse");
@@ -918,6 +1103,11 @@ static Suite *suite(void)
         tcase_add_test(tc, test_scrape_openmetrics);
         tcase_add_test(tc, test_query_range_http);
         tcase_add_test(tc, test_scrape_timeout);
+        tcase_add_test(tc, test_targets_path);
+        tcase_add_test(tc, test_targets_parse);
+        tcase_add_test(tc, test_targets_bounded);
+        tcase_add_test(tc, test_read_token);
+        tcase_add_test(tc, test_prom_plan);
         suite_add_tcase(s, tc);
         return s;
 }
