@@ -1,4 +1,5 @@
-/* fuzz_gpuuse: any text body or Prometheus answer keeps the store's summaries in range. */
+/* fuzz_gpuuse: any text body or Prometheus answer keeps the store's summaries in range; any list
+ * gives well-formed dcgm-exporter scrape URLs. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,36 @@ static void check(const gc_gpuuse *s)
         while (gc_gpuuse_device_next(s, &cur, &d) == 0)
                 if (!d.uuid || gc_gpuuse_device_get(s, d.uuid, d.gpu_i_id, &d) != 0)
                         __builtin_trap();
+}
+
+/* The same bytes as the dcgm-exporter pods' list, and as their Service's Endpoints: every URL
+ * is the scheme, an address and the port and path, and there are never more than the bound. */
+static void check_targets(const uint8_t *data, size_t size)
+{
+        gc_gpuuse_targets_opts o = {.ns = "gpu-operator",
+                                    .label_selector = "app=nvidia-dcgm-exporter",
+                                    .port = 9400,
+                                    .path = "/metrics",
+                                    .scheme = "http"};
+        char err[256], **urls = NULL;
+        size_t n = 0;
+
+        for (int k = 0; k < 2; k++) {
+                o.service = k ? "dcgm" : NULL;
+                if (gc_gpuuse_targets_parse(&o, (const char *)data, size, &urls, &n, err,
+                                            sizeof(err)) < 0)
+                        continue;
+                if (n > GC_GPUUSE_MAX_TARGETS)
+                        __builtin_trap();
+                for (size_t i = 0; i < n; i++) {
+                        size_t len = strlen(urls[i]);
+
+                        if (strncmp(urls[i], "http://", 7) != 0 || len < 7 + 1 + 13 ||
+                            strcmp(urls[i] + len - 13, ":9400/metrics") != 0)
+                                __builtin_trap();
+                }
+                gc_gpuuse_targets_free(urls, n);
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -62,5 +93,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 __builtin_trap();
         }
         gc_gpuuse_free(s);
+        check_targets(data, size);
         return 0;
 }
