@@ -43,23 +43,6 @@ static void ctl__remember(const char *name, uint64_t hash)
         ctl__written[i].hash = hash;
 }
 
-static void ctl__opts(const ctl *c, gc_publish_opts *o)
-{
-        memset(o, 0, sizeof(*o));
-        o->cluster = c->cfg->cluster;
-        o->currency = c->cfg->catalog->currency;
-        o->top_n = c->cfg->top_n;
-        o->utc_offset_s = c->cfg->utc_offset_s;
-        o->tz = c->cfg->tz;
-        o->daily_retention_days = c->cfg->daily_retention_days;
-        o->weekly_retention_weeks = c->cfg->weekly_retention_weeks;
-        o->chargeback = &c->cfg->chargeback;
-        o->monthly_retention_months = c->cfg->monthly_retention_months;
-        o->budgets = c->cfg->budgets;
-        o->n_budgets = c->cfg->n_budgets;
-        o->budget_warn_share = c->cfg->budget_warn_share;
-}
-
 /* Renders under the lock, writes outside it. */
 static int ctl__write(ctl *c, const gc_publish_opts *po, const gc_publish_period *p, const char *ns,
                       const char *name, const char *team, int64_t now)
@@ -299,7 +282,7 @@ int ctl_publish(ctl *c, int64_t now)
                 ctl_log(CTL_WARN, "test: stalling report writes", NULL);
         for (int64_t i = 0; i < c->o->test_stall_report_s * 10 && !c->inf_stop; i++)
                 usleep(100 * 1000);
-        ctl__opts(c, &po);
+        gc_config_publish_opts(c->cfg, &po);
         memset(&plan, 0, sizeof(plan));
         pthread_mutex_lock(&c->mu);
         r = gc_publish_plan_make(c->ledger, &po, now, &plan);

@@ -431,6 +431,7 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
         const char *fmt = gc_httpd_query(x->req, "format");
         const gc_publish_period *p = NULL;
         const gc_snapshot *s = x->s;
+        gc_publish_opts o;
         gc_period_report rep;
         char pid[16];
 
@@ -461,21 +462,9 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
                                            "retention (list: /api/v1/reports/%s)",
                                            kind, id, kind);
         }
-        memset(&rep, 0, sizeof(rep));
-        rep.ledger = s->p.ledger;
-        rep.kind = kind;
-        rep.cluster = s->p.cfg->cluster;
-        rep.currency = s->currency;
-        rep.start = p->start;
-        rep.end = p->end;
-        rep.now = s->p.now;
-        rep.top_n = s->p.cfg->top_n;
-        rep.utc_offset_s = s->p.cfg->utc_offset_s;
-        rep.chargeback = &s->p.cfg->chargeback;
-        rep.tz = s->p.cfg->tz;
-        rep.budgets = s->p.cfg->budgets;
-        rep.n_budgets = s->p.cfg->n_budgets;
-        rep.budget_warn_share = s->p.cfg->budget_warn_share;
+        gc_config_publish_opts(s->p.cfg, &o);
+        if (gc_publish_report_init(s->p.ledger, &o, p, s->p.now, &rep) < 0)
+                return gc__api_bad(x, 500, NULL, "the report settings are not valid");
         /* The findings stand on the last week of measured use (their text names the window):
          * they go with the periods that overlap it. Older periods' Savings are in their report
          * ConfigMaps, made at their end. */

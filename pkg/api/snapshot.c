@@ -161,19 +161,10 @@ const gc_publish_plan *gc__api_plan(gc_snapshot *s, int *ret_err)
 
         pthread_mutex_lock(&s->plan_mu);
         if (s->plan_state == 0) {
-                const gc_config *c = s->p.cfg;
                 gc_publish_opts o;
                 int r;
 
-                memset(&o, 0, sizeof(o));
-                o.cluster = c->cluster;
-                o.currency = s->currency;
-                o.top_n = c->top_n;
-                o.utc_offset_s = c->utc_offset_s;
-                o.tz = c->tz;
-                o.daily_retention_days = c->daily_retention_days;
-                o.weekly_retention_weeks = c->weekly_retention_weeks;
-                o.monthly_retention_months = c->monthly_retention_months;
+                gc_config_publish_opts(s->p.cfg, &o);
                 r = gc_publish_plan_make(s->p.ledger, &o, s->p.now, &s->plan);
                 s->plan_state = r < 0 ? r : 1;
         }

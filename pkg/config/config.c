@@ -1418,3 +1418,20 @@ void gc_config_attribution(const gc_config *c, gc_attribution *ret)
         ret->ns_projects = c->ns_projects;
         ret->n_ns_projects = c->n_ns_projects;
 }
+
+void gc_config_publish_opts(const gc_config *c, gc_publish_opts *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        ret->cluster = c->cluster;
+        ret->currency = c->catalog && c->catalog->currency ? c->catalog->currency : "USD";
+        ret->top_n = c->top_n;
+        ret->utc_offset_s = c->utc_offset_s;
+        ret->tz = c->tz;
+        ret->daily_retention_days = c->daily_retention_days;
+        ret->weekly_retention_weeks = c->weekly_retention_weeks;
+        ret->monthly_retention_months = c->monthly_retention_months;
+        ret->budgets = c->budgets;
+        ret->n_budgets = c->n_budgets;
+        ret->budget_warn_share = c->budget_warn_share;
+        ret->chargeback = &c->chargeback;
+}

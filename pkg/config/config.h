@@ -8,6 +8,7 @@
 #include "../ledger/ledger.h"
 #include "../model/model.h"
 #include "../price/price.h"
+#include "../publish/publish.h"
 #include "../report/report.h"
 #include "../tz/tz.h"
 #include "../util/util.h"
@@ -102,5 +103,7 @@ void gc_config_set_catalog(gc_config *c, gc_catalog *cat);
 /* Views of the configuration for the modules that take it. */
 void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *ret);
 void gc_config_attribution(const gc_config *c, gc_attribution *ret);
+/* The reports' options (zone, retention, top pods, budgets, chargeback, currency); no savings. */
+void gc_config_publish_opts(const gc_config *c, gc_publish_opts *ret);
 
 #endif

@@ -343,6 +343,33 @@ void gc_publish_plan_release(gc_publish_plan *p)
 /* ---- one period's ConfigMap data --------------------------------------------------------------
  */
 
+int gc_publish_report_init(const gc_ledger *l, const gc_publish_opts *opts,
+                           const gc_publish_period *p, int64_t now, gc_period_report *ret)
+{
+        gc_publish_opts o;
+
+        if (!l || !p || !ret || gc_pub__opts(opts, &o) < 0 || now < 0 || p->end <= p->start)
+                return -EINVAL;
+        memset(ret, 0, sizeof(*ret));
+        ret->ledger = l;
+        ret->kind = gc_pub__kind_name(p->kind);
+        ret->tz = o.tz;
+        ret->budgets = o.budgets;
+        ret->n_budgets = o.n_budgets;
+        ret->budget_warn_share = o.budget_warn_share;
+        ret->cluster = o.cluster;
+        ret->currency = o.currency;
+        ret->start = p->start;
+        ret->end = p->end;
+        ret->now = now;
+        ret->utc_offset_s = o.utc_offset_s;
+        ret->top_n = o.top_n;
+        ret->savings_markdown = o.savings_markdown;
+        ret->savings_json = o.savings_json;
+        ret->chargeback = o.chargeback;
+        return 0;
+}
+
 int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_publish_period *p,
                       int64_t now, const char *team, const char *const *notes, size_t n_notes,
                       gc_publish_report *ret)
@@ -354,8 +381,8 @@ int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_
         gc_buf json, md;
         int r = -E2BIG;
 
-        if (!l || !p || !ret || (n_notes && !notes) || (team && !*team) ||
-            gc_pub__opts(opts, &o) < 0 || now < 0 || p->end <= p->start)
+        if (!ret || (n_notes && !notes) || (team && !*team) || gc_pub__opts(opts, &o) < 0 ||
+            gc_publish_report_init(l, opts, p, now, &rep) < 0)
                 return -EINVAL;
         all = calloc(n_notes + 1, sizeof(*all));
         if (!all)
@@ -364,24 +391,8 @@ int gc_publish_render(const gc_ledger *l, const gc_publish_opts *opts, const gc_
                 all[i] = notes[i];
         gc_buf_init(&json, o.max_bytes);
         gc_buf_init(&md, o.max_bytes);
-        memset(&rep, 0, sizeof(rep));
-        rep.ledger = l;
-        rep.kind = gc_pub__kind_name(p->kind);
-        rep.tz = o.tz;
-        rep.budgets = o.budgets;
-        rep.n_budgets = o.n_budgets;
-        rep.budget_warn_share = o.budget_warn_share;
-        rep.cluster = o.cluster;
-        rep.currency = o.currency;
-        rep.start = p->start;
-        rep.end = p->end;
-        rep.now = now;
-        rep.utc_offset_s = o.utc_offset_s;
         rep.team = team;
         rep.extra_notes = all;
-        rep.savings_markdown = o.savings_markdown;
-        rep.savings_json = o.savings_json;
-        rep.chargeback = o.chargeback;
         for (size_t k = 0; k < sizeof(gc_pub__levels) / sizeof(gc_pub__levels[0]); k++) {
                 size_t rows = gc_pub__levels[k];
 

@@ -95,6 +95,15 @@ typedef struct gc_publish_report {
 } gc_publish_report;
 
 /*
+ * The report of one period as the ConfigMaps and /api/v1/reports/... render it: the ledger,
+ * the period's kind and span, the options' zone, currency, top pods, budgets, chargeback and
+ * savings, at now. The caller may then set the rest (team, notes, max_rows). -EINVAL on options
+ * gc_publish_plan_make would refuse.
+ */
+int gc_publish_report_init(const gc_ledger *l, const gc_publish_opts *o, const gc_publish_period *p,
+                           int64_t now, gc_period_report *ret);
+
+/*
  * The ConfigMap data of one period: report.json and report.md together at most max_bytes. When
  * they would be larger, tables are cut to fewer rows (and top pods to as many), re-rendering
  * until they fit, and the report says so in its notes. team = NULL for the cluster's report,

@@ -869,6 +869,62 @@ START_TEST(plan_berlin_months)
 }
 END_TEST
 
+/*
+ * One builder: what /api/v1/reports/... renders from gc_publish_report_init is, byte for byte,
+ * the ConfigMap's report.json and report.md of the same period (nothing cut, no notes).
+ */
+START_TEST(report_init_is_the_configmaps)
+{
+        int64_t t0 = at("2026-11-16T00:00:00Z"), now = t0 + 6 * DAY + 5 * H;
+        gc_publish_opts o;
+        gc_publish_plan plan;
+        gc_publish_report rep = {0};
+        gc_period_report pr;
+        gc_publish_period bad;
+        gc_buf json, md;
+        fixture f;
+
+        fx_new(&f);
+        fill_week(f.l, t0);
+        memset(&o, 0, sizeof(o));
+        o.cluster = "prod";
+        o.currency = "EUR";
+        o.top_n = 3;
+        o.savings_markdown = "One idle GPU.";
+        o.savings_json = "{\"findings\":[]}";
+        ck_assert_int_eq(gc_publish_plan_make(f.l, &o, now, &plan), 0);
+        for (size_t i = 0; i < plan.n_periods; i++) {
+                const gc_publish_period *p = &plan.periods[i];
+
+                ck_assert_int_eq(gc_publish_render(f.l, &o, p, now, NULL, NULL, 0, &rep), 0);
+                ck_assert_uint_eq(rep.rows_cut, 0);
+                ck_assert_int_eq(gc_publish_report_init(f.l, &o, p, now, &pr), 0);
+                ck_assert_ptr_eq(pr.ledger, f.l);
+                ck_assert_int_eq(pr.start, p->start);
+                ck_assert_int_eq(pr.end, p->end);
+                gc_buf_init(&json, GC_PUBLISH_MAX_BYTES);
+                gc_buf_init(&md, GC_PUBLISH_MAX_BYTES);
+                ck_assert_int_eq(gc_report_period_json(&pr, &json), 0);
+                ck_assert_int_eq(gc_report_period_markdown(&pr, &md), 0);
+                ck_assert_str_eq(json.data, rep.json.data);
+                ck_assert_str_eq(md.data, rep.md.data);
+                ck_assert_ptr_nonnull(strstr(md.data, "One idle GPU."));
+                gc_buf_free(&json);
+                gc_buf_free(&md);
+                gc_publish_report_release(&rep);
+        }
+        ck_assert_uint_ge(plan.n_periods, 3); /* days, the week and the month */
+        /* Options the plan refuses, or an empty span, are refused here too. */
+        bad = plan.periods[0];
+        bad.end = bad.start;
+        ck_assert_int_eq(gc_publish_report_init(f.l, &o, &bad, now, &pr), -EINVAL);
+        o.top_n = 1001;
+        ck_assert_int_eq(gc_publish_report_init(f.l, &o, &plan.periods[0], now, &pr), -EINVAL);
+        gc_publish_plan_release(&plan);
+        fx_free(&f);
+}
+END_TEST
+
 static Suite *publish_suite(void)
 {
         Suite *s = suite_create("publish");
@@ -886,6 +942,7 @@ static Suite *publish_suite(void)
         tcase_add_test(tc, render_size_cut);
         tcase_add_test(tc, bad_input);
         tcase_add_test(tc, render_savings);
+        tcase_add_test(tc, report_init_is_the_configmaps);
         tcase_add_test(tc, plan_berlin_months);
         suite_add_tcase(s, tc);
         return s;
