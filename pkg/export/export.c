@@ -123,7 +123,7 @@ static int gc__ex_time(gc_buf *b, int64_t t)
 /* The UTC calendar month holding t. */
 static void gc__ex_month(int64_t t, int64_t *ret_start, int64_t *ret_end)
 {
-        int64_t y, days = (t >= 0 ? t : t - 86399) / 86400;
+        int64_t y, days = gc_floor_div(t, 86400);
         unsigned m, d;
 
         gc_civil_from_days(days, &y, &m, &d);
@@ -699,13 +699,6 @@ static int gc__ex_query(gc__ex *x, int64_t start, int64_t end, int64_t step)
         return gc_ledger_query_each_step(x->o->ledger, &q, step, gc__ex_step, x);
 }
 
-static int64_t gc__ex_floor(int64_t t, int64_t g)
-{
-        int64_t m = t % g;
-
-        return m < 0 ? t - m - g : t - m;
-}
-
 int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
                   gc_export_totals *ret_totals)
 {
@@ -735,10 +728,10 @@ int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
 
         /* Charge periods are whole UTC days or hours, cut to the window at its two ends. */
         g = o->granularity;
-        first = gc__ex_floor(o->start, g);
+        first = gc_floor_div(o->start, g) * g;
         if (first < o->start)
                 first += g;
-        last = gc__ex_floor(o->end, g);
+        last = gc_floor_div(o->end, g) * g;
         r = gc__ex_header(&x);
         if (first > last) { /* the window lies inside one period */
                 if (r == 0)

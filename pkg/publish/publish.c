@@ -526,9 +526,9 @@ int gc_publish_name_parse_tz(const char *name, const gc_tz *tz, gc_publish_kind 
 
                 if (y < 1970 || w < 1 || w > 53)
                         return -ENOENT;
-                /* Week 1 is the one holding 4 January; 1970-01-01 was a Thursday. */
+                /* Week 1 is the one holding 4 January. */
                 jan4 = gc_days_from_civil(y, 1, 4);
-                days = jan4 - ((jan4 % 7 + 7 + 3) % 7) + 7 * (w - 1);
+                days = jan4 - gc_weekday(jan4) + 7 * (w - 1);
                 gc_iso_week(days * GC_PUB__DAY, &iy, &iw, NULL);
                 if (iy != y || iw != w) /* a week 53 the year does not have */
                         return -ENOENT;

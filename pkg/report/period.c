@@ -36,23 +36,10 @@ static const char gc_report__method[] =
 
 /* ---- ISO weeks and dates -------------------------------------------------------------------- */
 
-static int64_t gc_report__floor_div(int64_t a, int64_t b)
-{
-        int64_t q = a / b;
-
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-/* Monday = 0 ... Sunday = 6; 1970-01-01 was a Thursday. */
-static int gc_report__weekday(int64_t days)
-{
-        return (int)(((days % 7) + 7 + 3) % 7);
-}
-
 void gc_iso_week(int64_t t, int *ret_year, int *ret_week, int64_t *ret_monday)
 {
-        int64_t days = gc_report__floor_div(t, GC_REPORT__DAY);
-        int64_t monday = days - gc_report__weekday(days);
+        int64_t days = gc_floor_div(t, GC_REPORT__DAY);
+        int64_t monday = days - gc_weekday(days);
         int64_t thursday = monday + 3, y;
         unsigned m, d;
 

@@ -35,13 +35,6 @@ struct gc_tz {
         gc_tz__date start, end;   /* when daylight saving time starts and ends */
 };
 
-static int64_t gc_tz__floor_div(int64_t a, int64_t b)
-{
-        int64_t q = a / b;
-
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 static int64_t gc_tz__clamp(int64_t t)
 {
         return t < -GC_TZ__T_LIMIT ? -GC_TZ__T_LIMIT : t > GC_TZ__T_LIMIT ? GC_TZ__T_LIMIT : t;
@@ -242,7 +235,7 @@ static int64_t gc_tz__rule_day(const gc_tz__date *d, int64_t y)
                 int64_t first = gc_days_from_civil(y, (unsigned)d->a, 1);
                 int64_t next = d->a == 12 ? gc_days_from_civil(y + 1, 1, 1)
                                           : gc_days_from_civil(y, (unsigned)d->a + 1, 1);
-                int wd = (int)(((first % 7) + 7 + 4) % 7); /* Sunday = 0; 1970-01-01 a Thursday */
+                int wd = (gc_weekday(first) + 1) % 7; /* Sunday = 0, as POSIX TZ counts */
                 int64_t day = first + (d->c - wd + 7) % 7 + (int64_t)(d->b - 1) * 7;
 
                 while (day >= next)
@@ -263,7 +256,7 @@ static int64_t gc_tz__year_of(int64_t t)
         int64_t y;
         unsigned m, d;
 
-        gc_civil_from_days(gc_tz__floor_div(t, GC_TZ__DAY), &y, &m, &d);
+        gc_civil_from_days(gc_floor_div(t, GC_TZ__DAY), &y, &m, &d);
         return y;
 }
 
@@ -553,7 +546,7 @@ int64_t gc_tz_granularity(const gc_tz *z, int64_t from, int64_t to)
 int64_t gc_tz_day_of(const gc_tz *z, int64_t t)
 {
         t = gc_tz__clamp(t);
-        return gc_tz__floor_div(t + gc_tz_offset(z, t), GC_TZ__DAY);
+        return gc_floor_div(t + gc_tz_offset(z, t), GC_TZ__DAY);
 }
 
 int64_t gc_tz_day_start(const gc_tz *z, int64_t day)
@@ -577,11 +570,6 @@ int64_t gc_tz_day_start(const gc_tz *z, int64_t day)
         return l - gc_tz_offset(z, l);
 }
 
-static int gc_tz__weekday(int64_t day)
-{
-        return (int)(((day % 7) + 7 + 3) % 7); /* Monday = 0; 1970-01-01 was a Thursday */
-}
-
 /* The first day of the period holding local day d, and k periods on. */
 static int64_t gc_tz__first_day(gc_tz_unit u, int64_t d, int64_t k)
 {
@@ -590,14 +578,14 @@ static int64_t gc_tz__first_day(gc_tz_unit u, int64_t d, int64_t k)
 
         switch (u) {
         case GC_TZ_WEEK:
-                return d - gc_tz__weekday(d) + 7 * k;
+                return d - gc_weekday(d) + 7 * k;
         case GC_TZ_MONTH: {
                 int64_t mi;
 
                 gc_civil_from_days(d, &y, &m, &dd);
                 mi = y * 12 + (m - 1) + k;
-                return gc_days_from_civil(gc_tz__floor_div(mi, 12),
-                                          (unsigned)(mi - gc_tz__floor_div(mi, 12) * 12) + 1, 1);
+                return gc_days_from_civil(gc_floor_div(mi, 12),
+                                          (unsigned)(mi - gc_floor_div(mi, 12) * 12) + 1, 1);
         }
         case GC_TZ_DAY:
         default:
@@ -628,5 +616,5 @@ void gc_tz_date(const gc_tz *z, int64_t t, char out[16], int *ret_weekday)
         gc_civil_from_days(d, &y, &m, &dd);
         snprintf(out, 16, "%04lld-%02u-%02u", (long long)y, m, dd);
         if (ret_weekday)
-                *ret_weekday = gc_tz__weekday(d);
+                *ret_weekday = gc_weekday(d);
 }

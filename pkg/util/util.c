@@ -301,9 +301,21 @@ int gc_time_parse(const char *s, size_t n, int64_t *ret_sec)
         return 0;
 }
 
+int64_t gc_floor_div(int64_t a, int64_t b)
+{
+        int64_t q = a / b;
+
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+int gc_weekday(int64_t days)
+{
+        return (int)(((days % 7) + 7 + 3) % 7);
+}
+
 void gc_time_format(int64_t sec, char out[GC_TIME_LEN])
 {
-        int64_t days = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
+        int64_t days = gc_floor_div(sec, 86400);
         int64_t rem = sec - days * 86400;
         int64_t y;
         unsigned m, d;

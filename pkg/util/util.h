@@ -49,6 +49,10 @@ void gc_time_format(int64_t sec, char out[GC_TIME_LEN]);
 /* Days since 1970-01-01 for a civil date, and back (proleptic Gregorian). */
 int64_t gc_days_from_civil(int64_t y, unsigned m, unsigned d);
 void gc_civil_from_days(int64_t days, int64_t *ret_y, unsigned *ret_m, unsigned *ret_d);
+/* a / b rounded toward minus infinity (b != 0): the second before the epoch is on day -1. */
+int64_t gc_floor_div(int64_t a, int64_t b);
+/* The weekday of a day since 1970-01-01 (a Thursday): Monday = 0 ... Sunday = 6. */
+int gc_weekday(int64_t days);
 /* Durations "90s", "30m", "12h", "7d", "2w" (one unit, integer). */
 int gc_duration_parse(const char *s, int64_t *ret_sec);
 

@@ -65,6 +65,26 @@ START_TEST(test_time_format)
 }
 END_TEST
 
+START_TEST(test_calendar)
+{
+        /* Toward minus infinity, whatever the signs. */
+        ck_assert_int_eq(gc_floor_div(7, 2), 3);
+        ck_assert_int_eq(gc_floor_div(-7, 2), -4);
+        ck_assert_int_eq(gc_floor_div(7, -2), -4);
+        ck_assert_int_eq(gc_floor_div(-7, -2), 3);
+        ck_assert_int_eq(gc_floor_div(-86400, 86400), -1);
+        ck_assert_int_eq(gc_floor_div(-1, 86400), -1);
+        ck_assert_int_eq(gc_floor_div(0, 86400), 0);
+        /* 1970-01-01 a Thursday, 1969-12-29 a Monday, 2026-11-23 a Monday. */
+        ck_assert_int_eq(gc_weekday(0), 3);
+        ck_assert_int_eq(gc_weekday(-3), 0);
+        ck_assert_int_eq(gc_weekday(-1), 2);
+        ck_assert_int_eq(gc_weekday(gc_days_from_civil(2026, 11, 23)), 0);
+        ck_assert_int_eq(gc_weekday(gc_days_from_civil(2026, 11, 29)), 6);
+        ck_assert_int_eq(gc_weekday(gc_days_from_civil(1900, 1, 1)), 0);
+}
+END_TEST
+
 START_TEST(test_duration)
 {
         int64_t d;
@@ -231,6 +251,7 @@ int main(void)
         tcase_add_loop_test(tc, test_time_parse, 0, sizeof(time_cases) / sizeof(time_cases[0]));
         tcase_add_test(tc, test_time_format);
         tcase_add_test(tc, test_duration);
+        tcase_add_test(tc, test_calendar);
         tcase_add_test(tc, test_numbers);
         tcase_add_test(tc, test_buf_limit);
         tcase_add_test(tc, test_buf_json);
