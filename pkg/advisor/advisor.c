@@ -85,11 +85,9 @@ static int gc__bad(char *err, size_t errlen, const char *fmt, ...)
 {
         va_list ap;
 
-        if (err && errlen) {
-                va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
+        va_start(ap, fmt);
+        gc_verrf(err, errlen, fmt, ap);
+        va_end(ap);
         return -EINVAL;
 }
 

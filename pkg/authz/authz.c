@@ -335,32 +335,18 @@ static void *worker_main(void *arg)
 /* ---- lifecycle --------------------------------------------------------------------------------
  */
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (!err || !errlen)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-}
-
 gc_authz *gc_authz_new(const gc_authz_opts *o, char *err, size_t errlen)
 {
         gc_authz *a;
         size_t nb = 1;
 
         if (!o) {
-                set_err(err, errlen, "opts: missing");
+                gc_errf(err, errlen, "opts: missing");
                 return NULL;
         }
         a = calloc(1, sizeof(*a));
         if (!a) {
-                set_err(err, errlen, "out of memory");
+                gc_errf(err, errlen, "out of memory");
                 return NULL;
         }
         a->o = *o;
@@ -372,19 +358,19 @@ gc_authz *gc_authz_new(const gc_authz_opts *o, char *err, size_t errlen)
         a->max_entries = o->max_entries ? o->max_entries : GC_AUTHZ_DEFAULT_MAX_ENTRIES;
         a->max_queue = o->max_queue ? o->max_queue : GC_AUTHZ_DEFAULT_MAX_QUEUE;
         if (o->allow_ttl_sec < 0 || o->allow_ttl_sec > 3600) {
-                set_err(err, errlen, "allow_ttl_sec: %d is not in 0..3600", o->allow_ttl_sec);
+                gc_errf(err, errlen, "allow_ttl_sec: %d is not in 0..3600", o->allow_ttl_sec);
                 goto fail;
         }
         if (o->deny_ttl_sec < 0 || o->deny_ttl_sec > 3600) {
-                set_err(err, errlen, "deny_ttl_sec: %d is not in 0..3600", o->deny_ttl_sec);
+                gc_errf(err, errlen, "deny_ttl_sec: %d is not in 0..3600", o->deny_ttl_sec);
                 goto fail;
         }
         if (a->max_entries < 16 || a->max_entries > (1u << 20)) {
-                set_err(err, errlen, "max_entries: %zu is not in 16..1048576", a->max_entries);
+                gc_errf(err, errlen, "max_entries: %zu is not in 16..1048576", a->max_entries);
                 goto fail;
         }
         if (a->max_queue > 4096) {
-                set_err(err, errlen, "max_queue: %zu is not in 1..4096", a->max_queue);
+                gc_errf(err, errlen, "max_queue: %zu is not in 1..4096", a->max_queue);
                 goto fail;
         }
         if (o->resource) {
@@ -395,7 +381,7 @@ gc_authz *gc_authz_new(const gc_authz_opts *o, char *err, size_t errlen)
         a->o.kube = NULL;
         if (!o->review) {
                 if (!o->kube) {
-                        set_err(err, errlen, "kube: missing (and no review function)");
+                        gc_errf(err, errlen, "kube: missing (and no review function)");
                         goto fail;
                 }
                 a->reviewer = gc_authz__reviewer_new(o->kube, a->allow_ms, a->deny_ms, err, errlen);
@@ -411,11 +397,11 @@ gc_authz *gc_authz_new(const gc_authz_opts *o, char *err, size_t errlen)
         a->buckets = calloc(nb, sizeof(*a->buckets));
         a->queue = calloc(a->max_queue, sizeof(*a->queue));
         if (!a->entries || !a->buckets || !a->queue) {
-                set_err(err, errlen, "out of memory");
+                gc_errf(err, errlen, "out of memory");
                 goto fail;
         }
         if (pthread_create(&a->worker, NULL, worker_main, a) != 0) {
-                set_err(err, errlen, "cannot start the worker thread");
+                gc_errf(err, errlen, "cannot start the worker thread");
                 goto fail;
         }
         a->started = true;

@@ -38,20 +38,6 @@ static const size_t gc_cp__n_strs[GC_CP__N_SECTIONS] = {9, 3, 6, 3, 9};
 static const size_t gc_cp__n_nums[GC_CP__N_SECTIONS] = {5, 4, 3, 3, 7};
 #define GC_CP__MAX_NUMS 7
 
-static void gc_cp__err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void gc_cp__err(char *err, size_t errlen, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (!err || errlen == 0)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-}
-
 void gc_checkpoint_name(size_t chunk, char out[GC_CHECKPOINT_NAME_MAX])
 {
         gc_checkpoint_slot_name(0, chunk, out);
@@ -308,9 +294,9 @@ static int gc_cp__close_chunk(gc_cp__enc *e)
         int r;
 
         if (e->n_bodies >= GC_CHECKPOINT_MAX_CHUNKS) {
-                gc_cp__err(e->err, e->errlen,
-                           "checkpoint: more than %d chunks of %zu bytes would be needed",
-                           GC_CHECKPOINT_MAX_CHUNKS, e->limit + GC_CP__HEADER_ROOM);
+                gc_errf(e->err, e->errlen,
+                        "checkpoint: more than %d chunks of %zu bytes would be needed",
+                        GC_CHECKPOINT_MAX_CHUNKS, e->limit + GC_CP__HEADER_ROOM);
                 return -E2BIG;
         }
         gc_buf_init(&body, GC_CHECKPOINT_MAX_CHUNK);
@@ -387,10 +373,9 @@ static int gc_cp__record(gc_cp__enc *e, int section, const char *const *strs, co
 
         for (size_t i = 0; i < n_strs; i++) {
                 if (strlen(strs[i]) > GC_CHECKPOINT_MAX_STRING) {
-                        gc_cp__err(e->err, e->errlen,
-                                   "checkpoint: %s record: a string of %zu bytes (more than %d)",
-                                   gc_cp__section[section], strlen(strs[i]),
-                                   GC_CHECKPOINT_MAX_STRING);
+                        gc_errf(e->err, e->errlen,
+                                "checkpoint: %s record: a string of %zu bytes (more than %d)",
+                                gc_cp__section[section], strlen(strs[i]), GC_CHECKPOINT_MAX_STRING);
                         return -E2BIG;
                 }
         }
@@ -634,31 +619,31 @@ static int gc_cp__check_args(const char *controller, int64_t written_at,
                              size_t errlen)
 {
         if (chunk_bytes < GC_CHECKPOINT_MIN_CHUNK || chunk_bytes > GC_CHECKPOINT_MAX_CHUNK) {
-                gc_cp__err(err, errlen, "checkpoint: chunk_bytes %zu not in [%u, %u]", chunk_bytes,
-                           GC_CHECKPOINT_MIN_CHUNK, GC_CHECKPOINT_MAX_CHUNK);
+                gc_errf(err, errlen, "checkpoint: chunk_bytes %zu not in [%u, %u]", chunk_bytes,
+                        GC_CHECKPOINT_MIN_CHUNK, GC_CHECKPOINT_MAX_CHUNK);
                 return -EINVAL;
         }
         if (!gc_cp__valid_id(controller)) {
-                gc_cp__err(err, errlen,
-                           "checkpoint: controller: must be 1-%d printable ASCII bytes without "
-                           "quotes or backslashes",
-                           GC_CHECKPOINT_MAX_ID);
+                gc_errf(err, errlen,
+                        "checkpoint: controller: must be 1-%d printable ASCII bytes without "
+                        "quotes or backslashes",
+                        GC_CHECKPOINT_MAX_ID);
                 return -EINVAL;
         }
         if (written_at < 0 || written_at > GC_CP__TIME_MAX) {
-                gc_cp__err(err, errlen, "checkpoint: written_at %lld out of range",
-                           (long long)written_at);
+                gc_errf(err, errlen, "checkpoint: written_at %lld out of range",
+                        (long long)written_at);
                 return -EINVAL;
         }
         if (!gc_cp__valid_rvs(m->rvs, m->n_rvs)) {
-                gc_cp__err(err, errlen,
-                           "checkpoint: resource_versions: at most %d, each resource once, names "
-                           "of [a-z0-9.-] and versions of 1-%d printable bytes",
-                           GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                gc_errf(err, errlen,
+                        "checkpoint: resource_versions: at most %d, each resource once, names "
+                        "of [a-z0-9.-] and versions of 1-%d printable bytes",
+                        GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
                 return -EINVAL;
         }
         if (m->generation >= GC_CHECKPOINT_MAX_GEN) {
-                gc_cp__err(err, errlen, "checkpoint: generation out of range");
+                gc_errf(err, errlen, "checkpoint: generation out of range");
                 return -EINVAL;
         }
         return 0;
@@ -770,7 +755,7 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         if (err && errlen)
                 err[0] = '\0';
         if (!l || !controller || !ret_chunks || !ret_n) {
-                gc_cp__err(err, errlen, "checkpoint: no ledger, identity or result");
+                gc_errf(err, errlen, "checkpoint: no ledger, identity or result");
                 return -EINVAL;
         }
         if (chunk_bytes == 0)
@@ -809,7 +794,7 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         }
 finish:
         if (r < 0 && err && errlen && !err[0])
-                gc_cp__err(err, errlen, "checkpoint: %s", strerror(-r));
+                gc_errf(err, errlen, "checkpoint: %s", strerror(-r));
         gc_cp__enc_free(&e);
         return r;
 }
@@ -908,8 +893,8 @@ static gc_cp__enc *gc_cp__day(gc_cp__incr *x, int64_t hour)
                         nc = GC_CHECKPOINT_MAX_PARTS;
                 if (nc <= x->n_days) {
                         x->too_many = 1;
-                        gc_cp__err(x->err, x->errlen, "checkpoint: rollups of more than %d days",
-                                   GC_CHECKPOINT_MAX_PARTS);
+                        gc_errf(x->err, x->errlen, "checkpoint: rollups of more than %d days",
+                                GC_CHECKPOINT_MAX_PARTS);
                         return NULL;
                 }
                 p = realloc(x->days, nc * sizeof(*p));
@@ -1006,8 +991,8 @@ static int gc_cp__take_parts(gc_cp__enc *e, gc_checkpoint_write *w,
                 char hash[GC_CHECKPOINT_PART_HASH];
 
                 if (w->n_parts >= GC_CHECKPOINT_MAX_PARTS) {
-                        gc_cp__err(err, errlen, "checkpoint: more than %d parts would be needed",
-                                   GC_CHECKPOINT_MAX_PARTS);
+                        gc_errf(err, errlen, "checkpoint: more than %d parts would be needed",
+                                GC_CHECKPOINT_MAX_PARTS);
                         return -E2BIG;
                 }
                 p = &w->parts[w->n_parts];
@@ -1099,7 +1084,7 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
         if (err && errlen)
                 err[0] = '\0';
         if (!l || !controller || !ret) {
-                gc_cp__err(err, errlen, "checkpoint: no ledger, identity or result");
+                gc_errf(err, errlen, "checkpoint: no ledger, identity or result");
                 return -EINVAL;
         }
         if (chunk_bytes == 0)
@@ -1134,7 +1119,7 @@ finish:
         free(x.days);
         if (r < 0) {
                 if (err && errlen && !err[0])
-                        gc_cp__err(err, errlen, "checkpoint: %s", strerror(-r));
+                        gc_errf(err, errlen, "checkpoint: %s", strerror(-r));
                 gc_checkpoint_write_release(&w);
                 return r;
         }
@@ -1207,12 +1192,12 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
 
         memset(h, 0, sizeof(*h));
         if (!cJSON_IsObject(root)) {
-                gc_cp__err(err, errlen, "not a JSON object");
+                gc_errf(err, errlen, "not a JSON object");
                 return -EINVAL;
         }
         v = gc_cp__member(root, "version");
         if (gc_cp__int(v, 0, INT32_MAX, &x) < 0) {
-                gc_cp__err(err, errlen, "version: missing or not an integer");
+                gc_errf(err, errlen, "version: missing or not an integer");
                 return -EINVAL;
         }
         h->written_version = (int)x;
@@ -1222,46 +1207,45 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
         else if (x == GC_CHECKPOINT_VERSION_V2)
                 x = GC_CHECKPOINT_VERSION_INCR;
         else if (x != GC_CHECKPOINT_VERSION && x != GC_CHECKPOINT_VERSION_INCR) {
-                gc_cp__err(err, errlen,
-                           "version: %lld is not supported (this build reads %d to %d)",
-                           (long long)x, GC_CHECKPOINT_VERSION_V1, GC_CHECKPOINT_VERSION_INCR);
+                gc_errf(err, errlen, "version: %lld is not supported (this build reads %d to %d)",
+                        (long long)x, GC_CHECKPOINT_VERSION_V1, GC_CHECKPOINT_VERSION_INCR);
                 return -EINVAL;
         }
         h->version = (int)x;
         v = gc_cp__member(root, "write");
         if (!cJSON_IsString(v) || !gc_cp__is_hex16(v->valuestring)) {
-                gc_cp__err(err, errlen, "write: must be 16 lower-case hex digits");
+                gc_errf(err, errlen, "write: must be 16 lower-case hex digits");
                 return -EINVAL;
         }
         memcpy(h->write_id, v->valuestring, GC_CHECKPOINT_WRITE_LEN);
         max_of = h->version == GC_CHECKPOINT_VERSION ? GC_CHECKPOINT_MAX_CHUNKS
                                                      : GC_CHECKPOINT_MAX_PARTS + 1;
         if (gc_cp__int(gc_cp__member(root, "of"), 1, max_of, &x) < 0) {
-                gc_cp__err(err, errlen, "of: must be an integer in [1, %lld]", (long long)max_of);
+                gc_errf(err, errlen, "of: must be an integer in [1, %lld]", (long long)max_of);
                 return -EINVAL;
         }
         h->of = (size_t)x;
         if (gc_cp__int(gc_cp__member(root, "chunk"), 0, GC_CHECKPOINT_MAX_CHUNKS - 1, &x) < 0) {
-                gc_cp__err(err, errlen, "chunk: must be an integer in [0, %d]",
-                           GC_CHECKPOINT_MAX_CHUNKS - 1);
+                gc_errf(err, errlen, "chunk: must be an integer in [0, %d]",
+                        GC_CHECKPOINT_MAX_CHUNKS - 1);
                 return -EINVAL;
         }
         h->chunk = (size_t)x;
         if (h->version == GC_CHECKPOINT_VERSION_INCR && h->chunk != 0) {
-                gc_cp__err(err, errlen, "chunk: a manifest is chunk 0");
+                gc_errf(err, errlen, "chunk: a manifest is chunk 0");
                 return -EINVAL;
         }
         v = gc_cp__member(root, "written_at");
         if (!cJSON_IsString(v) ||
             gc_time_parse(v->valuestring, strlen(v->valuestring), &h->written_at) < 0 ||
             h->written_at < 0 || h->written_at > GC_CP__TIME_MAX) {
-                gc_cp__err(err, errlen, "written_at: must be an RFC 3339 time");
+                gc_errf(err, errlen, "written_at: must be an RFC 3339 time");
                 return -EINVAL;
         }
         v = gc_cp__member(root, "controller");
         if (!cJSON_IsString(v) || !gc_cp__valid_id(v->valuestring)) {
-                gc_cp__err(err, errlen, "controller: must be 1-%d printable ASCII bytes",
-                           GC_CHECKPOINT_MAX_ID);
+                gc_errf(err, errlen, "controller: must be 1-%d printable ASCII bytes",
+                        GC_CHECKPOINT_MAX_ID);
                 return -EINVAL;
         }
         gc_strlcpy(h->controller, v->valuestring, sizeof(h->controller));
@@ -1270,8 +1254,8 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 h->horizon = INT64_MIN;
         } else if (gc_cp__int(v, 0, GC_CP__TIME_MAX, &h->horizon) < 0 ||
                    h->horizon % GC_CP__BUCKET != 0) {
-                gc_cp__err(err, errlen,
-                           "horizon: must be null or a whole quarter hour in UTC seconds");
+                gc_errf(err, errlen,
+                        "horizon: must be null or a whole quarter hour in UTC seconds");
                 return -EINVAL;
         }
         /* Absent in a write of a build before period history: periods start at its horizon. */
@@ -1281,12 +1265,12 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
         } else if (cJSON_IsNull(v)) {
                 h->period_since = INT64_MIN;
         } else if (gc_cp__int(v, 0, GC_CP__TIME_MAX, &h->period_since) < 0) {
-                gc_cp__err(err, errlen, "period_since: must be null or UTC seconds");
+                gc_errf(err, errlen, "period_since: must be null or UTC seconds");
                 return -EINVAL;
         }
         counts = gc_cp__member(root, "counts");
         if (!cJSON_IsObject(counts)) {
-                gc_cp__err(err, errlen, "counts: missing or not an object");
+                gc_errf(err, errlen, "counts: missing or not an object");
                 return -EINVAL;
         }
         for (size_t s = 0; s < GC_CP__N_SECTIONS; s++) {
@@ -1300,19 +1284,19 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                         continue;
                 }
                 if (gc_cp__int(c, 0, INT32_MAX, &x) < 0) {
-                        gc_cp__err(err, errlen, "counts.%s: must be a count", gc_cp__section[s]);
+                        gc_errf(err, errlen, "counts.%s: must be a count", gc_cp__section[s]);
                         return -EINVAL;
                 }
                 *dst[s] = (size_t)x;
         }
         if (h->chunk >= h->of) {
-                gc_cp__err(err, errlen, "chunk: %zu is not below of (%zu)", h->chunk, h->of);
+                gc_errf(err, errlen, "chunk: %zu is not below of (%zu)", h->chunk, h->of);
                 return -EINVAL;
         }
         /* Optional: a write by an earlier build keeps no resume points. */
         v = gc_cp__member(root, "resource_versions");
         if (v && !cJSON_IsObject(v)) {
-                gc_cp__err(err, errlen, "resource_versions: must be an object");
+                gc_errf(err, errlen, "resource_versions: must be an object");
                 return -EINVAL;
         }
         for (const cJSON *m = v ? v->child : NULL; m; m = m->next) {
@@ -1321,9 +1305,9 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 if (h->n_rvs == GC_CHECKPOINT_MAX_RVS || !m->string ||
                     strlen(m->string) >= sizeof(d->resource) || !cJSON_IsString(m) ||
                     strlen(m->valuestring) >= sizeof(d->rv)) {
-                        gc_cp__err(err, errlen,
-                                   "resource_versions: at most %d strings of at most %d bytes",
-                                   GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
+                        gc_errf(err, errlen,
+                                "resource_versions: at most %d strings of at most %d bytes",
+                                GC_CHECKPOINT_MAX_RVS, GC_CHECKPOINT_RV_MAX - 1);
                         return -EINVAL;
                 }
                 d = &h->rvs[h->n_rvs++];
@@ -1331,15 +1315,15 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 gc_strlcpy(d->rv, m->valuestring, sizeof(d->rv));
         }
         if (!gc_cp__valid_rvs(h->rvs, h->n_rvs)) {
-                gc_cp__err(err, errlen,
-                           "resource_versions: names of [a-z0-9.-], printable versions, each "
-                           "resource once");
+                gc_errf(err, errlen,
+                        "resource_versions: names of [a-z0-9.-], printable versions, each "
+                        "resource once");
                 return -EINVAL;
         }
         v = gc_cp__member(root, "generation");
         if (v) {
                 if (gc_cp__int(v, 1, (int64_t)GC_CHECKPOINT_MAX_GEN - 1, &x) < 0) {
-                        gc_cp__err(err, errlen, "generation: must be a positive integer");
+                        gc_errf(err, errlen, "generation: must be a positive integer");
                         return -EINVAL;
                 }
                 h->generation = (uint64_t)x;
@@ -1352,17 +1336,17 @@ static cJSON *gc_cp__parse(const char *data, size_t len, char *err, size_t errle
         cJSON *root;
 
         if (!data) {
-                gc_cp__err(err, errlen, "no data");
+                gc_errf(err, errlen, "no data");
                 return NULL;
         }
         if (len > GC_CHECKPOINT_MAX_CHUNK) {
-                gc_cp__err(err, errlen, "%zu bytes, more than the %u a chunk may have", len,
-                           GC_CHECKPOINT_MAX_CHUNK);
+                gc_errf(err, errlen, "%zu bytes, more than the %u a chunk may have", len,
+                        GC_CHECKPOINT_MAX_CHUNK);
                 return NULL;
         }
         root = cJSON_ParseWithLength(data, len);
         if (!root)
-                gc_cp__err(err, errlen, "not valid JSON");
+                gc_errf(err, errlen, "not valid JSON");
         return root;
 }
 
@@ -1398,7 +1382,7 @@ static int gc_cp__refs(const cJSON *root, size_t of, gc_cp__ref *refs, char *err
         size_t i = 0;
 
         if (!cJSON_IsArray(parts) || (size_t)cJSON_GetArraySize(parts) != of - 1) {
-                gc_cp__err(err, errlen, "parts: must be an array of of - 1 (%zu) parts", of - 1);
+                gc_errf(err, errlen, "parts: must be an array of of - 1 (%zu) parts", of - 1);
                 return -EINVAL;
         }
         cJSON_ArrayForEach(v, parts)
@@ -1410,19 +1394,19 @@ static int gc_cp__refs(const cJSON *root, size_t of, gc_cp__ref *refs, char *err
                 if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !cJSON_IsString(h) ||
                     strlen(h->valuestring) != GC_CHECKPOINT_PART_HASH - 1 ||
                     gc_cp__int(cJSON_GetArrayItem(v, 1), 2, GC_CHECKPOINT_MAX_CHUNK, &len) < 0) {
-                        gc_cp__err(err, errlen,
-                                   "parts[%zu]: must be [\"<32 hex digits>\", bytes up to %u]", i,
-                                   GC_CHECKPOINT_MAX_CHUNK);
+                        gc_errf(err, errlen,
+                                "parts[%zu]: must be [\"<32 hex digits>\", bytes up to %u]", i,
+                                GC_CHECKPOINT_MAX_CHUNK);
                         return -EINVAL;
                 }
                 snprintf(name, sizeof(name), "%s%s", GC_CHECKPOINT_PART_PREFIX, h->valuestring);
                 if (!gc_checkpoint_is_part_name(name)) {
-                        gc_cp__err(err, errlen, "parts[%zu]: not 32 lower-case hex digits", i);
+                        gc_errf(err, errlen, "parts[%zu]: not 32 lower-case hex digits", i);
                         return -EINVAL;
                 }
                 for (size_t k = 0; k < i; k++) {
                         if (strcmp(refs[k].hash, h->valuestring) == 0) {
-                                gc_cp__err(err, errlen, "parts[%zu]: named twice", i);
+                                gc_errf(err, errlen, "parts[%zu]: named twice", i);
                                 return -EINVAL;
                         }
                 }
@@ -1585,16 +1569,16 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
                 ns = GC_CP__USAGE_STRS_V1;
         /* Rollup records may end with a count of hours that repeat the figures. */
         if (size != ns + nn && (section < GC_CP__ROLLUP || size != ns + nn + 1)) {
-                gc_cp__err(err, errlen, "must be an array of %zu values", ns + nn);
+                gc_errf(err, errlen, "must be an array of %zu values", ns + nn);
                 return -EINVAL;
         }
         cJSON_ArrayForEach(v, rec)
         {
                 if (i < ns) {
                         if (gc_cp__int(v, 0, (int64_t)n_strings - 1, &x) < 0) {
-                                gc_cp__err(err, errlen,
-                                           "value %zu: must index the chunk's %zu strings", i,
-                                           n_strings);
+                                gc_errf(err, errlen,
+                                        "value %zu: must index the chunk's %zu strings", i,
+                                        n_strings);
                                 return -EINVAL;
                         }
                         f->s[i] = strings[x];
@@ -1602,14 +1586,13 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
                         const gc_cp__num_spec *sp = &gc_cp__nums_of[section][i - ns];
 
                         if (gc_cp__read_num(v, sp->kind, f, &n_money) < 0) {
-                                gc_cp__err(err, errlen, "%s: out of range or not a number",
-                                           sp->name);
+                                gc_errf(err, errlen, "%s: out of range or not a number", sp->name);
                                 return -EINVAL;
                         }
                 } else {
                         if (gc_cp__int(v, 1, (GC_CP__TIME_MAX - f->t[0]) / GC_CP__HOUR + 1, &x) <
                             0) {
-                                gc_cp__err(err, errlen, "hours: must be a count of hours");
+                                gc_errf(err, errlen, "hours: must be a count of hours");
                                 return -EINVAL;
                         }
                         f->hours = (size_t)x;
@@ -1621,13 +1604,13 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
                         return -EINVAL;
         /* What the ledger itself would refuse, refused before anything is put. */
         if (section != GC_CP__ROLLUP && section != GC_CP__PERIOD && !*f->s[0]) {
-                gc_cp__err(err, errlen, "%s: must not be empty",
-                           section == GC_CP__USAGE ? "pod_uid" : "node");
+                gc_errf(err, errlen, "%s: must not be empty",
+                        section == GC_CP__USAGE ? "pod_uid" : "node");
                 return -EINVAL;
         }
         if ((section == GC_CP__USAGE || section == GC_CP__CAPACITY) && f->t[1] != GC_OPEN &&
             f->t[1] < f->t[0]) {
-                gc_cp__err(err, errlen, "end: before start");
+                gc_errf(err, errlen, "end: before start");
                 return -EINVAL;
         }
         return 0;
@@ -1713,7 +1696,7 @@ static int gc_cp__body(const cJSON *root, gc_ledger *l, size_t counts[GC_CP__N_S
         int r = 0;
 
         if (!cJSON_IsArray(strs)) {
-                gc_cp__err(err, errlen, "strings: missing or not an array");
+                gc_errf(err, errlen, "strings: missing or not an array");
                 return -EINVAL;
         }
         n_strings = (size_t)cJSON_GetArraySize(strs);
@@ -1723,8 +1706,8 @@ static int gc_cp__body(const cJSON *root, gc_ledger *l, size_t counts[GC_CP__N_S
         cJSON_ArrayForEach(v, strs)
         {
                 if (!cJSON_IsString(v) || strlen(v->valuestring) > GC_CHECKPOINT_MAX_STRING) {
-                        gc_cp__err(err, errlen, "strings[%zu]: not a string of at most %d bytes", i,
-                                   GC_CHECKPOINT_MAX_STRING);
+                        gc_errf(err, errlen, "strings[%zu]: not a string of at most %d bytes", i,
+                                GC_CHECKPOINT_MAX_STRING);
                         r = -EINVAL;
                         goto finish;
                 }
@@ -1737,7 +1720,7 @@ static int gc_cp__body(const cJSON *root, gc_ledger *l, size_t counts[GC_CP__N_S
                 if (s == GC_CP__PERIOD && !sec)
                         continue; /* a chunk of a build before period history */
                 if (!cJSON_IsArray(sec)) {
-                        gc_cp__err(err, errlen, "%s: missing or not an array", gc_cp__section[s]);
+                        gc_errf(err, errlen, "%s: missing or not an array", gc_cp__section[s]);
                         r = -EINVAL;
                         goto finish;
                 }
@@ -1747,12 +1730,12 @@ static int gc_cp__body(const cJSON *root, gc_ledger *l, size_t counts[GC_CP__N_S
 
                         r = gc_cp__read(s, rec, table, n_strings, &f, sub, sizeof(sub));
                         if (r < 0) {
-                                gc_cp__err(err, errlen, "%s[%zu]: %s", gc_cp__section[s], k, sub);
+                                gc_errf(err, errlen, "%s[%zu]: %s", gc_cp__section[s], k, sub);
                                 goto finish;
                         }
                         if (l && (r = gc_cp__apply(l, s, &f)) < 0) {
-                                gc_cp__err(err, errlen, "%s[%zu]: the ledger refused it: %s",
-                                           gc_cp__section[s], k, strerror(-r));
+                                gc_errf(err, errlen, "%s[%zu]: the ledger refused it: %s",
+                                        gc_cp__section[s], k, strerror(-r));
                                 goto finish;
                         }
                         k++;
@@ -1810,11 +1793,11 @@ static int gc_cp__select_parts(gc_cp__entry *ent, size_t n, size_t auth, size_t 
                             strcmp(ent[i].hash, ref->hash) == 0 && ent[i].h.of == ref->len)
                                 break;
                 if (i == n) {
-                        gc_cp__err(err, errlen,
-                                   "part %zu of %zu (ConfigMap %s%s) of write %s is missing or "
-                                   "its content does not match its hash",
-                                   k + 1, a->of - 1, GC_CHECKPOINT_PART_PREFIX, ref->hash,
-                                   a->write_id);
+                        gc_errf(err, errlen,
+                                "part %zu of %zu (ConfigMap %s%s) of write %s is missing or "
+                                "its content does not match its hash",
+                                k + 1, a->of - 1, GC_CHECKPOINT_PART_PREFIX, ref->hash,
+                                a->write_id);
                         return -EINVAL;
                 }
                 ent[i].h.chunk = k + 1;
@@ -1842,14 +1825,14 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                 if (!ent[i].present || ent[i].part || ent[i].h.chunk != 0)
                         continue;
                 if (auth != SIZE_MAX && strcmp(ent[auth].h.write_id, ent[i].h.write_id) != 0) {
-                        gc_cp__err(err, errlen, "two chunks 0, of writes %s and %s",
-                                   ent[auth].h.write_id, ent[i].h.write_id);
+                        gc_errf(err, errlen, "two chunks 0, of writes %s and %s",
+                                ent[auth].h.write_id, ent[i].h.write_id);
                         return -EINVAL;
                 }
                 auth = i;
         }
         if (auth == SIZE_MAX) {
-                gc_cp__err(err, errlen, "chunk 0 (ConfigMap %s) is missing", GC_CHECKPOINT_NAME);
+                gc_errf(err, errlen, "chunk 0 (ConfigMap %s) is missing", GC_CHECKPOINT_NAME);
                 return -EINVAL;
         }
         for (size_t i = 0; i < n; i++) {
@@ -1872,10 +1855,10 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                                 ignored++;
                                 continue;
                         }
-                        gc_cp__err(err, errlen,
-                                   "chunk %zu is of write %s, chunk 0 of write %s: a write that "
-                                   "did not finish",
-                                   h->chunk, h->write_id, a->write_id);
+                        gc_errf(err, errlen,
+                                "chunk %zu is of write %s, chunk 0 of write %s: a write that "
+                                "did not finish",
+                                h->chunk, h->write_id, a->write_id);
                         return -EINVAL;
                 }
                 if (h->of != a->of || h->written_at != a->written_at || h->horizon != a->horizon ||
@@ -1884,13 +1867,13 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                     h->capacity != a->capacity || h->rollups != a->rollups ||
                     h->capacity_rollups != a->capacity_rollups || h->n_rvs != a->n_rvs ||
                     h->generation != a->generation || memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
-                        gc_cp__err(err, errlen, "chunk %zu: its header differs from chunk 0's",
-                                   h->chunk);
+                        gc_errf(err, errlen, "chunk %zu: its header differs from chunk 0's",
+                                h->chunk);
                         return -EINVAL;
                 }
                 if (seen[h->chunk]) {
-                        gc_cp__err(err, errlen, "chunk %zu of write %s is given twice", h->chunk,
-                                   h->write_id);
+                        gc_errf(err, errlen, "chunk %zu of write %s is given twice", h->chunk,
+                                h->write_id);
                         return -EINVAL;
                 }
                 seen[h->chunk] = 1;
@@ -1902,8 +1885,8 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                 if (seen[c])
                         continue;
                 gc_checkpoint_name(c, name);
-                gc_cp__err(err, errlen, "chunk %zu of %zu (ConfigMap %s) of write %s is missing", c,
-                           ent[auth].h.of, name, ent[auth].h.write_id);
+                gc_errf(err, errlen, "chunk %zu of %zu (ConfigMap %s) of write %s is missing", c,
+                        ent[auth].h.of, name, ent[auth].h.write_id);
                 return -EINVAL;
         }
         *ret_auth = auth;
@@ -1962,18 +1945,18 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
         if (err && errlen)
                 err[0] = '\0';
         if (!l || (n && (!chunks || !lens)) || !ret) {
-                gc_cp__err(err, errlen, "checkpoint: no ledger, chunks or result");
+                gc_errf(err, errlen, "checkpoint: no ledger, chunks or result");
                 return -EINVAL;
         }
         if (n > GC_CP__MAX_ENTRIES) {
-                gc_cp__err(err, errlen, "checkpoint: %zu chunks given, at most %d", n,
-                           GC_CP__MAX_ENTRIES);
+                gc_errf(err, errlen, "checkpoint: %zu chunks given, at most %d", n,
+                        GC_CP__MAX_ENTRIES);
                 return -E2BIG;
         }
         gc_ledger_stats_get(l, &st);
         if (st.intervals || st.capacities || st.rollup_rows || st.period_rows ||
             st.horizon != INT64_MIN) {
-                gc_cp__err(err, errlen, "checkpoint: the ledger to restore into is not empty");
+                gc_errf(err, errlen, "checkpoint: the ledger to restore into is not empty");
                 return -EINVAL;
         }
         if (max_intervals == 0)
@@ -1990,23 +1973,23 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                         continue;
                 r = gc_cp__entry_read(&ent[i], chunks[i], lens[i], sub, sizeof(sub));
                 if (r < 0)
-                        gc_cp__err(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
+                        gc_errf(err, errlen, "checkpoint: chunk given as entry %zu: %s", i, sub);
         }
         if (r == 0)
                 r = gc_cp__select(ent, n, &auth, &ignored, sub, sizeof(sub));
         if (r < 0) {
                 if (err && errlen && !err[0])
-                        gc_cp__err(err, errlen, "checkpoint: %s", sub);
+                        gc_errf(err, errlen, "checkpoint: %s", sub);
                 goto finish;
         }
         a = &ent[auth].h;
         if (a->usage > max_intervals || a->capacity > max_intervals ||
             a->rollups + a->capacity_rollups > max_rollup_rows || a->periods > max_rollup_rows) {
-                gc_cp__err(err, errlen,
-                           "checkpoint: %zu pod intervals, %zu capacities and %zu rollup rows "
-                           "exceed the ledger's limits (%zu intervals, %zu rollup rows)",
-                           a->usage, a->capacity, a->rollups + a->capacity_rollups, max_intervals,
-                           max_rollup_rows);
+                gc_errf(err, errlen,
+                        "checkpoint: %zu pod intervals, %zu capacities and %zu rollup rows "
+                        "exceed the ledger's limits (%zu intervals, %zu rollup rows)",
+                        a->usage, a->capacity, a->rollups + a->capacity_rollups, max_intervals,
+                        max_rollup_rows);
                 r = -E2BIG;
                 goto finish;
         }
@@ -2017,11 +2000,11 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                         counts[s] += ent[i].counts[s];
         if (counts[0] != a->usage || counts[1] != a->capacity || counts[2] != a->rollups ||
             counts[3] != a->capacity_rollups || counts[4] != a->periods) {
-                gc_cp__err(err, errlen,
-                           "checkpoint: the chunks hold %zu/%zu/%zu/%zu records, the header "
-                           "says %zu/%zu/%zu/%zu (usage/capacity/rollups/capacity_rollups)",
-                           counts[0], counts[1], counts[2], counts[3], a->usage, a->capacity,
-                           a->rollups, a->capacity_rollups);
+                gc_errf(err, errlen,
+                        "checkpoint: the chunks hold %zu/%zu/%zu/%zu records, the header "
+                        "says %zu/%zu/%zu/%zu (usage/capacity/rollups/capacity_rollups)",
+                        counts[0], counts[1], counts[2], counts[3], a->usage, a->capacity,
+                        a->rollups, a->capacity_rollups);
                 r = -EINVAL;
                 goto finish;
         }
@@ -2046,14 +2029,14 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                 memset(counts, 0, sizeof(counts));
                 r = gc_cp__body(root, l, counts, sub, sizeof(sub));
                 if (r < 0)
-                        gc_cp__err(err, errlen, "checkpoint: chunk %zu: %s", c, sub);
+                        gc_errf(err, errlen, "checkpoint: chunk %zu: %s", c, sub);
                 cJSON_Delete(root);
         }
         if (r < 0)
                 goto finish;
         r = gc_ledger_set_horizon(l, a->horizon);
         if (r < 0) {
-                gc_cp__err(err, errlen, "checkpoint: horizon: refused by the ledger");
+                gc_errf(err, errlen, "checkpoint: horizon: refused by the ledger");
                 goto finish;
         }
         gc_ledger_set_period_since(l, a->period_since);
@@ -2064,7 +2047,7 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
         if (st.intervals != a->usage || st.capacities != a->capacity ||
             (a->written_version >= GC_CHECKPOINT_VERSION &&
              st.rollup_rows != a->rollups + a->capacity_rollups)) {
-                gc_cp__err(err, errlen, "checkpoint: records with the same key given twice");
+                gc_errf(err, errlen, "checkpoint: records with the same key given twice");
                 r = -EINVAL;
                 goto finish;
         }
@@ -2082,7 +2065,7 @@ finish:
         free(ent);
         if (r < 0) {
                 if (err && errlen && !err[0])
-                        gc_cp__err(err, errlen, "checkpoint: %s", strerror(-r));
+                        gc_errf(err, errlen, "checkpoint: %s", strerror(-r));
                 gc_checkpoint_info_release(&info);
                 return r;
         }
@@ -2133,7 +2116,7 @@ int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, s
         if (err && errlen)
                 err[0] = '\0';
         if (!l || !slots || !ret || n_slots == 0 || n_slots > GC_CHECKPOINT_GENERATIONS) {
-                gc_cp__err(err, errlen, "checkpoint: no ledger, slots or result");
+                gc_errf(err, errlen, "checkpoint: no ledger, slots or result");
                 return -EINVAL;
         }
         for (size_t s = 0; s < n_slots; s++) {
@@ -2172,7 +2155,7 @@ int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, s
 
                 gc_ledger_stats_get(l, &st);
                 if (st.intervals || st.capacities || st.rollup_rows) {
-                        gc_cp__err(err, errlen, "checkpoint: the ledger is not empty");
+                        gc_errf(err, errlen, "checkpoint: the ledger is not empty");
                         return -EINVAL;
                 }
                 /*
@@ -2217,9 +2200,9 @@ int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, s
                 }
         }
         if (r != 0 && r != -EINVAL && r != -ENOENT)
-                gc_cp__err(err, errlen, "%s", why);
+                gc_errf(err, errlen, "%s", why);
         if (r == -ENOENT)
-                gc_cp__err(err, errlen, "checkpoint: no chunk in any slot");
+                gc_errf(err, errlen, "checkpoint: no chunk in any slot");
         return r;
 }
 

@@ -14,19 +14,6 @@ static const char *const gc__default_project_keys[] = {"project", "app.kubernete
                                                        "gpu-cost.io/project", "cost-center"};
 
 static void gc__usage_defaults(gc_config *c);
-static void gc__err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void gc__err(char *err, size_t errlen, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (!err || !errlen)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-}
-
 gc_config *gc_config_free(gc_config *c)
 {
         if (!c)
@@ -133,17 +120,17 @@ static int gc__parse_keys(gc_config *c, const cJSON *arr, const char *where, con
         const cJSON *it;
 
         if (!cJSON_IsArray(arr)) {
-                gc__err(err, errlen, "%s: must be an array of label keys", where);
+                gc_errf(err, errlen, "%s: must be an array of label keys", where);
                 return -EINVAL;
         }
         cJSON_ArrayForEach(it, arr)
         {
                 if (n >= GC_CONFIG_MAX_KEYS) {
-                        gc__err(err, errlen, "%s: at most %d keys", where, GC_CONFIG_MAX_KEYS);
+                        gc_errf(err, errlen, "%s: at most %d keys", where, GC_CONFIG_MAX_KEYS);
                         return -E2BIG;
                 }
                 if (!cJSON_IsString(it) || !gc__valid_label_key(it->valuestring)) {
-                        gc__err(err, errlen, "%s[%zu]: must be a label key (such as \"team\")",
+                        gc_errf(err, errlen, "%s[%zu]: must be a label key (such as \"team\")",
                                 where, n);
                         return -EINVAL;
                 }
@@ -161,11 +148,11 @@ static int gc__parse_map(gc_config *c, const cJSON *obj, const char *where, int 
         const cJSON *it;
 
         if (!cJSON_IsObject(obj)) {
-                gc__err(err, errlen, "%s: must be an object of string values", where);
+                gc_errf(err, errlen, "%s: must be an object of string values", where);
                 return -EINVAL;
         }
         if (cap > GC_CONFIG_MAX_MAP) {
-                gc__err(err, errlen, "%s: at most %d entries", where, GC_CONFIG_MAX_MAP);
+                gc_errf(err, errlen, "%s: at most %d entries", where, GC_CONFIG_MAX_MAP);
                 return -E2BIG;
         }
         v = calloc(cap ? cap : 1, sizeof(*v));
@@ -175,13 +162,13 @@ static int gc__parse_map(gc_config *c, const cJSON *obj, const char *where, int 
         {
                 if (!it->string || !*it->string ||
                     (keys_are_labels && !gc__valid_label_key(it->string))) {
-                        gc__err(err, errlen, "%s: bad key \"%.64s\"", where,
+                        gc_errf(err, errlen, "%s: bad key \"%.64s\"", where,
                                 it->string ? it->string : "");
                         free(v);
                         return -EINVAL;
                 }
                 if (!cJSON_IsString(it)) {
-                        gc__err(err, errlen, "%s.%.64s: must be a string", where, it->string);
+                        gc_errf(err, errlen, "%s.%.64s: must be a string", where, it->string);
                         free(v);
                         return -EINVAL;
                 }
@@ -211,7 +198,7 @@ static int gc__check_keys(const cJSON *obj, const char *where, const char *const
                         if (it->string && strcmp(it->string, known[i]) == 0)
                                 break;
                 if (i == n_known) {
-                        gc__err(err, errlen, "%s%s%.64s: unknown field", where, *where ? "." : "",
+                        gc_errf(err, errlen, "%s%s%.64s: unknown field", where, *where ? "." : "",
                                 it->string ? it->string : "?");
                         return -EINVAL;
                 }
@@ -230,7 +217,7 @@ static int gc__parse_number(const cJSON *v, const char *where, double lo, double
 {
         if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
             v->valuedouble > hi) {
-                gc__err(err, errlen, "%s: must be a number in [%g, %g]", where, lo, hi);
+                gc_errf(err, errlen, "%s: must be a number in [%g, %g]", where, lo, hi);
                 return -EINVAL;
         }
         *ret = v->valuedouble;
@@ -244,7 +231,7 @@ static int gc__parse_resources(gc_config *c, const cJSON *arr, char *err, size_t
         size_t i = 0;
 
         if (!cJSON_IsArray(arr)) {
-                gc__err(err, errlen, "resources: must be an array");
+                gc_errf(err, errlen, "resources: must be an array");
                 return -EINVAL;
         }
         cJSON_ArrayForEach(it, arr)
@@ -258,11 +245,11 @@ static int gc__parse_resources(gc_config *c, const cJSON *arr, char *err, size_t
 
                 snprintf(where, sizeof(where), "resources[%zu]", i);
                 if (i++ >= GC_CONFIG_MAX_KEYS) {
-                        gc__err(err, errlen, "resources: at most %d entries", GC_CONFIG_MAX_KEYS);
+                        gc_errf(err, errlen, "resources: at most %d entries", GC_CONFIG_MAX_KEYS);
                         return -E2BIG;
                 }
                 if (!cJSON_IsObject(it)) {
-                        gc__err(err, errlen, "%s: must be an object", where);
+                        gc_errf(err, errlen, "%s: must be an object", where);
                         return -EINVAL;
                 }
                 r = gc__check_keys(it, where, known, 3, err, errlen);
@@ -270,7 +257,7 @@ static int gc__parse_resources(gc_config *c, const cJSON *arr, char *err, size_t
                         return r;
                 if (!cJSON_IsString(name) || !*name->valuestring ||
                     strlen(name->valuestring) > 253 || !strchr(name->valuestring, '/')) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "%s.name: must be an extended resource name (\"vendor.com/gpu\")",
                                 where);
                         return -EINVAL;
@@ -287,7 +274,7 @@ static int gc__parse_resources(gc_config *c, const cJSON *arr, char *err, size_t
                         else if (strcmp(ks, "mig") == 0)
                                 k = GC_RES_MIG;
                         else {
-                                gc__err(err, errlen,
+                                gc_errf(err, errlen,
                                         "%s.kind: must be \"fixed\", \"gpu\", \"gpu-shared\" or "
                                         "\"mig\"",
                                         where);
@@ -305,7 +292,7 @@ static int gc__parse_resources(gc_config *c, const cJSON *arr, char *err, size_t
                 }
                 r = gc_res_table_set(c->res, name->valuestring, k, per_unit);
                 if (r < 0) {
-                        gc__err(err, errlen, "%s: cannot add the rule", where);
+                        gc_errf(err, errlen, "%s: cannot add the rule", where);
                         return r;
                 }
         }
@@ -325,7 +312,7 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
         memset(ret, 0, sizeof(*ret));
         ret->usd_per_gpu_hour = -1;
         if (!cJSON_IsObject(it)) {
-                gc__err(err, errlen, "%s: must be an object", where);
+                gc_errf(err, errlen, "%s: must be an object", where);
                 return -EINVAL;
         }
         r = gc__check_keys(it, where, known, 5, err, errlen);
@@ -333,7 +320,7 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
                 return r;
         snprintf(w2, sizeof(w2), "%s.match", where);
         if (!match || cJSON_GetArraySize(match) == 0) {
-                gc__err(err, errlen, "%s: must be an object of at least one label", w2);
+                gc_errf(err, errlen, "%s: must be an object of at least one label", w2);
                 return -EINVAL;
         }
         r = gc__parse_map(c, match, w2, 1, &ret->match, &ret->n_match, err, errlen);
@@ -347,7 +334,7 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
                 if (!v)
                         continue;
                 if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 253) {
-                        gc__err(err, errlen, "%s.%s: must be a non-empty string", where, names[f]);
+                        gc_errf(err, errlen, "%s.%s: must be a non-empty string", where, names[f]);
                         return -EINVAL;
                 }
                 *dst = gc__dup_string(v);
@@ -361,7 +348,7 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
                         return r;
         }
         if (!ret->capacity_type && !ret->model && !ret->region && ret->usd_per_gpu_hour < 0) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "%s: sets nothing (give capacity_type, model, region or usd_per_gpu_hour)",
                         where);
                 return -EINVAL;
@@ -383,11 +370,11 @@ static int gc__parse_rules(gc_config *c, const cJSON *arr, char *err, size_t err
         const cJSON *it;
 
         if (!cJSON_IsArray(arr)) {
-                gc__err(err, errlen, "node_rules: must be an array");
+                gc_errf(err, errlen, "node_rules: must be an array");
                 return -EINVAL;
         }
         if (n > GC_CONFIG_MAX_MAP) {
-                gc__err(err, errlen, "node_rules: at most %d rules", GC_CONFIG_MAX_MAP);
+                gc_errf(err, errlen, "node_rules: at most %d rules", GC_CONFIG_MAX_MAP);
                 return -E2BIG;
         }
         c->rules.rules = calloc(n ? n : 1, sizeof(gc_node_rule));
@@ -423,7 +410,7 @@ static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errle
         int r;
 
         if (!cJSON_IsObject(obj)) {
-                gc__err(err, errlen, "tco: must be an object");
+                gc_errf(err, errlen, "tco: must be an object");
                 return -EINVAL;
         }
         r = gc__check_keys(obj, "tco", names, 11, err, errlen);
@@ -435,7 +422,7 @@ static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errle
 
                 snprintf(where, sizeof(where), "tco.%s", names[i]);
                 if (!v) {
-                        gc__err(err, errlen, "%s: required when tco is given", where);
+                        gc_errf(err, errlen, "%s: required when tco is given", where);
                         return -EINVAL;
                 }
                 r = gc__parse_number(v, where, 0, 1e12, fields[i], err, errlen);
@@ -444,7 +431,7 @@ static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errle
         }
         r = gc_tco_compute(&c->tco, &res, inner, sizeof(inner));
         if (r < 0) {
-                gc__err(err, errlen, "tco.%s", inner);
+                gc_errf(err, errlen, "tco.%s", inner);
                 return r;
         }
         c->has_tco = 1;
@@ -487,7 +474,7 @@ static int gc__parse_report(gc_config *c, const cJSON *v, char *err, size_t errl
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "report: must be an object");
+                gc_errf(err, errlen, "report: must be an object");
                 return -EINVAL;
         }
         r = gc__check_keys(v, "report", rk, sizeof(rk) / sizeof(rk[0]), err, errlen);
@@ -501,7 +488,7 @@ static int gc__parse_report(gc_config *c, const cJSON *v, char *err, size_t errl
         }
         if ((t = cJSON_GetObjectItemCaseSensitive(v, "utc_offset")) &&
             (!cJSON_IsString(t) || gc__parse_offset(t->valuestring, &c->utc_offset_s) < 0)) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "report.utc_offset: must be a UTC offset such as \"+00:00\" or "
                         "\"-05:00\"");
                 return -EINVAL;
@@ -510,20 +497,20 @@ static int gc__parse_report(gc_config *c, const cJSON *v, char *err, size_t errl
                 gc_tz *z = NULL;
 
                 if (cJSON_GetObjectItemCaseSensitive(v, "utc_offset")) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "report.timezone: give report.timezone or report.utc_offset, "
                                 "not both");
                         return -EINVAL;
                 }
                 if (!cJSON_IsString(t) || !gc_tz_name_valid(t->valuestring)) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "report.timezone: must be an IANA time zone name such as "
                                 "\"Europe/Berlin\"");
                         return -EINVAL;
                 }
                 r = gc_tz_load(NULL, t->valuestring, &z);
                 if (r < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "report.timezone: \"%s\" is not a time zone in %s (%s)",
                                 t->valuestring, GC_TZ_DIR,
                                 r == -ENOENT ? "no such file" : "not a valid TZif file");
@@ -579,7 +566,7 @@ static int gc__parse_int(const cJSON *v, const char *where, double lo, double hi
         int r = gc__parse_number(v, where, lo, hi, &d, err, errlen);
 
         if (r == 0 && d != floor(d)) {
-                gc__err(err, errlen, "%s: must be a whole number in [%g, %g]", where, lo, hi);
+                gc_errf(err, errlen, "%s: must be a whole number in [%g, %g]", where, lo, hi);
                 return -EINVAL;
         }
         if (r == 0)
@@ -592,12 +579,12 @@ static int gc__parse_str(gc_config *c, const cJSON *v, const char *where, size_t
                          const char **ret, char *err, size_t errlen)
 {
         if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > max) {
-                gc__err(err, errlen, "%s: must be a string of 1 to %zu characters", where, max);
+                gc_errf(err, errlen, "%s: must be a string of 1 to %zu characters", where, max);
                 return -EINVAL;
         }
         for (const char *p = v->valuestring; *p; p++)
                 if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-                        gc__err(err, errlen, "%s: must not hold control characters", where);
+                        gc_errf(err, errlen, "%s: must not hold control characters", where);
                         return -EINVAL;
                 }
         *ret = gc_strpool_intern0(c->pool, v->valuestring);
@@ -614,7 +601,7 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "budgets: must be an object");
+                gc_errf(err, errlen, "budgets: must be an object");
                 return -EINVAL;
         }
         r = gc__check_keys(v, "budgets", bk, sizeof(bk) / sizeof(bk[0]), err, errlen);
@@ -628,7 +615,7 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
         }
         if ((t = cJSON_GetObjectItemCaseSensitive(v, "events"))) {
                 if (!cJSON_IsBool(t)) {
-                        gc__err(err, errlen, "budgets.events: must be true or false");
+                        gc_errf(err, errlen, "budgets.events: must be true or false");
                         return -EINVAL;
                 }
                 c->budget_events = cJSON_IsTrue(t);
@@ -637,7 +624,7 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
         if (!t)
                 return 0;
         if (!cJSON_IsArray(t) || (n = (size_t)cJSON_GetArraySize(t)) > GC_CONFIG_MAX_BUDGETS) {
-                gc__err(err, errlen, "budgets.items: must be an array of at most %d budgets",
+                gc_errf(err, errlen, "budgets.items: must be an array of at most %d budgets",
                         GC_CONFIG_MAX_BUDGETS);
                 return -EINVAL;
         }
@@ -654,7 +641,7 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
 
                 snprintf(w, sizeof(w), "budgets.items[%zu]", c->n_budgets);
                 if (!cJSON_IsObject(it)) {
-                        gc__err(err, errlen, "%s: must be an object", w);
+                        gc_errf(err, errlen, "%s: must be an object", w);
                         return -EINVAL;
                 }
                 r = gc__check_keys(it, w, ik, sizeof(ik) / sizeof(ik[0]), err, errlen);
@@ -662,7 +649,7 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
                         return r;
                 f = cJSON_GetObjectItemCaseSensitive(it, "scope");
                 if (!cJSON_IsString(f) || gc_budget_scope_parse(f->valuestring, &b->dim) < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "%s.scope: must be \"team\", \"project\", \"namespace\" or "
                                 "\"workload\"",
                                 w);
@@ -671,14 +658,14 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
                 snprintf(w2, sizeof(w2), "%s.name", w);
                 f = cJSON_GetObjectItemCaseSensitive(it, "name");
                 if (!f) {
-                        gc__err(err, errlen, "%s: is required", w2);
+                        gc_errf(err, errlen, "%s: is required", w2);
                         return -EINVAL;
                 }
                 /* A workload is Kind/namespace/name: a kind, a namespace and an object name. */
                 r = gc__parse_str(c, f, w2, b->dim == GC_DIM_WORKLOAD ? 63 + 1 + 63 + 1 + 253 : 253,
                                   &b->name, err, errlen);
                 if (r == 0 && b->dim == GC_DIM_WORKLOAD && !gc_budget_workload_ns(b->name, NULL)) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "%s: a workload is Kind/namespace/name, e.g. "
                                 "Deployment/ml/summarizer (got \"%s\")",
                                 w2, b->name);
@@ -689,14 +676,14 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
                 f = cJSON_GetObjectItemCaseSensitive(it, "period");
                 if (!cJSON_IsString(f) || (strcmp(f->valuestring, "monthly") != 0 &&
                                            strcmp(f->valuestring, "weekly") != 0)) {
-                        gc__err(err, errlen, "%s.period: must be \"monthly\" or \"weekly\"", w);
+                        gc_errf(err, errlen, "%s.period: must be \"monthly\" or \"weekly\"", w);
                         return -EINVAL;
                 }
                 b->period = f->valuestring[0] == 'm' ? GC_BUDGET_MONTHLY : GC_BUDGET_WEEKLY;
                 snprintf(w2, sizeof(w2), "%s.amount", w);
                 f = cJSON_GetObjectItemCaseSensitive(it, "amount");
                 if (!f) {
-                        gc__err(err, errlen, "%s: is required", w2);
+                        gc_errf(err, errlen, "%s: is required", w2);
                         return -EINVAL;
                 }
                 r = gc__parse_number(f, w2, 0.01, 1e12, &b->amount, err, errlen);
@@ -705,7 +692,7 @@ static int gc__parse_budgets(gc_config *c, const cJSON *v, char *err, size_t err
                 for (size_t k = 0; k < c->n_budgets; k++)
                         if (c->budgets[k].dim == b->dim && c->budgets[k].period == b->period &&
                             c->budgets[k].name == b->name) {
-                                gc__err(err, errlen,
+                                gc_errf(err, errlen,
                                         "%s: a second %s budget of %s %s (the first is "
                                         "budgets.items[%zu])",
                                         w, gc_budget_period_name(b->period),
@@ -742,7 +729,7 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "usage.dcgm: must be an object or null");
+                gc_errf(err, errlen, "usage.dcgm: must be an object or null");
                 return -EINVAL;
         }
         r = gc__check_keys(v, "usage.dcgm", known, sizeof(known) / sizeof(known[0]), err, errlen);
@@ -756,7 +743,7 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
         if ((t = cJSON_GetObjectItemCaseSensitive(v, "label_selector"))) {
                 if (!cJSON_IsString(t) || strlen(t->valuestring) > 1024 ||
                     !gc__valid_selector(t->valuestring)) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "usage.dcgm.label_selector: must be a label selector such as "
                                 "\"app=nvidia-dcgm-exporter\"");
                         return -EINVAL;
@@ -773,7 +760,7 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
                         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
                                 ok = 0;
                 if (!ok || t->valuestring[strlen(t->valuestring) - 1] == '-') {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "usage.dcgm.service: must be a Service name (lower case letters, "
                                 "digits and '-', 1 to 63) or null");
                         return -EINVAL;
@@ -791,7 +778,7 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
         if ((t = cJSON_GetObjectItemCaseSensitive(v, "path"))) {
                 r = gc__parse_str(c, t, "usage.dcgm.path", 1024, &d->path, err, errlen);
                 if (r == 0 && (d->path[0] != '/' || strpbrk(d->path, " ?#"))) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "usage.dcgm.path: must start with / and hold no space, ? or #");
                         r = -EINVAL;
                 }
@@ -801,7 +788,7 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
         if ((t = cJSON_GetObjectItemCaseSensitive(v, "scheme"))) {
                 if (!cJSON_IsString(t) ||
                     (strcmp(t->valuestring, "http") != 0 && strcmp(t->valuestring, "https") != 0)) {
-                        gc__err(err, errlen, "usage.dcgm.scheme: must be \"http\" or \"https\"");
+                        gc_errf(err, errlen, "usage.dcgm.scheme: must be \"http\" or \"https\"");
                         return -EINVAL;
                 }
                 d->scheme = strcmp(t->valuestring, "http") == 0 ? "http" : "https";
@@ -822,7 +809,7 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
                 d->max_body_bytes = (size_t)n;
         }
         if (d->timeout_s > d->interval_s) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "usage.dcgm.timeout_seconds: must not exceed interval_seconds (%lld)",
                         (long long)d->interval_s);
                 return -EINVAL;
@@ -845,7 +832,7 @@ static int gc__parse_prometheus(gc_config *c, const cJSON *v, char *err, size_t 
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "usage.prometheus: must be an object or null");
+                gc_errf(err, errlen, "usage.prometheus: must be an object or null");
                 return -EINVAL;
         }
         r = gc__check_keys(v, "usage.prometheus", known, sizeof(known) / sizeof(known[0]), err,
@@ -861,7 +848,7 @@ static int gc__parse_prometheus(gc_config *c, const cJSON *v, char *err, size_t 
                 len = strlen(p->url);
                 if ((strncmp(p->url, "http://", 7) != 0 && strncmp(p->url, "https://", 8) != 0) ||
                     strpbrk(p->url, " ?#") || p->url[len - 1] == '/' || strstr(p->url, "/api/v1")) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "usage.prometheus.url: must be the server's base URL, "
                                 "http(s)://host:port[/prefix], without a trailing / or /api/v1");
                         return -EINVAL;
@@ -897,13 +884,13 @@ static int gc__parse_prometheus(gc_config *c, const cJSON *v, char *err, size_t 
                 p->max_body_bytes = (size_t)n;
         }
         if (p->timeout_s > p->interval_s) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "usage.prometheus.timeout_seconds: must not exceed interval_seconds (%lld)",
                         (long long)p->interval_s);
                 return -EINVAL;
         }
         if (p->lookback_days * 86400 / p->step_s > GC_CONFIG_PROM_MAX_POINTS) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "usage.prometheus.step_seconds: lookback_days x 86400 / step_seconds "
                         "must be at most %d (Prometheus' points per series); raise the step to "
                         "at least %lld",
@@ -942,7 +929,7 @@ static int gc__parse_usage(gc_config *c, const cJSON *v, char *err, size_t errle
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "usage: must be an object");
+                gc_errf(err, errlen, "usage: must be an object");
                 return -EINVAL;
         }
         r = gc__check_keys(v, "usage", known, sizeof(known) / sizeof(known[0]), err, errlen);
@@ -970,7 +957,7 @@ static int gc__parse_class(const cJSON *it, const char *where, gc_advisor_class 
 
         memset(ret, 0, sizeof(*ret));
         if (!cJSON_IsObject(it)) {
-                gc__err(err, errlen, "%s: must be an object", where);
+                gc_errf(err, errlen, "%s: must be an object", where);
                 return -EINVAL;
         }
         r = gc__check_keys(it, where, known, 4, err, errlen);
@@ -982,7 +969,7 @@ static int gc__parse_class(const cJSON *it, const char *where, gc_advisor_class 
 
                 if (!cJSON_IsString(v) || !*v->valuestring ||
                     strlen(v->valuestring) >= GC_ADVISOR_MODEL_MAX) {
-                        gc__err(err, errlen, "%s.%s: must be a GPU model of 1 to %d characters",
+                        gc_errf(err, errlen, "%s.%s: must be a GPU model of 1 to %d characters",
                                 where, known[f], GC_ADVISOR_MODEL_MAX - 1);
                         return -EINVAL;
                 }
@@ -1035,7 +1022,7 @@ static int gc__parse_advisor(gc_config *c, const cJSON *v, char *err, size_t err
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "advisor: must be an object");
+                gc_errf(err, errlen, "advisor: must be an object");
                 return -EINVAL;
         }
         for (size_t i = 0; i < n_nums; i++)
@@ -1074,11 +1061,11 @@ static int gc__parse_advisor(gc_config *c, const cJSON *v, char *err, size_t err
                 size_t i = 0;
 
                 if (!cJSON_IsArray(t)) {
-                        gc__err(err, errlen, "advisor.cheaper_classes: must be an array");
+                        gc_errf(err, errlen, "advisor.cheaper_classes: must be an array");
                         return -EINVAL;
                 }
                 if (cJSON_GetArraySize(t) > GC_ADVISOR_MAX_CLASSES) {
-                        gc__err(err, errlen, "advisor.cheaper_classes: at most %d entries",
+                        gc_errf(err, errlen, "advisor.cheaper_classes: at most %d entries",
                                 GC_ADVISOR_MAX_CLASSES);
                         return -E2BIG;
                 }
@@ -1096,7 +1083,7 @@ static int gc__parse_advisor(gc_config *c, const cJSON *v, char *err, size_t err
         }
         r = gc_advisor_opts_check(o, inner, sizeof(inner));
         if (r < 0) {
-                gc__err(err, errlen, "advisor.%s", inner);
+                gc_errf(err, errlen, "advisor.%s", inner);
                 return r;
         }
         return 0;
@@ -1111,7 +1098,7 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "chargeback: must be an object");
+                gc_errf(err, errlen, "chargeback: must be an object");
                 return -EINVAL;
         }
         r = gc__check_keys(v, "chargeback", ck, 2, err, errlen);
@@ -1120,7 +1107,7 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
         t = cJSON_GetObjectItemCaseSensitive(v, "mode");
         if (t && (!cJSON_IsString(t) ||
                   gc_chargeback_mode_parse(t->valuestring, &c->chargeback.mode) < 0)) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "chargeback.mode: must be \"none\", \"proportional\" or "
                         "\"weights\"");
                 return -EINVAL;
@@ -1130,7 +1117,7 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
                 size_t cap = (size_t)cJSON_GetArraySize(t);
 
                 if (!cJSON_IsObject(t) || cap > GC_CHARGEBACK_MAX_WEIGHTS) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "chargeback.weights: must be an object of at most %d teams "
                                 "with positive numbers",
                                 GC_CHARGEBACK_MAX_WEIGHTS);
@@ -1145,7 +1132,7 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
                         if (!it->string || !*it->string || !cJSON_IsNumber(it) ||
                             !isfinite(it->valuedouble) || it->valuedouble <= 0 ||
                             it->valuedouble > 1e9) {
-                                gc__err(err, errlen,
+                                gc_errf(err, errlen,
                                         "chargeback.weights.%.64s: must be a positive number "
                                         "(at most 1e9)",
                                         it->string ? it->string : "");
@@ -1160,7 +1147,7 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
         c->chargeback.weights = c->team_weights;
         c->chargeback.n_weights = n;
         if (c->chargeback.mode == GC_CHARGEBACK_WEIGHTS && n == 0) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "chargeback.weights: mode \"weights\" needs at least one "
                         "team's weight");
                 return -EINVAL;
@@ -1179,7 +1166,7 @@ static int gc__parse_dra(gc_config *c, const cJSON *v, char *err, size_t errlen)
         int r;
 
         if (!cJSON_IsObject(v)) {
-                gc__err(err, errlen, "dra: must be an object");
+                gc_errf(err, errlen, "dra: must be an object");
                 return -EINVAL;
         }
         r = gc__check_keys(v, "dra", known, 2, err, errlen);
@@ -1187,7 +1174,7 @@ static int gc__parse_dra(gc_config *c, const cJSON *v, char *err, size_t errlen)
                 return r;
         nv = cJSON_GetObjectItemCaseSensitive(v, "nvidia");
         if (nv && !cJSON_IsBool(nv)) {
-                gc__err(err, errlen, "dra.nvidia: must be true or false");
+                gc_errf(err, errlen, "dra.nvidia: must be true or false");
                 return -EINVAL;
         }
         c->dra.no_nvidia = nv && cJSON_IsFalse(nv);
@@ -1195,7 +1182,7 @@ static int gc__parse_dra(gc_config *c, const cJSON *v, char *err, size_t errlen)
         if (!arr)
                 return 0;
         if (!cJSON_IsArray(arr)) {
-                gc__err(err, errlen, "dra.drivers: must be an array");
+                gc_errf(err, errlen, "dra.drivers: must be an array");
                 return -EINVAL;
         }
         cJSON_ArrayForEach(it, arr)
@@ -1206,11 +1193,11 @@ static int gc__parse_dra(gc_config *c, const cJSON *v, char *err, size_t errlen)
 
                 snprintf(where, sizeof(where), "dra.drivers[%zu]", i);
                 if (i >= GC_DRA_MAX_RULES) {
-                        gc__err(err, errlen, "dra.drivers: at most %d entries", GC_DRA_MAX_RULES);
+                        gc_errf(err, errlen, "dra.drivers: at most %d entries", GC_DRA_MAX_RULES);
                         return -E2BIG;
                 }
                 if (!cJSON_IsObject(it)) {
-                        gc__err(err, errlen, "%s: must be an object", where);
+                        gc_errf(err, errlen, "%s: must be an object", where);
                         return -EINVAL;
                 }
                 r = gc__check_keys(it, where, rule_known, 5, err, errlen);
@@ -1264,7 +1251,7 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
         int r;
 
         if (!cJSON_IsObject(root)) {
-                gc__err(err, errlen, "configuration: must be a JSON object");
+                gc_errf(err, errlen, "configuration: must be a JSON object");
                 return -EINVAL;
         }
         r = gc__check_keys(root, "", known, sizeof(known) / sizeof(known[0]), err, errlen);
@@ -1273,7 +1260,7 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
         v = cJSON_GetObjectItemCaseSensitive(root, "cluster");
         if (v) {
                 if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 63) {
-                        gc__err(err, errlen, "cluster: must be a name of 1 to 63 characters");
+                        gc_errf(err, errlen, "cluster: must be a name of 1 to 63 characters");
                         return -EINVAL;
                 }
                 c->cluster = gc_strpool_intern0(c->pool, v->valuestring);
@@ -1281,7 +1268,7 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
         attr = cJSON_GetObjectItemCaseSensitive(root, "attribution");
         if (attr) {
                 if (!cJSON_IsObject(attr)) {
-                        gc__err(err, errlen, "attribution: must be an object");
+                        gc_errf(err, errlen, "attribution: must be an object");
                         return -EINVAL;
                 }
                 r = gc__check_keys(attr, "attribution", attr_known, 4, err, errlen);
@@ -1332,7 +1319,7 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
         }
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "default_capacity_type"))) {
                 if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 63) {
-                        gc__err(err, errlen, "default_capacity_type: must be a non-empty string");
+                        gc_errf(err, errlen, "default_capacity_type: must be a non-empty string");
                         return -EINVAL;
                 }
                 c->rules.default_capacity_type = strdup(v->valuestring);
@@ -1375,25 +1362,25 @@ gc_config *gc_config_parse(const char *json, size_t len, char *err, size_t errle
         int r;
 
         if (!json || len > GC_CONFIG_MAX_BYTES) {
-                gc__err(err, errlen, "configuration: larger than %u bytes", GC_CONFIG_MAX_BYTES);
+                gc_errf(err, errlen, "configuration: larger than %u bytes", GC_CONFIG_MAX_BYTES);
                 return NULL;
         }
         root = cJSON_ParseWithLength(json, len);
         if (!root) {
-                gc__err(err, errlen, "configuration: not valid JSON");
+                gc_errf(err, errlen, "configuration: not valid JSON");
                 return NULL;
         }
         c = gc_config_default();
         if (!c) {
                 cJSON_Delete(root);
-                gc__err(err, errlen, "configuration: out of memory");
+                gc_errf(err, errlen, "configuration: out of memory");
                 return NULL;
         }
         r = gc__parse_root(c, root, err, errlen);
         cJSON_Delete(root);
         if (r < 0) {
                 if (r == -ENOMEM)
-                        gc__err(err, errlen, "configuration: out of memory");
+                        gc_errf(err, errlen, "configuration: out of memory");
                 return gc_config_free(c);
         }
         return c;

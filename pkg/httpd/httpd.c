@@ -1304,20 +1304,6 @@ fail:
 
 /* ---- lifecycle ------------------------------------------------------------------------------- */
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (!err || !errlen)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-}
-
 /* Copies o's settings into h, with defaults; 0 or -EINVAL with err naming the field. */
 static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family, char *err,
                      size_t errlen)
@@ -1345,16 +1331,16 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         h->log_ud = o->log_ud;
 
         if (gc_httpd__parse_listen(o->listen, h->host, sizeof(h->host), &h->port, ret_family) < 0) {
-                set_err(err, errlen, "listen: \"%.64s\" is not IPV4:PORT or [IPV6]:PORT",
+                gc_errf(err, errlen, "listen: \"%.64s\" is not IPV4:PORT or [IPV6]:PORT",
                         o->listen ? o->listen : "");
                 return -EINVAL;
         }
         if (h->max_conns < 1 || h->max_conns > 10000) {
-                set_err(err, errlen, "max_connections: %d is not in 1..10000", h->max_conns);
+                gc_errf(err, errlen, "max_connections: %d is not in 1..10000", h->max_conns);
                 return -EINVAL;
         }
         if (h->max_per_addr < 1 || h->max_per_addr > h->max_conns) {
-                set_err(err, errlen, "max_per_address: %d is not in 1..max_connections (%d)",
+                gc_errf(err, errlen, "max_per_address: %d is not in 1..max_connections (%d)",
                         h->max_per_addr, h->max_conns);
                 return -EINVAL;
         }
@@ -1363,7 +1349,7 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         h->n_slots = h->n_accept + LWS_OWN_FDS + 8;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
             (rlim_t)h->n_accept + FDS_RESERVED > rl.rlim_cur) {
-                set_err(err, errlen,
+                gc_errf(err, errlen,
                         "max_connections: %d needs %d descriptors, more than the %llu the process "
                         "may open (ulimit -n)",
                         h->max_conns, h->n_accept + FDS_RESERVED, (unsigned long long)rl.rlim_cur);
@@ -1371,42 +1357,42 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         }
         /* lws's token limit is 16-bit; the URL needs room for "/" and a NUL. */
         if (h->max_url < 16 || h->max_url > 60000) {
-                set_err(err, errlen, "max_url_bytes: %zu is not in 16..60000", h->max_url);
+                gc_errf(err, errlen, "max_url_bytes: %zu is not in 16..60000", h->max_url);
                 return -EINVAL;
         }
         if (h->max_header < 256 || h->max_header > (1u << 20)) {
-                set_err(err, errlen, "max_header_bytes: %zu is not in 256..1048576", h->max_header);
+                gc_errf(err, errlen, "max_header_bytes: %zu is not in 256..1048576", h->max_header);
                 return -EINVAL;
         }
         if (h->idle_sec < 1 || h->idle_sec > 3600) {
-                set_err(err, errlen, "idle_timeout_sec: %d is not in 1..3600", h->idle_sec);
+                gc_errf(err, errlen, "idle_timeout_sec: %d is not in 1..3600", h->idle_sec);
                 return -EINVAL;
         }
         if (h->head_sec < 1 || h->head_sec > 3600) {
-                set_err(err, errlen, "header_timeout_sec: %d is not in 1..3600", h->head_sec);
+                gc_errf(err, errlen, "header_timeout_sec: %d is not in 1..3600", h->head_sec);
                 return -EINVAL;
         }
         /* Room for the server's own JSON errors. */
         if (h->max_response < 1024 || h->max_response > (1u << 30)) {
-                set_err(err, errlen, "max_response_bytes: %zu is not in 1024..1073741824",
+                gc_errf(err, errlen, "max_response_bytes: %zu is not in 1024..1073741824",
                         h->max_response);
                 return -EINVAL;
         }
         if (h->tls_check_sec < 1 || h->tls_check_sec > 86400) {
-                set_err(err, errlen, "tls_check_sec: %d is not in 1..86400", h->tls_check_sec);
+                gc_errf(err, errlen, "tls_check_sec: %d is not in 1..86400", h->tls_check_sec);
                 return -EINVAL;
         }
         if (h->max_parked < 1 || h->max_parked > h->max_conns) {
-                set_err(err, errlen, "max_parked: %d is not in 1..max_connections (%d)",
+                gc_errf(err, errlen, "max_parked: %d is not in 1..max_connections (%d)",
                         h->max_parked, h->max_conns);
                 return -EINVAL;
         }
         if (h->park_sec < 1 || h->park_sec > 300) {
-                set_err(err, errlen, "park_timeout_sec: %d is not in 1..300", h->park_sec);
+                gc_errf(err, errlen, "park_timeout_sec: %d is not in 1..300", h->park_sec);
                 return -EINVAL;
         }
         if (!o->tls_cert_file != !o->tls_key_file) {
-                set_err(err, errlen, "%s: set both tls_cert_file and tls_key_file, or neither",
+                gc_errf(err, errlen, "%s: set both tls_cert_file and tls_key_file, or neither",
                         o->tls_cert_file ? "tls_key_file" : "tls_cert_file");
                 return -EINVAL;
         }
@@ -1421,12 +1407,12 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         int family;
 
         if (!o) {
-                set_err(err, errlen, "opts: missing");
+                gc_errf(err, errlen, "opts: missing");
                 return NULL;
         }
         h = calloc(1, sizeof(*h));
         if (!h) {
-                set_err(err, errlen, "out of memory");
+                gc_errf(err, errlen, "out of memory");
                 return NULL;
         }
         if (take_opts(h, o, &family, err, errlen) < 0)
@@ -1435,13 +1421,13 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
                 h->cert = strdup(o->tls_cert_file);
                 h->key = strdup(o->tls_key_file);
                 if (!h->cert || !h->key) {
-                        set_err(err, errlen, "out of memory");
+                        gc_errf(err, errlen, "out of memory");
                         goto fail;
                 }
                 h->cert_loaded = file_stamp(h->cert);
                 h->key_loaded = file_stamp(h->key);
                 if (tls_pair_check(h->cert, h->key, msg, sizeof(msg)) < 0) {
-                        set_err(err, errlen, "%s", msg);
+                        gc_errf(err, errlen, "%s", msg);
                         goto fail;
                 }
         }
@@ -1452,7 +1438,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         h->hdr_scan_len = (h->max_header < 65535 ? h->max_header : 65535) + 1;
         h->hdr_scan = malloc(h->hdr_scan_len);
         if (!h->wbuf || !h->slots || !h->hdr_scan) {
-                set_err(err, errlen, "out of memory");
+                gc_errf(err, errlen, "out of memory");
                 goto fail;
         }
 
@@ -1515,7 +1501,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         ci.pt_serv_buf_size = SERVICE_BUF_SIZE;
         h->ctx = lws_create_context(&ci);
         if (!h->ctx) {
-                set_err(err, errlen, "listen: cannot start the server (libwebsockets context)");
+                gc_errf(err, errlen, "listen: cannot start the server (libwebsockets context)");
                 goto fail;
         }
 
@@ -1550,7 +1536,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         }
         h->vh = lws_create_vhost(h->ctx, &vi);
         if (!h->vh) {
-                set_err(err, errlen, "listen: cannot listen on %s (in use or not a local address)",
+                gc_errf(err, errlen, "listen: cannot listen on %s (in use or not a local address)",
                         o->listen);
                 goto fail;
         }

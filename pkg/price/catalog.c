@@ -16,20 +16,6 @@
 #define GC__SOURCE_MAX 512
 #define GC__PATH_MAX   320
 
-static void gc__err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void gc__err(char *err, size_t errlen, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        /* The analyzer loses va_start when it inlines a variadic call across functions. */
-        if (err && errlen)
-                vsnprintf(err, errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
-        va_end(ap);
-}
-
 /* "where.name", or "name" when there is no prefix. */
 static void gc__path(char *out, size_t n, const char *where, const char *name)
 {
@@ -200,7 +186,7 @@ static int gc__opt_string(const cJSON *obj, const char *key, const char *base, c
                 return 0;
         if (!cJSON_IsString(v) || !v->valuestring) {
                 gc__path(path, sizeof(path), base, key);
-                gc__err(err, errlen, "%s: must be a string", path);
+                gc_errf(err, errlen, "%s: must be a string", path);
                 return -EINVAL;
         }
         *ret = v->valuestring;
@@ -226,7 +212,7 @@ static int gc__parse_entry(const cJSON *it, const char *base, gc_price_entry *e,
         int r;
 
         if (!cJSON_IsObject(it)) {
-                gc__err(err, errlen, "%s: must be an object", base);
+                gc_errf(err, errlen, "%s: must be an object", base);
                 return -EINVAL;
         }
         if ((r = gc__opt_string(it, "model", base, &model, err, errlen)) < 0 ||
@@ -236,47 +222,47 @@ static int gc__parse_entry(const cJSON *it, const char *base, gc_price_entry *e,
                 return r;
         /* Required, since unknown fields are ignored: a misspelt key must not widen a price. */
         if (!model) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "%s.model: required (a GPU model, a pattern ending in '*', "
                         "or \"*\")",
                         base);
                 return -EINVAL;
         }
         if ((why = gc__check_model(model))) {
-                gc__err(err, errlen, "%s.model: %s", base, why);
+                gc_errf(err, errlen, "%s.model: %s", base, why);
                 return -EINVAL;
         }
         if (!cap) {
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "%s.capacity_type: required (\"on-demand\", \"spot\", "
                         "\"reserved\", \"on-prem\", ... or \"*\")",
                         base);
                 return -EINVAL;
         }
         if ((why = gc__check_capacity(cap))) {
-                gc__err(err, errlen, "%s.capacity_type: %s", base, why);
+                gc_errf(err, errlen, "%s.capacity_type: %s", base, why);
                 return -EINVAL;
         }
         if (region && (why = gc__check_region(region))) {
-                gc__err(err, errlen, "%s.region: %s", base, why);
+                gc_errf(err, errlen, "%s.region: %s", base, why);
                 return -EINVAL;
         }
         if (source && strlen(source) > GC__SOURCE_MAX) {
-                gc__err(err, errlen, "%s.source: must be at most %d characters", base,
+                gc_errf(err, errlen, "%s.source: must be at most %d characters", base,
                         GC__SOURCE_MAX);
                 return -EINVAL;
         }
         price = cJSON_GetObjectItemCaseSensitive(it, "usd_per_gpu_hour");
         if (!cJSON_IsNumber(price) || !isfinite(price->valuedouble) || price->valuedouble < 0) {
                 gc__path(path, sizeof(path), base, "usd_per_gpu_hour");
-                gc__err(err, errlen, "%s: must be a number >= 0", path);
+                gc_errf(err, errlen, "%s: must be a number >= 0", path);
                 return -EINVAL;
         }
         e->usd_per_gpu_hour = price->valuedouble;
         if ((r = gc__dup(model, &e->model)) < 0 || (r = gc__dup(cap, &e->capacity_type)) < 0 ||
             (region && (r = gc__dup(region, &e->region)) < 0) ||
             (source && (r = gc__dup(source, &e->source)) < 0)) {
-                gc__err(err, errlen, "%s: out of memory", base);
+                gc_errf(err, errlen, "%s: out of memory", base);
                 return r;
         }
         return 0;
@@ -371,7 +357,7 @@ gc_catalog *gc_catalog_from_cjson(const cJSON *obj, const char *where, char *err
         int r;
 
         if (!cJSON_IsObject(obj)) {
-                gc__err(err, errlen, "%s: must be an object", *w ? w : "catalog");
+                gc_errf(err, errlen, "%s: must be an object", *w ? w : "catalog");
                 return NULL;
         }
         if (gc__opt_string(obj, "currency", w, &currency, err, errlen) < 0 ||
@@ -381,35 +367,35 @@ gc_catalog *gc_catalog_from_cjson(const cJSON *obj, const char *where, char *err
         gc__path(path, sizeof(path), w, "currency");
         if (!currency || strlen(currency) != 3 || !isalpha((unsigned char)currency[0]) ||
             !isalpha((unsigned char)currency[1]) || !isalpha((unsigned char)currency[2])) {
-                gc__err(err, errlen, "%s: required, 3 letters (ISO 4217, e.g. \"USD\")", path);
+                gc_errf(err, errlen, "%s: required, 3 letters (ISO 4217, e.g. \"USD\")", path);
                 return NULL;
         }
         gc__path(path, sizeof(path), w, "as_of");
         if (as_of && !gc__valid_date(as_of)) {
-                gc__err(err, errlen, "%s: must be a date YYYY-MM-DD", path);
+                gc_errf(err, errlen, "%s: must be a date YYYY-MM-DD", path);
                 return NULL;
         }
         gc__path(path, sizeof(path), w, "source");
         if (source && strlen(source) > GC__SOURCE_MAX) {
-                gc__err(err, errlen, "%s: must be at most %d characters", path, GC__SOURCE_MAX);
+                gc_errf(err, errlen, "%s: must be at most %d characters", path, GC__SOURCE_MAX);
                 return NULL;
         }
         gc__path(path, sizeof(path), w, "prices");
         prices = cJSON_GetObjectItemCaseSensitive(obj, "prices");
         if (!cJSON_IsArray(prices)) {
-                gc__err(err, errlen, "%s: required, an array of price entries", path);
+                gc_errf(err, errlen, "%s: required, an array of price entries", path);
                 return NULL;
         }
         cJSON_ArrayForEach(it, prices)
         {
                 if (++n > GC_CATALOG_MAX_ENTRIES) {
-                        gc__err(err, errlen, "%s: more than %d entries", path,
+                        gc_errf(err, errlen, "%s: more than %d entries", path,
                                 GC_CATALOG_MAX_ENTRIES);
                         return NULL;
                 }
         }
         if (n == 0) {
-                gc__err(err, errlen, "%s: must hold at least one entry", path);
+                gc_errf(err, errlen, "%s: must hold at least one entry", path);
                 return NULL;
         }
         c = calloc(1, sizeof(*c));
@@ -438,7 +424,7 @@ gc_catalog *gc_catalog_from_cjson(const cJSON *obj, const char *where, char *err
         if (r > 0) {
                 const gc_price_entry *e = &c->entries[dup_j];
 
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "%s[%zu]: same model, capacity_type and region as %s[%zu] (\"%s\", "
                         "\"%s\", %s%s%s)",
                         path, dup_j, path, dup_i, e->model, e->capacity_type,
@@ -449,7 +435,7 @@ gc_catalog *gc_catalog_from_cjson(const cJSON *obj, const char *where, char *err
         }
         return c;
 nomem:
-        gc__err(err, errlen, "%s: out of memory", *w ? w : "catalog");
+        gc_errf(err, errlen, "%s: out of memory", *w ? w : "catalog");
         return gc_catalog_free(c);
 }
 
@@ -460,24 +446,24 @@ gc_catalog *gc_catalog_parse(const char *json, size_t len, char *err, size_t err
         cJSON *root;
 
         if (!json || len == 0) {
-                gc__err(err, errlen, "catalog: empty");
+                gc_errf(err, errlen, "catalog: empty");
                 return NULL;
         }
         if (len > GC_CATALOG_MAX_BYTES) {
-                gc__err(err, errlen, "catalog: larger than %u bytes", GC_CATALOG_MAX_BYTES);
+                gc_errf(err, errlen, "catalog: larger than %u bytes", GC_CATALOG_MAX_BYTES);
                 return NULL;
         }
         root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
         if (!root) {
                 size_t at = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
 
-                gc__err(err, errlen, "catalog: not valid JSON (near byte %zu)", at);
+                gc_errf(err, errlen, "catalog: not valid JSON (near byte %zu)", at);
                 return NULL;
         }
         /* cJSON stops after the first value; anything but blanks after it is a mistake. */
         for (const char *p = end; p && p < json + len; p++) {
                 if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "catalog: unexpected data after the JSON value "
                                 "(byte %zu)",
                                 (size_t)(p - json));

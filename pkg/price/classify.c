@@ -16,20 +16,6 @@
 #define GC__ANN_CAPACITY "gpu-cost.io/capacity-type"
 #define GC__ANN_PRICE    "gpu-cost.io/usd-per-gpu-hour"
 
-static void gc__err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void gc__err(char *err, size_t errlen, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        /* The analyzer loses va_start when it inlines a variadic call across functions. */
-        if (err && errlen)
-                vsnprintf(err, errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
-        va_end(ap);
-}
-
 void gc_price_rules_free(gc_price_rules *r)
 {
         if (!r)
@@ -247,7 +233,7 @@ static int gc__classify_model(const gc_price_rules *r, const gc_node *n, const g
 
         if (n->ann_gpu_model && *n->ann_gpu_model) {
                 if (gc__norm_model(n->ann_gpu_model, buf) < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "node %s: annotation " GC__ANN_MODEL
                                 ": must be 1 to 128 printable characters",
                                 node_name);
@@ -256,7 +242,7 @@ static int gc__classify_model(const gc_price_rules *r, const gc_node *n, const g
                 cls->model_source = "annotation " GC__ANN_MODEL;
         } else if (h->model >= 0) {
                 if (gc__norm_model(r->rules[h->model].model, buf) < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "node %s: rule %ld: model: must be 1 to 128 "
                                 "printable characters",
                                 node_name, h->model);
@@ -355,7 +341,7 @@ static int gc__classify_capacity(const gc_price_rules *r, const gc_node *n, cons
 
         if (n->ann_capacity_type && *n->ann_capacity_type) {
                 if (gc__norm_capacity(n->ann_capacity_type, buf) < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "node %s: annotation " GC__ANN_CAPACITY
                                 ": must be a capacity type such as \"on-demand\", \"spot\", "
                                 "\"reserved\" or \"on-prem\"",
@@ -366,7 +352,7 @@ static int gc__classify_capacity(const gc_price_rules *r, const gc_node *n, cons
                 cls->capacity_source = "annotation " GC__ANN_CAPACITY;
         } else if (h->capacity >= 0) {
                 if (gc__norm_capacity(r->rules[h->capacity].capacity_type, buf) < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "node %s: rule %ld: capacity_type: must be a token such as "
                                 "\"on-demand\"",
                                 node_name, h->capacity);
@@ -380,7 +366,7 @@ static int gc__classify_capacity(const gc_price_rules *r, const gc_node *n, cons
                 /* set by the helper */
         } else if (r && r->default_capacity_type) {
                 if (gc__norm_capacity(r->default_capacity_type, buf) < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "default_capacity_type: must be a token such as "
                                 "\"on-prem\"");
                         return -EINVAL;
@@ -435,7 +421,7 @@ int gc_node_classify(const gc_price_rules *r, const gc_catalog *c, const gc_node
                 double v;
 
                 if (gc_parse_double(node->ann_price, &v) < 0 || v < 0) {
-                        gc__err(err, errlen,
+                        gc_errf(err, errlen,
                                 "node %s: annotation " GC__ANN_PRICE
                                 ": must be a number >= 0, got \"%.40s\"",
                                 name, node->ann_price);
@@ -453,7 +439,7 @@ int gc_node_classify(const gc_price_rules *r, const gc_catalog *c, const gc_node
         } else {
                 cls.usd_per_gpu_hour = 0;
                 gc_strlcpy(cls.price_source, "none", sizeof(cls.price_source));
-                gc__err(err, errlen,
+                gc_errf(err, errlen,
                         "node %s: no catalog price for model \"%s\", capacity type \"%s\", "
                         "region \"%s\" (add an entry, or a catch-all \"*\")",
                         name, cls.model, cls.capacity_type, cls.region ? cls.region : "*");

@@ -711,3 +711,18 @@ void gc_ptrmap_free(gc_ptrmap *m)
         m->nslots = 0;
         m->count = 0;
 }
+
+void gc_verrf(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+        if (err && errlen)
+                vsnprintf(err, errlen, fmt, ap);
+}
+
+void gc_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        gc_verrf(err, errlen, fmt, ap);
+        va_end(ap);
+}

@@ -116,5 +116,10 @@ void gc_diag_clear(gc_diag *d);
 
 /* Copies at most size-1 bytes and NUL-terminates; returns strlen(src). */
 size_t gc_strlcpy(char *dst, const char *src, size_t size);
+/* The one error formatter: writes into err[errlen] (cut to fit); nothing when err is NULL or
+ * errlen 0. */
+void gc_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void gc_verrf(char *err, size_t errlen, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 #endif
