@@ -250,15 +250,8 @@ static int ctl__collect_capacity(void *ud, const gc_capacity *cap)
 
         if (cap->end != GC_OPEN)
                 return 0;
-        if (cs->n == cs->cap) {
-                size_t nc = cs->cap ? cs->cap * 2 : 64;
-                gc_capacity *p = realloc(cs->v, nc * sizeof(*p));
-
-                if (!p)
-                        return -ENOMEM;
-                cs->v = p;
-                cs->cap = nc;
-        }
+        if (gc_grow((void **)&cs->v, &cs->cap, cs->n, sizeof(*cs->v), 64, 0) < 0)
+                return -ENOMEM;
         cs->v[cs->n++] = *cap;
         return 0;
 }

@@ -66,23 +66,6 @@ void ctl_fatal(ctl *c, const char *msg)
                 c->inf[i].wake = 1;
 }
 
-/* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
-static int ctl__grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-        void *p;
-        size_t nc;
-
-        if (n < *cap)
-                return 0;
-        nc = *cap ? *cap * 2 : 64;
-        p = realloc(*arr, nc * size);
-        if (!p)
-                return -ENOMEM;
-        *arr = p;
-        *cap = nc;
-        return 0;
-}
-
 /* Re-prices every pod matching (node or namespace): their inputs changed. Under c->mu. */
 static void ctl__reaccount(ctl *c, const char *node, const char *ns)
 {
@@ -102,8 +85,8 @@ static ctl_named *ctl__named(ctl *c, int which, const char *name, int *ret_new)
         *ret_new = 0;
         if (gc_ptrmap_get(&c->named_map[which], name, &idx) == 0)
                 return &c->named[which][idx];
-        if (ctl__grow((void **)&c->named[which], &c->cap_named[which], c->n_named[which],
-                      sizeof(ctl_named)) < 0 ||
+        if (gc_grow((void **)&c->named[which], &c->cap_named[which], c->n_named[which],
+                    sizeof(ctl_named), 64, 0) < 0 ||
             gc_ptrmap_put(&c->named_map[which], name, c->n_named[which]) < 0)
                 return NULL;
         idx = c->n_named[which]++;
@@ -263,7 +246,7 @@ static int ctl__on_pod(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
                 return r < 0 ? r : 0;
         }
         if (gc_ptrmap_get(&c->pod_map, p.uid, &idx) < 0) {
-                r = ctl__grow((void **)&c->pods, &c->cap_pods, c->n_pods, sizeof(ctl_pod));
+                r = gc_grow((void **)&c->pods, &c->cap_pods, c->n_pods, sizeof(ctl_pod), 64, 0);
                 if (r == 0)
                         r = gc_ptrmap_put(&c->pod_map, p.uid, c->n_pods);
                 if (r < 0)

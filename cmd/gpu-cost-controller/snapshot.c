@@ -64,15 +64,8 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         if (r != 0)
                 return r < 0 ? r : 0;
 
-        if (ps->n == ps->cap) {
-                size_t nc = ps->cap ? ps->cap * 2 : 256;
-                gc_api_pod *p = realloc(ps->v, nc * sizeof(*p));
-
-                if (!p)
-                        return -ENOMEM;
-                ps->v = p;
-                ps->cap = nc;
-        }
+        if (gc_grow((void **)&ps->v, &ps->cap, ps->n, sizeof(*ps->v), 256, 0) < 0)
+                return -ENOMEM;
         if (gc_ptrmap_put(&ps->by_uid, uid, ps->n) < 0)
                 return -ENOMEM;
         row = &ps->v[ps->n++];

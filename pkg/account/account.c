@@ -40,22 +40,6 @@ gc_accountant *gc_accountant_free(gc_accountant *a)
         return NULL;
 }
 
-int gc__account_grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-        void *p;
-        size_t c;
-
-        if (n < *cap)
-                return 0;
-        c = *cap ? *cap * 2 : 16;
-        p = realloc(*arr, c * size);
-        if (!p)
-                return -ENOMEM;
-        *arr = p;
-        *cap = c;
-        return 0;
-}
-
 int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
 {
         const char *name;
@@ -80,8 +64,8 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
                 memcpy(labels, node->labels, node->n_labels * sizeof(*labels));
         }
         if (gc_ptrmap_get(&a->node_map, name, &idx) < 0) {
-                r = gc__account_grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes,
-                                     sizeof(*a->nodes));
+                r = gc_grow((void **)&a->nodes, &a->cap_nodes, a->n_nodes, sizeof(*a->nodes), 16,
+                            0);
                 if (r == 0)
                         r = gc_ptrmap_put(&a->node_map, name, a->n_nodes);
                 if (r < 0) {
@@ -162,7 +146,7 @@ int gc_account_namespace(gc_accountant *a, const gc_namespace *ns)
         if (!name)
                 return -ENOMEM;
         if (gc_ptrmap_get(&a->ns_map, name, &idx) < 0) {
-                r = gc__account_grow((void **)&a->nss, &a->cap_nss, a->n_nss, sizeof(*a->nss));
+                r = gc_grow((void **)&a->nss, &a->cap_nss, a->n_nss, sizeof(*a->nss), 16, 0);
                 if (r == 0)
                         r = gc_ptrmap_put(&a->ns_map, name, a->n_nss);
                 if (r < 0)

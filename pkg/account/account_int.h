@@ -67,8 +67,6 @@ struct gc_accountant {
         gc_ptrmap dra_pod_map; /* pooled pod uid -> dra_pods index */
 };
 
-/* Grows an array of `size`-byte elements to hold one more; may reallocate *arr. */
-int gc__account_grow(void **arr, size_t *cap, size_t n, size_t size);
 /* The DRA half of pricing a pod: records its pieces (u: its usage without claims). */
 int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, int gone,
                         gc_diag *diag);

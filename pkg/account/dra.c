@@ -89,7 +89,7 @@ int gc_account_dra_device(gc_accountant *a, const gc_dra_device *dev)
                 }
                 /* It moved (a re-created pool): the old entry stays unreachable by key. */
         }
-        r = gc__account_grow((void **)&a->devs, &a->cap_devs, a->n_devs, sizeof(*a->devs));
+        r = gc_grow((void **)&a->devs, &a->cap_devs, a->n_devs, sizeof(*a->devs), 16, 0);
         if (r == 0)
                 r = gc_ptrmap_put(&a->dev_map, key, a->n_devs);
         if (r < 0)
@@ -183,7 +183,7 @@ static int gc__claim_find(gc_accountant *a, const char *ns, const char *name, si
                 return 0;
         if (!create)
                 return -ENOENT;
-        r = gc__account_grow((void **)&a->claims, &a->cap_claims, a->n_claims, sizeof(*a->claims));
+        r = gc_grow((void **)&a->claims, &a->cap_claims, a->n_claims, sizeof(*a->claims), 16, 0);
         if (r == 0)
                 r = gc_ptrmap_put(&a->claim_map, k, a->n_claims);
         if (r < 0)
@@ -438,8 +438,8 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
         if (!uid)
                 return -ENOMEM;
         if (gc_ptrmap_get(&a->dra_pod_map, uid, &idx) < 0) {
-                r = gc__account_grow((void **)&a->dra_pods, &a->cap_dra_pods, a->n_dra_pods,
-                                     sizeof(*a->dra_pods));
+                r = gc_grow((void **)&a->dra_pods, &a->cap_dra_pods, a->n_dra_pods,
+                            sizeof(*a->dra_pods), 16, 0);
                 if (r == 0)
                         r = gc_ptrmap_put(&a->dra_pod_map, uid, a->n_dra_pods);
                 if (r < 0)
@@ -467,15 +467,9 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
                         held |= c->holders[h] == idx;
                 if (held)
                         continue;
-                if (c->n_holders == c->cap_holders) {
-                        size_t nc = c->cap_holders ? c->cap_holders * 2 : 2;
-                        size_t *nh = realloc(c->holders, nc * sizeof(*nh));
-
-                        if (!nh)
-                                return -ENOMEM;
-                        c->holders = nh;
-                        c->cap_holders = nc;
-                }
+                if (gc_grow((void **)&c->holders, &c->cap_holders, c->n_holders,
+                            sizeof(*c->holders), 2, 0) < 0)
+                        return -ENOMEM;
                 c->holders[c->n_holders++] = idx;
         }
         /* Every event of such a pod, not only its first: a later one must not price the

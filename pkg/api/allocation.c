@@ -68,15 +68,8 @@ static gc__alloc *gc__set_add(gc__set *s, const char *name)
 {
         gc__alloc *a;
 
-        if (s->n == s->cap) {
-                size_t nc = s->cap ? s->cap * 2 : 64;
-                gc__alloc *nv = realloc(s->v, nc * sizeof(*nv));
-
-                if (!nv)
-                        return NULL;
-                s->v = nv;
-                s->cap = nc;
-        }
+        if (gc_grow((void **)&s->v, &s->cap, s->n, sizeof(*s->v), 64, 0) < 0)
+                return NULL;
         a = &s->v[s->n];
         memset(a, 0, sizeof(*a));
         a->name = strdup(name);

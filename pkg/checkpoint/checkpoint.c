@@ -2221,15 +2221,8 @@ static int gc_cp__gather_missing(void *ud, const gc_usage *u)
 
         if (u->end != GC_OPEN || o->seen(o->ud, u->pod_uid))
                 return 0;
-        if (o->n == o->cap) {
-                size_t cap = o->cap ? o->cap * 2 : 64;
-                gc_usage *p = realloc(o->u, cap * sizeof(*p));
-
-                if (!p)
-                        return -ENOMEM;
-                o->u = p;
-                o->cap = cap;
-        }
+        if (gc_grow((void **)&o->u, &o->cap, o->n, sizeof(*o->u), 64, 0) < 0)
+                return -ENOMEM;
         o->u[o->n++] = *u;
         return 0;
 }

@@ -345,7 +345,6 @@ int gc_kube_configmap_list(gc_kube *k, const char *ns, const char *label_selecto
                         cJSON_ArrayForEach(it, items)
                         {
                                 const char *nm = gc_kube_meta(it, "name");
-                                char **nn;
 
                                 if (r < 0 || !nm)
                                         continue;
@@ -355,16 +354,9 @@ int gc_kube_configmap_list(gc_kube *k, const char *ns, const char *label_selecto
                                         r = -E2BIG;
                                         break;
                                 }
-                                if (n == cap) {
-                                        size_t nc = cap ? cap * 2 : 16;
-
-                                        nn = realloc(names, nc * sizeof(*names));
-                                        if (!nn) {
-                                                r = -ENOMEM;
-                                                break;
-                                        }
-                                        names = nn;
-                                        cap = nc;
+                                if (gc_grow((void **)&names, &cap, n, sizeof(*names), 16, 0) < 0) {
+                                        r = -ENOMEM;
+                                        break;
                                 }
                                 names[n] = strdup(nm);
                                 if (!names[n]) {

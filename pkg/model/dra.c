@@ -257,28 +257,6 @@ static int gc__nvidia_device(const gc__dev_attrs *d, const char *name, const cha
         return r < 0 ? r : 1;
 }
 
-static int gc__vec_room(void **v, size_t *cap, size_t n, size_t limit, size_t elem)
-{
-        size_t ncap;
-        void *nv;
-
-        if (limit == 0)
-                limit = GC_VEC_DEFAULT_LIMIT;
-        if (n >= limit)
-                return -E2BIG;
-        if (n < *cap)
-                return 0;
-        ncap = *cap ? *cap * 2 : 64;
-        if (ncap > limit)
-                ncap = limit;
-        nv = realloc(*v, ncap * elem);
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        *cap = ncap;
-        return 0;
-}
-
 /* The configured rule for a driver, or NULL; *ret_known says whether the driver is read at all. */
 static const gc_dra_rule *gc__rule(const gc_model_opts *o, const char *driver,
                                    const gc__dev_attrs *d, int *ret_known)
@@ -405,7 +383,8 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                 r = gc__intern(o->pool, s_name, &dv.name, err, errlen);
                 if (r < 0)
                         goto fail;
-                r = gc__vec_room((void **)&out->v, &out->cap, out->n, out->limit, sizeof(*out->v));
+                r = gc_grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v), 64,
+                            out->limit ? out->limit : GC_VEC_DEFAULT_LIMIT);
                 if (r < 0) {
                         r = gc__fail(err, errlen, r, "%s",
                                      r == -E2BIG ? "more devices than the limit" : "out of memory");

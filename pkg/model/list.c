@@ -491,29 +491,6 @@ done:
 
 /* ---- vectors -------------------------------------------------------------------------------- */
 
-/* Makes room for one more element; may reallocate *v. -E2BIG at the limit. */
-static int gc__vec_grow(void **v, size_t *cap, size_t n, size_t limit, size_t elem)
-{
-        size_t ncap;
-        void *nv;
-
-        if (limit == 0)
-                limit = GC_VEC_DEFAULT_LIMIT;
-        if (n >= limit)
-                return -E2BIG;
-        if (n < *cap)
-                return 0;
-        ncap = *cap ? *cap * 2 : 64;
-        if (ncap > limit)
-                ncap = limit;
-        nv = realloc(*v, ncap * elem);
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        *cap = ncap;
-        return 0;
-}
-
 void gc_pod_vec_free(gc_pod_vec *v)
 {
         if (!v)
@@ -554,7 +531,8 @@ static int gc__pod_decode(const cJSON *obj, const gc_model_opts *o, void *out, i
         *ret_fatal = r == -ENOMEM;
         if (r <= 0)
                 return r;
-        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        r = gc_grow((void **)&v->v, &v->cap, v->n, sizeof(*v->v), 64,
+                    v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
                 return gc__fail(err, errlen, r, "%s",
@@ -585,7 +563,8 @@ static int gc__node_decode(const cJSON *obj, const gc_model_opts *o, void *out, 
         *ret_fatal = r == -ENOMEM;
         if (r <= 0)
                 return r;
-        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        r = gc_grow((void **)&v->v, &v->cap, v->n, sizeof(*v->v), 64,
+                    v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 gc_node_release(&nd);
                 *ret_fatal = 1;
@@ -620,7 +599,8 @@ static int gc__ns_decode(const cJSON *obj, const gc_model_opts *o, void *out, in
         *ret_fatal = r == -ENOMEM;
         if (r <= 0)
                 return r;
-        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        r = gc_grow((void **)&v->v, &v->cap, v->n, sizeof(*v->v), 64,
+                    v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
                 return gc__fail(err, errlen, r, "%s",
@@ -672,7 +652,8 @@ static int gc__claim_decode(const cJSON *obj, const gc_model_opts *o, void *out,
         *ret_fatal = r == -ENOMEM;
         if (r <= 0)
                 return r;
-        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        r = gc_grow((void **)&v->v, &v->cap, v->n, sizeof(*v->v), 64,
+                    v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
                 return gc__fail(err, errlen, r, "%s",
@@ -703,7 +684,8 @@ static int gc__class_decode(const cJSON *obj, const gc_model_opts *o, void *out,
         *ret_fatal = r == -ENOMEM;
         if (r <= 0)
                 return r;
-        r = gc__vec_grow((void **)&v->v, &v->cap, v->n, v->limit, sizeof(*v->v));
+        r = gc_grow((void **)&v->v, &v->cap, v->n, sizeof(*v->v), 64,
+                    v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
                 return gc__fail(err, errlen, r, "%s",

@@ -168,15 +168,8 @@ static int gc_savings__usage(void *ud, const gc_usage *u)
         /* A later piece of a pod on a shared DRA claim extends the pod's entry (one pod). */
         if ((u->flags & GC_USAGE_F_PART) && gc_savings__extend(a, u))
                 return 0;
-        if (a->n == a->cap) {
-                size_t nc = a->cap ? a->cap * 2 : 256;
-                gc_advisor_pod *v = realloc(a->v, nc * sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                a->v = v;
-                a->cap = nc;
-        }
+        if (gc_grow((void **)&a->v, &a->cap, a->n, sizeof(*a->v), 256, 0) < 0)
+                return -ENOMEM;
         p = &a->v[a->n++];
         memset(p, 0, sizeof(*p));
         p->uid = u->pod_uid;
@@ -380,15 +373,8 @@ static int gc_savings__time_seen(const gc_prom_sample *s, void *ud)
         }
         if (t->n && t->v[t->n - 1] == s->timestamp_ms / 1000)
                 return 0;
-        if (t->n == t->cap) {
-                size_t nc = t->cap ? t->cap * 2 : 1024;
-                int64_t *v = realloc(t->v, nc * sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                t->v = v;
-                t->cap = nc;
-        }
+        if (gc_grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v), 1024, 0) < 0)
+                return -ENOMEM;
         t->v[t->n++] = s->timestamp_ms / 1000;
         return 0;
 }

@@ -726,3 +726,27 @@ void gc_errf(char *err, size_t errlen, const char *fmt, ...)
         gc_verrf(err, errlen, fmt, ap);
         va_end(ap);
 }
+
+int gc_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t first, size_t limit)
+{
+        size_t nc;
+        void *p;
+
+        if (limit && n >= limit)
+                return -E2BIG;
+        if (n < *cap)
+                return 0;
+        nc = *cap ? (*cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2) : (first ? first : 16);
+        if (nc <= n)
+                nc = n + 1;
+        if (limit && nc > limit)
+                nc = limit;
+        if (elem && nc > SIZE_MAX / elem)
+                return -ENOMEM;
+        p = realloc(*arr, nc * elem);
+        if (!p)
+                return -ENOMEM;
+        *arr = p;
+        *cap = nc;
+        return 0;
+}

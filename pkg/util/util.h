@@ -33,6 +33,13 @@ void gc_buf_reset(gc_buf *b);
 char *gc_buf_steal(gc_buf *b);
 void gc_buf_free(gc_buf *b);
 
+/*
+ * The one growable array: makes room for element n of elem bytes in *arr (room for *cap now),
+ * doubling from first. limit (0: none) bounds the elements: -E2BIG when n reaches it. -ENOMEM
+ * (and *arr unchanged) when realloc fails or the size would overflow. New room is not zeroed.
+ */
+int gc_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t first, size_t limit);
+
 /* Reads a whole file into ret (initialised here with the given limit). -E2BIG when larger. */
 int gc_read_file(const char *path, size_t limit, gc_buf *ret);
 

@@ -85,6 +85,41 @@ START_TEST(test_calendar)
 }
 END_TEST
 
+START_TEST(test_grow)
+{
+        int *v = NULL;
+        size_t cap = 0, n;
+
+        /* From first, doubling; room only when full. */
+        ck_assert_int_eq(gc_grow((void **)&v, &cap, 0, sizeof(*v), 4, 0), 0);
+        ck_assert_uint_eq(cap, 4);
+        for (n = 0; n < 100; n++) {
+                ck_assert_int_eq(gc_grow((void **)&v, &cap, n, sizeof(*v), 4, 0), 0);
+                ck_assert_uint_gt(cap, n);
+                v[n] = (int)n;
+        }
+        ck_assert_uint_eq(cap, 128);
+        for (n = 0; n < 100; n++)
+                ck_assert_int_eq(v[n], (int)n);
+        free(v);
+        /* A limit caps the room and refuses the element past it. */
+        v = NULL;
+        cap = 0;
+        for (n = 0; n < 10; n++)
+                ck_assert_int_eq(gc_grow((void **)&v, &cap, n, sizeof(*v), 8, 10), 0);
+        ck_assert_uint_eq(cap, 10);
+        ck_assert_int_eq(gc_grow((void **)&v, &cap, 10, sizeof(*v), 8, 10), -E2BIG);
+        ck_assert_uint_eq(cap, 10);
+        free(v);
+        /* A size that would overflow is refused, the array untouched. */
+        v = NULL;
+        cap = 0;
+        ck_assert_int_eq(gc_grow((void **)&v, &cap, 0, SIZE_MAX / 2, 4, 0), -ENOMEM);
+        ck_assert_ptr_null(v);
+        ck_assert_uint_eq(cap, 0);
+}
+END_TEST
+
 START_TEST(test_duration)
 {
         int64_t d;
@@ -252,6 +287,7 @@ int main(void)
         tcase_add_test(tc, test_time_format);
         tcase_add_test(tc, test_duration);
         tcase_add_test(tc, test_calendar);
+        tcase_add_test(tc, test_grow);
         tcase_add_test(tc, test_numbers);
         tcase_add_test(tc, test_buf_limit);
         tcase_add_test(tc, test_buf_json);
