@@ -140,10 +140,8 @@ int gc_httpd_add_header(gc_httpd_response *res, const char *name, const char *va
         r = gc_buf_append(&res->headers_, name, strlen(name) + 1);
         if (r == 0)
                 r = gc_buf_append(&res->headers_, value, strlen(value) + 1);
-        if (r < 0 && res->headers_.data) {
-                res->headers_.len = old;
-                res->headers_.data[old] = '\0';
-        }
+        if (r < 0 && res->headers_.data)
+                gc_buf_truncate(&res->headers_, old);
         return r;
 }
 

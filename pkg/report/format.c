@@ -389,7 +389,7 @@ static int gc_report__table_end_cell(gc_report__table *t, size_t off)
         int r = gc_buf_append(&t->text, "", 1);
 
         if (r < 0) {
-                t->text.len = off;
+                gc_buf_truncate(&t->text, off);
                 return r;
         }
         return gc_report__table_push(t, off);
@@ -455,9 +455,8 @@ int gc_report__table_key(gc_report__table *t, const char *key, int md)
                 }
         }
         if (r < 0) {
-                t->text.len = off;
                 if (t->text.data)
-                        t->text.data[off] = '\0';
+                        gc_buf_truncate(&t->text, off);
                 return r;
         }
         return gc_report__table_end_cell(t, off);

@@ -1883,10 +1883,8 @@ static int gc_report__period_render(const gc_period_report *r, int json, gc_buf 
         ret = gc_report__collect(r, p);
         if (ret == 0)
                 ret = json ? gc_report__json(out, p) : gc_report__md(out, p);
-        if (ret < 0 && out->data) {
-                out->len = orig;
-                out->data[orig] = '\0';
-        }
+        if (ret < 0 && out->data)
+                gc_buf_truncate(out, orig);
         gc_report__period_free(p);
         free(p);
         return ret;

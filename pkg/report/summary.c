@@ -175,10 +175,8 @@ int gc_report_summary_json(const gc_cost_summary *s, const char *currency, gc_bu
                 return -EINVAL;
         orig = out->len;
         r = gc_report__json_summary(s, currency, NULL, NULL, 0, out);
-        if (r < 0 && out->data) { /* nothing half-written is left behind */
-                out->len = orig;
-                out->data[orig] = '\0';
-        }
+        if (r < 0 && out->data) /* nothing half-written is left behind */
+                gc_buf_truncate(out, orig);
         return r;
 }
 
@@ -200,10 +198,8 @@ int gc_report_summary_json_chargeback(const gc_cost_summary *s, const char *curr
         orig = out->len;
         if (r == 0)
                 r = gc_report__json_summary(s, currency, cb, ratio, pool, out);
-        if (r < 0 && out->data) {
-                out->len = orig;
-                out->data[orig] = '\0';
-        }
+        if (r < 0 && out->data)
+                gc_buf_truncate(out, orig);
         free(ratio);
         return r;
 }
@@ -359,10 +355,8 @@ static int gc_report__summary_render(const gc_cost_summary *s, const char *curre
                 return -EINVAL;
         orig = out->len;
         r = gc_report__summary_tab(s, currency, md, out);
-        if (r < 0 && out->data) {
-                out->len = orig;
-                out->data[orig] = '\0';
-        }
+        if (r < 0 && out->data)
+                gc_buf_truncate(out, orig);
         return r;
 }
 

@@ -17,6 +17,7 @@ void gc_buf_init(gc_buf *b, size_t limit)
         b->len = 0;
         b->cap = 0;
         b->limit = limit;
+        b->err = 0;
 }
 
 /* May reallocate b->data so that it holds need+1 bytes. */
@@ -46,11 +47,13 @@ int gc_buf_append(gc_buf *b, const void *p, size_t n)
 {
         int r;
 
+        if (b->err)
+                return b->err;
         if (n > b->limit || b->len > b->limit - n)
-                return -E2BIG;
+                return b->err = -E2BIG;
         r = gc__buf_reserve(b, b->len + n);
         if (r < 0)
-                return r;
+                return b->err = r;
         if (n)
                 memcpy(b->data + b->len, p, n);
         b->len += n;
@@ -68,16 +71,18 @@ int gc_buf_vprintf(gc_buf *b, const char *fmt, va_list ap)
         va_list aq;
         int n, r;
 
+        if (b->err)
+                return b->err;
         va_copy(aq, ap);
         n = vsnprintf(NULL, 0, fmt, aq);
         va_end(aq);
         if (n < 0)
-                return -EINVAL;
+                return b->err = -EINVAL;
         if ((size_t)n > b->limit || b->len > b->limit - (size_t)n)
-                return -E2BIG;
+                return b->err = -E2BIG;
         r = gc__buf_reserve(b, b->len + (size_t)n);
         if (r < 0)
-                return r;
+                return b->err = r;
         vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
         b->len += (size_t)n;
         return 0;
@@ -141,8 +146,18 @@ int gc_buf_json_str(gc_buf *b, const char *s)
 void gc_buf_reset(gc_buf *b)
 {
         b->len = 0;
+        b->err = 0;
         if (b->data)
                 b->data[0] = '\0';
+}
+
+void gc_buf_truncate(gc_buf *b, size_t len)
+{
+        if (len < b->len) {
+                b->len = len;
+                b->data[len] = '\0';
+        }
+        b->err = 0;
 }
 
 char *gc_buf_steal(gc_buf *b)
@@ -154,6 +169,7 @@ char *gc_buf_steal(gc_buf *b)
         b->data = NULL;
         b->len = 0;
         b->cap = 0;
+        b->err = 0;
         return p;
 }
 
@@ -163,6 +179,7 @@ void gc_buf_free(gc_buf *b)
         b->data = NULL;
         b->len = 0;
         b->cap = 0;
+        b->err = 0;
 }
 
 int gc_read_file(const char *path, size_t limit, gc_buf *ret)

@@ -18,8 +18,14 @@ typedef struct gc_buf {
         size_t len;   /* bytes in use, without the NUL */
         size_t cap;   /* bytes allocated */
         size_t limit; /* len may never exceed this */
+        int err;      /* the first failed append's error, sticky: see below */
 } gc_buf;
 
+/*
+ * The error is sticky: once an append fails (-E2BIG past the limit, -ENOMEM), every later
+ * append does nothing and returns the same error, so a writer may append a whole document and
+ * check b->err (or the last result) once. gc_buf_reset and gc_buf_truncate clear it.
+ */
 void gc_buf_init(gc_buf *b, size_t limit);
 /* Appends n bytes; may reallocate b->data. -E2BIG when len would pass the limit (b unchanged). */
 int gc_buf_append(gc_buf *b, const void *p, size_t n);
@@ -29,6 +35,8 @@ int gc_buf_vprintf(gc_buf *b, const char *fmt, va_list ap) __attribute__((format
 /* Appends s as a JSON string literal, quotes included. */
 int gc_buf_json_str(gc_buf *b, const char *s);
 void gc_buf_reset(gc_buf *b);
+/* Cuts back to len bytes (a writer's rollback to a mark it took); clears the error. */
+void gc_buf_truncate(gc_buf *b, size_t len);
 /* Hands the data to the caller (who frees it) and resets b. */
 char *gc_buf_steal(gc_buf *b);
 void gc_buf_free(gc_buf *b);

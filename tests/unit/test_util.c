@@ -169,11 +169,26 @@ START_TEST(test_buf_limit)
         ck_assert_int_eq(gc_buf_puts(&b, "9"), -E2BIG);
         ck_assert_uint_eq(b.len, 8);
         ck_assert_str_eq(b.data, "12345678");
+        /* Sticky: after a failure nothing more is appended, even what would fit. */
+        ck_assert_int_eq(b.err, -E2BIG);
         gc_buf_reset(&b);
+        ck_assert_int_eq(b.err, 0);
         ck_assert_int_eq(gc_buf_printf(&b, "%d", 123456789), -E2BIG);
+        ck_assert_int_eq(gc_buf_printf(&b, "%d", 1234567), -E2BIG);
+        ck_assert_int_eq(gc_buf_puts(&b, ""), -E2BIG);
+        ck_assert_int_eq(gc_buf_json_str(&b, "x"), -E2BIG);
+        ck_assert_uint_eq(b.len, 0);
+        /* A rollback to a mark clears the error; so does a reset. */
+        gc_buf_truncate(&b, 0);
         ck_assert_int_eq(gc_buf_printf(&b, "%d", 1234567), 0);
         ck_assert_str_eq(b.data, "1234567");
+        ck_assert_int_eq(gc_buf_puts(&b, "89"), -E2BIG);
+        gc_buf_truncate(&b, 3);
+        ck_assert_str_eq(b.data, "123");
+        ck_assert_int_eq(gc_buf_puts(&b, "ab"), 0);
+        ck_assert_str_eq(b.data, "123ab");
         gc_buf_free(&b);
+        ck_assert_int_eq(b.err, 0);
 }
 END_TEST
 
