@@ -83,20 +83,13 @@ static int gc__costs_step(void *ud, const gc_cost_summary *s)
  */
 static int gc__blind_span(gc_buf *b, const gc_api_health *h, int64_t start, int64_t end)
 {
-        int r;
-
         if (h->blind_to <= h->blind_from || h->blind_to <= start || h->blind_from >= end)
                 return 0;
-        r = gc_buf_puts(b, ",\"blind_span\":{\"from\":");
-        if (r == 0)
-                r = gc__api_time(b, h->blind_from);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"to\":");
-        if (r == 0)
-                r = gc__api_time(b, h->blind_to);
-        if (r == 0)
-                r = gc_buf_printf(b, ",\"bound_cost\":%.15g}", h->blind_bound_cost);
-        return r;
+        gc_buf_puts(b, ",\"blind_span\":{\"from\":");
+        gc__api_time(b, h->blind_from);
+        gc_buf_puts(b, ",\"to\":");
+        gc__api_time(b, h->blind_to);
+        return gc_buf_printf(b, ",\"bound_cost\":%.15g}", h->blind_bound_cost);
 }
 
 int gc__api_costs(gc__api_ctx *x)
@@ -165,51 +158,36 @@ int gc__api_costs(gc__api_ctx *x)
                 }
                 return r;
         }
-        r = gc_buf_puts(b, "{\"window\":{\"start\":");
-        if (r == 0)
-                r = gc__api_time(b, start);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"end\":");
-        if (r == 0)
-                r = gc__api_time(b, end);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"step\":");
-        if (r == 0)
-                r = gc_buf_json_str(b, stepv);
-        if (r == 0)
-                r = gc_buf_printf(b, ",\"currency\":");
-        if (r == 0)
-                r = gc_buf_json_str(b, x->s->currency);
-        if (r == 0)
-                r = gc__blind_span(b, &x->s->p.health, start, end);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"sets\":[");
+        gc_buf_puts(b, "{\"window\":{\"start\":");
+        gc__api_time(b, start);
+        gc_buf_puts(b, ",\"end\":");
+        gc__api_time(b, end);
+        gc_buf_puts(b, "},\"step\":");
+        gc_buf_json_str(b, stepv);
+        gc_buf_puts(b, ",\"currency\":");
+        gc_buf_json_str(b, x->s->currency);
+        gc__blind_span(b, &x->s->p.health, start, end);
+        if (gc_buf_puts(b, ",\"sets\":[") < 0)
+                return b->err;
         /* Every step from one pass over the ledger (a query per step cost a pass each). */
         q.start = start;
         q.end = end;
-        if (r == 0)
-                r = gc_ledger_query_each_step(x->s->p.ledger, &q, step, gc__costs_step, &cs);
-        if (r == 0)
-                r = gc_buf_puts(b, "]}");
-        return r;
+        r = gc_ledger_query_each_step(x->s->p.ledger, &q, step, gc__costs_step, &cs);
+        return r < 0 ? r : gc_buf_puts(b, "]}");
 }
 
 /* ---- /api/v1/pods --------------------------------------------------------------------------- */
 
 static int gc__str_field(gc_buf *b, const char *name, const char *v)
 {
-        int r = gc_buf_printf(b, ",\"%s\":", name);
-
-        if (r == 0)
-                r = v ? gc_buf_json_str(b, v) : gc_buf_puts(b, "null");
-        return r;
+        gc_buf_printf(b, ",\"%s\":", name);
+        return v ? gc_buf_json_str(b, v) : gc_buf_puts(b, "null");
 }
 
 static int gc__num_field(gc_buf *b, const char *name, double v)
 {
-        int r = gc_buf_printf(b, ",\"%s\":", name);
-
-        return r == 0 ? gc__api_num(b, v) : r;
+        gc_buf_printf(b, ",\"%s\":", name);
+        return gc__api_num(b, v);
 }
 
 static int gc__eq_or_any(const char *want, const char *have)
@@ -224,66 +202,43 @@ static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
         double hours =
             (p->gpu_seconds_before + (until > since ? (double)(until - since) * p->geq : 0.0)) /
             3600.0;
-        int r = gc_buf_puts(b, "{\"uid\":");
 
-        if (r == 0)
-                r = p->uid ? gc_buf_json_str(b, p->uid) : gc_buf_puts(b, "null");
-        if (r == 0)
-                r = gc__str_field(b, "namespace", p->ns);
-        if (r == 0)
-                r = gc__str_field(b, "name", p->name);
-        if (r == 0)
-                r = gc__str_field(b, "node", p->node);
-        if (r == 0)
-                r = gc__str_field(b, "team", p->team);
-        if (r == 0)
-                r = gc__str_field(b, "project", p->project);
-        if (r == 0)
-                r = gc__str_field(b, "model", p->model);
-        if (r == 0)
-                r = gc__str_field(b, "capacity_type", p->capacity_type);
-        if (r == 0)
-                r = gc__str_field(b, "controller_kind", p->controller_kind);
-        if (r == 0)
-                r = gc__str_field(b, "controller", p->controller);
-        if (r == 0)
-                r = gc__str_field(b, "workload", p->workload);
-        if (r == 0)
-                r = gc__str_field(b, "container", p->container);
-        if (r == 0)
-                r = gc__num_field(b, "geq", p->geq);
-        if (r == 0)
-                r = gc__num_field(b, "gpus_requested", p->gpus_requested);
-        if (r == 0)
-                r = gc__num_field(b, "usd_per_gpu_hour", p->usd_per_gpu_hour);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"start\":");
-        if (r == 0)
-                r = gc__api_time(b, p->start);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"end\":");
-        if (r == 0)
-                r = p->end == GC_OPEN ? gc_buf_puts(b, "null") : gc__api_time(b, p->end);
-        if (r == 0)
-                r = gc_buf_printf(b, ",\"running\":%s", p->end == GC_OPEN ? "true" : "false");
-        if (r == 0)
-                r = gc__num_field(b, "gpu_hours", hours);
-        if (r == 0)
-                r = gc__num_field(b, "cost_usd", hours * p->usd_per_gpu_hour);
-        if (r == 0 && (isnan(p->activity_mean) || p->samples == 0)) {
-                r = gc_buf_puts(b, ",\"usage\":null}");
-        } else if (r == 0) {
-                r = gc_buf_puts(b, ",\"usage\":{\"activity_mean\":");
-                if (r == 0)
-                        r = gc__api_num(b, p->activity_mean);
-                if (r == 0)
-                        r = gc__num_field(b, "activity_p95", p->activity_p95);
-                if (r == 0)
-                        r = gc__num_field(b, "mem_used_peak_mib", p->mem_used_peak_mib);
-                if (r == 0)
-                        r = gc_buf_printf(b, ",\"samples\":%llu}}", (unsigned long long)p->samples);
-        }
-        return r;
+        gc_buf_puts(b, "{\"uid\":");
+        if (p->uid)
+                gc_buf_json_str(b, p->uid);
+        else
+                gc_buf_puts(b, "null");
+        gc__str_field(b, "namespace", p->ns);
+        gc__str_field(b, "name", p->name);
+        gc__str_field(b, "node", p->node);
+        gc__str_field(b, "team", p->team);
+        gc__str_field(b, "project", p->project);
+        gc__str_field(b, "model", p->model);
+        gc__str_field(b, "capacity_type", p->capacity_type);
+        gc__str_field(b, "controller_kind", p->controller_kind);
+        gc__str_field(b, "controller", p->controller);
+        gc__str_field(b, "workload", p->workload);
+        gc__str_field(b, "container", p->container);
+        gc__num_field(b, "geq", p->geq);
+        gc__num_field(b, "gpus_requested", p->gpus_requested);
+        gc__num_field(b, "usd_per_gpu_hour", p->usd_per_gpu_hour);
+        gc_buf_puts(b, ",\"start\":");
+        gc__api_time(b, p->start);
+        gc_buf_puts(b, ",\"end\":");
+        if (p->end == GC_OPEN)
+                gc_buf_puts(b, "null");
+        else
+                gc__api_time(b, p->end);
+        gc_buf_printf(b, ",\"running\":%s", p->end == GC_OPEN ? "true" : "false");
+        gc__num_field(b, "gpu_hours", hours);
+        gc__num_field(b, "cost_usd", hours * p->usd_per_gpu_hour);
+        if (isnan(p->activity_mean) || p->samples == 0)
+                return gc_buf_puts(b, ",\"usage\":null}");
+        gc_buf_puts(b, ",\"usage\":{\"activity_mean\":");
+        gc__api_num(b, p->activity_mean);
+        gc__num_field(b, "activity_p95", p->activity_p95);
+        gc__num_field(b, "mem_used_peak_mib", p->mem_used_peak_mib);
+        return gc_buf_printf(b, ",\"samples\":%llu}}", (unsigned long long)p->samples);
 }
 
 int gc__api_pods(gc__api_ctx *x)
@@ -301,19 +256,16 @@ int gc__api_pods(gc__api_ctx *x)
         gc_buf *b = &x->res->body;
         int64_t limit = GC__POD_LIMIT_DEFAULT;
         size_t matched = 0, shown = 0;
-        int r;
 
         if (gc__api_known_params(x, known))
                 return 0;
         if (lim && (gc_parse_int64(lim, &limit) < 0 || limit < 1 || limit > GC__POD_LIMIT_MAX))
                 return gc__api_bad(x, 400, "limit", "not a whole number from 1 to %d",
                                    GC__POD_LIMIT_MAX);
-        r = gc_buf_puts(b, "{\"now\":");
-        if (r == 0)
-                r = gc__api_time(b, s->p.now);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"pods\":[");
-        for (size_t i = 0; r == 0 && i < s->p.n_pods; i++) {
+        gc_buf_puts(b, "{\"now\":");
+        gc__api_time(b, s->p.now);
+        gc_buf_puts(b, ",\"pods\":[");
+        for (size_t i = 0; !b->err && i < s->p.n_pods; i++) {
                 const gc_api_pod *p = &s->p.pods[s->pods_by_name[i]];
 
                 if (!gc__eq_or_any(ns, p->ns) || !gc__eq_or_any(team, p->team) ||
@@ -324,14 +276,11 @@ int gc__api_pods(gc__api_ctx *x)
                 if ((int64_t)shown >= limit)
                         continue;
                 if (shown++)
-                        r = gc_buf_puts(b, ",");
-                if (r == 0)
-                        r = gc__pod_json(b, p, s->p.now);
+                        gc_buf_puts(b, ",");
+                gc__pod_json(b, p, s->p.now);
         }
-        if (r == 0)
-                r = gc_buf_printf(b, "],\"count\":%zu,\"matched\":%zu,\"truncated\":%s}", shown,
-                                  matched, shown < matched ? "true" : "false");
-        return r;
+        return gc_buf_printf(b, "],\"count\":%zu,\"matched\":%zu,\"truncated\":%s}", shown, matched,
+                             shown < matched ? "true" : "false");
 }
 
 /* ---- /api/v1/reports ------------------------------------------------------------------------ */
@@ -390,38 +339,30 @@ static int gc__report_list(gc__api_ctx *x, gc_publish_kind k, const gc_publish_p
         const gc_publish_period *latest = gc__latest(plan, k);
         gc_buf *b = &x->res->body;
         char id[16];
-        int r, first = 1;
+        int first = 1;
 
-        r = gc_buf_printf(b, "{\"kind\":\"%s\",\"periods\":[", kind);
+        gc_buf_printf(b, "{\"kind\":\"%s\",\"periods\":[", kind);
         /* Newest first: the plan lists them ascending. */
-        for (size_t i = plan->n_periods; r == 0 && i-- > 0;) {
+        for (size_t i = plan->n_periods; !b->err && i-- > 0;) {
                 const gc_publish_period *p = &plan->periods[i];
 
                 if (p->kind != k)
                         continue;
                 gc__period_id(p, id);
                 if (!first)
-                        r = gc_buf_puts(b, ",");
+                        gc_buf_puts(b, ",");
                 first = 0;
-                if (r == 0)
-                        r = gc_buf_printf(b, "{\"id\":\"%s\",\"start\":", id);
-                if (r == 0)
-                        r = gc__api_time(b, p->start);
-                if (r == 0)
-                        r = gc_buf_puts(b, ",\"end\":");
-                if (r == 0)
-                        r = gc__api_time(b, p->end);
-                if (r == 0)
-                        r = gc_buf_printf(b, ",\"partial\":%s,\"url\":\"/api/v1/reports/%s/%s\"}",
-                                          p->complete ? "false" : "true", kind, id);
+                gc_buf_printf(b, "{\"id\":\"%s\",\"start\":", id);
+                gc__api_time(b, p->start);
+                gc_buf_puts(b, ",\"end\":");
+                gc__api_time(b, p->end);
+                gc_buf_printf(b, ",\"partial\":%s,\"url\":\"/api/v1/reports/%s/%s\"}",
+                              p->complete ? "false" : "true", kind, id);
         }
-        if (r == 0 && latest) {
-                gc__period_id(latest, id);
-                r = gc_buf_printf(b, "],\"latest\":\"%s\"}", id);
-        } else if (r == 0) {
-                r = gc_buf_puts(b, "],\"latest\":null}");
-        }
-        return r;
+        if (!latest)
+                return gc_buf_puts(b, "],\"latest\":null}");
+        gc__period_id(latest, id);
+        return gc_buf_printf(b, "],\"latest\":\"%s\"}", id);
 }
 
 static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_plan *plan,
@@ -589,6 +530,18 @@ static int gc__classes(const gc_snapshot *s, gc__class **ret, size_t *ret_n)
         return 0;
 }
 
+/* A class's model, capacity type and price: the first members of an in_use or break_even row. */
+static void gc__class_json(gc_buf *b, const gc__class *c, int comma)
+{
+        gc_buf_printf(b, "%s{\"model\":", comma ? "," : "");
+        if (c->model)
+                gc_buf_json_str(b, c->model);
+        else
+                gc_buf_puts(b, "null");
+        gc__str_field(b, "capacity_type", c->capacity_type);
+        gc__num_field(b, "usd_per_gpu_hour", c->usd_per_gpu_hour);
+}
+
 int gc__api_prices(gc__api_ctx *x)
 {
         static const char *const known[] = {NULL};
@@ -600,32 +553,25 @@ int gc__api_prices(gc__api_ctx *x)
 
         if (gc__api_known_params(x, known))
                 return 0;
-        r = gc_buf_printf(b, "{\"builtin\":%s,\"catalog\":", c->catalog_builtin ? "true" : "false");
-        if (r == 0)
-                r = c->catalog ? gc_catalog_to_json(c->catalog, b) : gc_buf_puts(b, "null");
-        if (r == 0)
-                r = gc__classes(x->s, &cl, &n);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"in_use\":[");
-        for (size_t i = 0; r == 0 && i < n; i++) {
-                r = gc_buf_printf(b, "%s{\"model\":", i ? "," : "");
-                if (r == 0)
-                        r = cl[i].model ? gc_buf_json_str(b, cl[i].model) : gc_buf_puts(b, "null");
-                if (r == 0)
-                        r = gc__str_field(b, "capacity_type", cl[i].capacity_type);
-                if (r == 0)
-                        r = gc__num_field(b, "usd_per_gpu_hour", cl[i].usd_per_gpu_hour);
-                if (r == 0)
-                        r = gc_buf_printf(b, ",\"running_pods\":%zu", cl[i].pods);
-                if (r == 0)
-                        r = gc__num_field(b, "running_geq", cl[i].geq);
-                if (r == 0)
-                        r = gc_buf_puts(b, "}");
+        r = gc__classes(x->s, &cl, &n);
+        if (r < 0)
+                return r;
+        gc_buf_printf(b, "{\"builtin\":%s,\"catalog\":", c->catalog_builtin ? "true" : "false");
+        /* The catalog refuses one it could not write back (a bad price): not through b. */
+        r = c->catalog ? gc_catalog_to_json(c->catalog, b) : gc_buf_puts(b, "null");
+        if (r < 0) {
+                free(cl);
+                return r;
+        }
+        gc_buf_puts(b, ",\"in_use\":[");
+        for (size_t i = 0; !b->err && i < n; i++) {
+                gc__class_json(b, &cl[i], i > 0);
+                gc_buf_printf(b, ",\"running_pods\":%zu", cl[i].pods);
+                gc__num_field(b, "running_geq", cl[i].geq);
+                gc_buf_puts(b, "}");
         }
         free(cl);
-        if (r == 0)
-                r = gc_buf_puts(b, "]}");
-        return r;
+        return gc_buf_puts(b, "]}");
 }
 
 int gc__api_tco(gc__api_ctx *x)
@@ -636,7 +582,7 @@ int gc__api_tco(gc__api_ctx *x)
         gc_buf *b = &x->res->body;
         gc_tco_result t;
         gc__class *cl = NULL;
-        size_t n = 0;
+        size_t n = 0, k = 0;
         char err[GC__API_ERR];
         int r;
 
@@ -648,73 +594,43 @@ int gc__api_tco(gc__api_ctx *x)
                                    "configuration, docs/configuration.md)");
         if (gc_tco_compute(in, &t, err, sizeof(err)) < 0)
                 return gc__api_bad(x, 500, "tco", "%s", err);
-        r = gc_buf_puts(b, "{\"inputs\":{\"node_price\":");
-        if (r == 0)
-                r = gc__api_num(b, in->node_price);
-        if (r == 0)
-                r = gc__num_field(b, "gpus_per_node", in->gpus_per_node);
-        if (r == 0)
-                r = gc__num_field(b, "years", in->years);
-        if (r == 0)
-                r = gc__num_field(b, "utilization", in->utilization);
-        if (r == 0)
-                r = gc__num_field(b, "cluster_gpus", in->cluster_gpus);
-        if (r == 0)
-                r = gc__num_field(b, "ftes", in->ftes);
-        if (r == 0)
-                r = gc__num_field(b, "fte_cost", in->fte_cost);
-        if (r == 0)
-                r = gc__num_field(b, "kw_per_gpu", in->kw_per_gpu);
-        if (r == 0)
-                r = gc__num_field(b, "pue", in->pue);
-        if (r == 0)
-                r = gc__num_field(b, "usd_per_kwh", in->usd_per_kwh);
-        if (r == 0)
-                r = gc__num_field(b, "network_per_gpu_hour", in->network_per_gpu_hour);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"per_productive_gpu_hour\":{\"hardware\":");
-        if (r == 0)
-                r = gc__api_num(b, t.hardware_per_hour);
-        if (r == 0)
-                r = gc__num_field(b, "operations", t.operations_per_hour);
-        if (r == 0)
-                r = gc__num_field(b, "power", t.power_per_hour);
-        if (r == 0)
-                r = gc__num_field(b, "network", t.network_per_hour);
-        if (r == 0)
-                r = gc__num_field(b, "total", t.usd_per_productive_gpu_hour);
-        if (r == 0)
-                r = gc_buf_puts(b, "}");
-        if (r == 0)
-                r = gc__num_field(b, "annual_cost_per_gpu", t.annual_cost_per_gpu);
-        if (r == 0)
-                r = gc__str_field(b, "currency", x->s->currency);
-        if (r == 0)
-                r = gc__classes(x->s, &cl, &n);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"break_even\":[");
+        r = gc__classes(x->s, &cl, &n);
+        if (r < 0)
+                return r;
+        gc_buf_puts(b, "{\"inputs\":{\"node_price\":");
+        gc__api_num(b, in->node_price);
+        gc__num_field(b, "gpus_per_node", in->gpus_per_node);
+        gc__num_field(b, "years", in->years);
+        gc__num_field(b, "utilization", in->utilization);
+        gc__num_field(b, "cluster_gpus", in->cluster_gpus);
+        gc__num_field(b, "ftes", in->ftes);
+        gc__num_field(b, "fte_cost", in->fte_cost);
+        gc__num_field(b, "kw_per_gpu", in->kw_per_gpu);
+        gc__num_field(b, "pue", in->pue);
+        gc__num_field(b, "usd_per_kwh", in->usd_per_kwh);
+        gc__num_field(b, "network_per_gpu_hour", in->network_per_gpu_hour);
+        gc_buf_puts(b, "},\"per_productive_gpu_hour\":{\"hardware\":");
+        gc__api_num(b, t.hardware_per_hour);
+        gc__num_field(b, "operations", t.operations_per_hour);
+        gc__num_field(b, "power", t.power_per_hour);
+        gc__num_field(b, "network", t.network_per_hour);
+        gc__num_field(b, "total", t.usd_per_productive_gpu_hour);
+        gc_buf_puts(b, "}");
+        gc__num_field(b, "annual_cost_per_gpu", t.annual_cost_per_gpu);
+        gc__str_field(b, "currency", x->s->currency);
+        gc_buf_puts(b, ",\"break_even\":[");
         /* Against each price paid in the cluster: owning is cheaper above this utilization. */
-        for (size_t i = 0, k = 0; r == 0 && i < n; i++) {
+        for (size_t i = 0; !b->err && i < n; i++) {
                 double u;
 
                 if (cl[i].usd_per_gpu_hour <= 0 ||
                     gc_tco_break_even(t.annual_cost_per_gpu, cl[i].usd_per_gpu_hour, &u) < 0)
                         continue;
-                r = gc_buf_printf(b, "%s{\"model\":", k++ ? "," : "");
-                if (r == 0)
-                        r = cl[i].model ? gc_buf_json_str(b, cl[i].model) : gc_buf_puts(b, "null");
-                if (r == 0)
-                        r = gc__str_field(b, "capacity_type", cl[i].capacity_type);
-                if (r == 0)
-                        r = gc__num_field(b, "usd_per_gpu_hour", cl[i].usd_per_gpu_hour);
-                if (r == 0)
-                        r = gc__num_field(b, "break_even_utilization", u);
-                if (r == 0)
-                        r = gc_buf_printf(b, ",\"owning_is_cheaper\":%s}",
-                                          in->utilization > u ? "true" : "false");
+                gc__class_json(b, &cl[i], k++ > 0);
+                gc__num_field(b, "break_even_utilization", u);
+                gc_buf_printf(b, ",\"owning_is_cheaper\":%s}",
+                              in->utilization > u ? "true" : "false");
         }
         free(cl);
-        if (r == 0)
-                r = gc_buf_puts(b, "]}");
-        return r;
+        return gc_buf_puts(b, "]}");
 }
