@@ -775,46 +775,31 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
 {
         const gc_cost_summary *s = &p->team;
         double charged = p->cb_pool > 0 ? 0 : s->idle.cost_usd;
-        int r;
 
         if (!p->cb_ratio)
                 return 0; /* no chargeback configured: the report's shape is unchanged */
-        r = gc_buf_puts(b, ",\"chargeback\":{");
-        if (r == 0)
-                r = gc_buf_json_str(b, "mode");
-        if (r == 0)
-                r = gc_buf_puts(b, ":");
-        if (r == 0)
-                r = gc_buf_json_str(b, gc_chargeback_mode_name(p->r->chargeback->mode));
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"teams\":[");
-        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+        gc_buf_puts(b, ",\"chargeback\":{");
+        gc_buf_json_str(b, "mode");
+        gc_buf_puts(b, ":");
+        gc_buf_json_str(b, gc_chargeback_mode_name(p->r->chargeback->mode));
+        gc_buf_puts(b, ",\"teams\":[");
+        for (size_t i = 0; !b->err && i < s->n_rows; i++) {
                 double bill = gc_report__cb_bill(p, i);
 
                 charged += bill;
-                r = gc_buf_puts(b, i ? ",{\"team\":" : "{\"team\":");
-                if (r == 0)
-                        r = gc_buf_json_str(b, gc_report__key(&s->rows[i], GC_DIM_TEAM));
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "cost_usd", s->rows[i].cost_usd);
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "shared_usd", p->cb_ratio[i] * p->cb_pool);
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "charged_usd", bill);
-                if (r == 0)
-                        r = gc_buf_puts(b, "}");
+                gc_buf_puts(b, i ? ",{\"team\":" : "{\"team\":");
+                gc_buf_json_str(b, gc_report__key(&s->rows[i], GC_DIM_TEAM));
+                gc_report__json_field_num(b, "cost_usd", s->rows[i].cost_usd);
+                gc_report__json_field_num(b, "shared_usd", p->cb_ratio[i] * p->cb_pool);
+                gc_report__json_field_num(b, "charged_usd", bill);
+                gc_buf_puts(b, "}");
         }
-        if (r == 0)
-                r = gc_buf_puts(b, "]");
-        if (r == 0)
-                r = gc_report__json_field_num(b, "shared_usd", p->cb_pool);
-        if (r == 0)
-                r = gc_report__json_field_num(b, "charged_usd", charged);
-        if (r == 0)
-                r = gc_report__json_field_num(b, "capacity_cost_usd", s->capacity.cost_usd);
-        if (r == 0)
-                r = gc_buf_puts(b, "}");
-        return r;
+        gc_buf_puts(b, "]");
+        gc_report__json_field_num(b, "shared_usd", p->cb_pool);
+        gc_report__json_field_num(b, "charged_usd", charged);
+        gc_report__json_field_num(b, "capacity_cost_usd", s->capacity.cost_usd);
+        gc_buf_puts(b, "}");
+        return b->err;
 }
 
 static const char *gc_report__prev_word(const char *kind)
@@ -1468,13 +1453,10 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
 
 static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
 {
-        int r = gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
-
-        if (r == 0)
-                r = gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
-        if (r == 0)
-                r = gc_report__json_field_num(b, "cost_usd", row->cost_usd);
-        return r;
+        gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
+        gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
+        gc_report__json_field_num(b, "cost_usd", row->cost_usd);
+        return b->err;
 }
 
 /* `"name":[{"<dim>":"...",...,"gpu_hours":..,"cost_usd":..,["share":..],["pods":..]},...]` */
@@ -1482,29 +1464,23 @@ static int gc_report__json_rows(gc_buf *b, const char *name, const gc_dim *dims,
                                 const gc_cost_row *rows, size_t n, const gc_cost_row *total,
                                 int pods)
 {
-        int r = gc_report__json_key(b, name);
-
-        if (r == 0)
-                r = gc_buf_append(b, "[", 1);
-        for (size_t i = 0; r == 0 && i < n; i++) {
-                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
-                for (size_t k = 0; r == 0 && k < n_dims; k++)
-                        r = gc_report__json_field_str(b, gc_dim_name(dims[k]),
-                                                      rows[i].keys[dims[k]]);
-                if (r == 0)
-                        r = gc_report__json_amounts(b, &rows[i]);
-                if (r == 0 && total)
-                        r = gc_report__json_field_num(
+        gc_report__json_key(b, name);
+        gc_buf_append(b, "[", 1);
+        for (size_t i = 0; !b->err && i < n; i++) {
+                gc_buf_puts(b, i > 0 ? ",{" : "{");
+                for (size_t k = 0; !b->err && k < n_dims; k++)
+                        gc_report__json_field_str(b, gc_dim_name(dims[k]), rows[i].keys[dims[k]]);
+                gc_report__json_amounts(b, &rows[i]);
+                if (total)
+                        gc_report__json_field_num(
                             b, "share",
                             total->cost_usd > 0 ? rows[i].cost_usd / total->cost_usd : NAN);
-                if (r == 0 && pods)
-                        r = gc_report__json_field_u64(b, "pods", rows[i].pods);
-                if (r == 0)
-                        r = gc_buf_append(b, "}", 1);
+                if (pods)
+                        gc_report__json_field_u64(b, "pods", rows[i].pods);
+                gc_buf_append(b, "}", 1);
         }
-        if (r == 0)
-                r = gc_buf_append(b, "]", 1);
-        return r;
+        gc_buf_append(b, "]", 1);
+        return b->err;
 }
 
 /* `"name":{"rows":n,...}`: what a cut table left out, summed; nothing when it was not cut. */
@@ -1512,22 +1488,17 @@ static int gc_report__json_omitted(gc_buf *b, const char *name, const gc_report_
                                    int pods)
 {
         const gc_cost_row *more = &sh->rows[sh->n];
-        int r;
 
         if (sh->n_more == 0)
                 return 0;
-        r = gc_report__json_key(b, name);
-        if (r == 0)
-                r = gc_buf_append(b, "{", 1);
-        if (r == 0)
-                r = gc_report__json_field_u64(b, "rows", sh->n_more);
-        if (r == 0)
-                r = gc_report__json_amounts(b, more);
-        if (r == 0 && pods)
-                r = gc_report__json_field_u64(b, "pods", more->pods);
-        if (r == 0)
-                r = gc_buf_append(b, "}", 1);
-        return r;
+        gc_report__json_key(b, name);
+        gc_buf_append(b, "{", 1);
+        gc_report__json_field_u64(b, "rows", sh->n_more);
+        gc_report__json_amounts(b, more);
+        if (pods)
+                gc_report__json_field_u64(b, "pods", more->pods);
+        gc_buf_append(b, "}", 1);
+        return b->err;
 }
 
 /* A cut table: its rows as shown, then `"<name>_omitted":{...}` summing the rows left out. */
@@ -1535,39 +1506,30 @@ static int gc_report__json_shown(gc_buf *b, const char *name, const gc_dim *dims
                                  const gc_report__shown *sh, const gc_cost_row *total, int pods)
 {
         char key[64];
-        int r = gc_report__json_rows(b, name, dims, n_dims, sh->rows, sh->n, total, pods);
 
+        gc_report__json_rows(b, name, dims, n_dims, sh->rows, sh->n, total, pods);
         snprintf(key, sizeof(key), "%s_omitted", name);
-        if (r == 0)
-                r = gc_report__json_omitted(b, key, sh, pods);
-        return r;
+        gc_report__json_omitted(b, key, sh, pods);
+        return b->err;
 }
 
 static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
 {
-        int r = gc_buf_puts(b, ",\"by_day\":[");
-
-        for (size_t i = 0; r == 0 && i < p->n_days; i++) {
+        gc_buf_puts(b, ",\"by_day\":[");
+        for (size_t i = 0; !b->err && i < p->n_days; i++) {
                 char date[GC_REPORT__TEXT_LEN];
 
                 gc_report__date(p->day_start[i], p->tz, date);
-                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "date", date);
-                if (r == 0)
-                        r = gc_report__json_field_time(b, "start", p->day_start[i]);
-                if (r == 0)
-                        r = gc_report__json_field_time(b, "end", p->day_end[i]);
-                if (r == 0)
-                        r = gc_report__json_amounts(b, &p->days[i]);
-                if (r == 0)
-                        r = gc_report__json_field_u64(b, "pods", p->days[i].pods);
-                if (r == 0)
-                        r = gc_buf_append(b, "}", 1);
+                gc_buf_puts(b, i > 0 ? ",{" : "{");
+                gc_report__json_field_str(b, "date", date);
+                gc_report__json_field_time(b, "start", p->day_start[i]);
+                gc_report__json_field_time(b, "end", p->day_end[i]);
+                gc_report__json_amounts(b, &p->days[i]);
+                gc_report__json_field_u64(b, "pods", p->days[i].pods);
+                gc_buf_append(b, "}", 1);
         }
-        if (r == 0)
-                r = gc_buf_append(b, "]", 1);
-        return r;
+        gc_buf_append(b, "]", 1);
+        return b->err;
 }
 
 /*
@@ -1577,157 +1539,113 @@ static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
 static int gc_report__json_workloads(gc_buf *b, const gc_report__period *p)
 {
         static const gc_dim dims[] = {GC_DIM_WORKLOAD, GC_DIM_TEAM, GC_DIM_PROJECT};
-        int r = gc_report__json_shown(b, "workloads", dims, 3, &p->sh_wl, NULL, 1);
 
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"workloads_folded\":{");
-        if (r == 0)
-                r = gc_report__json_amounts(b, &p->wl_folded);
-        if (r == 0)
-                r = gc_buf_append(b, "}", 1);
-        return r;
+        gc_report__json_shown(b, "workloads", dims, 3, &p->sh_wl, NULL, 1);
+        gc_buf_puts(b, ",\"workloads_folded\":{");
+        gc_report__json_amounts(b, &p->wl_folded);
+        gc_buf_append(b, "}", 1);
+        return b->err;
 }
 
 static int gc_report__json_top(gc_buf *b, const gc_report__period *p)
 {
-        int r = gc_buf_puts(b, ",\"top_pods\":[");
-
-        for (size_t i = 0; r == 0 && i < p->n_top; i++) {
+        gc_buf_puts(b, ",\"top_pods\":[");
+        for (size_t i = 0; !b->err && i < p->n_top; i++) {
                 const gc_cost_row *row = p->top[i];
 
-                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "namespace", row->keys[GC_DIM_NAMESPACE]);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "pod", row->keys[GC_DIM_POD]);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "team", row->keys[GC_DIM_TEAM]);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "project", row->keys[GC_DIM_PROJECT]);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "model", row->keys[GC_DIM_MODEL]);
-                if (r == 0)
-                        r = gc_report__json_amounts(b, row);
-                if (r == 0)
-                        r = gc_report__json_field_u64(b, "estimates", row->estimates);
-                if (r == 0)
-                        r = gc_buf_append(b, "}", 1);
+                gc_buf_puts(b, i > 0 ? ",{" : "{");
+                gc_report__json_field_str(b, "namespace", row->keys[GC_DIM_NAMESPACE]);
+                gc_report__json_field_str(b, "pod", row->keys[GC_DIM_POD]);
+                gc_report__json_field_str(b, "team", row->keys[GC_DIM_TEAM]);
+                gc_report__json_field_str(b, "project", row->keys[GC_DIM_PROJECT]);
+                gc_report__json_field_str(b, "model", row->keys[GC_DIM_MODEL]);
+                gc_report__json_amounts(b, row);
+                gc_report__json_field_u64(b, "estimates", row->estimates);
+                gc_buf_append(b, "}", 1);
         }
-        if (r == 0)
-                r = gc_buf_append(b, "]", 1);
-        return r;
+        gc_buf_append(b, "]", 1);
+        return b->err;
 }
 
 static int gc_report__json_notes(gc_buf *b, const gc_report__period *p)
 {
         const gc_period_report *r = p->r;
         size_t omitted = 0;
-        int ret = gc_buf_puts(b, ",\"notes\":[");
 
-        for (size_t i = 0; r->notes && i < r->notes->n_kept && ret == 0; i++) {
+        if (gc_buf_puts(b, ",\"notes\":[") < 0)
+                return b->err;
+        for (size_t i = 0; r->notes && i < r->notes->n_kept && !b->err; i++) {
                 if (b->data[b->len - 1] != '[')
-                        ret = gc_buf_append(b, ",", 1);
-                if (ret == 0)
-                        ret = gc_buf_json_str(b, r->notes->msgs[i]);
+                        gc_buf_append(b, ",", 1);
+                gc_buf_json_str(b, r->notes->msgs[i]);
         }
-        if (r->notes && r->notes->n_total > r->notes->n_kept && ret == 0) {
+        if (r->notes && r->notes->n_total > r->notes->n_kept && !b->err) {
                 omitted = r->notes->n_total - r->notes->n_kept;
                 if (b->data[b->len - 1] != '[')
-                        ret = gc_buf_append(b, ",", 1);
-                if (ret == 0)
-                        ret = gc_buf_printf(b, "\"... and %zu more input warnings not shown.\"",
-                                            omitted);
+                        gc_buf_append(b, ",", 1);
+                gc_buf_printf(b, "\"... and %zu more input warnings not shown.\"", omitted);
         }
-        for (size_t i = 0; i < p->n_own && ret == 0; i++) {
+        for (size_t i = 0; i < p->n_own && !b->err; i++) {
                 if (b->data[b->len - 1] != '[')
-                        ret = gc_buf_append(b, ",", 1);
-                if (ret == 0)
-                        ret = gc_buf_json_str(b, p->own_notes[i]);
+                        gc_buf_append(b, ",", 1);
+                gc_buf_json_str(b, p->own_notes[i]);
         }
-        for (size_t i = 0; i < r->n_extra_notes && ret == 0; i++) {
+        for (size_t i = 0; i < r->n_extra_notes && !b->err; i++) {
                 if (!r->extra_notes[i])
                         continue;
                 if (b->data[b->len - 1] != '[')
-                        ret = gc_buf_append(b, ",", 1);
-                if (ret == 0)
-                        ret = gc_buf_json_str(b, r->extra_notes[i]);
+                        gc_buf_append(b, ",", 1);
+                gc_buf_json_str(b, r->extra_notes[i]);
         }
-        if (ret == 0)
-                ret = gc_buf_append(b, "]", 1);
-        if (ret == 0)
-                ret = gc_report__json_field_u64(b, "notes_omitted", omitted);
-        return ret;
+        gc_buf_append(b, "]", 1);
+        gc_report__json_field_u64(b, "notes_omitted", omitted);
+        return b->err;
 }
 
 /* "budgets": spend against each budget of the period. */
 static int gc_report__json_budgets(gc_buf *b, const gc_report__period *p)
 {
-        int r = gc_buf_puts(b, ",\"budgets\":[");
-
-        for (size_t i = 0; r == 0 && i < p->n_bud; i++) {
+        gc_buf_puts(b, ",\"budgets\":[");
+        for (size_t i = 0; !b->err && i < p->n_bud; i++) {
                 const gc_budget *bu = p->bud[i];
                 const gc_budget_status *st = &p->bud_st[i];
 
-                r = gc_buf_puts(b, i ? ",{" : "{");
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "scope", gc_budget_scope_name(bu->dim));
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "name", bu->name);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "period",
-                                                      gc_budget_period_name(bu->period));
-                if (r == 0)
-                        r = gc_report__json_field_time(b, "start", st->start);
-                if (r == 0)
-                        r = gc_report__json_field_time(b, "end", st->end);
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "amount", bu->amount);
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "spent", st->spent);
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "share", st->share);
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "forecast",
-                                                      st->end > p->up_to ? st->forecast : NAN);
-                if (r == 0)
-                        r = gc_report__json_field_num(
-                            b, "forecast_share", st->end > p->up_to ? st->forecast_share : NAN);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "state",
-                                                      st->state == GC_BUDGET_OVER   ? "over"
-                                                      : st->state == GC_BUDGET_WARN ? "warn"
-                                                                                    : "ok");
-                if (r == 0)
-                        r = gc_buf_printf(b, ",\"forecast_over\":%s",
-                                          st->end > p->up_to && st->forecast_over ? "true"
-                                                                                  : "false");
-                if (r == 0)
-                        r = gc_buf_append(b, "}", 1);
+                gc_buf_puts(b, i ? ",{" : "{");
+                gc_report__json_field_str(b, "scope", gc_budget_scope_name(bu->dim));
+                gc_report__json_field_str(b, "name", bu->name);
+                gc_report__json_field_str(b, "period", gc_budget_period_name(bu->period));
+                gc_report__json_field_time(b, "start", st->start);
+                gc_report__json_field_time(b, "end", st->end);
+                gc_report__json_field_num(b, "amount", bu->amount);
+                gc_report__json_field_num(b, "spent", st->spent);
+                gc_report__json_field_num(b, "share", st->share);
+                gc_report__json_field_num(b, "forecast", st->end > p->up_to ? st->forecast : NAN);
+                gc_report__json_field_num(b, "forecast_share",
+                                          st->end > p->up_to ? st->forecast_share : NAN);
+                gc_report__json_field_str(b, "state",
+                                          st->state == GC_BUDGET_OVER   ? "over"
+                                          : st->state == GC_BUDGET_WARN ? "warn"
+                                                                        : "ok");
+                gc_buf_printf(b, ",\"forecast_over\":%s",
+                              st->end > p->up_to && st->forecast_over ? "true" : "false");
+                gc_buf_append(b, "}", 1);
         }
-        if (r == 0)
-                r = gc_buf_append(b, "]", 1);
-        return r;
+        gc_buf_append(b, "]", 1);
+        return b->err;
 }
 
 /* "forecast": the partial period's figures extended to its end, or null. */
 static int gc_report__json_forecast(gc_buf *b, const gc_report__period *p)
 {
-        int r;
-
         if (!p->has_forecast)
                 return gc_buf_puts(b, ",\"forecast\":null");
-        r = gc_buf_puts(b, ",\"forecast\":{");
-        if (r == 0)
-                r = gc_report__json_field_time(b, "to", p->r->end);
-        if (r == 0)
-                r = gc_report__json_amounts(b, &p->forecast);
-        if (r == 0)
-                r = gc_report__json_field_str(b, "method", "elapsed_average");
-        if (r == 0)
-                r = gc_report__json_field_str(b, "how", gc_report__forecast_method);
-        if (r == 0)
-                r = gc_buf_append(b, "}", 1);
-        return r;
+        gc_buf_puts(b, ",\"forecast\":{");
+        gc_report__json_field_time(b, "to", p->r->end);
+        gc_report__json_amounts(b, &p->forecast);
+        gc_report__json_field_str(b, "method", "elapsed_average");
+        gc_report__json_field_str(b, "how", gc_report__forecast_method);
+        gc_buf_append(b, "}", 1);
+        return b->err;
 }
 
 static int gc_report__json(gc_buf *b, const gc_report__period *p)
@@ -1752,117 +1670,73 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 shown.idle_nodes = NULL;
                 shown.n_idle_nodes = 0;
         }
-        r = gc_buf_append(b, "{", 1);
-        if (r == 0)
-                r = gc_report__json_field_str(b, "kind", p->kind);
-        if (r == 0)
-                r = gc_report__json_field_str(b, "title", p->title);
-        if (r == 0 && p->r->cluster)
-                r = gc_report__json_field_str(b, "cluster", p->r->cluster);
-        else if (r == 0)
-                r = gc_buf_puts(b, ",\"cluster\":null");
-        if (r == 0 && p->r->team)
-                r = gc_report__json_field_str(b, "team", p->r->team);
-        else if (r == 0)
-                r = gc_buf_puts(b, ",\"team\":null");
-        if (r == 0)
-                r = gc_report__json_field_str(b, "currency", p->currency);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"period\":{");
-        if (r == 0)
-                r = gc_report__json_field_time(b, "start", p->r->start);
-        if (r == 0)
-                r = gc_report__json_field_time(b, "end", p->r->end);
-        if (r == 0)
-                r = gc_report__json_field_str(b, "iso_week", p->iso_week);
-        if (r == 0)
-                r = gc_report__json_field_str(b, "month", p->month);
-        if (r == 0)
-                r = gc_report__json_field_u64(b, "days", p->n_days);
-        if (r == 0)
-                r = gc_report__json_field_str(b, "time_zone", gc_tz_name(p->tz));
-        if (r == 0)
-                r = gc_report__json_field_num(b, "utc_offset_seconds",
-                                              (double)gc_tz_offset(p->tz, p->r->start));
-        if (r == 0)
-                r = gc_buf_printf(b, ",\"partial\":%s", p->partial ? "true" : "false");
-        if (r == 0)
-                r = gc_report__json_field_time(b, "figures_up_to", p->up_to);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"previous\":{");
-        if (r == 0)
-                r = gc_report__json_field_time(b, "start", p->prev_start);
-        if (r == 0)
-                r = gc_report__json_field_time(b, "end", p->r->start);
-        if (r == 0)
-                r = gc_buf_printf(b, ",\"has_data\":%s", p->has_prev ? "true" : "false");
-        if (r == 0)
-                r = gc_report__json_amounts(b, &p->prev.total);
-        if (r == 0)
-                r = gc_report__json_field_u64(b, "pods", p->prev.total.pods);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"change\":{");
-        if (r == 0)
-                r = gc_report__json_field_num(b, "cost_usd", p->has_prev ? delta : NAN);
-        if (r == 0)
-                r = gc_report__json_field_num(b, "percent",
-                                              p->has_prev && p->prev.total.cost_usd > 0
-                                                  ? delta / p->prev.total.cost_usd * 100.0
-                                                  : NAN);
-        if (r == 0)
-                r = gc_buf_append(b, "}", 1);
-        if (r == 0)
-                r = gc_report__json_forecast(b, p);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"summary\":");
-        if (r == 0)
-                r = gc_report_summary_json(&shown, p->currency, b);
-        if (r == 0)
-                r = gc_report__json_omitted(b, "summary_groups_omitted", &p->sh_tp, 1);
-        if (r == 0 && !p->r->team)
-                r = gc_report__json_omitted(b, "summary_idle_nodes_omitted", &p->sh_nodes, 0);
-        if (r == 0)
-                r = gc_report__json_shown(b, "by_team", d_team, 1, &p->sh_team, &s->total, 1);
-        if (r == 0)
-                r = gc_report__json_chargeback(b, p);
-        if (r == 0)
-                r = gc_report__json_shown(b, "by_model", d_model, 2, &p->sh_model, &s->total, 1);
-        if (r == 0)
-                r = gc_report__json_days(b, p);
-        if (r == 0)
-                r = gc_report__json_shown(b, "idle_nodes", d_idle, 3, &p->sh_idle, NULL, 0);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"unattributed\":{");
-        if (r == 0)
-                r = gc_report__json_amounts(b, &s->unattributed);
-        if (r == 0)
-                r = gc_report__json_field_u64(b, "pods", s->unattributed.pods);
-        if (r == 0)
-                r = gc_report__json_shown(b, "namespaces", d_ns, 1, &p->sh_unattr, NULL, 1);
-        if (r == 0)
-                r = gc_buf_append(b, "}", 1);
-        if (r == 0)
-                r = gc_report__json_workloads(b, p);
-        if (r == 0)
-                r = gc_report__json_top(b, p);
-        if (r == 0)
-                r = gc_report__json_budgets(b, p);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"savings\":");
-        if (r == 0)
-                r = gc_buf_puts(b, p->r->savings_json && *p->r->savings_json ? p->r->savings_json
-                                                                             : "null");
-        if (r == 0)
-                r = gc_report__json_notes(b, p);
-        if (r == 0 && p->cut_to)
-                r = gc_report__json_field_u64(b, "rows_cut_to", p->cut_to);
-        else if (r == 0)
-                r = gc_buf_puts(b, ",\"rows_cut_to\":null");
-        if (r == 0)
-                r = gc_report__json_field_str(b, "method", gc_report__method);
-        if (r == 0)
-                r = gc_buf_append(b, "}", 1);
-        return r;
+        gc_buf_append(b, "{", 1);
+        gc_report__json_field_str(b, "kind", p->kind);
+        gc_report__json_field_str(b, "title", p->title);
+        if (p->r->cluster)
+                gc_report__json_field_str(b, "cluster", p->r->cluster);
+        else
+                gc_buf_puts(b, ",\"cluster\":null");
+        if (p->r->team)
+                gc_report__json_field_str(b, "team", p->r->team);
+        else
+                gc_buf_puts(b, ",\"team\":null");
+        gc_report__json_field_str(b, "currency", p->currency);
+        gc_buf_puts(b, ",\"period\":{");
+        gc_report__json_field_time(b, "start", p->r->start);
+        gc_report__json_field_time(b, "end", p->r->end);
+        gc_report__json_field_str(b, "iso_week", p->iso_week);
+        gc_report__json_field_str(b, "month", p->month);
+        gc_report__json_field_u64(b, "days", p->n_days);
+        gc_report__json_field_str(b, "time_zone", gc_tz_name(p->tz));
+        gc_report__json_field_num(b, "utc_offset_seconds",
+                                  (double)gc_tz_offset(p->tz, p->r->start));
+        gc_buf_printf(b, ",\"partial\":%s", p->partial ? "true" : "false");
+        gc_report__json_field_time(b, "figures_up_to", p->up_to);
+        gc_buf_puts(b, "},\"previous\":{");
+        gc_report__json_field_time(b, "start", p->prev_start);
+        gc_report__json_field_time(b, "end", p->r->start);
+        gc_buf_printf(b, ",\"has_data\":%s", p->has_prev ? "true" : "false");
+        gc_report__json_amounts(b, &p->prev.total);
+        gc_report__json_field_u64(b, "pods", p->prev.total.pods);
+        gc_buf_puts(b, "},\"change\":{");
+        gc_report__json_field_num(b, "cost_usd", p->has_prev ? delta : NAN);
+        gc_report__json_field_num(b, "percent",
+                                  p->has_prev && p->prev.total.cost_usd > 0
+                                      ? delta / p->prev.total.cost_usd * 100.0
+                                      : NAN);
+        gc_buf_append(b, "}", 1);
+        gc_report__json_forecast(b, p);
+        gc_buf_puts(b, ",\"summary\":");
+        r = gc_report_summary_json(&shown, p->currency, b);
+        if (r < 0) /* a summary it cannot write (not only a full b) */
+                return r;
+        gc_report__json_omitted(b, "summary_groups_omitted", &p->sh_tp, 1);
+        if (!p->r->team)
+                gc_report__json_omitted(b, "summary_idle_nodes_omitted", &p->sh_nodes, 0);
+        gc_report__json_shown(b, "by_team", d_team, 1, &p->sh_team, &s->total, 1);
+        gc_report__json_chargeback(b, p);
+        gc_report__json_shown(b, "by_model", d_model, 2, &p->sh_model, &s->total, 1);
+        gc_report__json_days(b, p);
+        gc_report__json_shown(b, "idle_nodes", d_idle, 3, &p->sh_idle, NULL, 0);
+        gc_buf_puts(b, ",\"unattributed\":{");
+        gc_report__json_amounts(b, &s->unattributed);
+        gc_report__json_field_u64(b, "pods", s->unattributed.pods);
+        gc_report__json_shown(b, "namespaces", d_ns, 1, &p->sh_unattr, NULL, 1);
+        gc_buf_append(b, "}", 1);
+        gc_report__json_workloads(b, p);
+        gc_report__json_top(b, p);
+        gc_report__json_budgets(b, p);
+        gc_buf_puts(b, ",\"savings\":");
+        gc_buf_puts(b, p->r->savings_json && *p->r->savings_json ? p->r->savings_json : "null");
+        gc_report__json_notes(b, p);
+        if (p->cut_to)
+                gc_report__json_field_u64(b, "rows_cut_to", p->cut_to);
+        else
+                gc_buf_puts(b, ",\"rows_cut_to\":null");
+        gc_report__json_field_str(b, "method", gc_report__method);
+        gc_buf_append(b, "}", 1);
+        return b->err;
 }
 
 /* ---- entry points --------------------------------------------------------------------------- */
