@@ -237,124 +237,104 @@ static const char *gc__resource(const gc_api_health *h, int k)
         return h->resources[k] ? h->resources[k] : gc__resources[k];
 }
 
+/* One family of one unlabelled sample, written when `present`. */
+typedef struct gc__gauge {
+        const char *name, *type, *help;
+        double v;
+        int present;
+} gc__gauge;
+
 static int gc__health(gc_buf *b, const gc_snapshot *s)
 {
         const gc_api_health *h = &s->p.health;
+        const gc_ledger_stats *ls = &s->lstats;
         double now = (double)s->p.now;
         int n_res = h->n_resources > 0 && h->n_resources <= GC_API_RESOURCES ? h->n_resources : 3;
-        int r;
+        /* Per watched resource: restarts, relists, the age of the last event (once there was one).
+         */
+        const struct {
+                const char *name, *type, *help;
+        } per_res[] = {
+            {"gpu_cost_watch_restarts_total", "counter",
+             "Watches of the resource started again after they ended."},
+            {"gpu_cost_relists_total", "counter", "Full LISTs of the resource after the first."},
+            {"gpu_cost_last_event_age_seconds", "gauge",
+             "Seconds from the last event of the resource to the snapshot; absent before the "
+             "first."},
+        };
+        const gc__gauge one[] = {
+            {"gpu_cost_checkpoint_age_seconds", "gauge",
+             "Seconds from the last checkpoint written to the snapshot.",
+             now - (double)h->checkpoint_at, h->checkpoint_at > 0},
+            {"gpu_cost_checkpoint_errors_total", "counter", "Checkpoint writes that failed.",
+             (double)h->checkpoint_errors, 1},
+            {"gpu_cost_checkpoint_lost", "gauge",
+             "1 when checkpoint ConfigMaps existed but no generation was complete: the ledger "
+             "started empty.",
+             (double)h->checkpoint_lost, 1},
+            {"gpu_cost_blind_span_seconds", "gauge",
+             "Length of the span the controller could not see (a resume point past the API "
+             "server's event window); 0 when none.",
+             (double)(h->blind_to - h->blind_from), 1},
+            {"gpu_cost_blind_span_bound_cost", "gauge",
+             "The most GPU cost the blind span may hide: GPUs free on the nodes in it, priced "
+             "(catalog currency).",
+             h->blind_bound_cost, 1},
+            {"gpu_cost_report_writes_total", "counter", "Report ConfigMaps written.",
+             (double)h->report_writes, 1},
+            {"gpu_cost_report_errors_total", "counter", "Report ConfigMap writes that failed.",
+             (double)h->report_errors, 1},
+            {"gpu_cost_errors_total", "counter", "Errors logged.", (double)h->errors, 1},
+            {"gpu_cost_ready", "gauge",
+             "1 when the controller has synced and serves current figures.", h->ready ? 1 : 0, 1},
+            {"gpu_cost_leader", "gauge", "1 when this replica holds the leader lease.",
+             h->leader ? 1 : 0, 1},
+            {"gpu_cost_demo", "gauge", "1 when serving the built-in demo data.", h->demo ? 1 : 0,
+             1},
+            {"gpu_cost_start_time_seconds", "gauge", "Unix time the controller started.",
+             (double)h->started_at, h->started_at > 0},
+            {"gpu_cost_snapshot_timestamp_seconds", "gauge",
+             "Unix time the figures served stand for.", now, 1},
+            {"gpu_cost_usage_age_seconds", "gauge",
+             "Seconds from the last successful usage fetch to the snapshot.",
+             now - (double)h->usage_at, h->usage_at > 0},
+            {"gpu_cost_usage_errors_total", "counter", "Usage fetches that failed.",
+             (double)h->usage_errors, 1},
+            {"gpu_cost_usage_samples_total", "counter", "GPU usage samples taken in.",
+             (double)h->usage_samples, 1},
+            {"gpu_cost_pods", "gauge", "GPU pods in the snapshot.", (double)s->p.n_pods, 1},
+            {"gpu_cost_ledger_intervals", "gauge",
+             "Pod intervals in the ledger, exact to the second.", (double)ls->intervals, 1},
+            {"gpu_cost_ledger_open_intervals", "gauge", "Pod intervals still open (GPUs held now).",
+             (double)ls->open_intervals, 1},
+            {"gpu_cost_ledger_rollup_rows", "gauge", "Hourly rollup rows in the ledger.",
+             (double)ls->rollup_rows, 1},
+            {"gpu_cost_ledger_period_rows", "gauge",
+             "Rows of period history (top pods and the rest, per day, week and month).",
+             (double)ls->period_rows, 1},
+            {"gpu_cost_ledger_bytes", "gauge",
+             "Memory the controller's ledger holds, approximately.",
+             (double)(h->ledger_bytes ? h->ledger_bytes : ls->bytes), 1},
+            {"gpu_cost_pool_bytes", "gauge", "Memory of the interned strings the ledger points at.",
+             (double)h->pool_bytes, 1},
+        };
+        int r = 0;
 
-        r = gc__head(b, "gpu_cost_watch_restarts_total", "counter",
-                     "Watches of the resource started again after they ended.");
-        for (int k = 0; r == 0 && k < n_res; k++) {
-                gc__lbl l[] = {{"resource", gc__resource(h, k)}};
+        for (size_t f = 0; r == 0 && f < sizeof(per_res) / sizeof(per_res[0]); f++) {
+                r = gc__head(b, per_res[f].name, per_res[f].type, per_res[f].help);
+                for (int k = 0; r == 0 && k < n_res; k++) {
+                        gc__lbl l[] = {{"resource", gc__resource(h, k)}};
+                        double v = f == 0   ? (double)h->watch_restarts[k]
+                                   : f == 1 ? (double)h->relists[k]
+                                            : now - (double)h->last_event_at[k];
 
-                r = gc__sample(b, "gpu_cost_watch_restarts_total", l, 1,
-                               (double)h->watch_restarts[k]);
+                        if (f < 2 || h->last_event_at[k] > 0)
+                                r = gc__sample(b, per_res[f].name, l, 1, v);
+                }
         }
-        if (r == 0)
-                r = gc__head(b, "gpu_cost_relists_total", "counter",
-                             "Full LISTs of the resource after the first.");
-        for (int k = 0; r == 0 && k < n_res; k++) {
-                gc__lbl l[] = {{"resource", gc__resource(h, k)}};
-
-                r = gc__sample(b, "gpu_cost_relists_total", l, 1, (double)h->relists[k]);
-        }
-        if (r == 0)
-                r = gc__head(b, "gpu_cost_last_event_age_seconds", "gauge",
-                             "Seconds from the last event of the resource to the snapshot; "
-                             "absent before the first.");
-        for (int k = 0; r == 0 && k < n_res; k++) {
-                gc__lbl l[] = {{"resource", gc__resource(h, k)}};
-
-                if (h->last_event_at[k] > 0)
-                        r = gc__sample(b, "gpu_cost_last_event_age_seconds", l, 1,
-                                       now - (double)h->last_event_at[k]);
-        }
-        if (r == 0 && h->checkpoint_at > 0)
-                r = gc__one(b, "gpu_cost_checkpoint_age_seconds", "gauge",
-                            "Seconds from the last checkpoint written to the snapshot.",
-                            now - (double)h->checkpoint_at);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_checkpoint_errors_total", "counter",
-                            "Checkpoint writes that failed.", (double)h->checkpoint_errors);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_checkpoint_lost", "gauge",
-                            "1 when checkpoint ConfigMaps existed but no generation was complete: "
-                            "the ledger started empty.",
-                            (double)h->checkpoint_lost);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_blind_span_seconds", "gauge",
-                            "Length of the span the controller could not see (a resume point past "
-                            "the API server's event window); 0 when none.",
-                            (double)(h->blind_to - h->blind_from));
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_blind_span_bound_cost", "gauge",
-                            "The most GPU cost the blind span may hide: GPUs free on the nodes in "
-                            "it, priced (catalog currency).",
-                            h->blind_bound_cost);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_report_writes_total", "counter",
-                            "Report ConfigMaps written.", (double)h->report_writes);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_report_errors_total", "counter",
-                            "Report ConfigMap writes that failed.", (double)h->report_errors);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_errors_total", "counter", "Errors logged.",
-                            (double)h->errors);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_ready", "gauge",
-                            "1 when the controller has synced and serves current figures.",
-                            h->ready ? 1 : 0);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_leader", "gauge",
-                            "1 when this replica holds the leader lease.", h->leader ? 1 : 0);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_demo", "gauge", "1 when serving the built-in demo data.",
-                            h->demo ? 1 : 0);
-        if (r == 0 && h->started_at > 0)
-                r = gc__one(b, "gpu_cost_start_time_seconds", "gauge",
-                            "Unix time the controller started.", (double)h->started_at);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_snapshot_timestamp_seconds", "gauge",
-                            "Unix time the figures served stand for.", now);
-        if (r == 0 && h->usage_at > 0)
-                r = gc__one(b, "gpu_cost_usage_age_seconds", "gauge",
-                            "Seconds from the last successful usage fetch to the snapshot.",
-                            now - (double)h->usage_at);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_usage_errors_total", "counter",
-                            "Usage fetches that failed.", (double)h->usage_errors);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_usage_samples_total", "counter",
-                            "GPU usage samples taken in.", (double)h->usage_samples);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_pods", "gauge", "GPU pods in the snapshot.",
-                            (double)s->p.n_pods);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_ledger_intervals", "gauge",
-                            "Pod intervals in the ledger, exact to the second.",
-                            (double)s->lstats.intervals);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_ledger_open_intervals", "gauge",
-                            "Pod intervals still open (GPUs held now).",
-                            (double)s->lstats.open_intervals);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_ledger_rollup_rows", "gauge",
-                            "Hourly rollup rows in the ledger.", (double)s->lstats.rollup_rows);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_ledger_period_rows", "gauge",
-                            "Rows of period history (top pods and the rest, per day, week and "
-                            "month).",
-                            (double)s->lstats.period_rows);
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_ledger_bytes", "gauge",
-                            "Memory the controller's ledger holds, approximately.",
-                            (double)(h->ledger_bytes ? h->ledger_bytes : s->lstats.bytes));
-        if (r == 0)
-                r = gc__one(b, "gpu_cost_pool_bytes", "gauge",
-                            "Memory of the interned strings the ledger points at.",
-                            (double)h->pool_bytes);
+        for (size_t i = 0; r == 0 && i < sizeof(one) / sizeof(one[0]); i++)
+                if (one[i].present)
+                        r = gc__one(b, one[i].name, one[i].type, one[i].help, one[i].v);
         return r;
 }
 
