@@ -239,27 +239,16 @@ static int ctl__seen(void *ud, const char *uid)
         return gc_ptrmap_get(&c->pod_map, uid, &idx) == 0;
 }
 
-typedef struct ctl__caps {
-        gc_capacity *v;
-        size_t n, cap;
-} ctl__caps;
-
-static int ctl__collect_capacity(void *ud, const gc_capacity *cap)
+static int ctl__node_seen(void *ud, const char *node)
 {
-        ctl__caps *cs = ud;
+        ctl *c = ud;
+        size_t idx;
 
-        if (cap->end != GC_OPEN)
-                return 0;
-        if (gc_grow((void **)&cs->v, &cs->cap, cs->n, sizeof(*cs->v), 64, 0) < 0)
-                return -ENOMEM;
-        cs->v[cs->n++] = *cap;
-        return 0;
+        return gc_ptrmap_get(&c->named_map[1], node, &idx) == 0;
 }
 
 void ctl_checkpoint_close_missing(ctl *c)
 {
-        gc_ledger_visitor vis;
-        ctl__caps caps;
         size_t count = 0, gone_nodes = 0;
         double gpu_seconds = 0;
         gc_buf note;
@@ -278,22 +267,9 @@ void ctl_checkpoint_close_missing(ctl *c)
                 gc_buf_free(&note);
         }
         /* Nodes likewise: capacity restored open, node absent from the first LIST. */
-        memset(&caps, 0, sizeof(caps));
-        memset(&vis, 0, sizeof(vis));
-        vis.capacity = ctl__collect_capacity;
-        if (gc_ledger_visit(c->ledger, &vis, &caps) == 0) {
-                for (size_t i = 0; i < caps.n; i++) {
-                        size_t idx;
-
-                        if (gc_ptrmap_get(&c->named_map[1], caps.v[i].node, &idx) == 0)
-                                continue;
-                        caps.v[i].end =
-                            c->restored_at > caps.v[i].start ? c->restored_at : caps.v[i].start;
-                        if (gc_ledger_put_capacity(c->ledger, &caps.v[i]) == 0)
-                                gone_nodes++;
-                }
-        }
-        free(caps.v);
+        if (gc_checkpoint_close_missing_nodes(c->ledger, ctl__node_seen, c, c->restored_at,
+                                              &gone_nodes) < 0)
+                ctl_log(CTL_WARN, "cannot close the capacity of nodes deleted meanwhile", NULL);
         if (gone_nodes)
                 gc_diag_add(&c->diag,
                             "%zu GPU node(s) disappeared while the controller was away; their "
@@ -304,20 +280,14 @@ void ctl_checkpoint_close_missing(ctl *c)
 
 static int ctl__fold(ctl *c, int64_t now)
 {
-        int64_t keep_days = c->cfg->daily_retention_days > c->cfg->weekly_retention_weeks * 7
-                                ? c->cfg->daily_retention_days
-                                : c->cfg->weekly_retention_weeks * 7;
-
-        /* Monthly reports within retention, and the month before the oldest (its change line),
-         * must stay whole: folded history is kept back to that month's start. */
-        int64_t keep_since = now - keep_days * 86400;
-        int64_t month_since =
-            gc_tz_period_add(c->cfg->tz, GC_TZ_MONTH, now, -c->cfg->monthly_retention_months);
-
-        if (month_since < keep_since)
-                keep_since = month_since;
+        gc_publish_opts po;
+        int64_t keep_since;
         long forgot;
 
+        /* History the reports within retention read stays whole (pkg/publish says how far). */
+        gc_config_publish_opts(c->cfg, &po);
+        if (gc_publish_history_since(&po, now, &keep_since) < 0)
+                return -EINVAL;
         /* Claim-holding pods gone before the fold point: the accountant forgets them. */
         forgot = gc_account_dra_forget(c->acct, now - c->o->fold_after_s);
         if (forgot < 0)
@@ -388,28 +358,6 @@ static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write 
         free(keep);
 }
 
-/* Which parts of w to put: those no existing ConfigMap is named after (a name is its content).
- * Returns a flag per part (the caller frees it) and their count, or NULL when out of memory. */
-static unsigned char *ctl__parts_to_put(const gc_checkpoint_write *w, char **existing,
-                                        size_t n_existing, size_t *ret_n)
-{
-        unsigned char *put = calloc(w->n_parts + 1, 1);
-        size_t n = 0;
-
-        if (!put)
-                return NULL;
-        for (size_t i = 0; i < w->n_parts; i++) {
-                int have = 0;
-
-                for (size_t k = 0; !have && k < n_existing; k++)
-                        have = strcmp(existing[k], w->parts[i].name) == 0;
-                put[i] = (unsigned char)!have;
-                n += !have;
-        }
-        *ret_n = n;
-        return put;
-}
-
 int ctl_checkpoint_save(ctl *c)
 {
         gc_checkpoint_write w;
@@ -456,7 +404,7 @@ int ctl_checkpoint_save(ctl *c)
                 existing = NULL;
                 n_existing = 0;
         }
-        put = ctl__parts_to_put(&w, existing, n_existing, &n_put);
+        put = gc_checkpoint_parts_to_put(&w, (const char *const *)existing, n_existing, &n_put);
         if (!put) {
                 r = -ENOMEM;
                 goto finish;

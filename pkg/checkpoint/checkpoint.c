@@ -1127,6 +1127,29 @@ finish:
         return 0;
 }
 
+unsigned char *gc_checkpoint_parts_to_put(const gc_checkpoint_write *w, const char *const *existing,
+                                          size_t n_existing, size_t *ret_n)
+{
+        unsigned char *put;
+        size_t n = 0;
+
+        if (!w || (n_existing && !existing) || !ret_n)
+                return NULL;
+        put = calloc(w->n_parts + 1, 1);
+        if (!put)
+                return NULL;
+        for (size_t i = 0; i < w->n_parts; i++) {
+                int have = 0;
+
+                for (size_t k = 0; !have && k < n_existing; k++)
+                        have = strcmp(existing[k], w->parts[i].name) == 0;
+                put[i] = (unsigned char)!have;
+                n += !have;
+        }
+        *ret_n = n;
+        return put;
+}
+
 int gc_checkpoint_is_part_name(const char *name)
 {
         size_t pl = strlen(GC_CHECKPOINT_PART_PREFIX);
@@ -2257,6 +2280,51 @@ int gc_checkpoint_close_missing(gc_ledger *l, int (*seen)(void *ud, const char *
         if (ret_gpu_seconds)
                 *ret_gpu_seconds = gs;
         return 0;
+}
+
+typedef struct gc_cp__open_caps {
+        gc_capacity *v;
+        size_t n, cap;
+        int (*seen)(void *ud, const char *node);
+        void *ud;
+} gc_cp__open_caps;
+
+static int gc_cp__gather_missing_node(void *ud, const gc_capacity *c)
+{
+        gc_cp__open_caps *o = ud;
+
+        if (c->end != GC_OPEN || o->seen(o->ud, c->node))
+                return 0;
+        if (gc_grow((void **)&o->v, &o->cap, o->n, sizeof(*o->v), 64, 0) < 0)
+                return -ENOMEM;
+        o->v[o->n++] = *c;
+        return 0;
+}
+
+int gc_checkpoint_close_missing_nodes(gc_ledger *l, int (*seen)(void *ud, const char *node),
+                                      void *ud, int64_t end_time, size_t *ret_count)
+{
+        gc_ledger_visitor v = {0};
+        gc_cp__open_caps o = {0};
+        size_t ended = 0;
+        int r;
+
+        if (!l || !seen || end_time < 0 || end_time > GC_CP__TIME_MAX)
+                return -EINVAL;
+        v.capacity = gc_cp__gather_missing_node;
+        o.seen = seen;
+        o.ud = ud;
+        /* Gather first, then end them: the ledger must not change during a walk. */
+        r = gc_ledger_visit(l, &v, &o);
+        for (size_t i = 0; r == 0 && i < o.n; i++) {
+                o.v[i].end = end_time > o.v[i].start ? end_time : o.v[i].start;
+                r = gc_ledger_put_capacity(l, &o.v[i]);
+                ended += r == 0;
+        }
+        free(o.v);
+        if (ret_count)
+                *ret_count = ended;
+        return r;
 }
 
 int gc_checkpoint_estimate_note(size_t count, double gpu_seconds, int64_t end_time, gc_buf *out)

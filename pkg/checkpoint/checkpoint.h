@@ -139,6 +139,14 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
                               gc_checkpoint_write *ret, char *err, size_t errlen);
 void gc_checkpoint_write_release(gc_checkpoint_write *w); /* accepts a zeroed struct */
 
+/*
+ * Which parts of w a write puts: those no existing ConfigMap is named after (a part's name is
+ * its content's hash, so one of that name holds that content already). Returns a flag per part
+ * (malloc'd; the caller frees it) and in *ret_n how many are set; NULL when out of memory.
+ */
+unsigned char *gc_checkpoint_parts_to_put(const gc_checkpoint_write *w, const char *const *existing,
+                                          size_t n_existing, size_t *ret_n);
+
 /* Whether name is a part's ConfigMap name (prefix and 32 lower-case hex digits). */
 int gc_checkpoint_is_part_name(const char *name);
 
@@ -250,6 +258,14 @@ int gc_checkpoint_decode_newest(gc_ledger *l, const gc_checkpoint_slot *slots, s
  */
 int gc_checkpoint_close_missing(gc_ledger *l, int (*seen)(void *ud, const char *pod_uid), void *ud,
                                 int64_t end_time, size_t *ret_count, double *ret_gpu_seconds);
+
+/*
+ * The same for nodes: ends at end_time (never before its start) every open capacity interval
+ * whose node `seen` says is gone (absent from the first LIST of nodes), so its capacity counts
+ * up to the checkpoint and no further. *ret_count: how many.
+ */
+int gc_checkpoint_close_missing_nodes(gc_ledger *l, int (*seen)(void *ud, const char *node),
+                                      void *ud, int64_t end_time, size_t *ret_count);
 
 /*
  * The report note for pods ended by gc_checkpoint_close_missing: how many, their GPU-hours,

@@ -332,6 +332,21 @@ int gc_publish_plan_make(const gc_ledger *l, const gc_publish_opts *opts, int64_
         return 0;
 }
 
+int gc_publish_history_since(const gc_publish_opts *opts, int64_t now, int64_t *ret)
+{
+        gc_publish_opts o;
+        int64_t days, since, month;
+
+        if (!ret || gc_pub__opts(opts, &o) < 0 || !gc_pub__valid_now(now))
+                return -EINVAL;
+        days = o.daily_retention_days > o.weekly_retention_weeks * 7 ? o.daily_retention_days
+                                                                     : o.weekly_retention_weeks * 7;
+        since = now - days * GC_PUB__DAY;
+        month = gc_tz_period_add(o.tz, GC_TZ_MONTH, now, -o.monthly_retention_months);
+        *ret = month < since ? month : since;
+        return 0;
+}
+
 void gc_publish_plan_release(gc_publish_plan *p)
 {
         if (!p)

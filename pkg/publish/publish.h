@@ -78,6 +78,14 @@ typedef struct gc_publish_plan {
 } gc_publish_plan;
 
 /*
+ * How far back history must stay whole for the reports within retention at now: the oldest
+ * daily or weekly report's start, or the start of the month before the oldest monthly report
+ * (its change line), whichever is earlier. The controller folds nothing older away
+ * (gc_ledger_fold's keep_since). -EINVAL on options gc_publish_plan_make would refuse.
+ */
+int gc_publish_history_since(const gc_publish_opts *o, int64_t now, int64_t *ret);
+
+/*
  * Every day, ISO week and month within retention (counting back from the one holding now) in
  * which the ledger has any pod time or capacity, with its name, completeness and hash. Costs one
  * ledger query over spans (one pass) for the days, one for the weeks and one for the months.

@@ -1752,6 +1752,105 @@ static int seen_b(void *ud, const char *uid)
         return strcmp(uid, "b") == 0;
 }
 
+/* Nodes gone while away: their open capacity ends at the checkpoint, never before it began. */
+static int seen_n2(void *ud, const char *node)
+{
+        (void)ud;
+        return strcmp(node, "n2") == 0;
+}
+
+START_TEST(close_missing_nodes)
+{
+        fixture f;
+        records rs;
+        size_t count = 99;
+        int64_t base = t0(), ckpt = base + 10 * H;
+        static const struct {
+                const char *node;
+                int64_t start, end;
+        } caps[] = {{"n1", 0, GC_OPEN},       /* gone: ends at the checkpoint */
+                    {"n2", 0, GC_OPEN},       /* still listed: open */
+                    {"n3", 0, 2 * H},         /* closed already: untouched */
+                    {"n4", 11 * H, GC_OPEN}}; /* began after the checkpoint: ends at its start */
+
+        fx_new(&f);
+        for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+                gc_capacity c;
+
+                memset(&c, 0, sizeof(c));
+                c.node = caps[i].node;
+                c.model = "m";
+                c.capacity_type = "on-demand";
+                c.geq = 8;
+                c.usd_per_gpu_hour = 2;
+                c.start = base + caps[i].start;
+                c.end = caps[i].end == GC_OPEN ? GC_OPEN : base + caps[i].end;
+                ck_assert_int_eq(gc_ledger_put_capacity(f.l, &c), 0);
+        }
+        ck_assert_int_eq(gc_checkpoint_close_missing_nodes(f.l, seen_n2, NULL, ckpt, &count), 0);
+        ck_assert_uint_eq(count, 2);
+        grab(f.l, &rs);
+        ck_assert_uint_eq(rs.n_c, 4);
+        for (size_t i = 0; i < rs.n_c; i++) {
+                const gc_capacity *c = &rs.c[i];
+
+                if (strcmp(c->node, "n1") == 0)
+                        ck_assert_int_eq(c->end, ckpt);
+                else if (strcmp(c->node, "n2") == 0)
+                        ck_assert_int_eq(c->end, GC_OPEN);
+                else if (strcmp(c->node, "n3") == 0)
+                        ck_assert_int_eq(c->end, base + 2 * H);
+                else
+                        ck_assert_int_eq(c->end, c->start);
+        }
+        records_free(&rs);
+        /* Once closed, nothing more to close. */
+        ck_assert_int_eq(gc_checkpoint_close_missing_nodes(f.l, seen_n2, NULL, ckpt, &count), 0);
+        ck_assert_uint_eq(count, 0);
+        ck_assert_int_eq(gc_checkpoint_close_missing_nodes(f.l, NULL, NULL, ckpt, &count), -EINVAL);
+        ck_assert_int_eq(gc_checkpoint_close_missing_nodes(f.l, seen_n2, NULL, -1, &count),
+                         -EINVAL);
+        fx_free(&f);
+}
+END_TEST
+
+/* A write puts only the parts no ConfigMap is named after yet. */
+START_TEST(parts_to_put)
+{
+        fixture a;
+        gc_checkpoint_write w;
+        const char **existing;
+        unsigned char *put;
+        size_t n = 99;
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        encode_incr(a.l, 1, now, &w);
+        ck_assert_uint_gt(w.n_parts, 3);
+        /* None there: every part. */
+        put = gc_checkpoint_parts_to_put(&w, NULL, 0, &n);
+        ck_assert_ptr_nonnull(put);
+        ck_assert_uint_eq(n, w.n_parts);
+        free(put);
+        /* Every other part there, beside names that are not parts. */
+        existing = calloc(w.n_parts + 2, sizeof(*existing));
+        existing[0] = "gpu-cost-checkpoint-0";
+        for (size_t i = 0; i < w.n_parts; i += 2)
+                existing[1 + i / 2] = w.parts[i].name;
+        put = gc_checkpoint_parts_to_put(&w, existing, 1 + (w.n_parts + 1) / 2, &n);
+        ck_assert_ptr_nonnull(put);
+        ck_assert_uint_eq(n, w.n_parts / 2);
+        for (size_t i = 0; i < w.n_parts; i++)
+                ck_assert_int_eq(put[i], i % 2);
+        free(put);
+        ck_assert_ptr_null(gc_checkpoint_parts_to_put(&w, NULL, 1, &n));
+        free(existing);
+        gc_checkpoint_write_release(&w);
+        fx_free(&a);
+}
+END_TEST
+
 START_TEST(close_missing)
 {
         fixture f;
@@ -1845,6 +1944,8 @@ static Suite *checkpoint_suite(void)
         tcase_add_test(tc, roundtrip_periods);
         tcase_add_test(tc, encode_limits);
         tcase_add_test(tc, close_missing);
+        tcase_add_test(tc, close_missing_nodes);
+        tcase_add_test(tc, parts_to_put);
         tcase_add_test(tc, incr_roundtrip);
         tcase_add_test(tc, incr_unchanged_part_not_rewritten);
         tcase_add_test(tc, incr_garbage_collection);

@@ -925,6 +925,32 @@ START_TEST(report_init_is_the_configmaps)
 }
 END_TEST
 
+/* History kept whole for the reports within retention: the earliest report's span. */
+START_TEST(history_since)
+{
+        int64_t now = at("2026-11-24T10:00:00Z"), since = 0;
+        gc_publish_opts o;
+
+        memset(&o, 0, sizeof(o));
+        /* Defaults: 35 days, 12 weeks, 12 months: the month before the oldest monthly report. */
+        ck_assert_int_eq(gc_publish_history_since(&o, now, &since), 0);
+        ck_assert_int_eq(since, at("2025-11-01T00:00:00Z"));
+        /* One month of monthly reports: twelve weeks reach further back. */
+        o.monthly_retention_months = 1;
+        ck_assert_int_eq(gc_publish_history_since(&o, now, &since), 0);
+        ck_assert_int_eq(since, now - 84 * DAY);
+        /* Daily reports kept longer than the weeks. */
+        o.daily_retention_days = 100;
+        ck_assert_int_eq(gc_publish_history_since(&o, now, &since), 0);
+        ck_assert_int_eq(since, now - 100 * DAY);
+        o.utc_offset_s = 30;
+        ck_assert_int_eq(gc_publish_history_since(&o, now, &since), -EINVAL);
+        o.utc_offset_s = 0;
+        ck_assert_int_eq(gc_publish_history_since(&o, -1, &since), -EINVAL);
+        ck_assert_int_eq(gc_publish_history_since(&o, now, NULL), -EINVAL);
+}
+END_TEST
+
 static Suite *publish_suite(void)
 {
         Suite *s = suite_create("publish");
@@ -943,6 +969,7 @@ static Suite *publish_suite(void)
         tcase_add_test(tc, bad_input);
         tcase_add_test(tc, render_savings);
         tcase_add_test(tc, report_init_is_the_configmaps);
+        tcase_add_test(tc, history_since);
         tcase_add_test(tc, plan_berlin_months);
         suite_add_tcase(s, tc);
         return s;
