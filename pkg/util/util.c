@@ -749,16 +749,21 @@ int gc_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t first, size_t
         size_t nc;
         void *p;
 
+        if (elem == 0)
+                return -EINVAL;
         if (limit && n >= limit)
                 return -E2BIG;
         if (n < *cap)
                 return 0;
         nc = *cap ? (*cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2) : (first ? first : 16);
-        if (nc <= n)
+        if (nc <= n) {
+                if (n == SIZE_MAX)
+                        return -ENOMEM;
                 nc = n + 1;
+        }
         if (limit && nc > limit)
                 nc = limit;
-        if (elem && nc > SIZE_MAX / elem)
+        if (nc > SIZE_MAX / elem)
                 return -ENOMEM;
         p = realloc(*arr, nc * elem);
         if (!p)

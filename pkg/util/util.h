@@ -44,7 +44,8 @@ void gc_buf_free(gc_buf *b);
 /*
  * The one growable array: makes room for element n of elem bytes in *arr (room for *cap now),
  * doubling from first. limit (0: none) bounds the elements: -E2BIG when n reaches it. -ENOMEM
- * (and *arr unchanged) when realloc fails or the size would overflow. New room is not zeroed.
+ * (and *arr unchanged) when realloc fails or the size would overflow; -EINVAL for elem 0. New
+ * room is not zeroed.
  */
 int gc_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t first, size_t limit);
 
