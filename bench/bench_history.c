@@ -219,16 +219,21 @@ int main(int argc, char **argv)
         long days = argc > 1 ? strtol(argv[1], NULL, 10) : 90;
         long per_day = argc > 2 ? strtol(argv[2], NULL, 10) : 50000;
         long keep = argc > 3 ? strtol(argv[3], NULL, 10) : 35;
+        /* The allocator as the controller sets it up, or glibc's defaults to compare. */
+        int glibc = argc > 4 && strcmp(argv[4], "glibc") == 0;
         int64_t t0 = gc_days_from_civil(2026, 1, 5) * DAY; /* a Monday */
         double start = now_s();
         world w;
         int r;
 
-        if (days < 7 || days > 400 || per_day < 24 || per_day > 1000000 || keep < 1 || keep > 400) {
+        if (days < 7 || days > 400 || per_day < 24 || per_day > 1000000 || keep < 1 || keep > 400 ||
+            (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0)) {
                 fprintf(stderr, "usage: bench_history [DAYS 7..400] [PODS_PER_DAY 24..1000000] "
-                                "[KEEP_DAYS 1..400]\n");
+                                "[KEEP_DAYS 1..400] [tuned|glibc]\n");
                 return 2;
         }
+        if (!glibc)
+                gc_malloc_tune();
         r = world_new(&w, t0);
         for (int64_t h = 0; r == 0 && h < days * 24; h++) {
                 int64_t t = t0 + h * HOUR;
@@ -239,6 +244,9 @@ int main(int argc, char **argv)
                         r = gc_ledger_fold(w.now, t + HOUR - 6 * HOUR, t + HOUR - keep * DAY);
                 if (r >= 0)
                         r = gc_ledger_fold(w.hour, t + HOUR - 6 * HOUR, t + HOUR - keep * DAY);
+                /* The controller gives the fold's garbage back after each checkpoint. */
+                if (r >= 0 && !glibc)
+                        gc_malloc_give_back();
                 if (r >= 0)
                         r = (h + 1) % (7 * 24) == 0
                                 ? measure_week(&w, (int)((h + 1) / 168), t + HOUR)
@@ -248,8 +256,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_history: %s\n", strerror(-r));
                 return 1;
         }
-        printf("days=%ld pods_per_day=%ld keep_days=%ld pods=%ld run_s=%.0f\n", days, per_day, keep,
-               w.seq, now_s() - start);
+        printf("days=%ld pods_per_day=%ld keep_days=%ld pods=%ld allocator=%s run_s=%.0f\n", days,
+               per_day, keep, w.seq, glibc ? "glibc" : "tuned", now_s() - start);
         gc_ledger_free(w.now);
         gc_ledger_free(w.hour);
         gc_strpool_free(w.pool);

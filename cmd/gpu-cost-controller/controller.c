@@ -1,6 +1,5 @@
 /* controller: wiring, leader election, and the main loop's timers (docs/controller.md). */
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +20,6 @@ int64_t ctl_mono(void)
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t)ts.tv_sec;
-}
-
-void ctl_give_back_memory(void)
-{
-#ifdef __GLIBC__
-        malloc_trim(0);
-#endif
 }
 
 static void ctl__free(ctl *c)
@@ -364,7 +356,7 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                 if (leading && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
                         atomic_store(&c.ready, 1);
                         ctl_log(CTL_INFO, "ready", NULL);
-                        ctl_give_back_memory(); /* the garbage of the initial LISTs */
+                        gc_malloc_give_back(); /* the garbage of the initial LISTs */
                 }
                 now = ctl_now();
                 if (!leading && atomic_load(&c.inf[CTL_PODS].synced) && now >= next_checkpoint) {
@@ -383,7 +375,7 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                 if (atomic_load(&c.ready) && now >= next_checkpoint) {
                         next_checkpoint = now + o->checkpoint_interval_s;
                         ctl_checkpoint_save(&c);
-                        ctl_give_back_memory(); /* its parts, and the fold's garbage */
+                        gc_malloc_give_back(); /* its parts, and the fold's garbage */
                 }
                 if (atomic_load(&c.ready) && now >= next_report) {
                         next_report = now + o->report_interval_s;

@@ -236,8 +236,6 @@ int ctl_health_port(void); /* the port bound (--listen may say 0) */
 void ctl_health_stop(ctl *c);
 
 int64_t ctl_now(void);
-/* Returns the allocator's free pages to the system (after the initial LISTs, a checkpoint). */
-void ctl_give_back_memory(void);
 int64_t ctl_mono(void);
 
 #endif

@@ -1,7 +1,6 @@
 /* gpu-cost-controller: flags, environment and signals around the controller (docs/controller.md).
  */
 #include <getopt.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,22 +16,6 @@
 #include "util/util.h"
 
 static volatile sig_atomic_t ctl__stop;
-
-/*
- * The allocator gives memory back (docs/controller.md, Memory): two arenas, not one per thread
- * (each of a dozen threads would keep its own heap at its high-water mark), and large transient
- * buffers (LIST pages, checkpoint parts, responses) in mappings of their own, unmapped when
- * freed. Left alone, glibc raises its mmap threshold to the largest such buffer freed so far, and
- * the later ones stay in the heap.
- */
-static void ctl__tune_malloc(void)
-{
-#ifdef __GLIBC__
-        mallopt(M_ARENA_MAX, 2);
-        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-        mallopt(M_TRIM_THRESHOLD, 256 * 1024);
-#endif
-}
 
 /* Long options without a short form. */
 enum {
@@ -174,7 +157,7 @@ int main(int argc, char **argv)
         ctl_opts o;
         int ch, rc, level, listen_given = 0;
 
-        ctl__tune_malloc();
+        gc_malloc_tune(); /* before any thread (docs/controller.md, Memory) */
         memset(&o, 0, sizeof(o));
         o.config_path = env_or("GPU_COST_CONFIG", NULL);
         o.kubeconfig = env_or("KUBECONFIG", NULL);

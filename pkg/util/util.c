@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -771,4 +772,20 @@ int gc_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t first, size_t
         *arr = p;
         *cap = nc;
         return 0;
+}
+
+void gc_malloc_tune(void)
+{
+#ifdef __GLIBC__
+        mallopt(M_ARENA_MAX, 2);
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        mallopt(M_TRIM_THRESHOLD, 256 * 1024);
+#endif
+}
+
+void gc_malloc_give_back(void)
+{
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
 }

@@ -132,6 +132,17 @@ void gc_diag_clear(gc_diag *d);
 
 /* Copies at most size-1 bytes and NUL-terminates; returns strlen(src). */
 size_t gc_strlcpy(char *dst, const char *src, size_t size);
+
+/*
+ * The allocator of a long-running process that gives memory back (glibc; nothing elsewhere):
+ * gc_malloc_tune, called once before any thread starts, asks for two arenas rather than one per
+ * thread (each would keep its own heap at its high-water mark) and a fixed 128 KiB mmap
+ * threshold (glibc otherwise raises it to the largest block freed so far, and later large
+ * buffers stay in the heap); gc_malloc_give_back returns free pages to the system (after a
+ * burst of garbage: the initial LISTs, a checkpoint, a fold).
+ */
+void gc_malloc_tune(void);
+void gc_malloc_give_back(void);
 /* The one error formatter: writes into err[errlen] (cut to fit); nothing when err is NULL or
  * errlen 0. */
 void gc_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
