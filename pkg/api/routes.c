@@ -178,10 +178,15 @@ int gc__api_costs(gc__api_ctx *x)
 
 /* ---- /api/v1/pods --------------------------------------------------------------------------- */
 
+static int gc__str_or_null(gc_buf *b, const char *v)
+{
+        return v ? gc_buf_json_str(b, v) : gc_buf_puts(b, "null");
+}
+
 static int gc__str_field(gc_buf *b, const char *name, const char *v)
 {
         gc_buf_printf(b, ",\"%s\":", name);
-        return v ? gc_buf_json_str(b, v) : gc_buf_puts(b, "null");
+        return gc__str_or_null(b, v);
 }
 
 static int gc__num_field(gc_buf *b, const char *name, double v)
@@ -204,10 +209,7 @@ static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
             3600.0;
 
         gc_buf_puts(b, "{\"uid\":");
-        if (p->uid)
-                gc_buf_json_str(b, p->uid);
-        else
-                gc_buf_puts(b, "null");
+        gc__str_or_null(b, p->uid);
         gc__str_field(b, "namespace", p->ns);
         gc__str_field(b, "name", p->name);
         gc__str_field(b, "node", p->node);
@@ -534,10 +536,7 @@ static int gc__classes(const gc_snapshot *s, gc__class **ret, size_t *ret_n)
 static void gc__class_json(gc_buf *b, const gc__class *c, int comma)
 {
         gc_buf_printf(b, "%s{\"model\":", comma ? "," : "");
-        if (c->model)
-                gc_buf_json_str(b, c->model);
-        else
-                gc_buf_puts(b, "null");
+        gc__str_or_null(b, c->model);
         gc__str_field(b, "capacity_type", c->capacity_type);
         gc__num_field(b, "usd_per_gpu_hour", c->usd_per_gpu_hour);
 }
