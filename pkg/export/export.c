@@ -49,6 +49,7 @@ typedef struct gc__ex_row {
         int64_t start, end;
         const gc__ex_node *n;
         const char *ns, *team, *project;
+        const char *workload; /* GC_FOLDED_POD for folded hours */
         double hours, cost, origin_cost;
 } gc__ex_row;
 
@@ -154,6 +155,7 @@ static const char *const gc__ex_csv_cols[] = {"period_start",
                                               "namespace",
                                               "team",
                                               "project",
+                                              "workload",
                                               "kind",
                                               "gpu_hours",
                                               "cost",
@@ -279,6 +281,8 @@ static int gc__ex_csv_row(gc__ex *x, const gc__ex_row *w)
         if (r == 0)
                 r = gc__ex_str(x, w->project);
         if (r == 0)
+                r = gc__ex_str(x, w->workload);
+        if (r == 0)
                 r = gc__ex_str(x, gc__ex_kind_name[w->kind]);
         if (r == 0)
                 r = gc__ex_numc(x, w->hours);
@@ -306,6 +310,14 @@ static const char *gc__ex_s(const char *s)
         return s ? s : "";
 }
 
+/* The row's workload for a tag: none for folded hours (they keep no workload), as for nodes. */
+static const char *gc__ex_wl(const gc__ex_row *w)
+{
+        if (!w->workload || !*w->workload || strcmp(w->workload, GC_FOLDED_POD) == 0)
+                return NULL;
+        return w->workload;
+}
+
 static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
 {
         const gc__ex_node *n = w->n;
@@ -328,7 +340,11 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 snprintf(rid, sizeof(rid), "%s/%s", x->cluster, gc__ex_s(n->node));
                 snprintf(rname, sizeof(rname), "%s", gc__ex_s(n->node));
         }
-        if (w->kind == GC__EX_USAGE)
+        if (w->kind == GC__EX_USAGE && gc__ex_wl(w))
+                snprintf(desc, sizeof(desc), "GPU-equivalent hours held on %s by %s/%s in %s (%s)",
+                         rname, gc__ex_s(w->team), gc__ex_s(w->project), gc__ex_s(w->ns),
+                         gc__ex_wl(w));
+        else if (w->kind == GC__EX_USAGE)
                 snprintf(desc, sizeof(desc), "GPU-equivalent hours held on %s by %s/%s in %s",
                          rname, gc__ex_s(w->team), gc__ex_s(w->project), gc__ex_s(w->ns));
         else if (w->kind == GC__EX_IDLE)
@@ -412,14 +428,14 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                  * allocated charges keep the origin charge's (the node's) Tags and name the
                  * team in AllocatedTags, which must not repeat a key of Tags. */
                 const char *node = pool ? NULL : n->node;
-                const char *kv12[] = {"cluster",   x->cluster, "node", node,
-                                      "namespace", w->ns,      "team", w->team,
-                                      "project",   w->project, "idle", NULL};
+                const char *kv12[] = {"cluster",  x->cluster,   "node",  node,      "namespace",
+                                      w->ns,      "team",       w->team, "project", w->project,
+                                      "workload", gc__ex_wl(w), "idle",  NULL};
                 const char *kv13[] = {"cluster", x->cluster, "node", node};
 
                 if (w->kind == GC__EX_IDLE)
-                        kv12[11] = "true";
-                r = x->minor >= 3 ? gc__ex_tags(x, kv13, 4) : gc__ex_tags(x, kv12, 12);
+                        kv12[13] = "true";
+                r = x->minor >= 3 ? gc__ex_tags(x, kv13, 4) : gc__ex_tags(x, kv12, 14);
         }
         if (r == 0)
                 r = gc__ex_cell(x);
@@ -459,10 +475,10 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 if (r == 0)
                         r = gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aname);
                 if (r == 0 && w->kind != GC__EX_IDLE) {
-                        const char *kv[] = {"namespace", w->ns,     "team",
-                                            w->team,     "project", w->project};
+                        const char *kv[] = {"namespace", w->ns,      "team",     w->team,
+                                            "project",   w->project, "workload", gc__ex_wl(w)};
 
-                        r = gc__ex_tags(x, kv, 6);
+                        r = gc__ex_tags(x, kv, 8);
                         if (r == 0)
                                 r = gc__ex_cell(x); /* AllocatedTags */
                 } else if (r == 0)
@@ -531,7 +547,8 @@ static int gc__ex_cmp_row(const void *pa, const void *pb, void *ud)
         const gc_cost_row *a = &s->rows[*(const size_t *)pa];
         const gc_cost_row *b = &s->rows[*(const size_t *)pb];
         static const gc_dim order[] = {GC_DIM_NODE,      GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE,
-                                       GC_DIM_NAMESPACE, GC_DIM_TEAM,  GC_DIM_PROJECT};
+                                       GC_DIM_NAMESPACE, GC_DIM_TEAM,  GC_DIM_PROJECT,
+                                       GC_DIM_WORKLOAD};
         int c = 0;
 
         for (size_t i = 0; c == 0 && i < sizeof(order) / sizeof(order[0]); i++)
@@ -637,11 +654,12 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
                         w.ns = row->keys[GC_DIM_NAMESPACE];
                         w.team = row->keys[GC_DIM_TEAM];
                         w.project = row->keys[GC_DIM_PROJECT];
+                        w.workload = row->keys[GC_DIM_WORKLOAD];
                         w.hours = row->gpu_seconds / 3600.0;
                         w.cost = row->cost_usd;
                         r = gc__ex_emit(x, &w);
                 }
-                w.ns = w.project = NULL;
+                w.ns = w.project = w.workload = NULL;
                 if (!shared) {
                         if (r == 0 && (nd->idle_cost > 0 || nd->idle_s > 0)) {
                                 w.kind = GC__EX_IDLE;
@@ -681,7 +699,8 @@ static int gc__ex_query(gc__ex *x, int64_t start, int64_t end, int64_t step)
 {
         gc_query q = {.start = start, .end = end, .now = x->o->now ? x->o->now : x->o->end};
         static const gc_dim by[] = {GC_DIM_NODE,    GC_DIM_NAMESPACE, GC_DIM_TEAM,
-                                    GC_DIM_PROJECT, GC_DIM_MODEL,     GC_DIM_CAPACITY_TYPE};
+                                    GC_DIM_PROJECT, GC_DIM_MODEL,     GC_DIM_CAPACITY_TYPE,
+                                    GC_DIM_WORKLOAD};
 
         memcpy(q.by, by, sizeof(by));
         q.n_by = sizeof(by) / sizeof(by[0]);

@@ -439,11 +439,16 @@ static int gc__tier_pass(gc__q *x)
                         uint32_t kh = 0;
                         int r;
 
+                        const char *dims[GC_DIM_COUNT];
+
+                        memcpy(dims, row->dims, sizeof(dims));
+                        if (i >= p->n_top)
+                                dims[GC_DIM_NODE] = x->l->folded_pod; /* the rest has no node */
                         if ((row->pods == 0 && row->gpu_seconds == 0) ||
-                            !gc__keys(x, row->dims, keys, &kh))
+                            !gc__keys(x, dims, keys, &kh))
                                 continue;
-                        r = gc__account(st, keys, kh, gc__unattributed(x, row->dims),
-                                        row->gpu_seconds, row->cost_usd, row->pods, row->estimates);
+                        r = gc__account(st, keys, kh, gc__unattributed(x, dims), row->gpu_seconds,
+                                        row->cost_usd, row->pods, row->estimates);
                         if (r < 0)
                                 return r;
                 }
@@ -475,17 +480,14 @@ static int gc__node_only(const gc_query *q)
 }
 
 /*
- * Whether period history can answer the query's steps that are periods: it keeps no nodes
- * (the rest is summed over them), so not when grouped or filtered by node.
+ * Whether period history can answer the query's steps that are periods. Its rest is summed over
+ * nodes, so not when filtered by node, nor grouped by node, model and capacity type alone (the
+ * nodes' hourly rows are exact per node). Grouped by node beside other dimensions, the top pods
+ * keep their nodes and the rest reads GC_FOLDED_POD, as the pods' hourly rows would all read.
  */
 static int gc__tier_fits(const gc_query *q)
 {
-        if (q->filter[GC_DIM_NODE])
-                return 0;
-        for (size_t i = 0; i < q->n_by; i++)
-                if (q->by[i] == GC_DIM_NODE)
-                        return 0;
-        return 1;
+        return !q->filter[GC_DIM_NODE] && !gc__node_only(q);
 }
 
 /* ---- ordering ------------------------------------------------------------------------------- */

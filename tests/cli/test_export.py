@@ -75,6 +75,28 @@ def test_plain_csv_totals_and_rfc4180(cli, report):
     assert {r["kind"] for r in rows} == {"usage", "idle"}
 
 
+def test_every_usage_row_names_its_workload(cli):
+    """Spend per workload from the export equals analyze --by workload, in CSV and in FOCUS
+    (1.2 Tags, 1.3 AllocatedTags)."""
+    want = cli.ok("analyze", *DUMPS, "--window", WINDOW, "--by", "workload", "--format",
+                  "json").json()
+    truth = {g["keys"]["workload"]: g["cost_usd"] for g in want["groups"]}
+    got = {"csv": defaultdict(float), "1.2": defaultdict(float), "1.3": defaultdict(float)}
+    for r in export(cli, "--format", "csv"):
+        if r["kind"] == "usage":
+            assert r["workload"], r
+            got["csv"][r["workload"]] += num(r["cost"])
+    for ver, col in (("1.2", "Tags"), ("1.3", "AllocatedTags")):
+        for r in export(cli, "--focus-version", ver):
+            if r["x_CostKind"] == "usage":
+                got[ver][json.loads(r[col])["gpu-cost/workload"]] += num(r["BilledCost"])
+    assert len(truth) > 5
+    for ver, g in got.items():
+        assert set(g) == set(truth), ver
+        for wl, cost in truth.items():
+            assert abs(g[wl] - cost) < 0.005, (ver, wl, g[wl], cost)
+
+
 @pytest.mark.parametrize("fmt", [["--format", "csv"], ["--focus-version", "1.3"],
                                  ["--focus-version", "1.2"]])
 def test_proportional_bills_add_up_to_capacity(cli, report, fmt):

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "export/export.h"
@@ -211,9 +212,12 @@ static void put_pod(fixture *f, const char *uid, const char *ns, const char *tea
                     int64_t end)
 {
         gc_usage u;
+        char wl[128];
 
         memset(&u, 0, sizeof(u));
+        snprintf(wl, sizeof(wl), "Job/%s/%s", ns, project);
         u.pod_uid = in(f, uid);
+        u.dims[GC_DIM_WORKLOAD] = in(f, wl);
         u.dims[GC_DIM_NAMESPACE] = in(f, ns);
         u.dims[GC_DIM_TEAM] = in(f, team);
         u.dims[GC_DIM_PROJECT] = in(f, project);
@@ -311,7 +315,7 @@ START_TEST(export_csv_totals)
         ck_assert_ptr_nonnull(strstr(s.all.data, "period_start,period_end,cluster,node"));
         ck_assert_ptr_nonnull(strstr(s.all.data, "2026-11-16T00:00:00Z,2026-11-17T00:00:00Z,"
                                                  "default,node-a,NVIDIA-A100,on-demand,ml,ml,"
-                                                 "train,usage,48,96,USD,2\r\n"));
+                                                 "train,Job/ml/train,usage,48,96,USD,2\r\n"));
 
         /* Proportional: the unattributed pod and idle go to ml and web; the bills = capacity. */
         gc_buf_reset(&s.all);
@@ -425,6 +429,7 @@ END_TEST
  * Folded hours keep no node in the pods' rows: their usage rows name the model and capacity
  * type's nodes as one resource (its SKU and price exact), never one "__folded__" node carrying
  * the first model's SKU for every model's spend. Idle stays per node. Totals as before folding.
+ * Hourly charge periods: an hour is no period of period history, so the hourly rows answer.
  */
 START_TEST(export_folded_hours_by_model)
 {
@@ -446,7 +451,7 @@ START_TEST(export_folded_hours_by_model)
         o.start = t0;
         o.end = t0 + 2 * DAY;
         o.now = t0 + 3 * DAY;
-        o.granularity = GC_EXPORT_DAILY;
+        o.granularity = GC_EXPORT_HOURLY;
         o.format = GC_EXPORT_FOCUS;
         o.focus_minor = 2;
         ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &before), 0);
@@ -456,14 +461,16 @@ START_TEST(export_folded_hours_by_model)
         ck_assert_double_eq_tol(after.usage_cost, before.usage_cost, 1e-9);
         ck_assert_double_eq_tol(after.idle_cost, before.idle_cost, 1e-9);
         ck_assert_double_eq_tol(after.billed_cost, before.billed_cost, 1e-9);
-        /* 40 GPU-h at $5 by llm on the H100s, named as those nodes, at their SKU and price. */
+        /* 4 GPU-h at $5 an hour by llm on the H100s, named as those nodes, at their SKU and
+         * price, with no workload (folded hours keep none). */
         ck_assert_ptr_nonnull(strstr(s.all.data,
-                                     "200,default,default,USD,2026-12-01T00:00:00Z,"
+                                     "20,default,default,USD,2026-12-01T00:00:00Z,"
                                      "2026-11-01T00:00:00Z,Usage,,GPU-equivalent hours held on "
                                      "NVIDIA-H100/on-demand nodes by llm/pretrain in llm,"));
+        ck_assert_ptr_null(strstr(s.all.data, "workload"));
         for (p = s.all.data; (p = strstr(p, "default/__folded__/NVIDIA-H100/on-demand,")); p++)
                 h100_rows++;
-        ck_assert_uint_eq(h100_rows, 1);
+        ck_assert_uint_eq(h100_rows, 10);
         /* Every folded row's SKU is its own model's: none of the A100s' spend is on the H100. */
         ck_assert_ptr_null(strstr(s.all.data, "default/__folded__,"));
         ck_assert_ptr_nonnull(strstr(s.all.data, "default/__folded__/NVIDIA-A100/on-demand,"
@@ -471,6 +478,58 @@ START_TEST(export_folded_hours_by_model)
         /* Idle per node still. */
         ck_assert_ptr_nonnull(strstr(s.all.data, "Idle GPU capacity of node-h,"));
         gc_buf_free(&s.all);
+        fx_done(&f);
+}
+END_TEST
+
+/*
+ * Daily charge periods of completed days are days of period history: after folding, the usage
+ * rows still name each pod's node and workload (the top pods keep both), in FOCUS 1.2 Tags and
+ * 1.3 AllocatedTags, and every total equals the unfolded export's.
+ */
+START_TEST(export_daily_history_names_workloads)
+{
+        fixture f;
+        int64_t t0 = t_at("2026-11-16T00:00:00Z");
+        gc_export_opts o = {0};
+        gc_export_totals before, after;
+        sink s = {0}, u = {0};
+
+        fx_init(&f);
+        fill_ledger(&f, t0);
+        gc_buf_init(&s.all, 1u << 20);
+        gc_buf_init(&u.all, 1u << 20);
+        o.ledger = f.l;
+        o.start = t0;
+        o.end = t0 + 2 * DAY;
+        o.now = t0 + 3 * DAY;
+        o.granularity = GC_EXPORT_DAILY;
+        o.format = GC_EXPORT_CSV;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &u, &before), 0);
+        ck_assert_int_eq(gc_ledger_fold(f.l, t0 + 3 * DAY, 0), 3);
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &after), 0);
+        /* The same file: nodes and workloads as before the fold, to the byte. */
+        ck_assert_str_eq(s.all.data, u.all.data);
+        ck_assert_uint_eq(after.rows, before.rows);
+        ck_assert_double_eq_tol(after.billed_cost, before.billed_cost, 1e-9);
+        ck_assert_ptr_nonnull(strstr(s.all.data, ",node-b,NVIDIA-A100,on-demand,web,web,search,"
+                                                 "Job/web/search,usage,6,12,USD,2\r\n"));
+
+        gc_buf_reset(&s.all);
+        o.format = GC_EXPORT_FOCUS;
+        o.focus_minor = 2;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &after), 0);
+        ck_assert_ptr_nonnull(strstr(s.all.data, "\"\"gpu-cost/workload\"\":\"\"Job/ml/train\"\""));
+        ck_assert_ptr_nonnull(strstr(s.all.data, "by ml/train in ml (Job/ml/train)"));
+        gc_buf_reset(&s.all);
+        o.focus_minor = 3;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, &after), 0);
+        /* 1.3: in AllocatedTags, not in the node's Tags. */
+        ck_assert_ptr_nonnull(strstr(s.all.data,
+                                     "\"\"gpu-cost/project\"\":\"\"search\"\","
+                                     "\"\"gpu-cost/workload\"\":\"\"Job/web/search\"\"}"));
+        gc_buf_free(&s.all);
+        gc_buf_free(&u.all);
         fx_done(&f);
 }
 END_TEST
@@ -519,6 +578,7 @@ static Suite *export_suite(void)
         tcase_add_test(tc, export_long_window_streams);
         tcase_add_test(tc, export_focus13_columns);
         tcase_add_test(tc, export_folded_hours_by_model);
+        tcase_add_test(tc, export_daily_history_names_workloads);
         tcase_add_test(tc, export_bad_options);
         suite_add_tcase(s, tc);
         return s;

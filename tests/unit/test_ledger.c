@@ -1430,8 +1430,8 @@ static size_t period_windows(int64_t (*w)[2], size_t max)
  */
 START_TEST(test_period_history_exact)
 {
-        static const char *const bys[] = {"", "team,project,workload", "namespace,team", "workload",
-                                          "pod"};
+        static const char *const bys[] = {
+            "", "team,project,workload", "namespace,team", "workload", "pod", "node,team"};
         gc_ledger_opts o = {0};
         gc_ledger *f;
         int64_t w[20][2];
@@ -1464,7 +1464,25 @@ START_TEST(test_period_history_exact)
                         ck_assert(close_rel(a.idle.gpu_seconds, s.idle.gpu_seconds));
                         ck_assert_uint_eq(a.total.pods, s.total.pods);
                         ck_assert_uint_eq(a.total.estimates, s.total.estimates);
-                        if (strstr(bys[b], "workload")) {
+                        if (strstr(bys[b], "node")) {
+                                /* With other dimensions, the top pods keep their nodes, the
+                                 * rest reads __folded__: named rows never exceed the truth. */
+                                double named = 0, all = 0;
+
+                                for (size_t i = 0; i < s.n_rows; i++) {
+                                        const gc_cost_row *r = &s.rows[i], *x;
+
+                                        all += r->gpu_seconds;
+                                        if (strcmp(r->keys[GC_DIM_NODE], GC_FOLDED_POD) == 0)
+                                                continue;
+                                        x = row_keys(&a, &q, r);
+                                        ck_assert_ptr_nonnull(x);
+                                        ck_assert(r->gpu_seconds <= x->gpu_seconds * (1 + 1e-9));
+                                        named += r->gpu_seconds;
+                                }
+                                ck_assert(close_rel(all, a.total.gpu_seconds));
+                                ck_assert(a.total.gpu_seconds == 0 || named > 0);
+                        } else if (strstr(bys[b], "workload")) {
                                 /* A closed period names its top workloads (and those that
                                  * could still grow), exactly; the rest is __folded__. */
                                 size_t named = 0;
@@ -1537,7 +1555,7 @@ START_TEST(test_period_history_exact)
 }
 END_TEST
 
-/* Periods before period_since, and queries by node, answer from the hourly rows as before. */
+/* Periods before period_since, and queries by node alone, answer from the hourly rows as before. */
 START_TEST(test_period_history_fallbacks)
 {
         gc_ledger_opts o = {0};
