@@ -559,16 +559,21 @@ def proc_mem(pid):
     return out["VmRSS"], out["VmHWM"], out["RssAnon"]
 
 
+# The environment deploy/Dockerfile gives the controller (the image sets it; so does this run).
+IMAGE_ENV = {"GNUTLS_NO_IMPLICIT_INIT": "1"}
+
+
 class Procs:
     """Every process this benchmark starts, so that all are stopped whatever happens."""
 
     def __init__(self):
         self.procs = []
 
-    def start(self, args, log, append=True):
+    def start(self, args, log, append=True, extra_env=None):
         f = open(log, "ab" if append else "wb")
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("GPU_COST_") and k not in ("KUBECONFIG", "POD_NAME")}
+        env.update(extra_env or {})
         p = subprocess.Popen(args, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))
         f.close()
         self.procs.append(p)
@@ -670,7 +675,7 @@ def run_controller_sync(procs, binary, cdir, logdir, check=None, timeout=300):
     port = free_port()
     log = logdir / "controller-sync.log"
     t0 = time.monotonic()
-    p = procs.start(controller_args(binary, cdir, port), log)
+    p = procs.start(controller_args(binary, cdir, port), log, extra_env=IMAGE_ENV)
     while True:
         if p.poll() is not None:
             raise RuntimeError("controller exited with %s before /readyz:\n%s" % (
@@ -782,7 +787,8 @@ def run_replay(procs, binary, cdir, logdir, env, timeout=300):
     port = free_port()
     log = logdir / "controller-replay.log"
     p = procs.start(controller_args(binary, cdir, port, ["--checkpoint-interval", "5s",
-                                                         "--report-interval", "5s"]), log)
+                                                         "--report-interval", "5s"]), log,
+                    extra_env=IMAGE_ENV)
     t0 = time.monotonic()
     while http_status("http://127.0.0.1:%d/readyz" % port) != 200:
         if p.poll() is not None or time.monotonic() - t0 > timeout:
