@@ -329,7 +329,75 @@ def compare_summary(where, summary, tw, only_team=None):
     return bad
 
 
-def check_reports(cluster, truth, now, ns=NS):
+# report.top_n of tests/e2e/config.json, which every controller of these tests runs with.
+REPORT_TOP_N = json.loads((Path(__file__).resolve().parent / "config.json").read_text())[
+    "report"]["top_n"]
+
+
+# Pods and workloads period history names per period: max(100, report.top_n).
+HISTORY_TOP_N = max(100, REPORT_TOP_N)
+
+
+def compare_names(where, doc, tw):
+    """Mismatches in what a complete period's report names (issue: history that keeps names):
+    pod counts per group and in all, the top pods and the top workloads with their exact
+    figures, the rest of the workloads as "omitted" and none left unnamed ("folded")."""
+    bad = []
+    summary = doc.get("summary") or {}
+    if (summary.get("total") or {}).get("pods") != tw["total"]["pods"]:
+        bad.append("%s: %r pods, truth %d" % (where, (summary.get("total") or {}).get("pods"),
+                                              tw["total"]["pods"]))
+    for g in summary.get("groups", []):
+        k = g.get("keys", {})
+        w = tw["groups"].get((k.get("team"), k.get("project")))
+        if w and g.get("pods") != w["pods"]:
+            bad.append("%s %s/%s: %r pods, truth %d" % (where, k.get("team"), k.get("project"),
+                                                       g.get("pods"), w["pods"]))
+
+    def top(listed, truth_rows, key, what):
+        ranked = sorted(truth_rows.values(), key=lambda v: -v["cost_usd"])
+        n = len([v for v in ranked if v["gpu_seconds"] > 0])
+        if len(listed) != min(n, REPORT_TOP_N):
+            bad.append("%s: %d top %s listed, truth has %d (top %d)" % (
+                where, len(listed), what, n, REPORT_TOP_N))
+        for e in listed:
+            w = truth_rows.get(key(e))
+            if w is None or not _gs_ok(e.get("gpu_seconds"), w["gpu_seconds"]) or \
+                    not _usd_ok(e.get("cost_usd"), w["cost_usd"]):
+                bad.append("%s top %s %s: %r GPU-s $%r, truth %r" % (
+                    where, what, key(e), e.get("gpu_seconds"), e.get("cost_usd"), w))
+        if listed and len(ranked) > len(listed):
+            # Nothing left out is dearer than the cheapest listed (ties may go either way).
+            cheapest = min(e.get("cost_usd", 0) for e in listed)
+            if ranked[len(listed)]["cost_usd"] > cheapest + USD_ABS:
+                bad.append("%s: a %s left out of the top costs $%r, more than $%r listed" % (
+                    where, what, ranked[len(listed)]["cost_usd"], cheapest))
+
+    top(doc.get("top_pods") or [], tw["pods"], lambda e: "%s/%s" % (e.get("namespace"),
+                                                                   e.get("pod")), "pod")
+    wls = doc.get("workloads") or []
+    top(wls, tw["workloads"], lambda e: e.get("workload"), "workload")
+    for e in wls:
+        w = tw["workloads"].get(e.get("workload"))
+        if w and e.get("pods") != w["pods"]:
+            bad.append("%s workload %s: %r pods, truth %d" % (where, e.get("workload"),
+                                                             e.get("pods"), w["pods"]))
+    # Period history names a complete period's costliest max(100, top_n) workloads and sums the
+    # rest (docs/ledger.md): exactly the truth's beyond that rank, nothing more.
+    folded = (doc.get("workloads_folded") or {}).get("cost_usd", 0)
+    ranked = sorted((v["cost_usd"] for v in tw["workloads"].values()), reverse=True)
+    want_folded = sum(ranked[HISTORY_TOP_N:])
+    if abs(folded - want_folded) > USD_ABS * max(1, len(ranked) - HISTORY_TOP_N):
+        bad.append("%s: $%r of workloads left unnamed (folded), truth beyond the top %d: $%r" % (
+            where, folded, HISTORY_TOP_N, want_folded))
+    omitted = (doc.get("workloads_omitted") or {}).get("cost_usd", 0)
+    want = tw["total"]["cost_usd"] - sum(e.get("cost_usd", 0) for e in wls)
+    if abs(omitted - want) > USD_ABS * max(1, len(tw["workloads"])):
+        bad.append("%s: workloads omitted $%r, truth $%r" % (where, omitted, want))
+    return bad
+
+
+def check_reports(cluster, truth, now, ns=NS, names=True):
     """(reports, mismatches) for every complete day and ISO week of the truth."""
     reports = read_reports(cluster, ns)
     reports.now = now
@@ -343,7 +411,10 @@ def check_reports(cluster, truth, now, ns=NS):
             bad.append("%s: %s" % (name, r.error))
             continue
         summary = r.json.get("summary") or {}
-        bad += compare_summary(name, summary, truth.window(start, end))
+        tw = truth.window(start, end)
+        bad += compare_summary(name, summary, tw)
+        if names:
+            bad += compare_names(name, r.json, tw)
         for d in r.json.get("by_day") or []:
             # A weekly report's days: each must equal that day's truth.
             ds = truth.window(max(start, _utc(d["start"])), min(end, _utc(d["end"])))

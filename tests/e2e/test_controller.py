@@ -15,6 +15,7 @@ deletion's exact moment.)
 import json
 import signal
 import time
+import urllib.request
 
 import pytest
 
@@ -148,6 +149,44 @@ def check_logs(s):
         assert c.log_records(), "%s: no JSON log lines" % c.log_path
 
 
+def check_names_in_api(c, t):
+    """by=pod and by=workload over every complete day and week name, with the truth's figures,
+    the costliest pods and workloads that ran in it, as many as period history keeps (100
+    here), and sum the rest under __folded__ with exactly the truth's remainder: folded history
+    keeps names (docs/ledger.md, period history)."""
+    periods = t.complete_weeks(time.time()) + t.complete_days(time.time())
+    assert periods, "no complete period to ask about"
+    keep = harness.HISTORY_TOP_N
+    for name, start, end in periods:
+        tw = t.window(start, end)
+        for by, want, key in (("namespace,pod", tw["pods"],
+                               lambda k: "%s/%s" % (k["namespace"], k["pod"])),
+                              ("workload", tw["workloads"], lambda k: k["workload"])):
+            want = {k: v for k, v in want.items() if v["gpu_seconds"] > 0}
+            url = "http://127.0.0.1:%d/api/v1/costs?window=%d,%d&by=%s" % (c.port, start, end, by)
+            with urllib.request.urlopen(url, timeout=10) as r:
+                doc = json.loads(r.read())
+            got = {key(g["keys"]): g for g in doc["groups"]}
+            rest = [g for k, g in got.items() if "__folded__" in k]
+            named = {k: g for k, g in got.items() if "__folded__" not in k}
+            ranked = sorted(want, key=lambda k: -want[k]["cost_usd"])
+            # Pods not folded yet (the last hours) are named beside the period's top ones.
+            assert min(len(want), keep) <= len(named) <= len(want), (
+                name, by, len(named), len(want))
+            for k, g in named.items():
+                assert k in want, (name, by, k)
+                assert harness._gs_ok(g["gpu_seconds"], want[k]["gpu_seconds"]) and \
+                    harness._usd_ok(g["cost_usd"], want[k]["cost_usd"]), (name, k, g, want[k])
+            if len(ranked) > keep:
+                # Nothing left out costs more than the cheapest named (ties either way).
+                assert want[ranked[keep]]["cost_usd"] <= \
+                    min(g["cost_usd"] for g in named.values()) + harness.USD_ABS, (name, by)
+            left = sum(want[k]["cost_usd"] for k in want if k not in named)
+            got_left = sum(g["cost_usd"] for g in rest)
+            assert abs(got_left - left) <= harness.USD_ABS * max(1, len(want)), (
+                name, by, got_left, left)
+
+
 # ---- (a) the whole week, live ------------------------------------------------------------------
 
 def test_live_replay_reports_equal_truth(scenario):
@@ -159,6 +198,7 @@ def test_live_replay_reports_equal_truth(scenario):
     reports = harness.wait_reports(s.cluster, t, controller=c)
     check_documents(s, t, reports)
     check_team_copy(s, t)
+    check_names_in_api(c, t)
     cps = s.cluster.configmaps(selector="gpu-cost.io/kind=checkpoint")
     assert "gpu-cost-checkpoint" in cps, sorted(cps)
     assert c.stop() == 0, "SIGTERM must checkpoint and exit 0"

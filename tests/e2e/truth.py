@@ -65,12 +65,13 @@ def utc(s):
 
 
 class Usage:
-    __slots__ = ("name", "node", "geq", "start", "end", "team", "project", "price")
+    __slots__ = ("name", "node", "geq", "start", "end", "team", "project", "price", "workload")
 
-    def __init__(self, name, node, geq, start, end, team, project, price):
+    def __init__(self, name, node, geq, start, end, team, project, price, workload):
         self.name, self.node, self.geq = name, node, geq
         self.start, self.end = start, end
         self.team, self.project, self.price = team, project, price
+        self.workload = workload
 
 
 class Truth:
@@ -113,9 +114,11 @@ class Truth:
                                  self.cfg.ns_teams)
             project = cli.attribute(p["labels"], nsl, p["namespace"], self.cfg.project_keys,
                                     self.cfg.ns_projects)
+            # The replay's pods have no owner: each is its own workload (docs/workloads.md).
+            workload = p.get("workload") or "Pod/%s/%s" % (p["namespace"], p["name"])
             self.usages.append(Usage("%s/%s" % (p["namespace"], p["name"]), node.name, geq,
                                      int(p["bound"]), None if p.get("end") is None
-                                     else int(p["end"]), team, project, node.price))
+                                     else int(p["end"]), team, project, node.price, workload))
 
     def first_time(self):
         times = [u.start for u in self.usages] + [n.created for n in self.nodes.values()]
@@ -123,12 +126,13 @@ class Truth:
 
     def window(self, start, end, now=None):
         """Costs over [start, end): by (team, project), total, unattributed, capacity, idle
-        per node. Pods still holding GPUs accrue to min(end, now)."""
+        per node, and per pod ("namespace/name") and per workload. Pods still holding GPUs
+        accrue to min(end, now)."""
         stop = end if now is None else min(end, now)
         groups = {}
         total = {"gpu_seconds": 0.0, "cost_usd": 0.0, "pods": 0}
         unattr = {"gpu_seconds": 0.0, "cost_usd": 0.0, "pods": 0}
-        held = {}
+        held, pods, workloads = {}, {}, {}
         for u in self.usages:
             e = stop if u.end is None else min(u.end, end)
             sec = max(0, e - max(u.start, start))
@@ -144,6 +148,12 @@ class Truth:
                 acc["gpu_seconds"] += gs
                 acc["cost_usd"] += cost
                 acc["pods"] += 1
+            for acc in (pods.setdefault(u.name, {"gpu_seconds": 0.0, "cost_usd": 0.0}),
+                        workloads.setdefault(u.workload, {"gpu_seconds": 0.0, "cost_usd": 0.0,
+                                                          "pods": 0})):
+                acc["gpu_seconds"] += gs
+                acc["cost_usd"] += cost
+            workloads[u.workload]["pods"] += 1
             held[u.node] = held.get(u.node, 0.0) + gs
         cap = {"gpu_seconds": 0.0, "cost_usd": 0.0}
         idle = {"gpu_seconds": 0.0, "cost_usd": 0.0}
@@ -161,7 +171,8 @@ class Truth:
                 idle_nodes[n.name] = {"gpu_seconds": ids, "cost_usd": ids / 3600.0 * n.price,
                                       "model": n.model, "capacity_type": n.capacity_type}
         return {"start": start, "end": end, "groups": groups, "total": total,
-                "unattributed": unattr, "capacity": cap, "idle": idle, "idle_nodes": idle_nodes}
+                "unattributed": unattr, "capacity": cap, "idle": idle, "idle_nodes": idle_nodes,
+                "pods": pods, "workloads": workloads}
 
     def complete_days(self, now):
         """[(configmap name, start, end)] of every UTC day with data that ended by now."""
