@@ -12,10 +12,16 @@
 #include "checkpoint/checkpoint.h"
 #include "ledger/ledger.h"
 #include "report/report.h"
+#include "tz/tz.h"
 #include "util/util.h"
 
 /*
- * usage: bench_history [DAYS] [PODS_PER_DAY] [KEEP_DAYS]   (defaults 90, 50000, 35)
+ * usage: bench_history [DAYS] [PODS_PER_DAY] [KEEP_DAYS] [tuned|glibc] [ZONE]
+ *        (defaults 90, 50000, 35, tuned, UTC)
+ *
+ * ZONE is the report zone (an IANA name from the system's tzdata): it sets the ledger's fold
+ * bucket (an hour, or 30 or 15 minutes for zones that had such offsets, e.g. Asia/Kathmandu)
+ * and the days, weeks and months of period history, as report.timezone does in the controller.
  *
  * A cluster of 500 nodes of 8 GPUs runs PODS_PER_DAY GPU pods a day, started evenly over each
  * hour: 60% Jobs of 200 CronJobs (5-60 min), 20% Jobs of their own (10-120 min, a workload each),
@@ -130,7 +136,7 @@ static int put_pod(world *w, int64_t t)
         return r < 0 ? r : gc_ledger_put_usage(w->hour, &u);
 }
 
-static int world_new(world *w, int64_t t0)
+static int world_new(world *w, int64_t t0, const gc_tz *tz)
 {
         gc_ledger_opts o;
 
@@ -142,6 +148,9 @@ static int world_new(world *w, int64_t t0)
         o.pool = w->pool;
         o.max_intervals = 4000000;
         o.max_rollup_rows = 20000000;
+        o.tz = tz;
+        /* As the controller picks it: from 1972, when the last zones left offsets in seconds. */
+        o.bucket_s = gc_tz_granularity(tz, 63072000, INT64_MAX);
         w->now = gc_ledger_new(&o);
         w->hour = gc_ledger_new(&o);
         if (!w->now || !w->hour || gc_ledger_set_period_since(w->hour, INT64_MAX) < 0)
@@ -221,6 +230,8 @@ int main(int argc, char **argv)
         long keep = argc > 3 ? strtol(argv[3], NULL, 10) : 35;
         /* The allocator as the controller sets it up, or glibc's defaults to compare. */
         int glibc = argc > 4 && strcmp(argv[4], "glibc") == 0;
+        const char *zone = argc > 5 ? argv[5] : "UTC";
+        gc_tz *tz = NULL;
         int64_t t0 = gc_days_from_civil(2026, 1, 5) * DAY; /* a Monday */
         double start = now_s();
         world w;
@@ -229,12 +240,17 @@ int main(int argc, char **argv)
         if (days < 7 || days > 400 || per_day < 24 || per_day > 1000000 || keep < 1 || keep > 400 ||
             (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0)) {
                 fprintf(stderr, "usage: bench_history [DAYS 7..400] [PODS_PER_DAY 24..1000000] "
-                                "[KEEP_DAYS 1..400] [tuned|glibc]\n");
+                                "[KEEP_DAYS 1..400] [tuned|glibc] [ZONE]\n");
+                return 2;
+        }
+        r = gc_tz_load(NULL, zone, &tz);
+        if (r < 0) {
+                fprintf(stderr, "bench_history: zone %s: %s\n", zone, strerror(-r));
                 return 2;
         }
         if (!glibc)
                 gc_malloc_tune();
-        r = world_new(&w, t0);
+        r = world_new(&w, t0, tz);
         for (int64_t h = 0; r == 0 && h < days * 24; h++) {
                 int64_t t = t0 + h * HOUR;
 
@@ -256,8 +272,10 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_history: %s\n", strerror(-r));
                 return 1;
         }
-        printf("days=%ld pods_per_day=%ld keep_days=%ld pods=%ld allocator=%s run_s=%.0f\n", days,
-               per_day, keep, w.seq, glibc ? "glibc" : "tuned", now_s() - start);
+        printf("days=%ld pods_per_day=%ld keep_days=%ld pods=%ld allocator=%s zone=%s "
+               "bucket_s=%lld run_s=%.0f\n",
+               days, per_day, keep, w.seq, glibc ? "glibc" : "tuned", zone,
+               (long long)gc_ledger_granularity(w.now), now_s() - start);
         gc_ledger_free(w.now);
         gc_ledger_free(w.hour);
         gc_strpool_free(w.pool);
