@@ -144,8 +144,8 @@ int ctl_checkpoint_restore(ctl *c)
                 slots[s].lens = lens[s];
         }
         pthread_mutex_lock(&c->mu);
-        r = gc_checkpoint_decode_newest(c->ledger, slots, G, 0, 0, &info, &slot, &refused, err,
-                                        sizeof(err));
+        r = gc_checkpoint_decode_newest(c->ledger, slots, G, 0, (size_t)c->o->max_history_rows,
+                                        &info, &slot, &refused, err, sizeof(err));
         if (r < 0) {
                 int lost = r != -ENOENT;
 
@@ -296,6 +296,43 @@ static int ctl__fold(ctl *c, int64_t now)
         return gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
 }
 
+/*
+ * At the bound of folded history's rows a fold leaves its intervals unfolded: figures stay
+ * exact, but intervals grow toward their own bound. Said loudly: an error log each hour, a
+ * note in the reports, a counter in /metrics.
+ */
+static void ctl__fold_full(ctl *c, int64_t now)
+{
+        gc_ledger_stats st;
+        char rows[32], bound[32];
+
+        int64_t last = atomic_load(&c->fold_full_logged);
+
+        atomic_fetch_add(&c->fold_failures, 1);
+        if (last && now - last < 3600)
+                return;
+        pthread_mutex_lock(&c->mu);
+        gc_ledger_stats_get(c->ledger, &st);
+        if (!last)
+                gc_diag_add(&c->diag,
+                            "Folded history is at its bound of %lld rows (--max-history-rows): "
+                            "pods that ended are no longer folded, so figures stay exact but "
+                            "memory grows. Lower report.monthly_retention_months or raise the "
+                            "bound with the memory request (docs/ledger.md).",
+                            (long long)(c->o->max_history_rows ? c->o->max_history_rows
+                                                               : GC_LEDGER_DEFAULT_LIMIT));
+        pthread_mutex_unlock(&c->mu);
+        atomic_store(&c->fold_full_logged, now);
+        snprintf(rows, sizeof(rows), "%zu", st.rollup_rows);
+        snprintf(
+            bound, sizeof(bound), "%lld",
+            (long long)(c->o->max_history_rows ? c->o->max_history_rows : GC_LEDGER_DEFAULT_LIMIT));
+        ctl_log(CTL_ERROR,
+                "folded history is full: intervals are no longer folded; lower "
+                "report.monthly_retention_months or raise --max-history-rows",
+                "rollup_rows", rows, "bound", bound, NULL);
+}
+
 void ctl_checkpoint_fold(ctl *c, int64_t now)
 {
         int r;
@@ -303,7 +340,9 @@ void ctl_checkpoint_fold(ctl *c, int64_t now)
         pthread_mutex_lock(&c->mu);
         r = ctl__fold(c, now);
         pthread_mutex_unlock(&c->mu);
-        if (r < 0)
+        if (r == -E2BIG)
+                ctl__fold_full(c, now);
+        else if (r < 0)
                 ctl_log(CTL_WARN, "fold failed", "error", strerror(-r), NULL);
 }
 
@@ -390,7 +429,9 @@ int ctl_checkpoint_save(ctl *c)
         r = gc_checkpoint_encode_incr(c->ledger, now, c->o->id, &meta,
                                       (size_t)c->o->checkpoint_chunk_bytes, &w, err, sizeof(err));
         pthread_mutex_unlock(&c->mu);
-        if (folded < 0)
+        if (folded == -E2BIG)
+                ctl__fold_full(c, now);
+        else if (folded < 0)
                 ctl_log(CTL_WARN, "fold failed", "error", strerror(-folded), NULL);
         if (r < 0) {
                 atomic_fetch_add(&c->checkpoint_errors, 1);

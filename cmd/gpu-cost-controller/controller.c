@@ -55,6 +55,7 @@ gc_ledger *ctl_ledger_new(const ctl *c)
         memset(&lo, 0, sizeof(lo));
         lo.pool = c->pool;
         lo.bucket_s = ctl_fold_bucket(c->cfg);
+        lo.max_rollup_rows = (size_t)c->o->max_history_rows; /* 0: the ledger's default */
         /* Period history follows the reports' calendar and names at least their top pods. */
         lo.tz = c->cfg->tz;
         lo.top_n = c->cfg->top_n > GC_LEDGER_DEFAULT_TOP_N ? c->cfg->top_n : 0;

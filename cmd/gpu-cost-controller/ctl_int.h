@@ -166,6 +166,8 @@ struct ctl {
         char checkpoint_lost_msg[512];
         atomic_long checkpoint_errors;
         atomic_long report_writes, report_errors;
+        atomic_long fold_failures;     /* folds refused at the history's row bound */
+        atomic_llong fold_full_logged; /* when that was last logged; 0 = never */
 };
 
 /* Informers (informer.c). */

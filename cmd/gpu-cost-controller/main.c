@@ -28,6 +28,7 @@ enum {
         CTL_OPT_CP_CHUNK,
         CTL_OPT_CP_KILL,
         CTL_OPT_STALL_REPORTS,
+        CTL_OPT_HISTORY_ROWS,
         CTL_OPT_VERSION,
 };
 
@@ -81,6 +82,8 @@ static const char usage[] =
     "                            writes first hangs for D\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
+    "  --max-history-rows N      bound on folded history's rows (default 1000000, about\n"
+    "                            40 bytes each; docs/ledger.md)\n"
     "  --snapshot-interval D     refresh what the API serves every D (default 5s)\n"
     "  --lease-name NAME         Lease for leader election (default gpu-cost-controller)\n"
     "  --lease-duration D        (default 15s)\n"
@@ -146,6 +149,7 @@ int main(int argc, char **argv)
             {"auth-resource", required_argument, NULL, CTL_OPT_AUTH_RESOURCE},
             {"probe-listen", required_argument, NULL, CTL_OPT_PROBE_LISTEN},
             {"checkpoint-chunk-bytes", required_argument, NULL, CTL_OPT_CP_CHUNK},
+            {"max-history-rows", required_argument, NULL, CTL_OPT_HISTORY_ROWS},
             {"test-kill-after-checkpoint-chunks", required_argument, NULL, CTL_OPT_CP_KILL},
             {"test-stall-report-writes", required_argument, NULL, CTL_OPT_STALL_REPORTS},
             {"version", no_argument, NULL, CTL_OPT_VERSION},
@@ -281,6 +285,11 @@ int main(int argc, char **argv)
                 case CTL_OPT_CP_CHUNK:
                         if (int_flag("checkpoint-chunk-bytes", optarg, GC_CHECKPOINT_MIN_CHUNK,
                                      GC_CHECKPOINT_CHUNK_BYTES, &o.checkpoint_chunk_bytes) < 0)
+                                return 2;
+                        break;
+                case CTL_OPT_HISTORY_ROWS:
+                        if (int_flag("max-history-rows", optarg, 1000, 100000000,
+                                     &o.max_history_rows) < 0)
                                 return 2;
                         break;
                 case CTL_OPT_CP_KILL:

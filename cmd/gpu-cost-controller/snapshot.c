@@ -182,6 +182,7 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->blind_bound_cost = c->blind_bound_cost;
         h->report_writes = atomic_load(&c->report_writes);
         h->report_errors = atomic_load(&c->report_errors);
+        h->fold_failures = atomic_load(&c->fold_failures);
         h->errors = ctl_log_errors();
         ctl_usage_health(c, h);
         gc_ledger_stats_get(c->ledger, &ls);

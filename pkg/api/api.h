@@ -76,8 +76,9 @@ typedef struct gc_api_health {
         int64_t blind_from, blind_to;
         double blind_bound_cost;
         long report_writes, report_errors;
-        long errors;      /* any other logged error */
-        int64_t usage_at; /* last successful usage fetch; 0 = none */
+        long fold_failures; /* folds refused at folded history's row bound */
+        long errors;        /* any other logged error */
+        int64_t usage_at;   /* last successful usage fetch; 0 = none */
         long usage_errors;
         uint64_t usage_samples; /* samples taken in so far */
         size_t pods, intervals, rollup_rows;

@@ -284,6 +284,10 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
              (double)h->report_writes, 1},
             {"gpu_cost_report_errors_total", "counter", "Report ConfigMap writes that failed.",
              (double)h->report_errors, 1},
+            {"gpu_cost_ledger_fold_failures_total", "counter",
+             "Folds refused at folded history's row bound (--max-history-rows): intervals stay "
+             "unfolded.",
+             (double)h->fold_failures, 1},
             {"gpu_cost_errors_total", "counter", "Errors logged.", (double)h->errors, 1},
             {"gpu_cost_ready", "gauge",
              "1 when the controller has synced and serves current figures.", h->ready ? 1 : 0, 1},

@@ -437,3 +437,36 @@ def test_missing_owner_rbac_runs_on(scenario):
     assert {r["resource"] for r in named} == {"replicasets", "jobs"}, harness.tail(c.log_path)
     assert c.stop() == 0
     check_logs(s)
+
+
+# ---- folded history at its row bound -------------------------------------------------------------
+
+def test_history_row_bound_is_loud_and_stays_exact(scenario):
+    """With --max-history-rows far below what a week of folded hours needs, folds stop at the
+    bound: the intervals stay unfolded, so every report still equals the truth, and the
+    controller says so in an error log line, a report note and
+    gpu_cost_ledger_fold_failures_total (docs/ledger.md)."""
+    s = scenario
+    c = s.controller(extra=["--max-history-rows", "1000"]).start()
+    c.wait_ready()
+    s.replay.run()
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    full = [r for r in c.log_records() if r.get("msg", "").startswith("folded history is full")]
+    assert full and full[0]["level"] == "error" and full[0]["bound"] == "1000", \
+        harness.tail(c.log_path)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
+        m = r.read().decode()
+    fails = [float(line.split()[-1]) for line in m.splitlines()
+             if line.startswith("gpu_cost_ledger_fold_failures_total")]
+    assert fails and fails[0] > 0, "gpu_cost_ledger_fold_failures_total is not > 0"
+    deadline = time.time() + 30
+    while True:
+        latest = harness.read_reports(s.cluster).get("gpu-cost-report-daily-latest")
+        if (latest and "Folded history is at its bound" in latest.md) or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert latest and "Folded history is at its bound of 1000 rows" in latest.md, \
+        (latest.md[-1500:] if latest else "no daily-latest report")
+    check_logs(s)
