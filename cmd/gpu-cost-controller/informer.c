@@ -725,7 +725,8 @@ static int ctl__list_end(void *ud)
                                 gc_diag_add(&c->diag,
                                             "%zu pod(s) holding GPUs were gone after the watch "
                                             "lost events since %s: each is counted up to that "
-                                            "moment, an estimate (marked as such).",
+                                            "moment, an estimate (marked as such), unless the "
+                                            "server's replay then gives its real end.",
                                             n_estimates, since);
                         ctl_log(CTL_WARN, "pods gone during a lost watch: ended where last known",
                                 "since", since, "pods", count, NULL);
