@@ -43,9 +43,15 @@ static void ctl__remember(const char *name, uint64_t hash)
         ctl__written[i].hash = hash;
 }
 
-/* Renders under the lock, writes outside it. */
-static int ctl__write(ctl *c, const gc_publish_opts *po, const gc_publish_period *p, const char *ns,
-                      const char *name, const char *team, int64_t now)
+/*
+ * Renders from l, writes outside the lock. l is the API's snapshot of the ledger (immutable: no
+ * lock, so the informers go on meanwhile) or, before the first snapshot, the live ledger (under
+ * the lock). The notes are copied as pointers under the lock: kept notes are freed only when
+ * the controller is.
+ */
+static int ctl__write(ctl *c, const gc_ledger *l, const gc_publish_opts *po,
+                      const gc_publish_period *p, const char *ns, const char *name,
+                      const char *team, int64_t now)
 {
         gc_publish_label labels[GC_PUBLISH_N_LABELS];
         gc_kube_kv kl[GC_PUBLISH_N_LABELS], data[2];
@@ -60,8 +66,11 @@ static int ctl__write(ctl *c, const gc_publish_opts *po, const gc_publish_period
         n_notes = c->diag.n_kept;
         for (size_t i = 0; i < n_notes; i++)
                 notes[i] = c->diag.msgs[i];
-        r = gc_publish_render(c->ledger, po, p, now, team, notes, n_notes, &rep);
-        pthread_mutex_unlock(&c->mu);
+        if (l != c->ledger)
+                pthread_mutex_unlock(&c->mu);
+        r = gc_publish_render(l, po, p, now, team, notes, n_notes, &rep);
+        if (l == c->ledger)
+                pthread_mutex_unlock(&c->mu);
         if (r < 0) {
                 atomic_fetch_add(&c->report_errors, 1);
                 ctl_log(CTL_ERROR, "cannot render a report", "configmap", name, "error",
@@ -274,6 +283,8 @@ int ctl_publish(ctl *c, int64_t now)
 {
         gc_publish_opts po;
         gc_publish_plan plan;
+        gc_snapshot *snap = c->api ? gc_api_acquire(c->api) : NULL;
+        const gc_ledger *l = snap ? gc_snapshot_ledger(snap) : c->ledger;
         size_t written = 0;
         int r, failed = 0;
 
@@ -284,11 +295,18 @@ int ctl_publish(ctl *c, int64_t now)
                 usleep(100 * 1000);
         gc_config_publish_opts(c->cfg, &po);
         memset(&plan, 0, sizeof(plan));
-        pthread_mutex_lock(&c->mu);
-        r = gc_publish_plan_make(c->ledger, &po, now, &plan);
-        pthread_mutex_unlock(&c->mu);
+        /* The reports stand at the snapshot's time, which its ledger holds (at most
+         * --snapshot-interval ago), as /api/v1/reports do. */
+        if (snap)
+                now = gc_snapshot_now(snap);
+        else
+                pthread_mutex_lock(&c->mu);
+        r = gc_publish_plan_make(l, &po, now, &plan);
+        if (!snap)
+                pthread_mutex_unlock(&c->mu);
         if (r < 0) {
                 ctl_log(CTL_ERROR, "cannot plan the reports", "error", strerror(-r), NULL);
+                gc_snapshot_unref(snap);
                 return r;
         }
         for (size_t i = 0; i < plan.n_periods; i++) {
@@ -300,7 +318,7 @@ int ctl_publish(ctl *c, int64_t now)
                         ctl__savings_release(&sv);
                         continue;
                 }
-                if (ctl__write(c, &sv.po, p, c->ns, p->name, NULL, now) < 0) {
+                if (ctl__write(c, l, &sv.po, p, c->ns, p->name, NULL, now) < 0) {
                         failed++;
                         ctl__savings_release(&sv);
                         continue;
@@ -323,7 +341,7 @@ int ctl_publish(ctl *c, int64_t now)
                         continue;
                 ctl__savings_make(c, &po, &plan, p, NULL, now, &sv);
                 if (!ctl__unchanged(name, sv.hash)) {
-                        if (ctl__write(c, &sv.po, p, c->ns, name, NULL, now) == 0)
+                        if (ctl__write(c, l, &sv.po, p, c->ns, name, NULL, now) == 0)
                                 ctl__remember(name, sv.hash);
                         else
                                 failed++;
@@ -344,7 +362,7 @@ int ctl_publish(ctl *c, int64_t now)
                 snprintf(key, sizeof(key), "%s/%s%s", tn->value, tn->key, t % 2 ? "/m" : "");
                 ctl__savings_make(c, &po, &plan, p, tn->key, now, &sv);
                 if (!ctl__unchanged(key, sv.hash)) {
-                        if (ctl__write(c, &sv.po, p, tn->value, name, tn->key, now) == 0)
+                        if (ctl__write(c, l, &sv.po, p, tn->value, name, tn->key, now) == 0)
                                 ctl__remember(key, sv.hash);
                         else
                                 failed++;
@@ -356,5 +374,6 @@ int ctl_publish(ctl *c, int64_t now)
         if (written)
                 ctl_log(CTL_DEBUG, "reports written", NULL);
         gc_publish_plan_release(&plan);
+        gc_snapshot_unref(snap);
         return failed ? -EIO : 0;
 }

@@ -129,6 +129,10 @@ typedef struct gc_snapshot gc_snapshot;
 gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts);
 gc_snapshot *gc_snapshot_ref(gc_snapshot *s);
 void gc_snapshot_unref(gc_snapshot *s); /* accepts NULL */
+/* The snapshot's ledger (immutable: any thread may query it while it holds a reference) and the
+ * time it stands for. */
+const gc_ledger *gc_snapshot_ledger(const gc_snapshot *s);
+int64_t gc_snapshot_now(const gc_snapshot *s);
 
 typedef struct gc_api_opts {
         const char *currency; /* NULL = "USD" */

@@ -759,3 +759,13 @@ int gc_api_metrics_route(gc_api *a, gc_httpd *h)
                                               gc__handle, &a->bind[i]);
         return -ENOENT;
 }
+
+const gc_ledger *gc_snapshot_ledger(const gc_snapshot *s)
+{
+        return s ? s->p.ledger : NULL;
+}
+
+int64_t gc_snapshot_now(const gc_snapshot *s)
+{
+        return s ? s->p.now : 0;
+}
