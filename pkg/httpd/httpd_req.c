@@ -161,3 +161,12 @@ int gc_httpd_error(gc_httpd_response *res, int status, const char *msg)
                 r = gc_buf_printf(&res->body, ",\"status\":%d}", status);
         return r;
 }
+
+int gc_httpd_defer(gc_httpd_response *res, gc_httpd_handler fn, void *ud)
+{
+        if (!res || !fn)
+                return -EINVAL;
+        res->defer_.fn = fn;
+        res->defer_.ud = ud;
+        return 0;
+}

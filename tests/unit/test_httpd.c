@@ -120,6 +120,61 @@ static int h_teapot(void *ud, const gc_httpd_request *req, gc_httpd_response *re
         return gc_httpd_error(res, 418, "short \"and\" stout");
 }
 
+/* Deferred answers wait at this gate, open unless a test closes it. */
+static struct {
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        bool closed;
+        int waiting; /* workers held at the gate */
+} gate = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void gate_set(bool closed)
+{
+        pthread_mutex_lock(&gate.mu);
+        gate.closed = closed;
+        pthread_cond_broadcast(&gate.cv);
+        pthread_mutex_unlock(&gate.mu);
+}
+
+static void gate_wait_for(int n)
+{
+        pthread_mutex_lock(&gate.mu);
+        while (gate.waiting < n)
+                pthread_cond_wait(&gate.cv, &gate.mu);
+        pthread_mutex_unlock(&gate.mu);
+}
+
+/* On a worker: ud "big" is h_big's body, "fail" an error, else what the worker saw. */
+static int w_deferred(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        const char *inm = gc_httpd_header(req, "If-None-Match");
+        const char *other = gc_httpd_header(req, "X-Other");
+
+        pthread_mutex_lock(&gate.mu);
+        gate.waiting++;
+        pthread_cond_broadcast(&gate.cv);
+        while (gate.closed)
+                pthread_cond_wait(&gate.cv, &gate.mu);
+        gate.waiting--;
+        pthread_mutex_unlock(&gate.mu);
+        if (!strcmp(ud, "big"))
+                return h_big(NULL, req, res);
+        if (!strcmp(ud, "fail"))
+                return -EIO;
+        res->content_type = "text/plain";
+        return gc_buf_printf(&res->body, "%s %s?%s inm=%s other=%s server=%s", req->method,
+                             req->path, req->query, inm ? inm : "(none)", other ? other : "(none)",
+                             gc_httpd_server(req) ? "yes" : "no");
+}
+
+/* On the serving thread: looks up If-None-Match (the worker sees it; X-Other it does not). */
+static int h_deferred(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        gc_httpd_header(req, "If-None-Match");
+        gc_httpd_add_header(res, "X-Before", "kept");
+        return gc_httpd_defer(res, w_deferred, ud);
+}
+
 static void *run_thread(void *p)
 {
         struct srv *s = p;
@@ -141,6 +196,9 @@ static void add_routes(gc_httpd *h)
         ck_assert_int_eq(gc_httpd_route(h, "/api", GC_HTTPD_PREFIX, h_prefix, "api"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api/v1/", GC_HTTPD_PREFIX, h_prefix, "v1"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api/v1/exact", 0, h_prefix, "exact"), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/deferred", 0, h_deferred, "echo"), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/deferred/big", 0, h_deferred, "big"), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/deferred/fail", 0, h_deferred, "fail"), 0);
 }
 
 static void srv_start(struct srv *s, gc_httpd_opts *o)
@@ -345,6 +403,9 @@ static const struct {
     {{.listen = "127.0.0.1:0", .max_connections = 8, .max_per_address = 9}, "max_per_address"},
     {{.listen = "127.0.0.1:0", .max_per_address = -2}, "max_per_address"},
     {{.listen = "127.0.0.1:0", .max_response_bytes = 100}, "max_response_bytes"},
+    {{.listen = "127.0.0.1:0", .workers = 65}, "workers"},
+    {{.listen = "127.0.0.1:0", .workers = -1}, "workers"},
+    {{.listen = "127.0.0.1:0", .max_connections = 8, .max_queued = 9}, "max_queued"},
     {{.listen = "127.0.0.1:0", .tls_cert_file = "/nonexistent.pem"}, "tls_key_file"},
     {{.listen = "127.0.0.1:0", .tls_key_file = "/nonexistent.pem"}, "tls_cert_file"},
     {{.listen = "127.0.0.1:0",
@@ -1822,6 +1883,168 @@ START_TEST(test_pipelined)
 }
 END_TEST
 
+/* ---- deferred answers ------------------------------------------------------------------------ */
+
+struct bg_plain {
+        pthread_t th;
+        char url[160];
+        struct resp r;
+};
+
+static void *bg_plain_main(void *p)
+{
+        struct bg_plain *g = p;
+
+        get(g->url, NULL, &g->r);
+        return NULL;
+}
+
+static void bg_plain_start(struct bg_plain *g, const struct srv *s, const char *path)
+{
+        snprintf(g->url, sizeof(g->url), "%s%s", s->base, path);
+        ck_assert_int_eq(pthread_create(&g->th, NULL, bg_plain_main, g), 0);
+}
+
+/*
+ * A deferred answer is computed on a worker while the serving thread answers others; it sees the
+ * request and the headers looked up before deferring; a full queue is a 503, a failure a 500, a
+ * client that hangs up meanwhile costs nothing.
+ */
+START_TEST(test_deferred)
+{
+        gc_httpd_opts o = {.workers = 1, .max_queued = 1};
+        struct curl_slist *hdrs = NULL;
+        struct srv s = {0};
+        struct bg_plain g[2];
+        struct resp r;
+        char url[160];
+        double t0;
+        CURL *c;
+        int fd;
+
+        memset(g, 0, sizeof(g));
+        srv_start(&s, &o);
+
+        /* Open gate: the answer, with the header looked up on the serving thread only. */
+        hdrs = curl_slist_append(hdrs, "If-None-Match: \"abc\"");
+        hdrs = curl_slist_append(hdrs, "X-Other: hidden");
+        snprintf(url, sizeof(url), "%s/deferred?b=2&a=x%%20y", s.base);
+        c = curl_easy_init();
+        request(c, url, NULL, NULL, hdrs, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(r.body.data,
+                         "GET /deferred?b=2&a=x%20y inm=\"abc\" other=(none) server=no");
+        ck_assert(has_header(&r, "x-before: kept\r\n"));
+        resp_free(&r);
+        /* HEAD: the length of the body the worker made, no body. */
+        request(c, url, "HEAD", NULL, hdrs, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_int_eq(r.content_length, 59);
+        ck_assert_uint_eq(r.body.len, 0);
+        resp_free(&r);
+        curl_easy_cleanup(c);
+        curl_slist_free_all(hdrs);
+        snprintf(url, sizeof(url), "%s/deferred/big", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_uint_eq(r.body.len, 100000);
+        resp_free(&r);
+        snprintf(url, sizeof(url), "%s/deferred/fail", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 500);
+        ck_assert_str_eq(r.body.data, "{\"error\":\"internal error\",\"status\":500}");
+        resp_free(&r);
+
+        /* Gate closed: one computing, one queued; a third is a 503, a cheap answer is at once. */
+        gate_set(true);
+        bg_plain_start(&g[0], &s, "/deferred/big");
+        gate_wait_for(1);
+        bg_plain_start(&g[1], &s, "/deferred");
+        usleep(200000);
+        t0 = now_sec();
+        snprintf(url, sizeof(url), "%s/deferred", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 503);
+        ck_assert(has_header(&r, "retry-after: 1\r\n"));
+        ck_assert_str_eq(r.body.data,
+                         "{\"error\":\"too many requests being computed\",\"status\":503}");
+        resp_free(&r);
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(r.body.data, "hello /hello");
+        resp_free(&r);
+        ck_assert_msg(now_sec() - t0 < 1.0, "took %.2f s", now_sec() - t0);
+
+        /* A client that hangs up while its answer is computed. */
+        gate_set(false);
+        ck_assert_int_eq(pthread_join(g[0].th, NULL), 0);
+        ck_assert_int_eq(pthread_join(g[1].th, NULL), 0);
+        ck_assert_int_eq(g[0].r.status, 200);
+        ck_assert_uint_eq(g[0].r.body.len, 100000);
+        ck_assert_int_eq(g[1].r.status, 200);
+        resp_free(&g[0].r);
+        resp_free(&g[1].r);
+        gate_set(true);
+        fd = connect_raw(s.port);
+        {
+                static const char req[] = "GET /deferred/big HTTP/1.1\r\nHost: x\r\n\r\n";
+
+                ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+        }
+        gate_wait_for(1);
+        close(fd);
+        usleep(100000);
+        gate_set(false);
+        snprintf(url, sizeof(url), "%s/deferred", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+
+        /* Pipelined behind a deferred answer: held until it is written, then served in turn. */
+        fd = connect_raw(s.port);
+        {
+                static const char req[] = "GET /deferred HTTP/1.1\r\nHost: x\r\n\r\n"
+                                          "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+                struct timeval tv = {.tv_sec = 0, .tv_usec = 300000};
+                char buf[2048] = "";
+                size_t got = 0;
+                ssize_t n;
+                const char *a, *b;
+
+                ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+                t0 = now_sec();
+                while (got < sizeof(buf) - 1 && now_sec() - t0 < 3.0 &&
+                       !strstr(buf, "hello /hello")) {
+                        n = read(fd, buf + got, sizeof(buf) - 1 - got);
+                        if (n == 0)
+                                break;
+                        if (n > 0)
+                                got += (size_t)n;
+                        buf[got] = '\0';
+                }
+                a = strstr(buf, "GET /deferred? inm=(none)");
+                b = strstr(buf, "hello /hello");
+                ck_assert_msg(a && b && a < b && !strncmp(buf, "HTTP/1.1 200", 12), "%s", buf);
+        }
+        close(fd);
+
+        /* Stopped with a request queued behind a running one: freed, nothing leaks. */
+        gate_set(true);
+        bg_plain_start(&g[0], &s, "/deferred/big");
+        gate_wait_for(1);
+        bg_plain_start(&g[1], &s, "/deferred");
+        usleep(200000);
+        gate_set(false);
+        srv_stop(&s);
+        ck_assert_int_eq(pthread_join(g[0].th, NULL), 0);
+        ck_assert_int_eq(pthread_join(g[1].th, NULL), 0);
+        resp_free(&g[0].r);
+        resp_free(&g[1].r);
+}
+END_TEST
+
 /* ---- stopping -------------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_flag;
@@ -1894,6 +2117,7 @@ static Suite *httpd_suite(void)
         tcase_add_test(tc, test_guard_park_and_wake);
         tcase_add_test(tc, test_guard_park_limits);
         tcase_add_test(tc, test_pipelined);
+        tcase_add_test(tc, test_deferred);
         tcase_add_test(tc, test_stop_flag);
         suite_add_tcase(s, tc);
         return s;
