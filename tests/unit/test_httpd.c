@@ -1438,6 +1438,20 @@ START_TEST(test_tls_and_reload)
                 ck_assert_int_eq(r.status, 200);
                 ck_assert_str_eq(r.body.data, "hello /hello");
                 resp_free(&r);
+                /* Deferred answers over TLS, a small one and one of several pieces, on the
+                 * same connection. */
+                snprintf(url, sizeof(url), "%s/deferred", s.base);
+                request(c, url, NULL, ca1, NULL, &r);
+                ck_assert_int_eq(r.status, 200);
+                ck_assert_str_eq(r.body.data, "GET /deferred? inm=(none) other=(none) server=no");
+                resp_free(&r);
+                snprintf(url, sizeof(url), "%s/deferred/big", s.base);
+                request(c, url, NULL, ca1, NULL, &r);
+                ck_assert_int_eq(r.status, 200);
+                ck_assert_uint_eq(r.body.len, 100000);
+                ck_assert_int_eq(r.new_connections, 0);
+                resp_free(&r);
+                snprintf(url, sizeof(url), "%s/hello", s.base);
                 /* The certificate of "two" does not verify it. */
                 request(c, url, NULL, ca2, NULL, &r);
                 ck_assert_int_ne(r.rc, CURLE_OK);
