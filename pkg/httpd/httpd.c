@@ -11,11 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <linux/tcp.h> /* tcpi_bytes_received, which glibc's netinet/tcp.h lacks */
+#include <linux/sockios.h> /* SIOCINQ */
+#include <linux/tcp.h>     /* tcpi_bytes_received, which glibc's netinet/tcp.h lacks */
 
 #include <libwebsockets.h>
 #include <openssl/err.h>
@@ -34,11 +38,13 @@
 #define PROTOCOL         "gc-httpd"
 
 /*
- * lws counts its own descriptors against fd_limit_per_thread: the listening socket and the
- * pipe lws_cancel_service() writes to. Past the limit it stops accepting, so further clients
- * wait in the kernel's backlog until a connection closes.
+ * lws counts its own descriptors against fd_limit_per_thread: the listening socket, the pipe
+ * lws_cancel_service() writes to and the epoll set that watches heads (below). Past the limit it
+ * stops accepting, so further clients wait in the kernel's backlog until a connection closes.
  */
-#define LWS_OWN_FDS 2
+#define LWS_OWN_FDS 3
+/* Looks at one partial head before its reading is left to lws alone (each copies what came). */
+#define HEAD_LOOKS 64
 /* Descriptors the process keeps beside the server's connections (files, API clients, logs). */
 #define FDS_RESERVED 64
 /*
@@ -64,6 +70,14 @@ struct slot {
         bool shed;               /* closing to make room */
         bool cut;                /* lws cut its transaction (pipelining): hang up at the next */
         bool close_after;        /* the answer being written ends the connection */
+
+        /* Heads checked before lws reads them (plain HTTP; head_look()). */
+        uint64_t checked; /* bytes of heads checked and left to lws: all lws read, if in step */
+        unsigned looks;   /* at the current, partial head */
+        bool unchecked;   /* lws read past what was checked: its parser alone from now on */
+        bool held;        /* reading held for this pass of the loop (heads_release) */
+        bool lowat;       /* SO_RCVLOWAT raised: woken only when more of the head came */
+        bool refused;     /* answered from the head: closing */
 };
 
 struct route {
@@ -171,6 +185,15 @@ struct gc_httpd {
         struct gc_httpd__pool pool; /* computes deferred answers */
         int n_workers, max_queued;
         atomic_bool work_done;
+
+        /* Request heads are looked at as sent, before lws reads them: every plain connection is
+         * in this epoll set (edge-triggered), which lws polls as a file before the connections
+         * (head_look). */
+        int epfd;
+        struct lws *ep_wsi;
+        char *peek;
+        size_t peek_len;
+        lws_sorted_usec_list_t release; /* lets held connections read again, next pass */
 
         unsigned char *wbuf; /* LWS_PRE headroom, then headers or one body chunk */
         size_t wbuf_len;
@@ -441,6 +464,8 @@ refuse:
         return 1;
 }
 
+static void heads_watch(struct gc_httpd *h, struct slot *s);
+
 /* LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: the admitted connection takes its slot. */
 static int slot_take(struct gc_httpd *h, struct lws *wsi)
 {
@@ -456,6 +481,7 @@ static int slot_take(struct gc_httpd *h, struct lws *wsi)
         h->n_open++;
         h->stats.accepted++;
         lws_set_opaque_user_data(wsi, s);
+        heads_watch(h, s);
         return 0;
 }
 
@@ -486,6 +512,184 @@ static void slot_done(struct lws *wsi)
         s->busy = false;
         s->last_done_us = lws_now_usecs();
         s->rx_base = rx_bytes(wsi);
+}
+
+/* ---- request heads, as sent ------------------------------------------------------------------ */
+
+/*
+ * lws 4.1 fails some heads without an answer (one over its table, over 90 pieces, a NUL in the
+ * request line) or with its own HTML 403 (a bad % escape). So on plain HTTP each head is looked
+ * at as sent (MSG_PEEK) before lws reads it: every connection is in an edge-triggered epoll set
+ * that lws polls as a file, and lws services its descriptors in the order they were added, the
+ * set before any connection, so that head_look() runs first in a pass that has new bytes. A head
+ * not whole yet is held for that pass (lws_rx_flow_control) and the socket wakes again only with
+ * more (SO_RCVLOWAT); a whole one is left to lws; a bad one is answered here and closed. A
+ * connection whose bytes lws read past what was looked at (a pipelined request, bytes in a race
+ * with the look, a body) is left to lws from then on.
+ */
+
+/* The whole answer, status line to body, in h->wbuf (after LWS_PRE); its length, or 0. */
+static size_t raw_error(struct gc_httpd *h, int status, const char *msg)
+{
+        gc_httpd_response res = {.status = status};
+        const char *reason = status == 414   ? "URI Too Long"
+                             : status == 431 ? "Request Header Fields Too Large"
+                                             : "Bad Request";
+        int n;
+
+        gc_buf_init(&res.body, 1024);
+        if (gc_httpd_error(&res, status, msg) < 0) {
+                gc_buf_free(&res.body);
+                return 0;
+        }
+        n = snprintf((char *)h->wbuf + LWS_PRE, h->wbuf_len - LWS_PRE,
+                     "HTTP/1.1 %d %s\r\nserver: gpu-cost\r\ncontent-type: application/json\r\n"
+                     "content-length: %zu\r\nconnection: close\r\n\r\n%s",
+                     status, reason, res.body.len, res.body.data);
+        gc_buf_free(&res.body);
+        return n > 0 && (size_t)n < h->wbuf_len - LWS_PRE ? (size_t)n : 0;
+}
+
+static void lowat_set(struct slot *s, int fd, int bytes)
+{
+        if (bytes <= 1 && !s->lowat)
+                return;
+        setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes));
+        s->lowat = bytes > 1;
+}
+
+/* Bytes lws has read from fd so far: what the kernel received less what is still queued. */
+static uint64_t rx_consumed(struct lws *wsi, int fd)
+{
+        int queued = 0;
+
+        if (ioctl(fd, SIOCINQ, &queued) < 0)
+                return UINT64_MAX;
+        return rx_bytes(wsi) - (uint64_t)queued;
+}
+
+static void heads_release(lws_sorted_usec_list_t *sul)
+{
+        struct gc_httpd *h = lws_container_of(sul, struct gc_httpd, release);
+
+        for (int i = 0; i < h->n_slots; i++) {
+                struct slot *s = &h->slots[i];
+
+                if (s->wsi && s->held && !s->refused) {
+                        s->held = false;
+                        lws_rx_flow_control(s->wsi, 1);
+                }
+        }
+}
+
+/* lws does not read s in this pass of the loop; the next pass lets it (heads_release). */
+static void hold_pass(struct gc_httpd *h, struct slot *s)
+{
+        lws_rx_flow_control(s->wsi, 0);
+        s->held = true;
+        lws_sul_schedule(h->ctx, 0, &h->release, heads_release, 1);
+}
+
+/* A bad head: the JSON error, what was sent is read and dropped (so the close is no reset),
+ * and the connection closes without lws reading on. */
+static void head_refuse(struct gc_httpd *h, struct slot *s, int fd, int status, const char *msg)
+{
+        size_t n = raw_error(h, status, msg), drained = 0;
+        ssize_t k;
+
+        if (n)
+                (void)!send(fd, h->wbuf + LWS_PRE, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (drained < (1u << 20) && (k = recv(fd, h->peek, h->peek_len, MSG_DONTWAIT)) > 0)
+                drained += (size_t)k;
+        lowat_set(s, fd, 1);
+        s->refused = true;
+        s->close_after = true;
+        hold_pass(h, s);
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, LWS_TO_KILL_ASYNC);
+}
+
+/* New bytes on a connection: when they start its next head, look at them before lws does. */
+static void head_look(struct gc_httpd *h, struct slot *s)
+{
+        int fd = lws_get_socket_fd(s->wsi), status;
+        const char *msg = "";
+        size_t len = 0;
+        ssize_t n;
+
+        if (s->busy || s->shed || s->cut || s->unchecked || s->refused || fd < 0)
+                return;
+        if (rx_consumed(s->wsi, fd) != s->checked) {
+                s->unchecked = true; /* lws has bytes of its own: the head does not start here */
+                lowat_set(s, fd, 1);
+                return;
+        }
+        n = recv(fd, h->peek, h->peek_len, MSG_PEEK | MSG_DONTWAIT);
+        if (n <= 0) {
+                lowat_set(s, fd, 1); /* the end, or an error: lws finds it */
+                return;
+        }
+        status = gc_httpd__head_check(h->peek, (size_t)n, h->peek_len - 1, &len, &msg);
+        if (status == GC_HTTPD__HEAD_PASS) {
+                s->checked += len;
+                s->unchecked = len == 0;
+                s->looks = 0;
+                lowat_set(s, fd, 1);
+        } else if (status == GC_HTTPD__HEAD_MORE && ++s->looks > HEAD_LOOKS) {
+                s->unchecked = true;
+                lowat_set(s, fd, 1);
+        } else if (status == GC_HTTPD__HEAD_MORE) {
+                /* The head deadline runs from its first byte. */
+                if (s->looks == 1)
+                        lws_set_timeout(s->wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, h->head_sec);
+                lowat_set(s, fd, (int)n + 1);
+                hold_pass(h, s);
+        } else {
+                head_refuse(h, s, fd, status, msg);
+        }
+}
+
+/* LWS_CALLBACK_RAW_RX_FILE on the epoll set. */
+static void heads_ready(struct gc_httpd *h)
+{
+        struct epoll_event ev[64];
+        int n;
+
+        do {
+                n = epoll_wait(h->epfd, ev, 64, 0);
+                for (int i = 0; i < n; i++) {
+                        struct slot *s = ev[i].data.ptr;
+
+                        if (s->wsi)
+                                head_look(h, s);
+                }
+        } while (n == 64);
+}
+
+/* The epoll set, adopted by lws as a file it polls (before any connection). */
+static int heads_start(struct gc_httpd *h)
+{
+        lws_sock_file_fd_type u;
+
+        h->peek = malloc(h->peek_len);
+        if (!h->peek)
+                return -ENOMEM;
+        h->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (h->epfd < 0)
+                return -errno;
+        u.filefd = h->epfd;
+        h->ep_wsi =
+            lws_adopt_descriptor_vhost(h->vh, LWS_ADOPT_RAW_FILE_DESC, u, RAW_PROTOCOL, NULL);
+        return h->ep_wsi ? 0 : -EIO;
+}
+
+/* A new plain connection joins the epoll set. */
+static void heads_watch(struct gc_httpd *h, struct slot *s)
+{
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = s};
+        int fd = lws_get_socket_fd(s->wsi);
+
+        if (h->tls || h->epfd < 0 || fd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+                s->unchecked = true;
 }
 
 /* Asks for a writeable callback on every parked request (all of them, or only expired ones). */
@@ -1405,22 +1609,22 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 static int raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                         size_t len)
 {
-        static const char body[] = "{\"error\":\"not an HTTP/1.1 request\",\"status\":400}";
         struct lws_context *ctx = lws_get_context(wsi);
         struct gc_httpd *h = ctx ? lws_context_user(ctx) : NULL;
-        int n;
+        size_t n;
 
         (void)user;
         (void)in;
         (void)len;
+        if (h && reason == LWS_CALLBACK_RAW_RX_FILE && wsi == h->ep_wsi) {
+                heads_ready(h);
+                return 0;
+        }
         if (reason != LWS_CALLBACK_RAW_RX || !h)
                 return 0;
-        n = snprintf((char *)h->wbuf + LWS_PRE, h->wbuf_len - LWS_PRE,
-                     "HTTP/1.1 400 Bad Request\r\nserver: gpu-cost\r\n"
-                     "content-type: application/json\r\ncontent-length: %zu\r\n"
-                     "connection: close\r\n\r\n%s",
-                     sizeof(body) - 1, body);
-        lws_write(wsi, h->wbuf + LWS_PRE, (size_t)n, LWS_WRITE_RAW);
+        n = raw_error(h, 400, "not an HTTP/1.1 request");
+        if (n)
+                lws_write(wsi, h->wbuf + LWS_PRE, n, LWS_WRITE_RAW);
         return -1;
 }
 
@@ -1621,6 +1825,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
                 gc_errf(err, errlen, "out of memory");
                 return NULL;
         }
+        h->epfd = -1;
         if (take_opts(h, o, &family, err, errlen) < 0)
                 goto fail;
         if (o->tls_cert_file) {
@@ -1643,6 +1848,10 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         h->slots = calloc((size_t)h->n_slots, sizeof(*h->slots));
         h->hdr_scan_len = (h->max_header < 65535 ? h->max_header : 65535) + 1;
         h->hdr_scan = malloc(h->hdr_scan_len);
+        h->peek_len = (h->max_url + h->max_header + 4096 > GC_HTTPD_HEAD_TABLE_BYTES
+                           ? h->max_url + h->max_header + 4096
+                           : GC_HTTPD_HEAD_TABLE_BYTES) +
+                      1;
         if (!h->wbuf || !h->slots || !h->hdr_scan) {
                 gc_errf(err, errlen, "out of memory");
                 goto fail;
@@ -1698,10 +1907,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
          * many tables as connections: a client waiting for a table was the 5 s stall behind 64
          * slow clients (docs/httpd.md).
          */
-        ci.max_http_header_data2 =
-            (unsigned)(h->max_url + h->max_header + 4096 > GC_HTTPD_HEAD_TABLE_BYTES
-                           ? h->max_url + h->max_header + 4096
-                           : GC_HTTPD_HEAD_TABLE_BYTES);
+        ci.max_http_header_data2 = (unsigned)(h->peek_len - 1);
         ci.max_http_header_pool2 = (unsigned)h->n_slots;
         ci.fd_limit_per_thread = (unsigned)(h->n_accept + LWS_OWN_FDS);
         ci.pt_serv_buf_size = SERVICE_BUF_SIZE;
@@ -1747,6 +1953,10 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
                 goto fail;
         }
         h->port = lws_get_vhost_listen_port(h->vh);
+        if (!h->tls && heads_start(h) < 0) {
+                gc_errf(err, errlen, "listen: cannot watch request heads (epoll)");
+                goto fail;
+        }
         if (gc_httpd__pool_start(&h->pool, h->n_workers, h->max_queued, work_done, h) < 0) {
                 gc_errf(err, errlen, "workers: cannot start %d threads", h->n_workers);
                 goto fail;
@@ -1769,6 +1979,7 @@ gc_httpd *gc_httpd_free(gc_httpd *h)
         left = gc_httpd__pool_stop(&h->pool);
         if (h->ctx) {
                 lws_sul_cancel(&h->tick);
+                lws_sul_cancel(&h->release);
                 lws_context_destroy(h->ctx);
         }
         for (; left; left = next) {
@@ -1786,6 +1997,10 @@ gc_httpd *gc_httpd_free(gc_httpd *h)
         free(h->wbuf);
         free(h->slots);
         free(h->hdr_scan);
+        free(h->peek);
+        /* lws closes the epoll set with the context, once it adopted it. */
+        if (h->epfd >= 0 && !h->ep_wsi)
+                close(h->epfd);
         free(h);
         return NULL;
 }
@@ -1847,6 +2062,7 @@ int gc_httpd_run(gc_httpd *h, const volatile sig_atomic_t *stop)
                 }
         }
         lws_sul_cancel(&h->tick);
+        lws_sul_cancel(&h->release);
         atomic_store(&h->stop_req, true);
         return r;
 }

@@ -76,4 +76,23 @@ int gc_httpd__query_encode(gc_buf *b, const gc_httpd_param *params, size_t n);
 /* A header name: an RFC 9110 token of at most GC_HTTPD__MAX_HDR_NAME bytes. */
 bool gc_httpd__header_name_ok(const char *name);
 
+/*
+ * Query parameters and header lines of one head together, at most: libwebsockets 4.1 keeps one
+ * piece per parameter and per header it knows (WSI_TOKEN_COUNT, 95, in all) and fails its parse
+ * past them.
+ */
+#define GC_HTTPD__MAX_HEAD_PIECES 88
+
+enum { GC_HTTPD__HEAD_MORE = 0, GC_HTTPD__HEAD_PASS = 1 };
+
+/*
+ * The first n bytes of a request head as sent, checked before libwebsockets parses it (it fails
+ * some heads without an answer). GC_HTTPD__HEAD_MORE: not whole yet, nothing wrong so far (a
+ * head of `limit` bytes or more is wrong); GC_HTTPD__HEAD_PASS: whole and acceptable, *ret_len its
+ * length, or not an HTTP request line at all (*ret_len 0: libwebsockets' fallback answers it);
+ * otherwise an HTTP status (400, 414, 431) with *ret_msg.
+ */
+int gc_httpd__head_check(const char *p, size_t n, size_t limit, size_t *ret_len,
+                         const char **ret_msg);
+
 #endif
