@@ -634,66 +634,93 @@ static int gc__answer_cached(const gc_httpd_request *req, gc_httpd_response *res
         return gc_buf_append(&res->body, body, len);
 }
 
-static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+/* The answer's key in the snapshot's cache; false when the request is too long for one. */
+static bool gc__cache_key(const gc__route *rt, const gc_httpd_request *req, gc_buf *key)
+{
+        gc_buf_init(key, GC__API_MAX_KEY);
+        /* An export is streamed (its body is made while it is sent): neither cached nor tagged. */
+        return rt->fn != gc__api_export && gc_buf_printf(key, "%s?%s", req->path, req->query) == 0;
+}
+
+/*
+ * What the cache missed, computed on one of the server's workers (gc_httpd_defer): the route's
+ * answer, cached and tagged. The snapshot is taken again: the newest one by now.
+ */
+static int gc__compute(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
 {
         const gc__api_binding *bd = ud;
         const gc__route *rt = bd->route;
-        gc__api_ctx x = {0};
+        gc__api_ctx x = {.a = bd->a, .req = req, .res = res, .opencost = rt->opencost};
+        char etag[24];
+        const char *ctype;
         int cacheable;
         gc_buf key;
         uint64_t h;
         int r;
 
-        x.a = bd->a;
-        x.req = req;
-        x.res = res;
-        x.opencost = rt->opencost;
         x.s = gc_api_acquire(bd->a);
         if (!x.s) {
                 r = gc__api_bad(&x, 503, NULL, "no data yet");
-                if (r == 0)
-                        r = gc_httpd_add_header(res, "Retry-After", "5");
-                return r;
+                return r == 0 ? gc_httpd_add_header(res, "Retry-After", "5") : r;
         }
-        /* A request too long for a key is answered, not cached; an export is streamed (its body
-           is made while it is sent): neither cached nor tagged. */
-        gc_buf_init(&key, GC__API_MAX_KEY);
-        cacheable =
-            rt->fn != gc__api_export && gc_buf_printf(&key, "%s?%s", req->path, req->query) == 0;
+        cacheable = gc__cache_key(rt, req, &key);
         h = cacheable ? gc_hash(key.data, key.len, 0) : 0;
+        r = rt->fn(&x);
+        if (r != 0 || res->status != 200 || rt->fn == gc__api_export)
+                goto out;
+        ctype = res->content_type ? res->content_type : "application/json";
         if (cacheable) {
-                const gc__api_entry *e;
-
                 pthread_mutex_lock(&x.s->cache.mu);
-                e = gc__api_cache_get(&x.s->cache, key.data, h);
+                gc__api_cache_put(&x.s->cache, key.data, h, res->body.data ? res->body.data : "",
+                                  res->body.len, ctype);
+                pthread_mutex_unlock(&x.s->cache.mu);
+        }
+        gc__api_etag(res->body.data ? res->body.data : "", res->body.len, etag);
+        r = gc_httpd_add_header(res, "ETag", etag);
+        if (r == 0)
+                r = gc_httpd_add_header(res, "Cache-Control", "no-cache");
+        if (r == 0 && gc__api_etag_match(gc_httpd_header(req, "If-None-Match"), etag)) {
+                res->status = 304;
+                gc_buf_reset(&res->body);
+        }
+out:
+        gc_buf_free(&key);
+        gc_snapshot_unref(x.s);
+        return r;
+}
+
+/*
+ * On the server's thread: a cached answer at once, an export's stream started; anything else is
+ * computed on a worker, so that a large answer does not hold the cheap ones (httpd.md, Fairness).
+ */
+static int gc__handle(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        const gc__api_binding *bd = ud;
+        const gc__route *rt = bd->route;
+        gc__api_ctx x = {.a = bd->a, .req = req, .res = res, .opencost = rt->opencost};
+        const gc__api_entry *e = NULL;
+        gc_buf key;
+        int r = 0;
+
+        x.s = gc_api_acquire(bd->a);
+        if (!x.s) {
+                r = gc__api_bad(&x, 503, NULL, "no data yet");
+                return r == 0 ? gc_httpd_add_header(res, "Retry-After", "5") : r;
+        }
+        if (gc__cache_key(rt, req, &key)) {
+                pthread_mutex_lock(&x.s->cache.mu);
+                e = gc__api_cache_get(&x.s->cache, key.data, gc_hash(key.data, key.len, 0));
                 if (e)
                         r = gc__answer_cached(req, res, e->body, e->len, e->content_type, e->etag);
                 pthread_mutex_unlock(&x.s->cache.mu);
-                if (e)
-                        goto out;
         }
-        r = rt->fn(&x);
-        if (r == 0 && res->status == 200 && rt->fn != gc__api_export) {
-                char etag[24];
-                const char *ctype = res->content_type ? res->content_type : "application/json";
-
-                if (cacheable) {
-                        pthread_mutex_lock(&x.s->cache.mu);
-                        gc__api_cache_put(&x.s->cache, key.data, h,
-                                          res->body.data ? res->body.data : "", res->body.len,
-                                          ctype);
-                        pthread_mutex_unlock(&x.s->cache.mu);
-                }
-                gc__api_etag(res->body.data ? res->body.data : "", res->body.len, etag);
-                r = gc_httpd_add_header(res, "ETag", etag);
-                if (r == 0)
-                        r = gc_httpd_add_header(res, "Cache-Control", "no-cache");
-                if (r == 0 && gc__api_etag_match(gc_httpd_header(req, "If-None-Match"), etag)) {
-                        res->status = 304;
-                        gc_buf_reset(&res->body);
-                }
+        if (!e && rt->fn == gc__api_export) {
+                r = rt->fn(&x);
+        } else if (!e) {
+                /* The worker sees only the headers looked up here. */
+                gc_httpd_header(req, "If-None-Match");
+                r = gc_httpd_defer(res, gc__compute, (void *)bd);
         }
-out:
         gc_buf_free(&key);
         gc_snapshot_unref(x.s);
         return r;

@@ -11,11 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <linux/tcp.h> /* tcpi_bytes_received, which glibc's netinet/tcp.h lacks */
+#include <linux/sockios.h> /* SIOCINQ */
+#include <linux/tcp.h>     /* tcpi_bytes_received, which glibc's netinet/tcp.h lacks */
 
 #include <libwebsockets.h>
 #include <openssl/err.h>
@@ -34,11 +38,13 @@
 #define PROTOCOL         "gc-httpd"
 
 /*
- * lws counts its own descriptors against fd_limit_per_thread: the listening socket and the
- * pipe lws_cancel_service() writes to. Past the limit it stops accepting, so further clients
- * wait in the kernel's backlog until a connection closes.
+ * lws counts its own descriptors against fd_limit_per_thread: the listening socket, the pipe
+ * lws_cancel_service() writes to and the epoll set that watches heads (below). Past the limit it
+ * stops accepting, so further clients wait in the kernel's backlog until a connection closes.
  */
-#define LWS_OWN_FDS 2
+#define LWS_OWN_FDS 3
+/* Looks at one partial head before its reading is left to lws alone (each copies what came). */
+#define HEAD_LOOKS 64
 /* Descriptors the process keeps beside the server's connections (files, API clients, logs). */
 #define FDS_RESERVED 64
 /*
@@ -50,6 +56,8 @@
 /* Only a connection without an answer for this long is shed: a burst does not shed itself. */
 #define SHED_AFTER_US (1000 * LWS_US_PER_MS)
 #define RAW_PROTOCOL  "gc-httpd-raw"
+/* A backstop behind a deferred answer: a worker that never returns does not hold the connection. */
+#define WORK_BACKSTOP_SEC 120
 
 /* One accepted connection, for admission (one per lws_get_opaque_user_data()). */
 struct slot {
@@ -62,6 +70,14 @@ struct slot {
         bool shed;               /* closing to make room */
         bool cut;                /* lws cut its transaction (pipelining): hang up at the next */
         bool close_after;        /* the answer being written ends the connection */
+
+        /* Heads checked before lws reads them (plain HTTP; head_look()). */
+        uint64_t checked; /* bytes of heads checked and left to lws: all lws read, if in step */
+        unsigned looks;   /* at the current, partial head */
+        bool unchecked;   /* lws read past what was checked: its parser alone from now on */
+        bool held;        /* reading held for this pass of the loop (heads_release) */
+        bool lowat;       /* SO_RCVLOWAT raised: woken only when more of the head came */
+        bool refused;     /* answered from the head: closing */
 };
 
 struct route {
@@ -89,6 +105,16 @@ struct target {
         gc_buf query;
 };
 
+struct conn;
+
+/* A deferred answer (gc_httpd_defer): the job the pool runs, and the request it answers. */
+struct work {
+        struct gc_httpd__job j;
+        struct target t; /* j.req points into it */
+        size_t mi;
+        struct lws *wsi;
+};
+
 /* lws per-session data: the response being written on this connection, or a parked request. */
 struct conn {
         gc_buf body;
@@ -110,6 +136,9 @@ struct conn {
         struct target t;
         size_t mi;
         const struct route *rt;
+
+        /* Being computed on a worker (or waiting for one); the answer is sent when it returns. */
+        struct work *work;
 };
 
 struct gc_httpd {
@@ -152,6 +181,19 @@ struct gc_httpd {
         struct conn *parked; /* doubly linked through park_prev/park_next */
         atomic_bool wake_req;
         struct conn *streams; /* doubly linked through stream_prev/stream_next */
+
+        struct gc_httpd__pool pool; /* computes deferred answers */
+        int n_workers, max_queued;
+        atomic_bool work_done;
+
+        /* Request heads are looked at as sent, before lws reads them: every plain connection is
+         * in this epoll set (edge-triggered), which lws polls as a file before the connections
+         * (head_look). */
+        int epfd;
+        struct lws *ep_wsi;
+        char *peek;
+        size_t peek_len;
+        lws_sorted_usec_list_t release; /* lets held connections read again, next pass */
 
         unsigned char *wbuf; /* LWS_PRE headroom, then headers or one body chunk */
         size_t wbuf_len;
@@ -422,6 +464,8 @@ refuse:
         return 1;
 }
 
+static void heads_watch(struct gc_httpd *h, struct slot *s);
+
 /* LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: the admitted connection takes its slot. */
 static int slot_take(struct gc_httpd *h, struct lws *wsi)
 {
@@ -437,6 +481,7 @@ static int slot_take(struct gc_httpd *h, struct lws *wsi)
         h->n_open++;
         h->stats.accepted++;
         lws_set_opaque_user_data(wsi, s);
+        heads_watch(h, s);
         return 0;
 }
 
@@ -467,6 +512,184 @@ static void slot_done(struct lws *wsi)
         s->busy = false;
         s->last_done_us = lws_now_usecs();
         s->rx_base = rx_bytes(wsi);
+}
+
+/* ---- request heads, as sent ------------------------------------------------------------------ */
+
+/*
+ * lws 4.1 fails some heads without an answer (one over its table, over 90 pieces, a NUL in the
+ * request line) or with its own HTML 403 (a bad % escape). So on plain HTTP each head is looked
+ * at as sent (MSG_PEEK) before lws reads it: every connection is in an edge-triggered epoll set
+ * that lws polls as a file, and lws services its descriptors in the order they were added, the
+ * set before any connection, so that head_look() runs first in a pass that has new bytes. A head
+ * not whole yet is held for that pass (lws_rx_flow_control) and the socket wakes again only with
+ * more (SO_RCVLOWAT); a whole one is left to lws; a bad one is answered here and closed. A
+ * connection whose bytes lws read past what was looked at (a pipelined request, bytes in a race
+ * with the look, a body) is left to lws from then on.
+ */
+
+/* The whole answer, status line to body, in h->wbuf (after LWS_PRE); its length, or 0. */
+static size_t raw_error(struct gc_httpd *h, int status, const char *msg)
+{
+        gc_httpd_response res = {.status = status};
+        const char *reason = status == 414   ? "URI Too Long"
+                             : status == 431 ? "Request Header Fields Too Large"
+                                             : "Bad Request";
+        int n;
+
+        gc_buf_init(&res.body, 1024);
+        if (gc_httpd_error(&res, status, msg) < 0) {
+                gc_buf_free(&res.body);
+                return 0;
+        }
+        n = snprintf((char *)h->wbuf + LWS_PRE, h->wbuf_len - LWS_PRE,
+                     "HTTP/1.1 %d %s\r\nserver: gpu-cost\r\ncontent-type: application/json\r\n"
+                     "content-length: %zu\r\nconnection: close\r\n\r\n%s",
+                     status, reason, res.body.len, res.body.data);
+        gc_buf_free(&res.body);
+        return n > 0 && (size_t)n < h->wbuf_len - LWS_PRE ? (size_t)n : 0;
+}
+
+static void lowat_set(struct slot *s, int fd, int bytes)
+{
+        if (bytes <= 1 && !s->lowat)
+                return;
+        setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes));
+        s->lowat = bytes > 1;
+}
+
+/* Bytes lws has read from fd so far: what the kernel received less what is still queued. */
+static uint64_t rx_consumed(struct lws *wsi, int fd)
+{
+        int queued = 0;
+
+        if (ioctl(fd, SIOCINQ, &queued) < 0)
+                return UINT64_MAX;
+        return rx_bytes(wsi) - (uint64_t)queued;
+}
+
+static void heads_release(lws_sorted_usec_list_t *sul)
+{
+        struct gc_httpd *h = lws_container_of(sul, struct gc_httpd, release);
+
+        for (int i = 0; i < h->n_slots; i++) {
+                struct slot *s = &h->slots[i];
+
+                if (s->wsi && s->held && !s->refused) {
+                        s->held = false;
+                        lws_rx_flow_control(s->wsi, 1);
+                }
+        }
+}
+
+/* lws does not read s in this pass of the loop; the next pass lets it (heads_release). */
+static void hold_pass(struct gc_httpd *h, struct slot *s)
+{
+        lws_rx_flow_control(s->wsi, 0);
+        s->held = true;
+        lws_sul_schedule(h->ctx, 0, &h->release, heads_release, 1);
+}
+
+/* A bad head: the JSON error, what was sent is read and dropped (so the close is no reset),
+ * and the connection closes without lws reading on. */
+static void head_refuse(struct gc_httpd *h, struct slot *s, int fd, int status, const char *msg)
+{
+        size_t n = raw_error(h, status, msg), drained = 0;
+        ssize_t k;
+
+        if (n)
+                (void)!send(fd, h->wbuf + LWS_PRE, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (drained < (1u << 20) && (k = recv(fd, h->peek, h->peek_len, MSG_DONTWAIT)) > 0)
+                drained += (size_t)k;
+        lowat_set(s, fd, 1);
+        s->refused = true;
+        s->close_after = true;
+        hold_pass(h, s);
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, LWS_TO_KILL_ASYNC);
+}
+
+/* New bytes on a connection: when they start its next head, look at them before lws does. */
+static void head_look(struct gc_httpd *h, struct slot *s)
+{
+        int fd = lws_get_socket_fd(s->wsi), status;
+        const char *msg = "";
+        size_t len = 0;
+        ssize_t n;
+
+        if (s->busy || s->shed || s->cut || s->unchecked || s->refused || fd < 0)
+                return;
+        if (rx_consumed(s->wsi, fd) != s->checked) {
+                s->unchecked = true; /* lws has bytes of its own: the head does not start here */
+                lowat_set(s, fd, 1);
+                return;
+        }
+        n = recv(fd, h->peek, h->peek_len, MSG_PEEK | MSG_DONTWAIT);
+        if (n <= 0) {
+                lowat_set(s, fd, 1); /* the end, or an error: lws finds it */
+                return;
+        }
+        status = gc_httpd__head_check(h->peek, (size_t)n, h->peek_len - 1, &len, &msg);
+        if (status == GC_HTTPD__HEAD_PASS) {
+                s->checked += len;
+                s->unchecked = len == 0;
+                s->looks = 0;
+                lowat_set(s, fd, 1);
+        } else if (status == GC_HTTPD__HEAD_MORE && ++s->looks > HEAD_LOOKS) {
+                s->unchecked = true;
+                lowat_set(s, fd, 1);
+        } else if (status == GC_HTTPD__HEAD_MORE) {
+                /* The head deadline runs from its first byte. */
+                if (s->looks == 1)
+                        lws_set_timeout(s->wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, h->head_sec);
+                lowat_set(s, fd, (int)n + 1);
+                hold_pass(h, s);
+        } else {
+                head_refuse(h, s, fd, status, msg);
+        }
+}
+
+/* LWS_CALLBACK_RAW_RX_FILE on the epoll set. */
+static void heads_ready(struct gc_httpd *h)
+{
+        struct epoll_event ev[64];
+        int n;
+
+        do {
+                n = epoll_wait(h->epfd, ev, 64, 0);
+                for (int i = 0; i < n; i++) {
+                        struct slot *s = ev[i].data.ptr;
+
+                        if (s->wsi)
+                                head_look(h, s);
+                }
+        } while (n == 64);
+}
+
+/* The epoll set, adopted by lws as a file it polls (before any connection). */
+static int heads_start(struct gc_httpd *h)
+{
+        lws_sock_file_fd_type u;
+
+        h->peek = malloc(h->peek_len);
+        if (!h->peek)
+                return -ENOMEM;
+        h->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (h->epfd < 0)
+                return -errno;
+        u.filefd = h->epfd;
+        h->ep_wsi =
+            lws_adopt_descriptor_vhost(h->vh, LWS_ADOPT_RAW_FILE_DESC, u, RAW_PROTOCOL, NULL);
+        return h->ep_wsi ? 0 : -EIO;
+}
+
+/* A new plain connection joins the epoll set. */
+static void heads_watch(struct gc_httpd *h, struct slot *s)
+{
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = s};
+        int fd = lws_get_socket_fd(s->wsi);
+
+        if (h->tls || h->epfd < 0 || fd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+                s->unchecked = true;
 }
 
 /* Asks for a writeable callback on every parked request (all of them, or only expired ones). */
@@ -758,8 +981,11 @@ static void stream_release(gc_httpd_stream *st)
         memset(st, 0, sizeof(*st));
 }
 
+static void work_drop(struct gc_httpd *h, struct conn *c);
+
 static void conn_reset(struct gc_httpd *h, struct conn *c)
 {
+        work_drop(h, c);
         stream_end(h, c);
         gc_buf_free(&c->body);
         c->sent = 0;
@@ -879,8 +1105,118 @@ static void free_header_cache(struct gc_httpd__req *priv)
         for (size_t i = 0; i < priv->n_hdr; i++) {
                 explicit_bzero(priv->hdr_vals[i], strlen(priv->hdr_vals[i]));
                 free(priv->hdr_vals[i]);
+                free(priv->hdr_names[i]);
         }
         priv->n_hdr = 0;
+}
+
+static void work_free(struct work *w)
+{
+        if (!w)
+                return;
+        free_header_cache(&w->j.priv);
+        free_target(&w->t);
+        stream_release(&w->j.res.stream);
+        gc_buf_free(&w->j.res.body);
+        gc_buf_free(&w->j.res.headers_);
+        free(w);
+}
+
+/* The connection no longer waits for its deferred answer: the pool hands it back to be freed. */
+static void work_drop(struct gc_httpd *h, struct conn *c)
+{
+        struct work *w = c->work;
+
+        if (!w)
+                return;
+        c->work = NULL;
+        if (h)
+                gc_httpd__pool_orphan(&h->pool, &w->j);
+}
+
+static int on_work_done(struct gc_httpd *h, struct lws *wsi, struct conn *c);
+
+/* On a worker, after each job: the serving thread collects it (LWS_CALLBACK_EVENT_WAIT_CANCELLED).
+ */
+static void work_done(void *ud)
+{
+        struct gc_httpd *h = ud;
+
+        atomic_store(&h->work_done, true);
+        lws_cancel_service(h->ctx);
+}
+
+/*
+ * On the serving thread: finished answers are sent at once (headers and a first piece, as from
+ * LWS_CALLBACK_HTTP); orphans are freed. Sent here rather than from a writeable callback because
+ * the connection's reading is held (defer()) and lws 4.1 delivers neither while it is.
+ */
+static void work_collect(struct gc_httpd *h)
+{
+        struct gc_httpd__job *j = gc_httpd__pool_take_done(&h->pool), *next;
+
+        for (; j; j = next) {
+                struct work *w = lws_container_of(j, struct work, j);
+                struct conn *c = lws_wsi_user(w->wsi);
+
+                next = j->next;
+                if (j->orphan || !c || c->work != w) {
+                        work_free(w);
+                        continue;
+                }
+                lws_rx_flow_control(w->wsi, 1);
+                if (on_work_done(h, w->wsi, c) < 0)
+                        lws_set_timeout(w->wsi, PENDING_TIMEOUT_HTTP_CONTENT, LWS_TO_KILL_ASYNC);
+        }
+}
+
+/*
+ * Hands the request to a worker, taking t, the headers looked up so far and res; -EBUSY (all
+ * given back) when max_queued wait already.
+ */
+static int defer(struct gc_httpd *h, struct lws *wsi, struct conn *c, struct target *t, size_t mi,
+                 struct gc_httpd__req *priv, gc_httpd_response *res)
+{
+        struct work *w = calloc(1, sizeof(*w));
+
+        if (!w)
+                return -ENOMEM;
+        w->j.fn = res->defer_.fn;
+        w->j.ud = res->defer_.ud;
+        memset(&res->defer_, 0, sizeof(res->defer_));
+        w->t = *t;
+        w->j.priv = *priv;
+        w->j.priv.wsi = NULL; /* the worker must not touch lws */
+        w->j.res = *res;
+        w->mi = mi;
+        w->wsi = wsi;
+        w->j.req = (gc_httpd_request){
+            .method = methods[mi].name,
+            .head = methods[mi].tok == WSI_TOKEN_HEAD_URI,
+            .path = w->t.path,
+            .params = w->t.params,
+            .n_params = w->t.n_params,
+            .query = w->t.query.data ? w->t.query.data : "",
+            .internal_ = &w->j.priv,
+        };
+        if (gc_httpd__pool_submit(&h->pool, &w->j) < 0) {
+                *res = w->j.res;
+                free(w);
+                return -EBUSY;
+        }
+        memset(t, 0, sizeof(*t));
+        priv->n_hdr = 0;
+        gc_buf_init(&res->body, 0);
+        gc_buf_init(&res->headers_, 0);
+        memset(&res->stream, 0, sizeof(res->stream));
+        c->work = w;
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, WORK_BACKSTOP_SEC);
+        /*
+         * lws 4.1 would read a pipelined request behind this one meanwhile, end this transaction
+         * and hand that one over; held until the answer is written, it is served after it.
+         */
+        lws_rx_flow_control(wsi, 0);
+        return 0;
 }
 
 /*
@@ -912,6 +1248,32 @@ static bool park(struct gc_httpd *h, struct lws *wsi, struct conn *c, struct tar
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
                         (int)((c->park_deadline_us - now) / LWS_US_PER_SEC) + 5);
         return true;
+}
+
+/*
+ * Sends what a handler (or a worker) answered with result r, or a 500 when it failed or made no
+ * valid answer. The caller frees res' buffers.
+ */
+static int answer(struct gc_httpd *h, struct lws *wsi, struct conn *c, bool head, int r,
+                  gc_httpd_response *res)
+{
+        /* A worker cannot defer again. */
+        if (r == 0 && res->defer_.fn)
+                r = -EINVAL;
+        memset(&res->defer_, 0, sizeof(res->defer_));
+        /* A failed answer keeps none of what the handler (or guard) set. */
+        if (r < 0 || res->status < 200 || res->status > 599 || !content_type_ok(res->content_type))
+                stream_release(&res->stream);
+        if (r < 0) {
+                gc_buf_reset(&res->headers_);
+                gc_httpd_error(res, 500, r == -E2BIG ? "response too large" : "internal error");
+        } else if (res->status < 200 || res->status > 599 || !content_type_ok(res->content_type)) {
+                gc_buf_reset(&res->headers_);
+                gc_httpd_error(res, 500, "internal error: invalid response");
+        }
+        r = send_response(h, wsi, c, head, res);
+        stream_release(&res->stream); /* when send_response failed before taking it */
+        return r;
 }
 
 /*
@@ -958,23 +1320,37 @@ static int serve(struct gc_httpd *h, struct lws *wsi, struct conn *c, struct tar
         }
         if (r == GC_HTTPD_ALLOW)
                 r = rt->fn(rt->ud, &req, &res);
-        /* A failed answer keeps none of what the handler (or guard) set. */
-        if (r < 0 || res.status < 200 || res.status > 599 || !content_type_ok(res.content_type))
-                stream_release(&res.stream);
-        if (r < 0) {
-                gc_buf_reset(&res.headers_);
-                gc_httpd_error(&res, 500, r == -E2BIG ? "response too large" : "internal error");
-        } else if (res.status < 200 || res.status > 599 || !content_type_ok(res.content_type)) {
-                gc_buf_reset(&res.headers_);
-                gc_httpd_error(&res, 500, "internal error: invalid response");
+        if (r == 0 && res.defer_.fn) {
+                r = defer(h, wsi, c, t, mi, &priv, &res);
+                if (r == 0)
+                        return 0; /* answered when the worker is done (on_work_done) */
+                if (r == -EBUSY) {
+                        stream_release(&res.stream);
+                        gc_buf_reset(&res.headers_);
+                        gc_httpd_error(&res, 503, "too many requests being computed");
+                        gc_httpd_add_header(&res, "Retry-After", "1");
+                        r = 0;
+                }
         }
 send:
-        r = send_response(h, wsi, c, req.head, &res);
-        stream_release(&res.stream); /* when send_response failed before taking it */
+        r = answer(h, wsi, c, req.head, r, &res);
         free_header_cache(&priv);
         free_target(t);
         gc_buf_free(&res.body);
         gc_buf_free(&res.headers_);
+        return r;
+}
+
+/* A deferred answer is back from its worker: send it (work_collect). */
+static int on_work_done(struct gc_httpd *h, struct lws *wsi, struct conn *c)
+{
+        struct work *w = c->work;
+        int r;
+
+        c->work = NULL;
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+        r = answer(h, wsi, c, w->j.req.head, w->j.r, &w->j.res);
+        work_free(w);
         return r;
 }
 
@@ -1009,7 +1385,7 @@ static int on_request(struct gc_httpd *h, struct lws *wsi, struct conn *c)
         int status, hstatus, r;
 
         /* The connection of a cut transaction (see the callback): hang up. */
-        if (c->active || c->parked || !sl || sl->cut || sl->shed)
+        if (c->active || c->parked || c->work || !sl || sl->cut || sl->shed)
                 return -1;
         sl->busy = true;
         conn_reset(h, c);
@@ -1140,6 +1516,8 @@ static int on_writeable(struct gc_httpd *h, struct lws *wsi, struct conn *c)
 
         if (c->parked)
                 return on_parked_writeable(h, wsi, c);
+        if (c->work)
+                return 0; /* sent when the worker is done (work_collect) */
         if (!c->active)
                 return 0;
         if (c->streaming)
@@ -1180,12 +1558,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                 /*
                  * lws 4.1 ends a transaction on its own when a pipelined request follows in
                  * the same read, even while the previous answer's body is still to be written
-                 * or the request is parked, and then hands over the next request: answering it
-                 * would put a response where the client expects the previous body. Mark the
-                 * connection and hang up at that next request; a pipelining client retries what
-                 * was not answered (RFC 9112 9.3.2).
+                 * or the request is parked or computed, and then hands over the next request:
+                 * answering it would put a response where the client expects the previous body.
+                 * Mark the connection and hang up at that next request; a pipelining client retries
+                 * what was not answered (RFC 9112 9.3.2).
                  */
-                if (c && (c->active || c->parked) && slot_of(wsi))
+                if (c && (c->active || c->parked || c->work) && slot_of(wsi))
                         slot_of(wsi)->cut = true;
                 if (c)
                         conn_reset(h, c);
@@ -1195,7 +1573,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                         conn_reset(h, c);
                 return 0;
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-                /* gc_httpd_wake() or gc_httpd_stop() from another thread. */
+                /* gc_httpd_wake(), gc_httpd_stop() or a worker from another thread. */
+                if (h && atomic_exchange(&h->work_done, false))
+                        work_collect(h);
                 if (h && atomic_exchange(&h->wake_req, false)) {
                         parked_poke(h, false);
                         for (struct conn *s = h->streams; s; s = s->stream_next)
@@ -1229,22 +1609,22 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 static int raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                         size_t len)
 {
-        static const char body[] = "{\"error\":\"not an HTTP/1.1 request\",\"status\":400}";
         struct lws_context *ctx = lws_get_context(wsi);
         struct gc_httpd *h = ctx ? lws_context_user(ctx) : NULL;
-        int n;
+        size_t n;
 
         (void)user;
         (void)in;
         (void)len;
+        if (h && reason == LWS_CALLBACK_RAW_RX_FILE && wsi == h->ep_wsi) {
+                heads_ready(h);
+                return 0;
+        }
         if (reason != LWS_CALLBACK_RAW_RX || !h)
                 return 0;
-        n = snprintf((char *)h->wbuf + LWS_PRE, h->wbuf_len - LWS_PRE,
-                     "HTTP/1.1 400 Bad Request\r\nserver: gpu-cost\r\n"
-                     "content-type: application/json\r\ncontent-length: %zu\r\n"
-                     "connection: close\r\n\r\n%s",
-                     sizeof(body) - 1, body);
-        lws_write(wsi, h->wbuf + LWS_PRE, (size_t)n, LWS_WRITE_RAW);
+        n = raw_error(h, 400, "not an HTTP/1.1 request");
+        if (n)
+                lws_write(wsi, h->wbuf + LWS_PRE, n, LWS_WRITE_RAW);
         return -1;
 }
 
@@ -1261,14 +1641,18 @@ const char *gc_httpd_header(const gc_httpd_request *req, const char *name)
         if (!req || !req->internal_ || !gc_httpd__header_name_ok(name))
                 return NULL;
         priv = req->internal_;
-        if (priv->n_hdr == GC_HTTPD__MAX_HDR_LOOKUPS)
-                return NULL;
         /* lws stores header names lower-case with their colon. */
         n = strlen(name);
         for (size_t i = 0; i < n; i++)
                 lname[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
         lname[n] = ':';
         lname[n + 1] = '\0';
+        /* Looked up already: the only way on a worker, which must not touch lws. */
+        for (size_t i = 0; i < priv->n_hdr; i++)
+                if (!strcmp(priv->hdr_names[i], lname))
+                        return priv->hdr_vals[i];
+        if (!priv->wsi || priv->n_hdr == GC_HTTPD__MAX_HDR_LOOKUPS)
+                return NULL;
 
         for (tok = 0; tok < WSI_TOKEN_COUNT; tok++) {
                 const char *s = (const char *)lws_token_to_string((enum lws_token_indexes)tok);
@@ -1295,6 +1679,11 @@ const char *gc_httpd_header(const gc_httpd_request *req, const char *name)
                 return NULL;
 #endif
         }
+        priv->hdr_names[priv->n_hdr] = strdup(lname);
+        if (!priv->hdr_names[priv->n_hdr]) {
+                explicit_bzero(v, (size_t)len);
+                goto fail;
+        }
         priv->hdr_vals[priv->n_hdr++] = v;
         return v;
 fail:
@@ -1303,6 +1692,38 @@ fail:
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------------- */
+
+/* The requests that wait: parked by the guard, deferred to a worker (take_opts). */
+static int take_waiting_opts(struct gc_httpd *h, const gc_httpd_opts *o, char *err, size_t errlen)
+{
+        h->max_parked = o->max_parked                                ? o->max_parked
+                        : h->max_conns < GC_HTTPD_DEFAULT_MAX_PARKED ? h->max_conns
+                                                                     : GC_HTTPD_DEFAULT_MAX_PARKED;
+        h->park_sec = o->park_timeout_sec ? o->park_timeout_sec : GC_HTTPD_DEFAULT_PARK_TIMEOUT_SEC;
+        h->n_workers = o->workers ? o->workers : GC_HTTPD_DEFAULT_WORKERS;
+        h->max_queued = o->max_queued                                ? o->max_queued
+                        : h->max_conns < GC_HTTPD_DEFAULT_MAX_QUEUED ? h->max_conns
+                                                                     : GC_HTTPD_DEFAULT_MAX_QUEUED;
+        if (h->max_parked < 1 || h->max_parked > h->max_conns) {
+                gc_errf(err, errlen, "max_parked: %d is not in 1..max_connections (%d)",
+                        h->max_parked, h->max_conns);
+                return -EINVAL;
+        }
+        if (h->park_sec < 1 || h->park_sec > 300) {
+                gc_errf(err, errlen, "park_timeout_sec: %d is not in 1..300", h->park_sec);
+                return -EINVAL;
+        }
+        if (h->n_workers < 1 || h->n_workers > 64) {
+                gc_errf(err, errlen, "workers: %d is not in 1..64", h->n_workers);
+                return -EINVAL;
+        }
+        if (h->max_queued < 1 || h->max_queued > h->max_conns) {
+                gc_errf(err, errlen, "max_queued: %d is not in 1..max_connections (%d)",
+                        h->max_queued, h->max_conns);
+                return -EINVAL;
+        }
+        return 0;
+}
 
 /* Copies o's settings into h, with defaults; 0 or -EINVAL with err naming the field. */
 static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family, char *err,
@@ -1323,10 +1744,6 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         h->max_response =
             o->max_response_bytes ? o->max_response_bytes : GC_HTTPD_DEFAULT_MAX_RESPONSE_BYTES;
         h->tls_check_sec = o->tls_check_sec ? o->tls_check_sec : GC_HTTPD_DEFAULT_TLS_CHECK_SEC;
-        h->max_parked = o->max_parked                                ? o->max_parked
-                        : h->max_conns < GC_HTTPD_DEFAULT_MAX_PARKED ? h->max_conns
-                                                                     : GC_HTTPD_DEFAULT_MAX_PARKED;
-        h->park_sec = o->park_timeout_sec ? o->park_timeout_sec : GC_HTTPD_DEFAULT_PARK_TIMEOUT_SEC;
         h->log = o->log;
         h->log_ud = o->log_ud;
 
@@ -1382,15 +1799,8 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
                 gc_errf(err, errlen, "tls_check_sec: %d is not in 1..86400", h->tls_check_sec);
                 return -EINVAL;
         }
-        if (h->max_parked < 1 || h->max_parked > h->max_conns) {
-                gc_errf(err, errlen, "max_parked: %d is not in 1..max_connections (%d)",
-                        h->max_parked, h->max_conns);
+        if (take_waiting_opts(h, o, err, errlen) < 0)
                 return -EINVAL;
-        }
-        if (h->park_sec < 1 || h->park_sec > 300) {
-                gc_errf(err, errlen, "park_timeout_sec: %d is not in 1..300", h->park_sec);
-                return -EINVAL;
-        }
         if (!o->tls_cert_file != !o->tls_key_file) {
                 gc_errf(err, errlen, "%s: set both tls_cert_file and tls_key_file, or neither",
                         o->tls_cert_file ? "tls_key_file" : "tls_cert_file");
@@ -1415,6 +1825,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
                 gc_errf(err, errlen, "out of memory");
                 return NULL;
         }
+        h->epfd = -1;
         if (take_opts(h, o, &family, err, errlen) < 0)
                 goto fail;
         if (o->tls_cert_file) {
@@ -1437,6 +1848,10 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         h->slots = calloc((size_t)h->n_slots, sizeof(*h->slots));
         h->hdr_scan_len = (h->max_header < 65535 ? h->max_header : 65535) + 1;
         h->hdr_scan = malloc(h->hdr_scan_len);
+        h->peek_len = (h->max_url + h->max_header + 4096 > GC_HTTPD_HEAD_TABLE_BYTES
+                           ? h->max_url + h->max_header + 4096
+                           : GC_HTTPD_HEAD_TABLE_BYTES) +
+                      1;
         if (!h->wbuf || !h->slots || !h->hdr_scan) {
                 gc_errf(err, errlen, "out of memory");
                 goto fail;
@@ -1492,10 +1907,7 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
          * many tables as connections: a client waiting for a table was the 5 s stall behind 64
          * slow clients (docs/httpd.md).
          */
-        ci.max_http_header_data2 =
-            (unsigned)(h->max_url + h->max_header + 4096 > GC_HTTPD_HEAD_TABLE_BYTES
-                           ? h->max_url + h->max_header + 4096
-                           : GC_HTTPD_HEAD_TABLE_BYTES);
+        ci.max_http_header_data2 = (unsigned)(h->peek_len - 1);
         ci.max_http_header_pool2 = (unsigned)h->n_slots;
         ci.fd_limit_per_thread = (unsigned)(h->n_accept + LWS_OWN_FDS);
         ci.pt_serv_buf_size = SERVICE_BUF_SIZE;
@@ -1541,6 +1953,14 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
                 goto fail;
         }
         h->port = lws_get_vhost_listen_port(h->vh);
+        if (!h->tls && heads_start(h) < 0) {
+                gc_errf(err, errlen, "listen: cannot watch request heads (epoll)");
+                goto fail;
+        }
+        if (gc_httpd__pool_start(&h->pool, h->n_workers, h->max_queued, work_done, h) < 0) {
+                gc_errf(err, errlen, "workers: cannot start %d threads", h->n_workers);
+                goto fail;
+        }
         h->next_tls_check_us = lws_now_usecs() + (lws_usec_t)h->tls_check_sec * LWS_US_PER_SEC;
         return h;
 fail:
@@ -1550,11 +1970,21 @@ fail:
 
 gc_httpd *gc_httpd_free(gc_httpd *h)
 {
+        struct gc_httpd__job *left, *next;
+
         if (!h)
                 return NULL;
+        /* The workers first: they wake the context. What they leave is freed once every
+         * connection is closed (closing one orphans its job). */
+        left = gc_httpd__pool_stop(&h->pool);
         if (h->ctx) {
                 lws_sul_cancel(&h->tick);
+                lws_sul_cancel(&h->release);
                 lws_context_destroy(h->ctx);
+        }
+        for (; left; left = next) {
+                next = left->next;
+                work_free(lws_container_of(left, struct work, j));
         }
         pthread_mutex_lock(&lws_log_mu);
         if (lws_log_owner == h)
@@ -1567,6 +1997,10 @@ gc_httpd *gc_httpd_free(gc_httpd *h)
         free(h->wbuf);
         free(h->slots);
         free(h->hdr_scan);
+        free(h->peek);
+        /* lws closes the epoll set with the context, once it adopted it. */
+        if (h->epfd >= 0 && !h->ep_wsi)
+                close(h->epfd);
         free(h);
         return NULL;
 }
@@ -1628,6 +2062,7 @@ int gc_httpd_run(gc_httpd *h, const volatile sig_atomic_t *stop)
                 }
         }
         lws_sul_cancel(&h->tick);
+        lws_sul_cancel(&h->release);
         atomic_store(&h->stop_req, true);
         return r;
 }

@@ -13,8 +13,9 @@
  * One gc_httpd serves one listening address from one thread: gc_httpd_run() runs the event loop
  * in the caller's thread and every handler is called there, one at a time. Handlers must not
  * block: they read data another thread has published (an immutable, reference-counted snapshot)
- * and answer at once. Only GET and HEAD are served; HEAD gets the headers GET would get.
- * Nothing here prints: messages go to the log hook. See docs/httpd.md.
+ * and answer at once, or hand a computation to the server's worker threads (gc_httpd_defer). Only
+ * GET and HEAD are served; HEAD gets the headers GET would get. Nothing here prints: messages go to
+ * the log hook. See docs/httpd.md.
  */
 
 /* Defaults used when an option is left 0. */
@@ -27,6 +28,8 @@
 #define GC_HTTPD_DEFAULT_TLS_CHECK_SEC      10
 #define GC_HTTPD_DEFAULT_MAX_PARKED         32
 #define GC_HTTPD_DEFAULT_PARK_TIMEOUT_SEC   10
+#define GC_HTTPD_DEFAULT_WORKERS            2
+#define GC_HTTPD_DEFAULT_MAX_QUEUED         16
 
 #define GC_HTTPD_MAX_ROUTES 64 /* routes per server */
 #define GC_HTTPD_MAX_PARAMS 64 /* query parameters per request; more is a 400 */
@@ -70,6 +73,10 @@ typedef struct gc_httpd_opts {
          * more is a 503), each for at most park_timeout_sec (then a 504). See the guard below. */
         int max_parked;
         int park_timeout_sec;
+        /* Threads that compute deferred answers (gc_httpd_defer), and deferred answers that may
+         * wait for one of them (one more is a 503 with Retry-After). */
+        int workers;
+        int max_queued;
         gc_httpd_log_fn log; /* NULL: silent */
         void *log_ud;
 } gc_httpd_opts;
@@ -115,6 +122,11 @@ typedef struct gc_httpd_response {
         gc_buf body;              /* limited to max_response_bytes */
         gc_buf headers_;          /* private: see gc_httpd_add_header() */
         gc_httpd_stream stream;   /* next set: the body is streamed (and `body` not sent) */
+        struct {
+                int (*fn)(void *ud, const struct gc_httpd_request *req,
+                          struct gc_httpd_response *res);
+                void *ud;
+        } defer_; /* private: see gc_httpd_defer() */
 } gc_httpd_response;
 
 /*
@@ -204,6 +216,15 @@ const char *gc_httpd_header(const gc_httpd_request *req, const char *name);
  * Connection, Transfer-Encoding); -E2BIG past 4 KiB of extra headers.
  */
 int gc_httpd_add_header(gc_httpd_response *res, const char *name, const char *value);
+/*
+ * From a handler about to return 0: the answer is computed by fn(ud, req, res) on one of the
+ * server's worker threads instead, so the serving thread goes on answering others meanwhile.
+ * fn gets the same req (path and parameters; gc_httpd_header() there only returns headers the
+ * handler looked up before deferring, others are NULL; gc_httpd_server() is NULL) and the same
+ * res, and must not touch anything of the server's thread. The answer is sent when fn returns.
+ * With max_queued deferred answers waiting the request is answered 503 with Retry-After: 1.
+ */
+int gc_httpd_defer(gc_httpd_response *res, gc_httpd_handler fn, void *ud);
 /* Sets status and a JSON body {"error":msg,"status":N}; the body written so far is discarded. */
 int gc_httpd_error(gc_httpd_response *res, int status, const char *msg);
 

@@ -161,3 +161,124 @@ int gc_httpd_error(gc_httpd_response *res, int status, const char *msg)
                 r = gc_buf_printf(&res->body, ",\"status\":%d}", status);
         return r;
 }
+
+int gc_httpd_defer(gc_httpd_response *res, gc_httpd_handler fn, void *ud)
+{
+        if (!res || !fn)
+                return -EINVAL;
+        res->defer_.fn = fn;
+        res->defer_.ud = ud;
+        return 0;
+}
+
+/* A control character, a tab aside when tab_ok; a CR is one unless it ends the line. */
+static bool raw_ctl(const char *p, size_t n, bool tab_ok)
+{
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)p[i];
+
+                if (c == '\r' && i + 1 == n)
+                        continue;
+                if ((c < 0x20 && !(tab_ok && c == '\t')) || c == 0x7f)
+                        return true;
+        }
+        return false;
+}
+
+static bool hex_digit(char c)
+{
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* The request target t[0..n): percent escapes and the number of parameters; 0 or a 400. */
+static int target_check(const char *t, size_t n, size_t *ret_params, const char **ret_msg)
+{
+        const char *q = memchr(t, '?', n);
+        size_t params = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (t[i] != '%')
+                        continue;
+                if (i + 2 >= n || !hex_digit(t[i + 1]) || !hex_digit(t[i + 2])) {
+                        *ret_msg = "malformed percent escape";
+                        return 400;
+                }
+                if (t[i + 1] == '0' && t[i + 2] == '0') {
+                        *ret_msg = q && t + i > q ? "control character in a query parameter"
+                                                  : "control character in the path";
+                        return 400;
+                }
+        }
+        for (const char *a = q ? q + 1 : t + n, *e = t + n; a < e;) {
+                const char *amp = memchr(a, '&', (size_t)(e - a));
+                const char *end = amp ? amp : e;
+
+                params += end > a;
+                a = end + 1;
+        }
+        *ret_params = params;
+        if (params > GC_HTTPD_MAX_PARAMS) {
+                *ret_msg = "too many query parameters";
+                return 400;
+        }
+        return 0;
+}
+
+int gc_httpd__head_check(const char *p, size_t n, size_t limit, size_t *ret_len,
+                         const char **ret_msg)
+{
+        const char *eol, *line, *t, *te;
+        size_t i = 0, params = 0, lines = 0;
+        int r;
+
+        *ret_len = 0;
+        /* A method (1 to 16 capitals) and a space; anything else is libwebsockets' to refuse. */
+        while (i < n && i < 16 && p[i] >= 'A' && p[i] <= 'Z')
+                i++;
+        if (i == n)
+                return GC_HTTPD__HEAD_MORE;
+        if (i == 0 || p[i] != ' ')
+                return GC_HTTPD__HEAD_PASS;
+        eol = memchr(p, '\n', n);
+        if (raw_ctl(p + i, (size_t)((eol ? eol : p + n) - (p + i)), false)) {
+                *ret_msg = "control character in the request line";
+                return 400;
+        }
+        if (!eol) {
+                *ret_msg = "URL too long";
+                return n >= limit ? 414 : GC_HTTPD__HEAD_MORE;
+        }
+        t = p + i + 1;
+        te = memchr(t, ' ', (size_t)(eol - t));
+        if (!te)
+                te = eol > t && eol[-1] == '\r' ? eol - 1 : eol;
+        r = target_check(t, (size_t)(te - t), &params, ret_msg);
+        if (r)
+                return r;
+        for (line = eol + 1;; line = eol + 1) {
+                size_t len;
+
+                eol = line < p + n ? memchr(line, '\n', (size_t)(p + n - line)) : NULL;
+                len = (size_t)((eol ? eol : p + n) - line);
+                if (raw_ctl(line, len, true)) {
+                        *ret_msg = "control character in a header";
+                        return 400;
+                }
+                if (!eol) {
+                        *ret_msg = "request header fields too large";
+                        return n >= limit ? 431 : GC_HTTPD__HEAD_MORE;
+                }
+                if (len == 0 || (len == 1 && line[0] == '\r'))
+                        break;
+                if (++lines + params > GC_HTTPD__MAX_HEAD_PIECES) {
+                        *ret_msg = "too many header lines";
+                        return 431;
+                }
+        }
+        if ((size_t)(eol + 1 - p) > limit) {
+                *ret_msg = "request header fields too large";
+                return 431;
+        }
+        *ret_len = (size_t)(eol + 1 - p);
+        return GC_HTTPD__HEAD_PASS;
+}

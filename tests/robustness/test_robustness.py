@@ -25,7 +25,7 @@ import pytest
 from conftest import connect, read_response
 
 # The bounds asserted (docs/benchmarks.md has the figures measured against them).
-GOOD_P99_MS = 50.0   # the well-behaved client under every attack but the expensive answers
+GOOD_P99_MS = 50.0   # the well-behaved client under every attack
 PROBE_MAX_MS = 1000.0  # the kubelet's default timeoutSeconds is 1 s; the chart gives 5 s
 RSS_SLACK_KIB = 16 * 1024
 CHEAP = "/api/v1/prices"
@@ -246,9 +246,19 @@ BAD = [
     ("query of 40 KB", b"GET /api/v1/costs?window=7d&by=" + b"a" * 40000 + b" HTTP/1.1\r\n"
      b"Host: a\r\n\r\n", 414, "URL too long"),
     # libwebsockets 4.1 keeps about 90 pieces of a head (each parameter is one) and fails the
-    # parse past them, before the server sees the request: the connection closes unanswered.
+    # parse past them: the server looks at the head as sent first and answers.
     ("40 KB of parameters", b"GET /api/v1/costs?" + b"a=1&" * 10000 + b" HTTP/1.1\r\nHost: a"
-     b"\r\n\r\n", None, None),
+     b"\r\n\r\n", 400, "too many query parameters"),
+    ("200 parameters", b"GET /api/v1/costs?" + b"a=1&" * 200 + b" HTTP/1.1\r\nHost: a\r\n\r\n",
+     400, "too many query parameters"),
+    ("100 header lines", b"GET /api/v1/prices HTTP/1.1\r\nHost: a\r\n" + b"Accept: x\r\n" * 100 +
+     b"\r\n", 431, "too many header lines"),
+    ("head of 70 KB", b"GET /api/v1/prices HTTP/1.1\r\nHost: a\r\nX-Pad: " + b"p" * 70000 +
+     b"\r\n\r\n", 431, "request header fields too large"),
+    ("request line of 70 KB", b"GET /api/v1/prices?a=" + b"a" * 70000 + b" HTTP/1.1\r\nHost: a"
+     b"\r\n\r\n", 414, "URL too long"),
+    ("bad % escape", b"GET /api/v1/pr%zzices HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+     "malformed percent escape"),
     ("65 parameters", b"GET /api/v1/costs?" + b"a=1&" * 65 + b" HTTP/1.1\r\nHost: a\r\n\r\n",
      400, "too many query parameters"),
     ("header of 60 KB", b"GET /api/v1/prices HTTP/1.1\r\nHost: a\r\nX-Pad: " + b"p" * 60000 +
@@ -270,12 +280,16 @@ BAD = [
      "invalid Content-Length"),
     ("chunked GET", b"GET /api/v1/prices HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n"
      b"\r\n0\r\n\r\n", 400, "a request body is not accepted"),
-    # A NUL byte in the request line, as sent or as a final %00, fails libwebsockets' parse:
-    # closed unanswered. Inside a value it reaches the server: a 400.
-    ("NUL in the path", b"GET /api/v1/pri\x00ces HTTP/1.1\r\nHost: a\r\n\r\n", None, None),
-    ("final %00", b"GET /api/v1/costs?window=7d%00 HTTP/1.1\r\nHost: a\r\n\r\n", None, None),
+    # A NUL byte in the request line, as sent or as a final %00, fails libwebsockets' parse, and
+    # one in a header it does not know stops it: each is answered from the head as sent.
+    ("NUL in the path", b"GET /api/v1/pri\x00ces HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+     "control character in the request line"),
+    ("final %00", b"GET /api/v1/costs?window=7d%00 HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+     "control character in a query parameter"),
     ("NUL in a known header", b"GET /api/v1/prices HTTP/1.1\r\nHost: a\x00b\r\n\r\n", 400,
      "control character in a header"),
+    ("NUL in an unknown header", b"GET /api/v1/prices HTTP/1.1\r\nHost: a\r\nX-A: a\x00b\r\n"
+     b"\r\n", 400, "control character in a header"),
     ("%01 in a parameter", b"GET /api/v1/costs?window=%01 HTTP/1.1\r\nHost: a\r\n\r\n", 400,
      "control character in a query parameter"),
     ("no HTTP version", b"GET /api/v1/prices\r\n\r\n", 400, "malformed request line"),
@@ -379,8 +393,9 @@ def test_pipelined(server, baseline):
 
 def test_expensive_answers(server, baseline):
     """A client fetches the demo's largest answer back to back: the cheap ones on other
-    connections wait at most for one expensive answer's computation (one thread computes every
-    answer; its time to the first byte), not for its 5.5 MB to be written."""
+    connections do not wait for its computation (a worker thread does it) nor for its 5.5 MB to
+    be written (64 KiB pieces): their p99 stays under the general bound (docs/httpd.md,
+    Fairness)."""
     with Watch(server, "expensive answers back to back") as w:
         r = load_result(load("expensive", server.api_port, 8, EXPENSIVE))
     ttfb = [1000 * x for x in r["ttfb"]]
@@ -388,8 +403,45 @@ def test_expensive_answers(server, baseline):
     print("FIGURE expensive answer: %d bytes, n=%d first byte p50=%.1fms max=%.1fms, whole "
           "p50=%.1fms max=%.1fms" % (r["bytes"], len(total), pct(ttfb, 50), max(ttfb),
                                      pct(total, 50), max(total)))
-    # The bound: the longest computation of an expensive answer, plus GOOD_P99_MS.
-    w.check(p99_ms=max(ttfb) + GOOD_P99_MS)
+    w.check()
+
+
+def test_deferred_answers_bounded(own_server):
+    """Thirty answers that need computing asked at once (each as large as the demo's largest,
+    under keys the cache does not hold): two are computed, sixteen wait for a worker, the rest
+    are a 503 with Retry-After and the JSON error at once; the server goes on answering."""
+    socks = [connect(own_server.api_port, "127.0.0.3", timeout=30) for _ in range(30)]
+    paths = ["/allocation?%s" % q for d in range(14, 29) for q in (
+        "aggregate=pod&window=%dd&step=1h" % d, "step=1h&window=%dd&aggregate=pod" % d)]
+    try:
+        for s, path in zip(socks, paths):
+            s.sendall(("HEAD %s HTTP/1.1\r\nHost: a\r\n\r\n" % path).encode())
+        got = []
+        t0 = time.monotonic()
+        for s in socks:
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                chunk = s.recv(65536)
+                assert chunk, "closed without an answer"
+                buf += chunk
+            head = buf.partition(b"\r\n\r\n")[0].decode("latin-1").lower()
+            got.append((int(head.split()[1]), head, time.monotonic() - t0))
+    finally:
+        close_all(socks)
+    busy = [g for g in got if g[0] == 503]
+    print("FIGURE 30 deferred answers at once: %d answered 200, %d 503, last 200 after %.0f ms" % (
+        sum(g[0] == 200 for g in got), len(busy),
+        1000 * max([g[2] for g in got if g[0] == 200] or [0])))
+    assert all(g[0] in (200, 503) for g in got), [g[0] for g in got]
+    assert busy and all("retry-after: 1" in g[1] for g in busy), busy[:1]
+    # At least the queue's 16 (the workers may not have taken the first ones off it yet).
+    assert sum(g[0] == 200 for g in got) >= 16
+    assert all("content-type: application/json" in g[1] for g in busy), busy[:1]
+    c = http.client.HTTPConnection("127.0.0.1", own_server.api_port, timeout=10)
+    c.request("GET", CHEAP)
+    r = c.getresponse()
+    assert r.status == 200 and json.loads(r.read())
+    c.close()
 
 
 # The Prometheus text format 0.0.4 (prometheus.io/docs/instrumenting/exposition_formats), as

@@ -120,6 +120,61 @@ static int h_teapot(void *ud, const gc_httpd_request *req, gc_httpd_response *re
         return gc_httpd_error(res, 418, "short \"and\" stout");
 }
 
+/* Deferred answers wait at this gate, open unless a test closes it. */
+static struct {
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        bool closed;
+        int waiting; /* workers held at the gate */
+} gate = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void gate_set(bool closed)
+{
+        pthread_mutex_lock(&gate.mu);
+        gate.closed = closed;
+        pthread_cond_broadcast(&gate.cv);
+        pthread_mutex_unlock(&gate.mu);
+}
+
+static void gate_wait_for(int n)
+{
+        pthread_mutex_lock(&gate.mu);
+        while (gate.waiting < n)
+                pthread_cond_wait(&gate.cv, &gate.mu);
+        pthread_mutex_unlock(&gate.mu);
+}
+
+/* On a worker: ud "big" is h_big's body, "fail" an error, else what the worker saw. */
+static int w_deferred(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        const char *inm = gc_httpd_header(req, "If-None-Match");
+        const char *other = gc_httpd_header(req, "X-Other");
+
+        pthread_mutex_lock(&gate.mu);
+        gate.waiting++;
+        pthread_cond_broadcast(&gate.cv);
+        while (gate.closed)
+                pthread_cond_wait(&gate.cv, &gate.mu);
+        gate.waiting--;
+        pthread_mutex_unlock(&gate.mu);
+        if (!strcmp(ud, "big"))
+                return h_big(NULL, req, res);
+        if (!strcmp(ud, "fail"))
+                return -EIO;
+        res->content_type = "text/plain";
+        return gc_buf_printf(&res->body, "%s %s?%s inm=%s other=%s server=%s", req->method,
+                             req->path, req->query, inm ? inm : "(none)", other ? other : "(none)",
+                             gc_httpd_server(req) ? "yes" : "no");
+}
+
+/* On the serving thread: looks up If-None-Match (the worker sees it; X-Other it does not). */
+static int h_deferred(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
+{
+        gc_httpd_header(req, "If-None-Match");
+        gc_httpd_add_header(res, "X-Before", "kept");
+        return gc_httpd_defer(res, w_deferred, ud);
+}
+
 static void *run_thread(void *p)
 {
         struct srv *s = p;
@@ -141,6 +196,9 @@ static void add_routes(gc_httpd *h)
         ck_assert_int_eq(gc_httpd_route(h, "/api", GC_HTTPD_PREFIX, h_prefix, "api"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api/v1/", GC_HTTPD_PREFIX, h_prefix, "v1"), 0);
         ck_assert_int_eq(gc_httpd_route(h, "/api/v1/exact", 0, h_prefix, "exact"), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/deferred", 0, h_deferred, "echo"), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/deferred/big", 0, h_deferred, "big"), 0);
+        ck_assert_int_eq(gc_httpd_route(h, "/deferred/fail", 0, h_deferred, "fail"), 0);
 }
 
 static void srv_start(struct srv *s, gc_httpd_opts *o)
@@ -345,6 +403,9 @@ static const struct {
     {{.listen = "127.0.0.1:0", .max_connections = 8, .max_per_address = 9}, "max_per_address"},
     {{.listen = "127.0.0.1:0", .max_per_address = -2}, "max_per_address"},
     {{.listen = "127.0.0.1:0", .max_response_bytes = 100}, "max_response_bytes"},
+    {{.listen = "127.0.0.1:0", .workers = 65}, "workers"},
+    {{.listen = "127.0.0.1:0", .workers = -1}, "workers"},
+    {{.listen = "127.0.0.1:0", .max_connections = 8, .max_queued = 9}, "max_queued"},
     {{.listen = "127.0.0.1:0", .tls_cert_file = "/nonexistent.pem"}, "tls_key_file"},
     {{.listen = "127.0.0.1:0", .tls_key_file = "/nonexistent.pem"}, "tls_cert_file"},
     {{.listen = "127.0.0.1:0",
@@ -1033,6 +1094,20 @@ static char *repeat(const char *prefix, char c, size_t n, const char *suffix)
  * Each bad head gets its status and the JSON error, then the connection ends: the body or the
  * rest of the head is never read as a next request.
  */
+/* prefix, unit n times, suffix. */
+static char *repeat_str(const char *prefix, const char *unit, size_t n, const char *suffix)
+{
+        size_t a = strlen(prefix), u = strlen(unit), b = strlen(suffix);
+        char *s = malloc(a + u * n + b + 1);
+
+        ck_assert_ptr_nonnull(s);
+        memcpy(s, prefix, a);
+        for (size_t i = 0; i < n; i++)
+                memcpy(s + a + i * u, unit, u);
+        memcpy(s + a + u * n, suffix, b + 1);
+        return s;
+}
+
 START_TEST(test_bad_heads)
 {
         struct {
@@ -1068,6 +1143,25 @@ START_TEST(test_bad_heads)
             {repeat("POST /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\n", 'x',
                     100000, ""),
              "405", "method not allowed"},
+            /* What lws 4.1 fails without an answer, or with its own HTML 403: looked at first. */
+            {repeat_str("GET /hello?", "a=1&", 200, " HTTP/1.1\r\nHost: a\r\n\r\n"), "400",
+             "too many query parameters"},
+            {repeat_str("GET /hello?", "a=1&", 10000, " HTTP/1.1\r\nHost: a\r\n\r\n"), "400",
+             "too many query parameters"},
+            {repeat_str("GET /hello HTTP/1.1\r\nHost: a\r\n", "Accept: x\r\n", 100, "\r\n"), "431",
+             "too many header lines"},
+            {strdup("GET /hel%zzlo HTTP/1.1\r\nHost: a\r\n\r\n"), "400",
+             "malformed percent escape"},
+            {strdup("GET /hello?a=%4 HTTP/1.1\r\nHost: a\r\n\r\n"), "400",
+             "malformed percent escape"},
+            {strdup("GET /hello?a=%00 HTTP/1.1\r\nHost: a\r\n\r\n"), "400",
+             "control character in a query parameter"},
+            {strdup("GET /he%00llo HTTP/1.1\r\nHost: a\r\n\r\n"), "400",
+             "control character in the path"},
+            {repeat("GET /hello HTTP/1.1\r\nHost: a\r\nX-Pad: ", 'p', 70000, "\r\n\r\n"), "431",
+             "request header fields too large"},
+            {repeat("GET /hello?a=", 'a', 70000, " HTTP/1.1\r\nHost: a\r\n\r\n"), "414",
+             "URL too long"},
             /* No HTTP request line at all: a 400, not lws' 403. */
             {strdup("HELLO WORLD\r\n\r\n"), "400", "not an HTTP/1.1 request"},
             {strdup("BREW /hello HTTP/1.1\r\nHost: a\r\n\r\n"), "400", "not an HTTP/1.1 request"},
@@ -1100,18 +1194,29 @@ START_TEST(test_bad_heads)
                 free(cases[i].req);
         }
         {
-                /* A NUL, which lws keeps in a header it knows (a 400 above) but stops at in one
-                 * it does not: no answer, the head deadline (3 s here) closes it. */
-                static const char nul_known[] = "GET /hello HTTP/1.1\r\nHost: a\0b\r\n\r\n";
-                static const char nul_unknown[] = "GET /hello HTTP/1.1\r\nX-A: a\0b\r\n\r\n";
+                /* A NUL in any header, and in the request line as sent: a 400 before lws
+                 * parses it (it stops at a NUL in a header it does not know, and fails one in
+                 * the request line, both without an answer). */
+                static const struct {
+                        const char *req;
+                        size_t len;
+                        const char *error;
+                } nuls[] = {
+                    {"GET /hello HTTP/1.1\r\nHost: a\0b\r\n\r\n", 34,
+                     "control character in a header"},
+                    {"GET /hello HTTP/1.1\r\nX-A: a\0b\r\n\r\n", 33,
+                     "control character in a header"},
+                    {"GET /hel\0lo HTTP/1.1\r\nHost: a\r\n\r\n", 33,
+                     "control character in the request line"},
+                };
                 bool closed;
 
-                raw_exchange(s.port, nul_known, sizeof(nul_known) - 1, buf, 65536, &closed);
-                ck_assert_msg(!strncmp(buf, "HTTP/1.1 400 ", 13) &&
-                                  strstr(buf, "control character in a header"),
-                              "%s", buf);
-                raw_exchange(s.port, nul_unknown, sizeof(nul_unknown) - 1, buf, 65536, &closed);
-                ck_assert_msg(buf[0] == '\0' && closed, "%s", buf);
+                for (size_t i = 0; i < sizeof(nuls) / sizeof(nuls[0]); i++) {
+                        raw_exchange(s.port, nuls[i].req, nuls[i].len, buf, 65536, &closed);
+                        ck_assert_msg(!strncmp(buf, "HTTP/1.1 400 ", 13) &&
+                                          strstr(buf, nuls[i].error) && closed,
+                                      "%zu: %s", i, buf);
+                }
         }
         snprintf(url, sizeof(url), "%s/hello", s.base);
         get(url, NULL, &r);
@@ -1377,6 +1482,20 @@ START_TEST(test_tls_and_reload)
                 ck_assert_int_eq(r.status, 200);
                 ck_assert_str_eq(r.body.data, "hello /hello");
                 resp_free(&r);
+                /* Deferred answers over TLS, a small one and one of several pieces, on the
+                 * same connection. */
+                snprintf(url, sizeof(url), "%s/deferred", s.base);
+                request(c, url, NULL, ca1, NULL, &r);
+                ck_assert_int_eq(r.status, 200);
+                ck_assert_str_eq(r.body.data, "GET /deferred? inm=(none) other=(none) server=no");
+                resp_free(&r);
+                snprintf(url, sizeof(url), "%s/deferred/big", s.base);
+                request(c, url, NULL, ca1, NULL, &r);
+                ck_assert_int_eq(r.status, 200);
+                ck_assert_uint_eq(r.body.len, 100000);
+                ck_assert_int_eq(r.new_connections, 0);
+                resp_free(&r);
+                snprintf(url, sizeof(url), "%s/hello", s.base);
                 /* The certificate of "two" does not verify it. */
                 request(c, url, NULL, ca2, NULL, &r);
                 ck_assert_int_ne(r.rc, CURLE_OK);
@@ -1822,6 +1941,327 @@ START_TEST(test_pipelined)
 }
 END_TEST
 
+/* ---- heads looked at as sent ----------------------------------------------------------------- */
+
+static const struct {
+        const char *head;
+        int want; /* GC_HTTPD__HEAD_MORE, _PASS or a status */
+        size_t len;
+        const char *msg;
+} head_cases[] = {
+    {"GET / HTTP/1.1\r\nHost: a\r\n\r\n", GC_HTTPD__HEAD_PASS, 27, NULL},
+    {"GET / HTTP/1.1\r\n\r\nGET /next", GC_HTTPD__HEAD_PASS, 18, NULL},
+    {"GET / HTTP/1.1\n\n", GC_HTTPD__HEAD_PASS, 16, NULL},
+    {"GET /a?x=%41&y=%7e+z HTTP/1.1\r\nX-T: a\tb\r\n\r\n", GC_HTTPD__HEAD_PASS, 43, NULL},
+    {"GET /a HTTP/1.1\r\nHost: a\r\n", GC_HTTPD__HEAD_MORE, 0, NULL},
+    {"GET /a HTT", GC_HTTPD__HEAD_MORE, 0, NULL},
+    {"GE", GC_HTTPD__HEAD_MORE, 0, NULL},
+    {"HELLO WORLD\r\n\r\n", GC_HTTPD__HEAD_PASS, 15, NULL},
+    {"\x16\x03\x01", GC_HTTPD__HEAD_PASS, 0, NULL},
+    {"get / HTTP/1.1\r\n\r\n", GC_HTTPD__HEAD_PASS, 0, NULL},
+    {"GET /a\x01 HTTP/1.1\r\n\r\n", 400, 0, "control character in the request line"},
+    {"GET /a\x7f", 400, 0, "control character in the request line"},
+    {"GET /a\tb HTTP/1.1\r\n\r\n", 400, 0, "control character in the request line"},
+    {"GET /a%4 HTTP/1.1\r\n\r\n", 400, 0, "malformed percent escape"},
+    {"GET /a% HTTP/1.1\r\n\r\n", 400, 0, "malformed percent escape"},
+    {"GET /a?b=%g1 HTTP/1.1\r\n\r\n", 400, 0, "malformed percent escape"},
+    {"GET /a%00 HTTP/1.1\r\n\r\n", 400, 0, "control character in the path"},
+    {"GET /a?b=%00 HTTP/1.1\r\n\r\n", 400, 0, "control character in a query parameter"},
+    {"GET /a HTTP/1.1\r\nX: a\x01b\r\n\r\n", 400, 0, "control character in a header"},
+    {"GET /a HTTP/1.1\r\nX: a\x01", 400, 0, "control character in a header"},
+    {"GET /a HTTP/1.1\r\nX: a\rb\r\n\r\n", 400, 0, "control character in a header"},
+};
+
+/* The head looked at before libwebsockets parses it: one case a row. */
+START_TEST(test_head_check)
+{
+        const char *msg = NULL;
+        size_t len = 99, n = strlen(head_cases[_i].head);
+        int r = gc_httpd__head_check(head_cases[_i].head, n, 1000, &len, &msg);
+
+        ck_assert_msg(r == head_cases[_i].want, "%zu: %d", (size_t)_i, r);
+        if (r == GC_HTTPD__HEAD_PASS)
+                ck_assert_uint_eq(len, head_cases[_i].len);
+        if (head_cases[_i].msg)
+                ck_assert_str_eq(msg, head_cases[_i].msg);
+}
+END_TEST
+
+/* The limits: parameters, header lines, the whole head and the request line. */
+START_TEST(test_head_check_limits)
+{
+        const char *msg = NULL;
+        size_t len;
+        char *p;
+
+        p = repeat_str("GET /a?", "x=1&", 64, " HTTP/1.1\r\n\r\n");
+        ck_assert_int_eq(gc_httpd__head_check(p, strlen(p), 1000, &len, &msg), GC_HTTPD__HEAD_PASS);
+        free(p);
+        p = repeat_str("GET /a?", "x=1&", 65, " HTTP/1.1\r\n\r\n");
+        ck_assert_int_eq(gc_httpd__head_check(p, strlen(p), 1000, &len, &msg), 400);
+        ck_assert_str_eq(msg, "too many query parameters");
+        free(p);
+        /* 64 parameters and 24 header lines are 88 pieces; one more is too many. */
+        p = repeat_str("GET /a?", "x=1&", 64, " HTTP/1.1\r\n");
+        {
+                char *q = repeat_str(p, "A: b\r\n", 24, "\r\n");
+
+                ck_assert_int_eq(gc_httpd__head_check(q, strlen(q), 10000, &len, &msg),
+                                 GC_HTTPD__HEAD_PASS);
+                free(q);
+                q = repeat_str(p, "A: b\r\n", 25, "\r\n");
+                ck_assert_int_eq(gc_httpd__head_check(q, strlen(q), 10000, &len, &msg), 431);
+                ck_assert_str_eq(msg, "too many header lines");
+                free(q);
+        }
+        free(p);
+        /* Not whole at the limit: a request line is a 414, a head a 431; whole over it, a 431. */
+        p = repeat("GET /", 'a', 2000, "");
+        ck_assert_int_eq(gc_httpd__head_check(p, 999, 1000, &len, &msg), GC_HTTPD__HEAD_MORE);
+        ck_assert_int_eq(gc_httpd__head_check(p, 1000, 1000, &len, &msg), 414);
+        free(p);
+        p = repeat("GET / HTTP/1.1\r\nX: ", 'a', 2000, "\r\n\r\n");
+        ck_assert_int_eq(gc_httpd__head_check(p, 1000, 1000, &len, &msg), 431);
+        ck_assert_int_eq(gc_httpd__head_check(p, strlen(p), 1000, &len, &msg), 431);
+        ck_assert_str_eq(msg, "request header fields too large");
+        ck_assert_int_eq(gc_httpd__head_check(p, strlen(p), 3000, &len, &msg), GC_HTTPD__HEAD_PASS);
+        free(p);
+}
+END_TEST
+
+/* Reads from fd until want is in buf (or 5 s); what came. */
+static void read_until(int fd, char *buf, size_t buflen, const char *want)
+{
+        size_t got = 0;
+        double t0 = now_sec();
+
+        buf[0] = '\0';
+        while (got < buflen - 1 && !strstr(buf, want) && now_sec() - t0 < 5.0) {
+                ssize_t n = read(fd, buf + got, buflen - 1 - got);
+
+                if (n <= 0)
+                        break;
+                got += (size_t)n;
+                buf[got] = '\0';
+        }
+}
+
+/* A head sent in pieces is answered when whole; a bad one on a kept-alive connection, or one
+ * too large sent in pieces, gets its JSON error. */
+START_TEST(test_heads_in_pieces)
+{
+        gc_httpd_opts o = {0};
+        struct srv s = {0};
+        struct timeval tv = {.tv_sec = 5};
+        char buf[4096];
+        int fd;
+
+        srv_start(&s, &o);
+        fd = connect_raw(s.port);
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        ck_assert_int_eq(write(fd, "GET /hel", 8), 8);
+        usleep(100000);
+        ck_assert_int_eq(write(fd, "lo HTTP/1.1\r\nHo", 15), 15);
+        usleep(100000);
+        ck_assert_int_eq(write(fd, "st: a\r\n\r\n", 9), 9);
+        read_until(fd, buf, sizeof(buf), "hello /hello");
+        ck_assert_msg(!strncmp(buf, "HTTP/1.1 200 ", 13) && strstr(buf, "hello /hello"), "%s", buf);
+        /* The next head on the same connection is looked at too. */
+        ck_assert_int_eq(write(fd, "GET /he\0llo HTTP/1.1\r\n\r\n", 24), 24);
+        read_until(fd, buf, sizeof(buf), "}");
+        ck_assert_msg(!strncmp(buf, "HTTP/1.1 400 ", 13) &&
+                          strstr(buf, "{\"error\":\"control character in the request line\""),
+                      "%s", buf);
+        ck_assert(wait_closed(fd, 3.0) >= 0);
+        close(fd);
+
+        /* 70 KB of head in ten pieces: a 431 once the table's worth is in. */
+        fd = connect_raw(s.port);
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        {
+                char *p = repeat("GET /hello HTTP/1.1\r\nX-Pad: ", 'p', 70000, "\r\n\r\n");
+                size_t len = strlen(p), step = len / 10 + 1;
+
+                for (size_t off = 0; off < len; off += step) {
+                        size_t k = len - off < step ? len - off : step;
+
+                        if (send(fd, p + off, k, MSG_NOSIGNAL) != (ssize_t)k)
+                                break;
+                        usleep(20000);
+                }
+                free(p);
+        }
+        read_until(fd, buf, sizeof(buf), "}");
+        ck_assert_msg(!strncmp(buf, "HTTP/1.1 431 ", 13) &&
+                          strstr(buf, "request header fields too large"),
+                      "%s", buf);
+        close(fd);
+        srv_stop(&s);
+}
+END_TEST
+
+/* ---- deferred answers ------------------------------------------------------------------------ */
+
+struct bg_plain {
+        pthread_t th;
+        char url[160];
+        struct resp r;
+};
+
+static void *bg_plain_main(void *p)
+{
+        struct bg_plain *g = p;
+
+        get(g->url, NULL, &g->r);
+        return NULL;
+}
+
+static void bg_plain_start(struct bg_plain *g, const struct srv *s, const char *path)
+{
+        snprintf(g->url, sizeof(g->url), "%s%s", s->base, path);
+        ck_assert_int_eq(pthread_create(&g->th, NULL, bg_plain_main, g), 0);
+}
+
+/*
+ * A deferred answer is computed on a worker while the serving thread answers others; it sees the
+ * request and the headers looked up before deferring; a full queue is a 503, a failure a 500, a
+ * client that hangs up meanwhile costs nothing.
+ */
+START_TEST(test_deferred)
+{
+        gc_httpd_opts o = {.workers = 1, .max_queued = 1};
+        struct curl_slist *hdrs = NULL;
+        struct srv s = {0};
+        struct bg_plain g[2];
+        struct resp r;
+        char url[160];
+        double t0;
+        CURL *c;
+        int fd;
+
+        memset(g, 0, sizeof(g));
+        srv_start(&s, &o);
+
+        /* Open gate: the answer, with the header looked up on the serving thread only. */
+        hdrs = curl_slist_append(hdrs, "If-None-Match: \"abc\"");
+        hdrs = curl_slist_append(hdrs, "X-Other: hidden");
+        snprintf(url, sizeof(url), "%s/deferred?b=2&a=x%%20y", s.base);
+        c = curl_easy_init();
+        request(c, url, NULL, NULL, hdrs, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(r.body.data,
+                         "GET /deferred?b=2&a=x%20y inm=\"abc\" other=(none) server=no");
+        ck_assert(has_header(&r, "x-before: kept\r\n"));
+        resp_free(&r);
+        /* HEAD: the length of the body the worker made, no body. */
+        request(c, url, "HEAD", NULL, hdrs, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_int_eq(r.content_length, 59);
+        ck_assert_uint_eq(r.body.len, 0);
+        resp_free(&r);
+        curl_easy_cleanup(c);
+        curl_slist_free_all(hdrs);
+        snprintf(url, sizeof(url), "%s/deferred/big", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_uint_eq(r.body.len, 100000);
+        resp_free(&r);
+        snprintf(url, sizeof(url), "%s/deferred/fail", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 500);
+        ck_assert_str_eq(r.body.data, "{\"error\":\"internal error\",\"status\":500}");
+        resp_free(&r);
+
+        /* Gate closed: one computing, one queued; a third is a 503, a cheap answer is at once. */
+        gate_set(true);
+        bg_plain_start(&g[0], &s, "/deferred/big");
+        gate_wait_for(1);
+        bg_plain_start(&g[1], &s, "/deferred");
+        usleep(200000);
+        t0 = now_sec();
+        snprintf(url, sizeof(url), "%s/deferred", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 503);
+        ck_assert(has_header(&r, "retry-after: 1\r\n"));
+        ck_assert_str_eq(r.body.data,
+                         "{\"error\":\"too many requests being computed\",\"status\":503}");
+        resp_free(&r);
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(r.body.data, "hello /hello");
+        resp_free(&r);
+        ck_assert_msg(now_sec() - t0 < 1.0, "took %.2f s", now_sec() - t0);
+
+        /* A client that hangs up while its answer is computed. */
+        gate_set(false);
+        ck_assert_int_eq(pthread_join(g[0].th, NULL), 0);
+        ck_assert_int_eq(pthread_join(g[1].th, NULL), 0);
+        ck_assert_int_eq(g[0].r.status, 200);
+        ck_assert_uint_eq(g[0].r.body.len, 100000);
+        ck_assert_int_eq(g[1].r.status, 200);
+        resp_free(&g[0].r);
+        resp_free(&g[1].r);
+        gate_set(true);
+        fd = connect_raw(s.port);
+        {
+                static const char req[] = "GET /deferred/big HTTP/1.1\r\nHost: x\r\n\r\n";
+
+                ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+        }
+        gate_wait_for(1);
+        close(fd);
+        usleep(100000);
+        gate_set(false);
+        snprintf(url, sizeof(url), "%s/deferred", s.base);
+        get(url, NULL, &r);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+
+        /* Pipelined behind a deferred answer: held until it is written, then served in turn. */
+        fd = connect_raw(s.port);
+        {
+                static const char req[] = "GET /deferred HTTP/1.1\r\nHost: x\r\n\r\n"
+                                          "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+                struct timeval tv = {.tv_sec = 0, .tv_usec = 300000};
+                char buf[2048] = "";
+                size_t got = 0;
+                ssize_t n;
+                const char *a, *b;
+
+                ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+                t0 = now_sec();
+                while (got < sizeof(buf) - 1 && now_sec() - t0 < 3.0 &&
+                       !strstr(buf, "hello /hello")) {
+                        n = read(fd, buf + got, sizeof(buf) - 1 - got);
+                        if (n == 0)
+                                break;
+                        if (n > 0)
+                                got += (size_t)n;
+                        buf[got] = '\0';
+                }
+                a = strstr(buf, "GET /deferred? inm=(none)");
+                b = strstr(buf, "hello /hello");
+                ck_assert_msg(a && b && a < b && !strncmp(buf, "HTTP/1.1 200", 12), "%s", buf);
+        }
+        close(fd);
+
+        /* Stopped with a request queued behind a running one: freed, nothing leaks. */
+        gate_set(true);
+        bg_plain_start(&g[0], &s, "/deferred/big");
+        gate_wait_for(1);
+        bg_plain_start(&g[1], &s, "/deferred");
+        usleep(200000);
+        gate_set(false);
+        srv_stop(&s);
+        ck_assert_int_eq(pthread_join(g[0].th, NULL), 0);
+        ck_assert_int_eq(pthread_join(g[1].th, NULL), 0);
+        resp_free(&g[0].r);
+        resp_free(&g[1].r);
+}
+END_TEST
+
 /* ---- stopping -------------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_flag;
@@ -1894,6 +2334,10 @@ static Suite *httpd_suite(void)
         tcase_add_test(tc, test_guard_park_and_wake);
         tcase_add_test(tc, test_guard_park_limits);
         tcase_add_test(tc, test_pipelined);
+        tcase_add_test(tc, test_deferred);
+        tcase_add_loop_test(tc, test_head_check, 0, sizeof(head_cases) / sizeof(head_cases[0]));
+        tcase_add_test(tc, test_head_check_limits);
+        tcase_add_test(tc, test_heads_in_pieces);
         tcase_add_test(tc, test_stop_flag);
         suite_add_tcase(s, tc);
         return s;
