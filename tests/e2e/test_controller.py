@@ -456,10 +456,16 @@ def test_history_row_bound_is_loud_and_stays_exact(scenario):
     full = [r for r in c.log_records() if r.get("msg", "").startswith("folded history is full")]
     assert full and full[0]["level"] == "error" and full[0]["bound"] == "1000", \
         harness.tail(c.log_path)
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
-        m = r.read().decode()
-    fails = [float(line.split()[-1]) for line in m.splitlines()
-             if line.startswith("gpu_cost_ledger_fold_failures_total")]
+    # /metrics serves the snapshot's copy of the counter: a snapshot after the failure has it.
+    deadline = time.time() + 30
+    while True:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
+            m = r.read().decode()
+        fails = [float(line.split()[-1]) for line in m.splitlines()
+                 if line.startswith("gpu_cost_ledger_fold_failures_total")]
+        if (fails and fails[0] > 0) or time.time() > deadline:
+            break
+        time.sleep(1)
     assert fails and fails[0] > 0, "gpu_cost_ledger_fold_failures_total is not > 0"
     deadline = time.time() + 30
     while True:
