@@ -649,11 +649,17 @@ static int gc_cp__check_args(const char *controller, int64_t written_at,
         return 0;
 }
 
-/* ,"period_since":N (null when every period is in period history) */
-static int gc_cp__since(gc_buf *b, int64_t since)
+/* ,"period_since":N,"coarse_to":N (each null when INT64_MIN: every period, no bucket) */
+static int gc_cp__since(gc_buf *b, const int64_t since[2])
 {
-        return since == INT64_MIN ? gc_buf_puts(b, ",\"period_since\":null")
-                                  : gc_buf_printf(b, ",\"period_since\":%lld", (long long)since);
+        static const char *const names[2] = {"period_since", "coarse_to"};
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && i < 2; i++)
+                r = since[i] == INT64_MIN
+                        ? gc_buf_printf(b, ",\"%s\":null", names[i])
+                        : gc_buf_printf(b, ",\"%s\":%lld", names[i], (long long)since[i]);
+        return r;
 }
 
 static int gc_cp__counts(gc_buf *b, const size_t counts[GC_CP__N_SECTIONS])
@@ -666,8 +672,8 @@ static int gc_cp__counts(gc_buf *b, const size_t counts[GC_CP__N_SECTIONS])
 
 /* Header + body of every chunk, now that the number of chunks and the write id are known. */
 static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *controller,
-                           const gc_ledger_stats *st, int64_t since, const gc_checkpoint_meta *m,
-                           gc_buf **ret_chunks)
+                           const gc_ledger_stats *st, const int64_t since[2],
+                           const gc_checkpoint_meta *m, gc_buf **ret_chunks)
 {
         const gc_checkpoint_rv *rvs = m->rvs;
         size_t n_rvs = m->n_rvs;
@@ -680,7 +686,7 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
         h = gc_hash(&written_at, sizeof(written_at), h);
         h = gc_hash(controller, strlen(controller), h);
         h = gc_hash(&horizon, sizeof(horizon), h);
-        h = gc_hash(&since, sizeof(since), h);
+        h = gc_hash(since, 2 * sizeof(*since), h);
         h = gc_hash(e->counts, sizeof(e->counts), h);
         for (size_t i = 0; i < n_rvs; i++) {
                 h = gc_hash(rvs[i].resource, strlen(rvs[i].resource) + 1, h);
@@ -746,6 +752,7 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         static const gc_ledger_visitor v = {gc_cp__enc_usage, gc_cp__enc_capacity,
                                             gc_cp__enc_rollup, gc_cp__enc_crollup,
                                             gc_cp__enc_period};
+        const int64_t since[2] = {gc_ledger_period_since(l), gc_ledger_coarse_to(l)};
         gc_ledger_stats st;
         gc_cp__enc e;
         gc_buf *chunks = NULL;
@@ -785,8 +792,7 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         if (r == 0 && (e.n_records > 0 || e.n_bodies == 0))
                 r = gc_cp__close_chunk(&e);
         if (r == 0)
-                r = gc_cp__assemble(&e, written_at, controller, &st, gc_ledger_period_since(l), m,
-                                    &chunks);
+                r = gc_cp__assemble(&e, written_at, controller, &st, since, m, &chunks);
         if (r == 0) {
                 n = e.n_bodies;
                 *ret_chunks = chunks;
@@ -1015,7 +1021,7 @@ static int gc_cp__take_parts(gc_cp__enc *e, gc_checkpoint_write *w,
 /* The manifest: the header of version 1 (chunk 0 of n_parts + 1) and the parts it names. */
 static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[GC_CP__N_SECTIONS],
                            int64_t written_at, const char *controller, int64_t horizon,
-                           int64_t since, const gc_checkpoint_meta *m)
+                           const int64_t since[2], const gc_checkpoint_meta *m)
 {
         const size_t pl = strlen(GC_CHECKPOINT_PART_PREFIX);
         char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
@@ -1028,7 +1034,7 @@ static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[GC_CP__N_
         h = gc_hash(&written_at, sizeof(written_at), h);
         h = gc_hash(controller, strlen(controller), h);
         h = gc_hash(&horizon, sizeof(horizon), h);
-        h = gc_hash(&since, sizeof(since), h);
+        h = gc_hash(since, 2 * sizeof(*since), h);
         h = gc_hash(counts, GC_CP__N_SECTIONS * sizeof(*counts), h);
         for (size_t i = 0; i < m->n_rvs; i++) {
                 h = gc_hash(m->rvs[i].resource, strlen(m->rvs[i].resource) + 1, h);
@@ -1073,6 +1079,7 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
         static const gc_ledger_visitor v = {gc_cp__incr_usage, gc_cp__incr_capacity,
                                             gc_cp__incr_rollup, gc_cp__incr_crollup,
                                             gc_cp__incr_period};
+        const int64_t since[2] = {gc_ledger_period_since(l), gc_ledger_coarse_to(l)};
         size_t counts[GC_CP__N_SECTIONS] = {0};
         gc_checkpoint_write w;
         gc_ledger_stats st;
@@ -1109,8 +1116,7 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
         for (size_t i = 0; r == 0 && i < x.n_days; i++)
                 r = gc_cp__take_parts(&x.days[i].e, &w, counts, err, errlen);
         if (r == 0)
-                r = gc_cp__manifest(&w, counts, written_at, controller, st.horizon,
-                                    gc_ledger_period_since(l), m);
+                r = gc_cp__manifest(&w, counts, written_at, controller, st.horizon, since, m);
 finish:
         for (size_t i = 0; i <= GC_CHECKPOINT_USAGE_BUCKETS; i++)
                 x.fixed[i] = gc_cp__stream_free(x.fixed[i]);
@@ -1224,10 +1230,10 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 return -EINVAL;
         }
         h->written_version = (int)x;
-        /* Writes of earlier builds (1, 2) read as their current forms (3, 4). */
-        if (x == GC_CHECKPOINT_VERSION_V1)
+        /* Writes of earlier builds (1 and 3, 2 and 4) read as their current forms (5, 6). */
+        if (x == GC_CHECKPOINT_VERSION_V1 || x == GC_CHECKPOINT_VERSION_V3)
                 x = GC_CHECKPOINT_VERSION;
-        else if (x == GC_CHECKPOINT_VERSION_V2)
+        else if (x == GC_CHECKPOINT_VERSION_V2 || x == GC_CHECKPOINT_VERSION_V4)
                 x = GC_CHECKPOINT_VERSION_INCR;
         else if (x != GC_CHECKPOINT_VERSION && x != GC_CHECKPOINT_VERSION_INCR) {
                 gc_errf(err, errlen, "version: %lld is not supported (this build reads %d to %d)",
@@ -1289,6 +1295,16 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 h->period_since = INT64_MIN;
         } else if (gc_cp__int(v, 0, GC_CP__TIME_MAX, &h->period_since) < 0) {
                 gc_errf(err, errlen, "period_since: must be null or UTC seconds");
+                return -EINVAL;
+        }
+        /* Absent in a write of a build before coarsening: no bucket is coarsened. */
+        v = gc_cp__member(root, "coarse_to");
+        if (!v || cJSON_IsNull(v)) {
+                h->coarse_to = INT64_MIN;
+        } else if (gc_cp__int(v, 0, GC_CP__TIME_MAX, &h->coarse_to) < 0 ||
+                   h->coarse_to % GC_CP__BUCKET != 0) {
+                gc_errf(err, errlen,
+                        "coarse_to: must be null or a whole quarter hour in UTC seconds");
                 return -EINVAL;
         }
         counts = gc_cp__member(root, "counts");
@@ -1885,11 +1901,12 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                         return -EINVAL;
                 }
                 if (h->of != a->of || h->written_at != a->written_at || h->horizon != a->horizon ||
-                    h->period_since != a->period_since || h->periods != a->periods ||
-                    strcmp(h->controller, a->controller) != 0 || h->usage != a->usage ||
-                    h->capacity != a->capacity || h->rollups != a->rollups ||
-                    h->capacity_rollups != a->capacity_rollups || h->n_rvs != a->n_rvs ||
-                    h->generation != a->generation || memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
+                    h->period_since != a->period_since || h->coarse_to != a->coarse_to ||
+                    h->periods != a->periods || strcmp(h->controller, a->controller) != 0 ||
+                    h->usage != a->usage || h->capacity != a->capacity ||
+                    h->rollups != a->rollups || h->capacity_rollups != a->capacity_rollups ||
+                    h->n_rvs != a->n_rvs || h->generation != a->generation ||
+                    memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
                         gc_errf(err, errlen, "chunk %zu: its header differs from chunk 0's",
                                 h->chunk);
                         return -EINVAL;
@@ -2063,12 +2080,17 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                 goto finish;
         }
         gc_ledger_set_period_since(l, a->period_since);
+        if (gc_ledger_set_coarse_to(l, a->coarse_to) < 0) {
+                gc_errf(err, errlen, "checkpoint: coarse_to: refused by the ledger");
+                r = -EINVAL;
+                goto finish;
+        }
         gc_ledger_stats_get(l, &st);
         /* A key given twice would have been merged: the checkpoint was not what a ledger writes. */
         /* An earlier build's rows of (namespace, ..., node) split into the pods' and the
          * node's rows here (docs/ledger.md). */
         if (st.intervals != a->usage || st.capacities != a->capacity ||
-            (a->written_version >= GC_CHECKPOINT_VERSION &&
+            (a->written_version >= GC_CHECKPOINT_VERSION_V3 &&
              st.rollup_rows != a->rollups + a->capacity_rollups)) {
                 gc_errf(err, errlen, "checkpoint: records with the same key given twice");
                 r = -EINVAL;

@@ -18,12 +18,15 @@
  */
 
 /*
- * Versions 3 and 4 (a full write, an incremental manifest) carry period history and the workload
- * of each pod interval; 1 and 2, written by earlier builds, are still read: no period history
- * (periods start at their horizon) and no workloads (docs/checkpoint.md, "Versioning").
+ * Versions 5 and 6 (a full write, an incremental manifest) carry period history with its node
+ * rows (the held GPU-seconds of coarsened buckets) and the header member "coarse_to"; 3 and 4
+ * (period history, no coarsened buckets) and 1 and 2 (no period history, periods start at their
+ * horizon; no workloads), written by earlier builds, are still read (docs/checkpoint.md,
+ * "Versioning").
  */
-#define GC_CHECKPOINT_VERSION     3
+#define GC_CHECKPOINT_VERSION     5
 #define GC_CHECKPOINT_VERSION_V1  1
+#define GC_CHECKPOINT_VERSION_V3  3
 #define GC_CHECKPOINT_CHUNK_BYTES (900u * 1024u) /* a ConfigMap value, with room for the rest */
 #define GC_CHECKPOINT_MIN_CHUNK   (16u * 1024u)  /* smallest chunk_bytes accepted (tests) */
 #define GC_CHECKPOINT_MAX_CHUNK   (1u << 20)     /* a chunk larger than this is refused */
@@ -111,8 +114,9 @@ int gc_checkpoint_parse_name(const char *name, size_t *ret_slot, size_t *ret_chu
  * and refuses any whose content does not hash to its name. Write the parts first, the manifest
  * last; delete a part only when no slot's manifest names it.
  */
-#define GC_CHECKPOINT_VERSION_INCR  4
+#define GC_CHECKPOINT_VERSION_INCR  6
 #define GC_CHECKPOINT_VERSION_V2    2
+#define GC_CHECKPOINT_VERSION_V4    4
 #define GC_CHECKPOINT_MAX_PARTS     1000 /* parts of one incremental write */
 #define GC_CHECKPOINT_USAGE_BUCKETS 64
 #define GC_CHECKPOINT_PART_PREFIX   "gpu-cost-checkpoint-c-"
@@ -170,7 +174,7 @@ int gc_checkpoint_manifest_parts(const char *data, size_t len,
 
 /* What one chunk says about its write, read without restoring anything. */
 typedef struct gc_checkpoint_header {
-        int version;         /* as this build reads it: 1 reads as 3, 2 as 4 */
+        int version;         /* as this build reads it: 1 and 3 read as 5, 2 and 4 as 6 */
         int written_version; /* as written */
         char write_id[GC_CHECKPOINT_WRITE_LEN];
         size_t chunk; /* this chunk's index */
@@ -181,6 +185,7 @@ typedef struct gc_checkpoint_header {
         size_t usage, capacity, rollups, capacity_rollups; /* records in the whole write */
         size_t periods;       /* rows of period history (0 in a write of an earlier build) */
         int64_t period_since; /* periods before it are not in period history; INT64_MIN: all */
+        int64_t coarse_to;    /* buckets before it kept only in periods; INT64_MIN: none */
         gc_checkpoint_rv rvs[GC_CHECKPOINT_MAX_RVS]; /* zeroed past n_rvs */
         size_t n_rvs;                                /* 0 for a write by a build that kept none */
         uint64_t generation;                         /* 0 for a write by a build that kept none */

@@ -64,6 +64,7 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
         c->n_roll = l->n_roll;
         c->top_n = l->top_n;
         c->period_since = l->period_since;
+        c->coarse_to = l->coarse_to;
         c->tz = l->tz;
         /* A zone of the original's own would go with it: the copy makes its own UTC. */
         if (l->own_tz) {

@@ -190,6 +190,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
         l->folded_pod = gc_strpool_intern0(o->pool, GC_FOLDED_POD);
         l->top_n = o->top_n ? o->top_n : GC_LEDGER_DEFAULT_TOP_N;
         l->period_since = INT64_MIN;
+        l->coarse_to = INT64_MIN;
         l->tz = o->tz;
         if (!l->tz && gc_tz_fixed(0, &l->own_tz) == 0)
                 l->tz = l->own_tz;
@@ -510,6 +511,18 @@ static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t firs
         }
 }
 
+/* The rows are now the first n: rebuilds their index and forgets groups none names. */
+static void gc__roll_shrink(gc_ledger *l, size_t n)
+{
+        if (n == l->n_roll)
+                return;
+        l->n_roll = n;
+        gc__index_clear(&l->roll_ix);
+        gc__grp_sweep(l);
+        for (size_t i = 0; i < n; i++)
+                gc__index_add_new(&l->roll_ix, gc__roll_hash(l->roll[i].hour, l->roll[i].grp), i);
+}
+
 /* Drops rows of hours before `first` and rebuilds the indexes when any went. */
 static void gc__drop_old(gc_ledger *l, int64_t first)
 {
@@ -518,14 +531,7 @@ static void gc__drop_old(gc_ledger *l, int64_t first)
         for (size_t i = 0; i < l->n_roll; i++)
                 if (l->roll[i].hour >= first)
                         l->roll[n++] = l->roll[i];
-        if (n != l->n_roll) {
-                l->n_roll = n;
-                gc__index_clear(&l->roll_ix);
-                gc__grp_sweep(l);
-                for (size_t i = 0; i < n; i++)
-                        gc__index_add_new(&l->roll_ix,
-                                          gc__roll_hash(l->roll[i].hour, l->roll[i].grp), i);
-        }
+        gc__roll_shrink(l, n);
         gc__crun_drop_old(l, first);
 }
 
@@ -615,6 +621,81 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 i++;
         }
         return folded;
+}
+
+/* ---- coarsening: old buckets kept only in periods -------------------------------------------- */
+
+int gc_ledger_coarsen(gc_ledger *l, int64_t before)
+{
+        int64_t to, from;
+        size_t n = 0;
+        int r = 0;
+
+        if (!l)
+                return -EINVAL;
+        to = gc__floor_bucket(gc__clamp_time(before), l->bucket);
+        if (to > l->horizon)
+                to = l->horizon; /* only closed books: INT64_MIN when nothing folded yet */
+        from = gc__coarse_from(l);
+        if (to == INT64_MIN || to <= from)
+                return 0;
+        for (size_t i = 0; i < l->n_roll; i++) {
+                gc__roll rr = l->roll[i];
+                const gc__grp *g = &l->grp[rr.grp];
+                int drop = rr.hour >= from && rr.hour < to;
+
+                /* Period history has the pods' figures; a node's held seconds move into it. */
+                if (drop && g->node_row != GC__ROW_PODS) {
+                        if (r == 0)
+                                r = gc__tier_add_node(l, rr.hour, g->dims[GC_DIM_NODE],
+                                                      g->dims[GC_DIM_MODEL],
+                                                      g->dims[GC_DIM_CAPACITY_TYPE],
+                                                      g->node_row == GC__ROW_NODE_UNATTR,
+                                                      rr.gpu_seconds, rr.cost_usd);
+                        drop = r == 0; /* past a failure the rest stay by the hour */
+                }
+                if (!drop)
+                        l->roll[n++] = rr;
+        }
+        gc__roll_shrink(l, n);
+        if (to > l->coarse_to)
+                l->coarse_to = to;
+        return r;
+}
+
+int gc_ledger_set_coarse_to(gc_ledger *l, int64_t to)
+{
+        if (l && to == INT64_MIN)
+                return 0;
+        if (!l || to < 0 || to > GC__TIME_MAX || to % GC__QUARTER != 0)
+                return -EINVAL;
+        if (to > l->coarse_to)
+                l->coarse_to = to;
+        return 0;
+}
+
+int64_t gc_ledger_coarse_to(const gc_ledger *l)
+{
+        return l ? l->coarse_to : INT64_MIN;
+}
+
+int gc_ledger_span_whole(const gc_ledger *l, int64_t start, int64_t end)
+{
+        if (!l || l->coarse_to == INT64_MIN || start >= l->coarse_to || end <= gc__coarse_from(l))
+                return 1;
+        return gc__tier_find(l, start, end) != NULL;
+}
+
+int gc_ledger_steps_whole(const gc_ledger *l, int64_t start, int64_t end, int64_t step_s)
+{
+        if (step_s <= 0)
+                return gc_ledger_span_whole(l, start, end);
+        if (!l || l->coarse_to == INT64_MIN || start >= l->coarse_to || end <= gc__coarse_from(l))
+                return 1;
+        for (int64_t t = start; t < end; t += step_s)
+                if (!gc_ledger_span_whole(l, t, end - t <= step_s ? end : t + step_s))
+                        return 0;
+        return 1;
 }
 
 /* ---- stats and state ------------------------------------------------------------------------ */

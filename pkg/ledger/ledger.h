@@ -155,6 +155,27 @@ int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret);
  * never lie ahead of now (a present node's capacity would be folded up to it).
  */
 int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since);
+/*
+ * History that coarsens with age (docs/ledger.md, "Coarsening"): the folded buckets before
+ * `before` (rounded down to a bucket, and never past the horizon) stop being kept by the bucket.
+ * The pods' rows go (period history holds their figures); each node's held GPU-seconds move into
+ * the node rows of every day, week and month holding the bucket, so every period still answers
+ * exactly, idle included, while a window that is no period and reaches those buckets cannot
+ * (gc_ledger_span_whole). Buckets whose periods start before gc_ledger_period_since stay.
+ * 0, or -ENOMEM / -E2BIG (period rows at max_rollup_rows) with the buckets not yet moved kept
+ * by the bucket, exactly as before. Call it after each fold.
+ */
+int gc_ledger_coarsen(gc_ledger *l, int64_t before);
+/* Where coarsened buckets end (a checkpoint restores it); INT64_MIN when none are. */
+int gc_ledger_set_coarse_to(gc_ledger *l, int64_t to);
+int64_t gc_ledger_coarse_to(const gc_ledger *l);
+/*
+ * 1 when a query of [start, end) is whole: it reaches no coarsened bucket, or it is a day, week
+ * or month of period history. 0 when it would miss the coarsened buckets it reaches.
+ * gc_ledger_steps_whole asks it of every step of a stepped query (step_s 0: the window).
+ */
+int gc_ledger_span_whole(const gc_ledger *l, int64_t start, int64_t end);
+int gc_ledger_steps_whole(const gc_ledger *l, int64_t start, int64_t end, int64_t step_s);
 
 typedef struct gc_ledger_stats {
         size_t intervals;
@@ -163,7 +184,7 @@ typedef struct gc_ledger_stats {
         size_t rollup_rows;   /* pod rows and node capacity buckets */
         size_t capacity_runs; /* the runs holding those buckets (what memory holds) */
         size_t periods;       /* days, weeks and months of period history */
-        size_t period_rows;   /* their top pods and rows of the rest, together */
+        size_t period_rows;   /* their top pods, rows of the rest and node rows, together */
         size_t bytes;         /* memory held, approximately (the string pool is the caller's) */
         int64_t horizon;      /* hours before it are folded; INT64_MIN when nothing is */
 } gc_ledger_stats;
@@ -317,7 +338,10 @@ typedef struct gc_capacity_rollup {
 
 /*
  * A row of period history: one of a period's top pods (pod_uid set; dims name the pod, its
- * node and workload), or the rest of one group (pod_uid NULL; node "", pod GC_FOLDED_POD).
+ * node and workload), the rest of one group (pod_uid NULL; node "", pod GC_FOLDED_POD), or a
+ * node row (pod_uid NULL, a node; model and capacity type, team "" or GC_UNATTRIBUTED for the
+ * unattributed part, every other dimension "", no pods): the node's held GPU-seconds in the
+ * period's coarsened buckets (gc_ledger_coarsen).
  */
 typedef struct gc_period_row {
         gc_tz_unit unit;

@@ -113,6 +113,16 @@ typedef struct gc__prow {
         uint32_t pods, estimates;
 } gc__prow;
 
+/*
+ * A node's held GPU-seconds in the buckets of a period that history no longer keeps by the
+ * hour (gc_ledger_coarsen): what its node rows (GC__ROW_NODE, GC__ROW_NODE_UNATTR) held.
+ */
+typedef struct gc__pnode {
+        const char *node, *model, *capacity_type;
+        int unattr; /* the part whose team or project is GC_UNATTRIBUTED */
+        double gpu_seconds, cost_usd;
+} gc__pnode;
+
 /* One local day, ISO week or month of period history (tier.c). */
 typedef struct gc__period {
         int64_t start, end;
@@ -122,6 +132,9 @@ typedef struct gc__period {
         gc__index rest_ix;
         gc__prow *top; /* at most top_n pods, by uid */
         size_t n_top, cap_top;
+        gc__pnode *nodes; /* held GPU-seconds of its coarsened buckets, by node */
+        size_t n_nodes, cap_nodes;
+        gc__index nodes_ix;
         int dirty; /* rows added since the period was last compacted */
 } gc__period;
 
@@ -160,7 +173,10 @@ struct gc_ledger {
         int64_t period_since; /* periods starting before it are not in period history */
         gc__period *per;      /* sorted by start, then unit */
         size_t n_per, cap_per;
-        size_t n_prows; /* rest rows and top pods of every period */
+        size_t n_prows; /* rest rows, top pods and node rows of every period */
+        /* Buckets in [coarse_from, coarse_to) are kept only in periods (gc_ledger_coarsen);
+         * INT64_MIN when none are. coarse_from follows from period_since (tier.c). */
+        int64_t coarse_to;
 };
 
 /* Period history (tier.c). */
@@ -173,6 +189,11 @@ void gc__tier_compact(gc_ledger *l);
 /* The period [start, end) of any unit, when period history holds it whole; else NULL. */
 const gc__period *gc__tier_find(const gc_ledger *l, int64_t start, int64_t end);
 int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *r), void *ud);
+/* The first bucket history may keep only in periods: every period holding it is kept whole. */
+int64_t gc__coarse_from(const gc_ledger *l);
+/* Adds a node row's bucket to the node rows of every period holding it (-ENOMEM, -E2BIG). */
+int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, const char *model,
+                      const char *capacity_type, int unattr, double gpu_seconds, double cost_usd);
 int gc__tier_clone(gc_ledger *c, const gc_ledger *l);
 size_t gc__tier_bytes(const gc_ledger *l);
 

@@ -52,6 +52,8 @@ typedef struct gc__acc {
         /* The step is a period of period history: pods' folded figures come from it, and the
          * folded hours only tell the nodes' held GPU-seconds (for idle). */
         const gc__period *tier;
+        /* The step is a period (tier or not): its node rows hold the coarsened buckets. */
+        const gc__period *per;
 } gc__acc;
 
 /*
@@ -457,6 +459,50 @@ static int gc__tier_pass(gc__q *x)
 }
 
 /*
+ * The nodes' held GPU-seconds of coarsened buckets, for the steps that are periods: what their
+ * node rows in the hourly pass would add (idle; the rows of a query by node alone).
+ */
+static int gc__pnode_pass(gc__q *x)
+{
+        const gc_ledger *l = x->l;
+        const char *keys[GC_DIM_COUNT], *dims[GC_DIM_COUNT];
+
+        for (size_t k = 0; k < x->n; k++) {
+                gc__acc *st = &x->acc[k];
+                const gc__period *p = st->per;
+
+                for (size_t i = 0; p && i < p->n_nodes; i++) {
+                        const gc__pnode *n = &p->nodes[i];
+                        gc__node_acc *a;
+                        uint32_t kh = 0;
+                        int r = 0;
+
+                        if (!n->unattr && st->n_nodes &&
+                            (a = gc__node_find(st, n->node, gc__node_hash(n->node))))
+                                a->held_seconds += n->gpu_seconds;
+                        if (st->tier || !x->by_node_rows)
+                                continue;
+                        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                                dims[d] = l->empty;
+                        dims[GC_DIM_NODE] = n->node;
+                        dims[GC_DIM_MODEL] = n->model;
+                        dims[GC_DIM_CAPACITY_TYPE] = n->capacity_type;
+                        dims[GC_DIM_POD] = l->folded_pod;
+                        dims[GC_DIM_WORKLOAD] = l->folded_pod;
+                        if (!gc__keys(x, dims, keys, &kh))
+                                continue;
+                        if (n->unattr)
+                                gc__row_add(&st->unattributed, n->gpu_seconds, n->cost_usd, 0, 0);
+                        else
+                                r = gc__account(st, keys, kh, 0, n->gpu_seconds, n->cost_usd, 0, 0);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/*
  * Whether the query groups or filters, and only by node, model and capacity type (a query of
  * totals alone takes the pods' rows, which every pod has, bound to a node or not).
  */
@@ -685,13 +731,17 @@ static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, const in
                 x.acc[k].end = n == 1 || q->end - t <= step ? q->end : t + step;
         }
         x.by_node_rows = gc__node_only(q);
-        for (size_t k = 0; gc__tier_fits(q) && k < n; k++)
-                x.acc[k].tier = gc__tier_find(l, x.acc[k].start, x.acc[k].end);
+        for (size_t k = 0; k < n; k++) {
+                x.acc[k].per = gc__tier_find(l, x.acc[k].start, x.acc[k].end);
+                x.acc[k].tier = gc__tier_fits(q) ? x.acc[k].per : NULL;
+        }
         r = gc__capacity_pass(&x);
         if (r == 0)
                 r = gc__usage_pass(&x);
         if (r == 0)
                 r = gc__tier_pass(&x);
+        if (r == 0)
+                r = gc__pnode_pass(&x);
         for (; r == 0 && done < n; done++) {
                 r = gc__finish(&x, &x.acc[done], &out[done]);
                 /* The step's indexes are no longer needed: give them back as we go. */

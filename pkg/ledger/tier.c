@@ -38,6 +38,8 @@ static void gc__period_release(gc__period *p)
         free(p->rest);
         gc__index_free(&p->rest_ix);
         free(p->top);
+        free(p->nodes);
+        gc__index_free(&p->nodes_ix);
         memset(p, 0, sizeof(*p));
 }
 
@@ -279,7 +281,7 @@ static size_t gc__tier_rows(const gc_ledger *l)
         size_t n = 0;
 
         for (size_t i = 0; i < l->n_per; i++)
-                n += l->per[i].n_rest + l->per[i].n_top;
+                n += l->per[i].n_rest + l->per[i].n_top + l->per[i].n_nodes;
         return n;
 }
 
@@ -446,6 +448,107 @@ void gc__tier_compact(gc_ledger *l)
         }
 }
 
+/* ---- node rows: the held GPU-seconds of coarsened buckets ----------------------------------- */
+
+typedef struct gc__pnode_key {
+        const gc__period *p;
+        const gc__pnode *k;
+} gc__pnode_key;
+
+static int gc__pnode_eq(const void *ctx, size_t ix)
+{
+        const gc__pnode_key *k = ctx;
+        const gc__pnode *a = &k->p->nodes[ix];
+
+        return a->node == k->k->node && a->model == k->k->model &&
+               a->capacity_type == k->k->capacity_type && a->unattr == k->k->unattr;
+}
+
+static uint32_t gc__pnode_hash(const gc__pnode *n)
+{
+        uint64_t h = gc__mix(0, n->node);
+
+        h = gc__mix(h, n->model);
+        h = gc__mix(h, n->capacity_type);
+        return gc__fin(h + (uint64_t)n->unattr);
+}
+
+/* Adds into the period's node row of the same key; room must have been reserved. */
+static void gc__pnode_add(gc_ledger *l, gc__period *p, const gc__pnode *in)
+{
+        gc__pnode_key k = {p, in};
+        uint32_t h = gc__pnode_hash(in);
+        gc__pnode *row;
+        size_t pos;
+
+        if (gc__index_find(&p->nodes_ix, h, gc__pnode_eq, &k, &pos)) {
+                row = &p->nodes[p->nodes_ix.s[pos].ix - 1];
+        } else {
+                row = &p->nodes[p->n_nodes];
+                *row = *in;
+                row->gpu_seconds = row->cost_usd = 0;
+                gc__index_fill(&p->nodes_ix, pos, h, p->n_nodes);
+                p->n_nodes++;
+                l->n_prows++;
+        }
+        row->gpu_seconds += in->gpu_seconds;
+        row->cost_usd += in->cost_usd;
+}
+
+static int gc__pnode_reserve(gc__period *p)
+{
+        if (gc__vec_reserve((void **)&p->nodes, &p->cap_nodes, p->n_nodes + 1, sizeof(*p->nodes)) <
+                0 ||
+            gc__index_reserve(&p->nodes_ix, p->n_nodes + 1) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int64_t gc__coarse_from(const gc_ledger *l)
+{
+        int64_t week, month;
+
+        if (l->period_since == INT64_MIN)
+                return INT64_MIN;
+        /* From there on, every day, week and month holding a bucket is in period history. */
+        week = gc_tz_period_add(l->tz, GC_TZ_WEEK,
+                                gc_tz_period_start(l->tz, GC_TZ_WEEK, l->period_since), 1);
+        month = gc_tz_period_add(l->tz, GC_TZ_MONTH,
+                                 gc_tz_period_start(l->tz, GC_TZ_MONTH, l->period_since), 1);
+        return week > month ? week : month;
+}
+
+int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, const char *model,
+                      const char *capacity_type, int unattr, double gpu_seconds, double cost_usd)
+{
+        gc__pnode in = {node, model, capacity_type, unattr, gpu_seconds, cost_usd};
+        size_t ix[GC__N_UNITS];
+
+        if (l->n_prows > l->max_rollup_rows || l->max_rollup_rows - l->n_prows < GC__N_UNITS)
+                return -E2BIG;
+        /* Every allocation first, so the bucket goes into every period or none. */
+        for (size_t u = 0; u < GC__N_UNITS; u++) {
+                int64_t ps = gc_tz_period_start(l->tz, gc__units[u], bucket_start);
+                int64_t pe = gc_tz_period_add(l->tz, gc__units[u], ps, 1);
+
+                if (pe <= bucket_start || ps < l->period_since)
+                        return -EINVAL;
+                if (gc__period_get(l, (int)gc__units[u], ps, pe, &ix[u]) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t u = 0; u < GC__N_UNITS; u++) {
+                int found;
+
+                ix[u] = gc__period_pos(l, gc_tz_period_start(l->tz, gc__units[u], bucket_start),
+                                       (int)gc__units[u], &found);
+                if (!found || gc__pnode_reserve(&l->per[ix[u]]) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t u = 0; u < GC__N_UNITS; u++)
+                gc__pnode_add(l, &l->per[ix[u]], &in);
+        return 0;
+}
+
 /* ---- state ---------------------------------------------------------------------------------- */
 
 int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *r), void *ud)
@@ -472,6 +575,28 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
                         if (r != 0)
                                 return r;
                 }
+                for (size_t k = 0; k < p->n_nodes; k++) {
+                        const gc__pnode *n = &p->nodes[k];
+                        gc_period_row o;
+                        int r;
+
+                        memset(&o, 0, sizeof(o));
+                        o.unit = (gc_tz_unit)p->unit;
+                        o.start = p->start;
+                        o.end = p->end;
+                        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                                o.dims[d] = l->empty;
+                        o.dims[GC_DIM_NODE] = n->node;
+                        o.dims[GC_DIM_MODEL] = n->model;
+                        o.dims[GC_DIM_CAPACITY_TYPE] = n->capacity_type;
+                        if (n->unattr)
+                                o.dims[GC_DIM_TEAM] = l->unattributed;
+                        o.gpu_seconds = n->gpu_seconds;
+                        o.cost_usd = n->cost_usd;
+                        r = fn(ud, &o);
+                        if (r != 0)
+                                return r;
+                }
         }
         return 0;
 }
@@ -482,6 +607,28 @@ static int gc__valid_period_row(const gc_period_row *r)
                r->start >= 0 && r->end > r->start && r->end <= GC__TIME_MAX &&
                isfinite(r->gpu_seconds) && r->gpu_seconds >= 0 && isfinite(r->cost_usd) &&
                r->cost_usd >= 0 && r->estimates <= r->pods && (!r->pod_uid || *r->pod_uid);
+}
+
+/* A node row of a period (no pod, a node): its held GPU-seconds in coarsened buckets. */
+static int gc__node_row_add(gc_ledger *l, const gc_period_row *r, const gc__prow *in)
+{
+        gc__pnode n = {in->dims[GC_DIM_NODE],
+                       in->dims[GC_DIM_MODEL],
+                       in->dims[GC_DIM_CAPACITY_TYPE],
+                       in->dims[GC_DIM_TEAM] == l->unattributed,
+                       in->gpu_seconds,
+                       in->cost_usd};
+        size_t ix;
+        int rc;
+
+        if (r->pods || r->estimates)
+                return -EINVAL;
+        rc = gc__period_get(l, (int)r->unit, r->start, r->end, &ix);
+        if (rc == 0)
+                rc = gc__pnode_reserve(&l->per[ix]);
+        if (rc == 0)
+                gc__pnode_add(l, &l->per[ix], &n);
+        return rc;
 }
 
 int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
@@ -507,6 +654,8 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
         in.cost_usd = r->cost_usd;
         in.pods = r->pods;
         in.estimates = r->estimates;
+        if (!in.uid && *in.dims[GC_DIM_NODE])
+                return gc__node_row_add(l, r, &in);
         rc = gc__period_get(l, (int)r->unit, r->start, r->end, &ix);
         if (rc == 0)
                 rc = gc__period_reserve(l, &l->per[ix], 2);
@@ -547,6 +696,8 @@ int gc__tier_clone(gc_ledger *c, const gc_ledger *l)
                 d->rest = NULL;
                 d->top = NULL;
                 d->rest_ix.s = NULL;
+                d->nodes = NULL;
+                d->nodes_ix.s = NULL;
                 d->cap_rest = s->n_rest;
                 d->cap_top = s->n_top;
                 c->n_per = i + 1;
@@ -564,6 +715,16 @@ int gc__tier_clone(gc_ledger *c, const gc_ledger *l)
                 if (s->rest_ix.nslots)
                         memcpy(d->rest_ix.s, s->rest_ix.s,
                                s->rest_ix.nslots * sizeof(*s->rest_ix.s));
+                d->cap_nodes = s->n_nodes;
+                if (s->n_nodes) {
+                        d->nodes = malloc(s->n_nodes * sizeof(*d->nodes));
+                        d->nodes_ix.s = malloc(s->nodes_ix.nslots * sizeof(*s->nodes_ix.s));
+                        if (!d->nodes || !d->nodes_ix.s)
+                                return -ENOMEM;
+                        memcpy(d->nodes, s->nodes, s->n_nodes * sizeof(*d->nodes));
+                        memcpy(d->nodes_ix.s, s->nodes_ix.s,
+                               s->nodes_ix.nslots * sizeof(*s->nodes_ix.s));
+                }
         }
         c->n_prows = l->n_prows;
         return 0;
@@ -575,6 +736,7 @@ size_t gc__tier_bytes(const gc_ledger *l)
 
         for (size_t i = 0; i < l->n_per; i++)
                 n += (l->per[i].cap_rest + l->per[i].cap_top) * sizeof(gc__prow) +
-                     l->per[i].rest_ix.nslots * sizeof(gc__slot);
+                     l->per[i].cap_nodes * sizeof(gc__pnode) +
+                     (l->per[i].rest_ix.nslots + l->per[i].nodes_ix.nslots) * sizeof(gc__slot);
         return n;
 }

@@ -865,7 +865,7 @@ static const refusal refusals[] = {
     {"truncated chunk", -EINVAL, "not valid JSON"},
     {"chunk given twice", -EINVAL, "given twice"},
     {"chunk over 1 MiB", -EINVAL, "more than the 1048576"},
-    {"version 5 (unknown)", -EINVAL, "version: 5 is not supported"},
+    {"version 7 (unknown)", -EINVAL, "version: 7 is not supported"},
     {"counts over the ledger's limit", -E2BIG, "exceed the ledger's limits"},
     {"string index out of range", -EINVAL, "must index the chunk's"},
     {"ledger not empty", -EINVAL, "not empty"},
@@ -938,7 +938,7 @@ START_TEST(refuse)
                 lens[1] = GC_CHECKPOINT_MAX_CHUNK + 1;
                 break;
         case 7:
-                own = edited(&w.w1[0], "\"version\":3", "\"version\":5", &lens[0]);
+                own = edited(&w.w1[0], "\"version\":5", "\"version\":7", &lens[0]);
                 data[0] = own;
                 break;
         case 8:
@@ -1070,6 +1070,113 @@ START_TEST(roundtrip_periods)
         gc_checkpoint_info_release(&info);
         fx_free(&a);
         fx_free(&b);
+}
+END_TEST
+
+/*
+ * A coarsened ledger (buckets kept only in periods) restores with its node rows and coarse_to,
+ * from a full write and from an incremental one: every coarsened day answers the same, by node
+ * (held and idle) and by team. A write of version 3 (no "coarse_to") still reads.
+ */
+static void encode_incr(const gc_ledger *l, uint64_t gen, int64_t at, gc_checkpoint_write *w);
+
+static void decode_incr(const gc_checkpoint_write *w, fixture *b)
+{
+        size_t n = w->n_parts + 1;
+        const char **data = calloc(n, sizeof(*data));
+        size_t *lens = calloc(n, sizeof(*lens));
+        gc_checkpoint_info info;
+        char err[512];
+
+        data[0] = w->manifest.data;
+        lens[0] = w->manifest.len;
+        for (size_t i = 0; i < w->n_parts; i++) {
+                data[1 + i] = w->parts[i].data.data;
+                lens[1 + i] = w->parts[i].data.len;
+        }
+        fx_new(b);
+        memset(&info, 0, sizeof(info));
+        ck_assert_msg(gc_checkpoint_decode(b->l, data, lens, n, 0, 0, &info, err, sizeof(err)) == 0,
+                      "decode: %s", err);
+        gc_checkpoint_info_release(&info);
+        free(data);
+        free(lens);
+}
+
+START_TEST(roundtrip_coarsened)
+{
+        fixture a, b, c, d;
+        gc_checkpoint_info info;
+        gc_checkpoint_write w;
+        gc_ledger_stats sa, sb;
+        gc_buf *chunks = NULL;
+        size_t n = 0, len;
+        char err[512];
+        int64_t now;
+
+        fx_new(&a);
+        fill_big(a.l, &now);
+        ck_assert_int_eq(gc_ledger_coarsen(a.l, t0() + 4 * DAY), 0);
+        ck_assert_int_eq(gc_ledger_coarse_to(a.l), t0() + 4 * DAY);
+        gc_ledger_stats_get(a.l, &sa);
+        roundtrip(a.l, &b, GC_CHECKPOINT_MIN_CHUNK, &info);
+        gc_checkpoint_info_release(&info);
+        encode_incr(a.l, 3, now, &w);
+        decode_incr(&w, &c);
+        gc_checkpoint_write_release(&w);
+        for (fixture *x = &b; x; x = x == &b ? &c : NULL) {
+                ck_assert_int_eq(gc_ledger_coarse_to(x->l), t0() + 4 * DAY);
+                gc_ledger_stats_get(x->l, &sb);
+                ck_assert_uint_eq(sa.period_rows, sb.period_rows);
+                ck_assert_uint_eq(sa.rollup_rows, sb.rollup_rows);
+                for (int64_t day = 0; day < 6; day++) {
+                        assert_same_query(a.l, x->l, t0() + day * DAY, t0() + (day + 1) * DAY, now,
+                                          GC_DIM_NODE);
+                        assert_same_query(a.l, x->l, t0() + day * DAY, t0() + (day + 1) * DAY, now,
+                                          GC_DIM_TEAM);
+                }
+                ck_assert(!gc_ledger_span_whole(x->l, t0() + 3600, t0() + DAY + 3600));
+        }
+        /* Version 3 (no coarsened buckets, no "coarse_to") reads as before. */
+        fx_free(&a);
+        fx_new(&a);
+        fill_big(a.l, &now);
+        ck_assert_int_eq(gc_checkpoint_encode(a.l, now, "ctl-0", 0, &chunks, &n, err, sizeof(err)),
+                         0);
+        {
+                const char **data = calloc(n, sizeof(*data));
+                size_t *lens = calloc(n, sizeof(*lens));
+                char **olds = calloc(n, sizeof(*olds));
+
+                for (size_t i = 0; i < n; i++) {
+                        char *at;
+
+                        olds[i] = edited(&chunks[i], "\"version\":5", "\"version\":3", &len);
+                        at = strstr(olds[i], ",\"coarse_to\":null");
+                        ck_assert_ptr_nonnull(at);
+                        memmove(at, at + 17, strlen(at + 17) + 1);
+                        data[i] = olds[i];
+                        lens[i] = strlen(olds[i]);
+                }
+                fx_new(&d);
+                ck_assert_msg(
+                    gc_checkpoint_decode(d.l, data, lens, n, 0, 0, &info, err, sizeof(err)) == 0,
+                    "decode: %s", err);
+                ck_assert_int_eq(info.header.written_version, 3);
+                ck_assert_int_eq(gc_ledger_coarse_to(d.l), INT64_MIN);
+                assert_same_query(a.l, d.l, t0(), t0() + DAY, now, GC_DIM_NODE);
+                gc_checkpoint_info_release(&info);
+                for (size_t i = 0; i < n; i++)
+                        free(olds[i]);
+                free(olds);
+                free(data);
+                free(lens);
+        }
+        gc_checkpoint_chunks_free(chunks, n);
+        fx_free(&a);
+        fx_free(&b);
+        fx_free(&c);
+        fx_free(&d);
 }
 END_TEST
 
@@ -1941,6 +2048,7 @@ static Suite *checkpoint_suite(void)
         tcase_add_loop_test(tc, refuse, 0, sizeof(refusals) / sizeof(refusals[0]));
         tcase_add_test(tc, leftover_chunks_ignored);
         tcase_add_test(tc, reads_version_1);
+        tcase_add_test(tc, roundtrip_coarsened);
         tcase_add_test(tc, roundtrip_periods);
         tcase_add_test(tc, encode_limits);
         tcase_add_test(tc, close_missing);

@@ -1428,30 +1428,74 @@ static size_t period_windows(int64_t (*w)[2], size_t max)
  * exactly the unfolded ledger's top pods among those folded, the rest summed under
  * GC_FOLDED_POD with its pod count.
  */
-START_TEST(test_period_history_exact)
-{
-        static const char *const bys[] = {
-            "", "team,project,workload", "namespace,team", "workload", "pod", "node,team"};
-        gc_ledger_opts o = {0};
-        gc_ledger *f;
-        int64_t w[20][2];
-        size_t nw = period_windows(w, 19);
-        gc_ledger_stats st;
+static int cp_period(void *ud, const gc_period_row *r);
 
-        o.pool = pool;
-        o.top_n = 5;
-        f = gc_ledger_new(&o);
+/*
+ * Variant 0: folded. 1: and coarsened up to day 10 (the pods' hours go, the nodes' held hours
+ * move into the periods). 2: that, restored from its visit into a new ledger, then cloned.
+ */
+static gc_ledger *period_history_ledger(int variant, const gc_ledger_opts *o)
+{
+        gc_ledger_visitor v = {cp_usage, cp_capacity, cp_rollup, cp_capacity_rollup, cp_period};
+        gc_ledger *f = gc_ledger_new(o), *copy, *c;
+        gc_ledger_stats st, st2;
+
         ck_assert_ptr_nonnull(f);
-        load_periods(led);
         load_periods(f);
         ck_assert_int_gt(gc_ledger_fold(f, T0 + 13 * DAY_S, 0), 1000);
         gc_ledger_stats_get(f, &st);
         ck_assert_uint_eq(st.periods, 13 + 3 + 1); /* Jan 1-13, three ISO weeks, January */
         ck_assert_uint_gt(st.period_rows, 0);
+        if (variant == 0)
+                return f;
+        ck_assert_int_eq(gc_ledger_coarsen(f, T0 + 10 * DAY_S + 1800), 0);
+        ck_assert_int_eq(gc_ledger_coarse_to(f), T0 + 10 * DAY_S);
+        gc_ledger_stats_get(f, &st2);
+        ck_assert_uint_lt(st2.rollup_rows, st.rollup_rows);
+        ck_assert_uint_gt(st2.period_rows, st.period_rows); /* the node rows */
+        /* Coarsening again changes nothing; it never passes the horizon. */
+        ck_assert_int_eq(gc_ledger_coarsen(f, T0 + 10 * DAY_S), 0);
+        ck_assert_int_eq(gc_ledger_coarsen(f, T0 + 99 * DAY_S), 0);
+        ck_assert_int_eq(gc_ledger_coarse_to(f), T0 + 13 * DAY_S);
+        ck_assert_int_eq(gc_ledger_coarsen(f, T0 + 10 * DAY_S), 0);
+        ck_assert_int_eq(gc_ledger_coarse_to(f), T0 + 13 * DAY_S);
+        if (variant == 1)
+                return f;
+        copy = gc_ledger_new(o);
+        ck_assert_ptr_nonnull(copy);
+        ck_assert_int_eq(gc_ledger_visit(f, &v, copy), 0);
+        gc_ledger_stats_get(f, &st);
+        ck_assert_int_eq(gc_ledger_set_horizon(copy, st.horizon), 0);
+        ck_assert_int_eq(gc_ledger_set_coarse_to(copy, gc_ledger_coarse_to(f)), 0);
+        gc_ledger_stats_get(copy, &st2);
+        ck_assert_uint_eq(st.period_rows, st2.period_rows);
+        ck_assert_uint_eq(st.rollup_rows, st2.rollup_rows);
+        c = gc_ledger_clone(copy);
+        ck_assert_ptr_nonnull(c);
+        gc_ledger_free(copy);
+        gc_ledger_free(f);
+        return c;
+}
+
+START_TEST(test_period_history_exact)
+{
+        static const char *const bys[] = {
+            "",     "team,project,workload", "namespace,team", "workload", "pod", "node,team",
+            "node", "model,capacity_type"};
+        gc_ledger_opts o = {0};
+        gc_ledger *f;
+        int64_t w[20][2];
+        size_t nw = period_windows(w, 19);
+
+        o.pool = pool;
+        o.top_n = 5;
+        load_periods(led);
+        f = period_history_ledger(_i, &o);
         for (size_t k = 0; k < nw; k++) {
                 for (size_t b = 0; b < sizeof(bys) / sizeof(bys[0]); b++) {
                         gc_query q = window(w[k][0], w[k][1], T0 + 13 * DAY_S, bys[b]);
                         gc_cost_summary a = {0}, s = {0};
+                        int node_only = b >= 6;
                         double min_named = INFINITY;
                         uint32_t pods = 0;
 
@@ -1462,9 +1506,23 @@ START_TEST(test_period_history_exact)
                         ck_assert(close_rel(a.total.cost_usd, s.total.cost_usd));
                         ck_assert(close_rel(a.unattributed.cost_usd, s.unattributed.cost_usd));
                         ck_assert(close_rel(a.idle.gpu_seconds, s.idle.gpu_seconds));
+                        if (node_only) {
+                                /* Nodes' rows keep held seconds, not pods. */
+                                ck_assert_uint_eq(a.n_rows, s.n_rows);
+                                for (size_t i = 0; i < a.n_rows; i++) {
+                                        const gc_cost_row *r = row_keys(&s, &q, &a.rows[i]);
+
+                                        ck_assert_ptr_nonnull(r);
+                                        ck_assert(close_rel(r->gpu_seconds, a.rows[i].gpu_seconds));
+                                        ck_assert(close_rel(r->cost_usd, a.rows[i].cost_usd));
+                                }
+                                gc_cost_summary_free(&a);
+                                gc_cost_summary_free(&s);
+                                continue;
+                        }
                         ck_assert_uint_eq(a.total.pods, s.total.pods);
                         ck_assert_uint_eq(a.total.estimates, s.total.estimates);
-                        if (strstr(bys[b], "node")) {
+                        if (strstr(bys[b], "node,")) {
                                 /* With other dimensions, the top pods keep their nodes, the
                                  * rest reads __folded__: named rows never exceed the truth. */
                                 double named = 0, all = 0;
@@ -1551,6 +1609,63 @@ START_TEST(test_period_history_exact)
                         gc_cost_summary_free(&s);
                 }
         }
+        gc_ledger_free(f);
+}
+END_TEST
+
+/*
+ * Coarsened buckets answer only whole periods: a window that is no period and reaches them is
+ * not whole; one past them, or before the first period of period history, is. A query by node
+ * filtered to one node over a coarsened day still sees that node's idle exactly.
+ */
+START_TEST(test_coarsened_windows)
+{
+        gc_ledger_opts o = {0};
+        gc_ledger *f;
+        gc_query q;
+        gc_cost_summary a = {0}, s = {0};
+
+        o.pool = pool;
+        f = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f);
+        load_periods(led);
+        load_periods(f);
+        ck_assert_int_eq(gc_ledger_span_whole(f, T0, T0 + H), 1); /* nothing coarsened yet */
+        ck_assert_int_gt(gc_ledger_fold(f, T0 + 13 * DAY_S, 0), 1000);
+        ck_assert_int_eq(gc_ledger_coarsen(f, T0 + 10 * DAY_S), 0);
+        ck_assert_int_eq(gc_ledger_span_whole(f, T0 + DAY_S, T0 + 2 * DAY_S), 1);
+        ck_assert_int_eq(gc_ledger_span_whole(f, T0, T0 + 31 * DAY_S), 1);
+        ck_assert_int_eq(gc_ledger_span_whole(f, T0 + H, T0 + DAY_S + H), 0);
+        ck_assert_int_eq(gc_ledger_span_whole(f, T0 + 9 * DAY_S, T0 + 11 * DAY_S), 0);
+        ck_assert_int_eq(gc_ledger_span_whole(f, T0 + 10 * DAY_S, T0 + 11 * DAY_S + H), 1);
+        ck_assert_int_eq(gc_ledger_steps_whole(f, T0, T0 + 3 * DAY_S, DAY_S), 1);
+        ck_assert_int_eq(gc_ledger_steps_whole(f, T0, T0 + 3 * DAY_S, H), 0);
+        ck_assert_int_eq(gc_ledger_steps_whole(f, T0 + 10 * DAY_S, T0 + 12 * DAY_S, H), 1);
+        q = window(T0 + 2 * DAY_S, T0 + 3 * DAY_S, T0 + 13 * DAY_S, "team");
+        q.filter[GC_DIM_NODE] = "n1";
+        ck_assert_int_eq(gc_ledger_query(led, &q, &a), 0);
+        ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+        ck_assert(close_rel(a.idle.gpu_seconds, s.idle.gpu_seconds));
+        ck_assert(close_rel(a.capacity.gpu_seconds, s.capacity.gpu_seconds));
+        gc_cost_summary_free(&a);
+        gc_cost_summary_free(&s);
+        gc_ledger_free(f);
+
+        /* Periods before period_since keep their buckets: nothing before them is coarsened. */
+        f = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f);
+        load_periods(f);
+        ck_assert_int_eq(gc_ledger_set_period_since(f, T0 + 2 * DAY_S), 0);
+        ck_assert_int_gt(gc_ledger_fold(f, T0 + 13 * DAY_S, 0), 1000);
+        ck_assert_int_eq(gc_ledger_coarsen(f, T0 + 10 * DAY_S), 0);
+        ck_assert_int_eq(gc_ledger_span_whole(f, T0 + H, T0 + DAY_S + H), 1);
+        q = window(T0 + DAY_S, T0 + 2 * DAY_S, T0 + 13 * DAY_S, "team");
+        ck_assert_int_eq(gc_ledger_query(led, &q, &a), 0);
+        ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+        ck_assert(close_rel(a.total.gpu_seconds, s.total.gpu_seconds));
+        ck_assert(close_rel(a.idle.gpu_seconds, s.idle.gpu_seconds));
+        gc_cost_summary_free(&a);
+        gc_cost_summary_free(&s);
         gc_ledger_free(f);
 }
 END_TEST
@@ -1681,7 +1796,8 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_checkpoint_roundtrip);
         tcase_add_test(tc, test_stats_bytes);
         tcase_add_test(tc, test_large_query);
-        tcase_add_test(tc, test_period_history_exact);
+        tcase_add_loop_test(tc, test_period_history_exact, 0, 3);
+        tcase_add_test(tc, test_coarsened_windows);
         tcase_add_test(tc, test_period_history_fallbacks);
         tcase_add_test(tc, test_period_history_restore);
         suite_add_tcase(s, tc);
