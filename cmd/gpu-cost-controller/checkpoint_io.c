@@ -283,6 +283,7 @@ static int ctl__fold(ctl *c, int64_t now)
         gc_publish_opts po;
         int64_t keep_since;
         long forgot;
+        int r, rc;
 
         /* History the reports within retention read stays whole (pkg/publish says how far). */
         gc_config_publish_opts(c->cfg, &po);
@@ -293,7 +294,10 @@ static int ctl__fold(ctl *c, int64_t now)
         if (forgot < 0)
                 ctl_log(CTL_WARN, "cannot forget old DRA pods", "error", strerror((int)-forgot),
                         NULL);
-        return gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
+        r = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
+        /* Older history keeps what whole periods need; it also frees rows a full fold wants. */
+        rc = gc_ledger_coarsen(c->ledger, now - c->o->hourly_history_s);
+        return r < 0 ? r : rc < 0 ? rc : r;
 }
 
 /*

@@ -29,6 +29,7 @@ enum {
         CTL_OPT_CP_KILL,
         CTL_OPT_STALL_REPORTS,
         CTL_OPT_HISTORY_ROWS,
+        CTL_OPT_HOURLY_HISTORY,
         CTL_OPT_VERSION,
 };
 
@@ -84,6 +85,9 @@ static const char usage[] =
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
     "  --max-history-rows N      bound on folded history's rows (default 1000000, about\n"
     "                            40 bytes each; docs/ledger.md)\n"
+    "  --hourly-history D        keep folded history by the hour for D (default 35d);\n"
+    "                            older history answers whole days, weeks and months\n"
+    "                            only (docs/ledger.md, \"Coarsening\")\n"
     "  --snapshot-interval D     refresh what the API serves every D (default 5s)\n"
     "  --lease-name NAME         Lease for leader election (default gpu-cost-controller)\n"
     "  --lease-duration D        (default 15s)\n"
@@ -150,6 +154,7 @@ int main(int argc, char **argv)
             {"probe-listen", required_argument, NULL, CTL_OPT_PROBE_LISTEN},
             {"checkpoint-chunk-bytes", required_argument, NULL, CTL_OPT_CP_CHUNK},
             {"max-history-rows", required_argument, NULL, CTL_OPT_HISTORY_ROWS},
+            {"hourly-history", required_argument, NULL, CTL_OPT_HOURLY_HISTORY},
             {"test-kill-after-checkpoint-chunks", required_argument, NULL, CTL_OPT_CP_KILL},
             {"test-stall-report-writes", required_argument, NULL, CTL_OPT_STALL_REPORTS},
             {"version", no_argument, NULL, CTL_OPT_VERSION},
@@ -175,6 +180,7 @@ int main(int argc, char **argv)
         o.checkpoint_interval_s = 60;
         o.report_interval_s = 300;
         o.fold_after_s = 6 * 3600;
+        o.hourly_history_s = 35 * 86400;
         o.snapshot_interval_s = 5;
         opterr = 0;
         while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -285,6 +291,10 @@ int main(int argc, char **argv)
                 case CTL_OPT_CP_CHUNK:
                         if (int_flag("checkpoint-chunk-bytes", optarg, GC_CHECKPOINT_MIN_CHUNK,
                                      GC_CHECKPOINT_CHUNK_BYTES, &o.checkpoint_chunk_bytes) < 0)
+                                return 2;
+                        break;
+                case CTL_OPT_HOURLY_HISTORY:
+                        if (duration_flag("hourly-history", optarg, 3600, &o.hourly_history_s) < 0)
                                 return 2;
                         break;
                 case CTL_OPT_HISTORY_ROWS:

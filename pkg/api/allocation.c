@@ -746,6 +746,8 @@ int gc__api_allocation(gc__api_ctx *x)
                 return 0;
         if (accumulate || !step)
                 step = end - start;
+        if (gc__api_coarse(x, start, end, step))
+                return 0;
         q.start = start;
         q.end = end;
         q.now = x->s->p.now;

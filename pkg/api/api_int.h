@@ -115,6 +115,13 @@ typedef struct gc__api_ctx {
 int gc__api_bad(gc__api_ctx *x, int status, const char *param, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/*
+ * 1 with a 400 written when the window, or a step of it (step_s > 0), reaches folded history
+ * kept only by whole day, week and month (gc_ledger_coarsen) and is not one of those: its
+ * figures would miss those hours. 0 when every step is whole.
+ */
+int gc__api_coarse(gc__api_ctx *x, int64_t start, int64_t end, int64_t step_s);
+
 /* JSON numbers: rounded to 5 decimals (OpenCost) or full precision; NaN/Inf are null. */
 int gc__api_num5(gc_buf *b, double v);
 int gc__api_num(gc_buf *b, double v);

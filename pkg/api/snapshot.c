@@ -546,6 +546,22 @@ int gc__api_bad(gc__api_ctx *x, int status, const char *param, const char *fmt, 
         return r;
 }
 
+int gc__api_coarse(gc__api_ctx *x, int64_t start, int64_t end, int64_t step_s)
+{
+        const gc_ledger *l = x->s->p.ledger;
+        char when[GC_TIME_LEN];
+
+        if (gc_ledger_steps_whole(l, start, end, step_s))
+                return 0;
+        gc_time_format(gc_ledger_coarse_to(l), when);
+        gc__api_bad(x, 400, step_s > 0 ? "step" : "window",
+                    "history before %s is kept only by whole local day, ISO week and month "
+                    "(--hourly-history): ask for one of those, steps that are, or a window "
+                    "after it",
+                    when);
+        return 1;
+}
+
 int gc__api_known_params(gc__api_ctx *x, const char *const *names)
 {
         for (size_t i = 0; i < x->req->n_params; i++) {

@@ -681,9 +681,17 @@ int64_t gc_ledger_coarse_to(const gc_ledger *l)
 
 int gc_ledger_span_whole(const gc_ledger *l, int64_t start, int64_t end)
 {
+        static const gc_tz_unit units[] = {GC_TZ_DAY, GC_TZ_WEEK, GC_TZ_MONTH};
+
         if (!l || l->coarse_to == INT64_MIN || start >= l->coarse_to || end <= gc__coarse_from(l))
                 return 1;
-        return gc__tier_find(l, start, end) != NULL;
+        /* A day, week or month: period history holds what its coarsened buckets held, and one
+         * it does not hold had nothing folded into it (coarsening makes the periods it fills). */
+        for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+                if (gc_tz_period_start(l->tz, units[u], start) == start &&
+                    gc_tz_period_add(l->tz, units[u], start, 1) == end)
+                        return 1;
+        return 0;
 }
 
 int gc_ledger_steps_whole(const gc_ledger *l, int64_t start, int64_t end, int64_t step_s)

@@ -15,6 +15,7 @@ deletion's exact moment.)
 import json
 import signal
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -164,8 +165,11 @@ def check_names_in_api(c, t):
                               ("workload", tw["workloads"], lambda k: k["workload"])):
             want = {k: v for k, v in want.items() if v["gpu_seconds"] > 0}
             url = "http://127.0.0.1:%d/api/v1/costs?window=%d,%d&by=%s" % (c.port, start, end, by)
-            with urllib.request.urlopen(url, timeout=10) as r:
-                doc = json.loads(r.read())
+            try:
+                with urllib.request.urlopen(url, timeout=10) as r:
+                    doc = json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                raise AssertionError("%s: %d %s" % (url, e.code, e.read().decode()))
             got = {key(g["keys"]): g for g in doc["groups"]}
             rest = [g for k, g in got.items() if "__folded__" in k]
             named = {k: g for k, g in got.items() if "__folded__" not in k}
@@ -475,4 +479,55 @@ def test_history_row_bound_is_loud_and_stays_exact(scenario):
         time.sleep(1)
     assert latest and "Folded history is at its bound of 1000 rows" in latest.md, \
         (latest.md[-1500:] if latest else "no daily-latest report")
+    check_logs(s)
+
+
+# ---- history that coarsens with age ---------------------------------------------------------------
+
+def test_coarsened_history_answers_every_period(scenario):
+    """With --hourly-history 1h, folded hours older than an hour keep only what whole days,
+    weeks and months need (docs/ledger.md, "Coarsening"): every complete day's and week's
+    report still equals the truth, idle included, and by=pod and by=workload still name what
+    ran; a window that is no period over those hours is refused with a 400 that says why. Then
+    SIGKILL, running pods deleted while it is down, and a restart from the checkpoint (which
+    carries the coarsened history): the same, exactly."""
+    s = scenario
+    flags = ["--hourly-history", "1h", "--checkpoint-interval", "5s"]
+    c = s.controller(extra=flags).start()
+    c.wait_ready()
+    s.replay.run()
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c)
+    check_documents(s, t, reports)
+    check_names_in_api(c, t)
+    days = t.complete_days(time.time())
+    assert len(days) >= 3, days
+    _, start, end = days[1]
+    for path, param in (("/api/v1/costs?window=%d,%d&by=team" % (start + 3600, end + 3600),
+                         "window"),
+                        ("/api/v1/costs?window=%d,%d&by=team&step=1h" % (start, end), "step"),
+                        ("/allocation?window=%d,%d&aggregate=namespace" % (start + 3600,
+                                                                         end + 3600), "window")):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (c.port, path), timeout=10):
+                raise AssertionError("%s: not refused" % path)
+        except urllib.error.HTTPError as e:
+            body = e.read().decode()
+            assert e.code == 400 and "whole local day" in body and param in body, (path, body)
+    # The day itself, and a week, answer.
+    with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/costs?window=%d,%d&by=team" % (
+            c.port, start, end), timeout=10) as r:
+        assert r.status == 200
+    time.sleep(6)  # a checkpoint interval: one is written with the coarsened history
+    c.kill(signal.SIGKILL)
+    victims = s.replay.running_pods()[:3]
+    for v in victims:
+        s.replay.delete_pod_now(v)
+    c2 = s.controller(extra=flags).start()
+    c2.wait_ready()
+    t = s.truth()
+    reports = harness.wait_reports(s.cluster, t, controller=c2)
+    check_documents(s, t, reports)
+    check_names_in_api(c2, t)
+    assert c2.stop() == 0
     check_logs(s)
