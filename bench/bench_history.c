@@ -16,8 +16,8 @@
 #include "util/util.h"
 
 /*
- * usage: bench_history [DAYS] [PODS_PER_DAY] [KEEP_DAYS] [tuned|glibc] [ZONE]
- *        (defaults 90, 50000, 35, tuned, UTC)
+ * usage: bench_history [DAYS] [PODS_PER_DAY] [KEEP_DAYS] [tuned|glibc] [ZONE] [HOURLY_DAYS]
+ *        (defaults 90, 50000, 35, tuned, UTC, 35)
  *
  * ZONE is the report zone (an IANA name from the system's tzdata): it sets the ledger's fold
  * bucket (an hour, or 30 or 15 minutes for zones that had such offsets, e.g. Asia/Kathmandu)
@@ -27,7 +27,9 @@
  * hour: 60% Jobs of 200 CronJobs (5-60 min), 20% Jobs of their own (10-120 min, a workload each),
  * 15% pods of 100 Deployments rolling (6-48 h) and 5% training runs (1-5 days, a workload each),
  * across 20 namespaces and teams. Every simulated hour both ledgers fold as the controller does
- * (before = now - 6 h, history kept for KEEP_DAYS). At the end of every simulated week the
+ * (before = now - 6 h, history kept for KEEP_DAYS), and the one with period history coarsens as
+ * the controller's --hourly-history does (buckets older than HOURLY_DAYS kept only by period;
+ * 0: never). At the end of every simulated week the
  * ledger with period history is checkpointed (an incremental write: the bytes of one whole
  * generation and the encode time) and the completed week's report is rendered from it.
  *
@@ -231,6 +233,7 @@ int main(int argc, char **argv)
         /* The allocator as the controller sets it up, or glibc's defaults to compare. */
         int glibc = argc > 4 && strcmp(argv[4], "glibc") == 0;
         const char *zone = argc > 5 ? argv[5] : "UTC";
+        long hourly = argc > 6 ? strtol(argv[6], NULL, 10) : 35;
         gc_tz *tz = NULL;
         int64_t t0 = gc_days_from_civil(2026, 1, 5) * DAY; /* a Monday */
         double start = now_s();
@@ -238,9 +241,9 @@ int main(int argc, char **argv)
         int r;
 
         if (days < 7 || days > 400 || per_day < 24 || per_day > 1000000 || keep < 1 || keep > 400 ||
-            (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0)) {
+            hourly < 0 || hourly > 400 || (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0)) {
                 fprintf(stderr, "usage: bench_history [DAYS 7..400] [PODS_PER_DAY 24..1000000] "
-                                "[KEEP_DAYS 1..400] [tuned|glibc] [ZONE]\n");
+                                "[KEEP_DAYS 1..400] [tuned|glibc] [ZONE] [HOURLY_DAYS 0..400]\n");
                 return 2;
         }
         r = gc_tz_load(NULL, zone, &tz);
@@ -258,6 +261,8 @@ int main(int argc, char **argv)
                         r = put_pod(&w, t + (int64_t)rnd(3600));
                 if (r == 0)
                         r = gc_ledger_fold(w.now, t + HOUR - 6 * HOUR, t + HOUR - keep * DAY);
+                if (r >= 0 && hourly)
+                        r = gc_ledger_coarsen(w.now, t + HOUR - hourly * DAY);
                 if (r >= 0)
                         r = gc_ledger_fold(w.hour, t + HOUR - 6 * HOUR, t + HOUR - keep * DAY);
                 /* The controller gives the fold's garbage back after each checkpoint. */
@@ -272,9 +277,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_history: %s\n", strerror(-r));
                 return 1;
         }
-        printf("days=%ld pods_per_day=%ld keep_days=%ld pods=%ld allocator=%s zone=%s "
-               "bucket_s=%lld run_s=%.0f\n",
-               days, per_day, keep, w.seq, glibc ? "glibc" : "tuned", zone,
+        printf("days=%ld pods_per_day=%ld keep_days=%ld hourly_days=%ld pods=%ld allocator=%s "
+               "zone=%s bucket_s=%lld run_s=%.0f\n",
+               days, per_day, keep, hourly, w.seq, glibc ? "glibc" : "tuned", zone,
                (long long)gc_ledger_granularity(w.now), now_s() - start);
         gc_ledger_free(w.now);
         gc_ledger_free(w.hour);
