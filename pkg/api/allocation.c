@@ -746,7 +746,7 @@ int gc__api_allocation(gc__api_ctx *x)
                 return 0;
         if (accumulate || !step)
                 step = end - start;
-        if (gc__api_coarse(x, start, end, step))
+        if (gc__api_coarse(x, start, end, step == end - start ? 0 : step, "step"))
                 return 0;
         q.start = start;
         q.end = end;

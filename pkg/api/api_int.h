@@ -116,11 +116,13 @@ int gc__api_bad(gc__api_ctx *x, int status, const char *param, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 
 /*
- * 1 with a 400 written when the window, or a step of it (step_s > 0), reaches folded history
+ * 1 with a 400 written when the window, or a step of it (step_s > 0, named step_param in the
+ * error), reaches folded history
  * kept only by whole day, week and month (gc_ledger_coarsen) and is not one of those: its
  * figures would miss those hours. 0 when every step is whole.
  */
-int gc__api_coarse(gc__api_ctx *x, int64_t start, int64_t end, int64_t step_s);
+int gc__api_coarse(gc__api_ctx *x, int64_t start, int64_t end, int64_t step_s,
+                   const char *step_param);
 
 /* JSON numbers: rounded to 5 decimals (OpenCost) or full precision; NaN/Inf are null. */
 int gc__api_num5(gc_buf *b, double v);

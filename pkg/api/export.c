@@ -206,7 +206,7 @@ int gc__api_export(gc__api_ctx *x)
         if (gran && gc_export_granularity_parse(gran, &o.granularity) < 0)
                 return gc__api_bad(x, 400, "granularity", "must be daily or hourly");
         /* Charge periods are UTC days or hours: each must be whole. */
-        if (gc__api_coarse(x, o.start, o.end, o.granularity))
+        if (gc__api_coarse(x, o.start, o.end, o.granularity, "granularity"))
                 return 0;
         o.focus_minor = 3;
         if (ver) {

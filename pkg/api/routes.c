@@ -110,7 +110,7 @@ int gc__api_costs(gc__api_ctx *x)
         int r = 0;
 
         if (gc__api_known_params(x, known) || gc__window(x, "window", "7d", &start, &end) ||
-            gc__step(x, "step", start, end, &step) || gc__api_coarse(x, start, end, step))
+            gc__step(x, "step", start, end, &step) || gc__api_coarse(x, start, end, step, "step"))
                 return 0;
         if (!by)
                 by = "team,project";

@@ -546,7 +546,8 @@ int gc__api_bad(gc__api_ctx *x, int status, const char *param, const char *fmt, 
         return r;
 }
 
-int gc__api_coarse(gc__api_ctx *x, int64_t start, int64_t end, int64_t step_s)
+int gc__api_coarse(gc__api_ctx *x, int64_t start, int64_t end, int64_t step_s,
+                   const char *step_param)
 {
         const gc_ledger *l = x->s->p.ledger;
         char when[GC_TIME_LEN];
@@ -554,7 +555,7 @@ int gc__api_coarse(gc__api_ctx *x, int64_t start, int64_t end, int64_t step_s)
         if (gc_ledger_steps_whole(l, start, end, step_s))
                 return 0;
         gc_time_format(gc_ledger_coarse_to(l), when);
-        gc__api_bad(x, 400, step_s > 0 ? "step" : "window",
+        gc__api_bad(x, 400, step_s > 0 ? step_param : "window",
                     "history before %s is kept only by whole local day, ISO week and month "
                     "(--hourly-history): ask for one of those, steps that are, or a window "
                     "after it",

@@ -1050,6 +1050,48 @@ START_TEST(test_costs_blind_span)
 }
 END_TEST
 
+/*
+ * History coarsened before the snapshot's now: a day still answers, as before; a window that is
+ * no period over those hours, and steps that are none, are a 400 that says why, on every route.
+ */
+START_TEST(test_coarsened_windows)
+{
+        cJSON *before, *after;
+        resp r;
+
+        gc_api_publish(api, make_snapshot(NOW, 0, NULL));
+        before =
+            get_json("/api/v1/costs?window=2026-11-16T00:00:00Z,2026-11-17T00:00:00Z&by=team", 200);
+        ck_assert_int_gt(gc_ledger_fold(base, T0 + 7 * H, 0), 0);
+        ck_assert_int_eq(gc_ledger_coarsen(base, T0 + 7 * H), 0);
+        gc_api_publish(api, make_snapshot(NOW, 0, NULL));
+        after =
+            get_json("/api/v1/costs?window=2026-11-16T00:00:00Z,2026-11-17T00:00:00Z&by=team", 200);
+        ck_near(num(cJSON_GetObjectItemCaseSensitive(after, "total"), "cost_usd"),
+                num(cJSON_GetObjectItemCaseSensitive(before, "total"), "cost_usd"), 1e-9);
+        ck_near(num(cJSON_GetObjectItemCaseSensitive(after, "idle"), "cost_usd"),
+                num(cJSON_GetObjectItemCaseSensitive(before, "idle"), "cost_usd"), 1e-9);
+        cJSON_Delete(before);
+        cJSON_Delete(after);
+        expect_bad("/api/v1/costs?window=2026-11-16T01:00:00Z,2026-11-16T05:00:00Z", 400, "window",
+                   0);
+        expect_bad("/api/v1/costs?window=2026-11-16T00:00:00Z,2026-11-17T00:00:00Z&step=1h", 400,
+                   "step", 0);
+        expect_bad("/allocation?window=1794790800,1794805200&aggregate=namespace", 400, "window",
+                   1);
+        expect_bad("/api/v1/export/csv?window=2026-11-16T00:00:00Z,2026-11-17T00:00:00Z"
+                   "&granularity=hourly",
+                   400, "granularity", 0);
+        /* After the coarsened hours, hours answer; the exports' UTC days do. */
+        cJSON_Delete(
+            get_json("/api/v1/costs?window=2026-11-16T07:00:00Z,2026-11-16T08:00:00Z", 200));
+        fetch("/api/v1/export/csv?window=2026-11-15T00:00:00Z,2026-11-17T00:00:00Z", NULL, NULL,
+              &r);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+}
+END_TEST
+
 START_TEST(test_metrics)
 {
         resp r;
@@ -1593,6 +1635,7 @@ static Suite *api_suite(void)
         tcase_add_test(tc, test_not_found_and_methods);
         tcase_add_test(tc, test_costs);
         tcase_add_test(tc, test_costs_blind_span);
+        tcase_add_test(tc, test_coarsened_windows);
         tcase_add_test(tc, test_allocation_aggregates);
         tcase_add_test(tc, test_allocation_idle);
         tcase_add_test(tc, test_allocation_labels);
