@@ -281,7 +281,7 @@ void ctl_checkpoint_close_missing(ctl *c)
 static int ctl__fold(ctl *c, int64_t now)
 {
         gc_publish_opts po;
-        int64_t keep_since;
+        int64_t keep_since, hourly_since;
         long forgot;
         int r, rc;
 
@@ -296,7 +296,9 @@ static int ctl__fold(ctl *c, int64_t now)
                         NULL);
         r = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
         /* Older history keeps what whole periods need; it also frees rows a full fold wants. */
-        rc = gc_ledger_coarsen(c->ledger, now - c->o->hourly_history_s);
+        rc = gc_publish_hourly_since(&po, now, c->o->hourly_history_s, &hourly_since);
+        if (rc == 0)
+                rc = gc_ledger_coarsen(c->ledger, hourly_since);
         return r < 0 ? r : rc < 0 ? rc : r;
 }
 

@@ -22,7 +22,7 @@ typedef struct ctl_opts {
         int64_t report_interval_s;
         int64_t fold_after_s;        /* intervals that ended this long ago become hourly rollups */
         int64_t max_history_rows;    /* the ledger's max_rollup_rows; 0 = GC_LEDGER_DEFAULT_LIMIT */
-        int64_t hourly_history_s;    /* folded history older than this is kept only by period */
+        int64_t hourly_history_s;    /* older folded history is kept only by period; 0: default */
         int64_t snapshot_interval_s; /* API snapshots at most this often */
         int demo;                    /* serve the bundled example cluster, no API server */
         const char *tls_cert_file;   /* with tls_key_file: HTTPS, reloaded when the files change */

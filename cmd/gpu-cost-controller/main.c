@@ -85,9 +85,10 @@ static const char usage[] =
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
     "  --max-history-rows N      bound on folded history's rows (default 1000000, about\n"
     "                            40 bytes each; docs/ledger.md)\n"
-    "  --hourly-history D        keep folded history by the hour for D (default 35d);\n"
-    "                            older history answers whole days, weeks and months\n"
-    "                            only (docs/ledger.md, \"Coarsening\")\n"
+    "  --hourly-history D        keep folded history by the hour for D (default: 35d,\n"
+    "                            and back to the start of last month); older history\n"
+    "                            answers whole days, weeks and months only\n"
+    "                            (docs/ledger.md, \"Coarsening\")\n"
     "  --snapshot-interval D     refresh what the API serves every D (default 5s)\n"
     "  --lease-name NAME         Lease for leader election (default gpu-cost-controller)\n"
     "  --lease-duration D        (default 15s)\n"
@@ -180,7 +181,6 @@ int main(int argc, char **argv)
         o.checkpoint_interval_s = 60;
         o.report_interval_s = 300;
         o.fold_after_s = 6 * 3600;
-        o.hourly_history_s = 35 * 86400;
         o.snapshot_interval_s = 5;
         opterr = 0;
         while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

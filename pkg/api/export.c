@@ -205,9 +205,6 @@ int gc__api_export(gc__api_ctx *x)
         o.granularity = GC_EXPORT_DAILY;
         if (gran && gc_export_granularity_parse(gran, &o.granularity) < 0)
                 return gc__api_bad(x, 400, "granularity", "must be daily or hourly");
-        /* Charge periods are UTC days or hours: each must be whole. */
-        if (gc__api_coarse(x, o.start, o.end, o.granularity, "granularity"))
-                return 0;
         o.focus_minor = 3;
         if (ver) {
                 if (o.format != GC_EXPORT_FOCUS)
@@ -224,6 +221,18 @@ int gc__api_export(gc__api_ctx *x)
                                    "weights needs chargeback.weights in the configuration");
         o.ledger = x->s->p.ledger;
         o.now = x->s->p.now;
+        /* Charge periods are UTC days or hours: each must be whole. */
+        if (!gc_export_whole(&o)) {
+                char when[GC_TIME_LEN];
+
+                gc_time_format(gc_ledger_coarse_to(o.ledger), when);
+                return gc__api_bad(x, 400, "window",
+                                   "history before %s is kept only by whole local day, ISO week "
+                                   "and month (--hourly-history), and this export's UTC %s are "
+                                   "not: ask a later window, or granularity=daily with a UTC "
+                                   "report zone",
+                                   when, o.granularity == GC_EXPORT_HOURLY ? "hours" : "days");
+        }
         o.cluster = x->s->cluster;
         o.currency = x->s->currency;
         o.region_of = gc__export_region;

@@ -718,6 +718,32 @@ static int gc__ex_query(gc__ex *x, int64_t start, int64_t end, int64_t step)
         return gc_ledger_query_each_step(x->o->ledger, &q, step, gc__ex_step, x);
 }
 
+/* Charge periods are whole UTC days or hours from first to last, cut to the window at its
+ * two ends ([start, first) and [last, end)); first > last when the window lies inside one. */
+static void gc__ex_bounds(const gc_export_opts *o, int64_t *first, int64_t *last)
+{
+        int64_t g = o->granularity;
+
+        *first = gc_floor_div(o->start, g) * g;
+        if (*first < o->start)
+                *first += g;
+        *last = gc_floor_div(o->end, g) * g;
+}
+
+int gc_export_whole(const gc_export_opts *o)
+{
+        int64_t first, last;
+
+        if (!o || !o->ledger || o->start >= o->end || o->granularity <= 0)
+                return 1;
+        gc__ex_bounds(o, &first, &last);
+        if (first > last)
+                return gc_ledger_span_whole(o->ledger, o->start, o->end);
+        return (first == o->start || gc_ledger_span_whole(o->ledger, o->start, first)) &&
+               gc_ledger_steps_whole(o->ledger, first, last, o->granularity) &&
+               (last == o->end || gc_ledger_span_whole(o->ledger, last, o->end));
+}
+
 int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
                   gc_export_totals *ret_totals)
 {
@@ -745,12 +771,8 @@ int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
         gc_buf_init(&x.out, GC_EXPORT_PIECE_BYTES + (64u << 10));
         gc_buf_init(&x.cell, 16u << 10);
 
-        /* Charge periods are whole UTC days or hours, cut to the window at its two ends. */
         g = o->granularity;
-        first = gc_floor_div(o->start, g) * g;
-        if (first < o->start)
-                first += g;
-        last = gc_floor_div(o->end, g) * g;
+        gc__ex_bounds(o, &first, &last);
         r = gc__ex_header(&x);
         if (first > last) { /* the window lies inside one period */
                 if (r == 0)

@@ -57,6 +57,13 @@ typedef struct gc_export_totals {
 } gc_export_totals;
 
 /*
+ * 1 when every charge period gc_export_run would query is whole in the ledger
+ * (gc_ledger_span_whole: none reaches hours kept only by period, or it is a day, week or month
+ * of period history); 0 when one would miss such hours.
+ */
+int gc_export_whole(const gc_export_opts *o);
+
+/*
  * Writes the header and every row through write. -EINVAL for bad options (empty window,
  * granularity other than daily or hourly, FOCUS minor other than 2 or 3, chargeback weights);
  * a negative errno of the ledger query or write's non-zero return. ret_totals may be NULL.

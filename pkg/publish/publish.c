@@ -347,6 +347,31 @@ int gc_publish_history_since(const gc_publish_opts *opts, int64_t now, int64_t *
         return 0;
 }
 
+int gc_publish_hourly_since(const gc_publish_opts *opts, int64_t now, int64_t hourly_s,
+                            int64_t *ret)
+{
+        gc_publish_opts o;
+        gc_tz *own = NULL;
+        const gc_tz *tz;
+        int64_t month;
+        int r;
+
+        if (!ret || hourly_s < 0 || gc_pub__opts(opts, &o) < 0 || !gc_pub__valid_now(now))
+                return -EINVAL;
+        if (hourly_s) {
+                *ret = now - hourly_s;
+                return 0;
+        }
+        r = gc_pub__zone(&o, &own, &tz);
+        if (r < 0)
+                return r;
+        month = gc_tz_period_add(tz, GC_TZ_MONTH, now, -1);
+        gc_tz_free(own);
+        *ret =
+            now - GC_PUBLISH_HOURLY_DEFAULT_S < month ? now - GC_PUBLISH_HOURLY_DEFAULT_S : month;
+        return 0;
+}
+
 void gc_publish_plan_release(gc_publish_plan *p)
 {
         if (!p)

@@ -86,6 +86,16 @@ typedef struct gc_publish_plan {
 int gc_publish_history_since(const gc_publish_opts *o, int64_t now, int64_t *ret);
 
 /*
+ * From when folded history must stay by the hour (gc_ledger_coarsen's `before`): now - hourly_s
+ * as the caller asked, or with hourly_s 0 the default: 35 days back, and never after the start
+ * of the previous month in the report zone, so `lastmonth` and this month stay on hours (hourly
+ * exports, a UTC export of the report zone's month, a budget's month to date). -EINVAL on
+ * options gc_publish_plan_make would refuse or hourly_s < 0.
+ */
+#define GC_PUBLISH_HOURLY_DEFAULT_S ((int64_t)35 * 86400)
+int gc_publish_hourly_since(const gc_publish_opts *o, int64_t now, int64_t hourly_s, int64_t *ret);
+
+/*
  * Every day, ISO week and month within retention (counting back from the one holding now) in
  * which the ledger has any pod time or capacity, with its name, completeness and hash. Costs one
  * ledger query over spans (one pass) for the days, one for the weeks and one for the months.

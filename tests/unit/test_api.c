@@ -1081,7 +1081,7 @@ START_TEST(test_coarsened_windows)
                    1);
         expect_bad("/api/v1/export/csv?window=2026-11-16T00:00:00Z,2026-11-17T00:00:00Z"
                    "&granularity=hourly",
-                   400, "granularity", 0);
+                   400, "window", 0);
         /* After the coarsened hours, hours answer; the exports' UTC days do. */
         cJSON_Delete(
             get_json("/api/v1/costs?window=2026-11-16T07:00:00Z,2026-11-16T08:00:00Z", 200));
