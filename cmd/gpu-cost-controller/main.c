@@ -83,7 +83,7 @@ static const char usage[] =
     "                            writes first hangs for D\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
-    "  --max-history-rows N      bound on folded history's rows (default 1000000, about\n"
+    "  --max-history-rows N      bound on folded history's rows (default 2000000, about\n"
     "                            40 bytes each; docs/ledger.md)\n"
     "  --hourly-history D        keep folded history by the hour for D (default: 35d,\n"
     "                            and back to the start of last month); older history\n"
@@ -181,6 +181,9 @@ int main(int argc, char **argv)
         o.checkpoint_interval_s = 60;
         o.report_interval_s = 300;
         o.fold_after_s = 6 * 3600;
+        /* Up to 62 days of hours (back to the start of last month) at 500 busy GPU nodes are
+         * about 1.3 million rows (docs/benchmarks.md). */
+        o.max_history_rows = 2000000;
         o.snapshot_interval_s = 5;
         opterr = 0;
         while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
