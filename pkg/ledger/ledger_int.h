@@ -2,6 +2,7 @@
 #ifndef GC_LEDGER_INT_H
 #define GC_LEDGER_INT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -136,6 +137,9 @@ typedef struct gc__period {
         size_t n_nodes, cap_nodes;
         gc__index nodes_ix;
         int dirty; /* rows added since the period was last compacted */
+        /* Ledgers holding it: a clone shares its periods, and a ledger changes one only when it
+         * holds it alone, else it changes a copy (tier.c). The last to let go frees it. */
+        atomic_uint refs;
 } gc__period;
 
 struct gc_ledger {
@@ -171,7 +175,7 @@ struct gc_ledger {
         gc_tz *own_tz;   /* UTC, when the caller gave none */
         size_t top_n;
         int64_t period_since; /* periods starting before it are not in period history */
-        gc__period *per;      /* sorted by start, then unit */
+        gc__period **per;     /* sorted by start, then unit; shared with clones */
         size_t n_per, cap_per;
         size_t n_prows; /* rest rows, top pods and node rows of every period */
         /* Buckets in [coarse_from, coarse_to) are kept only in periods (gc_ledger_coarsen);

@@ -43,10 +43,19 @@ static void gc__period_release(gc__period *p)
         memset(p, 0, sizeof(*p));
 }
 
+/* Lets go of a period: the last ledger holding it frees it. */
+static void gc__period_unref(gc__period *p)
+{
+        if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) {
+                gc__period_release(p);
+                free(p);
+        }
+}
+
 void gc__tier_free(gc_ledger *l)
 {
         for (size_t i = 0; i < l->n_per; i++)
-                gc__period_release(&l->per[i]);
+                gc__period_unref(l->per[i]);
         free(l->per);
         l->per = NULL;
         l->n_per = l->cap_per = 0;
@@ -60,14 +69,14 @@ static size_t gc__period_pos(const gc_ledger *l, int64_t start, int unit, int *f
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
-                const gc__period *p = &l->per[mid];
+                const gc__period *p = l->per[mid];
 
                 if (p->start < start || (p->start == start && p->unit < unit))
                         lo = mid + 1;
                 else
                         hi = mid;
         }
-        *found = lo < l->n_per && l->per[lo].start == start && l->per[lo].unit == unit;
+        *found = lo < l->n_per && l->per[lo]->start == start && l->per[lo]->unit == unit;
         return lo;
 }
 
@@ -77,13 +86,75 @@ const gc__period *gc__tier_find(const gc_ledger *l, int64_t start, int64_t end)
                 int found;
                 size_t pos = gc__period_pos(l, start, (int)gc__units[u], &found);
 
-                if (found && l->per[pos].end == end && start >= l->period_since)
-                        return &l->per[pos];
+                if (found && l->per[pos]->end == end && start >= l->period_since)
+                        return l->per[pos];
         }
         return NULL;
 }
 
-/* The index of the period (start, unit), made when new. -ENOMEM. */
+/* A copy of s that only its new holder holds, or NULL. */
+static gc__period *gc__period_dup(const gc__period *s)
+{
+        gc__period *d = calloc(1, sizeof(*d));
+
+        if (!d)
+                return NULL;
+        d->start = s->start;
+        d->end = s->end;
+        d->unit = s->unit;
+        d->dirty = s->dirty;
+        atomic_init(&d->refs, 1);
+        d->rest_ix.nslots = s->rest_ix.nslots;
+        d->rest_ix.count = s->rest_ix.count;
+        d->nodes_ix.nslots = s->nodes_ix.nslots;
+        d->nodes_ix.count = s->nodes_ix.count;
+        if ((s->n_rest && !(d->rest = malloc(s->n_rest * sizeof(*d->rest)))) ||
+            (s->n_top && !(d->top = malloc(s->n_top * sizeof(*d->top)))) ||
+            (s->n_nodes && !(d->nodes = malloc(s->n_nodes * sizeof(*d->nodes)))) ||
+            (s->rest_ix.nslots &&
+             !(d->rest_ix.s = malloc(s->rest_ix.nslots * sizeof(*s->rest_ix.s)))) ||
+            (s->nodes_ix.nslots &&
+             !(d->nodes_ix.s = malloc(s->nodes_ix.nslots * sizeof(*s->nodes_ix.s))))) {
+                gc__period_release(d);
+                free(d);
+                return NULL;
+        }
+        d->n_rest = d->cap_rest = s->n_rest;
+        d->n_top = d->cap_top = s->n_top;
+        d->n_nodes = d->cap_nodes = s->n_nodes;
+        if (s->n_rest)
+                memcpy(d->rest, s->rest, s->n_rest * sizeof(*d->rest));
+        if (s->n_top)
+                memcpy(d->top, s->top, s->n_top * sizeof(*d->top));
+        if (s->n_nodes)
+                memcpy(d->nodes, s->nodes, s->n_nodes * sizeof(*d->nodes));
+        if (s->rest_ix.nslots)
+                memcpy(d->rest_ix.s, s->rest_ix.s, s->rest_ix.nslots * sizeof(*s->rest_ix.s));
+        if (s->nodes_ix.nslots)
+                memcpy(d->nodes_ix.s, s->nodes_ix.s, s->nodes_ix.nslots * sizeof(*s->nodes_ix.s));
+        return d;
+}
+
+/*
+ * The period at ix for the ledger to change: itself when the ledger holds it alone, else a copy
+ * put in its place (a clone keeps the original). Only the ledger's owner makes clones, so a
+ * count of 1 cannot rise meanwhile. NULL when out of memory.
+ */
+static gc__period *gc__period_own(gc_ledger *l, size_t ix)
+{
+        gc__period *p = l->per[ix], *d;
+
+        if (atomic_load_explicit(&p->refs, memory_order_acquire) == 1)
+                return p;
+        d = gc__period_dup(p);
+        if (!d)
+                return NULL;
+        gc__period_unref(p);
+        l->per[ix] = d;
+        return d;
+}
+
+/* The index of the period (start, unit), made when new (the ledger's own). -ENOMEM. */
 static int gc__period_get(gc_ledger *l, int unit, int64_t start, int64_t end, size_t *ret)
 {
         int found;
@@ -94,16 +165,27 @@ static int gc__period_get(gc_ledger *l, int unit, int64_t start, int64_t end, si
                 if (gc__vec_reserve((void **)&l->per, &l->cap_per, l->n_per + 1, sizeof(*l->per)) <
                     0)
                         return -ENOMEM;
-                memmove(&l->per[pos + 1], &l->per[pos], (l->n_per - pos) * sizeof(*l->per));
-                p = &l->per[pos];
-                memset(p, 0, sizeof(*p));
+                p = calloc(1, sizeof(*p));
+                if (!p)
+                        return -ENOMEM;
                 p->unit = unit;
                 p->start = start;
                 p->end = end;
+                atomic_init(&p->refs, 1);
+                memmove(&l->per[pos + 1], &l->per[pos], (l->n_per - pos) * sizeof(*l->per));
+                l->per[pos] = p;
                 l->n_per++;
         }
         *ret = pos;
         return 0;
+}
+
+/* The period (start, unit), made when new, the ledger's own to change; NULL: -ENOMEM. */
+static gc__period *gc__period_mut(gc_ledger *l, int unit, int64_t start, int64_t end)
+{
+        size_t ix;
+
+        return gc__period_get(l, unit, start, end, &ix) < 0 ? NULL : gc__period_own(l, ix);
 }
 
 /* Room for `rest` more rows of the rest and one more top pod in the period. */
@@ -239,13 +321,10 @@ typedef struct gc__fold_ctx {
 static int gc__prepare_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
 {
         gc__fold_ctx *c = ud;
-        size_t ix;
-        int r = gc__period_get(l, unit, ps, pe, &ix);
+        gc__period *p = gc__period_mut(l, unit, ps, pe);
 
-        if (r == 0)
-                r = gc__period_reserve(l, &l->per[ix], 2);
         c->need += 2;
-        return r;
+        return p ? gc__period_reserve(l, p, 2) : -ENOMEM;
 }
 
 static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
@@ -263,7 +342,7 @@ static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
         ix = gc__period_pos(l, ps, unit, &found);
         if (!found)
                 return -EINVAL; /* prepared above: cannot happen */
-        l->per[ix].dirty = 1;
+        l->per[ix]->dirty = 1;  /* made the ledger's own above */
         memset(&in, 0, sizeof(in));
         memcpy(in.dims, v->dims, sizeof(in.dims));
         in.uid = c->base;
@@ -272,7 +351,7 @@ static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
         /* A later piece of a pod counts the pod only in a period no earlier piece reaches. */
         in.pods = !(v->flags & GC_USAGE_F_PART) || v->start <= ps;
         in.estimates = in.pods && (v->flags & GC_USAGE_F_ESTIMATE);
-        gc__top_offer(l, &l->per[ix], &in);
+        gc__top_offer(l, l->per[ix], &in);
         return 0;
 }
 
@@ -281,7 +360,7 @@ static size_t gc__tier_rows(const gc_ledger *l)
         size_t n = 0;
 
         for (size_t i = 0; i < l->n_per; i++)
-                n += l->per[i].n_rest + l->per[i].n_top + l->per[i].n_nodes;
+                n += l->per[i]->n_rest + l->per[i]->n_top + l->per[i]->n_nodes;
         return n;
 }
 
@@ -307,8 +386,8 @@ void gc__tier_drop_old(gc_ledger *l, int64_t keep_since)
         size_t n = 0;
 
         for (size_t i = 0; i < l->n_per; i++) {
-                if (l->per[i].end <= keep_since)
-                        gc__period_release(&l->per[i]);
+                if (l->per[i]->end <= keep_since)
+                        gc__period_unref(l->per[i]);
                 else
                         l->per[n++] = l->per[i];
         }
@@ -438,10 +517,10 @@ static int gc__period_compact(gc_ledger *l, gc__period *p)
 void gc__tier_compact(gc_ledger *l)
 {
         for (size_t i = 0; i < l->n_per; i++) {
-                gc__period *p = &l->per[i];
+                gc__period *p = l->per[i];
 
                 /* Closed: every interval that ends in it has folded, and no new one reaches it. */
-                if (!p->dirty || p->end > l->horizon)
+                if (!p->dirty || p->end > l->horizon || !(p = gc__period_own(l, i)))
                         continue;
                 if (gc__period_compact(l, p) == 0)
                         p->dirty = 0;
@@ -522,6 +601,7 @@ int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, cons
                       const char *capacity_type, int unattr, double gpu_seconds, double cost_usd)
 {
         gc__pnode in = {node, model, capacity_type, unattr, gpu_seconds, cost_usd};
+        gc__period *p[GC__N_UNITS];
         size_t ix[GC__N_UNITS];
 
         if (l->n_prows > l->max_rollup_rows || l->max_rollup_rows - l->n_prows < GC__N_UNITS)
@@ -539,13 +619,14 @@ int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, cons
         for (size_t u = 0; u < GC__N_UNITS; u++) {
                 int found;
 
+                /* Positions move as periods are made: found again, then each made its own. */
                 ix[u] = gc__period_pos(l, gc_tz_period_start(l->tz, gc__units[u], bucket_start),
                                        (int)gc__units[u], &found);
-                if (!found || gc__pnode_reserve(&l->per[ix[u]]) < 0)
+                if (!found || !(p[u] = gc__period_own(l, ix[u])) || gc__pnode_reserve(p[u]) < 0)
                         return -ENOMEM;
         }
         for (size_t u = 0; u < GC__N_UNITS; u++)
-                gc__pnode_add(l, &l->per[ix[u]], &in);
+                gc__pnode_add(l, p[u], &in);
         return 0;
 }
 
@@ -554,7 +635,7 @@ int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, cons
 int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *r), void *ud)
 {
         for (size_t i = 0; fn && i < l->n_per; i++) {
-                const gc__period *p = &l->per[i];
+                const gc__period *p = l->per[i];
 
                 for (size_t k = 0; k < p->n_top + p->n_rest; k++) {
                         const gc__prow *row = k < p->n_top ? &p->top[k] : &p->rest[k - p->n_top];
@@ -618,23 +699,22 @@ static int gc__node_row_add(gc_ledger *l, const gc_period_row *r, const gc__prow
                        in->dims[GC_DIM_TEAM] == l->unattributed,
                        in->gpu_seconds,
                        in->cost_usd};
-        size_t ix;
+        gc__period *p;
         int rc;
 
         if (r->pods || r->estimates)
                 return -EINVAL;
-        rc = gc__period_get(l, (int)r->unit, r->start, r->end, &ix);
+        p = gc__period_mut(l, (int)r->unit, r->start, r->end);
+        rc = p ? gc__pnode_reserve(p) : -ENOMEM;
         if (rc == 0)
-                rc = gc__pnode_reserve(&l->per[ix]);
-        if (rc == 0)
-                gc__pnode_add(l, &l->per[ix], &n);
+                gc__pnode_add(l, p, &n);
         return rc;
 }
 
 int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
 {
         gc__prow in;
-        size_t ix;
+        gc__period *p;
         int rc;
 
         if (!l || !r || !gc__valid_period_row(r))
@@ -656,17 +736,15 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
         in.estimates = r->estimates;
         if (!in.uid && *in.dims[GC_DIM_NODE])
                 return gc__node_row_add(l, r, &in);
-        rc = gc__period_get(l, (int)r->unit, r->start, r->end, &ix);
-        if (rc == 0)
-                rc = gc__period_reserve(l, &l->per[ix], 2);
+        p = gc__period_mut(l, (int)r->unit, r->start, r->end);
+        rc = p ? gc__period_reserve(l, p, 2) : -ENOMEM;
         if (rc < 0)
                 return rc;
         /* A top pod of a ledger that kept more pods per period may go to the rest here. */
         if (in.uid)
-                gc__top_offer(l, &l->per[ix], &in);
+                gc__top_offer(l, p, &in);
         else
-                gc__rest_add(l, &l->per[ix], in.dims, in.gpu_seconds, in.cost_usd, in.pods,
-                             in.estimates);
+                gc__rest_add(l, p, in.dims, in.gpu_seconds, in.cost_usd, in.pods, in.estimates);
         return 0;
 }
 
@@ -684,48 +762,15 @@ int gc__tier_clone(gc_ledger *c, const gc_ledger *l)
         c->n_per = c->cap_per = 0;
         if (!l->n_per)
                 return 0;
-        c->per = calloc(l->n_per, sizeof(*c->per));
+        c->per = malloc(l->n_per * sizeof(*c->per));
         if (!c->per)
                 return -ENOMEM;
-        c->cap_per = l->n_per;
+        /* Shared, not copied: whoever changes one later changes a copy (gc__period_own). */
         for (size_t i = 0; i < l->n_per; i++) {
-                const gc__period *s = &l->per[i];
-                gc__period *d = &c->per[i];
-
-                *d = *s;
-                d->rest = NULL;
-                d->top = NULL;
-                d->rest_ix.s = NULL;
-                d->nodes = NULL;
-                d->nodes_ix.s = NULL;
-                d->cap_rest = s->n_rest;
-                d->cap_top = s->n_top;
-                c->n_per = i + 1;
-                if (s->n_rest && !(d->rest = malloc(s->n_rest * sizeof(*d->rest))))
-                        return -ENOMEM;
-                if (s->n_top && !(d->top = malloc(s->n_top * sizeof(*d->top))))
-                        return -ENOMEM;
-                if (s->rest_ix.nslots &&
-                    !(d->rest_ix.s = malloc(s->rest_ix.nslots * sizeof(*s->rest_ix.s))))
-                        return -ENOMEM;
-                if (s->n_rest)
-                        memcpy(d->rest, s->rest, s->n_rest * sizeof(*d->rest));
-                if (s->n_top)
-                        memcpy(d->top, s->top, s->n_top * sizeof(*d->top));
-                if (s->rest_ix.nslots)
-                        memcpy(d->rest_ix.s, s->rest_ix.s,
-                               s->rest_ix.nslots * sizeof(*s->rest_ix.s));
-                d->cap_nodes = s->n_nodes;
-                if (s->n_nodes) {
-                        d->nodes = malloc(s->n_nodes * sizeof(*d->nodes));
-                        d->nodes_ix.s = malloc(s->nodes_ix.nslots * sizeof(*s->nodes_ix.s));
-                        if (!d->nodes || !d->nodes_ix.s)
-                                return -ENOMEM;
-                        memcpy(d->nodes, s->nodes, s->n_nodes * sizeof(*d->nodes));
-                        memcpy(d->nodes_ix.s, s->nodes_ix.s,
-                               s->nodes_ix.nslots * sizeof(*s->nodes_ix.s));
-                }
+                atomic_fetch_add_explicit(&l->per[i]->refs, 1, memory_order_relaxed);
+                c->per[i] = l->per[i];
         }
+        c->n_per = c->cap_per = l->n_per;
         c->n_prows = l->n_prows;
         return 0;
 }
@@ -735,8 +780,9 @@ size_t gc__tier_bytes(const gc_ledger *l)
         size_t n = l->cap_per * sizeof(*l->per);
 
         for (size_t i = 0; i < l->n_per; i++)
-                n += (l->per[i].cap_rest + l->per[i].cap_top) * sizeof(gc__prow) +
-                     l->per[i].cap_nodes * sizeof(gc__pnode) +
-                     (l->per[i].rest_ix.nslots + l->per[i].nodes_ix.nslots) * sizeof(gc__slot);
+                n += sizeof(gc__period) +
+                     (l->per[i]->cap_rest + l->per[i]->cap_top) * sizeof(gc__prow) +
+                     l->per[i]->cap_nodes * sizeof(gc__pnode) +
+                     (l->per[i]->rest_ix.nslots + l->per[i]->nodes_ix.nslots) * sizeof(gc__slot);
         return n;
 }

@@ -185,6 +185,57 @@ START_TEST(test_clone_is_independent)
 }
 END_TEST
 
+/*
+ * Period history is shared with clones, not copied: a day's answer (from period history) of a
+ * clone stays what it was while the original folds, coarsens and lets go of it, and the clone's
+ * own changes reach neither the original nor a clone of the clone.
+ */
+START_TEST(test_clone_shares_period_history)
+{
+        static const gc_dim by[2] = {GC_DIM_POD, GC_DIM_NODE};
+        const int64_t day = T0 + 24 * H;
+        char before[4096], after[4096], orig[4096];
+        gc_ledger *c, *c2;
+
+        fill(led);
+        c = gc_ledger_clone(led);
+        ck_assert_ptr_nonnull(c);
+        dump(c, by, 2, T0, day, day, before, sizeof(before));
+        ck_assert_ptr_nonnull(strstr(before, "a|"));
+        for (int i = 0; i < 50; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "x%d", i);
+                put_pod(led, uid, "ml", "green", "n1", 1, 2.0, T0 + 4 * H, T0 + 5 * H);
+        }
+        ck_assert_int_ge(gc_ledger_fold(led, T0 + 7 * H, 0), 50);
+        ck_assert_int_eq(gc_ledger_coarsen(led, T0 + 7 * H), 0);
+        dump(c, by, 2, T0, day, day, after, sizeof(after));
+        ck_assert_str_eq(before, after);
+        dump(led, by, 2, T0, day, day, orig, sizeof(orig));
+        ck_assert_ptr_nonnull(strstr(orig, "x7|"));
+
+        /* The clone folds on its own; a clone of it shares what it then holds. */
+        put_pod(c, "y", "ml", "violet", "n2", 1, 1.0, T0 + 5 * H, T0 + 6 * H);
+        ck_assert_int_ge(gc_ledger_fold(c, T0 + 7 * H, 0), 1);
+        c2 = gc_ledger_clone(c);
+        ck_assert_ptr_nonnull(c2);
+        dump(led, by, 2, T0, day, day, after, sizeof(after));
+        ck_assert_str_eq(orig, after);
+        ck_assert_ptr_null(strstr(after, "y|"));
+        dump(c, by, 2, T0, day, day, before, sizeof(before));
+        ck_assert_ptr_nonnull(strstr(before, "y|"));
+        ck_assert_ptr_null(strstr(before, "x7|"));
+
+        /* Each lets go in turn; what is left still answers the same. */
+        led = gc_ledger_free(led);
+        gc_ledger_free(c);
+        dump(c2, by, 2, T0, day, day, after, sizeof(after));
+        ck_assert_str_eq(before, after);
+        gc_ledger_free(c2);
+}
+END_TEST
+
 START_TEST(test_clone_empty_and_bad)
 {
         gc_ledger *c = gc_ledger_clone(led);
@@ -211,6 +262,7 @@ static Suite *clone_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_clone_answers_the_same);
         tcase_add_test(tc, test_clone_is_independent);
+        tcase_add_test(tc, test_clone_shares_period_history);
         tcase_add_test(tc, test_clone_empty_and_bad);
         suite_add_tcase(s, tc);
         return s;
