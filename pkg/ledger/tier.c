@@ -162,8 +162,8 @@ static int gc__period_get(gc_ledger *l, int unit, int64_t start, int64_t end, si
         gc__period *p;
 
         if (!found) {
-                if (gc__vec_reserve((void **)&l->per, &l->cap_per, l->n_per + 1, sizeof(*l->per)) <
-                    0)
+                if (gc__vec_reserve((void **)&l->per, &l->cap_per, l->n_per + 1,
+                                    sizeof(gc__period *)) < 0)
                         return -ENOMEM;
                 p = calloc(1, sizeof(*p));
                 if (!p)
@@ -172,7 +172,7 @@ static int gc__period_get(gc_ledger *l, int unit, int64_t start, int64_t end, si
                 p->start = start;
                 p->end = end;
                 atomic_init(&p->refs, 1);
-                memmove(&l->per[pos + 1], &l->per[pos], (l->n_per - pos) * sizeof(*l->per));
+                memmove(&l->per[pos + 1], &l->per[pos], (l->n_per - pos) * sizeof(gc__period *));
                 l->per[pos] = p;
                 l->n_per++;
         }
@@ -762,7 +762,7 @@ int gc__tier_clone(gc_ledger *c, const gc_ledger *l)
         c->n_per = c->cap_per = 0;
         if (!l->n_per)
                 return 0;
-        c->per = malloc(l->n_per * sizeof(*c->per));
+        c->per = malloc(l->n_per * sizeof(gc__period *));
         if (!c->per)
                 return -ENOMEM;
         /* Shared, not copied: whoever changes one later changes a copy (gc__period_own). */
@@ -777,7 +777,7 @@ int gc__tier_clone(gc_ledger *c, const gc_ledger *l)
 
 size_t gc__tier_bytes(const gc_ledger *l)
 {
-        size_t n = l->cap_per * sizeof(*l->per);
+        size_t n = l->cap_per * sizeof(gc__period *);
 
         for (size_t i = 0; i < l->n_per; i++)
                 n += sizeof(gc__period) +
