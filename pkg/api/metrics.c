@@ -314,8 +314,14 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
             {"gpu_cost_ledger_rollup_rows", "gauge", "Hourly rollup rows in the ledger.",
              (double)ls->rollup_rows, 1},
             {"gpu_cost_ledger_period_rows", "gauge",
-             "Rows of period history (top pods and the rest, per day, week and month).",
+             "Rows of period history (top pods, the rest and node rows, per day, week and "
+             "month).",
              (double)ls->period_rows, 1},
+            {"gpu_cost_ledger_hourly_since_timestamp_seconds", "gauge",
+             "Unix time before which folded history is kept only by whole day, week and month "
+             "(--hourly-history): other windows reaching before it are refused.",
+             (double)gc_ledger_coarse_to(s->p.ledger),
+             gc_ledger_coarse_to(s->p.ledger) != INT64_MIN},
             {"gpu_cost_ledger_bytes", "gauge",
              "Memory the controller's ledger holds, approximately.",
              (double)(h->ledger_bytes ? h->ledger_bytes : ls->bytes), 1},

@@ -1089,6 +1089,16 @@ START_TEST(test_coarsened_windows)
               &r);
         ck_assert_int_eq(r.status, 200);
         resp_free(&r);
+        fetch("/metrics", NULL, NULL, &r);
+        {
+                const char *m =
+                    strstr(r.body.data, "\ngpu_cost_ledger_hourly_since_timestamp_seconds ");
+
+                ck_assert_ptr_nonnull(m);
+                ck_assert(strtod(m + strlen("\ngpu_cost_ledger_hourly_since_timestamp_seconds "),
+                                 NULL) == (double)(T0 + 7 * H));
+        }
+        resp_free(&r);
 }
 END_TEST
 
