@@ -60,13 +60,13 @@ int gc__opt_str(const cJSON *obj, const char *key, size_t max, int spaces, const
         if (!it || cJSON_IsNull(it))
                 return 0;
         if (!cJSON_IsString(it) || !it->valuestring)
-                return gc__fail(err, errlen, -EINVAL, "%s: not a string",
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not a string",
                                 gc__where(path, key, w, sizeof(w)));
         if (strnlen(it->valuestring, max + 1) > max)
-                return gc__fail(err, errlen, -EINVAL, "%s: longer than %zu bytes",
+                return GC__FAIL(err, errlen, -EINVAL, "%s: longer than %zu bytes",
                                 gc__where(path, key, w, sizeof(w)), max);
         if (!gc__printable(it->valuestring, spaces))
-                return gc__fail(err, errlen, -EINVAL, "%s: not printable ASCII",
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not printable ASCII",
                                 gc__where(path, key, w, sizeof(w)));
         *ret = it->valuestring;
         return 0;
@@ -82,7 +82,7 @@ int gc__opt_obj(const cJSON *obj, const char *key, const char *path, const cJSON
         if (!it || cJSON_IsNull(it))
                 return 0;
         if (!cJSON_IsObject(it))
-                return gc__fail(err, errlen, -EINVAL, "%s: not an object",
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not an object",
                                 gc__where(path, key, w, sizeof(w)));
         *ret = it;
         return 0;
@@ -99,11 +99,11 @@ int gc__opt_arr(const cJSON *obj, const char *key, int max, const char *path, co
         if (!it || cJSON_IsNull(it))
                 return 0;
         if (!cJSON_IsArray(it))
-                return gc__fail(err, errlen, -EINVAL, "%s: not an array",
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not an array",
                                 gc__where(path, key, w, sizeof(w)));
         for (const cJSON *c = it->child; c; c = c->next)
                 if (++n > max)
-                        return gc__fail(err, errlen, -E2BIG, "%s: more than %d entries",
+                        return GC__FAIL(err, errlen, -E2BIG, "%s: more than %d entries",
                                         gc__where(path, key, w, sizeof(w)), max);
         *ret = it;
         return 0;
@@ -119,10 +119,10 @@ int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *r
         if (!it || cJSON_IsNull(it))
                 return 0;
         if (!cJSON_IsString(it) || !it->valuestring)
-                return gc__fail(err, errlen, -EINVAL, "%s: not a string",
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not a string",
                                 gc__where(path, key, w, sizeof(w)));
         if (gc_time_parse(it->valuestring, strnlen(it->valuestring, 64), ret_sec) < 0)
-                return gc__fail(err, errlen, -EINVAL, "%s: not an RFC 3339 time: \"%s\"",
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not an RFC 3339 time: \"%s\"",
                                 gc__where(path, key, w, sizeof(w)),
                                 gc__show(it->valuestring, show, sizeof(show)));
         return 1;
@@ -136,7 +136,7 @@ int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, siz
         }
         *ret = gc_strpool_intern0(pool, s);
         if (!*ret)
-                return gc__fail(err, errlen, -ENOMEM, "string pool full");
+                return GC__FAIL(err, errlen, -ENOMEM, "string pool full");
         return 0;
 }
 
@@ -154,28 +154,28 @@ static int gc__gpu_count(const cJSON *it, const char *field, int64_t *ret_count,
                 int r = gc_quantity_parse(it->valuestring, &milli);
 
                 if (r < 0)
-                        return gc__fail(err, errlen, -EINVAL, "%s: not a quantity: \"%s\"", field,
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not a quantity: \"%s\"", field,
                                         gc__show(it->valuestring, show, sizeof(show)));
         } else if (cJSON_IsNumber(it)) {
                 double v = it->valuedouble;
 
                 if (!isfinite(v) || fabs(v) > 1e12)
-                        return gc__fail(err, errlen, -EINVAL, "%s: quantity out of range", field);
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: quantity out of range", field);
                 if (v != floor(v))
-                        return gc__fail(err, errlen, -EINVAL, "%s: not a whole number: %g", field,
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not a whole number: %g", field,
                                         v);
                 milli = (int64_t)v * 1000;
         } else {
-                return gc__fail(err, errlen, -EINVAL, "%s: not a quantity", field);
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not a quantity", field);
         }
         if (milli < 0)
-                return gc__fail(err, errlen, -EINVAL, "%s: negative", field);
+                return GC__FAIL(err, errlen, -EINVAL, "%s: negative", field);
         if (milli % 1000 != 0)
-                return gc__fail(err, errlen, -EINVAL, "%s: not a whole number: \"%s\"", field,
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not a whole number: \"%s\"", field,
                                 cJSON_IsString(it) ? gc__show(it->valuestring, show, sizeof(show))
                                                    : "?");
         if (milli / 1000 > GC__GPU_COUNT_MAX)
-                return gc__fail(err, errlen, -ERANGE, "%s: more than %d units", field,
+                return GC__FAIL(err, errlen, -ERANGE, "%s: more than %d units", field,
                                 GC__GPU_COUNT_MAX);
         *ret_count = milli / 1000;
         return 0;
@@ -187,7 +187,7 @@ static int gc__res_name_ok(const char *name, const char *path, char *err, size_t
         char show[48];
 
         if (strnlen(name, GC__LABEL_KEY_MAX + 1) > GC__LABEL_KEY_MAX || !gc__printable(name, 0))
-                return gc__fail(err, errlen, -EINVAL, "%s[%s]: not a resource name", path,
+                return GC__FAIL(err, errlen, -EINVAL, "%s[%s]: not a resource name", path,
                                 gc__show(name, show, sizeof(show)));
         return 0;
 }
@@ -217,7 +217,7 @@ static int gc__slot(gc__reqs *q, const char *name, char *err, size_t errlen)
                 if (strcmp(q->r[i].name, name) == 0)
                         return (int)i;
         if (q->n >= GC_POD_MAX_GPU_RES)
-                return gc__fail(err, errlen, -E2BIG, "spec: more than %d GPU resources",
+                return GC__FAIL(err, errlen, -E2BIG, "spec: more than %d GPU resources",
                                 GC_POD_MAX_GPU_RES);
         memset(&q->r[q->n], 0, sizeof(q->r[0]));
         q->r[q->n].name = name;
@@ -250,7 +250,7 @@ static int gc__units(const cJSON *req, const char *req_path, const cJSON *lim, c
                         int s, est;
 
                         if (++n > GC__MAX_RESOURCES)
-                                return gc__fail(err, errlen, -E2BIG, "%s: more than %d entries",
+                                return GC__FAIL(err, errlen, -E2BIG, "%s: more than %d entries",
                                                 path, GC__MAX_RESOURCES);
                         if (!it->string || !gc_res_table_match(o->res, it->string))
                                 continue;
@@ -262,7 +262,7 @@ static int gc__units(const cJSON *req, const char *req_path, const cJSON *lim, c
                         snprintf(field, sizeof(field), "%s[%s]", path, it->string);
                         /* A name the table matches but no share can be given to (mig-foo). */
                         if (gc_gpu_equivalents(o->res, it->string, 0, NULL, &geq, &est) < 0)
-                                return gc__fail(err, errlen, -EINVAL, "%s: not a GPU resource form",
+                                return GC__FAIL(err, errlen, -EINVAL, "%s: not a GPU resource form",
                                                 field);
                         r = gc__gpu_count(it, field, &count, err, errlen);
                         if (r < 0)
@@ -299,7 +299,7 @@ static int gc__containers(const cJSON *spec, const gc_model_opts *o, gc__reqs *q
 
                 snprintf(path, sizeof(path), "spec.%s[%d]", key, i);
                 if (!cJSON_IsObject(c))
-                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                 snprintf(rpath, sizeof(rpath), "%s.resources", path);
                 snprintf(qpath, sizeof(qpath), "%s.requests", rpath);
                 snprintf(lpath, sizeof(lpath), "%s.limits", rpath);
@@ -374,14 +374,14 @@ int gc__label_ok(const char *key, const char *value, char *err, size_t errlen)
 
         if (strnlen(key, GC__LABEL_KEY_MAX + 1) > GC__LABEL_KEY_MAX || !*key ||
             !gc__printable(key, 0))
-                return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a label key",
+                return GC__FAIL(err, errlen, -EINVAL, "metadata.labels[%s]: not a label key",
                                 gc__show(key, show, sizeof(show)));
         if (strnlen(value, GC__LABEL_VALUE_MAX + 1) > GC__LABEL_VALUE_MAX)
-                return gc__fail(err, errlen, -EINVAL,
+                return GC__FAIL(err, errlen, -EINVAL,
                                 "metadata.labels[%s]: value longer than %d bytes", key,
                                 GC__LABEL_VALUE_MAX);
         if (!gc__printable(value, 0))
-                return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: value not printable",
+                return GC__FAIL(err, errlen, -EINVAL, "metadata.labels[%s]: value not printable",
                                 key);
         return 0;
 }
@@ -401,7 +401,7 @@ static int gc__first_label(const cJSON *labels, const char *const *keys, size_t 
                 if (!it || cJSON_IsNull(it))
                         continue;
                 if (!cJSON_IsString(it) || !it->valuestring)
-                        return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a string",
+                        return GC__FAIL(err, errlen, -EINVAL, "metadata.labels[%s]: not a string",
                                         keys[i]);
                 r = gc__label_ok(keys[i], it->valuestring, err, errlen);
                 if (r < 0)
@@ -416,9 +416,9 @@ static int gc__first_label(const cJSON *labels, const char *const *keys, size_t 
 int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err, size_t errlen)
 {
         if (!o || !o->pool || !o->res || !ret)
-                return gc__fail(err, errlen, -EINVAL, "missing decoder options");
+                return GC__FAIL(err, errlen, -EINVAL, "missing decoder options");
         if (!cJSON_IsObject(obj))
-                return gc__fail(err, errlen, -EINVAL, "not an object");
+                return GC__FAIL(err, errlen, -EINVAL, "not an object");
         return 0;
 }
 
@@ -455,7 +455,7 @@ static int gc__latest_finish(const cJSON *status, const char *key, int64_t *late
 
                 snprintf(path, sizeof(path), "status.%s[%d]", key, i);
                 if (!cJSON_IsObject(c))
-                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                 r = gc__opt_obj(c, "state", path, &state, err, errlen);
                 if (r < 0)
                         return r;
@@ -502,7 +502,7 @@ static int gc__conditions(const cJSON *status, int64_t *ret_sched, int64_t *ret_
 
                 snprintf(path, sizeof(path), "status.conditions[%d]", i);
                 if (!cJSON_IsObject(c))
-                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                 r = gc__opt_str(c, "type", 316, 0, path, &type, err, errlen);
                 if (r == 0)
                         r = gc__opt_str(c, "status", 16, 0, path, &st, err, errlen);
@@ -537,7 +537,7 @@ int gc__controller_ref(const cJSON *meta, const char **ret_kind, const char **re
 
                 snprintf(path, sizeof(path), "metadata.ownerReferences[%d]", i);
                 if (!cJSON_IsObject(c))
-                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                 if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "controller")))
                         continue;
                 r = gc__opt_str(c, "kind", GC__LABEL_VALUE_MAX, 0, path, ret_kind, err, errlen);
@@ -585,7 +585,7 @@ static int gc__claim_add(gc_buf *b, const char *name, char *err, size_t errlen)
         r = b->len ? gc_buf_puts(b, " ") : 0;
         if (r == 0)
                 r = gc_buf_puts(b, name);
-        return r < 0 ? gc__fail(err, errlen, r, "spec.resourceClaims: too many claims") : 0;
+        return r < 0 ? GC__FAIL(err, errlen, r, "spec.resourceClaims: too many claims") : 0;
 }
 
 /*
@@ -619,7 +619,7 @@ static int gc__pod_claims(const cJSON *spec, const cJSON *status, gc_strpool *po
 
                 snprintf(path, sizeof(path), "spec.resourceClaims[%d]", i);
                 if (!cJSON_IsObject(c)) {
-                        r = gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        r = GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                         goto done;
                 }
                 r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &name, err, errlen);
@@ -630,7 +630,7 @@ static int gc__pod_claims(const cJSON *spec, const cJSON *status, gc_strpool *po
                         r = gc__opt_str(c, "resourceClaimTemplateName", GC__NAME_MAX, 0, path,
                                         &tmpl, err, errlen);
                 if (r == 0 && !name)
-                        r = gc__fail(err, errlen, -EINVAL, "%s.name: missing", path);
+                        r = GC__FAIL(err, errlen, -EINVAL, "%s.name: missing", path);
                 if (r < 0)
                         goto done;
                 for (const cJSON *st = sts ? sts->child : NULL; !claim && tmpl && st;
@@ -640,7 +640,7 @@ static int gc__pod_claims(const cJSON *spec, const cJSON *status, gc_strpool *po
 
                         snprintf(spath, sizeof(spath), "status.resourceClaimStatuses[%d]", k);
                         if (!cJSON_IsObject(st)) {
-                                r = gc__fail(err, errlen, -EINVAL, "%s: not an object", spath);
+                                r = GC__FAIL(err, errlen, -EINVAL, "%s: not an object", spath);
                                 goto done;
                         }
                         r = gc__opt_str(st, "name", GC__LABEL_VALUE_MAX, 0, spath, &sn, err,
@@ -732,11 +732,11 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
 
         r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
         if (r == 0 && !meta)
-                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
         if (r == 0 && !s_name)
-                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
                                 errlen);
@@ -885,7 +885,7 @@ static int gc__int_label(const gc_node *n, const char *key, int64_t max, int64_t
         if (!v || !*v)
                 return 0;
         if (gc_parse_int64(v, &x) < 0 || x < 0 || x > max)
-                return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a count: \"%s\"",
+                return GC__FAIL(err, errlen, -EINVAL, "metadata.labels[%s]: not a count: \"%s\"",
                                 key, gc__show(v, show, sizeof(show)));
         *ret = x;
         return 0;
@@ -902,20 +902,20 @@ static int gc__node_labels(const cJSON *labels, gc_strpool *pool, gc_node *n, ch
                 return 0;
         for (const cJSON *c = labels->child; c; c = c->next)
                 if (++count > GC__MAX_NODE_LABELS)
-                        return gc__fail(err, errlen, -E2BIG, "metadata.labels: more than %d",
+                        return GC__FAIL(err, errlen, -E2BIG, "metadata.labels: more than %d",
                                         GC__MAX_NODE_LABELS);
         if (count == 0)
                 return 0;
         n->labels = calloc(count, sizeof(*n->labels));
         if (!n->labels)
-                return gc__fail(err, errlen, -ENOMEM, "out of memory");
+                return GC__FAIL(err, errlen, -ENOMEM, "out of memory");
         for (const cJSON *c = labels->child; c; c = c->next) {
                 char show[48];
 
                 if (!c->string)
                         continue;
                 if (!cJSON_IsString(c) || !c->valuestring)
-                        return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a string",
+                        return GC__FAIL(err, errlen, -EINVAL, "metadata.labels[%s]: not a string",
                                         gc__show(c->string, show, sizeof(show)));
                 r = gc__label_ok(c->string, c->valuestring, err, errlen);
                 if (r == 0)
@@ -1004,7 +1004,7 @@ static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *
                 int64_t units = 0;
 
                 if (++count > GC__MAX_RESOURCES)
-                        return gc__fail(err, errlen, -E2BIG, "status.%s: more than %d entries",
+                        return GC__FAIL(err, errlen, -E2BIG, "status.%s: more than %d entries",
                                         which, GC__MAX_RESOURCES);
                 if (!it->string || !gc_res_table_match(o->res, it->string))
                         continue;
@@ -1019,7 +1019,7 @@ static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *
                 if (units == 0)
                         continue;
                 if (n->n_alloc >= GC_NODE_MAX_GPU_RES)
-                        return gc__fail(err, errlen, -E2BIG,
+                        return GC__FAIL(err, errlen, -E2BIG,
                                         "status.%s: more than %d GPU resources", which,
                                         GC_NODE_MAX_GPU_RES);
                 n->alloc[n->n_alloc].resource = it->string; /* interned once the node is kept */
@@ -1062,11 +1062,11 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
 
         r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
         if (r == 0 && !meta)
-                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
         if (r == 0 && !s_name)
-                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
         if (r == 0 &&
@@ -1111,7 +1111,7 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
 
                 r = gc_gpu_equivalents(o->res, n.alloc[i].resource, n.alloc[i].count, &n, &g, &est);
                 if (r < 0) {
-                        r = gc__fail(err, errlen, r, "status.allocatable[%s]: no GPU share known",
+                        r = GC__FAIL(err, errlen, r, "status.allocatable[%s]: no GPU share known",
                                      n.alloc[i].resource);
                         goto fail;
                 }
@@ -1141,12 +1141,12 @@ int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespac
         memset(&ns, 0, sizeof(ns));
         r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
         if (r == 0 && !meta)
-                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "name", GC__LABEL_VALUE_MAX, 0, "metadata", &s_name, err,
                                 errlen);
         if (r == 0 && !s_name)
-                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
         if (r == 0)
                 r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
         if (r == 0)

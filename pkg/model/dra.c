@@ -131,7 +131,7 @@ static int gc__attr_str(const gc__dev_attrs *d, const char *name, const char *pa
         if (!a || cJSON_IsNull(a))
                 return 0;
         if (!cJSON_IsObject(a))
-                return gc__fail(err, errlen, -EINVAL, "%s.attributes[%s]: not an object", path,
+                return GC__FAIL(err, errlen, -EINVAL, "%s.attributes[%s]: not an object", path,
                                 name);
         v = cJSON_GetObjectItemCaseSensitive(a, "string");
         if (!v)
@@ -139,7 +139,7 @@ static int gc__attr_str(const gc__dev_attrs *d, const char *name, const char *pa
         if (!cJSON_IsString(v) || !v->valuestring ||
             strnlen(v->valuestring, GC__ATTR_STR_MAX + 1) > GC__ATTR_STR_MAX ||
             !gc__printable(v->valuestring, 1))
-                return gc__fail(err, errlen, -EINVAL,
+                return GC__FAIL(err, errlen, -EINVAL,
                                 "%s.attributes[%s].string: not a printable string of at most "
                                 "%d bytes",
                                 path, name, GC__ATTR_STR_MAX);
@@ -289,11 +289,11 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                 return r;
         r = gc__opt_obj(obj, "spec", "", &spec, err, errlen);
         if (r == 0 && !spec)
-                r = gc__fail(err, errlen, -EINVAL, "spec: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "spec: missing");
         if (r == 0)
                 r = gc__opt_str(spec, "driver", GC__NAME_MAX, 0, "spec", &s_driver, err, errlen);
         if (r == 0 && !gc__name_ok(s_driver, GC__NAME_MAX))
-                r = gc__fail(err, errlen, -EINVAL, "spec.driver: missing or not a name");
+                r = GC__FAIL(err, errlen, -EINVAL, "spec.driver: missing or not a name");
         if (r < 0)
                 return r;
         (void)gc__rule(o, s_driver, NULL, &known);
@@ -303,18 +303,18 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
         if (r == 0)
                 r = gc__opt_obj(spec, "pool", "spec", &pool, err, errlen);
         if (r == 0 && !pool)
-                r = gc__fail(err, errlen, -EINVAL, "spec.pool: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "spec.pool: missing");
         if (r == 0)
                 r = gc__opt_str(pool, "name", GC__NAME_MAX, 0, "spec.pool", &s_pool, err, errlen);
         if (r == 0 && (!s_pool || !gc__name_ok(s_pool, GC__NAME_MAX)))
-                r = gc__fail(err, errlen, -EINVAL, "spec.pool.name: missing or not a name");
+                r = GC__FAIL(err, errlen, -EINVAL, "spec.pool.name: missing or not a name");
         if (r < 0)
                 return r;
         gen = cJSON_GetObjectItemCaseSensitive(pool, "generation");
         if (gen && !cJSON_IsNull(gen)) {
                 if (!cJSON_IsNumber(gen) || gen->valuedouble < 0 || gen->valuedouble > 9e15 ||
                     gen->valuedouble != (double)(int64_t)gen->valuedouble)
-                        return gc__fail(err, errlen, -EINVAL,
+                        return GC__FAIL(err, errlen, -EINVAL,
                                         "spec.pool.generation: not a whole number");
                 generation = (int64_t)gen->valuedouble;
         }
@@ -340,12 +340,12 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
 
                 snprintf(path, sizeof(path), "spec.devices[%d]", i);
                 if (!cJSON_IsObject(c)) {
-                        r = gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        r = GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                         goto fail;
                 }
                 r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &s_name, err, errlen);
                 if (r == 0 && !gc__name_ok(s_name, GC__LABEL_VALUE_MAX))
-                        r = gc__fail(err, errlen, -EINVAL, "%s.name: missing or not a name", path);
+                        r = GC__FAIL(err, errlen, -EINVAL, "%s.name: missing or not a name", path);
                 /* v1beta1 puts attributes and capacity under "basic". */
                 if (r == 0)
                         r = gc__opt_obj(c, "basic", path, &basic, err, errlen);
@@ -356,7 +356,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                         r = gc__opt_obj(basic ? basic : c, "capacity", path, &d.cap, err, errlen);
                 if (r == 0 && (cJSON_GetArraySize(d.attrs) > GC__MAX_ATTRIBUTES ||
                                cJSON_GetArraySize(d.cap) > GC__MAX_ATTRIBUTES))
-                        r = gc__fail(err, errlen, -E2BIG, "%s: more than %d attributes", path,
+                        r = GC__FAIL(err, errlen, -E2BIG, "%s: more than %d attributes", path,
                                      GC__MAX_ATTRIBUTES);
                 if (r < 0)
                         goto fail;
@@ -386,7 +386,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                 r = gc_grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v), 64,
                             out->limit ? out->limit : GC_VEC_DEFAULT_LIMIT);
                 if (r < 0) {
-                        r = gc__fail(err, errlen, r, "%s",
+                        r = GC__FAIL(err, errlen, r, "%s",
                                      r == -E2BIG ? "more devices than the limit" : "out of memory");
                         goto fail;
                 }
@@ -470,7 +470,7 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
 
                 snprintf(path, sizeof(path), "status.allocation.devices.results[%d]", i);
                 if (!cJSON_IsObject(c)) {
-                        r = gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        r = GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                         goto done;
                 }
                 r = gc__opt_str(c, "driver", GC__NAME_MAX, 0, path, &drv, err, errlen);
@@ -484,7 +484,7 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
                                         err, errlen);
                 if (r == 0 && (!gc__name_ok(drv, GC__NAME_MAX) || !gc__name_ok(pl, GC__NAME_MAX) ||
                                !gc__name_ok(dev, GC__LABEL_VALUE_MAX)))
-                        r = gc__fail(err, errlen, -EINVAL,
+                        r = GC__FAIL(err, errlen, -EINVAL,
                                      "%s: driver, pool and device are required names", path);
                 if (r < 0)
                         goto done;
@@ -500,7 +500,7 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
                 if (r == 0)
                         r = gc_buf_printf(&keys, "%s/%s/%s", drv, pl, dev);
                 if (r < 0) {
-                        r = gc__fail(err, errlen, -ENOMEM, "out of memory");
+                        r = GC__FAIL(err, errlen, -ENOMEM, "out of memory");
                         goto done;
                 }
                 cl.n_devices++;
@@ -512,11 +512,11 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
 
         r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
         if (r == 0 && !meta)
-                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
         if (r == 0 && !s_name)
-                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
                                 errlen);
@@ -631,7 +631,7 @@ int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_devic
 
                 snprintf(path, sizeof(path), "spec.selectors[%d]", i);
                 if (!cJSON_IsObject(c))
-                        return gc__fail(err, errlen, -EINVAL, "%s: not an object", path);
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                 r = gc__opt_obj(c, "cel", path, &cel, err, errlen);
                 if (r == 0 && cel) {
                         snprintf(path, sizeof(path), "spec.selectors[%d].cel", i);
@@ -661,11 +661,11 @@ int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_devic
                 return 0;
         r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
         if (r == 0 && !meta)
-                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
         if (r == 0 && !s_name)
-                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
         if (r == 0)
                 r = gc__intern(o->pool, s_name, &dc.name, err, errlen);
         if (r == 0)

@@ -301,7 +301,7 @@ static int gc__item(gc__ctx *c, const char *s, size_t n, size_t idx, int depth, 
         if (r < 0) {
                 gc__ident(obj, id, sizeof(id));
                 if (fatal) {
-                        r = gc__fail(err, errlen, r, "items[%zu]%s%s%s: %s", idx, *id ? " (" : "",
+                        r = GC__FAIL(err, errlen, r, "items[%zu]%s%s%s: %s", idx, *id ? " (" : "",
                                      id, *id ? ")" : "", msg);
                 } else {
                         c->st.skipped++;
@@ -336,7 +336,7 @@ static int gc__items(gc__ctx *c, const char *p, const char *end, const char **re
                 p = gc__ws(p, end);
                 q = gc__skip_value(p, end, &depth, &msg);
                 if (!q)
-                        return gc__fail(err, errlen, -EINVAL, "items[%zu]: %s", idx, msg);
+                        return GC__FAIL(err, errlen, -EINVAL, "items[%zu]: %s", idx, msg);
                 r = gc__item(c, p, (size_t)(q - p), idx, depth, err, errlen);
                 if (r < 0)
                         return r;
@@ -349,7 +349,7 @@ static int gc__items(gc__ctx *c, const char *p, const char *end, const char **re
                         *ret_p = p + 1;
                         return 0;
                 }
-                return gc__fail(err, errlen, -EINVAL, "items[%zu]: ',' or ']' expected after it",
+                return GC__FAIL(err, errlen, -EINVAL, "items[%zu]: ',' or ']' expected after it",
                                 idx);
         }
 }
@@ -369,7 +369,7 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
         gc__ctx c;
 
         if (!json || !o || !o->pool || !o->res || !out)
-                return gc__fail(err, errlen, -EINVAL, "missing argument");
+                return GC__FAIL(err, errlen, -EINVAL, "missing argument");
         memset(&c, 0, sizeof(c));
         c.d = d;
         c.o = o;
@@ -382,7 +382,7 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
         end = json + len;
         root = p = gc__ws(json, end);
         if (p >= end || *p != '{') {
-                r = gc__fail(err, errlen, -EINVAL, "not a JSON object");
+                r = GC__FAIL(err, errlen, -EINVAL, "not a JSON object");
                 goto done;
         }
         for (p++;; first = 0) {
@@ -396,19 +396,19 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
                         break;
                 }
                 if (p >= end || *p != '"') {
-                        r = gc__fail(err, errlen, -EINVAL, "document: object key expected");
+                        r = GC__FAIL(err, errlen, -EINVAL, "document: object key expected");
                         goto done;
                 }
                 key = p + 1;
                 q = gc__skip_string(p, end);
                 if (!q) {
-                        r = gc__fail(err, errlen, -EINVAL, "document: unterminated string");
+                        r = GC__FAIL(err, errlen, -EINVAL, "document: unterminated string");
                         goto done;
                 }
                 key_len = (size_t)(q - 1 - key);
                 p = gc__ws(q, end);
                 if (p >= end || *p != ':') {
-                        r = gc__fail(err, errlen, -EINVAL, "document: ':' expected");
+                        r = GC__FAIL(err, errlen, -EINVAL, "document: ':' expected");
                         goto done;
                 }
                 p = gc__ws(p + 1, end);
@@ -419,7 +419,7 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
                         p += 4;
                 } else if (gc__key_is(key, key_len, "items")) {
                         if (items++ || p >= end || *p != '[') {
-                                r = gc__fail(err, errlen, -EINVAL,
+                                r = GC__FAIL(err, errlen, -EINVAL,
                                              "items: not an array, or given twice");
                                 goto done;
                         }
@@ -429,7 +429,7 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
                 } else {
                         q = gc__skip_value(p, end, &depth, &msg);
                         if (!q) {
-                                r = gc__fail(err, errlen, -EINVAL, "document: %.*s: %s",
+                                r = GC__FAIL(err, errlen, -EINVAL, "document: %.*s: %s",
                                              (int)(key_len > 64 ? 64 : key_len), key, msg);
                                 goto done;
                         }
@@ -448,18 +448,18 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
                         p++;
                         break;
                 }
-                r = gc__fail(err, errlen, -EINVAL, "document: ',' or '}' expected");
+                r = GC__FAIL(err, errlen, -EINVAL, "document: ',' or '}' expected");
                 goto done;
         }
         if (gc__ws(p, end) != end) {
-                r = gc__fail(err, errlen, -EINVAL, "document: data after the end");
+                r = GC__FAIL(err, errlen, -EINVAL, "document: data after the end");
                 goto done;
         }
 
         if (items) {
                 if (kind && !gc__key_is(kind, kind_len, d->list_kind) &&
                     !gc__key_is(kind, kind_len, "List")) {
-                        r = gc__fail(err, errlen, -EINVAL, "kind %.*s is not a %s or List",
+                        r = GC__FAIL(err, errlen, -EINVAL, "kind %.*s is not a %s or List",
                                      (int)(kind_len > 64 ? 64 : kind_len), kind, d->list_kind);
                         goto done;
                 }
@@ -469,14 +469,14 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
 
                 /* One object: the whole document is the item. */
                 if (!gc__skip_value(root, end, &depth, &msg)) {
-                        r = gc__fail(err, errlen, -EINVAL, "document: %s", msg);
+                        r = GC__FAIL(err, errlen, -EINVAL, "document: %s", msg);
                         goto done;
                 }
                 r = gc__item(&c, root, (size_t)(p - root), 0, depth, err, errlen);
                 if (r < 0)
                         goto done;
         } else {
-                r = gc__fail(err, errlen, -EINVAL, "no items array, and kind is not %s", d->kind);
+                r = GC__FAIL(err, errlen, -EINVAL, "no items array, and kind is not %s", d->kind);
                 goto done;
         }
 done:
@@ -535,7 +535,7 @@ static int gc__pod_decode(const cJSON *obj, const gc_model_opts *o, void *out, i
                     v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
-                return gc__fail(err, errlen, r, "%s",
+                return GC__FAIL(err, errlen, r, "%s",
                                 r == -E2BIG ? "more pods than the limit" : "out of memory");
         }
         v->v[v->n++] = p;
@@ -568,7 +568,7 @@ static int gc__node_decode(const cJSON *obj, const gc_model_opts *o, void *out, 
         if (r < 0) {
                 gc_node_release(&nd);
                 *ret_fatal = 1;
-                return gc__fail(err, errlen, r, "%s",
+                return GC__FAIL(err, errlen, r, "%s",
                                 r == -E2BIG ? "more nodes than the limit" : "out of memory");
         }
         v->v[v->n++] = nd;
@@ -603,7 +603,7 @@ static int gc__ns_decode(const cJSON *obj, const gc_model_opts *o, void *out, in
                     v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
-                return gc__fail(err, errlen, r, "%s",
+                return GC__FAIL(err, errlen, r, "%s",
                                 r == -E2BIG ? "more namespaces than the limit" : "out of memory");
         }
         v->v[v->n++] = ns;
@@ -656,7 +656,7 @@ static int gc__claim_decode(const cJSON *obj, const gc_model_opts *o, void *out,
                     v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
-                return gc__fail(err, errlen, r, "%s",
+                return GC__FAIL(err, errlen, r, "%s",
                                 r == -E2BIG ? "more claims than the limit" : "out of memory");
         }
         v->v[v->n++] = cl;
@@ -688,7 +688,7 @@ static int gc__class_decode(const cJSON *obj, const gc_model_opts *o, void *out,
                     v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
                 *ret_fatal = 1;
-                return gc__fail(err, errlen, r, "%s",
+                return GC__FAIL(err, errlen, r, "%s",
                                 r == -E2BIG ? "more device classes than the limit"
                                             : "out of memory");
         }
@@ -771,7 +771,7 @@ static int gc__owner_decode(const char *kind, const cJSON *obj, void *out, int *
         r = gc_owner_put(out, &ow, 0);
         if (r < 0) {
                 *ret_fatal = r == -ENOMEM;
-                return gc__fail(err, errlen, r, "%s",
+                return GC__FAIL(err, errlen, r, "%s",
                                 r == -ENOSPC ? "more owners than the table holds"
                                              : "out of memory");
         }
@@ -820,5 +820,5 @@ int gc_decode_owners(const char *json, size_t len, const char *kind, const gc_mo
                                   errlen);
         if (kind && strcmp(kind, "Job") == 0)
                 return gc__decode(&gc__jobs, json, len, o, out, ret_stats, diag, err, errlen);
-        return gc__fail(err, errlen, -EINVAL, "owners: kind must be ReplicaSet or Job");
+        return GC__FAIL(err, errlen, -EINVAL, "owners: kind must be ReplicaSet or Job");
 }

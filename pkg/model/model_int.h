@@ -14,7 +14,7 @@
 #define GC__ANNOTATION_MAX  253 /* our own gpu-cost.io annotations */
 
 /* Writes the message into err (when given) and evaluates to code. */
-#define gc__fail(err, errlen, code, ...)                                                           \
+#define GC__FAIL(err, errlen, code, ...)                                                           \
         (snprintf((errlen) ? (err) : NULL, (err) ? (errlen) : 0, __VA_ARGS__), (code))
 
 /* A short printable rendering of untrusted text for an error message. */

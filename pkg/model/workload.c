@@ -260,32 +260,32 @@ int gc_owner_from_json(const cJSON *obj, const char *kind, gc_owner *ret, char *
         int r;
 
         if (!ret || !kind)
-                return gc__fail(err, errlen, -EINVAL, "missing decoder options");
+                return GC__FAIL(err, errlen, -EINVAL, "missing decoder options");
         if (!cJSON_IsObject(obj))
-                return gc__fail(err, errlen, -EINVAL, "not an object");
+                return GC__FAIL(err, errlen, -EINVAL, "not an object");
         k = cJSON_GetObjectItemCaseSensitive(obj, "kind");
         /* A metadata-only watch says PartialObjectMetadata: the caller knows what it asked. */
         if (k && !cJSON_IsNull(k) &&
             (!cJSON_IsString(k) || !k->valuestring ||
              (strcmp(k->valuestring, kind) != 0 &&
               strcmp(k->valuestring, "PartialObjectMetadata") != 0)))
-                return gc__fail(err, errlen, -EINVAL, "kind: not %s", kind);
+                return GC__FAIL(err, errlen, -EINVAL, "kind: not %s", kind);
         memset(&o, 0, sizeof(o));
         o.kind = kind;
         r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
         if (r == 0 && !meta)
-                r = gc__fail(err, errlen, -EINVAL, "metadata: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &o.name, err, errlen);
         if (r == 0 && (!o.name || !*o.name))
-                r = gc__fail(err, errlen, -EINVAL, "metadata.name: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
         if (r == 0)
                 r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &o.ns, err,
                                 errlen);
         if (r == 0)
                 r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &o.uid, err, errlen);
         if (r == 0 && (!o.uid || !*o.uid))
-                r = gc__fail(err, errlen, -EINVAL, "metadata.uid: missing");
+                r = GC__FAIL(err, errlen, -EINVAL, "metadata.uid: missing");
         if (r == 0)
                 r = gc__controller_ref(meta, &o.owner_kind, &o.owner_name, &(const char *){NULL},
                                        err, errlen);
@@ -321,7 +321,7 @@ static int gc__label_value(const cJSON *labels, const char *key, const char **re
         if (!it || cJSON_IsNull(it))
                 return 0;
         if (!cJSON_IsString(it) || !it->valuestring)
-                return gc__fail(err, errlen, -EINVAL, "metadata.labels[%s]: not a string", key);
+                return GC__FAIL(err, errlen, -EINVAL, "metadata.labels[%s]: not a string", key);
         r = gc__label_ok(key, it->valuestring, err, errlen);
         if (r == 0 && *it->valuestring)
                 *ret = it->valuestring;
