@@ -272,6 +272,7 @@ typedef struct gc_cp__enc {
         size_t counts[GC_CP__N_SECTIONS]; /* records in all */
         uint64_t hash;                    /* of every body, in order */
         gc_cp__run run;                   /* rollup rows being gathered */
+        int64_t step;                     /* seconds from one row of a run to the next */
         char *err;
         size_t errlen;
 } gc_cp__enc;
@@ -522,7 +523,7 @@ static int gc_cp__run_add(gc_cp__enc *e, int section, const char *const *strs, s
 {
         gc_cp__run *u = &e->run;
         int same = u->hours > 0 && u->section == section &&
-                   u->hour + (int64_t)u->hours * 3600 == hour && gc_cp__same_bits(u->v[0], v0) &&
+                   u->hour + (int64_t)u->hours * e->step == hour && gc_cp__same_bits(u->v[0], v0) &&
                    gc_cp__same_bits(u->v[1], v1);
         int r;
 
@@ -649,13 +650,16 @@ static int gc_cp__check_args(const char *controller, int64_t written_at,
         return 0;
 }
 
-/* ,"period_since":N,"coarse_to":N (each null when INT64_MIN: every period, no bucket) */
-static int gc_cp__since(gc_buf *b, const int64_t since[2])
+/*
+ * ,"period_since":N,"coarse_to":N,"bucket_s":N: the first two null when INT64_MIN (every period
+ * in period history, no coarsened bucket); bucket_s, the ledger's bucket, is the step of runs.
+ */
+static int gc_cp__since(gc_buf *b, const int64_t since[3])
 {
-        static const char *const names[2] = {"period_since", "coarse_to"};
+        static const char *const names[3] = {"period_since", "coarse_to", "bucket_s"};
         int r = 0;
 
-        for (size_t i = 0; r == 0 && i < 2; i++)
+        for (size_t i = 0; r == 0 && i < 3; i++)
                 r = since[i] == INT64_MIN
                         ? gc_buf_printf(b, ",\"%s\":null", names[i])
                         : gc_buf_printf(b, ",\"%s\":%lld", names[i], (long long)since[i]);
@@ -672,7 +676,7 @@ static int gc_cp__counts(gc_buf *b, const size_t counts[GC_CP__N_SECTIONS])
 
 /* Header + body of every chunk, now that the number of chunks and the write id are known. */
 static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *controller,
-                           const gc_ledger_stats *st, const int64_t since[2],
+                           const gc_ledger_stats *st, const int64_t since[3],
                            const gc_checkpoint_meta *m, gc_buf **ret_chunks)
 {
         const gc_checkpoint_rv *rvs = m->rvs;
@@ -686,7 +690,7 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
         h = gc_hash(&written_at, sizeof(written_at), h);
         h = gc_hash(controller, strlen(controller), h);
         h = gc_hash(&horizon, sizeof(horizon), h);
-        h = gc_hash(since, 2 * sizeof(*since), h);
+        h = gc_hash(since, 3 * sizeof(*since), h);
         h = gc_hash(e->counts, sizeof(e->counts), h);
         for (size_t i = 0; i < n_rvs; i++) {
                 h = gc_hash(rvs[i].resource, strlen(rvs[i].resource) + 1, h);
@@ -752,7 +756,8 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         static const gc_ledger_visitor v = {gc_cp__enc_usage, gc_cp__enc_capacity,
                                             gc_cp__enc_rollup, gc_cp__enc_crollup,
                                             gc_cp__enc_period};
-        const int64_t since[2] = {gc_ledger_period_since(l), gc_ledger_coarse_to(l)};
+        const int64_t since[3] = {gc_ledger_period_since(l), gc_ledger_coarse_to(l),
+                                  gc_ledger_granularity(l)};
         gc_ledger_stats st;
         gc_cp__enc e;
         gc_buf *chunks = NULL;
@@ -772,6 +777,7 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
                 return r;
         memset(&e, 0, sizeof(e));
         e.limit = chunk_bytes - GC_CP__HEADER_ROOM;
+        e.step = gc_ledger_granularity(l);
         e.err = err;
         e.errlen = errlen;
         gc_buf_init(&e.strings, chunk_bytes);
@@ -818,6 +824,7 @@ typedef struct gc_cp__stream {
 
 typedef struct gc_cp__incr {
         size_t chunk_bytes;
+        int64_t step; /* the ledger's bucket: the step of runs */
         gc_cp__stream *fixed[GC_CHECKPOINT_USAGE_BUCKETS + 1]; /* usage buckets, then capacity */
         gc_cp__stream *days;                                   /* sorted by key */
         size_t n_days, cap_days;
@@ -826,10 +833,12 @@ typedef struct gc_cp__incr {
         size_t errlen;
 } gc_cp__incr;
 
-static int gc_cp__enc_init(gc_cp__enc *e, size_t chunk_bytes, char *err, size_t errlen)
+static int gc_cp__enc_init(gc_cp__enc *e, size_t chunk_bytes, int64_t step, char *err,
+                           size_t errlen)
 {
         memset(e, 0, sizeof(*e));
         e->limit = chunk_bytes - GC_CP__HEADER_ROOM;
+        e->step = step;
         e->err = err;
         e->errlen = errlen;
         gc_buf_init(&e->strings, chunk_bytes);
@@ -849,7 +858,7 @@ static gc_cp__stream *gc_cp__stream_new(const gc_cp__incr *x, int64_t key)
         if (!st)
                 return NULL;
         st->key = key;
-        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->err, x->errlen) < 0) {
+        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->step, x->err, x->errlen) < 0) {
                 gc_cp__enc_free(&st->e);
                 free(st);
                 return NULL;
@@ -913,7 +922,7 @@ static gc_cp__enc *gc_cp__day(gc_cp__incr *x, int64_t hour)
         st = &x->days[lo];
         st->key = day;
         x->n_days++;
-        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->err, x->errlen) < 0)
+        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->step, x->err, x->errlen) < 0)
                 return NULL; /* the half-made stream is freed with the others */
         return &st->e;
 }
@@ -1021,7 +1030,7 @@ static int gc_cp__take_parts(gc_cp__enc *e, gc_checkpoint_write *w,
 /* The manifest: the header of version 1 (chunk 0 of n_parts + 1) and the parts it names. */
 static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[GC_CP__N_SECTIONS],
                            int64_t written_at, const char *controller, int64_t horizon,
-                           const int64_t since[2], const gc_checkpoint_meta *m)
+                           const int64_t since[3], const gc_checkpoint_meta *m)
 {
         const size_t pl = strlen(GC_CHECKPOINT_PART_PREFIX);
         char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
@@ -1034,7 +1043,7 @@ static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[GC_CP__N_
         h = gc_hash(&written_at, sizeof(written_at), h);
         h = gc_hash(controller, strlen(controller), h);
         h = gc_hash(&horizon, sizeof(horizon), h);
-        h = gc_hash(since, 2 * sizeof(*since), h);
+        h = gc_hash(since, 3 * sizeof(*since), h);
         h = gc_hash(counts, GC_CP__N_SECTIONS * sizeof(*counts), h);
         for (size_t i = 0; i < m->n_rvs; i++) {
                 h = gc_hash(m->rvs[i].resource, strlen(m->rvs[i].resource) + 1, h);
@@ -1079,7 +1088,8 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
         static const gc_ledger_visitor v = {gc_cp__incr_usage, gc_cp__incr_capacity,
                                             gc_cp__incr_rollup, gc_cp__incr_crollup,
                                             gc_cp__incr_period};
-        const int64_t since[2] = {gc_ledger_period_since(l), gc_ledger_coarse_to(l)};
+        const int64_t since[3] = {gc_ledger_period_since(l), gc_ledger_coarse_to(l),
+                                  gc_ledger_granularity(l)};
         size_t counts[GC_CP__N_SECTIONS] = {0};
         gc_checkpoint_write w;
         gc_ledger_stats st;
@@ -1100,6 +1110,7 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
         if (r < 0)
                 return r;
         x.chunk_bytes = chunk_bytes;
+        x.step = gc_ledger_granularity(l);
         x.err = err;
         x.errlen = errlen;
         w.parts = calloc(GC_CHECKPOINT_MAX_PARTS, sizeof(*w.parts));
@@ -1295,6 +1306,15 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 h->period_since = INT64_MIN;
         } else if (gc_cp__int(v, 0, GC_CP__TIME_MAX, &h->period_since) < 0) {
                 gc_errf(err, errlen, "period_since: must be null or UTC seconds");
+                return -EINVAL;
+        }
+        /* Absent in a write of a build before coarsening: runs of hours. */
+        v = gc_cp__member(root, "bucket_s");
+        if (!v) {
+                h->bucket_s = GC_CP__HOUR;
+        } else if (gc_cp__int(v, GC_CP__BUCKET, GC_CP__HOUR, &h->bucket_s) < 0 ||
+                   GC_CP__HOUR % h->bucket_s != 0 || h->bucket_s % GC_CP__BUCKET != 0) {
+                gc_errf(err, errlen, "bucket_s: must be 900, 1800 or 3600");
                 return -EINVAL;
         }
         /* Absent in a write of a build before coarsening: no bucket is coarsened. */
@@ -1629,9 +1649,9 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
                                 return -EINVAL;
                         }
                 } else {
-                        if (gc_cp__int(v, 1, (GC_CP__TIME_MAX - f->t[0]) / GC_CP__HOUR + 1, &x) <
+                        if (gc_cp__int(v, 1, (GC_CP__TIME_MAX - f->t[0]) / GC_CP__BUCKET + 1, &x) <
                             0) {
-                                gc_errf(err, errlen, "hours: must be a count of hours");
+                                gc_errf(err, errlen, "hours: must be a count of buckets");
                                 return -EINVAL;
                         }
                         f->hours = (size_t)x;
@@ -1655,7 +1675,7 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
         return 0;
 }
 
-static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f)
+static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64_t step)
 {
         switch (section) {
         case GC_CP__USAGE: {
@@ -1687,7 +1707,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f)
                 rw.gpu_seconds = f->d[0];
                 rw.cost_usd = f->d[1];
                 for (size_t k = 0; r == 0 && k < f->hours; k++) {
-                        rw.hour = f->t[0] + (int64_t)k * GC_CP__HOUR;
+                        rw.hour = f->t[0] + (int64_t)k * step;
                         r = gc_ledger_add_rollup(l, &rw);
                 }
                 return r;
@@ -1713,7 +1733,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f)
                 int r = 0;
 
                 for (size_t k = 0; r == 0 && k < f->hours; k++) {
-                        rw.hour = f->t[0] + (int64_t)k * GC_CP__HOUR;
+                        rw.hour = f->t[0] + (int64_t)k * step;
                         r = gc_ledger_add_capacity_rollup(l, &rw);
                 }
                 return r;
@@ -1725,8 +1745,8 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f)
  * Checks a chunk's string table and records, counting them into counts[]; with l, also puts
  * them into the ledger.
  */
-static int gc_cp__body(const cJSON *root, gc_ledger *l, size_t counts[GC_CP__N_SECTIONS], char *err,
-                       size_t errlen)
+static int gc_cp__body(const cJSON *root, gc_ledger *l, int64_t step,
+                       size_t counts[GC_CP__N_SECTIONS], char *err, size_t errlen)
 {
         const cJSON *strs = gc_cp__member(root, "strings"), *v;
         const char **table = NULL;
@@ -1772,7 +1792,7 @@ static int gc_cp__body(const cJSON *root, gc_ledger *l, size_t counts[GC_CP__N_S
                                 gc_errf(err, errlen, "%s[%zu]: %s", gc_cp__section[s], k, sub);
                                 goto finish;
                         }
-                        if (l && (r = gc_cp__apply(l, s, &f)) < 0) {
+                        if (l && (r = gc_cp__apply(l, s, &f, step)) < 0) {
                                 gc_errf(err, errlen, "%s[%zu]: the ledger refused it: %s",
                                         gc_cp__section[s], k, strerror(-r));
                                 goto finish;
@@ -1902,11 +1922,11 @@ static int gc_cp__select(gc_cp__entry *ent, size_t n, size_t *ret_auth, size_t *
                 }
                 if (h->of != a->of || h->written_at != a->written_at || h->horizon != a->horizon ||
                     h->period_since != a->period_since || h->coarse_to != a->coarse_to ||
-                    h->periods != a->periods || strcmp(h->controller, a->controller) != 0 ||
-                    h->usage != a->usage || h->capacity != a->capacity ||
-                    h->rollups != a->rollups || h->capacity_rollups != a->capacity_rollups ||
-                    h->n_rvs != a->n_rvs || h->generation != a->generation ||
-                    memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
+                    h->bucket_s != a->bucket_s || h->periods != a->periods ||
+                    strcmp(h->controller, a->controller) != 0 || h->usage != a->usage ||
+                    h->capacity != a->capacity || h->rollups != a->rollups ||
+                    h->capacity_rollups != a->capacity_rollups || h->n_rvs != a->n_rvs ||
+                    h->generation != a->generation || memcmp(h->rvs, a->rvs, sizeof(h->rvs)) != 0) {
                         gc_errf(err, errlen, "chunk %zu: its header differs from chunk 0's",
                                 h->chunk);
                         return -EINVAL;
@@ -1951,14 +1971,14 @@ static int gc_cp__entry_read(gc_cp__entry *e, const char *data, size_t len, char
                 e->part = 1;
                 gc_cp__part_hash(data, len, e->hash);
                 e->h.of = len; /* a part's length, matched against the manifest's */
-                r = gc_cp__body(root, NULL, e->counts, err, errlen);
+                r = gc_cp__body(root, NULL, GC_CP__HOUR, e->counts, err, errlen);
         } else {
                 r = gc_cp__header(root, &e->h, err, errlen);
                 if (r == 0 && e->h.version == GC_CHECKPOINT_VERSION_INCR) {
                         e->refs = calloc(e->h.of, sizeof(*e->refs));
                         r = e->refs ? gc_cp__refs(root, e->h.of, e->refs, err, errlen) : -ENOMEM;
                 } else if (r == 0) {
-                        r = gc_cp__body(root, NULL, e->counts, err, errlen);
+                        r = gc_cp__body(root, NULL, GC_CP__HOUR, e->counts, err, errlen);
                 }
         }
         if (r == 0)
@@ -2067,7 +2087,7 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                         break;
                 }
                 memset(counts, 0, sizeof(counts));
-                r = gc_cp__body(root, l, counts, sub, sizeof(sub));
+                r = gc_cp__body(root, l, a->bucket_s, counts, sub, sizeof(sub));
                 if (r < 0)
                         gc_errf(err, errlen, "checkpoint: chunk %zu: %s", c, sub);
                 cJSON_Delete(root);

@@ -186,6 +186,7 @@ typedef struct gc_checkpoint_header {
         size_t periods;       /* rows of period history (0 in a write of an earlier build) */
         int64_t period_since; /* periods before it are not in period history; INT64_MIN: all */
         int64_t coarse_to;    /* buckets before it kept only in periods; INT64_MIN: none */
+        int64_t bucket_s;     /* step of a run of rollup rows: the ledger's bucket (3600 before) */
         gc_checkpoint_rv rvs[GC_CHECKPOINT_MAX_RVS]; /* zeroed past n_rvs */
         size_t n_rvs;                                /* 0 for a write by a build that kept none */
         uint64_t generation;                         /* 0 for a write by a build that kept none */

@@ -1080,7 +1080,15 @@ END_TEST
  */
 static void encode_incr(const gc_ledger *l, uint64_t gen, int64_t at, gc_checkpoint_write *w);
 
+static void decode_incr_into(const gc_checkpoint_write *w, fixture *b, void (*make)(fixture *));
+static void fx_new_quarter(fixture *f);
+
 static void decode_incr(const gc_checkpoint_write *w, fixture *b)
+{
+        decode_incr_into(w, b, fx_new);
+}
+
+static void decode_incr_into(const gc_checkpoint_write *w, fixture *b, void (*make)(fixture *))
 {
         size_t n = w->n_parts + 1;
         const char **data = calloc(n, sizeof(*data));
@@ -1094,7 +1102,7 @@ static void decode_incr(const gc_checkpoint_write *w, fixture *b)
                 data[1 + i] = w->parts[i].data.data;
                 lens[1 + i] = w->parts[i].data.len;
         }
-        fx_new(b);
+        make(b);
         memset(&info, 0, sizeof(info));
         ck_assert_msg(gc_checkpoint_decode(b->l, data, lens, n, 0, 0, &info, err, sizeof(err)) == 0,
                       "decode: %s", err);
@@ -1177,6 +1185,73 @@ START_TEST(roundtrip_coarsened)
         fx_free(&b);
         fx_free(&c);
         fx_free(&d);
+}
+END_TEST
+
+/*
+ * A ledger of quarter-hour buckets (a report zone at +05:45) writes its runs in quarter hours:
+ * a node's unchanged capacity is one record per part, not one per bucket, and restores bucket
+ * for bucket, from a full write and an incremental one.
+ */
+static void fx_new_quarter(fixture *f)
+{
+        gc_ledger_opts o = {0};
+
+        f->pool = gc_strpool_new(64u << 20);
+        ck_assert_ptr_nonnull(f->pool);
+        o.pool = f->pool;
+        o.bucket_s = 900;
+        f->l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f->l);
+}
+
+START_TEST(roundtrip_quarter_hour_runs)
+{
+        fixture a, b, c;
+        gc_checkpoint_info info;
+        gc_checkpoint_write w;
+        gc_buf *chunks = NULL;
+        size_t n = 0, bytes = 0;
+        char err[512];
+        int64_t now;
+
+        fx_new_quarter(&a);
+        fill_big(a.l, &now);
+        ck_assert_int_eq(gc_ledger_granularity(a.l), 900);
+        ck_assert_int_eq(gc_checkpoint_encode(a.l, now, "ctl-0", 0, &chunks, &n, err, sizeof(err)),
+                         0);
+        {
+                const char **data = calloc(n, sizeof(*data));
+                size_t *lens = calloc(n, sizeof(*lens));
+
+                for (size_t i = 0; i < n; i++) {
+                        ck_assert_ptr_nonnull(strstr(chunks[i].data, "\"bucket_s\":900"));
+                        bytes += chunks[i].len;
+                        data[i] = chunks[i].data;
+                        lens[i] = chunks[i].len;
+                }
+                fx_new_quarter(&b);
+                ck_assert_msg(
+                    gc_checkpoint_decode(b.l, data, lens, n, 0, 0, &info, err, sizeof(err)) == 0,
+                    "decode: %s", err);
+                free(data);
+                free(lens);
+        }
+        gc_checkpoint_chunks_free(chunks, n);
+        ck_assert_int_eq(info.header.bucket_s, 900);
+        gc_checkpoint_info_release(&info);
+        assert_same_records_sorted(a.l, b.l);
+        encode_incr(a.l, 5, now, &w);
+        decode_incr_into(&w, &c, fx_new_quarter);
+        gc_checkpoint_write_release(&w);
+        assert_same_records_sorted(a.l, c.l);
+        for (int64_t day = 0; day < 7; day++)
+                assert_same_query(a.l, c.l, t0() + day * DAY, t0() + (day + 1) * DAY, now,
+                                  GC_DIM_NODE);
+        printf("quarter-hour checkpoint: %zu bytes\n", bytes);
+        fx_free(&a);
+        fx_free(&b);
+        fx_free(&c);
 }
 END_TEST
 
@@ -2049,6 +2124,7 @@ static Suite *checkpoint_suite(void)
         tcase_add_test(tc, leftover_chunks_ignored);
         tcase_add_test(tc, reads_version_1);
         tcase_add_test(tc, roundtrip_coarsened);
+        tcase_add_test(tc, roundtrip_quarter_hour_runs);
         tcase_add_test(tc, roundtrip_periods);
         tcase_add_test(tc, encode_limits);
         tcase_add_test(tc, close_missing);
