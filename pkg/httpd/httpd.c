@@ -1157,16 +1157,20 @@ static void work_collect(struct gc_httpd *h)
 
         for (; j; j = next) {
                 struct work *w = lws_container_of(j, struct work, j);
-                struct conn *c = lws_wsi_user(w->wsi);
+                struct lws *wsi = w->wsi; /* on_work_done frees w */
+                struct conn *c;
 
                 next = j->next;
-                if (j->orphan || !c || c->work != w) {
+                /* An orphan's connection may be gone: its wsi is not looked at. */
+                c = j->orphan ? NULL : lws_wsi_user(wsi);
+                if (!c || c->work != w) {
                         work_free(w);
                         continue;
                 }
-                lws_rx_flow_control(w->wsi, 1);
-                if (on_work_done(h, w->wsi, c) < 0)
-                        lws_set_timeout(w->wsi, PENDING_TIMEOUT_HTTP_CONTENT, LWS_TO_KILL_ASYNC);
+                lws_rx_flow_control(wsi, 1);
+                /* < 0: the connection closes after the answer (Connection: close, HTTP/1.0). */
+                if (on_work_done(h, wsi, c) < 0)
+                        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, LWS_TO_KILL_ASYNC);
         }
 }
 

@@ -1012,6 +1012,10 @@ START_TEST(test_raw_requests)
             {"BREW /hello HTTP/1.1\r\nHost: a\r\n\r\n", ""},
             {"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", ""},
             {"GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", "HTTP/1.1 200"},
+            /* A deferred answer after which the connection closes (the worker's job was freed
+             * before its connection was read from it: ASan's use-after-free). */
+            {"GET /deferred HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", "HTTP/1.1 200"},
+            {"GET /deferred HTTP/1.0\r\n\r\n", "HTTP/1.0 200"},
         };
         gc_httpd_opts o = {.idle_timeout_sec = 2};
         struct srv s = {0};
