@@ -352,7 +352,7 @@ static int ctl__advise_now(ctl *c, int64_t now)
         r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, NULL, 0, &md, &json, &res);
         if (r == 0)
                 r = ctl__keep_advice(c, &json, &md, res);
-        gc_advisor_result_free(res);
+        gc_advisor_result_unref(res);
         gc_buf_free(&json);
         gc_buf_free(&md);
         return r;

@@ -350,7 +350,7 @@ finish:
                 *ret_result = res;
                 res = NULL;
         }
-        gc_advisor_result_free(res);
+        gc_advisor_result_unref(res);
         return r;
 }
 

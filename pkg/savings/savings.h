@@ -54,7 +54,7 @@ int gc_savings_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t n
  * team's pods, no cluster-wide findings). md or json may be NULL. usage_note: why there is no
  * usage data, or NULL. max_findings non-zero lists at most that many (a report's section; the
  * totals still count all). ret_result (may be NULL) receives the whole result (free it with
- * gc_advisor_result_free). opts: the advisor's settings, NULL for cfg->advisor (the controller
+ * gc_advisor_result_unref). opts: the advisor's settings, NULL for cfg->advisor (the controller
  * passes a copy naming the DeviceClasses it watches).
  */
 int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *opts, const gc_ledger *l,
