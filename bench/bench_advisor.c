@@ -291,7 +291,7 @@ int main(int argc, char **argv)
         for (long i = 0; i < runs; i++) {
                 double a = now_s(), b, c2, d;
 
-                res = gc_advisor_result_free(res);
+                res = gc_advisor_result_unref(res);
                 r = gc_advisor_run(&in, &res, err, sizeof(err));
                 if (r < 0) {
                         fprintf(stderr, "advisor: %s\n", err);
@@ -334,7 +334,7 @@ int main(int argc, char **argv)
 oom:
         fprintf(stderr, "out of memory\n");
 out:
-        gc_advisor_result_free(res);
+        gc_advisor_result_unref(res);
         free(pods);
         free(sl);
         free(w.node_names);

@@ -207,21 +207,21 @@ gc_ledger *ctl_ledger_new(const ctl *c);
  */
 int ctl_usage_start(ctl *c);
 void ctl_usage_stop(ctl *c);
-/* Copies of the advisor's latest JSON document and Markdown "Savings" section, and its rows. */
+/*
+ * Copies of the advisor's latest JSON document and Markdown "Savings" section, and its rows, and
+ * a reference to the result they were rendered from (*ret_advice, NULL before the advisor ran).
+ */
 void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
-                            size_t *ret_n);
+                            size_t *ret_n, gc_advisor_result **ret_advice);
+/* A reference to the advisor's latest result (NULL before it ran): the one the next snapshot
+ * takes. For reports written before the first snapshot. */
+gc_advisor_result *ctl_usage_advice(ctl *c);
 void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
                    double *ret_peak_mib, uint64_t *ret_samples);
 /* Fills the usage_* fields of h (last fetch, errors, samples taken in). */
 void ctl_usage_health(ctl *c, gc_api_health *h);
-/* Main loop, without c->mu: reruns the advisor (last 7 days) once a minute. */
+/* Main loop, without c->mu (it takes it): reruns the advisor (last 7 days) once a minute. */
 void ctl_usage_tick(ctl *c, int64_t now);
-/*
- * Under c->mu: the advisor over [start, end) at now rendered for a report (Markdown section and
- * JSON document); team non-NULL keeps only that team's findings.
- */
-int ctl_usage_savings(ctl *c, int64_t start, int64_t end, int64_t now, const char *team, gc_buf *md,
-                      gc_buf *json);
 
 /*
  * API snapshots (snapshot.c). ctl_api_new after the configuration is loaded; publish copies the

@@ -9,6 +9,9 @@
 #include "log.h"
 #include "kube/kube.h"
 #include "publish/publish.h"
+#include "savings/savings.h"
+
+#define CTL_REPORT_FINDINGS 50 /* a report lists the largest; the API has them all */
 
 /* What this process last wrote under each name: a complete period is rewritten only on change. */
 #define CTL_WRITTEN_MAX 512
@@ -132,7 +135,10 @@ static void ctl__expire(ctl *c, const gc_publish_opts *po, int64_t now)
 /*
  * The advisor's Savings for the weekly reports a team lead reads: this week's (so far) and the
  * latest complete week's, with its team copies (that team's findings only). Other periods get
- * none. The hash of a complete period is mixed with the findings', so new findings rewrite it.
+ * none. They are rendered from adv, the result the API's snapshot serves (no advisor run, no
+ * lock), so a report's Savings are /api/v1/reports' and /api/v1/recommendations' figures, cut
+ * to the largest CTL_REPORT_FINDINGS. The hash of a complete period is mixed with the findings',
+ * so new findings rewrite it.
  */
 typedef struct ctl__savings {
         gc_buf md, json;
@@ -140,9 +146,9 @@ typedef struct ctl__savings {
         uint64_t hash;
 } ctl__savings;
 
-static void ctl__savings_make(ctl *c, const gc_publish_opts *po, const gc_publish_plan *plan,
-                              const gc_publish_period *p, const char *team, int64_t now,
-                              ctl__savings *ret)
+static void ctl__savings_make(ctl *c, const gc_advisor_result *adv, const gc_publish_opts *po,
+                              const gc_publish_plan *plan, const gc_publish_period *p,
+                              const char *team, int64_t now, ctl__savings *ret)
 {
         int64_t end = p->end < now ? p->end : now;
         int r;
@@ -152,17 +158,16 @@ static void ctl__savings_make(ctl *c, const gc_publish_opts *po, const gc_publis
         /* A quarter of the ConfigMap each at most, so the cost tables keep room to be cut. */
         gc_buf_init(&ret->md, GC_PUBLISH_MAX_BYTES / 4);
         gc_buf_init(&ret->json, GC_PUBLISH_MAX_BYTES / 4);
-        if (p->kind != GC_PUBLISH_WEEKLY || (p->complete && p != plan->latest_weekly) ||
+        if (!adv || p->kind != GC_PUBLISH_WEEKLY || (p->complete && p != plan->latest_weekly) ||
             end <= p->start)
                 return;
-        pthread_mutex_lock(&c->mu);
-        /* A complete week stands at its end: the same findings hash the same, no rewrite. */
-        r = ctl_usage_savings(c, p->start, end, p->complete ? p->end : now, team, &ret->md,
-                              &ret->json);
-        pthread_mutex_unlock(&c->mu);
+        r = gc_savings_render(c->cfg, adv, team, CTL_REPORT_FINDINGS, &ret->md, &ret->json);
         if (r == -E2BIG)
                 ctl_log(CTL_WARN, "the findings do not fit in a report; see the API", "configmap",
                         p->name, NULL);
+        else if (r < 0)
+                ctl_log(CTL_ERROR, "cannot render the findings for a report", "configmap", p->name,
+                        "error", strerror(-r), NULL);
         if (r < 0 || !ret->md.data || !ret->json.data)
                 return;
         ret->po.savings_markdown = ret->md.data;
@@ -285,6 +290,9 @@ int ctl_publish(ctl *c, int64_t now)
         gc_publish_plan plan;
         gc_snapshot *snap = c->api ? gc_api_acquire(c->api) : NULL;
         const gc_ledger *l = snap ? gc_snapshot_ledger(snap) : c->ledger;
+        /* The snapshot's findings; before the first snapshot, those it will take. */
+        gc_advisor_result *own = snap ? NULL : ctl_usage_advice(c);
+        const gc_advisor_result *adv = snap ? gc_snapshot_advice(snap) : own;
         size_t written = 0;
         int r, failed = 0;
 
@@ -306,6 +314,7 @@ int ctl_publish(ctl *c, int64_t now)
                 pthread_mutex_unlock(&c->mu);
         if (r < 0) {
                 ctl_log(CTL_ERROR, "cannot plan the reports", "error", strerror(-r), NULL);
+                gc_advisor_result_unref(own);
                 gc_snapshot_unref(snap);
                 return r;
         }
@@ -313,7 +322,7 @@ int ctl_publish(ctl *c, int64_t now)
                 const gc_publish_period *p = &plan.periods[i];
                 ctl__savings sv;
 
-                ctl__savings_make(c, &po, &plan, p, NULL, now, &sv);
+                ctl__savings_make(c, adv, &po, &plan, p, NULL, now, &sv);
                 if (p->complete && ctl__unchanged(p->name, sv.hash)) {
                         ctl__savings_release(&sv);
                         continue;
@@ -339,7 +348,7 @@ int ctl_publish(ctl *c, int64_t now)
 
                 if (!p)
                         continue;
-                ctl__savings_make(c, &po, &plan, p, NULL, now, &sv);
+                ctl__savings_make(c, adv, &po, &plan, p, NULL, now, &sv);
                 if (!ctl__unchanged(name, sv.hash)) {
                         if (ctl__write(c, l, &sv.po, p, c->ns, name, NULL, now) == 0)
                                 ctl__remember(name, sv.hash);
@@ -360,7 +369,7 @@ int ctl_publish(ctl *c, int64_t now)
                         continue;
                 /* The weekly copy keeps the key it always had; the monthly one adds "/m". */
                 snprintf(key, sizeof(key), "%s/%s%s", tn->value, tn->key, t % 2 ? "/m" : "");
-                ctl__savings_make(c, &po, &plan, p, tn->key, now, &sv);
+                ctl__savings_make(c, adv, &po, &plan, p, tn->key, now, &sv);
                 if (!ctl__unchanged(key, sv.hash)) {
                         if (ctl__write(c, l, &sv.po, p, tn->value, name, tn->key, now) == 0)
                                 ctl__remember(key, sv.hash);
@@ -374,6 +383,7 @@ int ctl_publish(ctl *c, int64_t now)
         if (written)
                 ctl_log(CTL_DEBUG, "reports written", NULL);
         gc_publish_plan_release(&plan);
+        gc_advisor_result_unref(own);
         gc_snapshot_unref(snap);
         return failed ? -EIO : 0;
 }

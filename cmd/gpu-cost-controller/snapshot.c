@@ -216,7 +216,7 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
                 r = ctl__nodes(c, &parts.nodes, &parts.n_nodes);
         if (r == 0) {
                 ctl_usage_for_snapshot(c, &parts.recommendations_json, &parts.recommendations_md,
-                                       &parts.finding_stats, &parts.n_finding_stats);
+                                       &parts.finding_stats, &parts.n_finding_stats, &parts.advice);
                 ctl__health(c, &parts.health);
         }
         pthread_mutex_unlock(&c->mu);

@@ -16,7 +16,6 @@
 #define CTL_ADVISE_EVERY_S  60     /* the advisor's findings are at most this old */
 #define CTL_ADVISE_FRESH_S  5      /* ...and follow new usage data this soon */
 #define CTL_ADVICE_WINDOW_S 604800 /* over the last 7 days */
-#define CTL_REPORT_FINDINGS 50     /* a report lists the largest; the API has them all */
 
 /*
  * Two locks, never one inside the other except c->mu then u->mu (the snapshot builder and the
@@ -27,8 +26,9 @@ struct ctl_usage {
         pthread_mutex_t mu;     /* guards everything up to `samples` */
         gc_savings_table table; /* the latest summaries, sorted by (namespace, pod) */
         int has_table;
-        char *advice_json; /* the advisor's latest document; NULL before it ran */
-        char *advice_md;   /* the same findings as the Markdown "Savings" section */
+        gc_advisor_result *advice; /* the advisor's latest result (a reference); NULL before */
+        char *advice_json;         /* its document */
+        char *advice_md;           /* the same findings as the Markdown "Savings" section */
         gc_api_finding_stat *stats;
         size_t n_stats;
         int64_t fetched_at; /* last successful fetch */
@@ -277,9 +277,8 @@ static const char *ctl__usage_note(const ctl *c, const struct ctl_usage *u)
         return NULL;
 }
 
-/* Under c->mu: the advisor over [start, end) at now, rendered. */
-static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const char *team,
-                       size_t max_findings, gc_buf *md, gc_buf *json,
+/* Under c->mu: the advisor over [start, end) at now, rendered whole. */
+static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, gc_buf *md, gc_buf *json,
                        gc_advisor_result **ret_result)
 {
         struct ctl_usage *u = c->usage;
@@ -296,8 +295,8 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const ch
                                u->has_table ? &u->table : NULL, &pods, &n_pods);
         if (r == 0)
                 r = gc_savings_run(c->cfg, &opts, c->ledger, start, end, now, pods, n_pods,
-                                   ctl__usage_note(c, u), team, max_findings, md, json, ret_result,
-                                   err, sizeof(err));
+                                   ctl__usage_note(c, u), NULL, 0, md, json, ret_result, err,
+                                   sizeof(err));
         else
                 snprintf(err, sizeof(err), "%s", strerror(-r));
         pthread_mutex_unlock(&u->mu);
@@ -307,14 +306,20 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, const ch
         return r;
 }
 
-/* Under c->mu: keeps the document and the (kind, team) rows snapshots copy. */
-static int ctl__keep_advice(ctl *c, gc_buf *json, gc_buf *md, const gc_advisor_result *res)
+/*
+ * Under c->mu: keeps the result, its document and the (kind, team) rows snapshots copy. Takes
+ * over res (a reference), json's and md's data.
+ */
+static int ctl__keep_advice(ctl *c, gc_buf *json, gc_buf *md, gc_advisor_result *res)
 {
         struct ctl_usage *u = c->usage;
         gc_api_finding_stat *stats = calloc(res->n_stats ? res->n_stats : 1, sizeof(*stats));
+        gc_advisor_result *old;
 
-        if (!stats)
+        if (!stats) {
+                gc_advisor_result_unref(res);
                 return -ENOMEM;
+        }
         for (size_t i = 0; i < res->n_stats; i++) {
                 /* The result's strings die with it; team names live in the controller's pool. */
                 stats[i].kind = res->stats[i].kind;
@@ -323,18 +328,23 @@ static int ctl__keep_advice(ctl *c, gc_buf *json, gc_buf *md, const gc_advisor_r
                 stats[i].monthly_savings = res->stats[i].monthly_savings;
                 if (!stats[i].team) {
                         free(stats);
+                        gc_advisor_result_unref(res);
                         return -ENOMEM;
                 }
         }
         pthread_mutex_lock(&u->mu);
+        old = u->advice;
         free(u->advice_json);
         free(u->advice_md);
         free(u->stats);
+        u->advice = res;
         u->advice_json = json->data; /* taken over */
         u->advice_md = md->data;     /* taken over */
         u->stats = stats;
         u->n_stats = res->n_stats;
         pthread_mutex_unlock(&u->mu);
+        /* A snapshot or a report being written may still hold it: the last holder frees it. */
+        gc_advisor_result_unref(old);
         memset(json, 0, sizeof(*json));
         memset(md, 0, sizeof(*md));
         return 0;
@@ -349,10 +359,9 @@ static int ctl__advise_now(ctl *c, int64_t now)
 
         gc_buf_init(&json, (size_t)64 << 20);
         gc_buf_init(&md, (size_t)64 << 20);
-        r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, NULL, 0, &md, &json, &res);
+        r = ctl__advise(c, now - CTL_ADVICE_WINDOW_S, now, now, &md, &json, &res);
         if (r == 0)
                 r = ctl__keep_advice(c, &json, &md, res);
-        gc_advisor_result_free(res);
         gc_buf_free(&json);
         gc_buf_free(&md);
         return r;
@@ -373,12 +382,17 @@ void ctl_usage_tick(ctl *c, int64_t now)
         pthread_mutex_unlock(&c->mu);
 }
 
-int ctl_usage_savings(ctl *c, int64_t start, int64_t end, int64_t now, const char *team, gc_buf *md,
-                      gc_buf *json)
+gc_advisor_result *ctl_usage_advice(ctl *c)
 {
-        if (!c->usage)
-                return -EINVAL;
-        return ctl__advise(c, start, end, now, team, CTL_REPORT_FINDINGS, md, json, NULL);
+        struct ctl_usage *u = c->usage;
+        gc_advisor_result *res;
+
+        if (!u)
+                return NULL;
+        pthread_mutex_lock(&u->mu);
+        res = gc_advisor_result_ref(u->advice);
+        pthread_mutex_unlock(&u->mu);
+        return res;
 }
 
 /* --demo: the example cluster's dcgm-exporter series, then the advisor at the example's now. */
@@ -480,6 +494,7 @@ void ctl_usage_stop(ctl *c)
         u->store = gc_gpuuse_free(u->store);
         u->kube = gc_kube_free(u->kube);
         gc_savings_table_release(&u->table);
+        gc_advisor_result_unref(u->advice);
         free(u->advice_json);
         free(u->advice_md);
         free(u->stats);
@@ -488,16 +503,19 @@ void ctl_usage_stop(ctl *c)
 }
 
 void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
-                            size_t *ret_n)
+                            size_t *ret_n, gc_advisor_result **ret_advice)
 {
         struct ctl_usage *u = c->usage;
         gc_api_finding_stat *stats = NULL;
+        gc_advisor_result *advice = NULL;
         char *json = NULL, *md = NULL;
         size_t n = 0;
 
         if (u) {
                 pthread_mutex_lock(&u->mu);
                 if (u->advice_json) {
+                        /* All under one lock: the documents are this result's. */
+                        advice = gc_advisor_result_ref(u->advice);
                         json = strdup(u->advice_json);
                         md = u->advice_md ? strdup(u->advice_md) : NULL;
                         if (json && u->n_stats) {
@@ -514,6 +532,7 @@ void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_findi
         *ret_md = md;
         *ret_stats = stats;
         *ret_n = n;
+        *ret_advice = advice;
 }
 
 void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1640,15 +1642,52 @@ static int gc__totals(gc__adv *a)
         return 0;
 }
 
-gc_advisor_result *gc_advisor_result_free(gc_advisor_result *r)
+/*
+ * A result and its reference count, kept beside it rather than in it: gc_advisor_result stays a
+ * plain struct that copies by assignment (a team's view of a result is such a copy).
+ */
+typedef struct gc__result_box {
+        gc_advisor_result r; /* first: a result's address is its box's */
+        atomic_uint refs;
+} gc__result_box;
+
+static gc__result_box *gc__box_of(gc_advisor_result *r)
 {
+        return (gc__result_box *)(void *)((char *)r - offsetof(gc__result_box, r));
+}
+
+static gc_advisor_result *gc__result_new(void)
+{
+        gc__result_box *b = calloc(1, sizeof(*b));
+
+        if (!b)
+                return NULL;
+        atomic_init(&b->refs, 1);
+        return &b->r;
+}
+
+gc_advisor_result *gc_advisor_result_ref(gc_advisor_result *r)
+{
+        if (r)
+                atomic_fetch_add_explicit(&gc__box_of(r)->refs, 1, memory_order_relaxed);
+        return r;
+}
+
+gc_advisor_result *gc_advisor_result_unref(gc_advisor_result *r)
+{
+        gc__result_box *b;
+
         if (!r)
+                return NULL;
+        b = gc__box_of(r);
+        /* acq_rel: every holder's reads happen before the last one frees. */
+        if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
                 return NULL;
         free(r->findings);
         free(r->notes);
         free(r->stats);
         gc_strpool_free(r->pool);
-        free(r);
+        free(b);
         return NULL;
 }
 
@@ -1708,7 +1747,7 @@ int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, c
         a.mig = calloc(GC__MIG_CACHE + 1, sizeof(*a.mig));
         if (!a.mig)
                 goto out;
-        a.r = calloc(1, sizeof(*a.r));
+        a.r = gc__result_new();
         if (!a.r)
                 goto out;
         a.r->pool = gc_strpool_new(GC__POOL_BYTES);
@@ -1773,6 +1812,6 @@ out:
         gc_buf_free(&a.scratch);
         free(a.mig);
         free(a.f);
-        gc_advisor_result_free(a.r);
+        gc_advisor_result_unref(a.r);
         return r;
 }

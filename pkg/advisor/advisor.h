@@ -187,11 +187,18 @@ typedef struct gc_advisor_result {
 
 /*
  * Runs every rule over the window. -EINVAL (err says why) for bad opts or input; -ENOMEM.
- * *ret_result is written only on success and freed with gc_advisor_result_free.
+ * *ret_result is written only on success, holding one reference (gc_advisor_result_unref).
  */
 int gc_advisor_run(const gc_advisor_input *in, gc_advisor_result **ret_result, char *err,
                    size_t errlen);
-gc_advisor_result *gc_advisor_result_free(gc_advisor_result *r); /* accepts NULL, returns NULL */
+/*
+ * A result is never changed once made, so threads may share one, each holding a reference: the
+ * controller's API snapshots and its report ConfigMaps read the same findings. Both take a
+ * result gc_advisor_run made (not a copy of one) or NULL; unref frees with the last reference
+ * and returns NULL.
+ */
+gc_advisor_result *gc_advisor_result_ref(gc_advisor_result *r);
+gc_advisor_result *gc_advisor_result_unref(gc_advisor_result *r);
 
 /* The document of /api/v1/recommendations (schema: docs/advisor.md). currency NULL = "USD". */
 int gc_advisor_json(const gc_advisor_result *r, const char *currency, gc_buf *out);

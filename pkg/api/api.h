@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../advisor/advisor.h"
 #include "../config/config.h"
 #include "../httpd/httpd.h"
 #include "../ledger/ledger.h"
@@ -114,6 +115,9 @@ typedef struct gc_snapshot_parts {
                                        /api/v1/reports/...?format=md */
         gc_api_finding_stat *finding_stats; /* taken over (malloc'd) */
         size_t n_finding_stats;
+        gc_advisor_result *advice; /* a reference, taken over; may be NULL: the result the two
+                                      documents above were rendered from, shared (it never
+                                      changes) with whoever else holds one */
         gc_api_health health;
         gc_api_node *nodes; /* taken over (malloc'd), may be NULL: see gc_api_node */
         size_t n_nodes;
@@ -133,6 +137,9 @@ void gc_snapshot_unref(gc_snapshot *s); /* accepts NULL */
  * time it stands for. */
 const gc_ledger *gc_snapshot_ledger(const gc_snapshot *s);
 int64_t gc_snapshot_now(const gc_snapshot *s);
+/* The advisor's result the snapshot serves (parts.advice, NULL when none): read it while holding
+ * the reference to s, or take one of its own (gc_advisor_result_ref). */
+const gc_advisor_result *gc_snapshot_advice(const gc_snapshot *s);
 
 typedef struct gc_api_opts {
         const char *currency; /* NULL = "USD" */

@@ -73,6 +73,7 @@ static void gc__parts_free(gc_snapshot_parts *p)
         free(p->recommendations_json);
         free(p->recommendations_md);
         free(p->finding_stats);
+        gc_advisor_result_unref(p->advice);
         free(p->nodes);
         memset(p, 0, sizeof(*p));
 }
@@ -812,4 +813,9 @@ const gc_ledger *gc_snapshot_ledger(const gc_snapshot *s)
 int64_t gc_snapshot_now(const gc_snapshot *s)
 {
         return s ? s->p.now : 0;
+}
+
+const gc_advisor_result *gc_snapshot_advice(const gc_snapshot *s)
+{
+        return s ? s->p.advice : NULL;
 }

@@ -253,12 +253,16 @@ int gc_savings_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t n
         return 0;
 }
 
-/* A view of r with only team's findings (and their totals); arrays malloc'd into *ret. */
+/*
+ * A view of r with only team's findings and their totals; arrays malloc'd into *ret. The totals
+ * come from the findings, or, when the advisor kept only its max_findings largest, from the
+ * per-(kind, team) rows, which count them all.
+ */
 static int gc_savings__only_team(const gc_advisor_result *r, const char *team,
                                  gc_advisor_result *ret)
 {
         gc_advisor_result v = *r;
-        size_t n = 0, ns = 0;
+        size_t n = 0, ns = 0, total = 0;
 
         v.findings = calloc(r->n_findings ? r->n_findings : 1, sizeof(*v.findings));
         v.stats = calloc(r->n_stats ? r->n_stats : 1, sizeof(*v.stats));
@@ -276,22 +280,66 @@ static int gc_savings__only_team(const gc_advisor_result *r, const char *team,
                 if (!f->team || strcmp(f->team, team) != 0)
                         continue;
                 v.findings[n++] = *f;
+                if (r->n_findings < r->n_findings_total)
+                        continue;
                 v.monthly_savings += f->monthly_savings;
                 if ((unsigned)f->kind < GC_FINDING_KIND_COUNT) {
                         v.savings_by_kind[f->kind] += f->monthly_savings;
                         v.count_by_kind[f->kind]++;
                 }
         }
-        for (size_t i = 0; i < r->n_stats; i++)
-                if (r->stats[i].team && strcmp(r->stats[i].team, team) == 0)
-                        v.stats[ns++] = r->stats[i];
-        v.n_findings = v.n_findings_total = n;
+        for (size_t i = 0; i < r->n_stats; i++) {
+                const gc_advisor_stat *st = &r->stats[i];
+                gc_finding_kind k;
+
+                if (!st->team || strcmp(st->team, team) != 0)
+                        continue;
+                v.stats[ns++] = *st;
+                total += st->count;
+                if (r->n_findings < r->n_findings_total &&
+                    gc_finding_kind_parse(st->kind, &k) == 0) {
+                        v.monthly_savings += st->monthly_savings;
+                        v.savings_by_kind[k] += st->monthly_savings;
+                        v.count_by_kind[k] += st->count;
+                }
+        }
+        v.n_findings = n;
+        v.n_findings_total = r->n_findings < r->n_findings_total ? total : n;
         v.n_stats = ns;
         /* The notes name pods of every team: a team's copy leaves them out. */
         v.notes = NULL;
         v.n_notes = v.n_notes_total = 0;
         *ret = v;
         return 0;
+}
+
+int gc_savings_render(const gc_config *cfg, const gc_advisor_result *res, const char *team,
+                      size_t max_findings, gc_buf *md, gc_buf *json)
+{
+        const char *currency = cfg && cfg->catalog ? cfg->catalog->currency : NULL;
+        gc_advisor_result view;
+        int r = 0;
+
+        if (!cfg || !res)
+                return -EINVAL;
+        if (team) {
+                r = gc_savings__only_team(res, team, &view);
+                if (r < 0)
+                        return r;
+        } else {
+                view = *res; /* its arrays are res's: borrowed, not freed below */
+        }
+        if (max_findings && view.n_findings > max_findings)
+                view.n_findings = max_findings; /* n_findings_total keeps the count */
+        if (md)
+                r = gc_advisor_markdown(&view, currency, md);
+        if (r == 0 && json)
+                r = gc_advisor_json(&view, currency, json);
+        if (team) {
+                free(view.findings);
+                free(view.stats);
+        }
+        return r;
 }
 
 int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *settings, const gc_ledger *l,
@@ -302,12 +350,9 @@ int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *settings, const 
 {
         gc_advisor_opts opts = settings ? *settings : cfg->advisor;
         gc_advisor_input in;
-        gc_advisor_result *res = NULL, view;
-        const gc_advisor_result *shown;
-        const char *currency = cfg->catalog ? cfg->catalog->currency : NULL;
+        gc_advisor_result *res = NULL;
         int r;
 
-        memset(&view, 0, sizeof(view));
         if (team)
                 opts.max_findings = 0; /* filter from all of them, then cut */
         else if (max_findings && (opts.max_findings == 0 || opts.max_findings > max_findings))
@@ -328,29 +373,14 @@ int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *settings, const 
         r = gc_advisor_run(&in, &res, err, errlen);
         if (r < 0)
                 return r;
-        shown = res;
-        if (team) {
-                r = gc_savings__only_team(res, team, &view);
-                if (r < 0)
-                        goto finish;
-                if (max_findings && view.n_findings > max_findings)
-                        view.n_findings = max_findings; /* n_findings_total keeps the count */
-                shown = &view;
-        }
-        if (md)
-                r = gc_advisor_markdown(shown, currency, md);
-        if (r == 0 && json)
-                r = gc_advisor_json(shown, currency, json);
+        r = gc_savings_render(cfg, res, team, max_findings, md, json);
         if (r < 0)
                 snprintf(err, errlen, "cannot render the findings: %s", strerror(-r));
-finish:
-        free(view.findings);
-        free(view.stats);
         if (r == 0 && ret_result) {
                 *ret_result = res;
                 res = NULL;
         }
-        gc_advisor_result_free(res);
+        gc_advisor_result_unref(res);
         return r;
 }
 

@@ -49,19 +49,30 @@ int gc_savings_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t n
 
 /*
  * Runs the advisor over [start, end) with the configuration's options, catalog and TCO, and
- * renders it: Markdown (the report's "Savings" section) and JSON (/api/v1/recommendations).
- * team non-NULL keeps that team's findings only (a team's own copy of a report: no other
- * team's pods, no cluster-wide findings). md or json may be NULL. usage_note: why there is no
- * usage data, or NULL. max_findings non-zero lists at most that many (a report's section; the
- * totals still count all). ret_result (may be NULL) receives the whole result (free it with
- * gc_advisor_result_free). opts: the advisor's settings, NULL for cfg->advisor (the controller
- * passes a copy naming the DeviceClasses it watches).
+ * renders it as gc_savings_render does. usage_note: why there is no usage data, or NULL. With a
+ * team the advisor keeps every finding, so the team's are all there to pick from. ret_result
+ * (may be NULL) receives the whole result (a reference: gc_advisor_result_unref). opts: the
+ * advisor's settings, NULL for cfg->advisor (the controller passes a copy naming the
+ * DeviceClasses it watches).
  */
 int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *opts, const gc_ledger *l,
                    int64_t start, int64_t end, int64_t now, const gc_advisor_pod *pods,
                    size_t n_pods, const char *usage_note, const char *team, size_t max_findings,
                    gc_buf *md, gc_buf *json, gc_advisor_result **ret_result, char *err,
                    size_t errlen);
+
+/*
+ * Renders a result made earlier, unchanged, in the configuration's currency: Markdown (the
+ * report's "Savings" section) and JSON (/api/v1/recommendations, a report's "savings"). team
+ * non-NULL keeps that team's findings only (a team's own copy of a report: no other team's
+ * pods, no cluster-wide findings, no notes); its totals count all of its findings, those past
+ * the advisor's max_findings too. max_findings non-zero lists at most that many (a report's
+ * section; the totals still count all). md or json may be NULL. The controller renders its
+ * report ConfigMaps' sections this way from the result its API serves, so both say the same.
+ * -EINVAL, -ENOMEM, or the buffers' error (-E2BIG past a limit).
+ */
+int gc_savings_render(const gc_config *cfg, const gc_advisor_result *res, const char *team,
+                      size_t max_findings, gc_buf *md, gc_buf *json);
 
 /*
  * A saved body's scrape interval: the smallest gap between two distinct sample times, so that

@@ -59,7 +59,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-        res = gc_advisor_result_free(res);
+        res = gc_advisor_result_unref(res);
         cat = gc_catalog_free(cat);
         led = gc_ledger_free(led);
         pool = gc_strpool_free(pool);
@@ -120,7 +120,7 @@ static int run_full(const gc_advisor_pod *pods, size_t n, const gc_advisor_opts 
         in.tco = tco;
         in.pods = pods;
         in.n_pods = n;
-        res = gc_advisor_result_free(res);
+        res = gc_advisor_result_unref(res);
         r = gc_advisor_run(&in, &res, err, sizeof(err));
         ck_assert_msg(r == 0, "gc_advisor_run: %d %s", r, err);
         return r;
@@ -969,6 +969,27 @@ START_TEST(test_order_cut_and_stats)
 }
 END_TEST
 
+/* A result shared by two holders (a snapshot and a report writer) lives until both let go. */
+START_TEST(test_result_shared)
+{
+        gc_advisor_pod p[2] = {idle_pod("a", "a", 1), idle_pod("b", "b", 2)};
+        gc_advisor_result *other;
+
+        run(p, 2, NULL);
+        other = gc_advisor_result_ref(res);
+        ck_assert_ptr_eq(other, res);
+        res = gc_advisor_result_unref(res);
+        ck_assert_ptr_null(res);
+        /* Still whole for the other holder, strings included. */
+        ck_assert_uint_eq(other->n_findings, 2);
+        ck_assert_str_eq(other->findings[0].pod, "b");
+        ck_assert_str_eq(other->stats[1].team, "b");
+        ck_assert_ptr_null(gc_advisor_result_unref(other));
+        ck_assert_ptr_null(gc_advisor_result_ref(NULL));
+        ck_assert_ptr_null(gc_advisor_result_unref(NULL));
+}
+END_TEST
+
 static cJSON *parse_json(const gc_buf *b)
 {
         const char *end = NULL;
@@ -1222,6 +1243,7 @@ static Suite *advisor_suite(void)
         tcase_add_test(tc, test_buy_vs_rent);
         tcase_add_test(tc, test_reserve_floor_after_fold);
         tcase_add_test(tc, test_order_cut_and_stats);
+        tcase_add_test(tc, test_result_shared);
         tcase_add_test(tc, test_json_shape);
         tcase_add_test(tc, test_json_limit);
         tcase_add_test(tc, test_markdown);

@@ -14,6 +14,8 @@
 
 #include "api/api.h"
 #include "api/api_int.h"
+#include "publish/publish.h"
+#include "savings/savings.h"
 
 #define T0  ((int64_t)1794787200) /* Monday 2026-11-16T00:00:00Z */
 #define H   ((int64_t)3600)
@@ -971,6 +973,119 @@ START_TEST(test_reports)
 }
 END_TEST
 
+/* The "## Savings" section of a report.md, up to the next section: malloc'd. */
+static char *savings_section(const char *md)
+{
+        const char *from = strstr(md, "## Savings"), *to;
+
+        ck_assert_ptr_nonnull(from);
+        to = strstr(from + 1, "\n## ");
+        if (!to)
+                to = strstr(from, "\n---\n");
+        ck_assert_ptr_nonnull(to);
+        return strndup(from, (size_t)(to - from));
+}
+
+/*
+ * A weekly report ConfigMap and /api/v1/reports/weekly/... of one snapshot carry the same
+ * Savings: the controller renders the ConfigMap's from the advisor's result the snapshot serves
+ * (gc_snapshot_advice, through gc_savings_render with a report's cut), as it does here.
+ */
+START_TEST(test_report_savings_from_the_snapshot)
+{
+        gc_snapshot_parts p;
+        gc_advisor_pod *pods = NULL;
+        gc_advisor_result *res = NULL;
+        gc_publish_opts po;
+        gc_publish_plan plan;
+        gc_buf md, json;
+        gc_snapshot *s;
+        size_t n = 0, weeks = 0;
+        char err[256];
+
+        /* The advisor over the fixture's last seven days, as the controller runs it. */
+        ck_assert_int_eq(
+            gc_savings_collect(base, NOW - 7 * DAY, NOW, NOW, NULL, NULL, NULL, &pods, &n), 0);
+        gc_buf_init(&md, 1u << 20);
+        gc_buf_init(&json, 1u << 20);
+        ck_assert_int_eq(gc_savings_run(cfg, NULL, base, NOW - 7 * DAY, NOW, NOW, pods, n, NULL,
+                                        NULL, 0, &md, &json, &res, err, sizeof(err)),
+                         0);
+        free(pods);
+        ck_assert_uint_gt(res->n_findings, 0);
+        memset(&p, 0, sizeof(p));
+        p.ledger = gc_ledger_clone(base);
+        p.cfg = cfg;
+        p.now = NOW;
+        p.recommendations_json = json.data; /* taken over */
+        p.recommendations_md = md.data;
+        p.advice = res;
+        s = gc_snapshot_new(&p);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_ptr_eq(gc_snapshot_advice(s), res);
+        gc_api_publish(api, gc_snapshot_ref(s));
+
+        gc_config_publish_opts(cfg, &po);
+        ck_assert_int_eq(
+            gc_publish_plan_make(gc_snapshot_ledger(s), &po, gc_snapshot_now(s), &plan), 0);
+        /* This week's (partial) and the latest complete one's: the weekly reports with Savings. */
+        for (size_t i = 0; i < plan.n_periods; i++) {
+                const gc_publish_period *w = &plan.periods[i];
+                gc_publish_opts wo = po;
+                gc_publish_report rep;
+                gc_buf smd, sjson;
+                char path[128], *a, *b;
+                cJSON *api_doc, *cm_doc;
+                resp r;
+
+                if (w->kind != GC_PUBLISH_WEEKLY || (w->complete && w != plan.latest_weekly))
+                        continue;
+                weeks++;
+                gc_buf_init(&smd, GC_PUBLISH_MAX_BYTES / 4);
+                gc_buf_init(&sjson, GC_PUBLISH_MAX_BYTES / 4);
+                ck_assert_int_eq(
+                    gc_savings_render(cfg, gc_snapshot_advice(s), NULL, 50, &smd, &sjson), 0);
+                wo.savings_markdown = smd.data;
+                wo.savings_json = sjson.data;
+                memset(&rep, 0, sizeof(rep));
+                ck_assert_int_eq(gc_publish_render(gc_snapshot_ledger(s), &wo, w,
+                                                   gc_snapshot_now(s), NULL, NULL, 0, &rep),
+                                 0);
+
+                snprintf(path, sizeof(path), "/api/v1/reports/weekly/%s",
+                         w->complete ? "latest" : "2026-W47");
+                api_doc = get_json(path, 200);
+                cm_doc = cJSON_ParseWithLength(rep.json.data, rep.json.len);
+                ck_assert_ptr_nonnull(cm_doc);
+                ck_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cm_doc, "savings")));
+                ck_assert_msg(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api_doc, "savings"),
+                                            cJSON_GetObjectItemCaseSensitive(cm_doc, "savings"), 1),
+                              "%s: the ConfigMap's savings are not the API's", path);
+                cJSON_Delete(api_doc);
+                cJSON_Delete(cm_doc);
+
+                snprintf(path + strlen(path), sizeof(path) - strlen(path), "?format=md");
+                fetch(path, NULL, NULL, &r);
+                ck_assert_int_eq(r.status, 200);
+                a = savings_section(r.body.data);
+                b = savings_section(rep.md.data);
+                ck_assert_str_eq(a, b);
+                free(a);
+                free(b);
+                resp_free(&r);
+                gc_publish_report_release(&rep);
+                gc_buf_free(&smd);
+                gc_buf_free(&sjson);
+        }
+        ck_assert_uint_eq(weeks, 2);
+        gc_publish_plan_release(&plan);
+        /* The API lets go of the snapshot; the result lives as long as a holder does. */
+        gc_api_publish(api, NULL);
+        ck_assert_uint_gt(gc_snapshot_advice(s)->n_findings, 0);
+        gc_snapshot_unref(s);
+}
+END_TEST
+
 /* ---- /metrics ----------------------------------------------------------------------------------
  */
 
@@ -1650,6 +1765,7 @@ static Suite *api_suite(void)
         tcase_add_test(tc, test_allocation_idle);
         tcase_add_test(tc, test_allocation_labels);
         tcase_add_test(tc, test_pods_prices_tco_recommendations);
+        tcase_add_test(tc, test_report_savings_from_the_snapshot);
         tcase_add_test(tc, test_tco_configured);
         tcase_add_test(tc, test_reports);
         tcase_add_test(tc, test_metrics);

@@ -1,6 +1,7 @@
 /* test_savings: the advisor's input from a ledger, pod records and dcgm-exporter summaries. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,119 @@ START_TEST(run_and_team_filter)
 }
 END_TEST
 
+/*
+ * A report's section rendered from one shared result (the controller's: the advisor's findings
+ * kept whole) is the section a run of its own for that report gives: the cluster's, cut to the
+ * report's count, and a team's.
+ */
+START_TEST(render_from_a_shared_result)
+{
+        static const struct {
+                const char *team;
+                size_t max;
+        } cases[] = {{NULL, 0}, {NULL, 1}, {"ml", 0}, {"web", 1}, {"nobody", 0}};
+        fixture f;
+        gc_savings_table t;
+        gc_advisor_pod *pods = NULL;
+        gc_advisor_result *shared = NULL;
+        size_t n = 0;
+        gc_buf md, json, md2, json2;
+        char err[256];
+
+        setup(&f);
+        ck_assert_int_eq(gc_savings_table_build(f.store, T0, T0 + N * STEP, &t), 0);
+        ck_assert_int_eq(
+            gc_savings_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n),
+            0);
+        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
+                                        NULL, NULL, 0, NULL, NULL, &shared, err, sizeof(err)),
+                         0);
+        gc_buf_init(&md, 1u << 20);
+        gc_buf_init(&json, 1u << 20);
+        gc_buf_init(&md2, 1u << 20);
+        gc_buf_init(&json2, 1u << 20);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                gc_buf_reset(&md);
+                gc_buf_reset(&json);
+                gc_buf_reset(&md2);
+                gc_buf_reset(&json2);
+                ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP,
+                                                pods, n, NULL, cases[i].team, cases[i].max, &md,
+                                                &json, NULL, err, sizeof(err)),
+                                 0);
+                ck_assert_int_eq(
+                    gc_savings_render(f.cfg, shared, cases[i].team, cases[i].max, &md2, &json2), 0);
+                ck_assert_str_eq(json2.data, json.data);
+                ck_assert_str_eq(md2.data, md.data);
+        }
+        ck_assert_int_eq(gc_savings_render(f.cfg, NULL, NULL, 0, &md, NULL), -EINVAL);
+        gc_buf_free(&md);
+        gc_buf_free(&json);
+        gc_buf_free(&md2);
+        gc_buf_free(&json2);
+        gc_advisor_result_unref(shared);
+        free(pods);
+        gc_savings_table_release(&t);
+        teardown(&f);
+}
+END_TEST
+
+/*
+ * A result the advisor cut to its max_findings still gives a team its whole totals (from the
+ * per-(kind, team) rows): ml's one idle GPU, past the cut, is counted and priced, not listed.
+ */
+START_TEST(render_team_of_a_cut_result)
+{
+        fixture f;
+        gc_savings_table t;
+        gc_advisor_pod *pods = NULL;
+        gc_advisor_result *whole = NULL, *cut = NULL;
+        gc_advisor_opts o;
+        size_t n = 0;
+        gc_buf json;
+        char err[256], got[512];
+        cJSON *doc, *want;
+        const cJSON *tot;
+
+        setup(&f);
+        ck_assert_int_eq(gc_savings_table_build(f.store, T0, T0 + N * STEP, &t), 0);
+        ck_assert_int_eq(
+            gc_savings_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n),
+            0);
+        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
+                                        NULL, NULL, 0, NULL, NULL, &whole, err, sizeof(err)),
+                         0);
+        o = f.cfg->advisor;
+        o.max_findings = 1; /* keeps train-1's over_request, the larger */
+        ck_assert_int_eq(gc_savings_run(f.cfg, &o, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
+                                        NULL, NULL, 0, NULL, NULL, &cut, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(cut->n_findings, 1);
+        gc_buf_init(&json, 1u << 20);
+        ck_assert_int_eq(gc_savings_render(f.cfg, whole, "ml", 0, NULL, &json), 0);
+        want = parse(&json);
+        gc_buf_reset(&json);
+        ck_assert_int_eq(gc_savings_render(f.cfg, cut, "ml", 0, NULL, &json), 0);
+        doc = parse(&json);
+        kinds(doc, got, sizeof(got));
+        ck_assert_str_eq(got, "");
+        ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(doc, "findings_omitted")->valueint, 1);
+        tot = cJSON_GetObjectItemCaseSensitive(doc, "totals");
+        ck_assert(cJSON_Compare(tot, cJSON_GetObjectItemCaseSensitive(want, "totals"), 1));
+        ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(tot, "findings")->valueint, 1);
+        ck_assert_double_gt(cJSON_GetObjectItemCaseSensitive(tot, "monthly_savings")->valuedouble,
+                            0);
+        cJSON_Delete(doc);
+        cJSON_Delete(want);
+        gc_buf_free(&json);
+        gc_advisor_result_unref(whole);
+        gc_advisor_result_unref(cut);
+        free(pods);
+        gc_savings_table_release(&t);
+        teardown(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("savings");
@@ -350,6 +464,8 @@ int main(void)
         tcase_add_test(tc, series_interval);
         tcase_add_test(tc, table_and_collect);
         tcase_add_test(tc, run_and_team_filter);
+        tcase_add_test(tc, render_from_a_shared_result);
+        tcase_add_test(tc, render_team_of_a_cut_result);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
