@@ -514,10 +514,14 @@ def test_coarsened_history_answers_every_period(scenario):
         except urllib.error.HTTPError as e:
             body = e.read().decode()
             assert e.code == 400 and "whole local day" in body and param in body, (path, body)
-    # The day itself, and a week, answer.
+    # The day itself answers; /metrics says from when windows must be whole periods.
     with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/costs?window=%d,%d&by=team" % (
             c.port, start, end), timeout=10) as r:
         assert r.status == 200
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
+        since = [float(line.split()[-1]) for line in r.read().decode().splitlines()
+                 if line.startswith("gpu_cost_ledger_hourly_since_timestamp_seconds ")]
+    assert since and end <= since[0] <= time.time() - 3600, since
     time.sleep(6)  # a checkpoint interval: one is written with the coarsened history
     c.kill(signal.SIGKILL)
     victims = s.replay.running_pods()[:3]
