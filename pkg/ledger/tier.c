@@ -632,6 +632,18 @@ int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, cons
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
+/* A row of period p with nothing else set yet. */
+static gc_period_row gc__row_of(const gc__period *p)
+{
+        gc_period_row o;
+
+        memset(&o, 0, sizeof(o));
+        o.unit = (gc_tz_unit)p->unit;
+        o.start = p->start;
+        o.end = p->end;
+        return o;
+}
+
 int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *r), void *ud)
 {
         for (size_t i = 0; fn && i < l->n_per; i++) {
@@ -639,13 +651,9 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
 
                 for (size_t k = 0; k < p->n_top + p->n_rest; k++) {
                         const gc__prow *row = k < p->n_top ? &p->top[k] : &p->rest[k - p->n_top];
-                        gc_period_row o;
+                        gc_period_row o = gc__row_of(p);
                         int r;
 
-                        memset(&o, 0, sizeof(o));
-                        o.unit = (gc_tz_unit)p->unit;
-                        o.start = p->start;
-                        o.end = p->end;
                         o.pod_uid = row->uid;
                         memcpy(o.dims, row->dims, sizeof(o.dims));
                         o.gpu_seconds = row->gpu_seconds;
@@ -658,13 +666,9 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
                 }
                 for (size_t k = 0; k < p->n_nodes; k++) {
                         const gc__pnode *n = &p->nodes[k];
-                        gc_period_row o;
+                        gc_period_row o = gc__row_of(p);
                         int r;
 
-                        memset(&o, 0, sizeof(o));
-                        o.unit = (gc_tz_unit)p->unit;
-                        o.start = p->start;
-                        o.end = p->end;
                         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                                 o.dims[d] = l->empty;
                         o.dims[GC_DIM_NODE] = n->node;
