@@ -131,6 +131,9 @@ gc_ledger *gc_ledger_free(gc_ledger *l); /* accepts NULL, returns NULL */
  * long as the pool outlives it. The copy may be read from another thread. NULL with errno set.
  */
 gc_ledger *gc_ledger_clone(const gc_ledger *l);
+/* Marks every pooled string the ledger holds, for the pool's sweep (util.h: gc_strpool_mark).
+ * A clone is a copy for readers: it pins the pool instead (gc_strpool_pin). */
+void gc_ledger_mark(const gc_ledger *l, gc_strpool *p);
 
 /*
  * Insert or replace the pod's interval (by pod_uid). -E2BIG at the interval limit, -EINVAL for

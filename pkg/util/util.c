@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,11 +445,17 @@ int gc_parse_double(const char *s, double *ret)
 /* ---- string pool --------------------------------------------------------------------------- */
 
 struct gc_strpool {
-        char **slots; /* open addressing, NULL = empty */
+        char **slots; /* open addressing, NULL = empty; no deletion but by a sweep's rebuild */
         size_t nslots;
         size_t count;
         size_t bytes;
         size_t max_bytes;
+        unsigned char *marks; /* one per slot while a sweep is under way, else NULL */
+        char **grave;         /* the last sweep's strings, freed once older pins are gone */
+        size_t n_grave;
+        unsigned epoch;      /* sweeps done; a pin is the epoch it was taken in */
+        atomic_uint pins[2]; /* pins held, by the parity of their epoch */
+        uint64_t sweeps, freed, busy;
 };
 
 uint64_t gc_hash(const void *p, size_t n, uint64_t seed)
@@ -479,6 +486,15 @@ gc_strpool *gc_strpool_new(size_t max_bytes)
         return p;
 }
 
+static void gc__strpool_bury(gc_strpool *p)
+{
+        for (size_t i = 0; i < p->n_grave; i++)
+                free(p->grave[i]);
+        free(p->grave);
+        p->grave = NULL;
+        p->n_grave = 0;
+}
+
 gc_strpool *gc_strpool_free(gc_strpool *p)
 {
         if (!p)
@@ -486,18 +502,24 @@ gc_strpool *gc_strpool_free(gc_strpool *p)
         for (size_t i = 0; p->slots && i < p->nslots; i++)
                 free(p->slots[i]);
         free(p->slots);
+        free(p->marks);
+        gc__strpool_bury(p);
         free(p);
         return NULL;
 }
 
-/* Reallocates the slot table to twice its size. */
+/* Reallocates the slot table to twice its size (and the marks of a sweep under way). */
 static int gc__strpool_grow(gc_strpool *p)
 {
         size_t n = p->nslots * 2;
         char **s = calloc(n, sizeof(char *));
+        unsigned char *m = p->marks ? calloc(n, 1) : NULL;
 
-        if (!s)
+        if (!s || (p->marks && !m)) {
+                free(s);
+                free(m);
                 return -ENOMEM;
+        }
         for (size_t i = 0; i < p->nslots; i++) {
                 char *str = p->slots[i];
                 size_t j;
@@ -508,9 +530,13 @@ static int gc__strpool_grow(gc_strpool *p)
                 while (s[j])
                         j = (j + 1) & (n - 1);
                 s[j] = str;
+                if (m)
+                        m[j] = p->marks[i];
         }
         free(p->slots);
+        free(p->marks);
         p->slots = s;
+        p->marks = m;
         p->nslots = n;
         return 0;
 }
@@ -526,8 +552,11 @@ const char *gc_strpool_intern(gc_strpool *p, const char *s, size_t n)
                 n = strlen(s);
         j = gc_hash(s, n, 0) & (p->nslots - 1);
         while (p->slots[j]) {
-                if (strncmp(p->slots[j], s, n) == 0 && p->slots[j][n] == '\0')
+                if (strncmp(p->slots[j], s, n) == 0 && p->slots[j][n] == '\0') {
+                        if (p->marks) /* interned while marking: in use */
+                                p->marks[j] = 1;
                         return p->slots[j];
+                }
                 j = (j + 1) & (p->nslots - 1);
         }
         if (p->bytes + n + 1 > p->max_bytes)
@@ -546,6 +575,8 @@ const char *gc_strpool_intern(gc_strpool *p, const char *s, size_t n)
                 memcpy(copy, s, n);
         copy[n] = '\0';
         p->slots[j] = copy;
+        if (p->marks)
+                p->marks[j] = 1;
         p->count++;
         p->bytes += n + 1;
         return copy;
@@ -559,6 +590,122 @@ const char *gc_strpool_intern0(gc_strpool *p, const char *s)
 size_t gc_strpool_bytes(const gc_strpool *p)
 {
         return p ? p->bytes + p->nslots * sizeof(char *) : 0;
+}
+
+size_t gc_strpool_count(const gc_strpool *p)
+{
+        return p ? p->count : 0;
+}
+
+int gc_strpool_sweep_begin(gc_strpool *p)
+{
+        if (!p)
+                return -EINVAL;
+        /* The graveyard holds what the last sweep (at epoch - 1) took out: a pin of that epoch
+           or older may still show it. Older ones were gone before that sweep began. */
+        if (atomic_load(&p->pins[(p->epoch - 1u) & 1u]) != 0) {
+                p->busy++;
+                return -EBUSY;
+        }
+        gc__strpool_bury(p);
+        free(p->marks);
+        p->marks = calloc(p->nslots, 1);
+        return p->marks ? 0 : -ENOMEM;
+}
+
+void gc_strpool_mark(gc_strpool *p, const char *s)
+{
+        size_t j;
+
+        if (!p || !p->marks || !s)
+                return;
+        j = gc_hash(s, strlen(s), 0) & (p->nslots - 1);
+        for (; p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
+                if (p->slots[j] == s) {
+                        p->marks[j] = 1;
+                        return;
+                }
+        }
+}
+
+int gc_strpool_sweep(gc_strpool *p, size_t *ret_freed)
+{
+        size_t live = 0, n = 64, dead, bytes = 0;
+        char **slots, **grave;
+
+        if (!p || !p->marks)
+                return -EINVAL;
+        for (size_t i = 0; i < p->nslots; i++)
+                live += p->slots[i] && p->marks[i];
+        dead = p->count - live;
+        while ((live + 1) * 4 > n * 3)
+                n *= 2;
+        slots = calloc(n, sizeof(char *));
+        grave = dead ? malloc(dead * sizeof(char *)) : NULL;
+        if (!slots || (dead && !grave)) {
+                free(slots);
+                free(grave);
+                return -ENOMEM;
+        }
+        p->n_grave = 0;
+        for (size_t i = 0; i < p->nslots; i++) {
+                char *str = p->slots[i];
+                size_t len, j;
+
+                if (!str)
+                        continue;
+                len = strlen(str);
+                if (!p->marks[i]) {
+                        grave[p->n_grave++] = str;
+                        continue;
+                }
+                bytes += len + 1;
+                j = gc_hash(str, len, 0) & (n - 1);
+                while (slots[j])
+                        j = (j + 1) & (n - 1);
+                slots[j] = str;
+        }
+        free(p->slots);
+        free(p->marks);
+        p->marks = NULL;
+        p->slots = slots;
+        p->nslots = n;
+        p->count = live;
+        p->bytes = bytes;
+        p->grave = grave;
+        p->epoch++;
+        p->sweeps++;
+        p->freed += dead;
+        if (ret_freed)
+                *ret_freed = dead;
+        return 0;
+}
+
+unsigned gc_strpool_pin(gc_strpool *p)
+{
+        if (!p)
+                return 0;
+        atomic_fetch_add(&p->pins[p->epoch & 1u], 1);
+        return p->epoch;
+}
+
+void gc_strpool_unpin(gc_strpool *p, unsigned pin)
+{
+        if (p)
+                atomic_fetch_sub(&p->pins[pin & 1u], 1);
+}
+
+void gc_strpool_stats_get(const gc_strpool *p, gc_strpool_stats *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        if (!p)
+                return;
+        ret->strings = p->count;
+        ret->bytes = gc_strpool_bytes(p);
+        ret->graveyard = p->n_grave;
+        ret->sweeps = p->sweeps;
+        ret->freed = p->freed;
+        ret->busy = p->busy;
 }
 
 size_t gc_strlcpy(char *dst, const char *src, size_t size)

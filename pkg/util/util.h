@@ -82,7 +82,21 @@ int gc_parse_double(const char *s, double *ret); /* finite values only */
 
 /*
  * A pool hands out one stable copy per distinct string, so records can hold pointers and
- * compare strings by pointer. Strings live until the pool is freed. Bounded by max_bytes.
+ * compare strings by pointer. Bounded by max_bytes. Not thread-safe: its owner locks.
+ *
+ * Strings nothing refers to any more are reclaimed by mark and sweep, in three steps the owner
+ * takes under its lock:
+ *   gc_strpool_sweep_begin()  -EBUSY while a pin taken before the previous sweep is held;
+ *   gc_strpool_mark(s)        for every pooled pointer each holder keeps (the holders' mark
+ *                             functions: gc_ledger_mark, gc_accountant_mark, gc_pod_mark...);
+ *   gc_strpool_sweep()        the unmarked strings leave the table (a later intern of the same
+ *                             text makes a new copy) and wait in a graveyard.
+ * A copy made for other threads (the API's snapshots) is immutable and is not marked: it takes
+ * a pin (gc_strpool_pin, under the owner's lock) and lets go of it from any thread
+ * (gc_strpool_unpin). The graveyard of a sweep is freed at the next sweep_begin, which waits
+ * until every pin taken before that sweep has been let go: a snapshot never sees a string
+ * freed. A holder that is not marked frees its strings under it: every struct holding pooled
+ * strings has its mark function next to it (docs/architecture.md, "Memory").
  */
 typedef struct gc_strpool gc_strpool;
 
@@ -91,7 +105,29 @@ gc_strpool *gc_strpool_free(gc_strpool *p); /* accepts NULL, returns NULL */
 /* Returns the pooled copy of s[0..n), or NULL (out of memory or over the limit). */
 const char *gc_strpool_intern(gc_strpool *p, const char *s, size_t n);
 const char *gc_strpool_intern0(gc_strpool *p, const char *s);
+/* Bytes of the live strings and the table (the graveyard not counted). */
 size_t gc_strpool_bytes(const gc_strpool *p);
+size_t gc_strpool_count(const gc_strpool *p); /* live strings */
+
+/* 0: marking may start; -EBUSY: an older pin is held (try later); -ENOMEM. */
+int gc_strpool_sweep_begin(gc_strpool *p);
+/* Keeps s through the sweep under way when it is one of p's strings; anything else (NULL, a
+ * literal, another pool's string) is ignored. */
+void gc_strpool_mark(gc_strpool *p, const char *s);
+/* Takes the unmarked strings out of the table; *ret_freed (may be NULL): how many. -EINVAL
+ * without sweep_begin, -ENOMEM (nothing changed). */
+int gc_strpool_sweep(gc_strpool *p, size_t *ret_freed);
+/* A pin for an immutable copy made now; let go of it with gc_strpool_unpin (any thread). */
+unsigned gc_strpool_pin(gc_strpool *p);
+void gc_strpool_unpin(gc_strpool *p, unsigned pin);
+
+typedef struct gc_strpool_stats {
+        size_t strings, bytes;  /* live */
+        size_t graveyard;       /* swept, waiting for older pins to go */
+        uint64_t sweeps, freed; /* ever */
+        uint64_t busy;          /* sweep_begin refused for a pin */
+} gc_strpool_stats;
+void gc_strpool_stats_get(const gc_strpool *p, gc_strpool_stats *ret);
 
 /*
  * A map from pointers (interned strings, so equal strings are equal pointers) to indexes:

@@ -1756,6 +1756,137 @@ START_TEST(test_period_history_restore)
 }
 END_TEST
 
+/* Every answer of the ledger for the period windows and a few hours, by several groupings, as
+ * text: keys, pods and figures. */
+static char *answers(const gc_ledger *l)
+{
+        static const char *const bys[] = {
+            "",          "team,project,workload", "namespace,pod", "workload", "pod",
+            "node,team", "model,capacity_type"};
+        int64_t w[24][2];
+        size_t nw = period_windows(w, 19);
+        gc_buf b;
+
+        w[nw][0] = T0 + 11 * DAY_S + 5 * H;
+        w[nw][1] = w[nw][0] + 7 * H;
+        nw++;
+        w[nw][0] = T0 + 12 * DAY_S;
+        w[nw][1] = T0 + 14 * DAY_S;
+        nw++;
+        gc_buf_init(&b, 64u << 20);
+        for (size_t k = 0; k < nw; k++) {
+                for (size_t i = 0; i < sizeof(bys) / sizeof(bys[0]); i++) {
+                        gc_query q = window(w[k][0], w[k][1], T0 + 13 * DAY_S, bys[i]);
+                        gc_cost_summary s = {0};
+
+                        ck_assert_int_eq(gc_ledger_query(l, &q, &s), 0);
+                        gc_buf_printf(&b, "%zu %s: %.9g %.9g %u idle %.9g\n", k, bys[i],
+                                      s.total.gpu_seconds, s.total.cost_usd, s.total.pods,
+                                      s.idle.gpu_seconds);
+                        for (size_t r = 0; r < s.n_rows; r++) {
+                                for (size_t d = 0; d < q.n_by; d++)
+                                        gc_buf_printf(&b, "%s|", s.rows[r].keys[q.by[d]]);
+                                gc_buf_printf(&b, " %.9g %.9g %u\n", s.rows[r].gpu_seconds,
+                                              s.rows[r].cost_usd, s.rows[r].pods);
+                        }
+                        gc_cost_summary_free(&s);
+                }
+        }
+        ck_assert_int_eq(b.err, 0);
+        return b.data;
+}
+
+static size_t sweep_marking(gc_strpool *p, const gc_ledger *l)
+{
+        size_t freed = 0;
+
+        ck_assert_int_eq(gc_strpool_sweep_begin(p), 0);
+        gc_ledger_mark(l, p);
+        ck_assert_int_eq(gc_strpool_sweep(p, &freed), 0);
+        return freed;
+}
+
+/*
+ * The pool's sweep frees what the ledger no longer holds (the uids of pods folded into period
+ * history's rest) and nothing it does hold: every answer, from hours, period history and the
+ * node rows of coarsened hours, is the same after it, and a clone made before it (pinned, as
+ * the API's snapshots are) reads on until let go. ASan sees any freed string read.
+ */
+START_TEST(test_sweep_keeps_what_the_ledger_holds)
+{
+        gc_strpool *p = gc_strpool_new(64u << 20);
+        gc_ledger_opts o = {0};
+        gc_ledger *f, *c;
+        char *before, *clone_before, *after;
+        size_t count, freed;
+        unsigned pin;
+        gc_usage u;
+
+        o.pool = p;
+        o.top_n = 5;
+        f = period_history_ledger(1, &o); /* folded and coarsened */
+        c = gc_ledger_clone(f);
+        ck_assert_ptr_nonnull(c);
+        pin = gc_strpool_pin(p);
+        clone_before = answers(c);
+        /* Retention drops the first days: their periods' pods and workloads go too. */
+        ck_assert_int_ge(gc_ledger_fold(f, T0 + 13 * DAY_S, T0 + 4 * DAY_S), 0);
+        before = answers(f);
+        count = gc_strpool_count(p);
+        freed = sweep_marking(p, f);
+        ck_assert_uint_gt(freed, 100);
+        ck_assert_uint_eq(gc_strpool_count(p), count - freed);
+        after = answers(f);
+        ck_assert_str_eq(after, before);
+        free(after);
+        after = answers(c); /* the graveyard is still there for it */
+        ck_assert_str_eq(after, clone_before);
+        free(after);
+        /* A second sweep waits for the clone's pin, then frees the graveyard. */
+        ck_assert_int_eq(gc_strpool_sweep_begin(p), -EBUSY);
+        gc_ledger_free(c);
+        gc_strpool_unpin(p, pin);
+        ck_assert_uint_eq(sweep_marking(p, f), 0);
+        after = answers(f);
+        ck_assert_str_eq(after, before);
+        free(after);
+        /* The ledger goes on after sweeps: a pod whose uid was swept comes back as a new copy
+         * and an existing team is the same pointer, so it groups with the rest. */
+        memset(&u, 0, sizeof(u));
+        u.pod_uid = "pod-7";
+        u.dims[GC_DIM_NAMESPACE] = "ns1";
+        u.dims[GC_DIM_TEAM] = "ml";
+        u.dims[GC_DIM_PROJECT] = "p1";
+        u.dims[GC_DIM_NODE] = "n0";
+        u.dims[GC_DIM_POD] = "pod-7";
+        u.geq = 1;
+        u.usd_per_gpu_hour = 1;
+        u.start = T0 + 13 * DAY_S + H;
+        u.end = u.start + H;
+        ck_assert_int_eq(gc_ledger_put_usage(f, &u), 0);
+        {
+                gc_query q = window(T0 + 13 * DAY_S, T0 + 14 * DAY_S, T0 + 14 * DAY_S, "team");
+                gc_cost_summary s = {0}, s2 = {0};
+                gc_query q2 = window(T0 + 13 * DAY_S, T0 + 14 * DAY_S, T0 + 14 * DAY_S, "");
+
+                ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+                ck_assert_int_eq(gc_ledger_query(f, &q2, &s2), 0);
+                ck_assert_ptr_nonnull(row_of(&s, GC_DIM_TEAM, "ml"));
+                for (size_t i = 0; i < s.n_rows; i++)
+                        for (size_t j = 0; j < i; j++)
+                                ck_assert_str_ne(s.rows[i].keys[GC_DIM_TEAM],
+                                                 s.rows[j].keys[GC_DIM_TEAM]);
+                ck_assert(row_of(&s, GC_DIM_TEAM, "ml")->gpu_seconds >= 3600);
+                gc_cost_summary_free(&s);
+                gc_cost_summary_free(&s2);
+        }
+        free(before);
+        free(clone_before);
+        gc_ledger_free(f);
+        gc_strpool_free(p);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("ledger");
@@ -1798,6 +1929,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_large_query);
         tcase_add_loop_test(tc, test_period_history_exact, 0, 3);
         tcase_add_test(tc, test_coarsened_windows);
+        tcase_add_test(tc, test_sweep_keeps_what_the_ledger_holds);
         tcase_add_test(tc, test_period_history_fallbacks);
         tcase_add_test(tc, test_period_history_restore);
         suite_add_tcase(s, tc);

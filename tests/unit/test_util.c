@@ -232,6 +232,84 @@ START_TEST(test_strpool)
 }
 END_TEST
 
+/* Mark and sweep: what is marked stays (same pointer), the rest goes to the graveyard, which is
+ * freed only once every pin taken before the sweep is let go (ASan sees a read of a freed one). */
+START_TEST(test_strpool_sweep)
+{
+        gc_strpool *p = gc_strpool_new(1 << 24);
+        const char *keep[1000], *drop0, *late, *again;
+        char name[32], copy[8] = "team";
+        gc_strpool_stats st;
+        unsigned pin;
+        size_t freed = 0;
+
+        ck_assert_int_eq(gc_strpool_sweep(p, &freed), -EINVAL); /* no sweep_begin */
+        for (int i = 0; i < 2000; i++) {
+                snprintf(name, sizeof(name), "pod-%d", i);
+                const char *s = gc_strpool_intern0(p, name);
+
+                ck_assert_ptr_nonnull(s);
+                if (i % 2 == 0)
+                        keep[i / 2] = s;
+        }
+        drop0 = gc_strpool_intern0(p, "pod-1");
+        ck_assert_uint_eq(gc_strpool_count(p), 2000);
+        pin = gc_strpool_pin(p); /* a snapshot made now may show pod-1 */
+
+        ck_assert_int_eq(gc_strpool_sweep_begin(p), 0);
+        for (int i = 0; i < 1000; i++)
+                gc_strpool_mark(p, keep[i]);
+        gc_strpool_mark(p, copy);    /* not the pool's: ignored */
+        gc_strpool_mark(p, "pod-3"); /* equal text, another pointer: ignored */
+        gc_strpool_mark(p, NULL);
+        late = gc_strpool_intern0(p, "interned-while-marking"); /* in use: kept */
+        for (int i = 0; i < 200; i++) { /* growing the table while marking keeps the marks */
+                snprintf(name, sizeof(name), "late-%d", i);
+                ck_assert_ptr_nonnull(gc_strpool_intern0(p, name));
+        }
+        ck_assert_int_eq(gc_strpool_sweep(p, &freed), 0);
+        ck_assert_uint_eq(freed, 1000);
+        ck_assert_uint_eq(gc_strpool_count(p), 1201);
+        for (int i = 0; i < 1000; i++) {
+                snprintf(name, sizeof(name), "pod-%d", i * 2);
+                ck_assert_ptr_eq(gc_strpool_intern0(p, name), keep[i]);
+        }
+        ck_assert_ptr_eq(gc_strpool_intern0(p, "interned-while-marking"), late);
+        ck_assert_ptr_eq(gc_strpool_intern0(p, "late-199"), gc_strpool_intern0(p, "late-199"));
+        /* The swept text interned again is a new copy; the old one still reads (pinned). */
+        again = gc_strpool_intern0(p, "pod-1");
+        ck_assert_ptr_ne(again, drop0);
+        ck_assert_str_eq(drop0, "pod-1");
+        gc_strpool_stats_get(p, &st);
+        ck_assert_uint_eq(st.graveyard, 1000);
+        ck_assert_uint_eq(st.sweeps, 1);
+        ck_assert_uint_eq(st.freed, 1000);
+
+        /* The pin from before the sweep holds the graveyard. */
+        ck_assert_int_eq(gc_strpool_sweep_begin(p), -EBUSY);
+        ck_assert_str_eq(drop0, "pod-1");
+        gc_strpool_unpin(p, pin);
+        pin = gc_strpool_pin(p); /* taken after the sweep: holds nothing of the graveyard */
+        ck_assert_int_eq(gc_strpool_sweep_begin(p), 0);
+        gc_strpool_stats_get(p, &st);
+        ck_assert_uint_eq(st.graveyard, 0);
+        ck_assert_uint_eq(st.busy, 1);
+        gc_strpool_mark(p, again);
+        ck_assert_int_eq(gc_strpool_sweep(p, &freed), 0);
+        ck_assert_uint_eq(freed, 1201); /* all but "pod-1" */
+        ck_assert_uint_eq(gc_strpool_count(p), 1);
+        ck_assert_ptr_eq(gc_strpool_intern0(p, "pod-1"), again);
+        /* That pin is of the epoch the second sweep's graveyard was made in: it holds it. */
+        ck_assert_int_eq(gc_strpool_sweep_begin(p), -EBUSY);
+        gc_strpool_unpin(p, pin);
+        ck_assert_int_eq(gc_strpool_sweep_begin(p), 0);
+        ck_assert_int_eq(gc_strpool_sweep(p, &freed), 0);
+        ck_assert_uint_eq(gc_strpool_count(p), 0);
+        ck_assert_uint_eq(gc_strpool_bytes(p), 64 * sizeof(char *));
+        gc_strpool_free(p); /* frees the graveyard too */
+}
+END_TEST
+
 START_TEST(test_diag_bounded)
 {
         gc_diag d;
@@ -307,6 +385,7 @@ int main(void)
         tcase_add_test(tc, test_buf_limit);
         tcase_add_test(tc, test_buf_json);
         tcase_add_test(tc, test_strpool);
+        tcase_add_test(tc, test_strpool_sweep);
         tcase_add_test(tc, test_diag_bounded);
         tcase_add_test(tc, test_read_file);
         tcase_add_test(tc, test_ptrmap);

@@ -1,0 +1,66 @@
+/* mark: every pooled string the ledger holds, for the pool's sweep (gc_strpool_mark). */
+#include "ledger_int.h"
+
+/*
+ * A member added to one of these records that holds a pooled string must be marked below, or
+ * the sweep frees it under the ledger: these sizes stop the build until it is.
+ */
+_Static_assert(sizeof(gc__iv) == 112, "gc__iv changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__cap) == 64, "gc__cap changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__grp) == 56, "gc__grp changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__crun) == 56, "gc__crun changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__prow) == 96, "gc__prow changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__pnode) == 48, "gc__pnode changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__period) == 152, "gc__period changed: mark its rows in gc_ledger_mark");
+_Static_assert(sizeof(struct gc_ledger) == 384,
+               "gc_ledger changed: mark its strings in gc_ledger_mark");
+
+static void mark_dims(gc_strpool *p, const char *const *dims, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                gc_strpool_mark(p, dims[i]);
+}
+
+static void mark_period(gc_strpool *p, const gc__period *per)
+{
+        for (size_t i = 0; i < per->n_rest; i++) {
+                mark_dims(p, per->rest[i].dims, GC_DIM_COUNT);
+                gc_strpool_mark(p, per->rest[i].uid);
+        }
+        for (size_t i = 0; i < per->n_top; i++) {
+                mark_dims(p, per->top[i].dims, GC_DIM_COUNT);
+                gc_strpool_mark(p, per->top[i].uid);
+        }
+        for (size_t i = 0; i < per->n_nodes; i++) {
+                gc_strpool_mark(p, per->nodes[i].node);
+                gc_strpool_mark(p, per->nodes[i].model);
+                gc_strpool_mark(p, per->nodes[i].capacity_type);
+        }
+}
+
+void gc_ledger_mark(const gc_ledger *l, gc_strpool *p)
+{
+        if (!l || !p)
+                return;
+        gc_strpool_mark(p, l->empty);
+        gc_strpool_mark(p, l->unattributed);
+        gc_strpool_mark(p, l->folded_pod);
+        for (size_t i = 0; i < l->n_iv; i++) {
+                mark_dims(p, l->iv[i].dims, GC_DIM_COUNT);
+                gc_strpool_mark(p, l->iv[i].uid);
+        }
+        for (size_t i = 0; i < l->n_cap; i++) {
+                gc_strpool_mark(p, l->cap[i].node);
+                gc_strpool_mark(p, l->cap[i].model);
+                gc_strpool_mark(p, l->cap[i].capacity_type);
+        }
+        for (size_t i = 0; i < l->n_grp; i++)
+                mark_dims(p, l->grp[i].dims, GC__ROLL_DIMS);
+        for (size_t i = 0; i < l->n_crun; i++) {
+                gc_strpool_mark(p, l->crun[i].node);
+                gc_strpool_mark(p, l->crun[i].model);
+                gc_strpool_mark(p, l->crun[i].capacity_type);
+        }
+        for (size_t i = 0; i < l->n_per; i++)
+                mark_period(p, l->per[i]);
+}
