@@ -127,10 +127,11 @@ export E2E_BIN
 e2e-tools:
 	./scripts/e2e-build.sh
 
-e2e: build e2e-tools
+e2e: build build-asan e2e-tools
 	./tests/e2e/smoke.sh
 	./tests/e2e/kube/run.sh $(abspath $(BUILD))
 	E2E_REQUIRE=1 GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
+		GPU_COST_CONTROLLER_ASAN=$(abspath $(BUILD_SAN))/gpu-cost-controller \
 		timeout $(E2E_TIMEOUT) python3 -m pytest -q tests/e2e
 
 clean:

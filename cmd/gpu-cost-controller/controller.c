@@ -22,6 +22,14 @@ int64_t ctl_mono(void)
         return (int64_t)ts.tv_sec;
 }
 
+static int64_t ctl__mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void ctl__free(ctl *c)
 {
         c->kw = gc_kube_free(c->kw);
@@ -298,6 +306,50 @@ static void *ctl__lease_main(void *arg)
         return NULL;
 }
 
+/*
+ * Frees the strings nothing holds any more (the uids and names of pods long gone, folded into
+ * history's rest or past retention): each holder marks what it keeps, then the pool sweeps
+ * (util.h). Once the pool holds half again as many strings as after its last sweep, so the work
+ * is proportional to the garbage; always with --test-sweep-strings. A snapshot still read from
+ * before the last sweep defers it (-EBUSY). Takes c->mu; main thread.
+ */
+static void ctl__sweep_strings(ctl *c)
+{
+        size_t n, freed = 0;
+        char count[24], left[24], ms[24];
+        int64_t t0;
+        int r;
+
+        pthread_mutex_lock(&c->mu);
+        n = gc_strpool_count(c->pool);
+        if (!c->o->test_sweep_always && n < c->pool_live + c->pool_live / 2 + 4096) {
+                pthread_mutex_unlock(&c->mu);
+                return;
+        }
+        t0 = ctl__mono_ms();
+        r = gc_strpool_sweep_begin(c->pool);
+        if (r == 0) {
+                gc_ledger_mark(c->ledger, c->pool);
+                gc_accountant_mark(c->acct, c->pool);
+                ctl_mark(c);
+                ctl_usage_mark(c);
+                r = gc_strpool_sweep(c->pool, &freed);
+        }
+        if (r == 0)
+                c->pool_live = gc_strpool_count(c->pool);
+        pthread_mutex_unlock(&c->mu);
+        if (r == -EBUSY)
+                return; /* an older snapshot is still read: next time */
+        snprintf(count, sizeof(count), "%zu", freed);
+        snprintf(left, sizeof(left), "%zu", n - freed);
+        snprintf(ms, sizeof(ms), "%lld", (long long)(ctl__mono_ms() - t0));
+        if (r < 0)
+                ctl_log(CTL_WARN, "cannot sweep the string pool", "error", strerror(-r), NULL);
+        else
+                ctl_log(CTL_DEBUG, "string pool swept", "freed", count, "strings", left, "ms", ms,
+                        NULL);
+}
+
 int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
 {
         int64_t next_checkpoint = 0, next_report = 0, now;
@@ -363,6 +415,7 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                 if (!leading && atomic_load(&c.inf[CTL_PODS].synced) && now >= next_checkpoint) {
                         next_checkpoint = now + o->checkpoint_interval_s;
                         ctl_checkpoint_fold(&c, now); /* memory stays bounded on a standby too */
+                        ctl__sweep_strings(&c);
                 }
                 /* Every interval even when nothing changed: open intervals accrue with time,
                  * and a snapshot's "now" is where they end. A standby publishes none (its API
@@ -372,11 +425,14 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                 if (atomic_load(&c.ready) && now >= c.snapshot_at + o->snapshot_interval_s) {
                         c.snapshot_at = now;
                         ctl_snapshot_publish(&c, now);
+                        if (o->test_sweep_always)
+                                ctl__sweep_strings(&c);
                 }
                 if (atomic_load(&c.ready) && now >= next_checkpoint) {
                         next_checkpoint = now + o->checkpoint_interval_s;
                         ctl_checkpoint_save(&c);
-                        gc_malloc_give_back(); /* its parts, and the fold's garbage */
+                        ctl__sweep_strings(&c); /* after the fold: what it let go */
+                        gc_malloc_give_back();  /* its parts, and the fold's garbage */
                 }
                 if (atomic_load(&c.ready) && now >= next_report) {
                         next_report = now + o->report_interval_s;

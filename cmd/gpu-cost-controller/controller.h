@@ -33,6 +33,7 @@ typedef struct ctl_opts {
         int64_t checkpoint_chunk_bytes; /* 0 = GC_CHECKPOINT_CHUNK_BYTES */
         int64_t test_kill_after_chunks; /* fault injection: SIGKILL after N ConfigMaps; 0 = off */
         int64_t test_stall_report_s;    /* fault injection: each report round hangs this long */
+        int test_sweep_always;          /* sweep the string pool at every snapshot */
 } ctl_opts;
 
 /* Runs until *stop (set by SIGTERM/SIGINT); returns the process exit status. */

@@ -166,11 +166,15 @@ struct ctl {
         char checkpoint_lost_msg[512];
         atomic_long checkpoint_errors;
         atomic_long report_writes, report_errors;
-        atomic_long fold_failures;     /* folds refused at the history's row bound */
+        size_t pool_live;          /* strings the pool held after its last sweep (main thread) */
+        atomic_long fold_failures; /* folds refused at the history's row bound */
         atomic_llong fold_full_logged; /* when that was last logged; 0 = never */
 };
 
 /* Informers (informer.c). */
+/* Marks the pooled strings of the informers' state (pods, named tables, their maps) for the
+ * pool's sweep. Under c->mu. */
+void ctl_mark(ctl *c);
 int ctl_informer_start(ctl *c, int kind);
 void ctl_informers_stop(ctl *c);
 void ctl_fatal(ctl *c, const char *msg);
@@ -213,6 +217,8 @@ void ctl_usage_stop(ctl *c);
  */
 void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
                             size_t *ret_n, gc_advisor_result **ret_advice);
+/* Marks the pooled team names of the advisor's rows it keeps, for the pool's sweep. */
+void ctl_usage_mark(ctl *c);
 /* A reference to the advisor's latest result (NULL before it ran): the one the next snapshot
  * takes. For reports written before the first snapshot. */
 gc_advisor_result *ctl_usage_advice(ctl *c);

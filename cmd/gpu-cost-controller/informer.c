@@ -599,6 +599,29 @@ static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, i
         return r;
 }
 
+_Static_assert(sizeof(ctl_pod) == 232, "ctl_pod changed: mark its strings in ctl_mark");
+_Static_assert(sizeof(ctl_named) == 72, "ctl_named changed: mark its strings in ctl_mark");
+
+void ctl_mark(ctl *c)
+{
+        for (size_t i = 0; i < c->n_pods; i++)
+                gc_pod_mark(&c->pods[i].pod, c->pool);
+        gc_ptrmap_mark_keys(&c->pod_map, c->pool);
+        for (int t = 0; t < CTL_N_TABLES; t++) {
+                for (size_t i = 0; i < c->n_named[t]; i++) {
+                        const ctl_named *e = &c->named[t][i];
+
+                        gc_strpool_mark(c->pool, e->name);
+                        gc_strpool_mark(c->pool, e->a);
+                        gc_strpool_mark(c->pool, e->b);
+                        gc_strpool_mark(c->pool, e->instance_type);
+                        gc_strpool_mark(c->pool, e->region);
+                }
+                gc_ptrmap_mark_keys(&c->named_map[t], c->pool);
+        }
+        gc_ptrmap_mark_keys(&c->dra_asked, c->pool);
+}
+
 void ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
 {
         const char *gpu = NULL, *mig = NULL;

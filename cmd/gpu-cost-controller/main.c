@@ -28,6 +28,7 @@ enum {
         CTL_OPT_CP_CHUNK,
         CTL_OPT_CP_KILL,
         CTL_OPT_STALL_REPORTS,
+        CTL_OPT_SWEEP_ALWAYS,
         CTL_OPT_HISTORY_ROWS,
         CTL_OPT_HOURLY_HISTORY,
         CTL_OPT_VERSION,
@@ -81,6 +82,8 @@ static const char usage[] =
     "                            after writing N ConfigMaps of its first checkpoint\n"
     "  --test-stall-report-writes D  fault injection for tests: every round of report\n"
     "                            writes first hangs for D\n"
+    "  --test-sweep-strings      for tests: sweep the string pool at every snapshot, not\n"
+    "                            only when it has grown by half\n"
     "  --report-interval D       refresh report ConfigMaps every D (default 5m)\n"
     "  --fold-after D            intervals ended D ago become hourly rollups (default 6h)\n"
     "  --max-history-rows N      bound on folded history's rows (default 2000000, about\n"
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
             {"hourly-history", required_argument, NULL, CTL_OPT_HOURLY_HISTORY},
             {"test-kill-after-checkpoint-chunks", required_argument, NULL, CTL_OPT_CP_KILL},
             {"test-stall-report-writes", required_argument, NULL, CTL_OPT_STALL_REPORTS},
+            {"test-sweep-strings", no_argument, NULL, CTL_OPT_SWEEP_ALWAYS},
             {"version", no_argument, NULL, CTL_OPT_VERSION},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
@@ -314,6 +318,9 @@ int main(int argc, char **argv)
                         if (duration_flag("test-stall-report-writes", optarg, 1,
                                           &o.test_stall_report_s) < 0)
                                 return 2;
+                        break;
+                case CTL_OPT_SWEEP_ALWAYS:
+                        o.test_sweep_always = 1;
                         break;
                 case CTL_OPT_VERSION:
                         printf("gpu-cost-controller %s%s%s%s\n", GC_VERSION,

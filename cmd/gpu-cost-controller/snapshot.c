@@ -155,6 +155,7 @@ static int ctl__nodes(ctl *c, gc_api_node **ret, size_t *ret_n)
 /* The health figures every snapshot carries. Under c->mu (the ledger's and pool's sizes). */
 static void ctl__health(ctl *c, gc_api_health *h)
 {
+        gc_strpool_stats ps;
         gc_ledger_stats ls;
 
         memset(h, 0, sizeof(*h));
@@ -190,7 +191,11 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->intervals = ls.intervals;
         h->rollup_rows = ls.rollup_rows;
         h->ledger_bytes = ls.bytes;
-        h->pool_bytes = gc_strpool_bytes(c->pool);
+        gc_strpool_stats_get(c->pool, &ps);
+        h->pool_bytes = ps.bytes;
+        h->pool_strings = ps.strings;
+        h->pool_sweeps = ps.sweeps;
+        h->pool_freed = ps.freed;
 }
 
 int ctl_snapshot_publish(ctl *c, int64_t now)
@@ -209,6 +214,8 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
         ps.c = c;
         vis.usage = ctl__pod_row;
         pthread_mutex_lock(&c->mu);
+        parts.pool = c->pool;
+        parts.pin = gc_strpool_pin(c->pool);
         parts.ledger = gc_ledger_clone(c->ledger);
         if (parts.ledger)
                 r = gc_ledger_visit(c->ledger, &vis, &ps);
@@ -230,6 +237,11 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
                 parts.ledger = gc_ledger_free(parts.ledger);
                 free(ps.v);
                 free(parts.nodes);
+                free(parts.recommendations_json);
+                free(parts.recommendations_md);
+                free(parts.finding_stats);
+                gc_advisor_result_unref(parts.advice);
+                gc_strpool_unpin(parts.pool, parts.pin);
                 ctl_log(CTL_ERROR, "cannot build an API snapshot", "error", strerror(-r), NULL);
                 return r;
         }

@@ -502,6 +502,18 @@ void ctl_usage_stop(ctl *c)
         free(u);
 }
 
+void ctl_usage_mark(ctl *c)
+{
+        struct ctl_usage *u = c->usage;
+
+        if (!u)
+                return;
+        pthread_mutex_lock(&u->mu);
+        for (size_t i = 0; i < u->n_stats; i++)
+                gc_strpool_mark(c->pool, u->stats[i].team);
+        pthread_mutex_unlock(&u->mu);
+}
+
 void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
                             size_t *ret_n, gc_advisor_result **ret_advice)
 {

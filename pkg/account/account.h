@@ -23,6 +23,9 @@ typedef struct gc_accountant gc_accountant;
  */
 gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger);
 gc_accountant *gc_accountant_free(gc_accountant *a); /* accepts NULL, returns NULL */
+/* Marks every pooled string the accountant holds (its nodes, namespaces, DRA devices, claims
+ * and pods), for the pool's sweep (util.h: gc_strpool_mark). The ledger marks its own. */
+void gc_accountant_mark(const gc_accountant *a, gc_strpool *p);
 
 /*
  * The ReplicaSets and Jobs the workload dimension resolves pods through (docs/workloads.md);

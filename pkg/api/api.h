@@ -84,6 +84,8 @@ typedef struct gc_api_health {
         uint64_t usage_samples; /* samples taken in so far */
         size_t pods, intervals, rollup_rows;
         size_t ledger_bytes, pool_bytes;
+        size_t pool_strings;              /* live interned strings */
+        uint64_t pool_sweeps, pool_freed; /* sweeps done, strings they freed (ever) */
 } gc_api_health;
 
 /*
@@ -121,6 +123,11 @@ typedef struct gc_snapshot_parts {
         gc_api_health health;
         gc_api_node *nodes; /* taken over (malloc'd), may be NULL: see gc_api_node */
         size_t n_nodes;
+        /* The pool the strings above live in, when it sweeps (gc_strpool_sweep_begin): a pin
+         * taken (gc_strpool_pin) under the pool owner's lock as they were copied, taken over and
+         * let go when the snapshot is freed. NULL: a pool that never sweeps. */
+        gc_strpool *pool;
+        unsigned pin;
 } gc_snapshot_parts;
 
 typedef struct gc_snapshot gc_snapshot;
@@ -128,7 +135,7 @@ typedef struct gc_snapshot gc_snapshot;
 /*
  * Takes over what parts says it takes over, on success and on failure alike (parts is zeroed).
  * The strings the ledger and the pods point at live in a string pool that must outlive the
- * snapshot and may only grow meanwhile (gc_strpool never moves or frees a string).
+ * snapshot: pooled strings never move, and its pin keeps a sweep from freeing any of them.
  */
 gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts);
 gc_snapshot *gc_snapshot_ref(gc_snapshot *s);

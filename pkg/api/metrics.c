@@ -327,6 +327,14 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
              (double)(h->ledger_bytes ? h->ledger_bytes : ls->bytes), 1},
             {"gpu_cost_pool_bytes", "gauge", "Memory of the interned strings the ledger points at.",
              (double)h->pool_bytes, 1},
+            {"gpu_cost_pool_strings", "gauge",
+             "Interned strings (uids, names, label values) something still holds.",
+             (double)h->pool_strings, 1},
+            {"gpu_cost_pool_sweeps_total", "counter",
+             "Sweeps of the string pool (strings nothing holds any more are freed).",
+             (double)h->pool_sweeps, 1},
+            {"gpu_cost_pool_freed_strings_total", "counter", "Strings the pool's sweeps freed.",
+             (double)h->pool_freed, 1},
         };
         int r = 0;
 

@@ -75,6 +75,8 @@ static void gc__parts_free(gc_snapshot_parts *p)
         free(p->finding_stats);
         gc_advisor_result_unref(p->advice);
         free(p->nodes);
+        if (p->pool) /* last: what the pin kept may be freed from now on */
+                gc_strpool_unpin(p->pool, p->pin);
         memset(p, 0, sizeof(*p));
 }
 

@@ -134,6 +134,8 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l);
 /* Marks every pooled string the ledger holds, for the pool's sweep (util.h: gc_strpool_mark).
  * A clone is a copy for readers: it pins the pool instead (gc_strpool_pin). */
 void gc_ledger_mark(const gc_ledger *l, gc_strpool *p);
+/* Marks a usage record's pooled strings, for its holder's mark. */
+void gc_usage_mark(const gc_usage *u, gc_strpool *p);
 
 /*
  * Insert or replace the pod's interval (by pod_uid). -E2BIG at the interval limit, -EINVAL for

@@ -12,6 +12,7 @@ _Static_assert(sizeof(gc__crun) == 56, "gc__crun changed: mark its strings in gc
 _Static_assert(sizeof(gc__prow) == 96, "gc__prow changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__pnode) == 48, "gc__pnode changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__period) == 152, "gc__period changed: mark its rows in gc_ledger_mark");
+_Static_assert(sizeof(gc_usage) == 112, "gc_usage changed: mark its strings in gc_usage_mark");
 _Static_assert(sizeof(struct gc_ledger) == 384,
                "gc_ledger changed: mark its strings in gc_ledger_mark");
 
@@ -63,4 +64,10 @@ void gc_ledger_mark(const gc_ledger *l, gc_strpool *p)
         }
         for (size_t i = 0; i < l->n_per; i++)
                 mark_period(p, l->per[i]);
+}
+
+void gc_usage_mark(const gc_usage *u, gc_strpool *p)
+{
+        gc_strpool_mark(p, u->pod_uid);
+        mark_dims(p, u->dims, GC_DIM_COUNT);
 }

@@ -427,6 +427,15 @@ int gc_decode_owners(const char *json, size_t len, const char *kind, const gc_mo
  */
 const char *gc_workload_of(const gc_pod *pod, const gc_owner_table *t, gc_strpool *pool);
 
+/* ---- the pool's sweep --------------------------------------------------------------------- */
+
+/* Mark every pooled string of a record (util.h: gc_strpool_mark), for its holder's mark. */
+void gc_pod_mark(const gc_pod *pod, gc_strpool *p);
+void gc_node_mark(const gc_node *n, gc_strpool *p);
+void gc_namespace_mark(const gc_namespace *ns, gc_strpool *p);
+void gc_dra_device_mark(const gc_dra_device *d, gc_strpool *p);
+void gc_claim_mark(const gc_claim *cl, gc_strpool *p);
+
 /* ---- GPU-equivalents ------------------------------------------------------------------------ */
 
 /*

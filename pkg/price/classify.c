@@ -449,3 +449,15 @@ int gc_node_classify(const gc_price_rules *r, const gc_catalog *c, const gc_node
         *ret = cls;
         return 0;
 }
+
+_Static_assert(sizeof(gc_node_class) == 208,
+               "gc_node_class changed: mark its strings in gc_node_class_mark");
+
+void gc_node_class_mark(const gc_node_class *cls, gc_strpool *p)
+{
+        gc_strpool_mark(p, cls->model);
+        gc_strpool_mark(p, cls->capacity_type);
+        gc_strpool_mark(p, cls->region);
+        gc_strpool_mark(p, cls->model_source);
+        gc_strpool_mark(p, cls->capacity_source);
+}

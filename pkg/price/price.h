@@ -99,6 +99,8 @@ typedef struct gc_node_class {
  */
 int gc_node_classify(const gc_price_rules *r, const gc_catalog *c, const gc_node *node,
                      gc_strpool *pool, gc_node_class *ret, char *err, size_t errlen);
+/* Marks the class's pooled strings, for its holder's mark (util.h: gc_strpool_mark). */
+void gc_node_class_mark(const gc_node_class *cls, gc_strpool *p);
 
 /* ---- owning GPUs (docs/prices.md) --------------------------------------------------------- */
 

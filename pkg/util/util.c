@@ -865,6 +865,13 @@ int gc_ptrmap_del(gc_ptrmap *m, const void *key)
         return 0;
 }
 
+void gc_ptrmap_mark_keys(const gc_ptrmap *m, gc_strpool *p)
+{
+        for (size_t i = 0; m && i < m->nslots; i++)
+                if (m->keys[i])
+                        gc_strpool_mark(p, (const char *)m->keys[i]);
+}
+
 void gc_ptrmap_free(gc_ptrmap *m)
 {
         if (!m)
