@@ -17,7 +17,7 @@
 
 /*
  * usage: bench_history [DAYS] [PODS_PER_DAY] [KEEP_DAYS] [tuned|glibc] [ZONE] [HOURLY_DAYS]
- *        (defaults 90, 50000, 35, tuned, UTC, 35)
+ *        [sweep|nosweep] (defaults 90, 50000, 35, tuned, UTC, 35, sweep)
  *
  * ZONE is the report zone (an IANA name from the system's tzdata): it sets the ledger's fold
  * bucket (an hour, or 30 or 15 minutes for zones that had such offsets, e.g. Asia/Kathmandu)
@@ -33,9 +33,13 @@
  * ledger with period history is checkpointed (an incremental write: the bytes of one whole
  * generation and the encode time) and the completed week's report is rendered from it.
  *
+ * After each fold the string pool is swept as the controller sweeps it (once it holds half again
+ * as many strings as after its last sweep; `nosweep`: never, as builds before mark and sweep).
+ *
  * Printed per week: the process's RSS, the string pool's bytes (shared by both ledgers: every
- * uid, pod and workload name), each ledger's own bytes, the rows of period history, the pods the
- * week's report names, the checkpoint's size and encode time, and the report's render time.
+ * uid, pod and workload name they hold) and strings, the week's sweeps and the longest, each
+ * ledger's own bytes, the rows of period history, the pods the week's report names, the
+ * checkpoint's size and encode time, and the report's render time.
  */
 
 #define N_NODES 500
@@ -81,6 +85,10 @@ typedef struct world {
         const char *node[N_NODES];
         const char *ns[N_NS], *team[N_NS], *project[3];
         long seq;
+        int sweep;        /* sweep the pool as the controller does (0: never, as before) */
+        size_t pool_live; /* strings after the last sweep */
+        unsigned sweeps;  /* this week */
+        double sweep_ms;  /* the week's longest (mark and sweep, the lock held that long) */
 } world;
 
 static const char *fmt(world *w, const char *f, ...) __attribute__((format(printf, 2, 3)));
@@ -174,6 +182,43 @@ static int world_new(world *w, int64_t t0, const gc_tz *tz)
         return 0;
 }
 
+/*
+ * As the controller does after a fold (ctl__sweep_strings): once the pool holds half again as
+ * many strings as after the last sweep, every holder marks what it keeps and the pool sweeps.
+ * Here the holders are both ledgers and the world's own names.
+ */
+static int sweep_strings(world *w)
+{
+        size_t n = gc_strpool_count(w->pool);
+        double e0 = now_s(), ms;
+        int r;
+
+        if (!w->sweep || n < w->pool_live + w->pool_live / 2 + 4096)
+                return 0;
+        r = gc_strpool_sweep_begin(w->pool);
+        if (r < 0)
+                return r;
+        gc_ledger_mark(w->now, w->pool);
+        gc_ledger_mark(w->hour, w->pool);
+        for (long i = 0; i < N_NODES; i++)
+                gc_strpool_mark(w->pool, w->node[i]);
+        for (long i = 0; i < N_NS; i++) {
+                gc_strpool_mark(w->pool, w->ns[i]);
+                gc_strpool_mark(w->pool, w->team[i]);
+        }
+        for (long i = 0; i < 3; i++)
+                gc_strpool_mark(w->pool, w->project[i]);
+        r = gc_strpool_sweep(w->pool, NULL);
+        if (r < 0)
+                return r;
+        w->pool_live = gc_strpool_count(w->pool);
+        w->sweeps++;
+        ms = (now_s() - e0) * 1000;
+        if (ms > w->sweep_ms)
+                w->sweep_ms = ms;
+        return 0;
+}
+
 /* The week that just ended: a checkpoint of the ledger and its report, measured. */
 static int measure_week(world *w, int week, int64_t t)
 {
@@ -229,13 +274,15 @@ static int measure_week(world *w, int week, int64_t t)
         printf("week=%d rss_mib=%.1f pool_mib=%.1f ledger_mib=%.1f hourly_only_ledger_mib=%.1f "
                "intervals=%zu rollup_rows=%zu capacity_runs=%zu periods=%zu period_rows=%zu "
                "report_top=\"%.*s\" report_ms=%.0f checkpoint_bytes=%zu encode_s=%.2f "
-               "snapshot_copy_ms=%.1f\n",
+               "snapshot_copy_ms=%.1f pool_strings=%zu sweeps=%u sweep_max_ms=%.0f\n",
                week, rss_mib(), (double)gc_strpool_bytes(w->pool) / 1048576.0,
                (double)sn.bytes / 1048576.0, (double)sh.bytes / 1048576.0, sn.intervals,
                sn.rollup_rows, sn.capacity_runs, sn.periods, sn.period_rows,
                top ? (int)strcspn(top + 3, "\n") : 0, top ? top + 3 : "", rep_ms, cp_bytes, enc_s,
-               clone_ms);
+               clone_ms, gc_strpool_count(w->pool), w->sweeps, w->sweep_ms);
         fflush(stdout);
+        w->sweeps = 0;
+        w->sweep_ms = 0;
         gc_buf_free(&b);
         return r;
 }
@@ -249,6 +296,7 @@ int main(int argc, char **argv)
         int glibc = argc > 4 && strcmp(argv[4], "glibc") == 0;
         const char *zone = argc > 5 ? argv[5] : "UTC";
         long hourly = argc > 6 ? strtol(argv[6], NULL, 10) : 35;
+        int sweep = !(argc > 7 && strcmp(argv[7], "nosweep") == 0);
         gc_tz *tz = NULL;
         int64_t t0 = gc_days_from_civil(2026, 1, 5) * DAY; /* a Monday */
         double start = now_s();
@@ -256,9 +304,11 @@ int main(int argc, char **argv)
         int r;
 
         if (days < 7 || days > 400 || per_day < 24 || per_day > 1000000 || keep < 1 || keep > 400 ||
-            hourly < 0 || hourly > 400 || (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0)) {
+            hourly < 0 || hourly > 400 || (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0) ||
+            (argc > 7 && sweep && strcmp(argv[7], "sweep") != 0)) {
                 fprintf(stderr, "usage: bench_history [DAYS 7..400] [PODS_PER_DAY 24..1000000] "
-                                "[KEEP_DAYS 1..400] [tuned|glibc] [ZONE] [HOURLY_DAYS 0..400]\n");
+                                "[KEEP_DAYS 1..400] [tuned|glibc] [ZONE] [HOURLY_DAYS 0..400] "
+                                "[sweep|nosweep]\n");
                 return 2;
         }
         r = gc_tz_load(NULL, zone, &tz);
@@ -269,6 +319,7 @@ int main(int argc, char **argv)
         if (!glibc)
                 gc_malloc_tune();
         r = world_new(&w, t0, tz);
+        w.sweep = sweep;
         for (int64_t h = 0; r == 0 && h < days * 24; h++) {
                 int64_t t = t0 + h * HOUR;
 
@@ -280,6 +331,8 @@ int main(int argc, char **argv)
                         r = gc_ledger_coarsen(w.now, t + HOUR - hourly * DAY);
                 if (r >= 0)
                         r = gc_ledger_fold(w.hour, t + HOUR - 6 * HOUR, t + HOUR - keep * DAY);
+                if (r >= 0)
+                        r = sweep_strings(&w);
                 /* The controller gives the fold's garbage back after each checkpoint. */
                 if (r >= 0 && !glibc)
                         gc_malloc_give_back();
@@ -293,9 +346,10 @@ int main(int argc, char **argv)
                 return 1;
         }
         printf("days=%ld pods_per_day=%ld keep_days=%ld hourly_days=%ld pods=%ld allocator=%s "
-               "zone=%s bucket_s=%lld run_s=%.0f\n",
+               "zone=%s bucket_s=%lld pool=%s run_s=%.0f\n",
                days, per_day, keep, hourly, w.seq, glibc ? "glibc" : "tuned", zone,
-               (long long)gc_ledger_granularity(w.now), now_s() - start);
+               (long long)gc_ledger_granularity(w.now), sweep ? "sweep" : "nosweep",
+               now_s() - start);
         gc_ledger_free(w.now);
         gc_ledger_free(w.hour);
         gc_strpool_free(w.pool);

@@ -244,14 +244,12 @@ typedef struct gc__gauge {
         int present;
 } gc__gauge;
 
-static int gc__health(gc_buf *b, const gc_snapshot *s)
+/* Per watched resource: restarts, relists, the age of the last event (once there was one). */
+static int gc__watches(gc_buf *b, const gc_snapshot *s)
 {
         const gc_api_health *h = &s->p.health;
-        const gc_ledger_stats *ls = &s->lstats;
         double now = (double)s->p.now;
         int n_res = h->n_resources > 0 && h->n_resources <= GC_API_RESOURCES ? h->n_resources : 3;
-        /* Per watched resource: restarts, relists, the age of the last event (once there was one).
-         */
         const struct {
                 const char *name, *type, *help;
         } per_res[] = {
@@ -262,6 +260,28 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
              "Seconds from the last event of the resource to the snapshot; absent before the "
              "first."},
         };
+        int r = 0;
+
+        for (size_t f = 0; r == 0 && f < sizeof(per_res) / sizeof(per_res[0]); f++) {
+                r = gc__head(b, per_res[f].name, per_res[f].type, per_res[f].help);
+                for (int k = 0; r == 0 && k < n_res; k++) {
+                        gc__lbl l[] = {{"resource", gc__resource(h, k)}};
+                        double v = f == 0   ? (double)h->watch_restarts[k]
+                                   : f == 1 ? (double)h->relists[k]
+                                            : now - (double)h->last_event_at[k];
+
+                        if (f < 2 || h->last_event_at[k] > 0)
+                                r = gc__sample(b, per_res[f].name, l, 1, v);
+                }
+        }
+        return r;
+}
+
+static int gc__health(gc_buf *b, const gc_snapshot *s)
+{
+        const gc_api_health *h = &s->p.health;
+        const gc_ledger_stats *ls = &s->lstats;
+        double now = (double)s->p.now;
         const gc__gauge one[] = {
             {"gpu_cost_checkpoint_age_seconds", "gauge",
              "Seconds from the last checkpoint written to the snapshot.",
@@ -336,20 +356,8 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
             {"gpu_cost_pool_freed_strings_total", "counter", "Strings the pool's sweeps freed.",
              (double)h->pool_freed, 1},
         };
-        int r = 0;
+        int r = gc__watches(b, s);
 
-        for (size_t f = 0; r == 0 && f < sizeof(per_res) / sizeof(per_res[0]); f++) {
-                r = gc__head(b, per_res[f].name, per_res[f].type, per_res[f].help);
-                for (int k = 0; r == 0 && k < n_res; k++) {
-                        gc__lbl l[] = {{"resource", gc__resource(h, k)}};
-                        double v = f == 0   ? (double)h->watch_restarts[k]
-                                   : f == 1 ? (double)h->relists[k]
-                                            : now - (double)h->last_event_at[k];
-
-                        if (f < 2 || h->last_event_at[k] > 0)
-                                r = gc__sample(b, per_res[f].name, l, 1, v);
-                }
-        }
         for (size_t i = 0; r == 0 && i < sizeof(one) / sizeof(one[0]); i++)
                 if (one[i].present)
                         r = gc__one(b, one[i].name, one[i].type, one[i].help, one[i].v);

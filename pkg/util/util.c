@@ -630,19 +630,20 @@ void gc_strpool_mark(gc_strpool *p, const char *s)
 
 int gc_strpool_sweep(gc_strpool *p, size_t *ret_freed)
 {
-        size_t live = 0, n = 64, dead, bytes = 0;
+        size_t live = 0, n = 64, dead = 0, bytes = 0;
         char **slots, **grave;
 
         if (!p || !p->marks)
                 return -EINVAL;
-        for (size_t i = 0; i < p->nslots; i++)
+        for (size_t i = 0; i < p->nslots; i++) {
                 live += p->slots[i] && p->marks[i];
-        dead = p->count - live;
+                dead += p->slots[i] && !p->marks[i];
+        }
         while ((live + 1) * 4 > n * 3)
                 n *= 2;
         slots = calloc(n, sizeof(char *));
-        grave = dead ? malloc(dead * sizeof(char *)) : NULL;
-        if (!slots || (dead && !grave)) {
+        grave = malloc((dead ? dead : 1) * sizeof(char *));
+        if (!slots || !grave) {
                 free(slots);
                 free(grave);
                 return -ENOMEM;
