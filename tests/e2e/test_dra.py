@@ -76,6 +76,14 @@ def wait(what, fn, timeout=60, period=0.25):
 
 
 def _controller_binary():
+    """The AddressSanitizer build when the suite is told where (GPU_COST_CONTROLLER_ASAN, as
+    `make e2e` does), run sweeping its string pool at every snapshot (--test-sweep-strings), so
+    a claim's, device's or pod's string freed under the accountant is a crash with a report;
+    else the release build, sweeping as well."""
+    asan = os.environ.get("GPU_COST_CONTROLLER_ASAN")
+    if asan and os.access(asan, os.X_OK):
+        os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=0:halt_on_error=1")
+        return Path(asan)
     p = Path(os.environ.get("GPU_COST_CONTROLLER") or harness.REPO / "build" /
              "gpu-cost-controller")
     return p if os.access(p, os.X_OK) else None
@@ -139,7 +147,7 @@ def scenario(module_cluster, tmp_path_factory):
         if binary is not None:
             s.controller = harness.Controller(
                 binary, cluster, tmp_path_factory.mktemp("dra") / "controller.log",
-                extra=["--snapshot-interval", "1s"]).start()
+                extra=["--snapshot-interval", "1s", "--test-sweep-strings"]).start()
             try:
                 s.controller.wait_ready()
             except AssertionError as e:
@@ -610,3 +618,16 @@ def test_controller_killed_while_claims_change(scenario, controller_bin):
     bad = compare_pods(s, c) + compare_costs(s, c)
     assert not bad, "\n".join(bad)
     assert c.alive()
+
+
+def test_controller_swept_and_clean(scenario):
+    """Through the whole scenario the controller swept its string pool at every snapshot and
+    freed strings (pods, claims and devices gone), and its log has no sanitizer report."""
+    c = controller_up(scenario)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
+        m = {line.split()[0]: float(line.split()[1]) for line in r.read().decode().splitlines()
+             if line.startswith("gpu_cost_pool_")}
+    assert m.get("gpu_cost_pool_sweeps_total", 0) >= 3, m
+    text = c.log_path.read_text(errors="replace")
+    for bad in ("AddressSanitizer", "runtime error:"):
+        assert bad not in text, harness.tail(c.log_path, 60)
