@@ -22,6 +22,7 @@ import harness
 import sim
 from tcpproxy import TcpProxy
 from test_controller import Scenario, check_documents, check_logs  # noqa: F401
+from test_controller import check_names_in_api, check_reports_api
 from test_controller import scenario  # noqa: F401  (the fixture)
 
 FLAGS = ["--fold-after", "240h", "--snapshot-interval", "1s"]
@@ -122,7 +123,10 @@ def test_sigkill_restart_replays_the_outage(scenario):  # noqa: F811
     assert len(state["victims"]) == 3
     c2 = state["c2"]
     assert records(c2, "resuming the watch from the checkpoint"), harness.tail(c2.log_path)
-    check_exact(s, c2)
+    t = check_exact(s, c2)
+    # Pods, Deployments, Jobs and the CronJob by name, and the reports through the API.
+    check_names_in_api(c2, t)
+    check_reports_api(c2, t)
     assert not records(c2, "blind span"), "resumed within the event window: no blind span"
     # Nothing rests on an estimate: the deletions were replayed, not guessed.
     for r in harness.read_reports(s.cluster).values():
