@@ -23,7 +23,7 @@ then writes the history to the API server in time order:
   - Some pods belong to workloads kube-controller-manager runs: a Deployment (through its
     ReplicaSet; its pod fails once and the ReplicaSet replaces it), one Job per training run,
     and a CronJob (through the Job it starts, of three pods run one after another). The replay
-    creates the Deployment, Job or CronJob through the API when the plan reaches its first pod;
+    creates the Deployment, Job or CronJob through the API a few events before its first pod;
     the real kube-controller-manager writes the ReplicaSet, the CronJob's Job and every pod,
     with its own owner references, from a template that names the replay's scheduler; the
     replay waits for each pod (a Job's next one appears only after the replay has finished the
@@ -294,8 +294,8 @@ REPLAY_SCHEDULER = "gpu-cost-replay"
 
 
 class WorkloadPlan:
-    """A Deployment, Job or CronJob of the plan. The replay creates it through the API when its
-    first pod's time comes; kube-controller-manager makes its ReplicaSet or Job and its pods
+    """A Deployment, Job or CronJob of the plan. The replay creates it through the API a few
+    events before its first pod (LOOKAHEAD); kube-controller-manager makes its ReplicaSet or Job and its pods
     (with its own owner references) from the pod template below, which names the replay's
     scheduler, so the replay binds and runs them like its bare pods. The plan's pods of one
     workload share its template (their labels and containers), and a Job's pods run one after
@@ -314,6 +314,9 @@ class WorkloadPlan:
     def selector(self):
         return "%s=%s.%s" % (WORKLOAD_LABEL, self.kind.lower(), self.name)
 
+
+# How many events ahead of its first pod the replay creates a workload.
+LOOKAHEAD = 25
 
 # Marks the pods of a plan's workload, so the replay finds the ones KCM made (not a team or
 # project key: attribution ignores it).
@@ -771,6 +774,7 @@ class Replay:
         for idx in range(start, stop):
             while marks and marks[0][0] <= idx:
                 marks.pop(0)[2](self)
+            self._prepare(idx + LOOKAHEAD)
             self._apply(self.events[idx])
             self.done = idx + 1
         for _, _, fn in marks:
@@ -826,6 +830,17 @@ class Replay:
         return "/api/v1/namespaces/%s/pods/%s%s" % (p.ns, p.name, sub)
 
     # -- workloads of kube-controller-manager
+
+    def _prepare(self, idx):
+        """Creates the workload of a pod whose creation is a few events ahead, so that
+        kube-controller-manager has made the pod when the replay comes to it (nothing waits
+        then). Not while creations are held back."""
+        if idx >= len(self.events) or "create" in self.holding:
+            return
+        e = self.events[idx]
+        if e.kind == "create" and e.pod.workload is not None and \
+                e.pod.workload not in self.made and e.pod not in self.dropped:
+            self._create_workload(e.pod.workload)
 
     def _template(self, w):
         labels = dict(w.labels, **{WORKLOAD_LABEL: w.selector().split("=", 1)[1]})
