@@ -19,7 +19,11 @@ then writes the history to the API server in time order:
     included, goes through the API.
   - Pods are created, bound (POST pods/<name>/binding) and given status (PATCH
     pods/<name>/status: PodScheduled lastTransitionTime, startTime, container running and
-    terminated times), all back-dated to the plan.
+    terminated times), all back-dated to the plan. Some finish, some fail, some are cleaned up
+    after finishing, some are deleted while running (grace 0: their end is the
+    deletionTimestamp the API answers with, which is real time, not back-dated), some are
+    deleted gracefully and then forced, some stop all their containers while still Running and
+    are deleted afterwards, a spot node is reclaimed (its pods fail) and later deleted.
   - Some pods belong to workloads kube-controller-manager runs: a Deployment (through its
     ReplicaSet; its pod fails once and the ReplicaSet replaces it), one Job per training run,
     and a CronJob (through the Job it starts, of three pods run one after another). The replay
@@ -34,11 +38,7 @@ then writes the history to the API server in time order:
     creation (pkg/model/decode.c, gc_pod_interval in pkg/account/account.c). Those back-dated
     status times, written by the replay as scheduler and kubelet, are the only simulated part
     of these workloads; the CronJob is moreover given a last run a day ago in its status, so
-    that its controller starts today's run at once instead of at the next minute. Some finish, some fail, some are cleaned up
-    after finishing, some are deleted while running (grace 0: their end is the
-    deletionTimestamp the API answers with, which is real time, not back-dated), some are
-    deleted gracefully and then forced, some stop all their containers while still Running and
-    are deleted afterwards, a spot node is reclaimed (its pods fail) and later deleted.
+    that its controller starts today's run at once instead of at the next minute.
 
 Everything the replay writes is recorded (`Replay.record()`), and truth.py computes the
 expected costs from that record alone: the harness never asks the controller what happened.
@@ -295,11 +295,12 @@ REPLAY_SCHEDULER = "gpu-cost-replay"
 
 class WorkloadPlan:
     """A Deployment, Job or CronJob of the plan. The replay creates it through the API a few
-    events before its first pod (LOOKAHEAD); kube-controller-manager makes its ReplicaSet or Job and its pods
-    (with its own owner references) from the pod template below, which names the replay's
-    scheduler, so the replay binds and runs them like its bare pods. The plan's pods of one
-    workload share its template (their labels and containers), and a Job's pods run one after
-    another (parallelism 1), since the Job controller makes the next only when one finishes."""
+    events before its first pod (LOOKAHEAD); kube-controller-manager makes its ReplicaSet or
+    Job and its pods (with its own owner references) from the pod template below, which names
+    the replay's scheduler, so the replay binds and runs them like its bare pods. The plan's
+    pods of one workload share its template (their labels and containers), and a Job's pods
+    run one after another (parallelism 1), since the Job controller makes the next only when
+    one finishes."""
 
     def __init__(self, kind, ns, name, labels, containers, restart_policy, pods=1):
         self.kind, self.ns, self.name = kind, ns, name
