@@ -338,10 +338,12 @@ REPORT_TOP_N = json.loads((Path(__file__).resolve().parent / "config.json").read
 HISTORY_TOP_N = max(100, REPORT_TOP_N)
 
 
-def compare_names(where, doc, tw):
+def compare_names(where, doc, tw, top_n=REPORT_TOP_N):
     """Mismatches in what a complete period's report names (issue: history that keeps names):
     pod counts per group and in all, the top pods and the top workloads with their exact
-    figures, the rest of the workloads as "omitted" and none left unnamed ("folded")."""
+    figures, the rest of the workloads as "omitted" and none left unnamed ("folded").
+    top_n: the controller's report.top_n."""
+    history_top_n = max(100, top_n)
     bad = []
     summary = doc.get("summary") or {}
     if (summary.get("total") or {}).get("pods") != tw["total"]["pods"]:
@@ -357,9 +359,9 @@ def compare_names(where, doc, tw):
     def top(listed, truth_rows, key, what):
         ranked = sorted(truth_rows.values(), key=lambda v: -v["cost_usd"])
         n = len([v for v in ranked if v["gpu_seconds"] > 0])
-        if len(listed) != min(n, REPORT_TOP_N):
+        if len(listed) != min(n, top_n):
             bad.append("%s: %d top %s listed, truth has %d (top %d)" % (
-                where, len(listed), what, n, REPORT_TOP_N))
+                where, len(listed), what, n, top_n))
         for e in listed:
             w = truth_rows.get(key(e))
             if w is None or not _gs_ok(e.get("gpu_seconds"), w["gpu_seconds"]) or \
@@ -386,10 +388,10 @@ def compare_names(where, doc, tw):
     # rest (docs/ledger.md): exactly the truth's beyond that rank, nothing more.
     folded = (doc.get("workloads_folded") or {}).get("cost_usd", 0)
     ranked = sorted((v["cost_usd"] for v in tw["workloads"].values()), reverse=True)
-    want_folded = sum(ranked[HISTORY_TOP_N:])
-    if abs(folded - want_folded) > USD_ABS * max(1, len(ranked) - HISTORY_TOP_N):
+    want_folded = sum(ranked[history_top_n:])
+    if abs(folded - want_folded) > USD_ABS * max(1, len(ranked) - history_top_n):
         bad.append("%s: $%r of workloads left unnamed (folded), truth beyond the top %d: $%r" % (
-            where, folded, HISTORY_TOP_N, want_folded))
+            where, folded, history_top_n, want_folded))
     omitted = (doc.get("workloads_omitted") or {}).get("cost_usd", 0)
     want = tw["total"]["cost_usd"] - sum(e.get("cost_usd", 0) for e in wls)
     if abs(omitted - want) > USD_ABS * max(1, len(tw["workloads"])):
@@ -397,7 +399,7 @@ def compare_names(where, doc, tw):
     return bad
 
 
-def check_reports(cluster, truth, now, ns=NS, names=True):
+def check_reports(cluster, truth, now, ns=NS, names=True, top_n=REPORT_TOP_N):
     """(reports, mismatches) for every complete day and ISO week of the truth."""
     reports = read_reports(cluster, ns)
     reports.now = now
@@ -414,7 +416,7 @@ def check_reports(cluster, truth, now, ns=NS, names=True):
         tw = truth.window(start, end)
         bad += compare_summary(name, summary, tw)
         if names:
-            bad += compare_names(name, r.json, tw)
+            bad += compare_names(name, r.json, tw, top_n)
         for d in r.json.get("by_day") or []:
             # A weekly report's days: each must equal that day's truth.
             ds = truth.window(max(start, _utc(d["start"])), min(end, _utc(d["end"])))
@@ -430,7 +432,7 @@ def _utc(s):
     return calendar.timegm(time.strptime(s[:19], "%Y-%m-%dT%H:%M:%S"))
 
 
-def wait_reports(cluster, truth, timeout=90, ns=NS, controller=None):
+def wait_reports(cluster, truth, timeout=90, ns=NS, controller=None, top_n=REPORT_TOP_N):
     """Polls until every complete period's report agrees with the truth; returns the reports,
     or raises AssertionError listing what still disagrees (the controller rewrites reports
     of complete periods when late events change them, every report interval)."""
@@ -440,7 +442,7 @@ def wait_reports(cluster, truth, timeout=90, ns=NS, controller=None):
         if controller is not None and not controller.alive():
             raise AssertionError("controller exited (%s) while waiting for reports:\n%s" % (
                 controller.proc.returncode, tail(controller.log_path)))
-        reports, bad = check_reports(cluster, truth, time.time(), ns)
+        reports, bad = check_reports(cluster, truth, time.time(), ns, top_n=top_n)
         if not bad:
             return reports
         time.sleep(2)

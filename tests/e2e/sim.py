@@ -24,6 +24,21 @@ then writes the history to the API server in time order:
     deletionTimestamp the API answers with, which is real time, not back-dated), some are
     deleted gracefully and then forced, some stop all their containers while still Running and
     are deleted afterwards, a spot node is reclaimed (its pods fail) and later deleted.
+  - Some pods belong to workloads kube-controller-manager runs: a Deployment (through its
+    ReplicaSet; its pod fails once and the ReplicaSet replaces it), one Job per training run,
+    and a CronJob (through the Job it starts, of three pods run one after another). The replay
+    creates the Deployment, Job or CronJob through the API a few events before its first pod;
+    the real kube-controller-manager writes the ReplicaSet, the CronJob's Job and every pod,
+    with its own owner references, from a template that names the replay's scheduler; the
+    replay waits for each pod (a Job's next one appears only after the replay has finished the
+    one before) and then binds and runs it like a bare pod. So these pods' creationTimestamps
+    are the replay's real time (kube-controller-manager makes them now, and the API server
+    stamps the time), while the GPU time they hold is back-dated: the controller derives a
+    pod's interval from its PodScheduled time and its containers' finishedAt, never from its
+    creation (pkg/model/decode.c, gc_pod_interval in pkg/account/account.c). Those back-dated
+    status times, written by the replay as scheduler and kubelet, are the only simulated part
+    of these workloads; the CronJob is moreover given a last run a day ago in its status, so
+    that its controller starts today's run at once instead of at the next minute.
 
 Everything the replay writes is recorded (`Replay.record()`), and truth.py computes the
 expected costs from that record alone: the harness never asks the controller what happened.
@@ -39,6 +54,7 @@ import random
 import re
 import sys
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -277,14 +293,48 @@ def node_specs():
 REPLAY_SCHEDULER = "gpu-cost-replay"
 
 
+class WorkloadPlan:
+    """A Deployment, Job or CronJob of the plan. The replay creates it through the API a few
+    events before its first pod (LOOKAHEAD); kube-controller-manager makes its ReplicaSet or
+    Job and its pods (with its own owner references) from the pod template below, which names
+    the replay's scheduler, so the replay binds and runs them like its bare pods. The plan's
+    pods of one workload share its template (their labels and containers), and a Job's pods
+    run one after another (parallelism 1), since the Job controller makes the next only when
+    one finishes."""
+
+    def __init__(self, kind, ns, name, labels, containers, restart_policy, pods=1):
+        self.kind, self.ns, self.name = kind, ns, name
+        self.labels, self.containers = labels, containers
+        self.restart_policy = restart_policy
+        self.pods = pods               # replicas (Deployment) or completions (Job, CronJob)
+
+    def id(self):
+        """Its workload as docs/workloads.md names it: what the controller must say."""
+        return "%s/%s/%s" % (self.kind, self.ns, self.name)
+
+    def selector(self):
+        return "%s=%s.%s" % (WORKLOAD_LABEL, self.kind.lower(), self.name)
+
+
+# How many events ahead of its first pod the replay creates a workload.
+LOOKAHEAD = 25
+
+# Marks the pods of a plan's workload, so the replay finds the ones KCM made (not a team or
+# project key: attribution ignores it).
+WORKLOAD_LABEL = "replay.e2e.gpu-cost.io/workload"
+
+
 class PodPlan:
     """One pod of the plan. Times are offsets from the anchor in seconds; end INF = holds its
     GPUs past the end of the replay (still running, or deleted in real time)."""
 
     def __init__(self, name, ns, labels, containers, candidates, arrival, duration,
                  init_containers=None, outcome="Succeeded", restart_policy="Never",
-                 fate="normal", direct=False):
+                 fate="normal", direct=False, workload=None):
         self.name, self.ns, self.labels = name, ns, labels
+        # A WorkloadPlan when kube-controller-manager makes the pod (Deployment, Job, CronJob):
+        # `name` is then the plan's placeholder until the replay claims the pod KCM created.
+        self.workload = workload
         self.containers, self.init_containers = containers, init_containers or []
         self.candidates = candidates
         self.arrival, self.duration = int(arrival), duration
@@ -371,10 +421,12 @@ def make_plan(seed=SEED):
             ns, lab = "ml-research", {"project": rng.choice(["detector", "segmentation"])}
         else:
             ns, lab = "nlp", rng.choice([{}, {"project": "llm-finetune"}])
-        lab = dict(lab, **{"job-name": "train"})
-        add("train", ns, lab, [container("trainer", {"nvidia.com/gpu": n}, "both")], cands, t,
-            rng.randint(18 * HOUR, int(3.5 * DAY)),
-            outcome="Failed" if rng.random() < 0.15 else "Succeeded")
+        # Each one a Job of its own (backoffLimit 0: a failed run is not retried); the Job
+        # controller labels its pods with the Job's name.
+        c = [container("trainer", {"nvidia.com/gpu": n}, "both")]
+        p = add("train", ns, lab, c, cands, t, rng.randint(18 * HOUR, int(3.5 * DAY)),
+                outcome="Failed" if rng.random() < 0.15 else "Succeeded")
+        p.workload = WorkloadPlan("Job", ns, p.name, lab, c, "Never")
 
     # Notebooks on the single reserved H100 (the project from the second project key).
     t = 0.1 * DAY
@@ -430,16 +482,16 @@ def make_plan(seed=SEED):
             [container("tok", {"nvidia.com/gpu": 2}, "both", VECTORADD)],
             ["g4dn-t4-ts-0"], t, rng.randint(1 * HOUR, 4 * HOUR))
 
-    # A long-running inference service on the on-prem A16: it crashes once and is replaced.
-    add("triton", "platform", {"project": "triton-serving"},
-        [container("triton", {"nvidia.com/gpu": 1}, "limits",
-                   "nvcr.io/nvidia/tritonserver:24.05-py3")],
-        ["nori"], 0.05 * DAY, int(3.2 * DAY) - int(0.05 * DAY), outcome="Failed",
-        restart_policy="Always")
-    add("triton", "platform", {"project": "triton-serving"},
-        [container("triton", {"nvidia.com/gpu": 1}, "limits",
-                   "nvcr.io/nvidia/tritonserver:24.05-py3")],
-        ["nori"], 3.2 * DAY + 240, INF, restart_policy="Always")
+    # A long-running inference service on the on-prem A16, a Deployment of one replica: its pod
+    # fails once and the ReplicaSet replaces it.
+    lab = {"project": "triton-serving", "app": "triton"}
+    c = [container("triton", {"nvidia.com/gpu": 1}, "limits",
+                   "nvcr.io/nvidia/tritonserver:24.05-py3")]
+    triton = WorkloadPlan("Deployment", "platform", "triton", lab, c, "Always")
+    add("triton", "platform", lab, c, ["nori"], 0.05 * DAY, int(3.2 * DAY) - int(0.05 * DAY),
+        outcome="Failed", restart_policy="Always", workload=triton)
+    add("triton", "platform", lab, c, ["nori"], 3.2 * DAY + 240, INF, restart_policy="Always",
+        workload=triton)
 
     # Effective requests: an init container asking for more GPUs than the app, a GPU sidecar,
     # two GPU containers ending at different times.
@@ -496,6 +548,17 @@ def make_plan(seed=SEED):
         if p.fate == "normal" and p.name.startswith(("mig-", "batch-", "ci-", "train-")) \
                 and rng.random() < 0.35:
             p.cleanup_after = rng.randint(300, DAY)
+    # A CronJob of LLM evaluations on MIG slices. kube-controller-manager runs it once during
+    # the replay (Replay._create_workload); its Job has three completions, one after another,
+    # spread over the week, the first within a day of the start, so the complete ISO weeks
+    # hold one whatever the weekday. Its own random stream: the pods above stay as they were.
+    erng = random.Random(seed + 2)
+    lab = {"project": "llm-eval", "app": "nightly-eval"}
+    c = [container("eval", {"nvidia.com/mig-1g.10gb": 1}, "both")]
+    cron = WorkloadPlan("CronJob", "nlp", "nightly-eval", lab, c, "Never", pods=3)
+    for day in (0.3, 3, 5.5):
+        add("eval", "nlp", lab, c, ["p5-h100-mig-0"], day * DAY + erng.randint(0, 4 * HOUR),
+            erng.randint(1 * HOUR, 3 * HOUR), workload=cron)
     return pods
 
 
@@ -558,6 +621,20 @@ def schedule(plan, nodes):
             placed.append(p)
         elif sched.place(p):
             placed.append(p)
+    # The Job controller makes a Job's next pod only when one has finished (parallelism 1).
+    last = {}
+    for p in placed:
+        w = p.workload
+        if w is None or w.kind == "Deployment":
+            continue
+        if w in last and (last[w].end == INF or p.bound < last[w].end):
+            raise AssertionError("plan: %s of %s starts before the one before it ends" % (
+                p.name, w.id()))
+        last[w] = p
+    # (A one-pod Job whose pod found no room is left out with it.)
+    for w in {p.workload for p in plan if p.workload and p.workload.pods > 1}:
+        if sum(1 for p in placed if p.workload is w) != w.pods:
+            raise AssertionError("plan: a pod of %s was not placed" % w.id())
     return placed
 
 
@@ -643,6 +720,10 @@ class Replay:
         self.node_objs = {}   # name -> {"object": ..., "deleted_at": t | None}
         self.ns_objs = {}
         self.done = 0
+        self.made = {}          # WorkloadPlan -> the object as created through the API
+        self.claimed = set()    # uids of KCM's pods the replay has taken for plan pods
+        self.dropped = set()    # plan pods a deletion out of plan left without a pod
+        self.finalizing = []    # paths of deleted pods a finalizer keeps for a moment
 
     def ts(self, off):
         return rfc3339(self.anchor + off)
@@ -694,12 +775,27 @@ class Replay:
         for idx in range(start, stop):
             while marks and marks[0][0] <= idx:
                 marks.pop(0)[2](self)
+            self._prepare(idx + LOOKAHEAD)
             self._apply(self.events[idx])
             self.done = idx + 1
         for _, _, fn in marks:
             fn(self)
         if stop == n and release:
             self.release()
+        if stop == n:
+            self.settle()
+
+    def settle(self, timeout=60):
+        """Waits until the pods deleted with a finalizer still on them (a Job's pod, until the
+        Job controller has counted it) are gone, so the API shows what the record says."""
+        deadline = time.time() + timeout
+        while self.finalizing:
+            self.finalizing = [path for path in self.finalizing if self.api.exists(path)]
+            if self.finalizing and time.time() > deadline:
+                raise AssertionError("deleted pods still there after %d s: %s" % (
+                    timeout, self.finalizing))
+            if self.finalizing:
+                time.sleep(0.1)
 
     def hold_back(self, *kinds):
         """kinds: "create", "delete" (pod and node deletions, graceful ones included)."""
@@ -727,14 +823,101 @@ class Replay:
             self.node_objs[p.name]["deleted_at"] = int(time.time())
             return
         rec = self.pods.get(p.name)
-        if rec is not None and rec["deleted"]:
+        if (rec is not None and rec["deleted"]) or p in self.dropped:
             return  # deleted out of plan by a scenario (delete_pod_now)
         getattr(self, "_ev_" + e.kind)(p, e.t)
 
     def _path(self, p, sub=""):
         return "/api/v1/namespaces/%s/pods/%s%s" % (p.ns, p.name, sub)
 
+    # -- workloads of kube-controller-manager
+
+    def _prepare(self, idx):
+        """Creates the workload of a pod whose creation is a few events ahead, so that
+        kube-controller-manager has made the pod when the replay comes to it (nothing waits
+        then). Not while creations are held back."""
+        if idx >= len(self.events) or "create" in self.holding:
+            return
+        e = self.events[idx]
+        if e.kind == "create" and e.pod.workload is not None and \
+                e.pod.workload not in self.made and e.pod not in self.dropped:
+            self._create_workload(e.pod.workload)
+
+    def _template(self, w):
+        labels = dict(w.labels, **{WORKLOAD_LABEL: w.selector().split("=", 1)[1]})
+        return {"metadata": {"labels": labels},
+                "spec": {"containers": w.containers, "restartPolicy": w.restart_policy,
+                         "terminationGracePeriodSeconds": 30,
+                         "schedulerName": REPLAY_SCHEDULER}}
+
+    def _job_spec(self, w):
+        # One pod at a time, none retried: the plan says when each runs and how it ends.
+        return {"completions": w.pods, "parallelism": 1, "backoffLimit": 0,
+                "template": self._template(w)}
+
+    def _create_workload(self, w):
+        """Creates the Deployment, Job or CronJob through the API; kube-controller-manager
+        makes the rest. A CronJob fires at its schedule, and a new one would wait for the next
+        minute at least: it is given a daily schedule at the current minute and, through its
+        status, a last run a day ago, so the CronJob controller starts today's run at once
+        (about a second) instead of in up to 60 s."""
+        base = "/apis/%s/namespaces/" + w.ns + "/%s"
+        meta = {"name": w.name, "labels": dict(w.labels)}
+        if w.kind == "Deployment":
+            doc = self.api.call("POST", base % ("apps/v1", "deployments"), {
+                "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+                "spec": {"replicas": w.pods, "selector": {"matchLabels": {
+                    WORKLOAD_LABEL: w.selector().split("=", 1)[1]}},
+                    "template": self._template(w)}})
+        elif w.kind == "Job":
+            doc = self.api.call("POST", base % ("batch/v1", "jobs"), {
+                "apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+                "spec": self._job_spec(w)})
+        elif w.kind == "CronJob":
+            now = time.gmtime()
+            doc = self.api.call("POST", base % ("batch/v1", "cronjobs"), {
+                "apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
+                "spec": {"schedule": "%d %d * * *" % (now.tm_min, now.tm_hour),
+                         "concurrencyPolicy": "Forbid",
+                         "jobTemplate": {"metadata": {"labels": dict(w.labels)},
+                                         "spec": self._job_spec(w)}}})
+            minute = calendar.timegm(now) // 60 * 60
+            self.api.merge_patch(base % ("batch/v1", "cronjobs") + "/%s/status" % w.name,
+                                 {"status": {"lastScheduleTime": rfc3339(minute - DAY)}})
+        else:
+            raise ValueError(w.kind)
+        self.made[w] = doc
+
+    def _claim(self, p, timeout=60):
+        """The pod kube-controller-manager made for the plan pod p: the oldest of its workload's
+        pods that is not bound, not being deleted and not taken yet. Waits for it (the
+        ReplicaSet, Job and CronJob controllers take from milliseconds to about a second)."""
+        w = p.workload
+        path = "/api/v1/namespaces/%s/pods?labelSelector=%s" % (
+            w.ns, urllib.parse.quote(w.selector()))
+        deadline = time.time() + timeout
+        while True:
+            items = self.api.get(path)["items"]
+            free = sorted((x for x in items
+                           if not x["spec"].get("nodeName")
+                           and not x["metadata"].get("deletionTimestamp")
+                           and x["metadata"]["uid"] not in self.claimed
+                           and x["status"].get("phase") == "Pending"),
+                          key=lambda x: (x["metadata"]["creationTimestamp"],
+                                         x["metadata"]["name"]))
+            if free:
+                self.claimed.add(free[0]["metadata"]["uid"])
+                return free[0]
+            if time.time() > deadline:
+                raise AssertionError("%s: no new pod from kube-controller-manager after %d s "
+                                     "(its pods: %s)" % (w.id(), timeout, [
+                                         (x["metadata"]["name"], x["status"].get("phase"))
+                                         for x in items]))
+            time.sleep(0.05)
+
     def _ev_create(self, p, t):
+        if p.workload is not None:
+            return self._create_owned(p, t)
         spec = {"containers": p.containers, "restartPolicy": p.restart_policy,
                 "terminationGracePeriodSeconds": 30, "schedulerName": REPLAY_SCHEDULER}
         if p.init_containers:
@@ -761,6 +944,29 @@ class Replay:
             self.api.call("POST", self._path(p, "/binding"), {
                 "apiVersion": "v1", "kind": "Binding", "metadata": {"name": p.name},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": p.node}})
+        rec["node"], rec["bound"] = p.node, self.anchor + t
+        self.api.merge_patch(self._path(p, "/status"), {"status": self._status_start(p, t)})
+
+    def _create_owned(self, p, t):
+        """A pod of a Deployment, Job or CronJob: made by kube-controller-manager (now, so its
+        creationTimestamp is today's), then bound and run by the replay at its back-dated plan
+        times like any other pod."""
+        if p.workload not in self.made:
+            self._create_workload(p.workload)
+        doc = self._claim(p)
+        p.name = doc["metadata"]["name"]
+        refs = [r for r in doc["metadata"].get("ownerReferences") or [] if r.get("controller")]
+        self.pods[p.name] = {
+            "namespace": p.ns, "name": p.name, "uid": doc["metadata"]["uid"],
+            "labels": dict(doc["metadata"].get("labels") or {}),
+            "spec": json.loads(json.dumps(doc["spec"])), "node": None, "bound": None,
+            "end": None, "fate": p.fate, "deleted": False, "deletion_timestamp": None,
+            "workload": p.workload.id(),
+            "owner": "%s/%s" % (refs[0]["kind"], refs[0]["name"]) if refs else None}
+        self.api.call("POST", self._path(p, "/binding"), {
+            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": p.name},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": p.node}})
+        rec = self.pods[p.name]
         rec["node"], rec["bound"] = p.node, self.anchor + t
         self.api.merge_patch(self._path(p, "/status"), {"status": self._status_start(p, t)})
 
@@ -874,6 +1080,8 @@ class Replay:
         doc = self.api.call("DELETE", self._path(p), {"apiVersion": "v1", "kind": "DeleteOptions",
                                                      "gracePeriodSeconds": 0})
         rec["deleted"] = True
+        if (doc.get("metadata") or {}).get("finalizers"):
+            self.finalizing.append(self._path(p))
         dts = (doc.get("metadata") or {}).get("deletionTimestamp")
         rec["deletion_timestamp"] = dts
         if rec["end"] is None and rec["bound"] is not None:
@@ -888,6 +1096,10 @@ class Replay:
         p = next(p for p in self.plan if p.name == name)
         self._ev_delete(p, None)
         self.pods[name]["fate"] = "deleted_out_of_plan"
+        if p.workload is not None and p.workload.kind != "Deployment":
+            # The Job fails (backoffLimit 0): its later pods will never be made.
+            self.dropped |= {q for q in self.plan if q.workload is p.workload
+                             and q.name not in self.pods}
 
     def running_pods(self):
         """Names of pods holding GPUs now, as recorded (bound, not ended, not deleted)."""

@@ -146,8 +146,10 @@ def test_api_equals_truth(scenario):  # noqa: F811
         it = n.labels.get("node.kubernetes.io/instance-type") or \
             n.labels.get("beta.kubernetes.io/instance-type") or ""
         assert lab.get("instance_type", "") == it, (name, lab, it)
+    # One per watched kind that has had an event: the replay's Deployment and Jobs give
+    # ReplicaSets and Jobs theirs; no DRA object exists here.
     pods = {lab["resource"]: v for lab, v in m["gpu_cost_last_event_age_seconds"]}
-    assert set(pods) == {"namespaces", "nodes", "pods"}, pods
+    assert set(pods) == {"namespaces", "nodes", "pods", "replicasets", "jobs"}, pods
 
     # /api/v1/pods: every pod the ledger still holds by interval, priced as the truth prices it.
     doc = get_json(c, "/api/v1/pods", limit="100000")

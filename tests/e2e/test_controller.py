@@ -41,9 +41,9 @@ class Scenario:
         cluster.wait_controller_can()
         self.controllers = []
 
-    def controller(self, ident="gpu-cost-0", extra=()):
+    def controller(self, ident="gpu-cost-0", extra=(), config=harness.CONFIG):
         c = harness.Controller(self.binary, self.cluster, self.logdir / (ident + ".log"),
-                               ident=ident, extra=extra)
+                               ident=ident, extra=extra, config=config)
         self.controllers.append(c)
         return c
 
@@ -151,16 +151,28 @@ def check_logs(s):
         assert c.log_records(), "%s: no JSON log lines" % c.log_path
 
 
-def check_names_in_api(c, t):
+# What kube-controller-manager made for the replay (sim.py): the workloads of its pods.
+KCM_KINDS = ("Deployment/", "Job/", "CronJob/")
+
+
+def check_names_in_api(c, t, keep=harness.HISTORY_TOP_N):
     """by=pod and by=workload over every complete day and week name, with the truth's figures,
     the costliest pods and workloads that ran in it, as many as period history keeps (100
-    here), and sum the rest under __folded__ with exactly the truth's remainder: folded history
-    keeps names (docs/ledger.md, period history)."""
+    here, `keep`), and sum the rest under __folded__ with exactly the truth's remainder: folded
+    history keeps names (docs/ledger.md, period history); a named workload with its pod count.
+    Among them the Deployment, Jobs and CronJob kube-controller-manager made for the replay, and
+    their pods, by the names they resolve to; the complete weeks hold all three kinds. With
+    `keep` above a period's pods, every pod and workload that ran in it is named."""
     periods = t.complete_weeks(time.time()) + t.complete_days(time.time())
     assert periods, "no complete period to ask about"
-    keep = harness.HISTORY_TOP_N
+    kcm_pods = {u.name for u in t.usages if u.workload.startswith(KCM_KINDS)}
+    week_kinds = set()
     for name, start, end in periods:
         tw = t.window(start, end)
+        kcm = {k for k, v in tw["workloads"].items()
+               if k.startswith(KCM_KINDS) and v["gpu_seconds"] > 0}
+        if "weekly" in name:
+            week_kinds |= {k.split("/", 1)[0] for k in kcm}
         for by, want, key in (("namespace,pod", tw["pods"],
                                lambda k: "%s/%s" % (k["namespace"], k["pod"])),
                               ("workload", tw["workloads"], lambda k: k["workload"])):
@@ -190,6 +202,42 @@ def check_names_in_api(c, t):
             got_left = sum(g["cost_usd"] for g in rest)
             assert abs(got_left - left) <= harness.USD_ABS * max(1, len(want)), (
                 name, by, got_left, left)
+            if keep >= len(want):
+                assert set(named) == set(want) and not rest, (
+                    name, by, sorted(set(want) - set(named))[:10], [g["keys"] for g in rest])
+            # What kube-controller-manager made, by the names it resolves to, as ranked.
+            must = {k for k in ranked[:keep] if k in kcm or k in kcm_pods}
+            missing = sorted(must - set(named))
+            assert not missing, "%s by=%s: not named: %s" % (name, by, missing)
+            if by == "workload":
+                for k, g in named.items():
+                    assert g.get("pods") == want[k]["pods"], (name, k, g, want[k])
+    # The replay starts each kind within its first day, which every set of complete weeks
+    # holds whatever the weekday.
+    assert week_kinds == {"Deployment", "Job", "CronJob"}, week_kinds
+
+
+def check_reports_api(c, t, top_n=harness.REPORT_TOP_N):
+    """/api/v1/reports/{daily,weekly}/<id> of every complete day and week: equal to the truth as
+    the ConfigMaps are (harness.check_reports), pod counts, top pods and workloads included."""
+    now = time.time()
+    bad = []
+    for name, start, end in t.complete_days(now) + t.complete_weeks(now):
+        if "-daily-" in name:
+            path = "/api/v1/reports/daily/" + name.rsplit("-daily-", 1)[1]
+        else:
+            path = "/api/v1/reports/weekly/" + name.rsplit("-weekly-", 1)[1].upper()
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (c.port, path),
+                                        timeout=10) as r:
+                doc = json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            bad.append("%s: %d %s" % (path, e.code, e.read().decode()[:200]))
+            continue
+        tw = t.window(start, end)
+        bad += harness.compare_summary(path, doc.get("summary") or {}, tw)
+        bad += harness.compare_names(path, doc, tw, top_n)
+    assert not bad, "\n".join(bad[:60])
 
 
 # ---- (a) the whole week, live ------------------------------------------------------------------
@@ -204,9 +252,48 @@ def test_live_replay_reports_equal_truth(scenario):
     check_documents(s, t, reports)
     check_team_copy(s, t)
     check_names_in_api(c, t)
+    check_reports_api(c, t)
     cps = s.cluster.configmaps(selector="gpu-cost.io/kind=checkpoint")
     assert "gpu-cost-checkpoint" in cps, sorted(cps)
     assert c.stop() == 0, "SIGTERM must checkpoint and exit 0"
+    check_logs(s)
+
+
+def test_every_pod_and_workload_named_and_after_restart(scenario, tmp_path):
+    """With report.top_n above the pods of any period, period history keeps every pod by name:
+    for every complete day and week, by=pod and by=workload name every pod and workload that
+    ran in it (the Deployment, Jobs and CronJob kube-controller-manager made included) with the
+    truth's figures and pod counts, and the reports (ConfigMaps and /api/v1/reports) list them
+    all as the truth ranks them. Then SIGKILL, a running pod of each of the Deployment and a
+    Job deleted while it is down, and a restart from the checkpoint: the same, exactly."""
+    s = scenario
+    top_n = 1000
+    cfg = json.loads(harness.CONFIG.read_text())
+    cfg["report"]["top_n"] = top_n
+    config = tmp_path / "config-top-n.json"
+    config.write_text(json.dumps(cfg))
+    c = s.controller(config=config).start()
+    c.wait_ready()
+    s.replay.run()
+    t = s.truth()
+    harness.wait_reports(s.cluster, t, controller=c, top_n=top_n)
+    check_names_in_api(c, t, keep=top_n)
+    check_reports_api(c, t, top_n)
+    assert wait_checkpoint(s.cluster)
+    c.kill(signal.SIGKILL)
+    running = s.replay.running_pods()
+    victims = [next(n for n in running if n.startswith(prefix))
+               for prefix in ("triton-", "train-")]
+    for v in victims:
+        s.replay.delete_pod_now(v)
+    s.replay.settle()
+    c2 = s.controller(config=config).start()
+    c2.wait_ready()
+    t = s.truth()
+    harness.wait_reports(s.cluster, t, controller=c2, top_n=top_n)
+    check_names_in_api(c2, t, keep=top_n)
+    check_reports_api(c2, t, top_n)
+    assert c2.stop() == 0
     check_logs(s)
 
 
@@ -422,7 +509,9 @@ def test_missing_list_on_pods_fails_loudly(scenario):
 
 def test_missing_owner_rbac_runs_on(scenario):
     """Without list/watch on ReplicaSets and Jobs the workloads fall back to names and labels
-    (docs/workloads.md): the controller says so once, in an error line, and prices as before."""
+    (docs/workloads.md): the controller says so once, in an error line, and prices as before.
+    The Deployment's pods still resolve to it by their pod-template-hash; the CronJob's, which
+    nothing but its Job names, resolve to that Job."""
     s = scenario
     path = "/apis/rbac.authorization.k8s.io/v1/clusterroles/gpu-cost-controller"
     cr = s.cluster.api.get(path)
@@ -432,7 +521,11 @@ def test_missing_owner_rbac_runs_on(scenario):
     c = s.controller().start()
     c.wait_ready(timeout=120)
     s.replay.run()
-    t = s.truth()
+    record = json.loads(json.dumps(s.replay.record()))
+    for p in record["pods"]:
+        if (p.get("workload") or "").startswith("CronJob/"):
+            p["workload"] = "Job/%s/%s" % (p["namespace"], p["owner"].split("/", 1)[1])
+    t = truth.Truth(record, CFG)
     reports = harness.wait_reports(s.cluster, t, controller=c)
     check_documents(s, t, reports)
     assert c.alive()
@@ -501,6 +594,7 @@ def test_coarsened_history_answers_every_period(scenario):
     reports = harness.wait_reports(s.cluster, t, controller=c)
     check_documents(s, t, reports)
     check_names_in_api(c, t)
+    check_reports_api(c, t)
     days = t.complete_days(time.time())
     assert len(days) >= 3, days
     _, start, end = days[1]
@@ -534,6 +628,7 @@ def test_coarsened_history_answers_every_period(scenario):
     reports = harness.wait_reports(s.cluster, t, controller=c2)
     check_documents(s, t, reports)
     check_names_in_api(c2, t)
+    check_reports_api(c2, t)
     assert c2.stop() == 0
     check_logs(s)
 

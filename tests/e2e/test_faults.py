@@ -22,7 +22,9 @@ import harness
 import sim
 from tcpproxy import TcpProxy
 from test_controller import Scenario, check_documents, check_logs  # noqa: F401
+from test_controller import check_names_in_api, check_reports_api
 from test_controller import scenario  # noqa: F401  (the fixture)
+from test_controller import wait_checkpoint
 
 FLAGS = ["--fold-after", "240h", "--snapshot-interval", "1s"]
 
@@ -122,12 +124,64 @@ def test_sigkill_restart_replays_the_outage(scenario):  # noqa: F811
     assert len(state["victims"]) == 3
     c2 = state["c2"]
     assert records(c2, "resuming the watch from the checkpoint"), harness.tail(c2.log_path)
-    check_exact(s, c2)
+    t = check_exact(s, c2)
+    # Pods, Deployments, Jobs and the CronJob by name, and the reports through the API.
+    check_names_in_api(c2, t)
+    check_reports_api(c2, t)
     assert not records(c2, "blind span"), "resumed within the event window: no blind span"
     # Nothing rests on an estimate: the deletions were replayed, not guessed.
     for r in harness.read_reports(s.cluster).values():
         est = ((r.json or {}).get("summary", {}).get("total", {}) or {}).get("estimates", 0)
         assert not est, "%s: %s estimates after a resumed watch" % (r.name, est)
+    check_logs(s)
+
+
+# ---- owners and nodes gone while the controller is down ---------------------------------------
+
+def test_owners_and_nodes_gone_while_down_keep_their_pods_costs(scenario):  # noqa: F811
+    """While the controller is down, a CronJob is deleted with its Job and pods (as its history
+    limit deletes old runs), a Job with its pod, and the pods of the spot node the replay
+    deleted at its end go (deleted here as the pod GC deletes them some 40 s after their node).
+    On restart nothing lists those owners or that node any more, but the pods' deletions the
+    resumed watch replays must not move their costs from the workload they had (CronJob/...,
+    Job/...) to a fallback, nor re-price them at the catalog's fallback: what the controller
+    knew before stands."""
+    s = scenario
+    c = s.controller(extra=FLAGS).start()
+    c.wait_ready()
+    s.replay.run()
+    assert wait_checkpoint(s.cluster)
+    c.kill(signal.SIGKILL)
+    api = s.cluster.api
+    recs = s.replay.record()["pods"]
+    spot = [r for r in recs if r["node"] == "p4d-a100-spot-0" and not r["deleted"]]
+    assert spot, "no pod left on the deleted spot node"
+    grace0 = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    for r in spot:
+        # They finished at the reclaim: their ends stay their finishedAt. (The pod GC may
+        # have been first.)
+        api.request("DELETE", "/api/v1/namespaces/%s/pods/%s" % (r["namespace"], r["name"]),
+                    grace0)
+        r["deleted"] = True
+    gone = [r for r in recs if (r.get("workload") or "").startswith(
+        ("CronJob/nlp/nightly-eval", "Job/nlp/train-0003")) and not r["deleted"]]
+    assert len(gone) == 4, [r["name"] for r in gone]
+    background = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+    api.call("DELETE", "/apis/batch/v1/namespaces/nlp/cronjobs/nightly-eval", background)
+    api.call("DELETE", "/apis/batch/v1/namespaces/nlp/jobs/train-0003", background)
+    deadline = time.time() + 60
+    while any(api.exists("/api/v1/namespaces/%s/pods/%s" % (r["namespace"], r["name"]))
+              for r in gone + spot):
+        assert time.time() < deadline, "the garbage collector left the pods"
+        time.sleep(0.2)
+    for r in gone:
+        r["deleted"] = True  # finished before: their ends stay their finishedAt
+    c2 = s.controller(extra=FLAGS).start()
+    c2.wait_ready()
+    assert records(c2, "resuming the watch from the checkpoint"), harness.tail(c2.log_path)
+    t = check_exact(s, c2)
+    check_names_in_api(c2, t)
+    check_reports_api(c2, t)
     check_logs(s)
 
 

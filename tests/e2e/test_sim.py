@@ -57,6 +57,18 @@ def test_plan_has_the_churn():
     assert sum(1 for p in plan if p.cleanup_after) >= 50
     assert any(p.init_containers for p in gpu)
     assert any(p.ns == "sandbox" and not p.labels for p in gpu)
+    # Pods kube-controller-manager makes: a Deployment's (one replaced), one-pod Jobs (one
+    # reclaimed with its spot node, one deleted while running, some cleaned up), a CronJob's
+    # Job of three pods one after another.
+    owned = collections.defaultdict(list)
+    for p in gpu:
+        if p.workload:
+            owned[p.workload.kind].append(p)
+    assert len(owned["Deployment"]) == 2 and len(owned["CronJob"]) == 3, owned
+    assert len(owned["Job"]) >= 8
+    jobs = owned["Job"]
+    assert any(p.reclaimed for p in jobs) and any(p.fate == "deleted_running" for p in jobs) \
+        and any(p.cleanup_after for p in jobs)
     nodes = {p.node for p in gpu}
     assert {"p4d-a100-spot-0", "p5-h100-0", "g4dn-t4-ts-0", "nori", "p5-h100-mig-0",
             "p4d-a100-spot-1", "s4124-0073"} <= nodes
@@ -117,6 +129,55 @@ def test_pods_read_back_as_recorded(replay, module_cluster):
             assert phase == "Pending" and rec["end"] is None
         else:
             assert phase == "Running" and rec["end"] is None, key
+
+
+def _controller_owner(obj):
+    refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("controller")]
+    return "%s/%s" % (refs[0]["kind"], refs[0]["name"]) if refs else None
+
+
+def test_kube_controller_manager_made_the_workloads_pods(replay, module_cluster):
+    """The replay's Deployment, Jobs and CronJob went through kube-controller-manager: it wrote
+    the ReplicaSet, the CronJob's Job and every pod with its owner references; the replay only
+    bound and ran them, back-dated. Their creationTimestamps are the replay's real time."""
+    api = module_cluster.api
+    recs = [r for r in replay.record()["pods"] if r.get("workload")]
+    kinds = collections.Counter(r["workload"].split("/")[0] for r in recs)
+    assert kinds["Deployment"] == 2 and kinds["CronJob"] == 3 and kinds["Job"] >= 8, kinds
+    started = time.time() - RECORD["seconds"] - 5
+    for r in recs:
+        kind, ns, name = r["workload"].split("/")
+        assert r["namespace"] == ns
+        owner = r["owner"]
+        if kind == "Deployment":
+            assert owner.startswith("ReplicaSet/%s-" % name), r
+            rs = api.get("/apis/apps/v1/namespaces/%s/replicasets/%s" % (
+                ns, owner.split("/", 1)[1]))
+            assert _controller_owner(rs) == "Deployment/" + name, rs["metadata"]
+        elif kind == "CronJob":
+            assert owner.startswith("Job/%s-" % name), r
+            job = api.get("/apis/batch/v1/namespaces/%s/jobs/%s" % (ns, owner.split("/", 1)[1]))
+            assert _controller_owner(job) == "CronJob/" + name, job["metadata"]
+        else:
+            assert owner == "Job/" + name, r
+        assert r["name"].startswith(owner.split("/", 1)[1].rsplit("-", 1)[0] + "-"), r
+        if not r["deleted"]:
+            pod = api.get("/api/v1/namespaces/%s/pods/%s" % (ns, r["name"]))
+            assert pod["metadata"]["uid"] == r["uid"]
+            assert _controller_owner(pod) == owner
+            assert truth.utc(pod["metadata"]["creationTimestamp"]) >= started, pod["metadata"]
+        assert r["bound"] < started - 3600, r  # back-dated: before the pod existed
+    # One CronJob run: one Job whose pods ran one after another.
+    cron = sorted((r for r in recs if r["workload"].startswith("CronJob/")),
+                  key=lambda r: r["bound"])
+    assert len({r["owner"] for r in cron}) == 1
+    for a, b in zip(cron, cron[1:]):
+        assert a["end"] is not None and a["end"] <= b["bound"], (a, b)
+    job = api.get("/apis/batch/v1/namespaces/nlp/jobs/" + cron[0]["owner"].split("/", 1)[1])
+    assert job["status"].get("succeeded") == 3, job["status"]
+    # The Deployment's failed pod was replaced by its ReplicaSet.
+    dep = [r for r in recs if r["workload"].startswith("Deployment/")]
+    assert len({r["owner"] for r in dep}) == 1 and dep[0]["end"] is not None
 
 
 def test_deletions_recorded_from_the_api(replay):

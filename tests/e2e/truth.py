@@ -13,7 +13,10 @@ docs/controller.md states it:
   - a node's capacity runs from its creationTimestamp until it was deleted;
   - idle per node and window = max(0, capacity - what pods held on it), at the node's price;
   - periods are UTC days and ISO weeks (Monday 00:00 UTC); a period is complete when it ended
-    before `now`.
+    before `now`;
+  - a window's figures are per team and project (GPU-seconds, cost, pods), per pod and per
+    workload (GPU-seconds, cost; pods per workload): a pod's workload is the Deployment, Job or
+    CronJob the replay made it through (kube-controller-manager made the pod), else the pod.
 """
 
 import calendar
@@ -76,7 +79,8 @@ class Usage:
 
 class Truth:
     """record: {"nodes": [{"object", "deleted_at"}], "namespaces": [ns objects],
-    "pods": [{"namespace", "name", "labels", "spec", "node", "bound", "end", ...}]}.
+    "pods": [{"namespace", "name", "labels", "spec", "node", "bound", "end", "workload"
+    (absent for a bare pod), ...}]}.
 
     exclude(pod_record) -> True leaves a pod out (one the controller cannot have seen, e.g.
     deleted before it first listed)."""
@@ -114,7 +118,9 @@ class Truth:
                                  self.cfg.ns_teams)
             project = cli.attribute(p["labels"], nsl, p["namespace"], self.cfg.project_keys,
                                     self.cfg.ns_projects)
-            # The replay's pods have no owner: each is its own workload (docs/workloads.md).
+            # The workload the replay created the pod through (a Deployment, Job or CronJob
+            # of kube-controller-manager's), named as docs/workloads.md says from what the
+            # replay created, never from the controller; a bare pod is its own.
             workload = p.get("workload") or "Pod/%s/%s" % (p["namespace"], p["name"])
             self.usages.append(Usage("%s/%s" % (p["namespace"], p["name"]), node.name, geq,
                                      int(p["bound"]), None if p.get("end") is None

@@ -239,6 +239,84 @@ START_TEST(test_workload)
 }
 END_TEST
 
+/*
+ * A restart from the checkpoint: a new accountant on the restored ledger knows only the nodes and
+ * owners listed now. The node the pod ran on and its Job (of a CronJob) went while it was away;
+ * the pod's deletion, replayed by the resumed watch, keeps the price, GPU-equivalents, model,
+ * capacity type and workload its interval had, and only its end may change.
+ */
+START_TEST(test_restart_keeps_gone_node_and_owner)
+{
+        gc_owner_table *t = gc_owner_table_new(0), *t2 = gc_owner_table_new(0);
+        gc_owner job = {"j1", "Job", "ml", "nightly-1", "CronJob", "nightly"};
+        gc_cost_summary s1, s2;
+        gc_accountant *b;
+        const gc_cost_row *r;
+        gc_query q;
+        gc_pod p;
+        fixture f;
+
+        load(&f);
+        ck_assert_int_eq(gc_owner_put(t, &job, 0), 0);
+        gc_accountant_set_owners(f.acct, t);
+        p = f.pods.v[0]; /* "train": 3g.40gb on h100-a, 01:00 to 03:00 */
+        p.controller_kind = "Job";
+        p.controller = "nightly-1";
+        p.controller_uid = "j1";
+        ck_assert_int_eq(gc_account_pod(f.acct, &p, &f.diag), 1);
+        memset(&q, 0, sizeof(q));
+        q.start = T0;
+        q.end = T0 + 86400;
+        q.now = T0 + 86400;
+        q.by[0] = GC_DIM_WORKLOAD;
+        q.by[1] = GC_DIM_MODEL;
+        q.by[2] = GC_DIM_CAPACITY_TYPE;
+        q.n_by = 3;
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s1), 0);
+        r = row_by(&s1, GC_DIM_WORKLOAD, "CronJob/ml/nightly");
+        ck_assert_ptr_nonnull(r);
+        ck_assert_double_eq_tol(r->gpu_seconds, 0.5 * 2 * 3600, 1e-9);
+        ck_assert_uint_eq(r->estimates, 0);
+
+        /* restarted: only the T4 node and an empty owner table (nothing lists the Job now) */
+        b = gc_accountant_new(f.cfg, f.pool, f.ledger);
+        ck_assert_ptr_nonnull(b);
+        gc_accountant_set_owners(b, t2);
+        ck_assert_int_eq(gc_account_node(b, &f.nodes.v[1], &f.diag), 0);
+        for (size_t i = 0; i < f.nss.n; i++)
+                ck_assert_int_eq(gc_account_namespace(b, &f.nss.v[i]), 0);
+        ck_assert_int_eq(gc_account_pod_gone(b, &p, T0 + 12 * 3600, 0, &f.diag), 1);
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s2), 0);
+        ck_assert_uint_eq(s1.n_rows, 1);
+        ck_assert_uint_eq(s2.n_rows, 1);
+        r = row_by(&s2, GC_DIM_WORKLOAD, "CronJob/ml/nightly");
+        ck_assert_ptr_nonnull(r);
+        ck_assert_ptr_null(row_by(&s2, GC_DIM_WORKLOAD, "Job/ml/nightly-1"));
+        ck_assert_str_eq(r->keys[GC_DIM_MODEL], "NVIDIA-H100-80GB-HBM3");
+        ck_assert_str_eq(r->keys[GC_DIM_CAPACITY_TYPE], "spot");
+        ck_assert_double_eq_tol(r->gpu_seconds, 0.5 * 2 * 3600, 1e-9);
+        ck_assert_double_eq_tol(r->cost_usd, s1.rows[0].cost_usd, 1e-9);
+        ck_assert_uint_eq(r->estimates, 0);
+        gc_cost_summary_free(&s1);
+        gc_cost_summary_free(&s2);
+
+        /* a Job listed again after the restart resolves afresh */
+        ck_assert_int_eq(gc_owner_put(t2, &job, 0), 0);
+        job.owner_name = "weekly";
+        ck_assert_int_eq(gc_owner_put(t2, &job, 0), 0);
+        ck_assert_int_eq(gc_account_pod_gone(b, &p, T0 + 12 * 3600, 0, &f.diag), 1);
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s2), 0);
+        ck_assert_ptr_nonnull(row_by(&s2, GC_DIM_WORKLOAD, "CronJob/ml/weekly"));
+        gc_cost_summary_free(&s2);
+
+        gc_accountant_free(b);
+        gc_accountant_set_owners(f.acct, NULL);
+        gc_owner_table_free(t);
+        gc_owner_table_free(t2);
+        unload(&f);
+}
+END_TEST
+
 START_TEST(test_gone)
 {
         gc_cost_summary s;
@@ -332,6 +410,7 @@ int main(void)
         tcase_add_test(tc, test_day);
         tcase_add_test(tc, test_workload);
         tcase_add_test(tc, test_gone);
+        tcase_add_test(tc, test_restart_keeps_gone_node_and_owner);
         tcase_add_test(tc, test_interval);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
