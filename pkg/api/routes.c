@@ -114,7 +114,7 @@ int gc__api_costs(gc__api_ctx *x)
                 return 0;
         if (!by)
                 by = "team,project";
-        if (*by && gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)) < 0)
+        if (*by && gc_dims_parse(by, NULL, q.by, &q.n_by, err, sizeof(err)) < 0)
                 return gc__api_bad(x, 400, "by", "%s", err);
         gc__filters(x, &q);
         if (share && gc_chargeback_mode_parse(share, &cb.mode) < 0)
