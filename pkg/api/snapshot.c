@@ -570,9 +570,14 @@ int gc__api_known_params(gc__api_ctx *x, const char *const *names)
                 const char *n = x->req->params[i].name;
                 size_t j;
 
-                for (j = 0; names[j]; j++)
-                        if (strcmp(names[j], n) == 0)
+                /* A name ending in '*' stands for every name it starts ("label:*"). */
+                for (j = 0; names[j]; j++) {
+                        size_t len = strlen(names[j]);
+
+                        if (strcmp(names[j], n) == 0 ||
+                            (len && names[j][len - 1] == '*' && strncmp(names[j], n, len - 1) == 0))
                                 break;
+                }
                 if (!names[j]) {
                         char list[GC__API_ERR];
                         size_t off = 0;

@@ -93,3 +93,68 @@ def test_analyze_by_label_errors(cli, by, msg):
     r = cli(*analyze_args(WINDOW, by=by))
     assert r.code == 2, r
     assert msg in r.err, r
+
+
+# ---- the controller's API and the remote CLI ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def labelled_demo(cli, tmp_path_factory):
+    """The demo controller keeping cost-center and app (labels.dimensions)."""
+    from test_remote import Demo, _controller_path
+    tmp = tmp_path_factory.mktemp("labelled")
+    cfg = json.loads((EXAMPLES / "config.json").read_text())
+    cfg["labels"] = {"dimensions": ["cost-center", "app"]}
+    path = tmp / "config.json"
+    path.write_text(json.dumps(cfg))
+    d = Demo(_controller_path(cli), tmp, extra=["--config", str(path)])
+    yield d
+    assert d.stop() == 0
+
+
+def test_api_costs_by_label_is_the_offline_analyzers(cli, labelled_demo):
+    doc = labelled_demo.json("/api/v1/costs", window=WINDOW, by="team,label:cost-center")
+    want = cli.ok(*analyze_args(WINDOW, by="team,label:cost-center")).json()
+    assert doc["by"] == want["by"] == ["team", "label:cost-center"]
+    got = {tuple(g["keys"].values()): g["cost_usd"] for g in doc["groups"]}
+    exp = {tuple(g["keys"].values()): g["cost_usd"] for g in want["groups"]}
+    assert got.keys() == exp.keys()
+    for k, v in exp.items():
+        assert got[k] == pytest.approx(v, rel=1e-9), k
+
+
+def test_api_label_filter_and_refusal(cli, labelled_demo):
+    doc = labelled_demo.json("/api/v1/costs", window=WINDOW, by="team",
+                             **{"label:cost-center": "cc-4410"})
+    by_label = labelled_demo.json("/api/v1/costs", window=WINDOW, by="label:cost-center")
+    cc = [g for g in by_label["groups"] if g["keys"]["label:cost-center"] == "cc-4410"][0]
+    assert doc["total"]["cost_usd"] == pytest.approx(cc["cost_usd"])
+    status, body = labelled_demo.get("/api/v1/costs", window=WINDOW, by="label:experiment-id")
+    assert status == 400
+    err = json.loads(body)["error"]
+    assert "(kept: cost-center, app)" in err and "labels.dimensions" in err
+
+
+def test_allocation_aggregate_by_label_gives_real_values(cli, cluster, labelled_demo):
+    doc = labelled_demo.json("/allocation", window=WINDOW, aggregate="label:cost-center")
+    (data,) = doc["data"]
+    want = label_truth(cluster, "cost-center")
+    names = set(data)
+    assert "cc-4410" in names and "cc-vision-9" in names
+    assert names == {v if v != UNLABELLED else "__unallocated__" for v in want}
+    for v, w in want.items():
+        a = data[v if v != UNLABELLED else "__unallocated__"]
+        assert a["gpuCost"] == pytest.approx(w["cost_usd"], abs=1e-4)
+        if v != UNLABELLED:
+            assert a["properties"]["labels"] == {"cost-center": v}
+
+
+def test_remote_costs_by_label_equals_the_offline_table(cli, labelled_demo):
+    for fmt in ("table", "markdown"):
+        got = cli("costs", "--server", labelled_demo.url, "--window", WINDOW, "--by",
+                  "label:cost-center,label:app", "--format", fmt)
+        assert got.code == 0, got
+        want = cli.ok(*analyze_args(WINDOW, by="label:cost-center,label:app", fmt=fmt))
+        assert got.out == want.out
+    r = cli("costs", "--server", labelled_demo.url, "--window", WINDOW, "--by", "label:nope")
+    assert r.code == 2, r
+    assert "not kept" in r.err
