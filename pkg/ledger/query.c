@@ -39,6 +39,7 @@ typedef struct gc__node_acc {
 /* One step's accumulators: what a query of that step alone would gather. */
 typedef struct gc__acc {
         int64_t start, end;
+        size_t n_keys; /* keys a row may set: the fixed ones and the ledger's label keys */
 
         gc_cost_row *rows;
         size_t n_rows, cap_rows;
@@ -83,7 +84,7 @@ static int gc__row_eq(const void *ctx, size_t ix)
 {
         const gc__key *k = ctx;
 
-        return memcmp(k->a->rows[ix].keys, k->keys, sizeof(k->a->rows[ix].keys)) == 0;
+        return memcmp(k->a->rows[ix].keys, k->keys, k->a->n_keys * sizeof(*k->keys)) == 0;
 }
 
 static int gc__node_eq(const void *ctx, size_t ix)
@@ -93,11 +94,12 @@ static int gc__node_eq(const void *ctx, size_t ix)
         return k->a->nodes[ix].node == k->keys[0];
 }
 
-static uint32_t gc__keys_hash(const char *const keys[GC_KEY_COUNT])
+/* Of the first n keys: those past the ledger's label keys are NULL in every row. */
+static uint32_t gc__keys_hash(const char *const keys[GC_KEY_COUNT], size_t n)
 {
         uint64_t h = 0;
 
-        for (size_t d = 0; d < GC_KEY_COUNT; d++)
+        for (size_t d = 0; d < n; d++)
                 h = gc__mix(h, keys[d]);
         return gc__fin(h);
 }
@@ -321,19 +323,22 @@ static int gc__capacity_pass(gc__q *x)
 static int gc__keys(gc__q *x, const char *const dims[GC_DIM_COUNT], uint32_t lbl,
                     const char *keys[GC_KEY_COUNT], uint32_t *ret_h)
 {
-        const char *all[GC_KEY_COUNT] = {0};
-        size_t n = GC_DIM_COUNT + x->l->n_label_keys;
+        size_t n_lbl = x->l->n_label_keys;
+        const char *const *lv = n_lbl ? x->l->lbl[lbl].v : NULL;
 
-        memcpy(all, dims, GC_DIM_COUNT * sizeof(*all));
-        if (x->l->n_label_keys)
-                memcpy(all + GC_DIM_LABEL, x->l->lbl[lbl].v, GC_LABEL_DIMS * sizeof(*all));
         memset(keys, 0, GC_KEY_COUNT * sizeof(*keys));
-        for (size_t d = 0; d < n; d++)
-                if (!gc__match(&x->f, (gc_dim)d, all[d]))
+        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+                if (!gc__match(&x->f, (gc_dim)d, dims[d]))
                         return 0;
-        for (size_t i = 0; i < x->q->n_by; i++)
-                keys[x->q->by[i]] = all[x->q->by[i]];
-        *ret_h = gc__keys_hash(keys);
+        for (size_t i = 0; i < n_lbl; i++)
+                if (!gc__match(&x->f, (gc_dim)(GC_DIM_LABEL + i), lv[i]))
+                        return 0;
+        for (size_t i = 0; i < x->q->n_by; i++) {
+                gc_dim d = x->q->by[i];
+
+                keys[d] = d < GC_DIM_COUNT ? dims[d] : lv[d - GC_DIM_LABEL];
+        }
+        *ret_h = gc__keys_hash(keys, GC_DIM_COUNT + n_lbl);
         return 1;
 }
 
@@ -746,6 +751,7 @@ static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, const in
         }
         x.by_node_rows = gc__node_only(q);
         for (size_t k = 0; k < n; k++) {
+                x.acc[k].n_keys = GC_DIM_COUNT + l->n_label_keys;
                 x.acc[k].per = gc__tier_find(l, x.acc[k].start, x.acc[k].end);
                 x.acc[k].tier = gc__tier_fits(q) ? x.acc[k].per : NULL;
         }
