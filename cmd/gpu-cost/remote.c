@@ -299,7 +299,7 @@ static void row_amounts(const cJSON *o, gc_cost_row *row)
 
 static const char *pooled(gc_strpool *pool, const cJSON *v)
 {
-        return cJSON_IsString(v) ? gc_strpool_intern0(pool, v->valuestring) : NULL;
+        return v && cJSON_IsString(v) ? gc_strpool_intern0(pool, v->valuestring) : NULL;
 }
 
 /*
