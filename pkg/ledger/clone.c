@@ -102,6 +102,11 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
                     gc__dup_array((void **)&c->lbl, l->lbl, l->n_lbl, sizeof(*l->lbl), &c->cap_lbl);
         if (rc == 0)
                 rc = gc__dup_index(&c->lbl_ix, &l->lbl_ix);
+        c->n_lbl_free = l->n_lbl_free;
+        c->lbl_live = l->lbl_live;
+        if (rc == 0)
+                rc = gc__dup_array((void **)&c->lbl_free, l->lbl_free, l->n_lbl_free,
+                                   sizeof(*l->lbl_free), &c->cap_lbl_free);
         if (rc == 0)
                 rc = gc__crun_clone(c, l);
         if (rc < 0) {

@@ -59,20 +59,75 @@ int gc__lbl_get(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret)
         uint32_t h = gc__lbl_hash(v);
         size_t pos;
 
+        size_t ix;
+
         if (gc__index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos)) {
                 *ret = l->lbl_ix.s[pos].ix - 1;
                 return 0;
         }
-        if (l->n_lbl >= GC__MAX_LIMIT)
+        if (!l->n_lbl_free && l->n_lbl >= GC__MAX_LIMIT)
                 return -E2BIG;
-        if (gc__vec_reserve((void **)&l->lbl, &l->cap_lbl, l->n_lbl + 1, sizeof(*l->lbl)) < 0 ||
-            gc__index_reserve(&l->lbl_ix, l->n_lbl + 1) < 0)
+        if ((!l->n_lbl_free &&
+             gc__vec_reserve((void **)&l->lbl, &l->cap_lbl, l->n_lbl + 1, sizeof(*l->lbl)) < 0) ||
+            gc__index_reserve(&l->lbl_ix, l->lbl_ix.count + 1) < 0)
                 return -ENOMEM;
         gc__index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos); /* the slot may have moved */
-        memcpy(l->lbl[l->n_lbl].v, v, sizeof(l->lbl[l->n_lbl].v));
-        gc__index_fill(&l->lbl_ix, pos, h, l->n_lbl);
-        *ret = (uint32_t)l->n_lbl++;
+        ix = l->n_lbl_free ? l->lbl_free[--l->n_lbl_free] : l->n_lbl++;
+        memcpy(l->lbl[ix].v, v, sizeof(l->lbl[ix].v));
+        gc__index_fill(&l->lbl_ix, pos, h, ix);
+        *ret = (uint32_t)ix;
         return 0;
+}
+
+size_t gc__lbl_count(const gc_ledger *l)
+{
+        return l->n_lbl - l->n_lbl_free;
+}
+
+/* Marks the tuples of one period's rows. */
+static void gc__lbl_mark_period(const gc__period *p, uint8_t *used)
+{
+        for (size_t i = 0; i < p->n_top; i++)
+                used[p->top[i].lbl] = 1;
+        for (size_t i = 0; i < p->n_rest; i++)
+                used[p->rest[i].lbl] = 1;
+}
+
+void gc__lbl_sweep(gc_ledger *l, int dropped)
+{
+        uint8_t *used;
+        size_t live = 0;
+
+        if (!l->n_label_keys || (!dropped && gc__lbl_count(l) < 2 * l->lbl_live + 1024))
+                return;
+        used = calloc(l->n_lbl, 1);
+        if (!used)
+                return; /* kept: they cost memory, not correctness */
+        used[0] = 1;    /* every value GC_UNLABELLED: node rows and restores name it */
+        for (size_t i = 0; i < l->n_iv; i++)
+                used[l->iv[i].lbl] = 1;
+        for (size_t i = 0; i < l->n_grp; i++)
+                used[l->grp[i].lbl] = 1;
+        for (size_t i = 0; i < l->n_per; i++)
+                gc__lbl_mark_period(l->per[i], used);
+        for (size_t i = 0; i < l->n_lbl; i++) {
+                gc__lbl_key k = {l, l->lbl[i].v};
+                size_t pos;
+
+                if (used[i] || !l->lbl[i].v[0]) {
+                        live += used[i];
+                        continue;
+                }
+                if (gc__vec_reserve((void **)&l->lbl_free, &l->cap_lbl_free, l->n_lbl_free + 1,
+                                    sizeof(*l->lbl_free)) < 0)
+                        break;
+                if (gc__index_find(&l->lbl_ix, gc__lbl_hash(l->lbl[i].v), gc__lbl_eq, &k, &pos))
+                        gc__index_del(&l->lbl_ix, pos);
+                memset(l->lbl[i].v, 0, sizeof(l->lbl[i].v));
+                l->lbl_free[l->n_lbl_free++] = (uint32_t)i;
+        }
+        l->lbl_live = live;
+        free(used);
 }
 
 int gc__lbl_of(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret)
@@ -321,6 +376,7 @@ gc_ledger *gc_ledger_free(gc_ledger *l)
         gc__index_free(&l->grp_ix);
         free(l->lbl);
         gc__index_free(&l->lbl_ix);
+        free(l->lbl_free);
         free(l->crun);
         gc__index_free(&l->crun_ix);
         gc__tier_free(l);
@@ -659,15 +715,17 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
 {
         int64_t fold_to, first;
         uint32_t grp[3];
-        size_t i;
-        int folded = 0, r = 0;
+        size_t i, rows;
+        int folded = 0, r = 0, dropped;
 
         if (!l)
                 return -EINVAL;
         fold_to = gc__floor_bucket(gc__clamp_time(before), l->bucket);
         first = gc__floor_bucket(gc__clamp_time(keep_since), l->bucket);
+        rows = l->n_roll + l->n_per;
         gc__drop_old(l, first);
         gc__tier_drop_old(l, keep_since);
+        dropped = l->n_roll + l->n_per < rows;
 
         /* Each interval folds whole or not at all, so a limit hit leaves no half-counted pod. */
         for (i = 0; i < l->n_iv;) {
@@ -704,6 +762,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
         if (fold_to > l->horizon)
                 l->horizon = fold_to;
         gc__tier_compact(l);
+        gc__lbl_sweep(l, dropped);
         if (r < 0)
                 return r;
 
@@ -838,13 +897,14 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret)
                 s.capacity_runs = l->n_crun;
                 s.periods = l->n_per;
                 s.period_rows = l->n_prows;
+                s.label_tuples = l->n_label_keys ? gc__lbl_count(l) : 0;
                 s.horizon = l->horizon;
                 s.bytes =
                     gc__tier_bytes(l) + sizeof(*l) + l->cap_iv * sizeof(*l->iv) +
                     l->cap_cap * sizeof(*l->cap) + l->cap_roll * sizeof(*l->roll) +
                     l->cap_grp * sizeof(*l->grp) + l->grp_ix.nslots * sizeof(gc__slot) +
                     l->cap_lbl * sizeof(*l->lbl) + l->lbl_ix.nslots * sizeof(gc__slot) +
-                    l->cap_crun * sizeof(*l->crun) +
+                    l->cap_lbl_free * sizeof(*l->lbl_free) + l->cap_crun * sizeof(*l->crun) +
                     (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->crun_ix.nslots) *
                         sizeof(gc__slot);
         }

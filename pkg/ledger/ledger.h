@@ -221,6 +221,7 @@ typedef struct gc_ledger_stats {
         size_t capacity_runs; /* the runs holding those buckets (what memory holds) */
         size_t periods;       /* days, weeks and months of period history */
         size_t period_rows;   /* their top pods, rows of the rest and node rows, together */
+        size_t label_tuples;  /* distinct tuples of label values held (0 keeping no keys) */
         size_t bytes;         /* memory held, approximately (the string pool is the caller's) */
         int64_t horizon;      /* hours before it are folded; INT64_MIN when nothing is */
 } gc_ledger_stats;

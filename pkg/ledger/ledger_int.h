@@ -120,8 +120,9 @@ typedef struct gc__prow {
 /*
  * One tuple of label values, each pooled (GC_UNLABELLED where a pod has none), in the order of
  * gc_ledger.label_keys. Rows name theirs by index, so a ledger keeping no label keys spends
- * nothing on them: tuple 0 is every value GC_UNLABELLED. The table only grows (a clone's shared
- * periods name tuples by index); a checkpoint restore keeps only the tuples rows still name.
+ * nothing on them: tuple 0 is every value GC_UNLABELLED. Indexes never move (a clone's shared
+ * periods name tuples by index, in the clone's own copy of the table): a tuple no record names
+ * any more is emptied (every value NULL) by gc__lbl_sweep and its index reused.
  */
 typedef struct gc__lbl {
         const char *v[GC_LABEL_DIMS];
@@ -165,9 +166,12 @@ struct gc_ledger {
         const char *unlabelled;                /* interned GC_UNLABELLED */
         const char *label_keys[GC_LABEL_DIMS]; /* pooled; label dimension i is key i */
         size_t n_label_keys;
-        gc__lbl *lbl; /* label value tuples; pooled strings (see gc__lbl) */
+        gc__lbl *lbl; /* label value tuples; pooled strings (see gc__lbl), NULL when emptied */
         size_t n_lbl, cap_lbl;
         gc__index lbl_ix;
+        uint32_t *lbl_free; /* emptied tuples, reused first */
+        size_t n_lbl_free, cap_lbl_free;
+        size_t lbl_live; /* tuples in use after the last sweep */
         int64_t horizon; /* hours before this are folded; INT64_MIN = none yet */
         int64_t bucket;  /* seconds per rollup bucket: 3600, 1800 or 900 */
 
@@ -206,6 +210,14 @@ struct gc_ledger {
 int gc__lbl_get(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret);
 /* The tuple of caller's values (interned; NULL or "" is GC_UNLABELLED); tuple 0 when none. */
 int gc__lbl_of(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret);
+/*
+ * Empties the tuples no interval, hourly group or period row names: after retention `dropped`
+ * rows or periods (at most once an hour), else once the table has doubled since the last sweep
+ * (amortized). So the table is bounded by what history holds, not by every value ever seen.
+ */
+void gc__lbl_sweep(gc_ledger *l, int dropped);
+/* Tuples in use (not emptied). */
+size_t gc__lbl_count(const gc_ledger *l);
 
 /* Period history (tier.c). */
 void gc__tier_free(gc_ledger *l);

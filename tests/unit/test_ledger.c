@@ -1882,6 +1882,88 @@ START_TEST(test_label_dims_parse)
 }
 END_TEST
 
+/*
+ * Label tuples no record names any more are emptied once history drops them, and their indexes
+ * reused: a high-cardinality label (a run id) costs what history holds, not every value ever
+ * seen. A clone made before keeps its own values.
+ */
+START_TEST(test_label_tuples_swept)
+{
+        static const char *const keys[] = {"run"};
+        gc_ledger_opts o = {0};
+        gc_ledger_stats st;
+        gc_ledger *l, *c;
+        char uid[32], run[32];
+        gc_query q;
+        gc_cost_summary s;
+        size_t bytes;
+
+        o.pool = pool;
+        o.label_keys = keys;
+        o.n_label_keys = 1;
+        l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(l);
+        for (int i = 0; i < 3000; i++) {
+                gc_usage u = {0};
+
+                snprintf(uid, sizeof(uid), "old-%d", i);
+                snprintf(run, sizeof(run), "run-%d", i);
+                u.pod_uid = uid;
+                u.labels[0] = run;
+                u.geq = 1;
+                u.usd_per_gpu_hour = 1;
+                u.start = T0 + i;
+                u.end = T0 + i + 60;
+                ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
+        }
+        ck_assert_int_eq(gc_ledger_fold(l, T0 + 2 * H, 0), 3000);
+        gc_ledger_stats_get(l, &st);
+        ck_assert_uint_eq(st.label_tuples, 3001);
+        c = gc_ledger_clone(l);
+        ck_assert_ptr_nonnull(c);
+        /* Retention drops that day: its rows and periods, and so its tuples. */
+        ck_assert_int_ge(gc_ledger_fold(l, T0 + 40 * DAY_S, T0 + 35 * DAY_S), 0);
+        gc_ledger_stats_get(l, &st);
+        ck_assert_uint_eq(st.label_tuples, 1);
+        bytes = st.bytes;
+        for (int i = 0; i < 2000; i++) {
+                gc_usage u = {0};
+
+                snprintf(uid, sizeof(uid), "new-%d", i);
+                snprintf(run, sizeof(run), "later-%d", i % 10);
+                u.pod_uid = uid;
+                u.labels[0] = run;
+                u.geq = 1;
+                u.usd_per_gpu_hour = 1;
+                u.start = T0 + 41 * DAY_S;
+                u.end = T0 + 41 * DAY_S + 60;
+                ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
+        }
+        gc_ledger_stats_get(l, &st);
+        ck_assert_uint_eq(st.label_tuples, 11);
+        ck_assert_uint_le(st.bytes, bytes + 2000 * 200); /* the intervals, no larger table */
+        memset(&q, 0, sizeof(q));
+        q.start = T0 + 41 * DAY_S;
+        q.end = q.start + H;
+        q.by[0] = GC_DIM_LABEL;
+        q.n_by = 1;
+        ck_assert_int_eq(gc_ledger_query(l, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 10);
+        ck_assert_ptr_eq(strstr(s.rows[0].keys[GC_DIM_LABEL], "later-"),
+                         s.rows[0].keys[GC_DIM_LABEL]);
+        gc_cost_summary_free(&s);
+        /* The clone still answers with the values it was made with. */
+        q.start = T0;
+        q.end = T0 + 2 * H;
+        ck_assert_int_eq(gc_ledger_query(c, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 3000);
+        ck_assert_ptr_nonnull(row_of(&s, GC_DIM_LABEL, "run-2999"));
+        gc_cost_summary_free(&s);
+        gc_ledger_free(c);
+        gc_ledger_free(l);
+}
+END_TEST
+
 START_TEST(test_period_history_restore)
 {
         gc_ledger_visitor v = {cp_usage, cp_capacity, cp_rollup, cp_capacity_rollup, cp_period};
@@ -1974,6 +2056,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_period_history_restore);
         tcase_add_loop_test(tc, test_label_dims_exact, 0, 3);
         tcase_add_test(tc, test_label_dims_parse);
+        tcase_add_test(tc, test_label_tuples_swept);
         suite_add_tcase(s, tc);
         return s;
 }
