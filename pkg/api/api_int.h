@@ -135,6 +135,7 @@ int gc__api_pods(gc__api_ctx *x);
 int gc__api_reports(gc__api_ctx *x);
 int gc__api_recommendations(gc__api_ctx *x);
 int gc__api_prices(gc__api_ctx *x);
+int gc__api_dimensions(gc__api_ctx *x);
 int gc__api_tco(gc__api_ctx *x);
 int gc__api_allocation(gc__api_ctx *x);
 int gc__api_metrics(gc__api_ctx *x);

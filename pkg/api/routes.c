@@ -516,6 +516,38 @@ int gc__api_recommendations(gc__api_ctx *x)
                            "(configure a usage source, docs/usage.md)\"]}");
 }
 
+/* ---- /api/v1/dimensions ---------------------------------------------------------------------- */
+
+/*
+ * What by= and the filters take: the fixed dimensions, then label:<key> of each label key the
+ * ledger keeps (the configuration's labels.dimensions), so a client (the dashboard) can offer
+ * them without guessing.
+ */
+int gc__api_dimensions(gc__api_ctx *x)
+{
+        static const char *const known[] = {NULL};
+        gc_buf *b = &x->res->body;
+        gc_label_keys lk;
+        char name[GC_LABEL_KEY_MAX + 8];
+
+        if (gc__api_known_params(x, known))
+                return 0;
+        gc_ledger_label_keys(x->s->p.ledger, &lk);
+        gc_buf_puts(b, "{\"dimensions\":[");
+        for (size_t d = 0; d < GC_DIM_COUNT + lk.n; d++) {
+                if (d)
+                        gc_buf_puts(b, ",");
+                gc_buf_json_str(b, gc_dim_label_name((gc_dim)d, &lk, name, sizeof(name)));
+        }
+        gc_buf_puts(b, "],\"label_keys\":[");
+        for (size_t i = 0; i < lk.n; i++) {
+                if (i)
+                        gc_buf_puts(b, ",");
+                gc_buf_json_str(b, lk.key[i]);
+        }
+        return gc_buf_puts(b, "]}");
+}
+
 /* ---- /api/v1/prices, /api/v1/tco ------------------------------------------------------------ */
 
 typedef struct gc__class {

@@ -226,6 +226,7 @@ static const gc__route gc__routes[] = {
     {"/api/v1/reports", gc__api_reports, GC_HTTPD_PREFIX, 0},
     {"/api/v1/recommendations", gc__api_recommendations, 0, 0},
     {"/api/v1/prices", gc__api_prices, 0, 0},
+    {"/api/v1/dimensions", gc__api_dimensions, 0, 0},
     {"/api/v1/tco", gc__api_tco, 0, 0},
     {"/api/v1/export/focus", gc__api_export, 0, 0},
     {"/api/v1/export/csv", gc__api_export, 0, 0},

@@ -867,6 +867,19 @@ START_TEST(test_label_dimensions)
         ck_assert_int_eq(r.status, 400);
         ck_assert_ptr_nonnull(strstr(r.body.data, "label dimensions: label:cost-center"));
         resp_free(&r);
+
+        /* What by= takes, label dimensions last. */
+        j = get_json("/api/v1/dimensions", 200);
+        labels = cJSON_GetObjectItemCaseSensitive(j, "dimensions");
+        ck_assert_int_eq(cJSON_GetArraySize(labels), GC_DIM_COUNT + 1);
+        ck_assert_str_eq(cJSON_GetArrayItem(labels, 0)->valuestring, "namespace");
+        ck_assert_str_eq(cJSON_GetArrayItem(labels, GC_DIM_COUNT)->valuestring,
+                         "label:cost-center");
+        ck_assert_str_eq(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "label_keys"), 0)->valuestring,
+            "cost-center");
+        cJSON_Delete(j);
+        expect_bad("/api/v1/dimensions?x=1", 400, "x", 0);
 }
 END_TEST
 
