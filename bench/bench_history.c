@@ -17,7 +17,11 @@
 
 /*
  * usage: bench_history [DAYS] [PODS_PER_DAY] [KEEP_DAYS] [tuned|glibc] [ZONE] [HOURLY_DAYS]
- *        [sweep|nosweep] (defaults 90, 50000, 35, tuned, UTC, 35, sweep)
+ *        [sweep|nosweep] [LABELS] (defaults 90, 50000, 35, tuned, UTC, 35, sweep, 0)
+ *
+ * LABELS is how many label dimensions the ledger with period history keeps (label:<key>,
+ * docs/ledger.md): 0 none; 1 cost-center (8 values, by namespace); 2 also experiment-id, a
+ * value per Job and training run (their own workloads) and one of 50 for the rest.
  *
  * ZONE is the report zone (an IANA name from the system's tzdata): it sets the ledger's fold
  * bucket (an hour, or 30 or 15 minutes for zones that had such offsets, e.g. Asia/Kathmandu)
@@ -104,6 +108,8 @@ static const char *fmt(world *w, const char *f, ...)
         return gc_strpool_intern0(w->pool, s);
 }
 
+static long n_labels; /* LABELS */
+
 /* One pod of the day's mix, starting at t, into both ledgers. */
 static int put_pod(world *w, int64_t t)
 {
@@ -138,6 +144,12 @@ static int put_pod(world *w, int64_t t)
         u.dims[GC_DIM_CAPACITY_TYPE] = rnd(4) ? "on-demand" : "spot";
         u.dims[GC_DIM_NODE] = w->node[rnd(N_NODES)];
         u.dims[GC_DIM_POD] = fmt(w, "pod-%ld-%ld", w->seq % 7919, w->seq);
+        if (n_labels > 0)
+                u.labels[0] = fmt(w, "cc-%u", n % 8);
+        if (n_labels > 1)
+                u.labels[1] = (kind >= 60 && kind < 80) || kind >= 95
+                                  ? fmt(w, "exp-%ld", w->seq)
+                                  : fmt(w, "exp-shared-%u", rnd(50));
         u.geq = rnd(10) == 0 ? 8 : 1 + rnd(2);
         u.usd_per_gpu_hour = 4.1;
         u.start = t;
@@ -161,8 +173,14 @@ static int world_new(world *w, int64_t t0, const gc_tz *tz)
         o.tz = tz;
         /* As the controller picks it: from 1972, when the last zones left offsets in seconds. */
         o.bucket_s = gc_tz_granularity(tz, 63072000, INT64_MAX);
-        w->now = gc_ledger_new(&o);
         w->hour = gc_ledger_new(&o);
+        {
+                static const char *const keys[] = {"cost-center", "experiment-id"};
+
+                o.label_keys = keys;
+                o.n_label_keys = (size_t)n_labels;
+        }
+        w->now = gc_ledger_new(&o);
         if (!w->now || !w->hour || gc_ledger_set_period_since(w->hour, INT64_MAX) < 0)
                 return -ENOMEM;
         for (long i = 0; i < N_NS; i++) {
@@ -274,12 +292,13 @@ static int measure_week(world *w, int week, int64_t t)
         printf("week=%d rss_mib=%.1f pool_mib=%.1f ledger_mib=%.1f hourly_only_ledger_mib=%.1f "
                "intervals=%zu rollup_rows=%zu capacity_runs=%zu periods=%zu period_rows=%zu "
                "report_top=\"%.*s\" report_ms=%.0f checkpoint_bytes=%zu encode_s=%.2f "
-               "snapshot_copy_ms=%.1f pool_strings=%zu sweeps=%u sweep_max_ms=%.0f\n",
+               "snapshot_copy_ms=%.1f label_tuples=%zu pool_strings=%zu sweeps=%u "
+               "sweep_max_ms=%.0f\n",
                week, rss_mib(), (double)gc_strpool_bytes(w->pool) / 1048576.0,
                (double)sn.bytes / 1048576.0, (double)sh.bytes / 1048576.0, sn.intervals,
                sn.rollup_rows, sn.capacity_runs, sn.periods, sn.period_rows,
                top ? (int)strcspn(top + 3, "\n") : 0, top ? top + 3 : "", rep_ms, cp_bytes, enc_s,
-               clone_ms, gc_strpool_count(w->pool), w->sweeps, w->sweep_ms);
+               clone_ms, sn.label_tuples, gc_strpool_count(w->pool), w->sweeps, w->sweep_ms);
         fflush(stdout);
         w->sweeps = 0;
         w->sweep_ms = 0;
@@ -303,12 +322,14 @@ int main(int argc, char **argv)
         world w;
         int r;
 
+        n_labels = argc > 8 ? strtol(argv[8], NULL, 10) : 0;
         if (days < 7 || days > 400 || per_day < 24 || per_day > 1000000 || keep < 1 || keep > 400 ||
-            hourly < 0 || hourly > 400 || (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0) ||
+            hourly < 0 || hourly > 400 || n_labels < 0 || n_labels > 2 ||
+            (argc > 4 && !glibc && strcmp(argv[4], "tuned") != 0) ||
             (argc > 7 && sweep && strcmp(argv[7], "sweep") != 0)) {
                 fprintf(stderr, "usage: bench_history [DAYS 7..400] [PODS_PER_DAY 24..1000000] "
                                 "[KEEP_DAYS 1..400] [tuned|glibc] [ZONE] [HOURLY_DAYS 0..400] "
-                                "[sweep|nosweep]\n");
+                                "[sweep|nosweep] [LABELS 0..2]\n");
                 return 2;
         }
         r = gc_tz_load(NULL, zone, &tz);
@@ -346,9 +367,9 @@ int main(int argc, char **argv)
                 return 1;
         }
         printf("days=%ld pods_per_day=%ld keep_days=%ld hourly_days=%ld pods=%ld allocator=%s "
-               "zone=%s bucket_s=%lld pool=%s run_s=%.0f\n",
+               "zone=%s bucket_s=%lld pool=%s labels=%ld run_s=%.0f\n",
                days, per_day, keep, hourly, w.seq, glibc ? "glibc" : "tuned", zone,
-               (long long)gc_ledger_granularity(w.now), sweep ? "sweep" : "nosweep",
+               (long long)gc_ledger_granularity(w.now), sweep ? "sweep" : "nosweep", n_labels,
                now_s() - start);
         gc_ledger_free(w.now);
         gc_ledger_free(w.hour);

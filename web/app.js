@@ -1082,7 +1082,8 @@ function load(quiet) {
     pods: costUrl(win, "namespace,pod,team,project,model"),
     recs: "api/v1/recommendations",
     reports: "api/v1/reports/weekly",
-    months: "api/v1/reports/monthly"
+    months: "api/v1/reports/monthly",
+    dims: "api/v1/dimensions"
   };
   var names = Object.keys(urls);
   Promise
@@ -1159,12 +1160,27 @@ function load(quiet) {
                       return {err: e};
                     }) :
             Promise.resolve(null);
-        return Promise.all([next, podDocs, monthDoc]).then(function(two) {
+        // The labels kept as dimensions (none from a controller that does not say): by each.
+        var labelDims = (docs.dims.ok && docs.dims.ok.dimensions || []).filter(function(d) {
+          return d.indexOf("label:") === 0;
+        });
+        var labelDocs = Promise.all(labelDims.map(function(d) {
+          var url = costUrl(win, encodeURIComponent(d));
+          return api(url).then(
+              function(x) {
+                return {dim: d, url: url, ok: x};
+              },
+              function(e) {
+                return {dim: d, url: url, err: e};
+              });
+        }));
+        return Promise.all([next, podDocs, monthDoc, labelDocs]).then(function(two) {
           var rep = two[0];
           if (gen !== generation) return;
           docs.report = rep;
           docs.month = two[2];
           docs.podRecords = {ok: two[1]};
+          docs.labels = {ok: two[3]};
           // A refresh that brings nothing new leaves the page (open details, focus) as it is.
           var signature = JSON.stringify(docs, function(k, v) {
             return v instanceof ApiError ? {status: v.status} : v;
@@ -1190,7 +1206,7 @@ function render(urls, docs) {
   if (global && docs.team.err) {
     showMessage(explain(global));
     ["cards", "chart-team", "table-team", "chart-project", "table-project", "table-workload",
-     "table-idle", "table-pods", "recs", "month", "report"]
+     "table-labels", "table-idle", "table-pods", "recs", "month", "report"]
         .forEach(function(id) {
           fill(id);
         });
@@ -1247,6 +1263,9 @@ function render(urls, docs) {
             "Spend by workload over the window", d, urls.workload, ["workload", "team", "project"],
             ["Workload", "Team", "Project"], 20));
   });
+  section("labels", "table-labels", function(d) {
+    renderLabels(d);
+  });
   section("team", "table-idle", function(d) {
     renderIdle(d, urls.team);
   });
@@ -1268,6 +1287,19 @@ function render(urls, docs) {
   });
   document.documentElement.setAttribute("data-state", "ready");
   recordLayout();
+}
+
+// One table per label kept as a dimension; the section shows only when there is one.
+function renderLabels(list) {
+  document.getElementById("by-label").hidden = !list.length;
+  fill("table-labels", list.map(function(x) {
+    var key = x.dim.slice("label:".length);
+    return h(
+        "div", {"class": "label-table", "data-dim": x.dim}, h("h3", null, key),
+        x.err ? h("p", {"class": "error"}, explain(x.err)) :
+                groupTable(
+                    "Spend by label " + key + " over the window", x.ok, x.url, [x.dim], [key], 20));
+  }));
 }
 
 // Layout facts for tests and for anyone checking the page fits a phone.

@@ -69,6 +69,8 @@ gc_ledger *ctl_ledger_new(const ctl *c)
         lo.top_n = c->cfg->top_n > GC_LEDGER_DEFAULT_TOP_N ? c->cfg->top_n : 0;
         if (lo.top_n > GC_LEDGER_MAX_TOP_N)
                 lo.top_n = GC_LEDGER_MAX_TOP_N;
+        lo.label_keys = c->cfg->label_keys;
+        lo.n_label_keys = c->cfg->n_label_keys;
         return gc_ledger_new(&lo);
 }
 

@@ -95,18 +95,32 @@ int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         gc_dump_input pods, nodes, nss, config, settings;
         int64_t now = 0, start, end;
         char err[640], when[GC_TIME_LEN], url[300];
+        gc_buf own_config;
         gc_dump d;
         ctl c;
-        int rc = 1;
+        int rc = 1, r;
 
         memset(&c, 0, sizeof(c));
         memset(&d, 0, sizeof(d));
         c.o = o;
+        gc_buf_init(&own_config, 0);
         pthread_mutex_init(&c.mu, NULL);
         if (ctl__embedded("pods.json", &pods) < 0 || ctl__embedded("nodes.json", &nodes) < 0 ||
             ctl__embedded("namespaces.json", &nss) < 0 ||
             ctl__embedded("config.json", &config) < 0 || ctl__embedded("demo.json", &settings) < 0)
                 goto finish;
+        /* A configuration of one's own (label dimensions, prices) over the same cluster. */
+        if (o->config_path) {
+                r = gc_read_file(o->config_path, (size_t)16 << 20, &own_config);
+                if (r < 0) {
+                        ctl_log(CTL_ERROR, "cannot read the configuration", "file", o->config_path,
+                                "error", strerror(-r), NULL);
+                        goto finish;
+                }
+                config.name = o->config_path;
+                config.data = own_config.data ? own_config.data : "";
+                config.len = own_config.len;
+        }
         if (gc_dump_demo_settings(settings.data, settings.len, &now, &start, &end, err,
                                   sizeof(err)) < 0 ||
             gc_dump_start(&d, &config, NULL, err, sizeof(err)) < 0 ||
@@ -150,6 +164,7 @@ finish:
         free(c.named[1]);
         gc_ptrmap_free(&c.named_map[1]);
         gc_dump_release(&d);
+        gc_buf_free(&own_config);
         pthread_mutex_destroy(&c.mu);
         return rc;
 }

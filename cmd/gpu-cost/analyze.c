@@ -78,7 +78,54 @@ static void input_dump(const input *in, gc_dump_input *ret)
         ret->len = in->len;
 }
 
-static int analysis_start(analysis *a, const input *config, const input *prices)
+/* Label keys the dumps' ledger keeps beside the configuration's: those --by names. */
+typedef struct label_words {
+        char key[GC_LABEL_DIMS][GC_LABEL_KEY_MAX + 1];
+        const char *ptr[GC_LABEL_DIMS];
+        size_t n;
+} label_words;
+
+/*
+ * The label:<key> words of a --by list (any key: a dump has every pod's labels), so the ledger
+ * keeps them; gc_dims_parse checks the list itself afterwards.
+ */
+static int label_words_of(const char *csv, label_words *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        for (const char *p = csv; p && *p;) {
+                const char *end = strchr(p, ',');
+                size_t len = end ? (size_t)(end - p) : strlen(p), klen;
+                const char *w = p, *key;
+
+                while (len && (*w == ' ' || *w == '\t')) {
+                        w++;
+                        len--;
+                }
+                while (len && (w[len - 1] == ' ' || w[len - 1] == '\t'))
+                        len--;
+                if (gc_dim_is_label(w, len, &key, &klen)) {
+                        if (klen == 0 || klen > GC_LABEL_KEY_MAX) {
+                                cli_error("--by: \"%.*s\" names no label key",
+                                          len > 64 ? 64 : (int)len, w);
+                                return -EINVAL;
+                        }
+                        if (ret->n == GC_LABEL_DIMS) {
+                                cli_error("--by: at most %d label dimensions", GC_LABEL_DIMS);
+                                return -E2BIG;
+                        }
+                        memcpy(ret->key[ret->n], key, klen);
+                        ret->key[ret->n][klen] = '\0';
+                        ret->ptr[ret->n] = ret->key[ret->n];
+                        ret->n++;
+                }
+                p = end ? end + 1 : NULL;
+        }
+        return 0;
+}
+
+/* lw: label keys to keep beside the configuration's (NULL: none). */
+static int analysis_start(analysis *a, const input *config, const input *prices,
+                          const label_words *lw)
 {
         gc_dump_input c, p;
         char err[640];
@@ -88,7 +135,8 @@ static int analysis_start(analysis *a, const input *config, const input *prices)
                 input_dump(config, &c);
         if (prices)
                 input_dump(prices, &p);
-        r = gc_dump_start(a, config ? &c : NULL, prices ? &p : NULL, err, sizeof(err));
+        r = gc_dump_start_labels(a, config ? &c : NULL, prices ? &p : NULL, lw ? lw->ptr : NULL,
+                                 lw ? lw->n : 0, err, sizeof(err));
         if (r < 0)
                 cli_error("%s", err);
         return r;
@@ -234,7 +282,8 @@ static const char analyze_usage[] =
     "  --config FILE      configuration JSON (label keys, namespace map, node rules, ...)\n"
     "  --window S,E       the window, e.g. 2026-11-16T00:00:00Z,2026-11-23T00:00:00Z\n"
     "  --by DIMS          grouping: namespace, team, project, model, capacity_type, node, pod,\n"
-    "                     workload\n"
+    "                     workload, label:KEY (a pod label, else its namespace's; pods with\n"
+    "                     neither read __unlabelled__; at most 4 label keys)\n"
     "                     (comma-separated; default team,project)\n"
     "  --format F         table (default), json or markdown\n"
     "  --metrics FILE     a saved dcgm-exporter /metrics body (repeatable): adds the Savings\n"
@@ -282,8 +331,10 @@ int cmd_analyze(int argc, char **argv)
         analysis a;
         gc_query q;
         gc_cost_summary sum;
+        gc_label_keys lk;
+        label_words lw;
         gc_buf out;
-        char err[256];
+        char err[640];
         int c, r, rc = GC_EXIT_USAGE;
 
         memset(&pods, 0, sizeof(pods));
@@ -376,7 +427,12 @@ int cmd_analyze(int argc, char **argv)
         }
         if (parse_window(window, &q.start, &q.end) < 0)
                 goto finish;
-        if (gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)) < 0) {
+        /* The words are checked before any file is read: the label keys are kept if asked. */
+        if (label_words_of(by, &lw) < 0)
+                goto finish;
+        lk.n = lw.n;
+        memcpy(lk.key, lw.ptr, sizeof(lk.key));
+        if (gc_dims_parse(by, &lk, q.by, &q.n_by, err, sizeof(err)) < 0) {
                 cli_error("--by: %s", err);
                 goto finish;
         }
@@ -397,9 +453,15 @@ int cmd_analyze(int argc, char **argv)
             (config_path && input_read(&config, config_path) < 0) ||
             (prices_path && input_read(&prices, prices_path) < 0))
                 goto finish;
-        r = analysis_start(&a, config_path ? &config : NULL, prices_path ? &prices : NULL);
+        r = analysis_start(&a, config_path ? &config : NULL, prices_path ? &prices : NULL, &lw);
         if (r < 0) {
                 rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
+                goto finish;
+        }
+        /* Again, in the ledger's slots (the configuration's labels.dimensions come first). */
+        gc_ledger_label_keys(a.ledger, &lk);
+        if (gc_dims_parse(by, &lk, q.by, &q.n_by, err, sizeof(err)) < 0) {
+                cli_error("--by: %s", err);
                 goto finish;
         }
         r = 0;
@@ -558,7 +620,8 @@ int cmd_demo(int argc, char **argv)
             input_embedded(&settings, "demo.json") < 0 ||
             demo_settings(&settings, &now, &rep.start, &rep.end) < 0)
                 goto finish;
-        if (analysis_start(&a, &config, NULL) < 0 || analysis_load(&a, &pods, &nodes, &nss) < 0)
+        if (analysis_start(&a, &config, NULL, NULL) < 0 ||
+            analysis_load(&a, &pods, &nodes, &nss) < 0)
                 goto finish;
         rep.ledger = a.ledger;
         rep.kind = "weekly";
@@ -768,7 +831,7 @@ int cmd_export(int argc, char **argv)
             (config_path && input_read(&config, config_path) < 0) ||
             (prices_path && input_read(&prices, prices_path) < 0))
                 goto finish;
-        r = analysis_start(&a, config_path ? &config : NULL, prices_path ? &prices : NULL);
+        r = analysis_start(&a, config_path ? &config : NULL, prices_path ? &prices : NULL, NULL);
         if (r < 0) {
                 rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
                 goto finish;

@@ -299,7 +299,7 @@ static void row_amounts(const cJSON *o, gc_cost_row *row)
 
 static const char *pooled(gc_strpool *pool, const cJSON *v)
 {
-        return cJSON_IsString(v) ? gc_strpool_intern0(pool, v->valuestring) : NULL;
+        return v && cJSON_IsString(v) ? gc_strpool_intern0(pool, v->valuestring) : NULL;
 }
 
 /*
@@ -327,8 +327,22 @@ static int summary_from_json(const cJSON *doc, gc_strpool *pool, gc_cost_summary
                 return -EINVAL;
         cJSON_ArrayForEach(it, by)
         {
-                if (!cJSON_IsString(it) || sum.n_by == GC_DIM_COUNT ||
-                    gc_dim_parse(it->valuestring, strlen(it->valuestring), &sum.by[sum.n_by]) < 0)
+                const char *key;
+                size_t klen;
+
+                if (!cJSON_IsString(it) || sum.n_by == GC_KEY_COUNT)
+                        return -EINVAL;
+                /* A label dimension takes the next label slot, named as the server named it. */
+                if (gc_dim_is_label(it->valuestring, strlen(it->valuestring), &key, &klen)) {
+                        if (klen == 0 || sum.label_keys.n == GC_LABEL_DIMS)
+                                return -EINVAL;
+                        sum.label_keys.key[sum.label_keys.n] = gc_strpool_intern0(pool, key);
+                        if (!sum.label_keys.key[sum.label_keys.n])
+                                return -ENOMEM;
+                        sum.by[sum.n_by++] = (gc_dim)(GC_DIM_LABEL + sum.label_keys.n++);
+                        continue;
+                }
+                if (gc_dim_parse(it->valuestring, strlen(it->valuestring), &sum.by[sum.n_by]) < 0)
                         return -EINVAL;
                 sum.n_by++;
         }
@@ -345,8 +359,10 @@ static int summary_from_json(const cJSON *doc, gc_strpool *pool, gc_cost_summary
                 gc_cost_row *row = &sum.rows[i++];
 
                 for (size_t k = 0; k < sum.n_by; k++) {
-                        const cJSON *v =
-                            cJSON_GetObjectItemCaseSensitive(keys, gc_dim_name(sum.by[k]));
+                        char name[GC_LABEL_KEY_MAX + 8];
+                        const char *dn =
+                            gc_dim_label_name(sum.by[k], &sum.label_keys, name, sizeof(name));
+                        const cJSON *v = dn ? cJSON_GetObjectItemCaseSensitive(keys, dn) : NULL;
 
                         row->keys[sum.by[k]] = pooled(pool, v);
                         if (cJSON_IsString(v) && !row->keys[sum.by[k]])
@@ -465,7 +481,8 @@ static const char costs_usage[] =
     "  --window W         7d (the last 7 days, default), 12h, today, yesterday, week,\n"
     "                     lastweek, month, lastmonth, or START,END (RFC 3339)\n"
     "  --by DIMS          namespace, team, project, model, capacity_type, node, pod,\n"
-    "                     workload\n"
+    "                     workload, label:KEY (a key the controller keeps:\n"
+    "                     labels.dimensions of its configuration)\n"
     "                     (comma-separated; default team,project)\n"
     "  --step D           one summary per D (1d, 1h) across the window\n"
     "  --team T, --project P, --namespace NS  only that team's, project's or namespace's pods\n"

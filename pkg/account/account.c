@@ -238,6 +238,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 gc_diag_add(diag, "pod %s/%s: finished with no end time; billed nothing",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "");
         gc_attribute(pod, ns, &a->attr, &u.dims[GC_DIM_TEAM], &ts, &u.dims[GC_DIM_PROJECT], &ps);
+        gc_attribute_labels(pod, ns, u.labels);
         u.pod_uid = pod->uid && *pod->uid ? pod->uid : NULL;
         if (!u.pod_uid) {
                 /* Hand-made objects may lack a UID: namespace/name is unique at one time. */

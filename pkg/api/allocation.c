@@ -25,17 +25,21 @@ typedef enum gc__key {
         GC__K_CONTROLLER_KIND,
         GC__K_TEAM,
         GC__K_PROJECT,
-        GC__K_COUNT,
+        GC__K_LABEL, /* the ledger's label dimension i (labels.dimensions) is GC__K_LABEL + i */
+        GC__K_COUNT = GC__K_LABEL + GC_LABEL_DIMS,
 } gc__key;
 
-/* Property names in the JSON, by key; team and project go under "labels" when asked by label. */
-static const char *const gc__prop_names[GC__K_COUNT] = {
+/*
+ * Property names in the JSON, by key; team and project go under "labels" when asked by label,
+ * as label dimensions always do.
+ */
+static const char *const gc__prop_names[GC__K_LABEL] = {
     "cluster",    "node",           "namespace", "pod",    "container",
     "controller", "controllerKind", "team",      "project"};
 
 typedef struct gc__agg {
         gc__key keys[GC__MAX_KEYS];
-        const char *label[GC__MAX_KEYS]; /* label:<k> asked: k (team or project key) */
+        const char *label[GC__MAX_KEYS]; /* label:<k> asked: k (team, project or label key) */
         size_t n;
         int include_idle, share_idle, idle_by_node;
 } gc__agg;
@@ -127,11 +131,16 @@ static int gc__bool(gc__api_ctx *x, const char *name, int *ret)
         return 0;
 }
 
-/* "team label keys: a, b; project label keys: c" for the refusals. */
-static void gc__kept_labels(const gc_config *c, char *out, size_t outlen)
+/* "label dimensions: label:a; team labels: label:b; project labels: label:c" for refusals. */
+static void gc__kept_labels(const gc_config *c, const gc_label_keys *lk, char *out, size_t outlen)
 {
         size_t off = 0;
 
+        for (size_t i = 0; i < lk->n && off < outlen; i++)
+                off += (size_t)snprintf(out + off, outlen - off, "%s label:%s",
+                                        i ? "," : "label dimensions:", lk->key[i]);
+        if (lk->n && off < outlen)
+                off += (size_t)snprintf(out + off, outlen - off, "; ");
         off += (size_t)snprintf(out + off, outlen - off, "team labels:");
         for (size_t i = 0; i < c->n_team_keys && off < outlen; i++)
                 off += (size_t)snprintf(out + off, outlen - off, "%s label:%s", i ? "," : "",
@@ -167,10 +176,12 @@ static int gc__aggregate(gc__api_ctx *x, gc__agg *g)
         const gc_config *c = x->s->p.cfg;
         const char *v = gc_httpd_query(x->req, "aggregate");
         char word[GC__NAME_MAX], kept[GC__API_ERR];
+        gc_label_keys lk;
 
         memset(g->keys, 0, sizeof(g->keys));
         memset(g->label, 0, sizeof(g->label));
         g->n = 0;
+        gc_ledger_label_keys(x->s->p.ledger, &lk);
         if (!v || !*v) {
                 /* As OpenCost: no aggregation is one allocation per container. */
                 memcpy(g->keys, deflt, sizeof(deflt));
@@ -200,9 +211,18 @@ static int gc__aggregate(gc__api_ctx *x, gc__agg *g)
                         g->keys[g->n++] = words[i].key;
                         continue;
                 }
-                gc__kept_labels(c, kept, sizeof(kept));
+                gc__kept_labels(c, &lk, kept, sizeof(kept));
                 if (strncmp(word, "label:", 6) == 0) {
                         k = word + 6;
+                        /* A label kept as a dimension: its own values, pod's then namespace's. */
+                        for (i = 0; i < lk.n; i++)
+                                if (strcmp(lk.key[i], k) == 0)
+                                        break;
+                        if (i < lk.n) {
+                                g->label[g->n] = lk.key[i];
+                                g->keys[g->n++] = (gc__key)(GC__K_LABEL + i);
+                                continue;
+                        }
                         for (i = 0; i < c->n_team_keys; i++)
                                 if (strcmp(c->team_keys[i], k) == 0)
                                         break;
@@ -220,8 +240,9 @@ static int gc__aggregate(gc__api_ctx *x, gc__agg *g)
                                 continue;
                         }
                         gc__api_bad(x, 400, "aggregate",
-                                    "%.64s: this label is not kept; the controller keeps the "
-                                    "configured attribution labels only (%s)",
+                                    "%.64s: this label is not kept; the controller keeps "
+                                    "labels.dimensions and the attribution labels of the "
+                                    "configuration only (%s)",
                                     word, kept);
                         return 1;
                 }
@@ -336,6 +357,12 @@ static void gc__row_values(const gc_snapshot *s, const gc_cost_row *row, gc__row
         rv->v[GC__K_POD] = gc__or_unalloc(pod);
         rv->v[GC__K_TEAM] = gc__or_unalloc(row->keys[GC_DIM_TEAM]);
         rv->v[GC__K_PROJECT] = gc__or_unalloc(row->keys[GC_DIM_PROJECT]);
+        /* A pod without the label is __unallocated__ under it, as OpenCost has it. */
+        for (size_t i = 0; i < GC_LABEL_DIMS; i++) {
+                const char *lv = row->keys[GC_DIM_LABEL + i];
+
+                rv->v[GC__K_LABEL + i] = lv && strcmp(lv, GC_UNLABELLED) != 0 ? lv : NULL;
+        }
         if (p)
                 rv->v[GC__K_CONTAINER] = gc__or_unalloc(p->container);
         if (!gc__workload_controller(row->keys[GC_DIM_WORKLOAD], rv) && p)
@@ -622,13 +649,14 @@ static int gc__alloc_json(gc_buf *b, const gc__agg *g, const gc__alloc *a, int64
         if (r == 0)
                 r = gc_buf_puts(b, ",\"properties\":{");
         for (int k = 0, n = 0; r == 0 && k < GC__K_COUNT; k++) {
-                if (!a->prop[k] || k == GC__K_TEAM || k == GC__K_PROJECT)
+                if (!a->prop[k] || k == GC__K_TEAM || k == GC__K_PROJECT || k >= GC__K_LABEL)
                         continue;
                 r = gc_buf_printf(b, "%s\"%s\":", n++ ? "," : "", gc__prop_names[k]);
                 if (r == 0)
                         r = gc_buf_json_str(b, a->prop[k]);
         }
-        /* Team and project as OpenCost labels: under the label key asked for, if any. */
+        /* Team and project as OpenCost labels, under the label key asked for, if any; label
+         * dimensions always. */
         for (size_t i = 0; r == 0 && i < g->n; i++) {
                 const char *v = a->prop[g->keys[i]];
 
@@ -757,6 +785,16 @@ int gc__api_allocation(gc__api_ctx *x)
         q.by[q.n_by++] = GC_DIM_TEAM;
         q.by[q.n_by++] = GC_DIM_PROJECT;
         q.by[q.n_by++] = GC_DIM_WORKLOAD;
+        /* Label dimensions only when asked: each multiplies the rows. */
+        for (size_t i = 0; i < g.n; i++) {
+                gc_dim d = (gc_dim)(GC_DIM_LABEL + (g.keys[i] - GC__K_LABEL));
+                size_t k = 0;
+
+                while (k < q.n_by && q.by[k] != d)
+                        k++;
+                if (g.keys[i] >= GC__K_LABEL && k == q.n_by)
+                        q.by[q.n_by++] = d;
+        }
         ac.x = x;
         ac.g = &g;
         r = gc_buf_puts(b, "{\"code\":200,\"status\":\"success\",\"data\":[");

@@ -11,7 +11,7 @@
 
 #define GC__API_DEFAULT_ENTRIES 64
 #define GC__API_DEFAULT_BYTES   ((size_t)8 << 20)
-#define GC__API_ERR             256
+#define GC__API_ERR             640
 #define GC__API_MAX_KEY         (16u << 10) /* path and query of a cached answer */
 
 /* One cached answer: the body of a 200, keyed by path and canonical query. */
@@ -135,6 +135,7 @@ int gc__api_pods(gc__api_ctx *x);
 int gc__api_reports(gc__api_ctx *x);
 int gc__api_recommendations(gc__api_ctx *x);
 int gc__api_prices(gc__api_ctx *x);
+int gc__api_dimensions(gc__api_ctx *x);
 int gc__api_tco(gc__api_ctx *x);
 int gc__api_allocation(gc__api_ctx *x);
 int gc__api_metrics(gc__api_ctx *x);
@@ -150,7 +151,10 @@ int gc__api_export(gc__api_ctx *x); /* /api/v1/export/{focus,csv} (export.c) */
 int64_t gc__api_counter_anchor(gc_api *a, const gc_snapshot *s);
 double gc__api_counter(gc_api *a, int64_t anchor, const char *key, double v);
 
-/* Checks that every parameter is one of names (NULL-terminated); a 400 naming it if not. */
+/*
+ * Checks that every parameter is one of names (NULL-terminated; a name ending in '*' stands for
+ * every name it starts); a 400 naming it if not.
+ */
 int gc__api_known_params(gc__api_ctx *x, const char *const *names);
 
 #endif

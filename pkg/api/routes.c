@@ -48,14 +48,45 @@ static int gc__step(gc__api_ctx *x, const char *name, int64_t start, int64_t end
         return 0;
 }
 
-/* Filters from the parameters named after dimensions; empty values filter nothing. */
-static void gc__filters(gc__api_ctx *x, gc_query *q)
+/* A 400 for a bad by or filter; a label key not kept says where keys are kept. */
+static int gc__dims_bad(gc__api_ctx *x, const char *param, const char *err)
 {
+        if (strstr(err, "is not kept"))
+                return gc__api_bad(x, 400, param,
+                                   "%s; the configuration's labels.dimensions names the label keys "
+                                   "kept",
+                                   err);
+        return gc__api_bad(x, 400, param, "%s", err);
+}
+
+/*
+ * Filters from the parameters named after dimensions, label:<key> of a kept key too; empty
+ * values filter nothing. 1 when a 400 was written (a label key not kept).
+ */
+static int gc__filters(gc__api_ctx *x, const gc_label_keys *lk, gc_query *q)
+{
+        char err[GC__API_ERR];
+
         for (int d = 0; d < GC_DIM_COUNT; d++) {
                 const char *v = gc_httpd_query(x->req, gc_dim_name((gc_dim)d));
 
                 q->filter[d] = v && *v ? v : NULL;
         }
+        for (size_t i = 0; i < x->req->n_params; i++) {
+                const gc_httpd_param *p = &x->req->params[i];
+                gc_dim d[GC_KEY_COUNT];
+                size_t n = 0;
+
+                if (!gc_dim_is_label(p->name, strlen(p->name), NULL, NULL))
+                        continue;
+                if (gc_dims_parse(p->name, lk, d, &n, err, sizeof(err)) < 0 || n != 1) {
+                        gc__dims_bad(x, p->name, err);
+                        return 1;
+                }
+                if (!q->filter[d[0]])
+                        q->filter[d[0]] = p->value && *p->value ? p->value : NULL;
+        }
+        return 0;
 }
 
 /* ---- /api/v1/costs -------------------------------------------------------------------------- */
@@ -96,8 +127,9 @@ int gc__api_costs(gc__api_ctx *x)
 {
         static const char *const known[] = {
             "window",        "by",   "step", "namespace", "team",       "project", "model",
-            "capacity_type", "node", "pod",  "workload",  "share_idle", NULL};
+            "capacity_type", "node", "pod",  "workload",  "share_idle", "label:*", NULL};
         gc_query q = {0};
+        gc_label_keys lk;
         gc_cost_summary sum = {0};
         gc_buf *b = &x->res->body;
         const char *by = gc_httpd_query(x->req, "by");
@@ -114,9 +146,11 @@ int gc__api_costs(gc__api_ctx *x)
                 return 0;
         if (!by)
                 by = "team,project";
-        if (*by && gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)) < 0)
-                return gc__api_bad(x, 400, "by", "%s", err);
-        gc__filters(x, &q);
+        gc_ledger_label_keys(x->s->p.ledger, &lk);
+        if (*by && gc_dims_parse(by, &lk, q.by, &q.n_by, err, sizeof(err)) < 0)
+                return gc__dims_bad(x, "by", err);
+        if (gc__filters(x, &lk, &q))
+                return 0;
         if (share && gc_chargeback_mode_parse(share, &cb.mode) < 0)
                 return gc__api_bad(x, 400, "share_idle", "must be none, proportional or weights");
         if (cb.mode == GC_CHARGEBACK_WEIGHTS && cb.n_weights == 0)
@@ -133,13 +167,16 @@ int gc__api_costs(gc__api_ctx *x)
                                            "teams')",
                                            gc_chargeback_mode_name(cb.mode));
                 /* Idle is the whole cluster's: a share of it among a subset would mislead. */
-                for (int d = 0; d < GC_DIM_COUNT; d++)
+                for (int d = 0; d < GC_KEY_COUNT; d++) {
+                        char name[GC_LABEL_KEY_MAX + 8];
+
                         if (q.filter[d] && d != GC_DIM_MODEL && d != GC_DIM_CAPACITY_TYPE &&
                             d != GC_DIM_NODE)
-                                return gc__api_bad(x, 400, "share_idle",
-                                                   "not with a %s filter (idle is shared among "
-                                                   "every team)",
-                                                   gc_dim_name((gc_dim)d));
+                                return gc__api_bad(
+                                    x, 400, "share_idle",
+                                    "not with a %s filter (idle is shared among every team)",
+                                    gc_dim_label_name((gc_dim)d, &lk, name, sizeof(name)));
+                }
         }
         q.now = x->s->p.now;
         if (!step) {
@@ -477,6 +514,38 @@ int gc__api_recommendations(gc__api_ctx *x)
         return gc_buf_puts(&x->res->body,
                            "{\"findings\":[],\"notes\":[\"no usage data: the advisor has not run "
                            "(configure a usage source, docs/usage.md)\"]}");
+}
+
+/* ---- /api/v1/dimensions ---------------------------------------------------------------------- */
+
+/*
+ * What by= and the filters take: the fixed dimensions, then label:<key> of each label key the
+ * ledger keeps (the configuration's labels.dimensions), so a client (the dashboard) can offer
+ * them without guessing.
+ */
+int gc__api_dimensions(gc__api_ctx *x)
+{
+        static const char *const known[] = {NULL};
+        gc_buf *b = &x->res->body;
+        gc_label_keys lk;
+        char name[GC_LABEL_KEY_MAX + 8];
+
+        if (gc__api_known_params(x, known))
+                return 0;
+        gc_ledger_label_keys(x->s->p.ledger, &lk);
+        gc_buf_puts(b, "{\"dimensions\":[");
+        for (size_t d = 0; d < GC_DIM_COUNT + lk.n; d++) {
+                if (d)
+                        gc_buf_puts(b, ",");
+                gc_buf_json_str(b, gc_dim_label_name((gc_dim)d, &lk, name, sizeof(name)));
+        }
+        gc_buf_puts(b, "],\"label_keys\":[");
+        for (size_t i = 0; i < lk.n; i++) {
+                if (i)
+                        gc_buf_puts(b, ",");
+                gc_buf_json_str(b, lk.key[i]);
+        }
+        return gc_buf_puts(b, "]}");
 }
 
 /* ---- /api/v1/prices, /api/v1/tco ------------------------------------------------------------ */

@@ -228,6 +228,7 @@ static const gc__route gc__routes[] = {
     {"/api/v1/reports", gc__api_reports, GC_HTTPD_PREFIX, 0},
     {"/api/v1/recommendations", gc__api_recommendations, 0, 0},
     {"/api/v1/prices", gc__api_prices, 0, 0},
+    {"/api/v1/dimensions", gc__api_dimensions, 0, 0},
     {"/api/v1/tco", gc__api_tco, 0, 0},
     {"/api/v1/export/focus", gc__api_export, 0, 0},
     {"/api/v1/export/csv", gc__api_export, 0, 0},
@@ -572,9 +573,14 @@ int gc__api_known_params(gc__api_ctx *x, const char *const *names)
                 const char *n = x->req->params[i].name;
                 size_t j;
 
-                for (j = 0; names[j]; j++)
-                        if (strcmp(names[j], n) == 0)
+                /* A name ending in '*' stands for every name it starts ("label:*"). */
+                for (j = 0; names[j]; j++) {
+                        size_t len = strlen(names[j]);
+
+                        if (strcmp(names[j], n) == 0 ||
+                            (len && names[j][len - 1] == '*' && strncmp(names[j], n, len - 1) == 0))
                                 break;
+                }
                 if (!names[j]) {
                         char list[GC__API_ERR];
                         size_t off = 0;

@@ -18,7 +18,8 @@
 #define GC_CP__BUCKET      ((int64_t)900) /* rollup rows start on a quarter hour at least */
 #define GC_CP__MAX_ENTRIES 1024           /* chunks a caller may hand to one decode */
 #define GC_CP__NUM_LEN     32
-#define GC_CP__MAX_STRS    9 /* strings of one record (a pod interval's uid and 8 dims) */
+/* Strings of one record: a pod interval's uid, 8 dims and a value per label key. */
+#define GC_CP__MAX_STRS (9 + GC_LABEL_DIMS)
 
 enum {
         GC_CP__USAGE = 0,
@@ -36,6 +37,12 @@ static const size_t gc_cp__n_strs[GC_CP__N_SECTIONS] = {9, 3, 6, 3, 9};
 /* A usage record written before the workload dimension: its uid and 7 dims, no workload. */
 #define GC_CP__USAGE_STRS_V1 8
 static const size_t gc_cp__n_nums[GC_CP__N_SECTIONS] = {5, 4, 3, 3, 7};
+
+/* Whether a section's records carry label values (after their dimensions). */
+static int gc_cp__labelled(int section)
+{
+        return section == GC_CP__USAGE || section == GC_CP__ROLLUP || section == GC_CP__PERIOD;
+}
 #define GC_CP__MAX_NUMS 7
 
 void gc_checkpoint_name(size_t chunk, char out[GC_CHECKPOINT_NAME_MAX])
@@ -273,6 +280,8 @@ typedef struct gc_cp__enc {
         uint64_t hash;                    /* of every body, in order */
         gc_cp__run run;                   /* rollup rows being gathered */
         int64_t step;                     /* seconds from one row of a run to the next */
+        size_t n_labels;                  /* label keys: values each labelled record carries */
+        gc_buf labels;                    /* "label_keys":[...], opening every body; or empty */
         char *err;
         size_t errlen;
 } gc_cp__enc;
@@ -281,7 +290,7 @@ typedef struct gc_cp__enc {
 static size_t gc_cp__body_len(const gc_cp__enc *e, size_t more)
 {
         /* `"strings":[`, `],"usage":[`, ..., `]}` */
-        size_t n = 16 + e->strings.len + more;
+        size_t n = 16 + e->labels.len + e->strings.len + more;
 
         for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
                 n += strlen(gc_cp__section[s]) + 6 + e->sec[s].len;
@@ -301,7 +310,9 @@ static int gc_cp__close_chunk(gc_cp__enc *e)
                 return -E2BIG;
         }
         gc_buf_init(&body, GC_CHECKPOINT_MAX_CHUNK);
-        r = gc_buf_puts(&body, "\"strings\":[");
+        r = gc_buf_append(&body, e->labels.data ? e->labels.data : "", e->labels.len);
+        if (r == 0)
+                r = gc_buf_puts(&body, "\"strings\":[");
         if (r == 0)
                 r = gc_buf_append(&body, e->strings.data ? e->strings.data : "", e->strings.len);
         for (size_t s = 0; r == 0 && s < GC_CP__N_SECTIONS; s++) {
@@ -367,7 +378,7 @@ static int gc_cp__format(gc_cp__enc *e, const char *const *strs, size_t n_strs, 
 /* Appends one record (its strings by index into the chunk's table), closing the chunk if full. */
 static int gc_cp__record(gc_cp__enc *e, int section, const char *const *strs, const char *nums)
 {
-        size_t n_strs = gc_cp__n_strs[section];
+        size_t n_strs = gc_cp__n_strs[section] + (gc_cp__labelled(section) ? e->n_labels : 0);
         const char *fresh[GC_CP__MAX_STRS];
         size_t n_new = 0;
         int r;
@@ -444,6 +455,8 @@ static int gc_cp__enc_usage(void *ud, const gc_usage *u)
         strs[0] = u->pod_uid;
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                 strs[1 + d] = gc_cp__s(u->dims[d]);
+        for (size_t i = 0; i < e->n_labels; i++)
+                strs[1 + GC_DIM_COUNT + i] = gc_cp__s(u->labels[i]);
         gc_buf_init(&nums, 256);
         r = gc_cp__nums(&nums, money, 2);
         if (r == 0)
@@ -549,12 +562,14 @@ static int gc_cp__run_add(gc_cp__enc *e, int section, const char *const *strs, s
 static int gc_cp__enc_rollup(void *ud, const gc_rollup *rw)
 {
         gc_cp__enc *e = ud;
-        const char *strs[GC_DIM_POD];
+        const char *strs[GC_DIM_POD + GC_LABEL_DIMS];
 
         for (size_t d = 0; d < GC_DIM_POD; d++)
                 strs[d] = gc_cp__s(rw->dims[d]);
-        return gc_cp__run_add(e, GC_CP__ROLLUP, strs, GC_DIM_POD, rw->hour, rw->gpu_seconds,
-                              rw->cost_usd);
+        for (size_t i = 0; i < e->n_labels; i++)
+                strs[GC_DIM_POD + i] = gc_cp__s(rw->labels[i]);
+        return gc_cp__run_add(e, GC_CP__ROLLUP, strs, GC_DIM_POD + e->n_labels, rw->hour,
+                              rw->gpu_seconds, rw->cost_usd);
 }
 
 static int gc_cp__enc_crollup(void *ud, const gc_capacity_rollup *rw)
@@ -576,6 +591,8 @@ static int gc_cp__enc_period(void *ud, const gc_period_row *pr)
         strs[0] = gc_cp__s(pr->pod_uid); /* "" for a row of the rest */
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                 strs[1 + d] = gc_cp__s(pr->dims[d]);
+        for (size_t i = 0; i < e->n_labels; i++)
+                strs[1 + GC_DIM_COUNT + i] = gc_cp__s(pr->labels[i]);
         gc_buf_init(&nums, 256);
         r = gc_buf_printf(&nums, ",%d", (int)pr->unit);
         if (r == 0)
@@ -599,6 +616,7 @@ static void gc_cp__enc_free(gc_cp__enc *e)
                 gc_buf_free(&e->sec[s]);
         gc_buf_free(&e->rec);
         gc_buf_free(&e->rec_strs);
+        gc_buf_free(&e->labels);
         gc_cp__strtab_free(&e->tab);
         gc_checkpoint_chunks_free(e->bodies, e->n_bodies);
         e->bodies = NULL;
@@ -710,8 +728,9 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
                 r = gc_buf_printf(b,
                                   "{\"version\":%d,\"write\":\"%s\",\"chunk\":%zu,\"of\":%zu,"
                                   "\"written_at\":\"%s\",\"controller\":\"%s\",\"horizon\":",
-                                  GC_CHECKPOINT_VERSION, write_id, i, e->n_bodies, when,
-                                  controller);
+                                  e->n_labels ? GC_CHECKPOINT_VERSION_LABELS
+                                              : GC_CHECKPOINT_VERSION,
+                                  write_id, i, e->n_bodies, when, controller);
                 if (r == 0)
                         r = horizon == INT64_MIN ? gc_buf_puts(b, "null")
                                                  : gc_buf_printf(b, "%lld", (long long)horizon);
@@ -739,6 +758,37 @@ static int gc_cp__assemble(gc_cp__enc *e, int64_t written_at, const char *contro
         return 0;
 }
 
+/* e for bodies of chunk_bytes at most, runs stepping by step, the ledger's label keys lk. */
+static int gc_cp__enc_init(gc_cp__enc *e, size_t chunk_bytes, int64_t step, const gc_label_keys *lk,
+                           char *err, size_t errlen)
+{
+        int r = 0;
+
+        memset(e, 0, sizeof(*e));
+        e->limit = chunk_bytes - GC_CP__HEADER_ROOM;
+        e->step = step;
+        e->err = err;
+        e->errlen = errlen;
+        e->n_labels = lk->n;
+        gc_buf_init(&e->labels, 4096);
+        for (size_t i = 0; r == 0 && i < lk->n; i++) {
+                r = gc_buf_puts(&e->labels, i ? "," : "\"label_keys\":[");
+                if (r == 0)
+                        r = gc_buf_json_str(&e->labels, lk->key[i]);
+        }
+        if (r == 0 && lk->n)
+                r = gc_buf_puts(&e->labels, "],");
+        if (r < 0)
+                return r;
+        gc_buf_init(&e->strings, chunk_bytes);
+        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
+                gc_buf_init(&e->sec[s], chunk_bytes);
+        gc_buf_init(&e->rec, chunk_bytes);
+        gc_buf_init(&e->rec_strs, chunk_bytes);
+        e->bodies = calloc(GC_CHECKPOINT_MAX_CHUNKS, sizeof(*e->bodies));
+        return e->bodies ? 0 : -ENOMEM;
+}
+
 int gc_checkpoint_encode(const gc_ledger *l, int64_t written_at, const char *controller,
                          size_t chunk_bytes, gc_buf **ret_chunks, size_t *ret_n, char *err,
                          size_t errlen)
@@ -759,6 +809,7 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         const int64_t since[3] = {gc_ledger_period_since(l), gc_ledger_coarse_to(l),
                                   gc_ledger_granularity(l)};
         gc_ledger_stats st;
+        gc_label_keys lk;
         gc_cp__enc e;
         gc_buf *chunks = NULL;
         size_t n = 0;
@@ -775,21 +826,10 @@ int gc_checkpoint_encode_meta(const gc_ledger *l, int64_t written_at, const char
         r = gc_cp__check_args(controller, written_at, m, chunk_bytes, err, errlen);
         if (r < 0)
                 return r;
-        memset(&e, 0, sizeof(e));
-        e.limit = chunk_bytes - GC_CP__HEADER_ROOM;
-        e.step = gc_ledger_granularity(l);
-        e.err = err;
-        e.errlen = errlen;
-        gc_buf_init(&e.strings, chunk_bytes);
-        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
-                gc_buf_init(&e.sec[s], chunk_bytes);
-        gc_buf_init(&e.rec, chunk_bytes);
-        gc_buf_init(&e.rec_strs, chunk_bytes);
-        e.bodies = calloc(GC_CHECKPOINT_MAX_CHUNKS, sizeof(*e.bodies));
-        if (!e.bodies) {
-                r = -ENOMEM;
+        gc_ledger_label_keys(l, &lk);
+        r = gc_cp__enc_init(&e, chunk_bytes, gc_ledger_granularity(l), &lk, err, errlen);
+        if (r < 0)
                 goto finish;
-        }
         gc_ledger_stats_get(l, &st);
         r = gc_ledger_visit(l, &v, &e);
         if (r == 0)
@@ -824,7 +864,8 @@ typedef struct gc_cp__stream {
 
 typedef struct gc_cp__incr {
         size_t chunk_bytes;
-        int64_t step; /* the ledger's bucket: the step of runs */
+        int64_t step;     /* the ledger's bucket: the step of runs */
+        gc_label_keys lk; /* the ledger's label keys, named in every part */
         gc_cp__stream *fixed[GC_CHECKPOINT_USAGE_BUCKETS + 1]; /* usage buckets, then capacity */
         gc_cp__stream *days;                                   /* sorted by key */
         size_t n_days, cap_days;
@@ -832,23 +873,6 @@ typedef struct gc_cp__incr {
         char *err;
         size_t errlen;
 } gc_cp__incr;
-
-static int gc_cp__enc_init(gc_cp__enc *e, size_t chunk_bytes, int64_t step, char *err,
-                           size_t errlen)
-{
-        memset(e, 0, sizeof(*e));
-        e->limit = chunk_bytes - GC_CP__HEADER_ROOM;
-        e->step = step;
-        e->err = err;
-        e->errlen = errlen;
-        gc_buf_init(&e->strings, chunk_bytes);
-        for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
-                gc_buf_init(&e->sec[s], chunk_bytes);
-        gc_buf_init(&e->rec, chunk_bytes);
-        gc_buf_init(&e->rec_strs, chunk_bytes);
-        e->bodies = calloc(GC_CHECKPOINT_MAX_CHUNKS, sizeof(*e->bodies));
-        return e->bodies ? 0 : -ENOMEM;
-}
 
 /* A new stream; NULL when out of memory. */
 static gc_cp__stream *gc_cp__stream_new(const gc_cp__incr *x, int64_t key)
@@ -858,7 +882,7 @@ static gc_cp__stream *gc_cp__stream_new(const gc_cp__incr *x, int64_t key)
         if (!st)
                 return NULL;
         st->key = key;
-        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->step, x->err, x->errlen) < 0) {
+        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->step, &x->lk, x->err, x->errlen) < 0) {
                 gc_cp__enc_free(&st->e);
                 free(st);
                 return NULL;
@@ -922,7 +946,7 @@ static gc_cp__enc *gc_cp__day(gc_cp__incr *x, int64_t hour)
         st = &x->days[lo];
         st->key = day;
         x->n_days++;
-        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->step, x->err, x->errlen) < 0)
+        if (gc_cp__enc_init(&st->e, x->chunk_bytes, x->step, &x->lk, x->err, x->errlen) < 0)
                 return NULL; /* the half-made stream is freed with the others */
         return &st->e;
 }
@@ -1030,7 +1054,7 @@ static int gc_cp__take_parts(gc_cp__enc *e, gc_checkpoint_write *w,
 /* The manifest: the header of version 1 (chunk 0 of n_parts + 1) and the parts it names. */
 static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[GC_CP__N_SECTIONS],
                            int64_t written_at, const char *controller, int64_t horizon,
-                           const int64_t since[3], const gc_checkpoint_meta *m)
+                           const int64_t since[3], size_t n_labels, const gc_checkpoint_meta *m)
 {
         const size_t pl = strlen(GC_CHECKPOINT_PART_PREFIX);
         char when[GC_TIME_LEN], write_id[GC_CHECKPOINT_WRITE_LEN];
@@ -1056,7 +1080,8 @@ static int gc_cp__manifest(gc_checkpoint_write *w, const size_t counts[GC_CP__N_
         r = gc_buf_printf(b,
                           "{\"version\":%d,\"write\":\"%s\",\"chunk\":0,\"of\":%zu,"
                           "\"written_at\":\"%s\",\"controller\":\"%s\",\"horizon\":",
-                          GC_CHECKPOINT_VERSION_INCR, write_id, w->n_parts + 1, when, controller);
+                          n_labels ? GC_CHECKPOINT_VERSION_INCR_LABELS : GC_CHECKPOINT_VERSION_INCR,
+                          write_id, w->n_parts + 1, when, controller);
         if (r == 0)
                 r = horizon == INT64_MIN ? gc_buf_puts(b, "null")
                                          : gc_buf_printf(b, "%lld", (long long)horizon);
@@ -1111,6 +1136,7 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
                 return r;
         x.chunk_bytes = chunk_bytes;
         x.step = gc_ledger_granularity(l);
+        gc_ledger_label_keys(l, &x.lk);
         x.err = err;
         x.errlen = errlen;
         w.parts = calloc(GC_CHECKPOINT_MAX_PARTS, sizeof(*w.parts));
@@ -1127,7 +1153,8 @@ int gc_checkpoint_encode_incr(const gc_ledger *l, int64_t written_at, const char
         for (size_t i = 0; r == 0 && i < x.n_days; i++)
                 r = gc_cp__take_parts(&x.days[i].e, &w, counts, err, errlen);
         if (r == 0)
-                r = gc_cp__manifest(&w, counts, written_at, controller, st.horizon, since, m);
+                r = gc_cp__manifest(&w, counts, written_at, controller, st.horizon, since, x.lk.n,
+                                    m);
 finish:
         for (size_t i = 0; i <= GC_CHECKPOINT_USAGE_BUCKETS; i++)
                 x.fixed[i] = gc_cp__stream_free(x.fixed[i]);
@@ -1242,13 +1269,16 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
         }
         h->written_version = (int)x;
         /* Writes of earlier builds (1 and 3, 2 and 4) read as their current forms (5, 6). */
-        if (x == GC_CHECKPOINT_VERSION_V1 || x == GC_CHECKPOINT_VERSION_V3)
+        /* 7 and 8: 5 and 6 with label values, which the bodies themselves name. */
+        if (x == GC_CHECKPOINT_VERSION_V1 || x == GC_CHECKPOINT_VERSION_V3 ||
+            x == GC_CHECKPOINT_VERSION_LABELS)
                 x = GC_CHECKPOINT_VERSION;
-        else if (x == GC_CHECKPOINT_VERSION_V2 || x == GC_CHECKPOINT_VERSION_V4)
+        else if (x == GC_CHECKPOINT_VERSION_V2 || x == GC_CHECKPOINT_VERSION_V4 ||
+                 x == GC_CHECKPOINT_VERSION_INCR_LABELS)
                 x = GC_CHECKPOINT_VERSION_INCR;
         else if (x != GC_CHECKPOINT_VERSION && x != GC_CHECKPOINT_VERSION_INCR) {
                 gc_errf(err, errlen, "version: %lld is not supported (this build reads %d to %d)",
-                        (long long)x, GC_CHECKPOINT_VERSION_V1, GC_CHECKPOINT_VERSION_INCR);
+                        (long long)x, GC_CHECKPOINT_VERSION_V1, GC_CHECKPOINT_VERSION_INCR_LABELS);
                 return -EINVAL;
         }
         h->version = (int)x;
@@ -1613,9 +1643,10 @@ static int gc_cp__read_num(const cJSON *v, gc_cp__kind kind, gc_cp__fields *f, s
 
 /* Reads and checks a record; on error, names the field in err. */
 static int gc_cp__read(int section, const cJSON *rec, const char *const *strings, size_t n_strings,
-                       gc_cp__fields *f, char *err, size_t errlen)
+                       size_t n_labels, gc_cp__fields *f, char *err, size_t errlen)
 {
-        size_t ns = gc_cp__n_strs[section], nn = gc_cp__n_nums[section];
+        size_t ns = gc_cp__n_strs[section] + (gc_cp__labelled(section) ? n_labels : 0);
+        size_t nn = gc_cp__n_nums[section];
         const cJSON *v;
         size_t i = 0, size, n_money = 0;
         int64_t x;
@@ -1624,7 +1655,7 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
         f->hours = 1;
         size = cJSON_IsArray(rec) ? (size_t)cJSON_GetArraySize(rec) : 0;
         /* Usage records written before the workload dimension have one string fewer. */
-        if (section == GC_CP__USAGE && size == GC_CP__USAGE_STRS_V1 + nn)
+        if (section == GC_CP__USAGE && n_labels == 0 && size == GC_CP__USAGE_STRS_V1 + nn)
                 ns = GC_CP__USAGE_STRS_V1;
         /* Rollup records may end with a count of hours that repeat the figures. */
         if (size != ns + nn && (section < GC_CP__ROLLUP || size != ns + nn + 1)) {
@@ -1675,7 +1706,24 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
         return 0;
 }
 
-static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64_t step)
+/*
+ * How a body's label values reach the ledger: value j of a record goes to the ledger's label
+ * slot map[j], or nowhere (-1: a key this ledger does not keep).
+ */
+typedef struct gc_cp__lmap {
+        size_t n;
+        int map[GC_LABEL_DIMS];
+} gc_cp__lmap;
+
+static void gc_cp__labels_to(const gc_cp__lmap *lm, const char *const *vals, const char **ret)
+{
+        for (size_t j = 0; j < lm->n; j++)
+                if (lm->map[j] >= 0)
+                        ret[lm->map[j]] = vals[j];
+}
+
+static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64_t step,
+                        const gc_cp__lmap *lm)
 {
         switch (section) {
         case GC_CP__USAGE: {
@@ -1685,6 +1733,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                 u.pod_uid = f->s[0];
                 for (size_t d = 0; d < GC_DIM_COUNT; d++)
                         u.dims[d] = f->s[1 + d];
+                gc_cp__labels_to(lm, &f->s[1 + GC_DIM_COUNT], u.labels);
                 u.geq = f->d[0];
                 u.usd_per_gpu_hour = f->d[1];
                 u.start = f->t[0];
@@ -1704,6 +1753,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                 memset(&rw, 0, sizeof(rw));
                 for (size_t d = 0; d < GC_DIM_POD; d++)
                         rw.dims[d] = f->s[d];
+                gc_cp__labels_to(lm, &f->s[GC_DIM_POD], rw.labels);
                 rw.gpu_seconds = f->d[0];
                 rw.cost_usd = f->d[1];
                 for (size_t k = 0; r == 0 && k < f->hours; k++) {
@@ -1722,6 +1772,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                 pr.pod_uid = *f->s[0] ? f->s[0] : NULL;
                 for (size_t d = 0; d < GC_DIM_COUNT; d++)
                         pr.dims[d] = f->s[1 + d];
+                gc_cp__labels_to(lm, &f->s[1 + GC_DIM_COUNT], pr.labels);
                 pr.gpu_seconds = f->d[0];
                 pr.cost_usd = f->d[1];
                 pr.pods = f->n[1];
@@ -1745,15 +1796,57 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
  * Checks a chunk's string table and records, counting them into counts[]; with l, also puts
  * them into the ledger.
  */
+/*
+ * The label keys a body names ("label_keys", absent before versions 7 and 8) mapped to l's
+ * slots (l NULL: checked only); *ret_dropped set when one is a key l does not keep.
+ */
+static int gc_cp__body_labels(const cJSON *root, const gc_ledger *l, gc_cp__lmap *ret,
+                              int *ret_dropped, char *err, size_t errlen)
+{
+        const cJSON *keys = gc_cp__member(root, "label_keys"), *v;
+        gc_label_keys lk;
+        size_t n = 0;
+
+        memset(ret, 0, sizeof(*ret));
+        if (!keys)
+                return 0;
+        gc_ledger_label_keys(l, &lk);
+        if (!cJSON_IsArray(keys) || cJSON_GetArraySize(keys) > GC_LABEL_DIMS) {
+                gc_errf(err, errlen, "label_keys: not an array of at most %d keys", GC_LABEL_DIMS);
+                return -EINVAL;
+        }
+        cJSON_ArrayForEach(v, keys)
+        {
+                if (!cJSON_IsString(v) || !*v->valuestring ||
+                    strlen(v->valuestring) > GC_LABEL_KEY_MAX) {
+                        gc_errf(err, errlen, "label_keys[%zu]: not a label key", n);
+                        return -EINVAL;
+                }
+                ret->map[n] = -1;
+                for (size_t i = 0; i < lk.n; i++)
+                        if (strcmp(lk.key[i], v->valuestring) == 0)
+                                ret->map[n] = (int)i;
+                if (l && ret->map[n] < 0 && ret_dropped)
+                        *ret_dropped = 1;
+                n++;
+        }
+        ret->n = n;
+        return 0;
+}
+
 static int gc_cp__body(const cJSON *root, gc_ledger *l, int64_t step,
-                       size_t counts[GC_CP__N_SECTIONS], char *err, size_t errlen)
+                       size_t counts[GC_CP__N_SECTIONS], int *ret_dropped, char *err, size_t errlen)
 {
         const cJSON *strs = gc_cp__member(root, "strings"), *v;
         const char **table = NULL;
         char sub[256];
         size_t n_strings, i = 0;
+        gc_cp__lmap lm;
         int r = 0;
 
+        r = gc_cp__body_labels(root, l, &lm, ret_dropped, err, errlen);
+        if (r < 0)
+                return r;
         if (!cJSON_IsArray(strs)) {
                 gc_errf(err, errlen, "strings: missing or not an array");
                 return -EINVAL;
@@ -1787,12 +1880,12 @@ static int gc_cp__body(const cJSON *root, gc_ledger *l, int64_t step,
                 {
                         gc_cp__fields f;
 
-                        r = gc_cp__read(s, rec, table, n_strings, &f, sub, sizeof(sub));
+                        r = gc_cp__read(s, rec, table, n_strings, lm.n, &f, sub, sizeof(sub));
                         if (r < 0) {
                                 gc_errf(err, errlen, "%s[%zu]: %s", gc_cp__section[s], k, sub);
                                 goto finish;
                         }
-                        if (l && (r = gc_cp__apply(l, s, &f, step)) < 0) {
+                        if (l && (r = gc_cp__apply(l, s, &f, step, &lm)) < 0) {
                                 gc_errf(err, errlen, "%s[%zu]: the ledger refused it: %s",
                                         gc_cp__section[s], k, strerror(-r));
                                 goto finish;
@@ -1971,14 +2064,14 @@ static int gc_cp__entry_read(gc_cp__entry *e, const char *data, size_t len, char
                 e->part = 1;
                 gc_cp__part_hash(data, len, e->hash);
                 e->h.of = len; /* a part's length, matched against the manifest's */
-                r = gc_cp__body(root, NULL, GC_CP__HOUR, e->counts, err, errlen);
+                r = gc_cp__body(root, NULL, GC_CP__HOUR, e->counts, NULL, err, errlen);
         } else {
                 r = gc_cp__header(root, &e->h, err, errlen);
                 if (r == 0 && e->h.version == GC_CHECKPOINT_VERSION_INCR) {
                         e->refs = calloc(e->h.of, sizeof(*e->refs));
                         r = e->refs ? gc_cp__refs(root, e->h.of, e->refs, err, errlen) : -ENOMEM;
                 } else if (r == 0) {
-                        r = gc_cp__body(root, NULL, GC_CP__HOUR, e->counts, err, errlen);
+                        r = gc_cp__body(root, NULL, GC_CP__HOUR, e->counts, NULL, err, errlen);
                 }
         }
         if (r == 0)
@@ -1999,7 +2092,7 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
         char sub[512];
         size_t auth = 0, ignored = 0;
         const gc_checkpoint_header *a;
-        int r = 0, finer;
+        int r = 0, finer, dropped = 0;
 
         memset(&info, 0, sizeof(info));
         if (err && errlen)
@@ -2087,7 +2180,7 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                         break;
                 }
                 memset(counts, 0, sizeof(counts));
-                r = gc_cp__body(root, l, a->bucket_s, counts, sub, sizeof(sub));
+                r = gc_cp__body(root, l, a->bucket_s, counts, &dropped, sub, sizeof(sub));
                 if (r < 0)
                         gc_errf(err, errlen, "checkpoint: chunk %zu: %s", c, sub);
                 cJSON_Delete(root);
@@ -2112,6 +2205,8 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
         /* Rows of a finer ledger (a report zone at :30 or :45 before, whole hours now) merge
          * into this one's buckets: fewer rows, never more. */
         finer = a->bucket_s < gc_ledger_granularity(l);
+        /* So do rows told apart only by a label key this ledger no longer keeps. */
+        finer |= dropped;
         if (st.intervals != a->usage || st.capacities != a->capacity ||
             (a->written_version >= GC_CHECKPOINT_VERSION_V3 &&
              (finer ? st.rollup_rows > a->rollups + a->capacity_rollups

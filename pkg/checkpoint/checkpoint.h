@@ -24,16 +24,23 @@
  * horizon; no workloads), written by earlier builds, are still read (docs/checkpoint.md,
  * "Versioning").
  */
-#define GC_CHECKPOINT_VERSION     5
-#define GC_CHECKPOINT_VERSION_V1  1
-#define GC_CHECKPOINT_VERSION_V3  3
-#define GC_CHECKPOINT_CHUNK_BYTES (900u * 1024u) /* a ConfigMap value, with room for the rest */
-#define GC_CHECKPOINT_MIN_CHUNK   (16u * 1024u)  /* smallest chunk_bytes accepted (tests) */
-#define GC_CHECKPOINT_MAX_CHUNK   (1u << 20)     /* a chunk larger than this is refused */
-#define GC_CHECKPOINT_MAX_CHUNKS  128            /* chunks of one write */
-#define GC_CHECKPOINT_MAX_STRING  1024           /* bytes of one string (uid, label, name) */
-#define GC_CHECKPOINT_MAX_ID      253            /* bytes of the controller's identity */
-#define GC_CHECKPOINT_WRITE_LEN   17             /* write id: 16 hex digits and the NUL */
+#define GC_CHECKPOINT_VERSION 5
+/*
+ * Versions 7 and 8 are 5 and 6 of a ledger keeping label dimensions (label:<key>): every body
+ * names the keys ("label_keys") and its usage, rollup and period records carry one value per key
+ * after their dimensions. A ledger keeping none still writes 5 and 6, byte for byte as before.
+ */
+#define GC_CHECKPOINT_VERSION_LABELS      7
+#define GC_CHECKPOINT_VERSION_INCR_LABELS 8
+#define GC_CHECKPOINT_VERSION_V1          1
+#define GC_CHECKPOINT_VERSION_V3          3
+#define GC_CHECKPOINT_CHUNK_BYTES         (900u * 1024u) /* a ConfigMap value, with room for the rest */
+#define GC_CHECKPOINT_MIN_CHUNK           (16u * 1024u) /* smallest chunk_bytes accepted (tests) */
+#define GC_CHECKPOINT_MAX_CHUNK           (1u << 20)    /* a chunk larger than this is refused */
+#define GC_CHECKPOINT_MAX_CHUNKS          128           /* chunks of one write */
+#define GC_CHECKPOINT_MAX_STRING          1024          /* bytes of one string (uid, label, name) */
+#define GC_CHECKPOINT_MAX_ID              253           /* bytes of the controller's identity */
+#define GC_CHECKPOINT_WRITE_LEN           17            /* write id: 16 hex digits and the NUL */
 
 #define GC_CHECKPOINT_NAME     "gpu-cost-checkpoint" /* chunk 0's ConfigMap; chunk i adds -i */
 #define GC_CHECKPOINT_KEY      "checkpoint.json"     /* the ConfigMap data key */
@@ -174,7 +181,7 @@ int gc_checkpoint_manifest_parts(const char *data, size_t len,
 
 /* What one chunk says about its write, read without restoring anything. */
 typedef struct gc_checkpoint_header {
-        int version;         /* as this build reads it: 1 and 3 read as 5, 2 and 4 as 6 */
+        int version;         /* as this build reads it: 1, 3 and 7 read as 5; 2, 4 and 8 as 6 */
         int written_version; /* as written */
         char write_id[GC_CHECKPOINT_WRITE_LEN];
         size_t chunk; /* this chunk's index */

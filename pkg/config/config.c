@@ -112,6 +112,92 @@ static int gc__valid_label_key(const char *s)
         return 1;
 }
 
+static int gc__check_keys(const cJSON *obj, const char *where, const char *const *known,
+                          size_t n_known, char *err, size_t errlen);
+
+int gc_config_add_label_key(gc_config *c, const char *key, size_t n, char *err, size_t errlen)
+{
+        char k[GC_LABEL_KEY_MAX + 1];
+
+        if (!c || !key || n == 0 || n > GC_LABEL_KEY_MAX || memchr(key, '\0', n)) {
+                gc_errf(err, errlen, "label:%.*s: not a label key", n > 64 ? 64 : (int)n,
+                        key ? key : "");
+                return -EINVAL;
+        }
+        memcpy(k, key, n);
+        k[n] = '\0';
+        if (!gc__valid_label_key(k)) {
+                gc_errf(err, errlen, "label:%.64s: not a label key", k);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < c->n_label_keys; i++)
+                if (strcmp(c->label_keys[i], k) == 0)
+                        return 0;
+        if (c->n_label_keys >= GC_LABEL_DIMS) {
+                gc_errf(err, errlen, "label:%.64s: at most %d label keys are kept as dimensions", k,
+                        GC_LABEL_DIMS);
+                return -E2BIG;
+        }
+        c->label_keys[c->n_label_keys] = gc_strpool_intern0(c->pool, k);
+        if (!c->label_keys[c->n_label_keys])
+                return -ENOMEM;
+        c->n_label_keys++;
+        return 0;
+}
+
+/* labels: {"dimensions": ["cost-center", ...]}, distinct keys, at most GC_LABEL_DIMS. */
+static int gc__parse_labels(gc_config *c, const cJSON *obj, char *err, size_t errlen)
+{
+        static const char *const known[] = {"dimensions"};
+        const cJSON *arr, *it;
+        size_t n = 0;
+        int r;
+
+        if (!cJSON_IsObject(obj)) {
+                gc_errf(err, errlen, "labels: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(obj, "labels", known, 1, err, errlen);
+        if (r < 0)
+                return r;
+        arr = cJSON_GetObjectItemCaseSensitive(obj, "dimensions");
+        if (!arr)
+                return 0;
+        if (!cJSON_IsArray(arr)) {
+                gc_errf(err, errlen, "labels.dimensions: must be an array of label keys");
+                return -EINVAL;
+        }
+        c->n_label_keys = 0;
+        cJSON_ArrayForEach(it, arr)
+        {
+                if (n >= GC_LABEL_DIMS) {
+                        gc_errf(err, errlen, "labels.dimensions: at most %d keys", GC_LABEL_DIMS);
+                        return -E2BIG;
+                }
+                if (!cJSON_IsString(it) || !gc__valid_label_key(it->valuestring)) {
+                        gc_errf(err, errlen,
+                                "labels.dimensions[%zu]: must be a label key (such as "
+                                "\"cost-center\")",
+                                n);
+                        return -EINVAL;
+                }
+                for (size_t i = 0; i < c->n_label_keys; i++) {
+                        if (strcmp(c->label_keys[i], it->valuestring) == 0) {
+                                gc_errf(err, errlen,
+                                        "labels.dimensions[%zu]: \"%s\" is given twice", n,
+                                        it->valuestring);
+                                return -EINVAL;
+                        }
+                }
+                c->label_keys[c->n_label_keys] = gc_strpool_intern0(c->pool, it->valuestring);
+                if (!c->label_keys[c->n_label_keys])
+                        return -ENOMEM;
+                c->n_label_keys++;
+                n++;
+        }
+        return 0;
+}
+
 static int gc__parse_keys(gc_config *c, const cJSON *arr, const char *where, const char ***ret,
                           size_t *ret_n, char *err, size_t errlen)
 {
@@ -1244,7 +1330,8 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                                             "prices",         "tco",
                                             "report",         "usage",
                                             "advisor",        "chargeback",
-                                            "budgets",        "dra"};
+                                            "budgets",        "dra",
+                                            "labels"};
         static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
                                                  "namespace_teams", "namespace_projects"};
         const cJSON *v, *attr;
@@ -1287,6 +1374,9 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                 if (r < 0)
                         return r;
         }
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "labels")) &&
+            (r = gc__parse_labels(c, v, err, errlen)) < 0)
+                return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "resources")) &&
             (r = gc__parse_resources(c, v, err, errlen)) < 0)
                 return r;
@@ -1395,6 +1485,8 @@ void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *r
         ret->n_team_keys = c->n_team_keys;
         ret->project_keys = c->project_keys;
         ret->n_project_keys = c->n_project_keys;
+        ret->label_keys = c->label_keys;
+        ret->n_label_keys = c->n_label_keys;
         ret->dra = &c->dra;
 }
 

@@ -53,6 +53,9 @@ typedef struct gc_config {
         size_t n_ns_teams;
         gc_label *ns_projects;
         size_t n_ns_projects;
+        /* labels.dimensions: label keys kept as grouping dimensions (label:<key>), pooled */
+        const char *label_keys[GC_LABEL_DIMS];
+        size_t n_label_keys;
         gc_res_table *res;
         gc_price_rules rules;
         gc_catalog *catalog; /* the configured catalog, or the built-in one */
@@ -99,6 +102,12 @@ gc_config *gc_config_free(gc_config *c); /* accepts NULL, returns NULL */
 
 /* Replaces the catalog (ownership of cat passes to c). */
 void gc_config_set_catalog(gc_config *c, gc_catalog *cat);
+
+/*
+ * Keeps one more label key as a dimension (gpu-cost analyze's --by label:<key>): nothing when
+ * kept already. -EINVAL for no label key, -E2BIG past GC_LABEL_DIMS; err says which.
+ */
+int gc_config_add_label_key(gc_config *c, const char *key, size_t n, char *err, size_t errlen);
 
 /* Views of the configuration for the modules that take it. */
 void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *ret);

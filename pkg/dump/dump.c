@@ -16,10 +16,17 @@
 int gc_dump_start(gc_dump *d, const gc_dump_input *config, const gc_dump_input *prices, char *err,
                   size_t errlen)
 {
+        return gc_dump_start_labels(d, config, prices, NULL, 0, err, errlen);
+}
+
+int gc_dump_start_labels(gc_dump *d, const gc_dump_input *config, const gc_dump_input *prices,
+                         const char *const *keys, size_t n_keys, char *err, size_t errlen)
+{
         gc_ledger_opts lo;
         char msg[512];
+        int r;
 
-        if (!d)
+        if (!d || (n_keys && !keys))
                 return -EINVAL;
         memset(d, 0, sizeof(*d));
         if (config) {
@@ -45,8 +52,19 @@ int gc_dump_start(gc_dump *d, const gc_dump_input *config, const gc_dump_input *
         d->pool = gc_strpool_new((size_t)1 << 30);
         if (!d->pool)
                 goto nomem;
+        for (size_t i = 0; i < n_keys; i++) {
+                r = gc_config_add_label_key(d->cfg, keys[i], strlen(keys[i]), msg, sizeof(msg));
+                if (r == -ENOMEM)
+                        goto nomem;
+                if (r < 0) {
+                        snprintf(err, errlen, "%s", msg);
+                        return r;
+                }
+        }
         memset(&lo, 0, sizeof(lo));
         lo.pool = d->pool;
+        lo.label_keys = d->cfg->label_keys;
+        lo.n_label_keys = d->cfg->n_label_keys;
         d->ledger = gc_ledger_new(&lo);
         if (d->ledger)
                 d->acct = gc_accountant_new(d->cfg, d->pool, d->ledger);

@@ -45,6 +45,13 @@ typedef struct gc_dump {
  */
 int gc_dump_start(gc_dump *d, const gc_dump_input *config, const gc_dump_input *prices, char *err,
                   size_t errlen);
+/*
+ * The same, keeping also the label keys given as dimensions (label:<key>) beside the
+ * configuration's labels.dimensions, at most GC_LABEL_DIMS in all: gpu-cost analyze keeps the
+ * keys its --by and filters name. -EINVAL, -E2BIG with err naming the key.
+ */
+int gc_dump_start_labels(gc_dump *d, const gc_dump_input *config, const gc_dump_input *prices,
+                         const char *const *keys, size_t n_keys, char *err, size_t errlen);
 /* Decodes and accounts the lists (nss may be NULL). -EINVAL with err "NAME: ...", or -ENOMEM. */
 int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nodes,
                  const gc_dump_input *nss, char *err, size_t errlen);

@@ -56,6 +56,10 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
         c->empty = l->empty;
         c->unattributed = l->unattributed;
         c->folded_pod = l->folded_pod;
+        c->unlabelled = l->unlabelled;
+        memcpy(c->label_keys, l->label_keys, sizeof(c->label_keys));
+        c->n_label_keys = l->n_label_keys;
+        c->n_lbl = l->n_lbl;
         c->horizon = l->horizon;
         c->bucket = l->bucket;
         c->n_iv = l->n_iv;
@@ -93,6 +97,16 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
                     gc__dup_array((void **)&c->grp, l->grp, l->n_grp, sizeof(*l->grp), &c->cap_grp);
         if (rc == 0)
                 rc = gc__dup_index(&c->grp_ix, &l->grp_ix);
+        if (rc == 0)
+                rc =
+                    gc__dup_array((void **)&c->lbl, l->lbl, l->n_lbl, sizeof(*l->lbl), &c->cap_lbl);
+        if (rc == 0)
+                rc = gc__dup_index(&c->lbl_ix, &l->lbl_ix);
+        c->n_lbl_free = l->n_lbl_free;
+        c->lbl_live = l->lbl_live;
+        if (rc == 0)
+                rc = gc__dup_array((void **)&c->lbl_free, l->lbl_free, l->n_lbl_free,
+                                   sizeof(*l->lbl_free), &c->cap_lbl_free);
         if (rc == 0)
                 rc = gc__crun_clone(c, l);
         if (rc < 0) {

@@ -32,6 +32,34 @@ static int gc__word_is(const char *name, size_t n, const char *word)
         return strlen(word) == n && memcmp(name, word, n) == 0;
 }
 
+#define GC__LABEL_PREFIX "label:"
+
+int gc_dim_is_label(const char *name, size_t n, const char **ret_key, size_t *ret_n)
+{
+        size_t p = sizeof(GC__LABEL_PREFIX) - 1;
+
+        if (!name || n < p || memcmp(name, GC__LABEL_PREFIX, p) != 0)
+                return 0;
+        if (ret_key)
+                *ret_key = name + p;
+        if (ret_n)
+                *ret_n = n - p;
+        return 1;
+}
+
+const char *gc_dim_label_name(gc_dim d, const gc_label_keys *lk, char *buf, size_t n)
+{
+        size_t i = (size_t)d - GC_DIM_LABEL;
+
+        if ((unsigned)d < GC_DIM_COUNT)
+                return gc__dim_names[d];
+        if ((unsigned)d >= GC_KEY_COUNT || !lk || i >= lk->n || !lk->key[i] || !buf || !n)
+                return NULL;
+        if ((size_t)snprintf(buf, n, GC__LABEL_PREFIX "%s", lk->key[i]) >= n)
+                return NULL;
+        return buf;
+}
+
 int gc_dim_parse(const char *name, size_t n, gc_dim *ret)
 {
         if (!name || !ret)
@@ -59,10 +87,40 @@ static void gc__err(char *err, size_t errlen, const char *what, const char *w, s
                          n > 64 ? "..." : "");
 }
 
-int gc_dims_parse(const char *csv, gc_dim ret[GC_DIM_COUNT], size_t *ret_n, char *err,
-                  size_t errlen)
+/* The label dimension of key in lk, or -EINVAL with err naming the keys that are kept. */
+static int gc__label_dim(const char *key, size_t n, const gc_label_keys *lk, gc_dim *ret, char *err,
+                         size_t errlen)
 {
-        gc_dim dims[GC_DIM_COUNT];
+        size_t off;
+
+        for (size_t i = 0; lk && i < lk->n && i < GC_LABEL_DIMS; i++) {
+                if (n && lk->key[i] && gc__word_is(key, n, lk->key[i])) {
+                        *ret = (gc_dim)(GC_DIM_LABEL + i);
+                        return 0;
+                }
+        }
+        if (!err || !errlen)
+                return -EINVAL;
+        snprintf(err, errlen, "label key \"%.*s\"%s is not kept as a dimension",
+                 n > 64 ? 64 : (int)n, key, n > 64 ? "..." : "");
+        off = strlen(err);
+        if (!lk || !lk->n) {
+                snprintf(err + off, errlen - off, " (no label keys are kept)");
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < lk->n && off < errlen; i++) {
+                snprintf(err + off, errlen - off, "%s%s", i ? ", " : " (kept: ", lk->key[i]);
+                off += strlen(err + off);
+        }
+        if (off < errlen)
+                snprintf(err + off, errlen - off, ")");
+        return -EINVAL;
+}
+
+int gc_dims_parse(const char *csv, const gc_label_keys *lk, gc_dim ret[GC_KEY_COUNT], size_t *ret_n,
+                  char *err, size_t errlen)
+{
+        gc_dim dims[GC_KEY_COUNT];
         size_t n = 0;
         const char *p;
 
@@ -77,8 +135,8 @@ int gc_dims_parse(const char *csv, gc_dim ret[GC_DIM_COUNT], size_t *ret_n, char
         }
         for (p = csv;;) {
                 const char *end = strchr(p, ',');
-                const char *w = p;
-                size_t len = end ? (size_t)(end - p) : strlen(p);
+                const char *w = p, *key;
+                size_t len = end ? (size_t)(end - p) : strlen(p), klen;
                 gc_dim d;
 
                 while (len && (*w == ' ' || *w == '\t')) {
@@ -92,7 +150,10 @@ int gc_dims_parse(const char *csv, gc_dim ret[GC_DIM_COUNT], size_t *ret_n, char
                                 snprintf(err, errlen, "empty dimension in \"%.64s\"", csv);
                         return -EINVAL;
                 }
-                if (gc_dim_parse(w, len, &d) < 0) {
+                if (gc_dim_is_label(w, len, &key, &klen)) {
+                        if (gc__label_dim(key, klen, lk, &d, err, errlen) < 0)
+                                return -EINVAL;
+                } else if (gc_dim_parse(w, len, &d) < 0) {
                         gc__err(err, errlen, "unknown dimension", w, len);
                         return -EINVAL;
                 }
@@ -150,6 +211,17 @@ static const char *gc__pick(const char *pod_v, const char *ns_v, const char *map
         if (ret_src)
                 *ret_src = src;
         return v;
+}
+
+void gc_attribute_labels(const gc_pod *pod, const gc_namespace *ns, const char *ret[GC_LABEL_DIMS])
+{
+        for (size_t i = 0; i < GC_LABEL_DIMS; i++) {
+                const char *v = pod ? pod->labels[i] : NULL;
+
+                if (!gc__set(v))
+                        v = ns ? ns->labels[i] : NULL;
+                ret[i] = gc__set(v) ? v : NULL;
+        }
 }
 
 void gc_attribute(const gc_pod *pod, const gc_namespace *ns, const gc_attribution *a,

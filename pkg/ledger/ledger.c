@@ -21,13 +21,139 @@ uint32_t gc__roll_hash(int64_t hour, uint32_t grp)
         return gc__fin(h ^ (h >> 32));
 }
 
-static uint32_t gc__grp_hash(const char *const dims[GC__ROLL_DIMS])
+static uint32_t gc__grp_hash(const char *const dims[GC__ROLL_DIMS], uint32_t lbl)
 {
-        uint64_t h = 0;
+        uint64_t h = lbl;
 
         for (size_t d = 0; d < GC__ROLL_DIMS; d++)
                 h = gc__mix(h, dims[d]);
         return gc__fin(h);
+}
+
+/* ---- label value tuples --------------------------------------------------------------------- */
+
+typedef struct gc__lbl_key {
+        const gc_ledger *l;
+        const char *const *v;
+} gc__lbl_key;
+
+static int gc__lbl_eq(const void *ctx, size_t ix)
+{
+        const gc__lbl_key *k = ctx;
+
+        return memcmp(k->l->lbl[ix].v, k->v, sizeof(k->l->lbl[ix].v)) == 0;
+}
+
+static uint32_t gc__lbl_hash(const char *const v[GC_LABEL_DIMS])
+{
+        uint64_t h = 0;
+
+        for (size_t i = 0; i < GC_LABEL_DIMS; i++)
+                h = gc__mix(h, v[i]);
+        return gc__fin(h);
+}
+
+int gc__lbl_get(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret)
+{
+        gc__lbl_key k = {l, v};
+        uint32_t h = gc__lbl_hash(v);
+        size_t pos;
+
+        size_t ix;
+
+        if (gc__index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos)) {
+                *ret = l->lbl_ix.s[pos].ix - 1;
+                return 0;
+        }
+        if (!l->n_lbl_free && l->n_lbl >= GC__MAX_LIMIT)
+                return -E2BIG;
+        if ((!l->n_lbl_free &&
+             gc__vec_reserve((void **)&l->lbl, &l->cap_lbl, l->n_lbl + 1, sizeof(*l->lbl)) < 0) ||
+            gc__index_reserve(&l->lbl_ix, l->lbl_ix.count + 1) < 0)
+                return -ENOMEM;
+        gc__index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos); /* the slot may have moved */
+        ix = l->n_lbl_free ? l->lbl_free[--l->n_lbl_free] : l->n_lbl++;
+        memcpy(l->lbl[ix].v, v, sizeof(l->lbl[ix].v));
+        gc__index_fill(&l->lbl_ix, pos, h, ix);
+        *ret = (uint32_t)ix;
+        return 0;
+}
+
+size_t gc__lbl_count(const gc_ledger *l)
+{
+        return l->n_lbl - l->n_lbl_free;
+}
+
+/* Marks the tuples of one period's rows. */
+static void gc__lbl_mark_period(const gc__period *p, uint8_t *used)
+{
+        for (size_t i = 0; i < p->n_top; i++)
+                used[p->top[i].lbl] = 1;
+        for (size_t i = 0; i < p->n_rest; i++)
+                used[p->rest[i].lbl] = 1;
+}
+
+void gc__lbl_sweep(gc_ledger *l, int dropped)
+{
+        uint8_t *used;
+        size_t live = 0;
+
+        if (!l->n_label_keys || (!dropped && gc__lbl_count(l) < 2 * l->lbl_live + 1024))
+                return;
+        used = calloc(l->n_lbl, 1);
+        if (!used)
+                return; /* kept: they cost memory, not correctness */
+        used[0] = 1;    /* every value GC_UNLABELLED: node rows and restores name it */
+        for (size_t i = 0; i < l->n_iv; i++)
+                used[l->iv[i].lbl] = 1;
+        for (size_t i = 0; i < l->n_grp; i++)
+                used[l->grp[i].lbl] = 1;
+        for (size_t i = 0; i < l->n_per; i++)
+                gc__lbl_mark_period(l->per[i], used);
+        for (size_t i = 0; i < l->n_lbl; i++) {
+                gc__lbl_key k = {l, l->lbl[i].v};
+                size_t pos;
+
+                if (used[i] || !l->lbl[i].v[0]) {
+                        live += used[i];
+                        continue;
+                }
+                if (gc__vec_reserve((void **)&l->lbl_free, &l->cap_lbl_free, l->n_lbl_free + 1,
+                                    sizeof(*l->lbl_free)) < 0)
+                        break;
+                if (gc__index_find(&l->lbl_ix, gc__lbl_hash(l->lbl[i].v), gc__lbl_eq, &k, &pos))
+                        gc__index_del(&l->lbl_ix, pos);
+                memset(l->lbl[i].v, 0, sizeof(l->lbl[i].v));
+                l->lbl_free[l->n_lbl_free++] = (uint32_t)i;
+        }
+        l->lbl_live = live;
+        free(used);
+}
+
+int gc__lbl_of(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret)
+{
+        const char *t[GC_LABEL_DIMS] = {0};
+
+        *ret = 0;
+        if (!l->n_label_keys)
+                return 0;
+        for (size_t i = 0; i < l->n_label_keys; i++) {
+                t[i] = v && v[i] && *v[i] ? gc_strpool_intern0(l->pool, v[i]) : l->unlabelled;
+                if (!t[i])
+                        return -ENOMEM;
+        }
+        return gc__lbl_get(l, t, ret);
+}
+
+void gc_ledger_label_keys(const gc_ledger *l, gc_label_keys *ret)
+{
+        if (!ret)
+                return;
+        memset(ret, 0, sizeof(*ret));
+        if (!l)
+                return;
+        memcpy(ret->key, l->label_keys, sizeof(ret->key));
+        ret->n = l->n_label_keys;
 }
 
 typedef struct gc__iv_key {
@@ -70,20 +196,23 @@ static int gc__roll_eq(const void *ctx, size_t ix)
 typedef struct gc__grp_key {
         const gc_ledger *l;
         const char *const *dims;
+        uint32_t lbl;
 } gc__grp_key;
 
 static int gc__grp_eq(const void *ctx, size_t ix)
 {
         const gc__grp_key *k = ctx;
 
-        return memcmp(k->l->grp[ix].dims, k->dims, sizeof(k->l->grp[ix].dims)) == 0;
+        return k->l->grp[ix].lbl == k->lbl &&
+               memcmp(k->l->grp[ix].dims, k->dims, sizeof(k->l->grp[ix].dims)) == 0;
 }
 
-/* The group of the dimensions (interned), made when new. -ENOMEM. */
-static int gc__grp_get(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint32_t *ret)
+/* The group of the dimensions (interned) and label values, made when new. -ENOMEM. */
+static int gc__grp_get(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint32_t lbl,
+                       uint32_t *ret)
 {
-        gc__grp_key k = {l, dims};
-        uint32_t h = gc__grp_hash(dims);
+        gc__grp_key k = {l, dims, lbl};
+        uint32_t h = gc__grp_hash(dims, lbl);
         size_t pos;
 
         if (gc__index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos)) {
@@ -95,6 +224,7 @@ static int gc__grp_get(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint
                 return -ENOMEM;
         gc__index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos); /* the slot may have moved */
         memcpy(l->grp[l->n_grp].dims, dims, sizeof(l->grp[l->n_grp].dims));
+        l->grp[l->n_grp].lbl = lbl;
         l->grp[l->n_grp].node_row = GC__ROW_PODS;
         if (*dims[GC_DIM_NODE] && !*dims[GC_DIM_NAMESPACE] && !*dims[GC_DIM_PROJECT])
                 l->grp[l->n_grp].node_row = *dims[GC_DIM_TEAM] ? GC__ROW_NODE_UNATTR : GC__ROW_NODE;
@@ -109,7 +239,8 @@ static int gc__grp_get(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint
  * and project "", a node) is only that; a row of a build before the split (namespace and node
  * both set) gives all three, as a pod's interval does.
  */
-static int gc__row_groups(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint32_t g[3])
+static int gc__row_groups(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint32_t lbl,
+                          uint32_t g[3])
 {
         const char *d[GC__ROLL_DIMS];
         int node_row = *dims[GC_DIM_NODE] && !*dims[GC_DIM_NAMESPACE] && !*dims[GC_DIM_PROJECT];
@@ -119,17 +250,17 @@ static int gc__row_groups(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], u
 
         g[0] = g[1] = g[2] = UINT32_MAX;
         if (node_row)
-                return gc__grp_get(l, dims, &g[*dims[GC_DIM_TEAM] ? 2 : 1]);
+                return gc__grp_get(l, dims, 0, &g[*dims[GC_DIM_TEAM] ? 2 : 1]);
         memcpy(d, dims, sizeof(d));
         d[GC_DIM_NODE] = l->empty;
-        r = gc__grp_get(l, d, &g[0]);
+        r = gc__grp_get(l, d, lbl, &g[0]);
         if (r == 0 && *dims[GC_DIM_NODE]) {
                 memcpy(d, dims, sizeof(d));
                 d[GC_DIM_NAMESPACE] = d[GC_DIM_TEAM] = d[GC_DIM_PROJECT] = l->empty;
-                r = gc__grp_get(l, d, &g[1]);
+                r = gc__grp_get(l, d, 0, &g[1]);
                 if (r == 0 && unattr) {
                         d[GC_DIM_TEAM] = l->unattributed;
-                        r = gc__grp_get(l, d, &g[2]);
+                        r = gc__grp_get(l, d, 0, &g[2]);
                 }
         }
         return r;
@@ -155,7 +286,7 @@ static void gc__grp_sweep(gc_ledger *l)
         l->n_grp = n;
         gc__index_clear(&l->grp_ix);
         for (size_t i = 0; i < n; i++)
-                gc__index_add_new(&l->grp_ix, gc__grp_hash(l->grp[i].dims), i);
+                gc__index_add_new(&l->grp_ix, gc__grp_hash(l->grp[i].dims, l->grp[i].lbl), i);
         for (size_t i = 0; i < l->n_roll; i++)
                 l->roll[i].grp = map[l->roll[i].grp];
         free(map);
@@ -171,9 +302,21 @@ gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
             o->max_rollup_rows > GC__MAX_LIMIT ||
             (o->bucket_s != 0 && o->bucket_s != 3600 && o->bucket_s != 1800 &&
              o->bucket_s != 900) ||
-            o->top_n > GC_LEDGER_MAX_TOP_N) {
+            o->top_n > GC_LEDGER_MAX_TOP_N || o->n_label_keys > GC_LABEL_DIMS ||
+            (o->n_label_keys && !o->label_keys)) {
                 errno = EINVAL;
                 return NULL;
+        }
+        for (size_t i = 0; i < o->n_label_keys; i++) {
+                int bad = !o->label_keys[i] || !*o->label_keys[i] ||
+                          strlen(o->label_keys[i]) > GC_LABEL_KEY_MAX;
+
+                for (size_t j = 0; !bad && j < i; j++)
+                        bad = strcmp(o->label_keys[i], o->label_keys[j]) == 0;
+                if (bad) {
+                        errno = EINVAL;
+                        return NULL;
+                }
         }
         l = calloc(1, sizeof(*l));
         if (!l) {
@@ -188,15 +331,33 @@ gc_ledger *gc_ledger_new(const gc_ledger_opts *o)
         l->empty = gc_strpool_intern0(o->pool, "");
         l->unattributed = gc_strpool_intern0(o->pool, GC_UNATTRIBUTED);
         l->folded_pod = gc_strpool_intern0(o->pool, GC_FOLDED_POD);
+        l->unlabelled = gc_strpool_intern0(o->pool, GC_UNLABELLED);
+        for (size_t i = 0; i < o->n_label_keys; i++) {
+                l->label_keys[i] = gc_strpool_intern0(o->pool, o->label_keys[i]);
+                if (!l->label_keys[i]) {
+                        errno = ENOMEM;
+                        return gc_ledger_free(l);
+                }
+        }
+        l->n_label_keys = o->n_label_keys;
         l->top_n = o->top_n ? o->top_n : GC_LEDGER_DEFAULT_TOP_N;
         l->period_since = INT64_MIN;
         l->coarse_to = INT64_MIN;
         l->tz = o->tz;
         if (!l->tz && gc_tz_fixed(0, &l->own_tz) == 0)
                 l->tz = l->own_tz;
-        if (!l->empty || !l->unattributed || !l->folded_pod || !l->tz) {
+        if (!l->empty || !l->unattributed || !l->folded_pod || !l->unlabelled || !l->tz) {
                 errno = ENOMEM;
                 return gc_ledger_free(l);
+        }
+        if (l->n_label_keys) {
+                uint32_t none;
+
+                /* Tuple 0: every value GC_UNLABELLED (rows of no label, node rows). */
+                if (gc__lbl_of(l, NULL, &none) < 0) {
+                        errno = ENOMEM;
+                        return gc_ledger_free(l);
+                }
         }
         return l;
 }
@@ -213,6 +374,9 @@ gc_ledger *gc_ledger_free(gc_ledger *l)
         gc__index_free(&l->roll_ix);
         free(l->grp);
         gc__index_free(&l->grp_ix);
+        free(l->lbl);
+        gc__index_free(&l->lbl_ix);
+        free(l->lbl_free);
         free(l->crun);
         gc__index_free(&l->crun_ix);
         gc__tier_free(l);
@@ -290,6 +454,9 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
                 if (!v.dims[d])
                         return -ENOMEM;
         }
+        r = gc__lbl_of(l, u->labels, &v.lbl);
+        if (r < 0)
+                return r;
         v.geq = u->geq;
         v.usd_per_gpu_hour = u->usd_per_gpu_hour;
         v.start = u->start;
@@ -358,6 +525,8 @@ int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret)
         memset(ret, 0, sizeof(*ret));
         ret->pod_uid = iv->uid;
         memcpy(ret->dims, iv->dims, sizeof(ret->dims));
+        if (l->n_label_keys)
+                memcpy(ret->labels, l->lbl[iv->lbl].v, sizeof(ret->labels));
         ret->geq = iv->geq;
         ret->usd_per_gpu_hour = iv->usd_per_gpu_hour;
         ret->start = iv->start;
@@ -546,15 +715,17 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
 {
         int64_t fold_to, first;
         uint32_t grp[3];
-        size_t i;
-        int folded = 0, r = 0;
+        size_t i, rows;
+        int folded = 0, r = 0, dropped;
 
         if (!l)
                 return -EINVAL;
         fold_to = gc__floor_bucket(gc__clamp_time(before), l->bucket);
         first = gc__floor_bucket(gc__clamp_time(keep_since), l->bucket);
+        rows = l->n_roll + l->n_per;
         gc__drop_old(l, first);
         gc__tier_drop_old(l, keep_since);
+        dropped = l->n_roll + l->n_per < rows;
 
         /* Each interval folds whole or not at all, so a limit hit leaves no half-counted pod. */
         for (i = 0; i < l->n_iv;) {
@@ -566,7 +737,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                         i++;
                         continue;
                 }
-                r = gc__row_groups(l, v->dims, grp);
+                r = gc__row_groups(l, v->dims, v->lbl, grp);
                 if (r < 0)
                         break;
                 v = &l->iv[i];
@@ -591,6 +762,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
         if (fold_to > l->horizon)
                 l->horizon = fold_to;
         gc__tier_compact(l);
+        gc__lbl_sweep(l, dropped);
         if (r < 0)
                 return r;
 
@@ -725,12 +897,14 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret)
                 s.capacity_runs = l->n_crun;
                 s.periods = l->n_per;
                 s.period_rows = l->n_prows;
+                s.label_tuples = l->n_label_keys ? gc__lbl_count(l) : 0;
                 s.horizon = l->horizon;
                 s.bytes =
                     gc__tier_bytes(l) + sizeof(*l) + l->cap_iv * sizeof(*l->iv) +
                     l->cap_cap * sizeof(*l->cap) + l->cap_roll * sizeof(*l->roll) +
                     l->cap_grp * sizeof(*l->grp) + l->grp_ix.nslots * sizeof(gc__slot) +
-                    l->cap_crun * sizeof(*l->crun) +
+                    l->cap_lbl * sizeof(*l->lbl) + l->lbl_ix.nslots * sizeof(gc__slot) +
+                    l->cap_lbl_free * sizeof(*l->lbl_free) + l->cap_crun * sizeof(*l->crun) +
                     (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->crun_ix.nslots) *
                         sizeof(gc__slot);
         }
@@ -749,6 +923,8 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
 
                 u.pod_uid = iv->uid;
                 memcpy(u.dims, iv->dims, sizeof(u.dims));
+                if (l->n_label_keys)
+                        memcpy(u.labels, l->lbl[iv->lbl].v, sizeof(u.labels));
                 u.geq = iv->geq;
                 u.usd_per_gpu_hour = iv->usd_per_gpu_hour;
                 u.start = iv->start;
@@ -772,6 +948,8 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
 
                 o.hour = rr->hour;
                 memcpy(o.dims, l->grp[rr->grp].dims, sizeof(l->grp[rr->grp].dims));
+                if (l->n_label_keys)
+                        memcpy(o.labels, l->lbl[l->grp[rr->grp].lbl].v, sizeof(o.labels));
                 o.gpu_seconds = rr->gpu_seconds;
                 o.cost_usd = rr->cost_usd;
                 if ((r = v->rollup(ud, &o)) != 0)
@@ -805,7 +983,7 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
         const char *dims[GC__ROLL_DIMS];
         gc__roll_key k;
         size_t pos;
-        uint32_t grp[3];
+        uint32_t grp[3], lbl;
         int64_t hour;
         int r;
 
@@ -818,7 +996,9 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
                 if (!dims[d])
                         return -ENOMEM;
         }
-        r = gc__row_groups(l, dims, grp);
+        r = gc__lbl_of(l, rw->labels, &lbl);
+        if (r == 0)
+                r = gc__row_groups(l, dims, lbl, grp);
         for (size_t g = 0; r == 0 && g < 3; g++) {
                 if (grp[g] == UINT32_MAX)
                         continue;

@@ -21,9 +21,10 @@
 
 #define GC_OPEN                 INT64_MAX /* interval end of a pod that still holds its GPUs */
 #define GC_UNATTRIBUTED         "__unattributed__"
-#define GC_FOLDED_POD           "__folded__" /* the pod and workload key of folded hours */
-#define GC_LEDGER_DEFAULT_LIMIT 1000000      /* intervals or rollup rows, each */
-#define GC_LEDGER_DEFAULT_TOP_N 100          /* pods named per period of period history */
+#define GC_FOLDED_POD           "__folded__"     /* the pod and workload key of folded hours */
+#define GC_UNLABELLED           "__unlabelled__" /* a label dimension of a pod without the label */
+#define GC_LEDGER_DEFAULT_LIMIT 1000000          /* intervals or rollup rows, each */
+#define GC_LEDGER_DEFAULT_TOP_N 100              /* pods named per period of period history */
 #define GC_LEDGER_MAX_TOP_N     10000
 
 typedef enum gc_dim {
@@ -37,16 +38,37 @@ typedef enum gc_dim {
         /* The pod's top-level owner, "Kind/namespace/name" (docs/workloads.md); like the pod,
          * kept by intervals and period history, not by folded hours. */
         GC_DIM_WORKLOAD,
-        GC_DIM_COUNT,
+        GC_DIM_COUNT, /* the fixed dimensions */
+        /* label:<key>, the ledger's label key i (gc_ledger_opts.label_keys) is GC_DIM_LABEL + i:
+         * the pod's label, else its namespace's, else GC_UNLABELLED (docs/ledger.md). */
+        GC_DIM_LABEL = GC_DIM_COUNT,
+        GC_KEY_COUNT = GC_DIM_COUNT + GC_LABEL_DIMS, /* fixed and label dimensions */
 } gc_dim;
 
-/* "namespace", "team", "project", "model", "capacity_type", "node", "pod", "workload". */
+/* The label keys a ledger keeps as dimensions, in slot order (GC_DIM_LABEL + i). */
+typedef struct gc_label_keys {
+        const char *key[GC_LABEL_DIMS];
+        size_t n;
+} gc_label_keys;
+
+#define GC_LABEL_KEY_MAX 317 /* a label key: a 253-byte DNS prefix, '/', a 63-byte name */
+
+/* "namespace", "team", "project", "model", "capacity_type", "node", "pod", "workload"; NULL for
+ * a label dimension (gc_dim_label_name). */
 const char *gc_dim_name(gc_dim d);
+/* "label:<key>" of a label dimension d (or the fixed dimension's name) into buf; NULL when d is
+ * neither a fixed dimension nor one of lk's. */
+const char *gc_dim_label_name(gc_dim d, const gc_label_keys *lk, char *buf, size_t n);
 /* Also takes the aliases "ns", "gpu_model", "capacity-type", "capacity", "controller". */
 int gc_dim_parse(const char *name, size_t n, gc_dim *ret);
-/* "team,project" -> dims; err names the bad word. No duplicates. */
-int gc_dims_parse(const char *csv, gc_dim ret[GC_DIM_COUNT], size_t *ret_n, char *err,
-                  size_t errlen);
+/*
+ * "team,project" -> dims; err names the bad word. No duplicates. "label:<key>" is the label
+ * dimension of key in lk (NULL: none kept); a key not there fails naming the keys that are.
+ */
+int gc_dims_parse(const char *csv, const gc_label_keys *lk, gc_dim ret[GC_KEY_COUNT], size_t *ret_n,
+                  char *err, size_t errlen);
+/* Whether a word is a label dimension ("label:<key>"); *ret_key, *ret_n: the key. */
+int gc_dim_is_label(const char *name, size_t n, const char **ret_key, size_t *ret_n);
 
 /* ---- attribution ---------------------------------------------------------------------------- */
 
@@ -72,6 +94,12 @@ typedef enum gc_attr_source {
 void gc_attribute(const gc_pod *pod, const gc_namespace *ns, const gc_attribution *a,
                   const char **ret_team, gc_attr_source *ret_team_src, const char **ret_project,
                   gc_attr_source *ret_project_src);
+/*
+ * The values of the label dimensions (gc_model_opts.label_keys), as team and project fall back:
+ * the pod's label, else its namespace's (ns may be NULL); NULL when neither has it, which the
+ * ledger keeps as GC_UNLABELLED (there is no configured map to fall back to).
+ */
+void gc_attribute_labels(const gc_pod *pod, const gc_namespace *ns, const char *ret[GC_LABEL_DIMS]);
 
 /* ---- the ledger ----------------------------------------------------------------------------- */
 
@@ -90,11 +118,13 @@ enum {
 typedef struct gc_usage {
         const char *pod_uid;            /* the key */
         const char *dims[GC_DIM_COUNT]; /* every dimension's value; NULL counts as "" */
-        double geq;                     /* GPU-equivalents held */
-        double usd_per_gpu_hour;        /* price of one whole GPU of this node */
-        int64_t start;                  /* bound to the node */
-        int64_t end;                    /* finished or deleted; GC_OPEN while held */
-        uint32_t flags;                 /* GC_USAGE_F_* */
+        /* The values of the ledger's label keys, in their order; NULL or "" is GC_UNLABELLED. */
+        const char *labels[GC_LABEL_DIMS];
+        double geq;              /* GPU-equivalents held */
+        double usd_per_gpu_hour; /* price of one whole GPU of this node */
+        int64_t start;           /* bound to the node */
+        int64_t end;             /* finished or deleted; GC_OPEN while held */
+        uint32_t flags;          /* GC_USAGE_F_* */
 } gc_usage;
 
 typedef struct gc_capacity {
@@ -121,6 +151,10 @@ typedef struct gc_ledger_opts {
         /* Pods named per period (the rest is summed by group): 0 = GC_LEDGER_DEFAULT_TOP_N,
          * at most GC_LEDGER_MAX_TOP_N. */
         size_t top_n;
+        /* Label keys kept as dimensions (label:<key>), at most GC_LABEL_DIMS, distinct and
+         * non-empty; none by default, and then rows carry none. */
+        const char *const *label_keys;
+        size_t n_label_keys;
 } gc_ledger_opts;
 
 gc_ledger *gc_ledger_new(const gc_ledger_opts *o);
@@ -136,6 +170,8 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l);
 void gc_ledger_mark(const gc_ledger *l, gc_strpool *p);
 /* Marks a usage record's pooled strings, for its holder's mark. */
 void gc_usage_mark(const gc_usage *u, gc_strpool *p);
+/* The label keys kept (pooled strings, in slot order). */
+void gc_ledger_label_keys(const gc_ledger *l, gc_label_keys *ret);
 
 /*
  * Insert or replace the pod's interval (by pod_uid). -E2BIG at the interval limit, -EINVAL for
@@ -190,6 +226,7 @@ typedef struct gc_ledger_stats {
         size_t capacity_runs; /* the runs holding those buckets (what memory holds) */
         size_t periods;       /* days, weeks and months of period history */
         size_t period_rows;   /* their top pods, rows of the rest and node rows, together */
+        size_t label_tuples;  /* distinct tuples of label values held (0 keeping no keys) */
         size_t bytes;         /* memory held, approximately (the string pool is the caller's) */
         int64_t horizon;      /* hours before it are folded; INT64_MIN when nothing is */
 } gc_ledger_stats;
@@ -200,13 +237,13 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret);
 typedef struct gc_query {
         int64_t start, end;      /* [start, end) */
         int64_t now;             /* open intervals accrue up to min(end, now); 0 = end */
-        gc_dim by[GC_DIM_COUNT]; /* grouping, in order */
+        gc_dim by[GC_KEY_COUNT]; /* grouping, in order; label dimensions of kept keys only */
         size_t n_by;
-        const char *filter[GC_DIM_COUNT]; /* NULL = any value; else only rows with this value */
+        const char *filter[GC_KEY_COUNT]; /* NULL = any value; else only rows with this value */
 } gc_query;
 
 typedef struct gc_cost_row {
-        const char *keys[GC_DIM_COUNT]; /* the grouping dims' values; others NULL */
+        const char *keys[GC_KEY_COUNT]; /* the grouping dims' values; others NULL */
         double gpu_seconds;             /* GPU-equivalent seconds */
         double cost_usd;
         uint32_t pods;      /* distinct pod intervals contributing (folded hours add none) */
@@ -215,8 +252,9 @@ typedef struct gc_cost_row {
 
 typedef struct gc_cost_summary {
         int64_t start, end;
-        gc_dim by[GC_DIM_COUNT];
+        gc_dim by[GC_KEY_COUNT];
         size_t n_by;
+        gc_label_keys label_keys; /* the ledger's, naming its label dimensions */
         gc_cost_row *rows; /* sorted by cost, then GPU-seconds, descending; then keys ascending */
         size_t n_rows;
         gc_cost_row total;        /* everything held by pods (the sum of rows) */
@@ -324,7 +362,8 @@ int gc_chargeback_ratios(const gc_cost_summary *s, const gc_chargeback *c, doubl
  */
 typedef struct gc_rollup {
         int64_t hour; /* start of the bucket (an hour, or a quarter hour: gc_ledger_granularity) */
-        const char *dims[GC_DIM_COUNT]; /* the dimensions before GC_DIM_POD (NULL after) */
+        const char *dims[GC_DIM_COUNT];    /* the dimensions before GC_DIM_POD (NULL after) */
+        const char *labels[GC_LABEL_DIMS]; /* the pods' rows' label values (as gc_usage) */
         double gpu_seconds;
         double cost_usd;
 } gc_rollup;
@@ -353,6 +392,7 @@ typedef struct gc_period_row {
         int64_t start, end; /* the period */
         const char *pod_uid;
         const char *dims[GC_DIM_COUNT];
+        const char *labels[GC_LABEL_DIMS]; /* as gc_usage; GC_UNLABELLED in node rows */
         double gpu_seconds;
         double cost_usd;
         uint32_t pods, estimates;

@@ -61,6 +61,7 @@ typedef struct gc__iv {
         double usd_per_gpu_hour;
         int64_t start, end;
         uint32_t flags;
+        uint32_t lbl; /* its label values: index into gc_ledger.lbl (in the padding: free) */
 } gc__iv;
 
 /* A node's capacity interval; start has moved past the hours already folded. */
@@ -89,6 +90,7 @@ typedef struct gc__roll {
 typedef struct gc__grp {
         const char *dims[GC__ROLL_DIMS];
         int node_row; /* GC__ROW_* */
+        uint32_t lbl; /* label values (gc_ledger.lbl); 0 for node rows */
 } gc__grp;
 
 enum {
@@ -112,7 +114,19 @@ typedef struct gc__prow {
         const char *uid;
         double gpu_seconds, cost_usd;
         uint32_t pods, estimates;
+        uint32_t lbl; /* label values (gc_ledger.lbl) */
 } gc__prow;
+
+/*
+ * One tuple of label values, each pooled (GC_UNLABELLED where a pod has none), in the order of
+ * gc_ledger.label_keys. Rows name theirs by index, so a ledger keeping no label keys spends
+ * nothing on them: tuple 0 is every value GC_UNLABELLED. Indexes never move (a clone's shared
+ * periods name tuples by index, in the clone's own copy of the table): a tuple no record names
+ * any more is emptied (every value NULL) by gc__lbl_sweep and its index reused.
+ */
+typedef struct gc__lbl {
+        const char *v[GC_LABEL_DIMS];
+} gc__lbl;
 
 /*
  * A node's held GPU-seconds in the buckets of a period that history no longer keeps by the
@@ -146,11 +160,20 @@ struct gc_ledger {
         gc_strpool *pool;
         size_t max_intervals;
         size_t max_rollup_rows;
-        const char *empty;        /* interned "" (a NULL dimension) */
-        const char *unattributed; /* interned GC_UNATTRIBUTED */
-        const char *folded_pod;   /* interned GC_FOLDED_POD */
-        int64_t horizon;          /* hours before this are folded; INT64_MIN = none yet */
-        int64_t bucket;           /* seconds per rollup bucket: 3600, 1800 or 900 */
+        const char *empty;                     /* interned "" (a NULL dimension) */
+        const char *unattributed;              /* interned GC_UNATTRIBUTED */
+        const char *folded_pod;                /* interned GC_FOLDED_POD */
+        const char *unlabelled;                /* interned GC_UNLABELLED */
+        const char *label_keys[GC_LABEL_DIMS]; /* pooled; label dimension i is key i */
+        size_t n_label_keys;
+        gc__lbl *lbl; /* label value tuples; pooled strings (see gc__lbl), NULL when emptied */
+        size_t n_lbl, cap_lbl;
+        gc__index lbl_ix;
+        uint32_t *lbl_free; /* emptied tuples, reused first */
+        size_t n_lbl_free, cap_lbl_free;
+        size_t lbl_live; /* tuples in use after the last sweep */
+        int64_t horizon; /* hours before this are folded; INT64_MIN = none yet */
+        int64_t bucket;  /* seconds per rollup bucket: 3600, 1800 or 900 */
 
         gc__iv *iv;
         size_t n_iv, cap_iv, n_open;
@@ -182,6 +205,19 @@ struct gc_ledger {
          * INT64_MIN when none are. coarse_from follows from period_since (tier.c). */
         int64_t coarse_to;
 };
+
+/* The tuple of pooled label values (n_label_keys of them), made when new; -ENOMEM, -E2BIG. */
+int gc__lbl_get(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret);
+/* The tuple of caller's values (interned; NULL or "" is GC_UNLABELLED); tuple 0 when none. */
+int gc__lbl_of(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret);
+/*
+ * Empties the tuples no interval, hourly group or period row names: after retention `dropped`
+ * rows or periods (at most once an hour), else once the table has doubled since the last sweep
+ * (amortized). So the table is bounded by what history holds, not by every value ever seen.
+ */
+void gc__lbl_sweep(gc_ledger *l, int dropped);
+/* Tuples in use (not emptied). */
+size_t gc__lbl_count(const gc_ledger *l);
 
 /* Period history (tier.c). */
 void gc__tier_free(gc_ledger *l);

@@ -9,11 +9,12 @@ _Static_assert(sizeof(gc__iv) == 112, "gc__iv changed: mark its strings in gc_le
 _Static_assert(sizeof(gc__cap) == 64, "gc__cap changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__grp) == 56, "gc__grp changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__crun) == 56, "gc__crun changed: mark its strings in gc_ledger_mark");
-_Static_assert(sizeof(gc__prow) == 96, "gc__prow changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__prow) == 104, "gc__prow changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__pnode) == 48, "gc__pnode changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__lbl) == 32, "gc__lbl changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__period) == 152, "gc__period changed: mark its rows in gc_ledger_mark");
-_Static_assert(sizeof(gc_usage) == 112, "gc_usage changed: mark its strings in gc_usage_mark");
-_Static_assert(sizeof(struct gc_ledger) == 384,
+_Static_assert(sizeof(gc_usage) == 144, "gc_usage changed: mark its strings in gc_usage_mark");
+_Static_assert(sizeof(struct gc_ledger) == 512,
                "gc_ledger changed: mark its strings in gc_ledger_mark");
 
 static void mark_dims(gc_strpool *p, const char *const *dims, size_t n)
@@ -46,6 +47,10 @@ void gc_ledger_mark(const gc_ledger *l, gc_strpool *p)
         gc_strpool_mark(p, l->empty);
         gc_strpool_mark(p, l->unattributed);
         gc_strpool_mark(p, l->folded_pod);
+        gc_strpool_mark(p, l->unlabelled);
+        mark_dims(p, l->label_keys, GC_LABEL_DIMS);
+        for (size_t i = 0; i < l->n_lbl; i++) /* an emptied tuple's values are NULL */
+                mark_dims(p, l->lbl[i].v, GC_LABEL_DIMS);
         for (size_t i = 0; i < l->n_iv; i++) {
                 mark_dims(p, l->iv[i].dims, GC_DIM_COUNT);
                 gc_strpool_mark(p, l->iv[i].uid);
@@ -70,4 +75,5 @@ void gc_usage_mark(const gc_usage *u, gc_strpool *p)
 {
         gc_strpool_mark(p, u->pod_uid);
         mark_dims(p, u->dims, GC_DIM_COUNT);
+        mark_dims(p, u->labels, GC_LABEL_DIMS);
 }

@@ -11,9 +11,9 @@
  * filtering one pointer compare per interval in the common case.
  */
 typedef struct gc__filter {
-        const char *want[GC_DIM_COUNT];
-        const char *hit[GC_DIM_COUNT];
-        const char *miss[GC_DIM_COUNT];
+        const char *want[GC_KEY_COUNT];
+        const char *hit[GC_KEY_COUNT];
+        const char *miss[GC_KEY_COUNT];
 } gc__filter;
 
 static int gc__match(gc__filter *f, gc_dim d, const char *v)
@@ -39,6 +39,7 @@ typedef struct gc__node_acc {
 /* One step's accumulators: what a query of that step alone would gather. */
 typedef struct gc__acc {
         int64_t start, end;
+        size_t n_keys; /* keys a row may set: the fixed ones and the ledger's label keys */
 
         gc_cost_row *rows;
         size_t n_rows, cap_rows;
@@ -83,7 +84,7 @@ static int gc__row_eq(const void *ctx, size_t ix)
 {
         const gc__key *k = ctx;
 
-        return memcmp(k->a->rows[ix].keys, k->keys, sizeof(k->a->rows[ix].keys)) == 0;
+        return memcmp(k->a->rows[ix].keys, k->keys, k->a->n_keys * sizeof(*k->keys)) == 0;
 }
 
 static int gc__node_eq(const void *ctx, size_t ix)
@@ -93,17 +94,18 @@ static int gc__node_eq(const void *ctx, size_t ix)
         return k->a->nodes[ix].node == k->keys[0];
 }
 
-static uint32_t gc__keys_hash(const char *const keys[GC_DIM_COUNT])
+/* Of the first n keys: those past the ledger's label keys are NULL in every row. */
+static uint32_t gc__keys_hash(const char *const keys[GC_KEY_COUNT], size_t n)
 {
         uint64_t h = 0;
 
-        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+        for (size_t d = 0; d < n; d++)
                 h = gc__mix(h, keys[d]);
         return gc__fin(h);
 }
 
 /* The row of the keys, made when new; may reallocate the rows. NULL when out of memory. */
-static gc_cost_row *gc__row_get(gc__acc *x, const char *const keys[GC_DIM_COUNT], uint32_t h)
+static gc_cost_row *gc__row_get(gc__acc *x, const char *const keys[GC_KEY_COUNT], uint32_t h)
 {
         gc__key k = {x, keys};
         gc_cost_row *row;
@@ -314,22 +316,34 @@ static int gc__capacity_pass(gc__q *x)
         return 0;
 }
 
-/* Whether a contribution passes the filters; if so, its group's keys and their hash. */
-static int gc__keys(gc__q *x, const char *const dims[GC_DIM_COUNT], const char *keys[GC_DIM_COUNT],
-                    uint32_t *ret_h)
+/*
+ * Whether a contribution (its dimensions, and its label values: tuple lbl of the ledger's) passes
+ * the filters; if so, its group's keys and their hash.
+ */
+static int gc__keys(gc__q *x, const char *const dims[GC_DIM_COUNT], uint32_t lbl,
+                    const char *keys[GC_KEY_COUNT], uint32_t *ret_h)
 {
-        memset(keys, 0, GC_DIM_COUNT * sizeof(*keys));
+        size_t n_lbl = x->l->n_label_keys;
+        const char *const *lv = n_lbl ? x->l->lbl[lbl].v : NULL;
+
+        memset(keys, 0, GC_KEY_COUNT * sizeof(*keys));
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                 if (!gc__match(&x->f, (gc_dim)d, dims[d]))
                         return 0;
-        for (size_t i = 0; i < x->q->n_by; i++)
-                keys[x->q->by[i]] = dims[x->q->by[i]];
-        *ret_h = gc__keys_hash(keys);
+        for (size_t i = 0; i < n_lbl; i++)
+                if (!gc__match(&x->f, (gc_dim)(GC_DIM_LABEL + i), lv[i]))
+                        return 0;
+        for (size_t i = 0; i < x->q->n_by; i++) {
+                gc_dim d = x->q->by[i];
+
+                keys[d] = d < GC_DIM_COUNT ? dims[d] : lv[d - GC_DIM_LABEL];
+        }
+        *ret_h = gc__keys_hash(keys, GC_DIM_COUNT + n_lbl);
         return 1;
 }
 
 /* Adds one contribution to its group, the total and the unattributed part of a step. */
-static int gc__account(gc__acc *a, const char *const keys[GC_DIM_COUNT], uint32_t h, int unattr,
+static int gc__account(gc__acc *a, const char *const keys[GC_KEY_COUNT], uint32_t h, int unattr,
                        double gs, double cost, uint32_t pods, uint32_t estimates)
 {
         gc_cost_row *row = gc__row_get(a, keys, h);
@@ -352,7 +366,7 @@ static int gc__unattributed(const gc__q *x, const char *const dims[GC_DIM_COUNT]
 static int gc__usage_pass(gc__q *x)
 {
         const gc_ledger *l = x->l;
-        const char *dims[GC_DIM_COUNT], *keys[GC_DIM_COUNT];
+        const char *dims[GC_DIM_COUNT], *keys[GC_KEY_COUNT];
         int r;
 
         for (size_t i = 0; i < l->n_iv; i++) {
@@ -364,7 +378,7 @@ static int gc__usage_pass(gc__q *x)
 
                 if (!gc__span(x, v->start, v->end, &k0, &k1, &hi))
                         continue;
-                pass = gc__keys(x, v->dims, keys, &kh);
+                pass = gc__keys(x, v->dims, v->lbl, keys, &kh);
                 for (size_t k = k0; k <= k1; k++) {
                         gc__acc *st = &x->acc[k];
                         int64_t ov = gc__overlap(st, v->start, hi);
@@ -412,7 +426,7 @@ static int gc__usage_pass(gc__q *x)
                         dims[GC_DIM_NODE] = l->folded_pod;
                 dims[GC_DIM_POD] = l->folded_pod;
                 dims[GC_DIM_WORKLOAD] = l->folded_pod;
-                if (!gc__keys(x, dims, keys, &kh))
+                if (!gc__keys(x, dims, g->lbl, keys, &kh))
                         continue;
                 r = 0;
                 if (g->node_row == GC__ROW_NODE_UNATTR)
@@ -430,7 +444,7 @@ static int gc__usage_pass(gc__q *x)
 /* Folded pods of the steps that are periods of period history: their top pods and the rest. */
 static int gc__tier_pass(gc__q *x)
 {
-        const char *keys[GC_DIM_COUNT];
+        const char *keys[GC_KEY_COUNT];
 
         for (size_t k = 0; k < x->n; k++) {
                 gc__acc *st = &x->acc[k];
@@ -447,7 +461,7 @@ static int gc__tier_pass(gc__q *x)
                         if (i >= p->n_top)
                                 dims[GC_DIM_NODE] = x->l->folded_pod; /* the rest has no node */
                         if ((row->pods == 0 && row->gpu_seconds == 0) ||
-                            !gc__keys(x, dims, keys, &kh))
+                            !gc__keys(x, dims, row->lbl, keys, &kh))
                                 continue;
                         r = gc__account(st, keys, kh, gc__unattributed(x, dims), row->gpu_seconds,
                                         row->cost_usd, row->pods, row->estimates);
@@ -465,7 +479,7 @@ static int gc__tier_pass(gc__q *x)
 static int gc__pnode_pass(gc__q *x)
 {
         const gc_ledger *l = x->l;
-        const char *keys[GC_DIM_COUNT], *dims[GC_DIM_COUNT];
+        const char *keys[GC_KEY_COUNT], *dims[GC_DIM_COUNT];
 
         for (size_t k = 0; k < x->n; k++) {
                 gc__acc *st = &x->acc[k];
@@ -489,7 +503,7 @@ static int gc__pnode_pass(gc__q *x)
                         dims[GC_DIM_CAPACITY_TYPE] = n->capacity_type;
                         dims[GC_DIM_POD] = l->folded_pod;
                         dims[GC_DIM_WORKLOAD] = l->folded_pod;
-                        if (!gc__keys(x, dims, keys, &kh))
+                        if (!gc__keys(x, dims, 0, keys, &kh))
                                 continue;
                         if (n->unattr)
                                 gc__row_add(&st->unattributed, n->gpu_seconds, n->cost_usd, 0, 0);
@@ -510,11 +524,11 @@ static int gc__node_only(const gc_query *q)
 {
         int any = q->n_by > 0;
 
-        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+        for (size_t d = 0; d < GC_KEY_COUNT; d++)
                 any |= q->filter[d] != NULL;
         if (!any)
                 return 0;
-        for (size_t d = 0; d < GC_DIM_COUNT; d++)
+        for (size_t d = 0; d < GC_KEY_COUNT; d++)
                 if (q->filter[d] && d != GC_DIM_NODE && d != GC_DIM_MODEL &&
                     d != GC_DIM_CAPACITY_TYPE)
                         return 0;
@@ -616,17 +630,21 @@ static int gc__cmp_idle(const void *pa, const void *pb)
 
 /* ---- the query ------------------------------------------------------------------------------ */
 
-static int gc__query_valid(const gc_query *q)
+static int gc__query_valid(const gc_ledger *l, const gc_query *q)
 {
-        unsigned seen = 0;
+        unsigned seen = 0, dims = GC_DIM_COUNT + (unsigned)l->n_label_keys;
 
-        if (q->start > q->end || q->now < 0 || q->n_by > GC_DIM_COUNT)
+        if (q->start > q->end || q->now < 0 || q->n_by > GC_KEY_COUNT)
                 return 0;
         for (size_t i = 0; i < q->n_by; i++) {
-                if ((unsigned)q->by[i] >= GC_DIM_COUNT || (seen & (1u << q->by[i])))
+                if ((unsigned)q->by[i] >= dims || (seen & (1u << q->by[i])))
                         return 0;
                 seen |= 1u << q->by[i];
         }
+        /* A filter on a label key the ledger does not keep would match nothing, silently. */
+        for (size_t d = dims; d < GC_KEY_COUNT; d++)
+                if (q->filter[d])
+                        return 0;
         return 1;
 }
 
@@ -686,6 +704,7 @@ static int gc__finish(const gc__q *x, gc__acc *a, gc_cost_summary *ret)
         s.end = a->end;
         memcpy(s.by, x->q->by, sizeof(s.by));
         s.n_by = x->q->n_by;
+        gc_ledger_label_keys(x->l, &s.label_keys);
         s.rows = a->rows;
         s.n_rows = a->n_rows;
         a->rows = NULL;
@@ -732,6 +751,7 @@ static int gc__run(const gc_ledger *l, const gc_query *q, int64_t step, const in
         }
         x.by_node_rows = gc__node_only(q);
         for (size_t k = 0; k < n; k++) {
+                x.acc[k].n_keys = GC_DIM_COUNT + l->n_label_keys;
                 x.acc[k].per = gc__tier_find(l, x.acc[k].start, x.acc[k].end);
                 x.acc[k].tier = gc__tier_fits(q) ? x.acc[k].per : NULL;
         }
@@ -763,7 +783,7 @@ out:
 
 int gc_ledger_query(const gc_ledger *l, const gc_query *q, gc_cost_summary *ret)
 {
-        if (!l || !q || !ret || !gc__query_valid(q))
+        if (!l || !q || !ret || !gc__query_valid(l, q))
                 return -EINVAL;
         return gc__run(l, q, 0, NULL, 1, ret); /* one step: its length is never used */
 }
@@ -782,7 +802,7 @@ size_t gc_ledger_step_count(int64_t start, int64_t end, int64_t step_s)
 int gc_ledger_query_steps(const gc_ledger *l, const gc_query *q, int64_t step_s,
                           gc_cost_summary *ret, size_t n_steps)
 {
-        if (!l || !q || (!ret && n_steps) || !gc__query_valid(q) || step_s <= 0 ||
+        if (!l || !q || (!ret && n_steps) || !gc__query_valid(l, q) || step_s <= 0 ||
             n_steps != gc_ledger_step_count(q->start, q->end, step_s))
                 return -EINVAL;
         if (n_steps > GC_LEDGER_MAX_STEPS)
@@ -806,7 +826,7 @@ int gc_ledger_query_each_step(const gc_ledger *l, const gc_query *q, int64_t ste
         size_t n, per;
         int r = 0;
 
-        if (!l || !q || !fn || !gc__query_valid(q) || step_s <= 0)
+        if (!l || !q || !fn || !gc__query_valid(l, q) || step_s <= 0)
                 return -EINVAL;
         n = gc_ledger_step_count(q->start, q->end, step_s);
         if (n > GC_LEDGER_MAX_STEPS)
@@ -855,7 +875,7 @@ int gc_ledger_query_each_span(const gc_ledger *l, const gc_query *q, const int64
 
                 whole.start = edges[0];
                 whole.end = edges[n_spans];
-                if (!gc__query_valid(&whole))
+                if (!gc__query_valid(l, &whole))
                         return -EINVAL;
         }
         per = GC__PASS_INTERVAL_STEPS / (l->n_iv + 1);

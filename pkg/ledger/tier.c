@@ -15,18 +15,20 @@ static const gc_tz_unit gc__units[] = {GC_TZ_DAY, GC_TZ_WEEK, GC_TZ_MONTH};
 typedef struct gc__rest_key {
         const gc__period *p;
         const char *const *dims;
+        uint32_t lbl;
 } gc__rest_key;
 
 static int gc__rest_eq(const void *ctx, size_t ix)
 {
         const gc__rest_key *k = ctx;
 
-        return memcmp(k->p->rest[ix].dims, k->dims, sizeof(k->p->rest[ix].dims)) == 0;
+        return k->p->rest[ix].lbl == k->lbl &&
+               memcmp(k->p->rest[ix].dims, k->dims, sizeof(k->p->rest[ix].dims)) == 0;
 }
 
-static uint32_t gc__dims_hash(const char *const dims[GC_DIM_COUNT])
+static uint32_t gc__dims_hash(const char *const dims[GC_DIM_COUNT], uint32_t lbl)
 {
-        uint64_t h = 0;
+        uint64_t h = lbl;
 
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                 h = gc__mix(h, dims[d]);
@@ -203,10 +205,10 @@ static int gc__period_reserve(gc_ledger *l, gc__period *p, size_t rest)
 
 /* Adds into the period's row of the rest of the same dimensions; room must be reserved. */
 static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_DIM_COUNT],
-                         double gs, double cost, uint32_t pods, uint32_t estimates)
+                         uint32_t lbl, double gs, double cost, uint32_t pods, uint32_t estimates)
 {
         const char *key[GC_DIM_COUNT];
-        gc__rest_key k = {p, key};
+        gc__rest_key k = {p, key, lbl};
         gc__prow *row;
         size_t pos;
         uint32_t h;
@@ -214,13 +216,14 @@ static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_
         memcpy(key, dims, sizeof(key));
         key[GC_DIM_NODE] = l->empty; /* the rest forgets nodes, and pods by name */
         key[GC_DIM_POD] = l->folded_pod;
-        h = gc__dims_hash(key);
+        h = gc__dims_hash(key, lbl);
         if (gc__index_find(&p->rest_ix, h, gc__rest_eq, &k, &pos)) {
                 row = &p->rest[p->rest_ix.s[pos].ix - 1];
         } else {
                 row = &p->rest[p->n_rest];
                 memset(row, 0, sizeof(*row));
                 memcpy(row->dims, key, sizeof(key));
+                row->lbl = lbl;
                 gc__index_fill(&p->rest_ix, pos, h, p->n_rest);
                 p->n_rest++;
                 l->n_prows++;
@@ -267,12 +270,12 @@ static void gc__top_offer(gc_ledger *l, gc__period *p, const gc__prow *in)
                 return;
         }
         if (p->n_top == 0 || !gc__top_below(&p->top[low], in)) {
-                gc__rest_add(l, p, in->dims, in->gpu_seconds, in->cost_usd, in->pods,
+                gc__rest_add(l, p, in->dims, in->lbl, in->gpu_seconds, in->cost_usd, in->pods,
                              in->estimates);
                 return;
         }
-        gc__rest_add(l, p, p->top[low].dims, p->top[low].gpu_seconds, p->top[low].cost_usd,
-                     p->top[low].pods, p->top[low].estimates);
+        gc__rest_add(l, p, p->top[low].dims, p->top[low].lbl, p->top[low].gpu_seconds,
+                     p->top[low].cost_usd, p->top[low].pods, p->top[low].estimates);
         p->top[low] = *in;
 }
 
@@ -345,6 +348,7 @@ static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
         l->per[ix]->dirty = 1;  /* made the ledger's own above */
         memset(&in, 0, sizeof(in));
         memcpy(in.dims, v->dims, sizeof(in.dims));
+        in.lbl = v->lbl;
         in.uid = c->base;
         in.gpu_seconds = (double)(hi - lo) * v->geq;
         in.cost_usd = in.gpu_seconds / 3600.0 * v->usd_per_gpu_hour;
@@ -495,7 +499,7 @@ static int gc__period_compact(gc_ledger *l, gc__period *p)
                 p->n_rest = p->cap_rest = n_old;
                 l->n_prows += n_old;
                 for (size_t i = 0; i < n_old; i++)
-                        gc__index_add_new(&p->rest_ix, gc__dims_hash(old[i].dims), i);
+                        gc__index_add_new(&p->rest_ix, gc__dims_hash(old[i].dims, old[i].lbl), i);
                 free(w);
                 return -ENOMEM;
         }
@@ -507,7 +511,8 @@ static int gc__period_compact(gc_ledger *l, gc__period *p)
                 memcpy(dims, r->dims, sizeof(dims));
                 if (f && !f->keep)
                         dims[GC_DIM_WORKLOAD] = l->folded_pod;
-                gc__rest_add(l, p, dims, r->gpu_seconds, r->cost_usd, r->pods, r->estimates);
+                gc__rest_add(l, p, dims, r->lbl, r->gpu_seconds, r->cost_usd, r->pods,
+                             r->estimates);
         }
         free(old);
         free(w);
@@ -656,6 +661,8 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
 
                         o.pod_uid = row->uid;
                         memcpy(o.dims, row->dims, sizeof(o.dims));
+                        if (l->n_label_keys)
+                                memcpy(o.labels, l->lbl[row->lbl].v, sizeof(o.labels));
                         o.gpu_seconds = row->gpu_seconds;
                         o.cost_usd = row->cost_usd;
                         o.pods = row->pods;
@@ -676,6 +683,8 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
                         o.dims[GC_DIM_CAPACITY_TYPE] = n->capacity_type;
                         if (n->unattr)
                                 o.dims[GC_DIM_TEAM] = l->unattributed;
+                        if (l->n_label_keys)
+                                memcpy(o.labels, l->lbl[0].v, sizeof(o.labels));
                         o.gpu_seconds = n->gpu_seconds;
                         o.cost_usd = n->cost_usd;
                         r = fn(ud, &o);
@@ -734,6 +743,9 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
         in.uid = r->pod_uid ? gc_strpool_intern0(l->pool, r->pod_uid) : NULL;
         if (r->pod_uid && !in.uid)
                 return -ENOMEM;
+        rc = gc__lbl_of(l, r->labels, &in.lbl);
+        if (rc < 0)
+                return rc;
         in.gpu_seconds = r->gpu_seconds;
         in.cost_usd = r->cost_usd;
         in.pods = r->pods;
@@ -748,7 +760,8 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
         if (in.uid)
                 gc__top_offer(l, p, &in);
         else
-                gc__rest_add(l, p, in.dims, in.gpu_seconds, in.cost_usd, in.pods, in.estimates);
+                gc__rest_add(l, p, in.dims, in.lbl, in.gpu_seconds, in.cost_usd, in.pods,
+                             in.estimates);
         return 0;
 }
 

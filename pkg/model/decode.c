@@ -783,6 +783,9 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
         if (r == 0)
                 r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool, &p.project,
                                     err, errlen);
+        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
+                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &p.labels[i], err,
+                                    errlen);
         if (r == 0)
                 r = gc__controller(meta, o->pool, &p, err, errlen);
         if (r == 0)
@@ -1157,6 +1160,9 @@ int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespac
         if (r == 0)
                 r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool,
                                     &ns.project, err, errlen);
+        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
+                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &ns.labels[i], err,
+                                    errlen);
         if (r < 0)
                 return r;
         *ret = ns;

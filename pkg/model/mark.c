@@ -5,9 +5,9 @@
  * A member added to one of these records that holds a pooled string must be marked below, or a
  * sweep frees it under its holder: these sizes stop the build until it is.
  */
-_Static_assert(sizeof(gc_pod) == 224, "gc_pod changed: mark its strings in gc_pod_mark");
+_Static_assert(sizeof(gc_pod) == 256, "gc_pod changed: mark its strings in gc_pod_mark");
 _Static_assert(sizeof(gc_node) == 400, "gc_node changed: mark its strings in gc_node_mark");
-_Static_assert(sizeof(gc_namespace) == 24, "gc_namespace changed: update gc_namespace_mark");
+_Static_assert(sizeof(gc_namespace) == 56, "gc_namespace changed: update gc_namespace_mark");
 _Static_assert(sizeof(gc_dra_device) == 80, "gc_dra_device changed: update gc_dra_device_mark");
 _Static_assert(sizeof(gc_claim) == 56, "gc_claim changed: mark its strings in gc_claim_mark");
 
@@ -31,6 +31,8 @@ void gc_pod_mark(const gc_pod *pod, gc_strpool *p)
                 gc_strpool_mark(p, s[i]);
         for (size_t i = 0; i < pod->n_gpu && i < GC_POD_MAX_GPU_RES; i++)
                 gc_strpool_mark(p, pod->gpu[i].resource);
+        for (size_t i = 0; i < GC_LABEL_DIMS; i++)
+                gc_strpool_mark(p, pod->labels[i]);
 }
 
 void gc_node_mark(const gc_node *n, gc_strpool *p)
@@ -54,6 +56,8 @@ void gc_namespace_mark(const gc_namespace *ns, gc_strpool *p)
         gc_strpool_mark(p, ns->name);
         gc_strpool_mark(p, ns->team);
         gc_strpool_mark(p, ns->project);
+        for (size_t i = 0; i < GC_LABEL_DIMS; i++)
+                gc_strpool_mark(p, ns->labels[i]);
 }
 
 void gc_dra_device_mark(const gc_dra_device *d, gc_strpool *p)

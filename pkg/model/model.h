@@ -22,6 +22,8 @@
 #define GC_POD_MAX_GPU_RES  4          /* distinct GPU resource names one pod may ask for */
 #define GC_NODE_MAX_GPU_RES 16         /* distinct GPU resource names one node may offer */
 #define GC_OBJECT_MAX_BYTES (4u << 20) /* one Kubernetes object, as JSON */
+/* Label keys kept as grouping dimensions (label:<key>, docs/ledger.md "Label dimensions"). */
+#define GC_LABEL_DIMS 4
 
 /* ---- the resource-name table (extensible from configuration) ------------------------------ */
 
@@ -93,9 +95,11 @@ typedef struct gc_pod {
         const char *uid;
         const char *ns;
         const char *name;
-        const char *node;            /* spec.nodeName; NULL while unbound */
-        const char *team;            /* first configured team label key present on the pod */
-        const char *project;         /* first configured project label key present on the pod */
+        const char *node;    /* spec.nodeName; NULL while unbound */
+        const char *team;    /* first configured team label key present on the pod */
+        const char *project; /* first configured project label key present on the pod */
+        /* The pod's values of gc_model_opts.label_keys, in their order; NULL when absent or "". */
+        const char *labels[GC_LABEL_DIMS];
         const char *controller_kind; /* ownerReferences[controller=true].kind, or NULL */
         const char *controller;      /* ...name */
         const char *controller_uid;  /* ...uid, or NULL */
@@ -145,6 +149,7 @@ typedef struct gc_namespace {
         const char *name;
         const char *team;    /* first configured team label key present on the namespace */
         const char *project; /* first configured project label key present */
+        const char *labels[GC_LABEL_DIMS]; /* as gc_pod.labels */
 } gc_namespace;
 
 /* Returns a label value or NULL. */
@@ -240,6 +245,10 @@ typedef struct gc_model_opts {
         size_t n_team_keys;
         const char *const *project_keys;
         size_t n_project_keys;
+        /* Label keys kept as dimensions: gc_pod.labels and gc_namespace.labels, at most
+         * GC_LABEL_DIMS (more are ignored). */
+        const char *const *label_keys;
+        size_t n_label_keys;
         const gc_dra_rules *dra; /* NULL: NVIDIA's driver only */
         /* Nodes to keep although they offer no GPU resource (DRA nodes); NULL: none. */
         int (*keep_node)(void *ud, const char *name);

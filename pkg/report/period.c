@@ -129,6 +129,8 @@ typedef struct gc_report__period {
         size_t n_wl;
         gc_cost_row wl_named;  /* their sum: the workload table's total */
         gc_cost_row wl_folded; /* workload-less rows (folded history) of the workload query */
+        gc_label_keys lk;      /* the label keys the ledger keeps as dimensions */
+        gc_cost_summary lab[GC_LABEL_DIMS]; /* by each of them */
         int has_prev;
         const gc_tz *tz;       /* the caller's zone, or own_tz */
         gc_tz *own_tz;         /* the fixed offset utc_offset_s, when no zone is given */
@@ -143,7 +145,8 @@ typedef struct gc_report__period {
         gc_report__shown sh_team, sh_tp, sh_model, sh_idle, sh_unattr;
         gc_report__shown sh_nodes; /* the summary's idle.nodes (every node with capacity) */
         gc_report__shown sh_wl;    /* the workloads: top_n (or max_rows when fewer) */
-        size_t cut_to;             /* max_rows when any table was cut, else 0 */
+        gc_report__shown sh_lab[GC_LABEL_DIMS]; /* each label's values, cut as every table */
+        size_t cut_to;                          /* max_rows when any table was cut, else 0 */
         char own_notes[GC_REPORT__OWN_NOTES][GC_REPORT__NOTE_LEN]; /* the report's own notes */
         size_t n_own;
         double *cb_ratio; /* per p->team row, when chargeback applies; else NULL */
@@ -159,6 +162,10 @@ static void gc_report__period_free(gc_report__period *p)
         gc_cost_summary_free(&p->ns);
         gc_cost_summary_free(&p->pods);
         gc_cost_summary_free(&p->wl);
+        for (size_t i = 0; i < GC_LABEL_DIMS; i++) {
+                gc_cost_summary_free(&p->lab[i]);
+                free(p->sh_lab[i].own);
+        }
         free(p->wl_rows);
         free(p->sh_wl.own);
         free(p->days);
@@ -621,6 +628,12 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                 ret = gc_report__query(p, r->start, r->end, pods, 5, &p->pods);
         if (ret == 0)
                 ret = gc_report__query(p, r->start, r->end, wl, 3, &p->wl);
+        gc_ledger_label_keys(r->ledger, &p->lk);
+        for (size_t i = 0; ret == 0 && i < p->lk.n; i++) {
+                gc_dim d = (gc_dim)(GC_DIM_LABEL + i);
+
+                ret = gc_report__query(p, r->start, r->end, &d, 1, &p->lab[i]);
+        }
         if (ret == 0)
                 ret = gc_report__collect_days(p);
         if (ret == 0)
@@ -653,6 +666,9 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                                      GC_DIM_NODE, &p->sh_nodes);
         if (ret == 0)
                 ret = gc_report__cut_workloads(p);
+        for (size_t i = 0; ret == 0 && i < p->lk.n; i++)
+                ret = gc_report__cut(p, p->lab[i].rows, p->lab[i].n_rows,
+                                     (gc_dim)(GC_DIM_LABEL + i), &p->sh_lab[i]);
         if (ret == 0 && !r->team && r->chargeback && r->chargeback->mode != GC_CHARGEBACK_NONE) {
                 p->cb_ratio = calloc(p->team.n_rows + 1, sizeof(*p->cb_ratio));
                 ret = p->cb_ratio
@@ -1310,6 +1326,29 @@ static int gc_report__md_workloads(gc_buf *out, const gc_report__period *p)
         return r;
 }
 
+/*
+ * "Spend by label <key>", one section per label the ledger keeps as a dimension (none when it
+ * keeps none): each value (the pod's label, else its namespace's, else __unlabelled__).
+ */
+static int gc_report__md_labels(gc_buf *out, const gc_report__period *p)
+{
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && i < p->lk.n; i++) {
+                const char *heads[] = {p->lk.key[i], "GPU-hours", "Cost"};
+                gc_dim d = (gc_dim)(GC_DIM_LABEL + i);
+                const gc_report__cols c = {heads, &d, 1, 1, 1};
+
+                r = gc_buf_printf(out, "\n## Spend by label %s\n\n", p->lk.key[i]);
+                if (r == 0 && p->lab[i].n_rows == 0)
+                        r = gc_buf_puts(out, "No pod held a GPU in this period.\n");
+                else if (r == 0)
+                        r = gc_report__md_shown(out, &c, &p->sh_lab[i], &p->lab[i].total,
+                                                p->currency);
+        }
+        return r;
+}
+
 /* "Top N pods", and the folded hours that no longer name theirs. */
 static int gc_report__md_pods(gc_buf *out, const gc_report__period *p)
 {
@@ -1436,6 +1475,8 @@ static int gc_report__md(gc_buf *out, const gc_report__period *p)
         if (r == 0)
                 r = gc_report__md_workloads(out, p);
         if (r == 0)
+                r = gc_report__md_labels(out, p);
+        if (r == 0)
                 r = gc_report__md_pods(out, p);
 
         if (r == 0 && p->n_bud)
@@ -1526,6 +1567,42 @@ static int gc_report__json_days(gc_buf *b, const gc_report__period *p)
                 gc_report__json_field_time(b, "end", p->day_end[i]);
                 gc_report__json_amounts(b, &p->days[i]);
                 gc_report__json_field_u64(b, "pods", p->days[i].pods);
+                gc_buf_append(b, "}", 1);
+        }
+        gc_buf_append(b, "]", 1);
+        return b->err;
+}
+
+/*
+ * "labels": per label kept as a dimension, {"key":..., "rows":[{"value":...,figures}],
+ * "rows_omitted":{...} when cut}; absent when the ledger keeps none.
+ */
+static int gc_report__json_labels(gc_buf *b, const gc_report__period *p)
+{
+        if (!p->lk.n)
+                return 0;
+        gc_buf_puts(b, ",\"labels\":[");
+        for (size_t i = 0; !b->err && i < p->lk.n; i++) {
+                const gc_report__shown *sh = &p->sh_lab[i];
+                const gc_cost_row *total = &p->lab[i].total;
+
+                gc_buf_puts(b, i ? ",{\"key\":" : "{\"key\":");
+                gc_buf_json_str(b, p->lk.key[i]);
+                gc_buf_puts(b, ",\"rows\":[");
+                for (size_t k = 0; !b->err && k < sh->n; k++) {
+                        const gc_cost_row *row = &sh->rows[k];
+
+                        gc_buf_puts(b, k ? ",{\"value\":" : "{\"value\":");
+                        gc_buf_json_str(b, gc_report__key(row, (gc_dim)(GC_DIM_LABEL + i)));
+                        gc_report__json_amounts(b, row);
+                        gc_report__json_field_num(
+                            b, "share",
+                            total->cost_usd > 0 ? row->cost_usd / total->cost_usd : NAN);
+                        gc_report__json_field_u64(b, "pods", row->pods);
+                        gc_buf_append(b, "}", 1);
+                }
+                gc_buf_append(b, "]", 1);
+                gc_report__json_omitted(b, "rows_omitted", sh, 1);
                 gc_buf_append(b, "}", 1);
         }
         gc_buf_append(b, "]", 1);
@@ -1725,6 +1802,7 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         gc_report__json_shown(b, "namespaces", d_ns, 1, &p->sh_unattr, NULL, 1);
         gc_buf_append(b, "}", 1);
         gc_report__json_workloads(b, p);
+        gc_report__json_labels(b, p);
         gc_report__json_top(b, p);
         gc_report__json_budgets(b, p);
         gc_buf_puts(b, ",\"savings\":");

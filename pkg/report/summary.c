@@ -9,13 +9,14 @@
 
 int gc_report__summary_check(const gc_cost_summary *s)
 {
-        unsigned seen = 0;
+        unsigned seen = 0, dims;
 
-        if (!s || s->n_by > GC_DIM_COUNT || (s->n_rows && !s->rows) ||
-            (s->n_idle_nodes && !s->idle_nodes))
+        if (!s || s->n_by > GC_KEY_COUNT || (s->n_rows && !s->rows) ||
+            (s->n_idle_nodes && !s->idle_nodes) || s->label_keys.n > GC_LABEL_DIMS)
                 return -EINVAL;
+        dims = GC_DIM_COUNT + (unsigned)s->label_keys.n;
         for (size_t i = 0; i < s->n_by; i++) {
-                if ((unsigned)s->by[i] >= GC_DIM_COUNT || (seen & (1u << s->by[i])))
+                if ((unsigned)s->by[i] >= dims || (seen & (1u << s->by[i])))
                         return -EINVAL;
                 seen |= 1u << s->by[i];
         }
@@ -53,9 +54,13 @@ static int gc_report__json_summary(const gc_cost_summary *s, const char *currenc
                                    const gc_chargeback *cb, const double *ratio, double pool,
                                    gc_buf *b)
 {
+        char bufs[GC_KEY_COUNT][GC_LABEL_KEY_MAX + 8];
+        const char *names[GC_KEY_COUNT];
         double charged = 0;
         int r;
 
+        for (size_t i = 0; i < s->n_by; i++)
+                names[i] = gc_dim_label_name(s->by[i], &s->label_keys, bufs[i], sizeof(bufs[i]));
         r = gc_buf_puts(b, "{\"window\":{");
         if (r == 0)
                 r = gc_report__json_field_time(b, "start", s->start);
@@ -67,7 +72,7 @@ static int gc_report__json_summary(const gc_cost_summary *s, const char *currenc
                 if (i > 0)
                         r = gc_buf_append(b, ",", 1);
                 if (r == 0)
-                        r = gc_buf_json_str(b, gc_dim_name(s->by[i]));
+                        r = gc_buf_json_str(b, names[i]);
         }
         if (r == 0)
                 r = gc_buf_puts(b, "]");
@@ -80,8 +85,7 @@ static int gc_report__json_summary(const gc_cost_summary *s, const char *currenc
 
                 r = gc_buf_puts(b, i > 0 ? ",{\"keys\":{" : "{\"keys\":{");
                 for (size_t k = 0; r == 0 && k < s->n_by; k++)
-                        r = gc_report__json_field_str(b, gc_dim_name(s->by[k]),
-                                                      row->keys[s->by[k]]);
+                        r = gc_report__json_field_str(b, names[k], row->keys[s->by[k]]);
                 if (r == 0)
                         r = gc_buf_append(b, "}", 1);
                 if (r == 0)
@@ -205,9 +209,11 @@ int gc_report_summary_json_chargeback(const gc_cost_summary *s, const char *curr
 }
 
 /* "capacity_type" as a column heading: "CAPACITY-TYPE" for terminals, "Capacity type" else. */
-static void gc_report__heading(gc_dim d, int md, char out[GC_REPORT__TEXT_LEN])
+static void gc_report__heading(const gc_cost_summary *s, gc_dim d, int md,
+                               char out[GC_REPORT__TEXT_LEN])
 {
-        const char *name = gc_dim_name(d);
+        char buf[GC_LABEL_KEY_MAX + 8];
+        const char *name = gc_dim_label_name(d, &s->label_keys, buf, sizeof(buf));
         size_t i;
 
         for (i = 0; name && name[i] && i < GC_REPORT__TEXT_LEN - 1; i++) {
@@ -283,7 +289,7 @@ static int gc_report__summary_tab(const gc_cost_summary *s, const char *currency
                 char h[GC_REPORT__TEXT_LEN];
 
                 if (s->n_by)
-                        gc_report__heading(s->by[k], md, h);
+                        gc_report__heading(s, s->by[k], md, h);
                 else
                         gc_strlcpy(h, md ? "Group" : "GROUP", sizeof(h));
                 r = gc_report__table_cell(&t, h);

@@ -234,3 +234,83 @@ def test_remote_cli_with_delegated_auth(auth, controller_bin, tmp_path):  # noqa
     r = subprocess.run([cli, "costs", "--server", url, "--format", "json"], capture_output=True,
                        text=True, timeout=60, env=dict(env, GPU_COST_TOKEN=auth["reader"]))
     assert r.returncode == 0 and json.loads(r.stdout) == json.loads(body), r.stderr
+
+
+def test_api_by_label_equals_truth(scenario, tmp_path):  # noqa: F811
+    """Label dimensions (labels.dimensions): every complete day and week by label:project and
+    label:cost-center (the pod's label, else its namespace's, else __unlabelled__) equals the
+    truth, folded history included, before and after a restart restores them from the
+    checkpoint (version 7/8); /allocation aggregates by the label's real values."""
+    s = scenario
+    cfg = json.loads(harness.CONFIG.read_text())
+    cfg["labels"] = {"dimensions": ["project", "cost-center"]}
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(cfg))
+
+    def controller():
+        c = harness.Controller(s.binary, s.cluster, s.logdir / "labels.log", config=path,
+                               extra=["--snapshot-interval", "1s"])
+        s.controllers.append(c)
+        return c.start()
+
+    c = controller()
+    c.wait_ready()
+    s.replay.run()
+    t = s.truth()
+    harness.wait_reports(s.cluster, t, controller=c)
+    time.sleep(2.5)
+    record = s.replay.record()
+    ns_labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {}
+                 for ns in record["namespaces"]}
+    pod_labels = {}
+    for p in record["pods"]:
+        pod_labels["%s/%s" % (p["namespace"], p["name"])] = (p["labels"],
+                                                             ns_labels.get(p["namespace"], {}))
+
+    def truth_by(key, start, end):
+        out = {}
+        for u in t.usages:
+            e = end if u.end is None else min(u.end, end)
+            sec = max(0, e - max(u.start, start))
+            if sec <= 0:
+                continue
+            pl, nl = pod_labels[u.name]
+            v = pl.get(key) or nl.get(key) or "__unlabelled__"
+            out[v] = out.get(v, 0.0) + u.geq * sec / 3600.0 * u.price
+        return out
+
+    now = time.time()
+    periods = t.complete_days(now) + t.complete_weeks(now)
+    assert len(periods) >= 8, periods
+
+    def check(c, when):
+        bad = []
+        for name, start, end in periods:
+            win = "%s,%s" % (rfc3339(start), rfc3339(end))
+            for key in ("project", "cost-center"):
+                doc = get_json(c, "/api/v1/costs", window=win, by="label:" + key)
+                got = {g["keys"]["label:" + key]: g["cost_usd"] for g in doc["groups"]}
+                want = truth_by(key, start, end)
+                if set(got) != set(want) or any(abs(got[v] - w) > USD_TOL
+                                                for v, w in want.items()):
+                    bad.append("%s %s by label:%s: %s != %s" % (when, name, key, got, want))
+        assert not bad, "\n".join(bad[:20])
+
+    check(c, "live")
+    name, start, end = t.complete_weeks(now)[-1]
+    alloc = get_json(c, "/allocation", window="%s,%s" % (rfc3339(start), rfc3339(end)),
+                     aggregate="label:cost-center")
+    (data,) = alloc["data"]
+    want = truth_by("cost-center", start, end)
+    assert "cc-4410" in want, want
+    assert abs(data["cc-4410"]["gpuCost"] - want["cc-4410"]) <= USD_TOL
+    assert data["cc-4410"]["properties"]["labels"] == {"cost-center": "cc-4410"}
+    status, body = get(c, "/api/v1/costs", by="label:team")
+    assert status == 400 and b"kept: project, cost-center" in body, body
+
+    # A restart restores the label values from the checkpoint.
+    c.stop()
+    c = controller()
+    c.wait_ready()
+    time.sleep(2.5)
+    check(c, "restored")

@@ -20,6 +20,7 @@ static void put(gc_ledger *l, const char *ns, const char *pod, const char *team,
         gc_usage u = {0};
 
         u.pod_uid = pod;
+        u.labels[0] = team; /* a label kept as a dimension: label:cost-center */
         u.dims[GC_DIM_NAMESPACE] = ns;
         u.dims[GC_DIM_TEAM] = team;
         u.dims[GC_DIM_PROJECT] = "p";
@@ -36,12 +37,15 @@ static void put(gc_ledger *l, const char *ns, const char *pod, const char *team,
 
 static void init(void)
 {
+        static const char *const keys[] = {"cost-center"};
         gc_ledger_opts lo = {0};
         gc_capacity c = {0};
         gc_snapshot_parts p;
 
         memset(&p, 0, sizeof(p));
         lo.pool = gc_strpool_new(1u << 20);
+        lo.label_keys = keys;
+        lo.n_label_keys = 1;
         p.ledger = gc_ledger_new(&lo);
         c.node = "n1";
         c.model = "H100";

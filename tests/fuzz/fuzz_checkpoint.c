@@ -17,8 +17,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Keeping label keys: inputs of versions 7 and 8 restore their values (or drop a key not kept). */
 static gc_ledger *fresh(gc_strpool **ret_pool)
 {
+        static const char *const keys[] = {"cost-center", "exp"};
         gc_ledger_opts o = {0};
 
         *ret_pool = gc_strpool_new(8u << 20);
@@ -27,6 +29,8 @@ static gc_ledger *fresh(gc_strpool **ret_pool)
         o.pool = *ret_pool;
         o.max_intervals = LIMIT;
         o.max_rollup_rows = LIMIT;
+        o.label_keys = keys;
+        o.n_label_keys = 2;
         return gc_ledger_new(&o);
 }
 

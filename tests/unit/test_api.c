@@ -63,12 +63,21 @@ static const char *workload_of(const char *name)
         return NULL;
 }
 
+/* The fixture's label cost-center (kept as a dimension): orphan-d has none. */
+static const char *cost_center_of(const char *name)
+{
+        if (!strcmp(name, "train-b"))
+                return "cc-2";
+        return strcmp(name, "orphan-d") ? "cc-1" : NULL;
+}
+
 static void put_pod(gc_ledger *l, const char *ns, const char *name, const char *team,
                     const char *project, const char *node, const char *ctype, double geq,
                     double price, int64_t start, int64_t end)
 {
         gc_usage u = {0};
 
+        u.labels[0] = cost_center_of(name);
         u.pod_uid = name;
         u.dims[GC_DIM_NAMESPACE] = ns;
         u.dims[GC_DIM_TEAM] = team;
@@ -198,8 +207,12 @@ static void setup(void)
         gc_httpd_opts ho = {0};
         char err[256];
 
+        static const char *const label_keys[] = {"cost-center"};
+
         pool = gc_strpool_new(64u << 20);
         lo.pool = pool;
+        lo.label_keys = label_keys;
+        lo.n_label_keys = 1;
         base = gc_ledger_new(&lo);
         ck_assert_ptr_nonnull(base);
         put_node(base, "n1", "on-demand", 8, 4.0);
@@ -794,6 +807,79 @@ START_TEST(test_allocation_idle)
         ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "data")), 1);
         ck_near(num(alloc(alloc_set(j, 0), "ml"), "gpuCost"), COST_A + COST_B, 1e-5);
         cJSON_Delete(j);
+}
+END_TEST
+
+/* label:<key> kept as a dimension: grouped and filtered by in /costs, aggregated by in
+ * /allocation with its real values; a key not kept is a 400 naming the kept ones. */
+START_TEST(test_label_dimensions)
+{
+        cJSON *j;
+        const cJSON *set, *a, *labels;
+        resp r;
+
+        gc_api_publish(api, make_snapshot(NOW, 0, NULL));
+        j = get_json("/api/v1/costs?" WIN "&by=label:cost-center", 200);
+        ck_assert_str_eq(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "by"), 0)->valuestring,
+            "label:cost-center");
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "groups")), 3);
+        ck_near(num(group(j, "label:cost-center", "cc-1"), "cost_usd"), COST_A + COST_C, 1e-9);
+        ck_near(num(group(j, "label:cost-center", "cc-2"), "cost_usd"), COST_B, 1e-9);
+        ck_near(num(group(j, "label:cost-center", GC_UNLABELLED), "cost_usd"), COST_D, 1e-9);
+        cJSON_Delete(j);
+        j = get_json("/api/v1/costs?" WIN "&by=team&label:cost-center=cc-1", 200);
+        ck_near(num(cJSON_GetObjectItemCaseSensitive(j, "total"), "cost_usd"), COST_A + COST_C,
+                1e-9);
+        ck_near(num(group(j, "team", "blue"), "cost_usd"), COST_C, 1e-9);
+        cJSON_Delete(j);
+        j = get_json("/api/v1/costs?" WIN "&by=label:cost-center&step=4h", 200);
+        ck_near(num(group(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "sets"), 0),
+                          "label:cost-center", "cc-1"),
+                    "cost_usd"),
+                COST_A + 4.0 * 1 * 2.0, 1e-9); /* train-a, and etl-c's first hour */
+        cJSON_Delete(j);
+        fetch("/api/v1/costs?" WIN "&by=label:exp", NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 400);
+        ck_assert_ptr_nonnull(strstr(r.body.data, "(kept: cost-center)"));
+        ck_assert_ptr_nonnull(strstr(r.body.data, "labels.dimensions"));
+        resp_free(&r);
+        expect_bad("/api/v1/costs?" WIN "&label:exp=x", 400, "label:exp", 0);
+        expect_bad("/api/v1/costs?" WIN "&by=team&label:cost-center=cc-1&share_idle=proportional",
+                   400, "share_idle", 0);
+
+        j = get_json("/allocation?" WIN "&aggregate=label:cost-center", 200);
+        set = alloc_set(j, 0);
+        ck_assert_int_eq(cJSON_GetArraySize(set), 3);
+        a = alloc(set, "cc-1");
+        ck_near(num(a, "gpuCost"), COST_A + COST_C, 1e-5);
+        labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "properties"),
+                                                  "labels");
+        ck_assert_str_eq(str(labels, "cost-center"), "cc-1");
+        ck_near(num(alloc(set, "cc-2"), "gpuCost"), COST_B, 1e-5);
+        ck_near(num(alloc(set, "__unallocated__"), "gpuCost"), COST_D, 1e-5);
+        cJSON_Delete(j);
+        j = get_json("/allocation?" WIN "&aggregate=namespace,label:cost-center,label:cost-center",
+                     200);
+        ck_near(num(alloc(alloc_set(j, 0), "web/cc-1/cc-1"), "gpuCost"), COST_C, 1e-5);
+        cJSON_Delete(j);
+        fetch("/allocation?" WIN "&aggregate=label:exp", NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 400);
+        ck_assert_ptr_nonnull(strstr(r.body.data, "label dimensions: label:cost-center"));
+        resp_free(&r);
+
+        /* What by= takes, label dimensions last. */
+        j = get_json("/api/v1/dimensions", 200);
+        labels = cJSON_GetObjectItemCaseSensitive(j, "dimensions");
+        ck_assert_int_eq(cJSON_GetArraySize(labels), GC_DIM_COUNT + 1);
+        ck_assert_str_eq(cJSON_GetArrayItem(labels, 0)->valuestring, "namespace");
+        ck_assert_str_eq(cJSON_GetArrayItem(labels, GC_DIM_COUNT)->valuestring,
+                         "label:cost-center");
+        ck_assert_str_eq(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "label_keys"), 0)->valuestring,
+            "cost-center");
+        cJSON_Delete(j);
+        expect_bad("/api/v1/dimensions?x=1", 400, "x", 0);
 }
 END_TEST
 
@@ -1764,6 +1850,7 @@ static Suite *api_suite(void)
         tcase_add_test(tc, test_allocation_aggregates);
         tcase_add_test(tc, test_allocation_idle);
         tcase_add_test(tc, test_allocation_labels);
+        tcase_add_test(tc, test_label_dimensions);
         tcase_add_test(tc, test_pods_prices_tco_recommendations);
         tcase_add_test(tc, test_report_savings_from_the_snapshot);
         tcase_add_test(tc, test_tco_configured);

@@ -52,13 +52,23 @@ static uint32_t rnd(uint32_t n)
         return (uint32_t)(rng_state >> 33) % n;
 }
 
+/* When set, put_pod gives pods label values (by their uid's last digits; some none). */
+static int with_labels;
+
 static void put_pod(gc_ledger *l, const char *uid, const char *ns, const char *team,
                     const char *project, const char *node, const char *model, double geq,
                     double price, int64_t start, int64_t end, uint32_t flags)
 {
+        static const char *const ccs[] = {"cc-1", "cc-2", "cc-3"};
+        static const char *const exps[] = {"e-a", "e-b", NULL, "e-c"};
+        size_t len = strlen(uid);
         gc_usage u;
 
         memset(&u, 0, sizeof(u));
+        if (with_labels && len >= 2) {
+                u.labels[0] = ccs[(unsigned char)uid[len - 1] % 3];
+                u.labels[1] = exps[(unsigned char)uid[len - 2] % 4];
+        }
         u.pod_uid = uid;
         u.dims[GC_DIM_NAMESPACE] = ns;
         u.dims[GC_DIM_TEAM] = team;
@@ -334,6 +344,68 @@ static void assert_rows_close(const gc_cost_row *a, const gc_cost_row *b, const 
 }
 
 /* Both ledgers answer the same query the same: groups, totals, idle per node. */
+static void assert_same_query(const gc_ledger *a, const gc_ledger *b, int64_t start, int64_t end,
+                              int64_t now, gc_dim by);
+
+/* ---- label dimensions ------------------------------------------------------------------------ */
+
+static const char *const lkeys[] = {"cost-center", "exp"};
+
+static void fx_new_keys(fixture *f, const char *const *keys, size_t n)
+{
+        gc_ledger_opts o = {0};
+
+        f->pool = gc_strpool_new(64u << 20);
+        ck_assert_ptr_nonnull(f->pool);
+        o.pool = f->pool;
+        o.label_keys = keys;
+        o.n_label_keys = n;
+        f->l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(f->l);
+}
+
+static void fx_new_labels(fixture *f)
+{
+        fx_new_keys(f, lkeys, 2);
+}
+
+static void fx_new_exp_only(fixture *f)
+{
+        static const char *const keys[] = {"exp", "other"};
+
+        fx_new_keys(f, keys, 2);
+}
+
+/* The cost by a's label dimension da and by b's db: the same values, the same figures. */
+static void assert_same_by_label(const gc_ledger *a, gc_dim da, const gc_ledger *b, gc_dim db,
+                                 int64_t start, int64_t end, int64_t now)
+{
+        gc_query qa, qb;
+        gc_cost_summary x, y;
+
+        memset(&qa, 0, sizeof(qa));
+        qa.start = start;
+        qa.end = end;
+        qa.now = now;
+        qa.n_by = 1;
+        qb = qa;
+        qa.by[0] = da;
+        qb.by[0] = db;
+        ck_assert_int_eq(gc_ledger_query(a, &qa, &x), 0);
+        ck_assert_int_eq(gc_ledger_query(b, &qb, &y), 0);
+        ck_assert_uint_eq(x.n_rows, y.n_rows);
+        ck_assert_uint_gt(x.n_rows, 1);
+        for (size_t i = 0; i < x.n_rows; i++) {
+                ck_assert_str_eq(x.rows[i].keys[da], y.rows[i].keys[db]);
+                assert_close(x.rows[i].gpu_seconds, y.rows[i].gpu_seconds);
+                assert_close(x.rows[i].cost_usd, y.rows[i].cost_usd);
+                ck_assert_uint_eq(x.rows[i].pods, y.rows[i].pods);
+        }
+        assert_close(x.total.cost_usd, y.total.cost_usd);
+        gc_cost_summary_free(&x);
+        gc_cost_summary_free(&y);
+}
+
 static void assert_same_query(const gc_ledger *a, const gc_ledger *b, int64_t start, int64_t end,
                               int64_t now, gc_dim by)
 {
@@ -865,7 +937,7 @@ static const refusal refusals[] = {
     {"truncated chunk", -EINVAL, "not valid JSON"},
     {"chunk given twice", -EINVAL, "given twice"},
     {"chunk over 1 MiB", -EINVAL, "more than the 1048576"},
-    {"version 7 (unknown)", -EINVAL, "version: 7 is not supported"},
+    {"version 9 (unknown)", -EINVAL, "version: 9 is not supported"},
     {"counts over the ledger's limit", -E2BIG, "exceed the ledger's limits"},
     {"string index out of range", -EINVAL, "must index the chunk's"},
     {"ledger not empty", -EINVAL, "not empty"},
@@ -938,7 +1010,7 @@ START_TEST(refuse)
                 lens[1] = GC_CHECKPOINT_MAX_CHUNK + 1;
                 break;
         case 7:
-                own = edited(&w.w1[0], "\"version\":5", "\"version\":7", &lens[0]);
+                own = edited(&w.w1[0], "\"version\":5", "\"version\":9", &lens[0]);
                 data[0] = own;
                 break;
         case 8:
@@ -1185,6 +1257,143 @@ START_TEST(roundtrip_coarsened)
         fx_free(&b);
         fx_free(&c);
         fx_free(&d);
+}
+END_TEST
+
+/*
+ * A ledger keeping label keys writes versions 7 and 8 (its bodies name the keys, records carry
+ * the values) and restores with every value: by label, every period and hourly window answers
+ * the same, coarsened days included. Into a ledger keeping other keys, values go by key name
+ * (a key no longer kept merges its rows; a new key reads __unlabelled__). A ledger keeping none
+ * still writes 5 and 6, and those restore into one keeping keys, every value unlabelled.
+ */
+START_TEST(roundtrip_labels)
+{
+        static const int64_t win[][2] = {
+            {0, 7 * DAY}, {DAY, 2 * DAY}, {8 * DAY, 9 * DAY}, {6 * DAY + 3 * H, 7 * DAY + 5 * H}};
+        fixture a, b, c, d, e;
+        gc_checkpoint_info info;
+        gc_checkpoint_write w;
+        gc_buf *chunks = NULL;
+        int64_t now, base = t0();
+        size_t n = 0;
+        char err[512];
+
+        fx_new_labels(&a);
+        with_labels = 1;
+        fill_big(a.l, &now);
+        with_labels = 0;
+        ck_assert_int_eq(gc_ledger_coarsen(a.l, base + 3 * DAY), 0);
+
+        /* Full write: version 7, restored with every value. */
+        ck_assert_int_eq(gc_checkpoint_encode(a.l, base + 12 * DAY, "ctl-0",
+                                              GC_CHECKPOINT_MIN_CHUNK, &chunks, &n, err,
+                                              sizeof(err)),
+                         0);
+        ck_assert_ptr_nonnull(strstr(chunks[0].data, "{\"version\":7,"));
+        ck_assert_ptr_nonnull(strstr(chunks[0].data, "\"label_keys\":[\"cost-center\",\"exp\"],"));
+        gc_checkpoint_chunks_free(chunks, n);
+        {
+                gc_buf *ch = NULL;
+                const char **data;
+                size_t *lens;
+
+                ck_assert_int_eq(gc_checkpoint_encode(a.l, base + 12 * DAY, "ctl-0",
+                                                      GC_CHECKPOINT_MIN_CHUNK, &ch, &n, err,
+                                                      sizeof(err)),
+                                 0);
+                data = calloc(n, sizeof(*data));
+                lens = calloc(n, sizeof(*lens));
+                for (size_t i = 0; i < n; i++) {
+                        data[i] = ch[i].data;
+                        lens[i] = ch[i].len;
+                }
+                fx_new_labels(&b);
+                ck_assert_msg(
+                    gc_checkpoint_decode(b.l, data, lens, n, 0, 0, &info, err, sizeof(err)) == 0,
+                    "decode: %s", err);
+                gc_checkpoint_info_release(&info);
+                free(data);
+                free(lens);
+                gc_checkpoint_chunks_free(ch, n);
+        }
+        assert_same_records(a.l, b.l);
+        for (size_t k = 0; k < sizeof(win) / sizeof(win[0]); k++) {
+                for (gc_dim dim = GC_DIM_LABEL; dim < GC_DIM_LABEL + 2; dim++) {
+                        assert_same_query(a.l, b.l, base + win[k][0], base + win[k][1], now, dim);
+                        assert_same_by_label(a.l, dim, b.l, dim, base + win[k][0], base + win[k][1],
+                                             now);
+                }
+        }
+
+        /* Incremental write: version 8; the same. */
+        memset(&w, 0, sizeof(w));
+        encode_incr(a.l, 1, base + 12 * DAY, &w);
+        ck_assert_ptr_nonnull(strstr(w.manifest.data, "{\"version\":8,"));
+        decode_incr_into(&w, &c, fx_new_labels);
+        assert_same_records_sorted(a.l, c.l);
+        for (size_t k = 0; k < sizeof(win) / sizeof(win[0]); k++)
+                assert_same_query(a.l, c.l, base + win[k][0], base + win[k][1], now,
+                                  GC_DIM_LABEL + 1);
+
+        /* Into a ledger keeping "exp" first and a new key: by name. */
+        decode_incr_into(&w, &d, fx_new_exp_only);
+        for (size_t k = 0; k < sizeof(win) / sizeof(win[0]); k++) {
+                gc_query q;
+                gc_cost_summary s;
+
+                assert_same_by_label(a.l, GC_DIM_LABEL + 1, d.l, GC_DIM_LABEL, base + win[k][0],
+                                     base + win[k][1], now);
+                memset(&q, 0, sizeof(q));
+                q.start = base + win[k][0];
+                q.end = base + win[k][1];
+                q.now = now;
+                q.by[0] = GC_DIM_LABEL + 1;
+                q.n_by = 1;
+                ck_assert_int_eq(gc_ledger_query(d.l, &q, &s), 0);
+                ck_assert_uint_eq(s.n_rows, 1);
+                ck_assert_str_eq(s.rows[0].keys[GC_DIM_LABEL + 1], GC_UNLABELLED);
+                gc_cost_summary_free(&s);
+        }
+        gc_checkpoint_write_release(&w);
+
+        /* A ledger keeping none writes version 5 as before; restored into one keeping keys. */
+        fx_new(&e);
+        fill_big(e.l, &now);
+        fx_free(&d);
+        ck_assert_int_eq(gc_checkpoint_encode(e.l, base + 12 * DAY, "ctl-0",
+                                              GC_CHECKPOINT_MIN_CHUNK, &chunks, &n, err,
+                                              sizeof(err)),
+                         0);
+        ck_assert_ptr_nonnull(strstr(chunks[0].data, "{\"version\":5,"));
+        ck_assert_ptr_null(strstr(chunks[0].data, "label_keys"));
+        gc_checkpoint_chunks_free(chunks, n);
+        memset(&w, 0, sizeof(w));
+        encode_incr(e.l, 1, base + 12 * DAY, &w);
+        ck_assert_ptr_nonnull(strstr(w.manifest.data, "{\"version\":6,"));
+        decode_incr_into(&w, &d, fx_new_labels);
+        assert_same_query(e.l, d.l, base, base + 7 * DAY, now, GC_DIM_TEAM);
+        {
+                gc_query q;
+                gc_cost_summary s;
+
+                memset(&q, 0, sizeof(q));
+                q.start = base;
+                q.end = base + 7 * DAY;
+                q.now = now;
+                q.by[0] = GC_DIM_LABEL;
+                q.n_by = 1;
+                ck_assert_int_eq(gc_ledger_query(d.l, &q, &s), 0);
+                ck_assert_uint_eq(s.n_rows, 1);
+                ck_assert_str_eq(s.rows[0].keys[GC_DIM_LABEL], GC_UNLABELLED);
+                gc_cost_summary_free(&s);
+        }
+        gc_checkpoint_write_release(&w);
+        fx_free(&a);
+        fx_free(&b);
+        fx_free(&c);
+        fx_free(&d);
+        fx_free(&e);
 }
 END_TEST
 
@@ -2140,6 +2349,7 @@ static Suite *checkpoint_suite(void)
         tcase_add_test(tc, roundtrip_coarsened);
         tcase_add_test(tc, roundtrip_quarter_hour_runs);
         tcase_add_test(tc, roundtrip_periods);
+        tcase_add_test(tc, roundtrip_labels);
         tcase_add_test(tc, encode_limits);
         tcase_add_test(tc, close_missing);
         tcase_add_test(tc, close_missing_nodes);

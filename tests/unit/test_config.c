@@ -1,5 +1,6 @@
 /* test_config: defaults, a full configuration, and errors that name the field. */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,7 @@ static const char full[] =
     "{\"cluster\":\"prod-eu\","
     "\"attribution\":{\"team_label_keys\":[\"squad\"],\"project_label_keys\":[\"app\"],"
     "\"namespace_teams\":{\"sandbox\":\"research\"},\"namespace_projects\":{\"sandbox\":\"x\"}},"
+    "\"labels\":{\"dimensions\":[\"cost-center\",\"example.com/experiment-id\"]},"
     "\"resources\":[{\"name\":\"amd.com/gpu\",\"kind\":\"fixed\",\"gpus_per_unit\":1},"
     "{\"name\":\"nvidia.com/gpucores\",\"gpus_per_unit\":0.01}],"
     "\"node_rules\":[{\"match\":{\"node-pool\":\"dgx\"},\"capacity_type\":\"on-prem\","
@@ -128,6 +130,16 @@ START_TEST(test_full)
         ck_assert_str_eq(c->cluster, "prod-eu");
         ck_assert_uint_eq(c->n_team_keys, 1);
         ck_assert_str_eq(c->team_keys[0], "squad");
+        ck_assert_uint_eq(c->n_label_keys, 2);
+        ck_assert_str_eq(c->label_keys[1], "example.com/experiment-id");
+        /* analyze keeps the keys its --by names too: once each, at most four. */
+        ck_assert_int_eq(gc_config_add_label_key(c, "cost-center", 11, err, sizeof(err)), 0);
+        ck_assert_int_eq(gc_config_add_label_key(c, "a", 1, err, sizeof(err)), 0);
+        ck_assert_int_eq(gc_config_add_label_key(c, "bad key", 7, err, sizeof(err)), -EINVAL);
+        ck_assert_int_eq(gc_config_add_label_key(c, "b", 1, err, sizeof(err)), 0);
+        ck_assert_int_eq(gc_config_add_label_key(c, "c", 1, err, sizeof(err)), -E2BIG);
+        ck_assert_ptr_nonnull(strstr(err, "at most 4"));
+        ck_assert_uint_eq(c->n_label_keys, 4);
         ck_assert_uint_eq(c->n_ns_teams, 1);
         ck_assert_str_eq(c->ns_teams[0].key, "sandbox");
         ck_assert_str_eq(c->ns_teams[0].value, "research");
@@ -222,6 +234,14 @@ static const struct {
     {"{\"attribution\":{\"team_label_keys\":[\"ok\",5]}}", "attribution.team_label_keys[1]"},
     {"{\"attribution\":{\"team_label_keys\":[\"bad key!\"]}}", "attribution.team_label_keys[0]"},
     {"{\"attribution\":{\"team_keys\":[]}}", "attribution.team_keys: unknown field"},
+    {"{\"labels\":[]}", "labels: must be an object"},
+    {"{\"labels\":{\"dims\":[]}}", "labels.dims: unknown field"},
+    {"{\"labels\":{\"dimensions\":\"x\"}}", "labels.dimensions: must be an array"},
+    {"{\"labels\":{\"dimensions\":[\"a\",\"b c\"]}}", "labels.dimensions[1]: must be a label key"},
+    {"{\"labels\":{\"dimensions\":[\"a\",\"b\",\"a\"]}}",
+     "labels.dimensions[2]: \"a\" is given twice"},
+    {"{\"labels\":{\"dimensions\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}}",
+     "labels.dimensions: at most 4"},
     {"{\"attribution\":{\"namespace_teams\":{\"a\":1}}}", "attribution.namespace_teams.a"},
     {"{\"resources\":[{\"name\":\"gpu\",\"gpus_per_unit\":1}]}", "resources[0].name"},
     {"{\"resources\":[{\"name\":\"x.com/gpu\"}]}", "resources[0].gpus_per_unit"},

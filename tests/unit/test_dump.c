@@ -63,6 +63,79 @@ START_TEST(examples_load_and_query)
 }
 END_TEST
 
+/* label:<key>: the pod's label, else its namespace's, else __unlabelled__; keys from the
+ * configuration first, then those asked for. */
+START_TEST(label_dimensions)
+{
+        static const char cfg[] = "{\"labels\":{\"dimensions\":[\"exp\"]}}";
+        static const char nodes[] =
+            "{\"kind\":\"NodeList\",\"items\":[{\"metadata\":{\"name\":\"n1\",\"uid\":\"u1\","
+            "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{\"nvidia.com/gpu.product\":"
+            "\"NVIDIA-H100-80GB-HBM3\"}},\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"8\"},"
+            "\"capacity\":{\"nvidia.com/gpu\":\"8\"}}}]}";
+        static const char nss[] =
+            "{\"kind\":\"NamespaceList\",\"items\":[{\"metadata\":{\"name\":\"a\",\"labels\":"
+            "{\"cost-center\":\"cc-ns\"}}},{\"metadata\":{\"name\":\"b\"}}]}";
+#define POD(NAME, NS, LABELS)                                                                      \
+        "{\"metadata\":{\"name\":\"" NAME "\",\"namespace\":\"" NS "\",\"uid\":\"" NAME "\","      \
+        "\"labels\":{" LABELS "}},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","  \
+        "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":"          \
+        "\"Running\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\","              \
+        "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}"
+        static const char pods[] = "{\"kind\":\"PodList\",\"items\":[" POD(
+            "p1", "a",
+            "\"cost-center\":\"cc-pod\",\"exp\":\"e1\"") "," POD("p2", "a",
+                                                                 "\"exp\":\"\"") "," POD("p3", "b",
+                                                                                         "") "]}";
+#undef POD
+        static const char *const want[] = {"cost-center"};
+        gc_dump_input c = {"c.json", cfg, sizeof(cfg) - 1};
+        gc_dump_input n = {"n.json", nodes, sizeof(nodes) - 1};
+        gc_dump_input s = {"ns.json", nss, sizeof(nss) - 1};
+        gc_dump_input p = {"p.json", pods, sizeof(pods) - 1};
+        gc_label_keys lk;
+        gc_cost_summary sum;
+        gc_usage u;
+        gc_query q;
+        gc_dump d;
+        char err[256];
+
+        ck_assert_int_eq(gc_dump_start_labels(&d, &c, NULL, want, 1, err, sizeof(err)), 0);
+        ck_assert_msg(gc_dump_load(&d, &p, &n, &s, err, sizeof(err)) == 0, "%s", err);
+        gc_ledger_label_keys(d.ledger, &lk);
+        ck_assert_uint_eq(lk.n, 2);
+        ck_assert_str_eq(lk.key[0], "exp");
+        ck_assert_str_eq(lk.key[1], "cost-center");
+        ck_assert_int_eq(gc_ledger_get_usage(d.ledger, "p1", &u), 0);
+        ck_assert_str_eq(u.labels[0], "e1");
+        ck_assert_str_eq(u.labels[1], "cc-pod");
+        ck_assert_int_eq(gc_ledger_get_usage(d.ledger, "p2", &u), 0);
+        ck_assert_str_eq(u.labels[0], GC_UNLABELLED); /* an empty value is none */
+        ck_assert_str_eq(u.labels[1], "cc-ns");       /* the namespace's */
+        ck_assert_int_eq(gc_ledger_get_usage(d.ledger, "p3", &u), 0);
+        ck_assert_str_eq(u.labels[1], GC_UNLABELLED);
+        memset(&q, 0, sizeof(q));
+        q.start = 1767225600;
+        q.end = q.start + 3600;
+        ck_assert_int_eq(gc_dims_parse("label:cost-center", &lk, q.by, &q.n_by, err, sizeof(err)),
+                         0);
+        ck_assert_int_eq(gc_ledger_query(d.ledger, &q, &sum), 0);
+        ck_assert_uint_eq(sum.n_rows, 3);
+        ck_assert(sum.total.gpu_seconds == 3 * 3600.0);
+        gc_cost_summary_free(&sum);
+        gc_dump_release(&d);
+        /* Five keys in all are too many, and the error says so. */
+        {
+                static const char *const more[] = {"a", "b", "c", "d"};
+
+                ck_assert_int_eq(gc_dump_start_labels(&d, &c, NULL, more, 4, err, sizeof(err)),
+                                 -E2BIG);
+                ck_assert_ptr_nonnull(strstr(err, "label:d"));
+                gc_dump_release(&d);
+        }
+}
+END_TEST
+
 START_TEST(errors_name_the_input)
 {
         static const char bad_cfg[] = "{\"clusterr\":\"x\"}";
@@ -101,6 +174,7 @@ int main(void)
 
         tcase_add_test(tc, examples_load_and_query);
         tcase_add_test(tc, errors_name_the_input);
+        tcase_add_test(tc, label_dimensions);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

@@ -75,16 +75,19 @@ static int put_cap(gc_ledger *l, const char *node, double geq, double price, int
         return gc_ledger_put_capacity(l, &c);
 }
 
+static const char *const label_keys[] = {"cost-center", "exp"};
+static const gc_label_keys lkeys = {{"cost-center", "exp"}, 2};
+
 static gc_query window(int64_t start, int64_t end, int64_t now, const char *by)
 {
         gc_query q;
-        char err[128];
+        char err[256];
 
         memset(&q, 0, sizeof(q));
         q.start = start;
         q.end = end;
         q.now = now;
-        ck_assert_int_eq(gc_dims_parse(by, q.by, &q.n_by, err, sizeof(err)), 0);
+        ck_assert_msg(gc_dims_parse(by, &lkeys, q.by, &q.n_by, err, sizeof(err)) == 0, "%s", err);
         return q;
 }
 
@@ -460,10 +463,10 @@ static const struct {
 
 START_TEST(test_dims_parse)
 {
-        gc_dim d[GC_DIM_COUNT];
+        gc_dim d[GC_KEY_COUNT];
         size_t n = 99;
         char err[128] = "";
-        int rc = gc_dims_parse(dims_cases[_i].csv, d, &n, err, sizeof(err));
+        int rc = gc_dims_parse(dims_cases[_i].csv, NULL, d, &n, err, sizeof(err));
 
         ck_assert_int_eq(rc, dims_cases[_i].rc);
         if (rc == 0) {
@@ -1357,6 +1360,9 @@ END_TEST
 /* 1,500 pods over twelve days from T0 (a Thursday), some running on, each with a workload. */
 static void load_periods(gc_ledger *l)
 {
+        /* Label values (kept only by ledgers keeping the keys): some absent, some empty. */
+        static const char *const ccs[] = {"cc-a", "cc-b", NULL, "cc-c", ""};
+        static const char *const exps[] = {"e1", "e2", "e3", "e4", "e5", "e6", NULL};
         static const char *const teams[] = {"ml", "web", "data", GC_UNATTRIBUTED};
         static const char *const nodes[] = {"n0", "n1", "n2"};
         char uid[32], wl[48];
@@ -1380,6 +1386,8 @@ static void load_periods(gc_ledger *l)
                 u.dims[GC_DIM_NODE] = nodes[rng_below(3)];
                 u.dims[GC_DIM_POD] = uid;
                 u.dims[GC_DIM_WORKLOAD] = wl;
+                u.labels[0] = ccs[i % 5];
+                u.labels[1] = exps[(i / 5) % 7];
                 u.geq = rng_below(4) == 0 ? 0.5 : 1.0 + (double)rng_below(4);
                 u.usd_per_gpu_hour = 1.0 + (double)rng_below(900) / 100.0;
                 u.start = start;
@@ -1710,6 +1718,252 @@ static int cp_period(void *ud, const gc_period_row *r)
         return gc_ledger_add_period_row(ud, r);
 }
 
+/*
+ * Label dimensions (label:<key>): every period answers by them exactly (folded, coarsened,
+ * restored and cloned: the variants of period_history_ledger), as do whole-hour windows of
+ * hourly history; the values of a key add up to the total; filters on them work.
+ */
+START_TEST(test_label_dims_exact)
+{
+        static const char *const bys[] = {"label:cost-center", "team,label:exp",
+                                          "label:exp,label:cost-center",
+                                          "project,label:cost-center"};
+        gc_ledger_opts o = {0};
+        gc_ledger *u, *f;
+        int64_t w[22][2];
+        size_t nw = period_windows(w, 19);
+
+        /* Windows of whole hours on hourly history (variant 0: the others coarsened them). */
+        w[nw][0] = T0 + 10 * DAY_S + 3 * H;
+        w[nw][1] = T0 + 12 * DAY_S + 5 * H;
+        nw++;
+        w[nw][0] = T0 + 11 * DAY_S + 7 * H;
+        w[nw][1] = T0 + 11 * DAY_S + 8 * H;
+        nw++;
+        o.pool = pool;
+        o.top_n = 5;
+        o.label_keys = label_keys;
+        o.n_label_keys = 2;
+        u = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(u);
+        load_periods(u);
+        f = period_history_ledger(_i, &o);
+        for (size_t k = 0; k < nw; k++) {
+                for (size_t b = 0; b < sizeof(bys) / sizeof(bys[0]); b++) {
+                        gc_query q = window(w[k][0], w[k][1], T0 + 13 * DAY_S, bys[b]);
+                        gc_cost_summary a = {0}, s = {0};
+                        double sum = 0;
+
+                        /* Coarsened hours (variants 1, 2) answer periods only. */
+                        if (!gc_ledger_span_whole(f, q.start, q.end))
+                                continue;
+                        ck_assert_int_eq(gc_ledger_query(u, &q, &a), 0);
+                        ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+                        ck_assert(close_rel(a.total.gpu_seconds, s.total.gpu_seconds));
+                        ck_assert(close_rel(a.total.cost_usd, s.total.cost_usd));
+                        ck_assert_uint_eq(a.n_rows, s.n_rows);
+                        ck_assert_uint_eq(s.label_keys.n, 2);
+                        ck_assert_str_eq(s.label_keys.key[1], "exp");
+                        for (size_t i = 0; i < a.n_rows; i++) {
+                                const gc_cost_row *r = row_keys(&s, &q, &a.rows[i]);
+
+                                ck_assert_msg(r != NULL, "window %zu by %s: row %zu", k, bys[b], i);
+                                ck_assert(close_rel(r->gpu_seconds, a.rows[i].gpu_seconds));
+                                ck_assert(close_rel(r->cost_usd, a.rows[i].cost_usd));
+                                /* Pods count where the window is a period or on intervals. */
+                                if (k < nw - 2)
+                                        ck_assert_uint_eq(r->pods, a.rows[i].pods);
+                                sum += r->cost_usd;
+                        }
+                        ck_assert(close_rel(sum, s.total.cost_usd));
+                        gc_cost_summary_free(&a);
+                        gc_cost_summary_free(&s);
+                }
+        }
+        /* Absent and empty values read GC_UNLABELLED; a filter on a value keeps only it. */
+        {
+                gc_query q = window(T0, T0 + 31 * DAY_S, T0 + 13 * DAY_S, "label:cost-center");
+                gc_cost_summary s = {0}, t = {0};
+                const gc_cost_row *none, *b;
+
+                ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
+                ck_assert_uint_eq(s.n_rows, 4); /* cc-a, cc-b, cc-c, unlabelled */
+                none = row_of(&s, GC_DIM_LABEL, GC_UNLABELLED);
+                b = row_of(&s, GC_DIM_LABEL, "cc-b");
+                ck_assert_ptr_nonnull(none);
+                ck_assert_ptr_nonnull(b);
+                q = window(T0, T0 + 31 * DAY_S, T0 + 13 * DAY_S, "team");
+                q.filter[GC_DIM_LABEL] = "cc-b";
+                ck_assert_int_eq(gc_ledger_query(f, &q, &t), 0);
+                ck_assert(close_rel(t.total.cost_usd, b->cost_usd));
+                ck_assert_uint_eq(t.total.pods, b->pods);
+                gc_cost_summary_free(&t);
+                /* A key the ledger does not keep is refused, grouped or filtered. */
+                q.filter[GC_DIM_LABEL] = NULL;
+                q.filter[GC_DIM_LABEL + 2] = "x";
+                ck_assert_int_eq(gc_ledger_query(f, &q, &t), -EINVAL);
+                q.filter[GC_DIM_LABEL + 2] = NULL;
+                q.by[0] = GC_DIM_LABEL + 2;
+                ck_assert_int_eq(gc_ledger_query(f, &q, &t), -EINVAL);
+                ck_assert_int_eq(gc_ledger_query(led, &q, &t), -EINVAL); /* keeps none */
+                gc_cost_summary_free(&s);
+        }
+        gc_ledger_free(f);
+        gc_ledger_free(u);
+}
+END_TEST
+
+START_TEST(test_label_dims_parse)
+{
+        static const char *const dup[] = {"a", "a"};
+        static const char *const bad[] = {"a", ""};
+        gc_ledger_opts o = {0};
+        gc_dim d[GC_KEY_COUNT];
+        size_t n = 0;
+        char err[256], buf[64];
+        gc_usage u = {0};
+        gc_label_keys lk;
+        gc_ledger *l;
+
+        ck_assert_int_eq(
+            gc_dims_parse("team,label:exp,label:cost-center", &lkeys, d, &n, err, sizeof(err)), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_int_eq(d[1], GC_DIM_LABEL + 1);
+        ck_assert_int_eq(d[2], GC_DIM_LABEL);
+        ck_assert_str_eq(gc_dim_label_name(d[1], &lkeys, buf, sizeof(buf)), "label:exp");
+        ck_assert_str_eq(gc_dim_label_name(GC_DIM_TEAM, &lkeys, buf, sizeof(buf)), "team");
+        ck_assert_ptr_null(gc_dim_label_name(GC_DIM_LABEL + 2, &lkeys, buf, sizeof(buf)));
+        ck_assert_ptr_null(gc_dim_name(GC_DIM_LABEL));
+        ck_assert_int_eq(gc_dims_parse("label:exp,label:exp", &lkeys, d, &n, err, sizeof(err)),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "duplicate"));
+        ck_assert_int_eq(gc_dims_parse("label:team", &lkeys, d, &n, err, sizeof(err)), -EINVAL);
+        ck_assert_str_eq(err, "label key \"team\" is not kept as a dimension (kept: cost-center, "
+                              "exp)");
+        ck_assert_int_eq(gc_dims_parse("label:x", NULL, d, &n, err, sizeof(err)), -EINVAL);
+        ck_assert_str_eq(err,
+                         "label key \"x\" is not kept as a dimension (no label keys are kept)");
+        ck_assert_int_eq(gc_dims_parse("label:", &lkeys, d, &n, err, sizeof(err)), -EINVAL);
+        ck_assert_int_eq(gc_dims_parse("labels", &lkeys, d, &n, err, sizeof(err)), -EINVAL);
+
+        /* Keys: at most GC_LABEL_DIMS, distinct, non-empty. */
+        o.pool = pool;
+        o.label_keys = dup;
+        o.n_label_keys = 2;
+        ck_assert_ptr_null(gc_ledger_new(&o));
+        o.label_keys = bad;
+        ck_assert_ptr_null(gc_ledger_new(&o));
+        o.label_keys = label_keys;
+        o.n_label_keys = GC_LABEL_DIMS + 1;
+        ck_assert_ptr_null(gc_ledger_new(&o));
+        o.n_label_keys = 2;
+        l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(l);
+        gc_ledger_label_keys(l, &lk);
+        ck_assert_uint_eq(lk.n, 2);
+        ck_assert_str_eq(lk.key[0], "cost-center");
+        /* A pod's values come back as kept, GC_UNLABELLED for none. */
+        u.pod_uid = "p";
+        u.labels[1] = "e1";
+        u.start = T0;
+        u.end = T0 + H;
+        u.geq = 1;
+        ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
+        memset(&u, 0, sizeof(u));
+        ck_assert_int_eq(gc_ledger_get_usage(l, "p", &u), 0);
+        ck_assert_str_eq(u.labels[0], GC_UNLABELLED);
+        ck_assert_str_eq(u.labels[1], "e1");
+        ck_assert_ptr_null(u.labels[2]);
+        gc_ledger_free(l);
+        /* A ledger keeping none gives none back. */
+        ck_assert_int_eq(put_simple("q", 1, 1, T0, T0 + H), 0);
+        ck_assert_int_eq(gc_ledger_get_usage(led, "q", &u), 0);
+        ck_assert_ptr_null(u.labels[0]);
+}
+END_TEST
+
+/*
+ * Label tuples no record names any more are emptied once history drops them, and their indexes
+ * reused: a high-cardinality label (a run id) costs what history holds, not every value ever
+ * seen. A clone made before keeps its own values.
+ */
+START_TEST(test_label_tuples_swept)
+{
+        static const char *const keys[] = {"run"};
+        gc_ledger_opts o = {0};
+        gc_ledger_stats st;
+        gc_ledger *l, *c;
+        char uid[32], run[32];
+        gc_query q;
+        gc_cost_summary s;
+        size_t bytes;
+
+        o.pool = pool;
+        o.label_keys = keys;
+        o.n_label_keys = 1;
+        l = gc_ledger_new(&o);
+        ck_assert_ptr_nonnull(l);
+        for (int i = 0; i < 3000; i++) {
+                gc_usage u = {0};
+
+                snprintf(uid, sizeof(uid), "old-%d", i);
+                snprintf(run, sizeof(run), "run-%d", i);
+                u.pod_uid = uid;
+                u.labels[0] = run;
+                u.geq = 1;
+                u.usd_per_gpu_hour = 1;
+                u.start = T0 + i;
+                u.end = T0 + i + 60;
+                ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
+        }
+        ck_assert_int_eq(gc_ledger_fold(l, T0 + 2 * H, 0), 3000);
+        gc_ledger_stats_get(l, &st);
+        ck_assert_uint_eq(st.label_tuples, 3001);
+        c = gc_ledger_clone(l);
+        ck_assert_ptr_nonnull(c);
+        /* Retention drops that day: its rows and periods, and so its tuples. */
+        ck_assert_int_ge(gc_ledger_fold(l, T0 + 40 * DAY_S, T0 + 35 * DAY_S), 0);
+        gc_ledger_stats_get(l, &st);
+        ck_assert_uint_eq(st.label_tuples, 1);
+        bytes = st.bytes;
+        for (int i = 0; i < 2000; i++) {
+                gc_usage u = {0};
+
+                snprintf(uid, sizeof(uid), "new-%d", i);
+                snprintf(run, sizeof(run), "later-%d", i % 10);
+                u.pod_uid = uid;
+                u.labels[0] = run;
+                u.geq = 1;
+                u.usd_per_gpu_hour = 1;
+                u.start = T0 + 41 * DAY_S;
+                u.end = T0 + 41 * DAY_S + 60;
+                ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
+        }
+        gc_ledger_stats_get(l, &st);
+        ck_assert_uint_eq(st.label_tuples, 11);
+        ck_assert_uint_le(st.bytes, bytes + 2000 * 200); /* the intervals, no larger table */
+        memset(&q, 0, sizeof(q));
+        q.start = T0 + 41 * DAY_S;
+        q.end = q.start + H;
+        q.by[0] = GC_DIM_LABEL;
+        q.n_by = 1;
+        ck_assert_int_eq(gc_ledger_query(l, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 10);
+        ck_assert_ptr_eq(strstr(s.rows[0].keys[GC_DIM_LABEL], "later-"),
+                         s.rows[0].keys[GC_DIM_LABEL]);
+        gc_cost_summary_free(&s);
+        /* The clone still answers with the values it was made with. */
+        q.start = T0;
+        q.end = T0 + 2 * H;
+        ck_assert_int_eq(gc_ledger_query(c, &q, &s), 0);
+        ck_assert_uint_eq(s.n_rows, 3000);
+        ck_assert_ptr_nonnull(row_of(&s, GC_DIM_LABEL, "run-2999"));
+        gc_cost_summary_free(&s);
+        gc_ledger_free(c);
+        gc_ledger_free(l);
+}
+END_TEST
+
 START_TEST(test_period_history_restore)
 {
         gc_ledger_visitor v = {cp_usage, cp_capacity, cp_rollup, cp_capacity_rollup, cp_period};
@@ -1760,9 +2014,16 @@ END_TEST
  * text: keys, pods and figures. */
 static char *answers(const gc_ledger *l)
 {
-        static const char *const bys[] = {
-            "",          "team,project,workload", "namespace,pod", "workload", "pod",
-            "node,team", "model,capacity_type"};
+        static const char *const bys[] = {"",
+                                          "team,project,workload",
+                                          "namespace,pod",
+                                          "workload",
+                                          "pod",
+                                          "node,team",
+                                          "model,capacity_type",
+                                          "label:cost-center",
+                                          "team,label:exp",
+                                          "label:exp,workload"};
         int64_t w[24][2];
         size_t nw = period_windows(w, 19);
         gc_buf b;
@@ -1808,9 +2069,10 @@ static size_t sweep_marking(gc_strpool *p, const gc_ledger *l)
 
 /*
  * The pool's sweep frees what the ledger no longer holds (the uids of pods folded into period
- * history's rest) and nothing it does hold: every answer, from hours, period history and the
- * node rows of coarsened hours, is the same after it, and a clone made before it (pinned, as
- * the API's snapshots are) reads on until let go. ASan sees any freed string read.
+ * history's rest) and nothing it does hold (label values in its tuples included): every answer,
+ * from hours, period history and the node rows of coarsened hours, is the same after it, and a
+ * clone made before it (pinned, as the API's snapshots are) reads on until let go. ASan sees any
+ * freed string read.
  */
 START_TEST(test_sweep_keeps_what_the_ledger_holds)
 {
@@ -1824,6 +2086,8 @@ START_TEST(test_sweep_keeps_what_the_ledger_holds)
 
         o.pool = p;
         o.top_n = 5;
+        o.label_keys = label_keys; /* their values live in the ledger's tuples */
+        o.n_label_keys = 2;
         f = period_history_ledger(1, &o); /* folded and coarsened */
         c = gc_ledger_clone(f);
         ck_assert_ptr_nonnull(c);
@@ -1932,6 +2196,9 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_sweep_keeps_what_the_ledger_holds);
         tcase_add_test(tc, test_period_history_fallbacks);
         tcase_add_test(tc, test_period_history_restore);
+        tcase_add_loop_test(tc, test_label_dims_exact, 0, 3);
+        tcase_add_test(tc, test_label_dims_parse);
+        tcase_add_test(tc, test_label_tuples_swept);
         suite_add_tcase(s, tc);
         return s;
 }

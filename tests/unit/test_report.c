@@ -676,6 +676,17 @@ static const char *workload_of(const char *uid)
         return NULL;
 }
 
+/* The label keys fill_ledger's ledger keeps (period_labels), and each pod's cost-center. */
+static const char *const *fill_keys;
+static size_t n_fill_keys;
+
+static const char *cost_center_of(const char *uid)
+{
+        if (!strcmp(uid, "p1") || !strcmp(uid, "p6") || !strcmp(uid, "p0"))
+                return "cc-ml";
+        return strcmp(uid, "p3") && strcmp(uid, "p5") ? NULL : "cc-web";
+}
+
 static void put_pod(fixture *f, const char *uid, const char *ns, const char *team,
                     const char *project, const char *node, const char *model, const char *ct,
                     double geq, double price, int64_t start, int64_t end, uint32_t flags)
@@ -683,6 +694,7 @@ static void put_pod(fixture *f, const char *uid, const char *ns, const char *tea
         gc_usage u;
 
         memset(&u, 0, sizeof(u));
+        u.labels[0] = cost_center_of(uid);
         u.pod_uid = uid;
         u.dims[GC_DIM_NAMESPACE] = ns;
         u.dims[GC_DIM_TEAM] = team;
@@ -742,6 +754,8 @@ static void fill_ledger(fixture *f)
         ck_assert_ptr_nonnull(f->pool);
         memset(&o, 0, sizeof(o));
         o.pool = f->pool;
+        o.label_keys = fill_keys;
+        o.n_label_keys = n_fill_keys;
         f->l = gc_ledger_new(&o);
         ck_assert_ptr_nonnull(f->l);
         f->t0 = t0;
@@ -1037,6 +1051,68 @@ START_TEST(period_markdown)
 END_TEST
 
 /* A day with nothing before it: no previous data, and a running pod accrues only up to now. */
+/* A ledger keeping label dimensions: a "Spend by label" section per key, adding up; none else. */
+START_TEST(period_labels)
+{
+        static const char *const keys[] = {"cost-center"};
+        fixture f;
+        gc_period_report r;
+        gc_diag d = {0};
+        gc_buf b, j;
+        cJSON *doc, *lab, *rows, *row;
+        double sum = 0;
+
+        fill_keys = keys;
+        n_fill_keys = 1;
+        fill_ledger(&f);
+        fill_keys = NULL;
+        n_fill_keys = 0;
+        weekly(&f, &r, &d);
+        gc_buf_init(&b, LIMIT);
+        gc_buf_init(&j, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        ck_assert_int_eq(gc_report_period_json(&r, &j), 0);
+        ck_assert_ptr_nonnull(strstr(b.data, "\n## Spend by label cost-center\n\n"));
+        ck_assert_ptr_nonnull(strstr(b.data, "| cc-ml "));
+        ck_assert_ptr_nonnull(strstr(b.data, "| \\_\\_unlabelled\\_\\_ ")); /* escaped */
+        doc = cJSON_Parse(j.data);
+        ck_assert_ptr_nonnull(doc);
+        lab = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "labels"), 0);
+        ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(lab, "key")->valuestring, "cost-center");
+        rows = cJSON_GetObjectItemCaseSensitive(lab, "rows");
+        ck_assert_int_eq(cJSON_GetArraySize(rows), 3);
+        cJSON_ArrayForEach(row, rows) sum +=
+            cJSON_GetObjectItemCaseSensitive(row, "cost_usd")->valuedouble;
+        ck_assert_double_eq_tol(sum,
+                                cJSON_GetObjectItemCaseSensitive(
+                                    cJSON_GetObjectItemCaseSensitive(
+                                        cJSON_GetObjectItemCaseSensitive(doc, "summary"), "total"),
+                                    "cost_usd")
+                                    ->valuedouble,
+                                1e-9);
+        cJSON_Delete(doc);
+        gc_diag_clear(&d);
+        gc_buf_free(&b);
+        gc_buf_free(&j);
+        free_ledger(&f);
+
+        /* Keeping none: no such section, no member (the report is as before). */
+        memset(&d, 0, sizeof(d));
+        fill_ledger(&f);
+        weekly(&f, &r, &d);
+        gc_buf_init(&b, LIMIT);
+        gc_buf_init(&j, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        ck_assert_int_eq(gc_report_period_json(&r, &j), 0);
+        ck_assert_ptr_null(strstr(b.data, "Spend by label"));
+        ck_assert_ptr_null(strstr(j.data, "\"labels\""));
+        gc_diag_clear(&d);
+        gc_buf_free(&b);
+        gc_buf_free(&j);
+        free_ledger(&f);
+}
+END_TEST
+
 START_TEST(period_daily_no_previous)
 {
         fixture f;
@@ -1863,6 +1939,7 @@ static Suite *report_suite(void)
         tc = tcase_create("period");
         tcase_add_test(tc, period_json);
         tcase_add_test(tc, period_markdown);
+        tcase_add_test(tc, period_labels);
         tcase_add_test(tc, period_daily_no_previous);
         tcase_add_test(tc, period_folded_history);
         tcase_add_test(tc, period_history_names_folded_pods);

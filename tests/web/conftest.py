@@ -133,6 +133,19 @@ def demo():
     srv.stop()
 
 
+@pytest.fixture(scope="session")
+def labelled_demo(tmp_path_factory):
+    """The demo keeping two labels as dimensions (labels.dimensions in --config)."""
+    binary = _binary("GPU_COST_CONTROLLER", "gpu-cost-controller")
+    cfg = json.loads((REPO / "examples" / "config.json").read_text())
+    cfg["labels"] = {"dimensions": ["cost-center", "app"]}
+    path = tmp_path_factory.mktemp("labelled") / "config.json"
+    path.write_text(json.dumps(cfg))
+    srv = Server([binary, "--demo", "--listen", "127.0.0.1:0", "--config", str(path)])
+    yield srv
+    srv.stop()
+
+
 @pytest.fixture
 def fake():
     """Starts the fake API (tests/web/fake_api.py) with the given flags; stops it after the test."""

@@ -127,6 +127,11 @@ class Handler(BaseHTTPRequestHandler):
         if u.path == "/api/v1/pods":
             return self.send(200, {"now": rfc3339(NOW), "pods": [], "count": 0, "matched": 0,
                                    "truncated": False})
+        if u.path == "/api/v1/dimensions":
+            # examples/config.json keeps no label dimensions.
+            return self.send(200, {"dimensions": ["namespace", "team", "project", "model",
+                                                  "capacity_type", "node", "pod", "workload"],
+                                   "label_keys": []})
         return self.send(404, {"error": "not found"})
 
 

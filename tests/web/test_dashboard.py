@@ -194,6 +194,31 @@ def test_workload_table_matches_the_api(browser, demo, window):
     assert "by=workload,team,project" in src
 
 
+def test_label_section_hidden_without_label_dimensions(browser, demo):
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    assert demo.json("api/v1/dimensions")["label_keys"] == []
+    assert page.eval("document.getElementById('by-label').hidden") is True
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+def test_label_tables_match_the_api(browser, labelled_demo, window):
+    """Spend by label: a table per label kept as a dimension, each figure the API's."""
+    page = open_dashboard(browser, labelled_demo.base + "#window=" + window)
+    assert_clean(page)
+    assert page.eval("document.getElementById('by-label').hidden") is False
+    assert check_figures(page, labelled_demo) > 100
+    for dim in ("label:cost-center", "label:app"):
+        doc = labelled_demo.json("api/v1/costs?window=%s&by=%s" % (window, dim))
+        sel = '#table-labels [data-dim="%s"]' % dim
+        names = texts(page, sel + " tbody th")
+        costs = texts(page, sel + ' tbody td[data-label="Cost"] [data-value]', "dataset.value")
+        want = [[g["keys"][dim], g["cost_usd"]] for g in doc["groups"][:20]]
+        assert [[t, float(v)] for t, v in zip(names, costs)][:len(want)] == want
+        assert len(want) >= 2, dim
+    assert "cc-4410" in texts(page, '#table-labels [data-dim="label:cost-center"] tbody th')
+
+
 def test_recommendations_match_the_api(browser, demo):
     page = open_dashboard(browser, demo.base)
     assert_clean(page)
