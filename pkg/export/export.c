@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GC__EX_TAG       "gpu-cost/" /* prefix of the tags this program defines */
+#define GC__EX_TAG       "gpu-cost/"       /* prefix of the tags this program defines */
+#define GC__EX_LABEL_TAG "gpu-cost/label/" /* before a label key that has GC__EX_TAG's prefix */
 #define GC__EX_M_USAGE   "gpu-cost:held-gpu-equivalents"
 #define GC__EX_M_IDLE    "gpu-cost:idle-capacity"
 #define GC__EX_M_PROP    "gpu-cost:shared-proportional"
@@ -41,6 +42,7 @@ typedef struct gc__ex {
         gc_export_totals t;
         int minor;
         const char *cluster, *currency;
+        gc_label_keys lk; /* the ledger's label keys: their dimensions group the rows */
 } gc__ex;
 
 /* One row's values; NULL strings are empty (null) cells. */
@@ -49,7 +51,8 @@ typedef struct gc__ex_row {
         int64_t start, end;
         const gc__ex_node *n;
         const char *ns, *team, *project;
-        const char *workload; /* GC_FOLDED_POD for folded hours */
+        const char *workload;              /* GC_FOLDED_POD for folded hours */
+        const char *labels[GC_LABEL_DIMS]; /* usage rows: the kept label keys' values */
         double hours, cost, origin_cost;
 } gc__ex_row;
 
@@ -188,6 +191,14 @@ static const char *const gc__ex_focus13_cols[] = {
     "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId", "AllocatedResourceName",
     "AllocatedTags",          "HostProviderName",  "ServiceProviderName", NULL};
 
+/* Cells, each preceded by a comma unless first. */
+static int gc__ex_str(gc__ex *x, const char *s)
+{
+        int r = gc_buf_append(&x->out, ",", 1);
+
+        return r == 0 ? gc_export_csv_field(&x->out, s) : r;
+}
+
 static int gc__ex_header(gc__ex *x)
 {
         const char *const *cols =
@@ -207,15 +218,15 @@ static int gc__ex_header(gc__ex *x)
                 if (r == 0)
                         r = gc_buf_puts(&x->out, gc__ex_focus13_cols[i]);
         }
+        /* The plain CSV: one column per kept label key, named as the dimension, after the
+         * fixed ones (FOCUS carries them in its tags). */
+        for (size_t i = 0; r == 0 && x->o->format == GC_EXPORT_CSV && i < x->lk.n; i++) {
+                char name[GC_LABEL_KEY_MAX + 8];
+
+                snprintf(name, sizeof(name), "label:%s", x->lk.key[i]);
+                r = gc__ex_str(x, name);
+        }
         return r == 0 ? gc_buf_append(&x->out, "\r\n", 2) : r;
-}
-
-/* Cells, each preceded by a comma unless first. */
-static int gc__ex_str(gc__ex *x, const char *s)
-{
-        int r = gc_buf_append(&x->out, ",", 1);
-
-        return r == 0 ? gc_export_csv_field(&x->out, s) : r;
 }
 
 static int gc__ex_numc(gc__ex *x, double v)
@@ -238,8 +249,46 @@ static int gc__ex_cell(gc__ex *x)
         return gc__ex_str(x, x->cell.data ? x->cell.data : "");
 }
 
-/* {"<prefix>k":"v",...} of the non-NULL pairs. */
-static int gc__ex_tags(gc__ex *x, const char *const *kv, size_t n)
+/* A label value as a tag's: none for pods without the label (FOCUS: the row is untagged). */
+static const char *gc__ex_label_tag(const char *v)
+{
+        return v && *v && strcmp(v, GC_UNLABELLED) != 0 ? v : NULL;
+}
+
+/*
+ * ,"<key>":"v" of the row's label values, the label key itself as the tag key, as FOCUS keeps
+ * user-defined tags. A key with this program's own prefix could name one of its tags
+ * ("gpu-cost/team"), so such a key gets GC__EX_LABEL_TAG before it, which no tag of this
+ * program starts with: no label tag repeats another key.
+ */
+static int gc__ex_label_tags(gc__ex *x, const gc__ex_row *w, int first)
+{
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && w && i < x->lk.n; i++) {
+                const char *v = gc__ex_label_tag(w->labels[i]), *k = x->lk.key[i];
+                char key[sizeof(GC__EX_LABEL_TAG) + GC_LABEL_KEY_MAX + 1];
+
+                if (!v || !k)
+                        continue;
+                snprintf(
+                    key, sizeof(key), "%s%s",
+                    strncmp(k, GC__EX_TAG, sizeof(GC__EX_TAG) - 1) == 0 ? GC__EX_LABEL_TAG : "", k);
+                if (!first)
+                        r = gc_buf_append(&x->cell, ",", 1);
+                first = 0;
+                if (r == 0)
+                        r = gc_buf_json_str(&x->cell, key);
+                if (r == 0)
+                        r = gc_buf_append(&x->cell, ":", 1);
+                if (r == 0)
+                        r = gc_buf_json_str(&x->cell, v);
+        }
+        return r;
+}
+
+/* {"<prefix>k":"v",...} of the non-NULL pairs, then the label tags of w (NULL: none). */
+static int gc__ex_tags(gc__ex *x, const char *const *kv, size_t n, const gc__ex_row *w)
 {
         int r = 0, first = 1;
 
@@ -256,6 +305,8 @@ static int gc__ex_tags(gc__ex *x, const char *const *kv, size_t n)
                 if (r == 0)
                         r = gc_buf_json_str(&x->cell, kv[i + 1]);
         }
+        if (r == 0)
+                r = gc__ex_label_tags(x, w, first);
         return r == 0 ? gc_buf_append(&x->cell, "}", 1) : r;
 }
 
@@ -292,6 +343,8 @@ static int gc__ex_csv_row(gc__ex *x, const gc__ex_row *w)
                 r = gc__ex_str(x, x->currency);
         if (r == 0)
                 r = gc__ex_numc(x, price);
+        for (size_t i = 0; r == 0 && i < x->lk.n; i++) /* empty on idle and shared rows */
+                r = gc__ex_str(x, w->kind == GC__EX_USAGE ? w->labels[i] : NULL);
         return r;
 }
 
@@ -435,7 +488,8 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
 
                 if (w->kind == GC__EX_IDLE)
                         kv12[13] = "true";
-                r = x->minor >= 3 ? gc__ex_tags(x, kv13, 4) : gc__ex_tags(x, kv12, 14);
+                r = x->minor >= 3 ? gc__ex_tags(x, kv13, 4, NULL)
+                                  : gc__ex_tags(x, kv12, 14, w->kind == GC__EX_USAGE ? w : NULL);
         }
         if (r == 0)
                 r = gc__ex_cell(x);
@@ -478,7 +532,7 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                         const char *kv[] = {"namespace", w->ns,      "team",     w->team,
                                             "project",   w->project, "workload", gc__ex_wl(w)};
 
-                        r = gc__ex_tags(x, kv, 8);
+                        r = gc__ex_tags(x, kv, 8, w->kind == GC__EX_USAGE ? w : NULL);
                         if (r == 0)
                                 r = gc__ex_cell(x); /* AllocatedTags */
                 } else if (r == 0)
@@ -553,6 +607,8 @@ static int gc__ex_cmp_row(const void *pa, const void *pb, void *ud)
 
         for (size_t i = 0; c == 0 && i < sizeof(order) / sizeof(order[0]); i++)
                 c = gc__ex_cmp_str(a->keys[order[i]], b->keys[order[i]]);
+        for (size_t i = 0; c == 0 && i < s->label_keys.n; i++)
+                c = gc__ex_cmp_str(a->keys[GC_DIM_LABEL + i], b->keys[GC_DIM_LABEL + i]);
         return c;
 }
 
@@ -655,11 +711,14 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
                         w.team = row->keys[GC_DIM_TEAM];
                         w.project = row->keys[GC_DIM_PROJECT];
                         w.workload = row->keys[GC_DIM_WORKLOAD];
+                        for (size_t i = 0; i < x->lk.n; i++)
+                                w.labels[i] = row->keys[GC_DIM_LABEL + i];
                         w.hours = row->gpu_seconds / 3600.0;
                         w.cost = row->cost_usd;
                         r = gc__ex_emit(x, &w);
                 }
                 w.ns = w.project = w.workload = NULL;
+                memset(w.labels, 0, sizeof(w.labels));
                 if (!shared) {
                         if (r == 0 && (nd->idle_cost > 0 || nd->idle_s > 0)) {
                                 w.kind = GC__EX_IDLE;
@@ -704,6 +763,9 @@ static int gc__ex_query(gc__ex *x, int64_t start, int64_t end, int64_t step)
 
         memcpy(q.by, by, sizeof(by));
         q.n_by = sizeof(by) / sizeof(by[0]);
+        /* Kept label keys split the usage rows by their values (none kept: as before). */
+        for (size_t i = 0; i < x->lk.n; i++)
+                q.by[q.n_by++] = (gc_dim)(GC_DIM_LABEL + i);
         if (start >= end)
                 return 0;
         if (step == 0) {
@@ -766,6 +828,7 @@ int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
                         return r;
         }
         x.minor = o->focus_minor ? o->focus_minor : 3;
+        gc_ledger_label_keys(o->ledger, &x.lk);
         x.cluster = o->cluster && *o->cluster ? o->cluster : "default";
         x.currency = o->currency && *o->currency ? o->currency : "USD";
         gc_buf_init(&x.out, GC_EXPORT_PIECE_BYTES + (64u << 10));

@@ -10,10 +10,11 @@
 
 /*
  * One row per charge period (a UTC day or hour, cut to the window) x node x (namespace, team,
- * project, workload) that held GPUs, one per period x node for its idle capacity, and with
- * chargeback one per period x node x team for the team's share of that node's idle and unattributed
- * cost. The rows are written as they are made, a period at a time, so memory follows the rows of
- * one period, not the window's length. Columns, values and why: docs/export.md.
+ * project, workload, the values of the ledger's label keys) that held GPUs, one per period x node
+ * for its idle capacity, and with chargeback one per period x node x team for the team's share of
+ * that node's idle and unattributed cost. The rows are written as they are made, a period at a
+ * time, so memory follows the rows of one period, not the window's length. Columns, values and why:
+ * docs/export.md.
  */
 
 typedef enum gc_export_format {

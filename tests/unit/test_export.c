@@ -563,6 +563,135 @@ START_TEST(export_bad_options)
 }
 END_TEST
 
+/*
+ * Kept label keys: the rows split by their values (totals as without them); the plain CSV has a
+ * label:<key> column per key (empty on idle and shared rows); FOCUS carries the values as tags
+ * named by the key (1.2 Tags, 1.3 AllocatedTags), none for a pod without the label, and a key
+ * with the program's own prefix moved under gpu-cost/label/. Without keys: the columns as before.
+ */
+static void put_labelled(fixture *f, const char *uid, const char *node, const char *cc,
+                         const char *own, int64_t start, int64_t end)
+{
+        gc_usage u;
+
+        memset(&u, 0, sizeof(u));
+        u.pod_uid = in(f, uid);
+        u.dims[GC_DIM_WORKLOAD] = in(f, "Job/ml/train");
+        u.dims[GC_DIM_NAMESPACE] = in(f, "ml");
+        u.dims[GC_DIM_TEAM] = in(f, "ml");
+        u.dims[GC_DIM_PROJECT] = in(f, "train");
+        u.dims[GC_DIM_MODEL] = in(f, f->model);
+        u.dims[GC_DIM_CAPACITY_TYPE] = in(f, "on-demand");
+        u.dims[GC_DIM_NODE] = in(f, node);
+        u.dims[GC_DIM_POD] = in(f, uid);
+        u.labels[0] = in(f, cc);
+        u.labels[1] = in(f, own);
+        u.geq = 1;
+        u.usd_per_gpu_hour = 2;
+        u.start = start;
+        u.end = end;
+        ck_assert_int_eq(gc_ledger_put_usage(f->l, &u), 0);
+}
+
+static void run_into(gc_export_opts *o, sink *s, gc_export_totals *t)
+{
+        gc_buf_reset(&s->all);
+        ck_assert_int_eq(gc_export_run(o, sink_write, s, t), 0);
+}
+
+START_TEST(export_label_columns_and_tags)
+{
+        static const char *const keys[] = {"cost-center", "gpu-cost/team"};
+        int64_t t0 = t_at("2026-11-16T00:00:00Z");
+        gc_export_totals tl, tn;
+        gc_ledger_opts lo = {0};
+        gc_export_opts o = {0};
+        fixture f, plain;
+        sink s = {0};
+        const char *p;
+
+        fx_init(&plain);
+        fx_init(&f);
+        gc_ledger_free(f.l);
+        lo.pool = f.pool;
+        lo.label_keys = keys;
+        lo.n_label_keys = 2;
+        f.l = gc_ledger_new(&lo);
+        ck_assert_ptr_nonnull(f.l);
+        /* The same pods in both: ml's two pods on node-a differ only by their labels. */
+        for (fixture *x = &plain; x; x = x == &plain ? &f : NULL) {
+                fill_ledger(x, t0);
+                put_labelled(x, "p4", "node-a", "cc-1", "blue", t0, t0 + 4 * HOUR);
+                put_labelled(x, "p5", "node-a", "cc-2", NULL, t0, t0 + 2 * HOUR);
+        }
+        gc_buf_init(&s.all, 1u << 20);
+        o.start = t0;
+        o.end = t0 + DAY;
+        o.granularity = GC_EXPORT_DAILY;
+        o.format = GC_EXPORT_CSV;
+
+        o.ledger = plain.l;
+        run_into(&o, &s, &tn);
+        ck_assert_ptr_nonnull(strstr(s.all.data, "currency,price_per_gpu_hour\r\n"));
+        ck_assert_ptr_null(strstr(s.all.data, "label:"));
+        o.ledger = f.l;
+        run_into(&o, &s, &tl);
+        /* ml's rows: p1 (no labels), p4 and p5, one each instead of one together. */
+        ck_assert_uint_eq(tl.rows, tn.rows + 2);
+        ck_assert_double_eq_tol(tl.usage_cost, tn.usage_cost, 1e-9);
+        ck_assert_double_eq_tol(tl.idle_cost, tn.idle_cost, 1e-9);
+        ck_assert_double_eq_tol(tl.billed_cost, tn.billed_cost, 1e-9);
+        ck_assert_ptr_nonnull(
+            strstr(s.all.data, "price_per_gpu_hour,label:cost-center,label:gpu-cost/team\r\n"));
+        ck_assert_ptr_nonnull(strstr(s.all.data, ",ml,ml,train,Job/ml/train,usage,4,8,USD,2,"
+                                                 "cc-1,blue\r\n"));
+        ck_assert_ptr_nonnull(strstr(s.all.data, ",ml,ml,train,Job/ml/train,usage,2,4,USD,2,"
+                                                 "cc-2," GC_UNLABELLED "\r\n"));
+        ck_assert_ptr_nonnull(strstr(s.all.data, "Job/ml/train,usage,48,96,USD,2," GC_UNLABELLED
+                                                 "," GC_UNLABELLED "\r\n"));
+        ck_assert_ptr_nonnull(strstr(s.all.data, ",idle,"));
+        for (p = strstr(s.all.data, ",idle,"); p; p = strstr(p + 1, ",idle,"))
+                ck_assert_int_eq(strncmp(strstr(p, "\r\n") - 2, ",,", 2), 0);
+
+        /* FOCUS 1.2: the values in Tags, by the key (prefixed only when it has gpu-cost/). */
+        o.format = GC_EXPORT_FOCUS;
+        o.focus_minor = 2;
+        run_into(&o, &s, &tl);
+        ck_assert_uint_eq(tl.rows, tn.rows + 2);
+        ck_assert_ptr_nonnull(strstr(s.all.data, "\"\"gpu-cost/workload\"\":\"\"Job/ml/train\"\","
+                                                 "\"\"cost-center\"\":\"\"cc-1\"\","
+                                                 "\"\"gpu-cost/label/gpu-cost/team\"\":"
+                                                 "\"\"blue\"\"}\""));
+        ck_assert_ptr_nonnull(strstr(s.all.data, "\"\"gpu-cost/workload\"\":\"\"Job/ml/train\"\","
+                                                 "\"\"cost-center\"\":\"\"cc-2\"\"}\""));
+        ck_assert_ptr_null(strstr(s.all.data, GC_UNLABELLED));
+        ck_assert_ptr_null(strstr(s.all.data, "\"\"gpu-cost/team\"\":\"\"blue"));
+
+        /* FOCUS 1.3: who the cost is for is in AllocatedTags; Tags stay the node's. */
+        o.focus_minor = 3;
+        run_into(&o, &s, &tl);
+        ck_assert_ptr_nonnull(strstr(s.all.data, "\"\"gpu-cost/workload\"\":\"\"Job/ml/train\"\","
+                                                 "\"\"cost-center\"\":\"\"cc-1\"\","
+                                                 "\"\"gpu-cost/label/gpu-cost/team\"\":"
+                                                 "\"\"blue\"\"}\",default,default\r\n"));
+        ck_assert_ptr_null(strstr(s.all.data, "\"\"node-a\"\",\"\"cost-center"));
+        ck_assert_ptr_null(strstr(s.all.data, GC_UNLABELLED));
+
+        /* Chargeback: the shares are per team, never per label value; the bills as without. */
+        o.chargeback.mode = GC_CHARGEBACK_PROPORTIONAL;
+        o.format = GC_EXPORT_CSV;
+        run_into(&o, &s, &tl);
+        o.ledger = plain.l;
+        run_into(&o, &s, &tn);
+        ck_assert_double_eq_tol(tl.usage_cost, tn.usage_cost, 1e-9);
+        ck_assert_double_eq_tol(tl.shared_cost, tn.shared_cost, 1e-9);
+        ck_assert_double_eq_tol(tl.billed_cost, tn.billed_cost, 1e-9);
+        gc_buf_free(&s.all);
+        fx_done(&f);
+        fx_done(&plain);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
         Suite *s = suite_create("export");
@@ -580,6 +709,7 @@ static Suite *export_suite(void)
         tcase_add_test(tc, export_folded_hours_by_model);
         tcase_add_test(tc, export_daily_history_names_workloads);
         tcase_add_test(tc, export_bad_options);
+        tcase_add_test(tc, export_label_columns_and_tags);
         suite_add_tcase(s, tc);
         return s;
 }
