@@ -624,9 +624,14 @@ def test_controller_swept_and_clean(scenario):
     """Through the whole scenario the controller swept its string pool at every snapshot and
     freed strings (pods, claims and devices gone), and its log has no sanitizer report."""
     c = controller_up(scenario)
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
-        m = {line.split()[0]: float(line.split()[1]) for line in r.read().decode().splitlines()
-             if line.startswith("gpu_cost_pool_")}
+    deadline = time.time() + 30  # the counter starts again with the restart above
+    while True:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % c.port, timeout=10) as r:
+            m = {line.split()[0]: float(line.split()[1])
+                 for line in r.read().decode().splitlines() if line.startswith("gpu_cost_pool_")}
+        if m.get("gpu_cost_pool_sweeps_total", 0) >= 3 or time.time() > deadline:
+            break
+        time.sleep(0.5)
     assert m.get("gpu_cost_pool_sweeps_total", 0) >= 3, m
     text = c.log_path.read_text(errors="replace")
     for bad in ("AddressSanitizer", "runtime error:"):
