@@ -203,6 +203,37 @@ int gc_pod_interval(const gc_pod *pod, int64_t *ret_start, int64_t *ret_end)
         return 0;
 }
 
+/*
+ * What the ledger already holds for a pod, kept where the accountant no longer knows what made it.
+ * An accountant started afresh on a restored ledger (a restart from the checkpoint) knows only the
+ * nodes and owners listed now: a node deleted before (its pods then deleted by the pod GC) or a
+ * Job deleted with its pods (a CronJob's history limit) is in no list, and the pod's remaining
+ * events must not re-price it at the catalog fallback or move it to the fallback workload. With
+ * its controller owner not in the table, u keeps the interval's workload; with its node unknown
+ * (node_known 0) but the interval on that node, its model, capacity type, price, GPU-equivalents
+ * and *estimate, and the result is 1. DRA pods (priced per claim piece) are left as they are.
+ */
+static int gc__keep_known(const gc_accountant *a, const gc_pod *pod, int node_known, gc_usage *u,
+                          int *estimate)
+{
+        gc_usage prev;
+
+        if (pod->claims || gc_ledger_get_usage(a->ledger, u->pod_uid, &prev) < 0)
+                return 0;
+        if (prev.dims[GC_DIM_WORKLOAD] && pod->controller_uid &&
+            !gc_owner_get(a->owners, pod->controller_uid))
+                u->dims[GC_DIM_WORKLOAD] = prev.dims[GC_DIM_WORKLOAD];
+        if (node_known || !prev.dims[GC_DIM_NODE] || !pod->node ||
+            strcmp(prev.dims[GC_DIM_NODE], pod->node) != 0)
+                return 0;
+        u->dims[GC_DIM_MODEL] = prev.dims[GC_DIM_MODEL];
+        u->dims[GC_DIM_CAPACITY_TYPE] = prev.dims[GC_DIM_CAPACITY_TYPE];
+        u->usd_per_gpu_hour = prev.usd_per_gpu_hour;
+        u->geq = prev.geq;
+        *estimate = (prev.flags & GC_USAGE_F_ESTIMATE) != 0;
+        return 1;
+}
+
 /* Records the pod's interval; end_override > 0 replaces the end gc_pod_interval gives. */
 static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_override,
                            int estimate_end, int gone, gc_diag *diag)
@@ -210,9 +241,9 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         const gc__node_slot *slot = NULL;
         const gc_namespace *ns = NULL;
         gc_attr_source ts, ps;
-        gc_usage u, prev;
+        gc_usage u;
         size_t idx;
-        int estimate = 0, r, have_prev;
+        int estimate = 0, r, kept;
         double geq;
 
         if (!a || !pod)
@@ -260,30 +291,12 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         u.dims[GC_DIM_POD] = pod->name;
         u.dims[GC_DIM_WORKLOAD] = gc_workload_of(pod, a->owners, a->pool);
         u.geq = geq;
-        /*
-         * The interval the ledger already holds for this pod. An accountant started afresh on a
-         * restored ledger (a restart from the checkpoint) knows only the nodes and owners listed
-         * now: a node deleted before (its pods then deleted by the pod GC) or a Job deleted with
-         * its pods (a CronJob's history limit) is in no list, and the pod's remaining events
-         * must not re-price it at the catalog fallback or move it to the fallback workload. What
-         * the ledger was told while they were known stands.
-         */
-        have_prev = !pod->claims && gc_ledger_get_usage(a->ledger, u.pod_uid, &prev) == 0;
-        if (have_prev && prev.dims[GC_DIM_WORKLOAD] && pod->controller_uid &&
-            !gc_owner_get(a->owners, pod->controller_uid))
-                u.dims[GC_DIM_WORKLOAD] = prev.dims[GC_DIM_WORKLOAD];
-        if (!slot && have_prev && prev.dims[GC_DIM_NODE] && pod->node &&
-            strcmp(prev.dims[GC_DIM_NODE], pod->node) == 0) {
-                u.dims[GC_DIM_MODEL] = prev.dims[GC_DIM_MODEL];
-                u.dims[GC_DIM_CAPACITY_TYPE] = prev.dims[GC_DIM_CAPACITY_TYPE];
-                u.usd_per_gpu_hour = prev.usd_per_gpu_hour;
-                u.geq = prev.geq;
-                estimate = (prev.flags & GC_USAGE_F_ESTIMATE) != 0;
-        } else if (slot) {
+        kept = gc__keep_known(a, pod, slot != NULL, &u, &estimate);
+        if (slot) {
                 u.dims[GC_DIM_MODEL] = slot->cls.model;
                 u.dims[GC_DIM_CAPACITY_TYPE] = slot->cls.capacity_type;
                 u.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
-        } else {
+        } else if (!kept) {
                 const gc_price_entry *e = NULL;
                 const char *ct = a->cfg->rules.default_capacity_type
                                      ? a->cfg->rules.default_capacity_type
