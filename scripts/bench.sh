@@ -2,6 +2,7 @@
 # Benchmarks with their peers, in one run: figures are printed, and compared with the targets.
 set -eu
 BUILD=${1:-build}
+SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 OUT="$BUILD/bench"
 mkdir -p "$OUT"
@@ -11,7 +12,7 @@ mkdir -p "$OUT"
 if [ -z "${GC_BENCH_INNER:-}" ]; then
 	rm -f "$OUT/bench.rc"
 	{
-		GC_BENCH_INNER=1 "$0" "$@"
+		GC_BENCH_INNER=1 sh "$SELF" "$@"
 		echo $? >"$OUT/bench.rc"
 	} 2>&1 | tee "$OUT/bench.log"
 	rc=$(cat "$OUT/bench.rc" 2>/dev/null || echo 1)
