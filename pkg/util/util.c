@@ -508,6 +508,16 @@ gc_strpool *gc_strpool_free(gc_strpool *p)
         return NULL;
 }
 
+/* The free slot a string of length len goes to in a table of n slots (n a power of two). */
+static size_t gc__strpool_place(char *const *slots, size_t n, const char *str, size_t len)
+{
+        size_t j = gc_hash(str, len, 0) & (n - 1);
+
+        while (slots[j])
+                j = (j + 1) & (n - 1);
+        return j;
+}
+
 /* Reallocates the slot table to twice its size (and the marks of a sweep under way). */
 static int gc__strpool_grow(gc_strpool *p)
 {
@@ -526,9 +536,7 @@ static int gc__strpool_grow(gc_strpool *p)
 
                 if (!str)
                         continue;
-                j = gc_hash(str, strlen(str), 0) & (n - 1);
-                while (s[j])
-                        j = (j + 1) & (n - 1);
+                j = gc__strpool_place(s, n, str, strlen(str));
                 s[j] = str;
                 if (m)
                         m[j] = p->marks[i];
@@ -564,9 +572,7 @@ const char *gc_strpool_intern(gc_strpool *p, const char *s, size_t n)
         if ((p->count + 1) * 4 > p->nslots * 3) {
                 if (gc__strpool_grow(p) < 0)
                         return NULL;
-                j = gc_hash(s, n, 0) & (p->nslots - 1);
-                while (p->slots[j])
-                        j = (j + 1) & (p->nslots - 1);
+                j = gc__strpool_place(p->slots, p->nslots, s, n);
         }
         copy = malloc(n + 1);
         if (!copy)
@@ -651,7 +657,7 @@ int gc_strpool_sweep(gc_strpool *p, size_t *ret_freed)
         p->n_grave = 0;
         for (size_t i = 0; i < p->nslots; i++) {
                 char *str = p->slots[i];
-                size_t len, j;
+                size_t len;
 
                 if (!str)
                         continue;
@@ -661,10 +667,7 @@ int gc_strpool_sweep(gc_strpool *p, size_t *ret_freed)
                         continue;
                 }
                 bytes += len + 1;
-                j = gc_hash(str, len, 0) & (n - 1);
-                while (slots[j])
-                        j = (j + 1) & (n - 1);
-                slots[j] = str;
+                slots[gc__strpool_place(slots, n, str, len)] = str;
         }
         free(p->slots);
         free(p->marks);
