@@ -237,10 +237,6 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
                 parts.ledger = gc_ledger_free(parts.ledger);
                 free(ps.v);
                 free(parts.nodes);
-                free(parts.recommendations_json);
-                free(parts.recommendations_md);
-                free(parts.finding_stats);
-                gc_advisor_result_unref(parts.advice);
                 gc_strpool_unpin(parts.pool, parts.pin);
                 ctl_log(CTL_ERROR, "cannot build an API snapshot", "error", strerror(-r), NULL);
                 return r;
