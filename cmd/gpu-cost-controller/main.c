@@ -11,8 +11,9 @@
 
 #include "authz/authz.h"
 #include "checkpoint/checkpoint.h"
-#include "controller.h"
-#include "log.h"
+#include "controller/controller.h"
+#include "embedded.h"
+#include "log/log.h"
 #include "util/util.h"
 
 static volatile sig_atomic_t ctl__stop;
@@ -48,6 +49,36 @@ static int int_flag(const char *name, const char *s, int64_t lo, int64_t hi, int
         }
         *ret = v;
         return 0;
+}
+
+/* The example cluster compiled into the binary, for --demo. */
+static int ctl__embedded(const char *name, gc_dump_input *ret)
+{
+        for (const gc_embedded_file *f = gc_embedded_files; f->name; f++) {
+                if (strcmp(f->name, name) == 0) {
+                        ret->name = f->name;
+                        ret->data = f->data;
+                        ret->len = f->len;
+                        return 0;
+                }
+        }
+        gc_log(GC_LOG_ERROR, "an embedded example is missing from this build", "file", name, NULL);
+        return -1;
+}
+
+static int ctl__demo(const gc_controller_opts *o, const volatile sig_atomic_t *stop)
+{
+        gc_controller_demo demo;
+
+        memset(&demo, 0, sizeof(demo));
+        if (ctl__embedded("pods.json", &demo.pods) < 0 ||
+            ctl__embedded("nodes.json", &demo.nodes) < 0 ||
+            ctl__embedded("namespaces.json", &demo.namespaces) < 0 ||
+            ctl__embedded("config.json", &demo.config) < 0 ||
+            ctl__embedded("demo.json", &demo.settings) < 0 ||
+            ctl__embedded("metrics.prom", &demo.metrics) < 0)
+                return 1;
+        return gc_controller_demo_run(o, &demo, stop);
 }
 
 static void ctl__on_signal(int sig)
@@ -168,7 +199,7 @@ int main(int argc, char **argv)
         };
         static char host[256];
         struct sigaction sa;
-        ctl_opts o;
+        gc_controller_opts o;
         int ch, rc, level, listen_given = 0;
 
         gc_malloc_tune(); /* before any thread (docs/controller.md, Memory) */
@@ -243,7 +274,7 @@ int main(int argc, char **argv)
                         o.demo = 1;
                         break;
                 case 'v':
-                        level = ctl_log_parse_level(optarg);
+                        level = gc_log_parse_level(optarg);
                         if (level < 0) {
                                 fprintf(stderr,
                                         "gpu-cost-controller: --log-level: expected "
@@ -251,7 +282,7 @@ int main(int argc, char **argv)
                                         optarg);
                                 return 2;
                         }
-                        ctl_log_set_level(level);
+                        gc_log_set_level(level);
                         break;
                 case CTL_OPT_PROBE_LISTEN:
                         o.probe_listen = optarg && *optarg ? optarg : NULL;
@@ -364,12 +395,12 @@ int main(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-                ctl_log(CTL_ERROR, "cannot initialise libcurl", NULL);
+                gc_log(GC_LOG_ERROR, "cannot initialise libcurl", NULL);
                 return 1;
         }
         if (o.demo && !env_or("GPU_COST_LISTEN", NULL) && !listen_given)
                 o.listen = "127.0.0.1:8080";
-        rc = o.demo ? ctl_demo_run(&o, &ctl__stop) : ctl_run(&o, &ctl__stop);
+        rc = o.demo ? ctl__demo(&o, &ctl__stop) : gc_controller_run(&o, &ctl__stop);
         curl_global_cleanup();
         return rc;
 }

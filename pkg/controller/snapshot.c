@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_int.h"
-#include "log.h"
+#include "controller_int.h"
+#include "log/log.h"
 
 typedef struct ctl__pods {
         ctl *c;
@@ -98,12 +98,12 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
                 if (p->claims)
                         row->gpus_requested += (double)gc_account_pod_claim_devices(c->acct, p);
         }
-        ctl_usage_pod(c, row->ns, row->name, &row->activity_mean, &row->activity_p95,
-                      &row->mem_used_peak_mib, &row->samples);
+        gc__ctl_usage_pod(c, row->ns, row->name, &row->activity_mean, &row->activity_p95,
+                          &row->mem_used_peak_mib, &row->samples);
         return 0;
 }
 
-void ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n)
+void gc__ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n)
 {
         const gc_node_class *cls = gc_accountant_node_class(c->acct, n->name);
         const char *it = gc_node_label(n, "node.kubernetes.io/instance-type");
@@ -169,7 +169,7 @@ static void ctl__health(ctl *c, gc_api_health *h)
 
                 if (!c->dra_version[0] && (k == CTL_SLICES || k == CTL_CLAIMS || k == CTL_CLASSES))
                         continue;
-                h->resources[i] = ctl_kind_name(k);
+                h->resources[i] = gc__ctl_kind_name(k);
                 h->watch_restarts[i] = atomic_load(&c->inf[k].restarts);
                 h->relists[i] = atomic_load(&c->inf[k].relists);
                 h->last_event_at[i] = atomic_load(&c->inf[k].last_event);
@@ -184,8 +184,8 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->report_writes = atomic_load(&c->report_writes);
         h->report_errors = atomic_load(&c->report_errors);
         h->fold_failures = atomic_load(&c->fold_failures);
-        h->errors = ctl_log_errors();
-        ctl_usage_health(c, h);
+        h->errors = gc_log_errors();
+        gc__ctl_usage_health(c, h);
         gc_ledger_stats_get(c->ledger, &ls);
         h->pods = c->n_pods;
         h->intervals = ls.intervals;
@@ -198,7 +198,7 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->pool_freed = ps.freed;
 }
 
-int ctl_snapshot_publish(ctl *c, int64_t now)
+int gc__ctl_snapshot_publish(ctl *c, int64_t now)
 {
         gc_snapshot_parts parts;
         gc_snapshot *s;
@@ -222,8 +222,9 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
         if (r == 0)
                 r = ctl__nodes(c, &parts.nodes, &parts.n_nodes);
         if (r == 0) {
-                ctl_usage_for_snapshot(c, &parts.recommendations_json, &parts.recommendations_md,
-                                       &parts.finding_stats, &parts.n_finding_stats, &parts.advice);
+                gc__ctl_usage_for_snapshot(c, &parts.recommendations_json,
+                                           &parts.recommendations_md, &parts.finding_stats,
+                                           &parts.n_finding_stats, &parts.advice);
                 ctl__health(c, &parts.health);
         }
         pthread_mutex_unlock(&c->mu);
@@ -238,19 +239,20 @@ int ctl_snapshot_publish(ctl *c, int64_t now)
                 free(ps.v);
                 free(parts.nodes);
                 gc_strpool_unpin(parts.pool, parts.pin);
-                ctl_log(CTL_ERROR, "cannot build an API snapshot", "error", strerror(-r), NULL);
+                gc_log(GC_LOG_ERROR, "cannot build an API snapshot", "error", strerror(-r), NULL);
                 return r;
         }
         s = gc_snapshot_new(&parts);
         if (!s) {
-                ctl_log(CTL_ERROR, "cannot build an API snapshot", "error", "out of memory", NULL);
+                gc_log(GC_LOG_ERROR, "cannot build an API snapshot", "error", "out of memory",
+                       NULL);
                 return -ENOMEM;
         }
         gc_api_publish(c->api, s);
         return 0;
 }
 
-int ctl_api_new(ctl *c)
+int gc__ctl_api_new(ctl *c)
 {
         gc_api_opts ao;
 

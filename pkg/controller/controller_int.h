@@ -1,6 +1,7 @@
-/* ctl_int: the controller's state, shared by its files (main loop, informers, writers). */
-#ifndef CTL_INT_H
-#define CTL_INT_H
+/* controller internals: the controller's state, shared by its files (main loop, informers,
+ * writers). */
+#ifndef GC_CONTROLLER_INT_H
+#define GC_CONTROLLER_INT_H
 
 #include <pthread.h>
 #include <signal.h>
@@ -87,7 +88,8 @@ typedef struct ctl_informer {
 } ctl_informer;
 
 struct ctl {
-        const ctl_opts *o;
+        const gc_controller_opts *o;
+        const gc_controller_demo *demo; /* --demo's example cluster, else NULL */
         gc_config *cfg;
         gc_kube_config kcfg;
         const char *ns; /* our namespace */
@@ -174,76 +176,77 @@ struct ctl {
 /* Informers (informer.c). */
 /* Marks the pooled strings of the informers' state (pods, named tables, their maps) for the
  * pool's sweep. Under c->mu. */
-void ctl_mark(ctl *c);
-int ctl_informer_start(ctl *c, int kind);
-void ctl_informers_stop(ctl *c);
-void ctl_fatal(ctl *c, const char *msg);
-const char *ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "resourceslices", ... */
+void gc__ctl_mark(ctl *c);
+int gc__ctl_informer_start(ctl *c, int kind);
+void gc__ctl_informers_stop(ctl *c);
+void gc__ctl_fatal(ctl *c, const char *msg);
+const char *gc__ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "resourceslices", ... */
 /* Asks the API server which resource.k8s.io version it serves; fills dra_version and paths. */
-int ctl_dra_discover(ctl *c);
+int gc__ctl_dra_discover(ctl *c);
 /* The advisor's settings with the DeviceClasses watched for NVIDIA's whole GPUs and MIG
  * partitions (the first by name of each), else its defaults. Under c->mu. */
-void ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret);
+void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret);
 
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
-int ctl_checkpoint_restore(ctl *c);
-int ctl_checkpoint_save(ctl *c);
+int gc__ctl_checkpoint_restore(ctl *c);
+int gc__ctl_checkpoint_save(ctl *c);
 /*
  * A standby taking over: learns from the slots' chunk 0 which generation the old leader wrote
  * last, so the next write goes into the other slot with a higher number. Main thread.
  */
-int ctl_checkpoint_sync_generation(ctl *c);
+int gc__ctl_checkpoint_sync_generation(ctl *c);
 /* Folds the ledger as a checkpoint would, without writing (a warm standby). Takes c->mu. */
-void ctl_checkpoint_fold(ctl *c, int64_t now);
+void gc__ctl_checkpoint_fold(ctl *c, int64_t now);
 /* After the first pod LIST following a restore: end open intervals of pods that are gone. */
-void ctl_checkpoint_close_missing(ctl *c);
+void gc__ctl_checkpoint_close_missing(ctl *c);
 
 /* Reports (publish_io.c). */
-int ctl_publish(ctl *c, int64_t now);
+int gc__ctl_publish(ctl *c, int64_t now);
 /* The ledger's fold bucket for the report zone: local midnights must fall on its edges. */
-int64_t ctl_fold_bucket(const gc_config *cfg);
+int64_t gc__ctl_fold_bucket(const gc_config *cfg);
 /* An empty ledger as the controller keeps it: buckets and period history in the report zone. */
-gc_ledger *ctl_ledger_new(const ctl *c);
+gc_ledger *gc__ctl_ledger_new(const ctl *c);
 
 /*
  * Measured GPU use and the advisor (usage_io.c). Safe to call under c->mu (they take only the
  * usage state's own lock). Before the advisor has run: NULL/0; unmeasured pods: NaN/0.
  */
-int ctl_usage_start(ctl *c);
-void ctl_usage_stop(ctl *c);
+int gc__ctl_usage_start(ctl *c);
+void gc__ctl_usage_stop(ctl *c);
 /*
  * Copies of the advisor's latest JSON document and Markdown "Savings" section, and its rows, and
  * a reference to the result they were rendered from (*ret_advice, NULL before the advisor ran).
  */
-void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
-                            size_t *ret_n, gc_advisor_result **ret_advice);
+void gc__ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md,
+                                gc_api_finding_stat **ret_stats, size_t *ret_n,
+                                gc_advisor_result **ret_advice);
 /* Marks the pooled team names of the advisor's rows it keeps, for the pool's sweep. */
-void ctl_usage_mark(ctl *c);
+void gc__ctl_usage_mark(ctl *c);
 /* A reference to the advisor's latest result (NULL before it ran): the one the next snapshot
  * takes. For reports written before the first snapshot. */
-gc_advisor_result *ctl_usage_advice(ctl *c);
-void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
-                   double *ret_peak_mib, uint64_t *ret_samples);
+gc_advisor_result *gc__ctl_usage_advice(ctl *c);
+void gc__ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
+                       double *ret_peak_mib, uint64_t *ret_samples);
 /* Fills the usage_* fields of h (last fetch, errors, samples taken in). */
-void ctl_usage_health(ctl *c, gc_api_health *h);
+void gc__ctl_usage_health(ctl *c, gc_api_health *h);
 /* Main loop, without c->mu (it takes it): reruns the advisor (last 7 days) once a minute. */
-void ctl_usage_tick(ctl *c, int64_t now);
+void gc__ctl_usage_tick(ctl *c, int64_t now);
 
 /*
- * API snapshots (snapshot.c). ctl_api_new after the configuration is loaded; publish copies the
+ * API snapshots (snapshot.c). gc__ctl_api_new after the configuration is loaded; publish copies the
  * ledger and the pods under c->mu and swaps the snapshot in (no handler waits on it).
  */
-int ctl_api_new(ctl *c);
-int ctl_snapshot_publish(ctl *c, int64_t now);
+int gc__ctl_api_new(ctl *c);
+int gc__ctl_snapshot_publish(ctl *c, int64_t now);
 /* Keeps what the node table of snapshots shows of a GPU node (e: its entry). Under c->mu. */
-void ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n);
+void gc__ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n);
 
 /* Health server (health.c). */
-int ctl_health_start(ctl *c);
-int ctl_health_port(void); /* the port bound (--listen may say 0) */
-void ctl_health_stop(ctl *c);
+int gc__ctl_health_start(ctl *c);
+int gc__ctl_health_port(void); /* the port bound (--listen may say 0) */
+void gc__ctl_health_stop(ctl *c);
 
-int64_t ctl_now(void);
-int64_t ctl_mono(void);
+int64_t gc__ctl_now(void);
+int64_t gc__ctl_mono(void);
 
 #endif

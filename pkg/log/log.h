@@ -1,13 +1,13 @@
 /* log: structured logs, one JSON object a line on standard error. */
-#ifndef CTL_LOG_H
-#define CTL_LOG_H
+#ifndef GC_LOG_H
+#define GC_LOG_H
 
-enum { CTL_DEBUG = 0, CTL_INFO, CTL_WARN, CTL_ERROR };
+enum { GC_LOG_DEBUG = 0, GC_LOG_INFO, GC_LOG_WARN, GC_LOG_ERROR };
 
 /* Messages below the level are dropped. */
-void ctl_log_set_level(int level);
+void gc_log_set_level(int level);
 /* "debug", "info", "warn", "error" -> level; -1 when unknown. */
-int ctl_log_parse_level(const char *s);
+int gc_log_parse_level(const char *s);
 
 /*
  * {"ts":"...","level":"info","msg":"...","key":"value",...}: the variadic part is pairs of
@@ -15,8 +15,8 @@ int ctl_log_parse_level(const char *s);
  * written with one write(2).
  */
 /* Error lines logged so far (for /metrics). */
-long ctl_log_errors(void);
+long gc_log_errors(void);
 
-void ctl_log(int level, const char *msg, ...) __attribute__((sentinel));
+void gc_log(int level, const char *msg, ...) __attribute__((sentinel));
 
 #endif

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "authz/authz.h"
-#include "ctl_int.h"
+#include "controller_int.h"
 #include "httpd/httpd.h"
-#include "log.h"
+#include "log/log.h"
 
 /* The main loop ticks every 200 ms; a minute without a tick means it is stuck. */
 #define CTL_STUCK_AFTER_S 60
@@ -28,7 +28,7 @@ static int ctl__healthz(void *ud, const gc_httpd_request *req, gc_httpd_response
         long last = atomic_load(&c->last_tick);
 
         (void)req;
-        if (last && ctl_mono() - last > CTL_STUCK_AFTER_S)
+        if (last && gc__ctl_mono() - last > CTL_STUCK_AFTER_S)
                 return gc_httpd_error(res, 503, "the controller's main loop is stuck");
         res->content_type = "text/plain";
         return gc_buf_puts(&res->body, "ok\n");
@@ -56,10 +56,10 @@ static int ctl__readyz(void *ud, const gc_httpd_request *req, gc_httpd_response 
 static void ctl__httpd_log(void *ud, int level, const char *msg)
 {
         (void)ud;
-        ctl_log(level == GC_HTTPD_LOG_ERROR  ? CTL_ERROR
-                : level == GC_HTTPD_LOG_WARN ? CTL_WARN
-                                             : CTL_INFO,
-                "http server", "detail", msg, NULL);
+        gc_log(level == GC_HTTPD_LOG_ERROR  ? GC_LOG_ERROR
+               : level == GC_HTTPD_LOG_WARN ? GC_LOG_WARN
+                                            : GC_LOG_INFO,
+               "http server", "detail", msg, NULL);
 }
 
 static void *ctl__httpd_main(void *arg)
@@ -67,17 +67,17 @@ static void *ctl__httpd_main(void *arg)
         int r = gc_httpd_run(arg, NULL);
 
         if (r < 0)
-                ctl_log(CTL_ERROR, "http server stopped", "error", strerror(-r), NULL);
+                gc_log(GC_LOG_ERROR, "http server stopped", "error", strerror(-r), NULL);
         return NULL;
 }
 
 static void ctl__authz_log(void *ud, int level, const char *msg)
 {
         (void)ud;
-        ctl_log(level == GC_AUTHZ_LOG_ERROR  ? CTL_ERROR
-                : level == GC_AUTHZ_LOG_WARN ? CTL_WARN
-                                             : CTL_INFO,
-                "delegated auth", "detail", msg, NULL);
+        gc_log(level == GC_AUTHZ_LOG_ERROR  ? GC_LOG_ERROR
+               : level == GC_AUTHZ_LOG_WARN ? GC_LOG_WARN
+                                            : GC_LOG_INFO,
+               "delegated auth", "detail", msg, NULL);
 }
 
 static void ctl__authz_wake(void *ud)
@@ -95,12 +95,13 @@ static int ctl__auth_start(ctl *c)
 
         memset(&ao, 0, sizeof(ao));
         if (!c->kcfg.server) {
-                ctl_log(CTL_ERROR, "--auth-delegate needs the API server (not with --demo)", NULL);
+                gc_log(GC_LOG_ERROR, "--auth-delegate needs the API server (not with --demo)",
+                       NULL);
                 return -EINVAL;
         }
         if (c->o->auth_resource) {
                 if (gc_authz_resource_parse(c->o->auth_resource, &res, err, sizeof(err)) < 0) {
-                        ctl_log(CTL_ERROR, "bad --auth-resource", "error", err, NULL);
+                        gc_log(GC_LOG_ERROR, "bad --auth-resource", "error", err, NULL);
                         return -EINVAL;
                 }
                 ao.resource = &res;
@@ -115,15 +116,15 @@ static int ctl__auth_start(ctl *c)
         ao.log = ctl__authz_log;
         ctl__authz = gc_authz_new(&ao, err, sizeof(err));
         if (!ctl__authz) {
-                ctl_log(CTL_ERROR, "cannot start delegated auth", "error", err, NULL);
+                gc_log(GC_LOG_ERROR, "cannot start delegated auth", "error", err, NULL);
                 return -EINVAL;
         }
         if (!c->o->auth_resource)
-                ctl_log(CTL_INFO,
-                        "delegated auth asks for the request's path: kube-apiserver's default "
-                        "ClusterRole system:discovery lets every authenticated user get /api/*, "
-                        "so /api/v1 is open to any valid token (--auth-resource restricts it)",
-                        NULL);
+                gc_log(GC_LOG_INFO,
+                       "delegated auth asks for the request's path: kube-apiserver's default "
+                       "ClusterRole system:discovery lets every authenticated user get /api/*, "
+                       "so /api/v1 is open to any valid token (--auth-resource restricts it)",
+                       NULL);
         return gc_httpd_set_guard(ctl__httpd, gc_authz_guard, ctl__authz);
 }
 
@@ -145,8 +146,8 @@ static int ctl__probe_start(ctl *c)
         o.log = ctl__httpd_log;
         ctl__probe = gc_httpd_new(&o, err, sizeof(err));
         if (!ctl__probe) {
-                ctl_log(CTL_ERROR, "cannot listen for probes", "probe_listen", c->o->probe_listen,
-                        "error", err, NULL);
+                gc_log(GC_LOG_ERROR, "cannot listen for probes", "probe_listen", c->o->probe_listen,
+                       "error", err, NULL);
                 return -EINVAL;
         }
         if (gc_httpd_route(ctl__probe, "/healthz", 0, ctl__healthz, c) < 0 ||
@@ -157,12 +158,12 @@ static int ctl__probe_start(ctl *c)
                 return -ENOMEM;
         }
         snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__probe));
-        ctl_log(CTL_INFO, "listening for probes", "probe_listen", c->o->probe_listen, "port", port,
-                "metrics", metrics ? "on" : "off", NULL);
+        gc_log(GC_LOG_INFO, "listening for probes", "probe_listen", c->o->probe_listen, "port",
+               port, "metrics", metrics ? "on" : "off", NULL);
         return 0;
 }
 
-int ctl_health_start(ctl *c)
+int gc__ctl_health_start(ctl *c)
 {
         gc_httpd_opts o;
         char err[256], port[16];
@@ -174,7 +175,7 @@ int ctl_health_start(ctl *c)
         o.log = ctl__httpd_log;
         ctl__httpd = gc_httpd_new(&o, err, sizeof(err));
         if (!ctl__httpd) {
-                ctl_log(CTL_ERROR, "cannot listen", "listen", c->o->listen, "error", err, NULL);
+                gc_log(GC_LOG_ERROR, "cannot listen", "listen", c->o->listen, "error", err, NULL);
                 return -EINVAL;
         }
         if (c->o->auth_delegate && ctl__auth_start(c) < 0) {
@@ -199,18 +200,18 @@ int ctl_health_start(ctl *c)
                 return -EINVAL;
         }
         snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__httpd));
-        ctl_log(CTL_INFO, "listening", "listen", c->o->listen, "port", port, "tls",
-                c->o->tls_cert_file ? "on" : "off", "auth",
-                c->o->auth_delegate ? "delegated" : "off", NULL);
+        gc_log(GC_LOG_INFO, "listening", "listen", c->o->listen, "port", port, "tls",
+               c->o->tls_cert_file ? "on" : "off", "auth",
+               c->o->auth_delegate ? "delegated" : "off", NULL);
         return 0;
 }
 
-int ctl_health_port(void)
+int gc__ctl_health_port(void)
 {
         return ctl__httpd ? gc_httpd_port(ctl__httpd) : 0;
 }
 
-void ctl_health_stop(ctl *c)
+void gc__ctl_health_stop(ctl *c)
 {
         (void)c;
         if (ctl__probe) {

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_int.h"
-#include "log.h"
+#include "controller_int.h"
+#include "log/log.h"
 
 static const char *const ctl__kind_names[CTL_KINDS] = {
     "namespaces",     "nodes",         "pods",        "resourceslices",
     "resourceclaims", "deviceclasses", "replicasets", "jobs"};
 
-const char *ctl_kind_name(int kind)
+const char *gc__ctl_kind_name(int kind)
 {
         return kind >= 0 && kind < CTL_KINDS ? ctl__kind_names[kind] : "?";
 }
@@ -55,7 +55,7 @@ static int ctl__table(int kind)
         }
 }
 
-void ctl_fatal(ctl *c, const char *msg)
+void gc__ctl_fatal(ctl *c, const char *msg)
 {
         int expected = 0;
 
@@ -164,7 +164,7 @@ static void ctl__node_accounted(ctl *c, ctl_named *e, int is_new)
         const gc_node_class *cls = gc_accountant_node_class(c->acct, e->name);
 
         if (rec)
-                ctl_node_facts(c, e, rec);
+                gc__ctl_node_facts(c, e, rec);
         if (cls && (is_new || e->a != cls->model || e->b != cls->capacity_type ||
                     e->x != cls->usd_per_gpu_hour)) {
                 ctl__reaccount(c, e->name, NULL);
@@ -233,7 +233,8 @@ static int ctl__on_pod(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now)
 
                 gc_diag_add(&c->diag, "pod %s/%s skipped: %s", ns ? ns : "?", name ? name : "?",
                             err);
-                ctl_log(CTL_WARN, "pod skipped", "namespace", ns, "pod", name, "error", err, NULL);
+                gc_log(GC_LOG_WARN, "pod skipped", "namespace", ns, "pod", name, "error", err,
+                       NULL);
                 return 0;
         }
         if (r == 0)
@@ -283,7 +284,7 @@ static int ctl__dra_node_changed(ctl *c, const char *node)
                         /* Its last GPU devices are gone (the driver left, the node drains):
                            its capacity ends now, as when a node is deleted; slices that come
                            back list the node again. */
-                        gc_account_node_gone(c->acct, node, ctl_now());
+                        gc_account_node_gone(c->acct, node, gc__ctl_now());
                         ctl__named_remove(c, CTL_N_NODES, node);
                         gc_ptrmap_del(&c->dra_asked, node);
                         c->changes++;
@@ -300,9 +301,9 @@ static int ctl__dra_node_changed(ctl *c, const char *node)
         if (r < 0)
                 return r;
         if (c->inf[CTL_NODES].started) {
-                ctl_log(CTL_DEBUG,
-                        "a ResourceSlice names a node not known as a GPU node: listing nodes",
-                        "node", node, NULL);
+                gc_log(GC_LOG_DEBUG,
+                       "a ResourceSlice names a node not known as a GPU node: listing nodes",
+                       "node", node, NULL);
                 c->inf[CTL_NODES].wake = 1;
         }
         return 0;
@@ -364,8 +365,8 @@ static int ctl__on_slice(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
         if (r < 0) {
                 /* Refused whole (a bound, a bad device): what it published before stays. */
                 gc_diag_add(&c->diag, "ResourceSlice %s skipped: %s", name, err);
-                ctl_log(CTL_WARN, "ResourceSlice skipped", "resourceslice", name, "error", err,
-                        NULL);
+                gc_log(GC_LOG_WARN, "ResourceSlice skipped", "resourceslice", name, "error", err,
+                       NULL);
                 free(v.v);
                 return 0;
         }
@@ -456,8 +457,8 @@ static int ctl__on_claim(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
         r = gc_claim_from_json(obj, &c->mo, &cl, err, sizeof(err));
         if (r < 0) {
                 gc_diag_add(&c->diag, "ResourceClaim %s skipped: %s", key, err);
-                ctl_log(CTL_WARN, "ResourceClaim skipped", "resourceclaim", key, "error", err,
-                        NULL);
+                gc_log(GC_LOG_WARN, "ResourceClaim skipped", "resourceclaim", key, "error", err,
+                       NULL);
                 return 0;
         }
         /* Not allocated (yet, or any more: released after its pods), or no GPU device: what
@@ -495,7 +496,7 @@ static int ctl__on_class(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
         if (r < 0) {
                 const char *name = gc_kube_meta(obj, "name");
 
-                ctl_log(CTL_WARN, "DeviceClass skipped", "deviceclass", name, "error", err, NULL);
+                gc_log(GC_LOG_WARN, "DeviceClass skipped", "deviceclass", name, "error", err, NULL);
                 return 0;
         }
         if (r == 0 || ev == GC_KUBE_DELETED) {
@@ -570,8 +571,8 @@ static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, i
         if (r < 0) {
                 const char *ns = gc_kube_meta(obj, "namespace"), *name = gc_kube_meta(obj, "name");
 
-                ctl_log(CTL_WARN, "owner skipped", "kind", okind, "namespace", ns, "name", name,
-                        "error", err, NULL);
+                gc_log(GC_LOG_WARN, "owner skipped", "kind", okind, "namespace", ns, "name", name,
+                       "error", err, NULL);
                 return 0;
         }
         if (ev == GC_KUBE_DELETED) {
@@ -589,9 +590,9 @@ static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, i
 
                 gc_owner_table_stats(c->owners, &st);
                 if (st.refused == 1) /* once: the count is in the table */
-                        ctl_log(CTL_WARN,
-                                "the owner table is full: more pods resolve by the fallbacks",
-                                "kind", okind, NULL);
+                        gc_log(GC_LOG_WARN,
+                               "the owner table is full: more pods resolve by the fallbacks",
+                               "kind", okind, NULL);
                 return 0;
         }
         if (r == -EINVAL)
@@ -599,10 +600,10 @@ static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, i
         return r;
 }
 
-_Static_assert(sizeof(ctl_pod) == 264, "ctl_pod changed: mark its strings in ctl_mark");
-_Static_assert(sizeof(ctl_named) == 72, "ctl_named changed: mark its strings in ctl_mark");
+_Static_assert(sizeof(ctl_pod) == 264, "ctl_pod changed: mark its strings in gc__ctl_mark");
+_Static_assert(sizeof(ctl_named) == 72, "ctl_named changed: mark its strings in gc__ctl_mark");
 
-void ctl_mark(ctl *c)
+void gc__ctl_mark(ctl *c)
 {
         for (size_t i = 0; i < c->n_pods; i++)
                 gc_pod_mark(&c->pods[i].pod, c->pool);
@@ -622,7 +623,7 @@ void ctl_mark(ctl *c)
         gc_ptrmap_mark_keys(&c->dra_asked, c->pool);
 }
 
-void ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
+void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
 {
         const char *gpu = NULL, *mig = NULL;
 
@@ -705,7 +706,7 @@ static void ctl__blind_span(ctl *c, int64_t from, int64_t to)
                     "last checkpoint, so pods that started and ended within it are not counted; "
                     "they could only have used GPUs free on the nodes then, at most %s.",
                     a, b, bound);
-        ctl_log(CTL_WARN, "blind span", "from", a, "to", b, "bound", bound, NULL);
+        gc_log(GC_LOG_WARN, "blind span", "from", a, "to", b, "bound", bound, NULL);
 }
 
 /* Objects not seen in the LIST that just completed are gone. */
@@ -713,7 +714,7 @@ static int ctl__list_end(void *ud)
 {
         ctl_informer *inf = ud;
         ctl *c = inf->c;
-        int64_t now = ctl_now();
+        int64_t now = gc__ctl_now();
         size_t n_estimates = 0;
         uint32_t gen;
 
@@ -751,15 +752,15 @@ static int ctl__list_end(void *ud)
                                             "moment, an estimate (marked as such), unless the "
                                             "server's replay then gives its real end.",
                                             n_estimates, since);
-                        ctl_log(CTL_WARN, "pods gone during a lost watch: ended where last known",
-                                "since", since, "pods", count, NULL);
+                        gc_log(GC_LOG_WARN, "pods gone during a lost watch: ended where last known",
+                               "since", since, "pods", count, NULL);
                         ctl__blind_span(c, inf->expired_since, now);
                         inf->expired_since = 0;
                 }
                 /* Resuming from the checkpoint, the watch replays the deletions since; only
                    without a resume point (or past it) are they unknown and estimated. */
                 if (c->restore_pending && (!inf->resuming || inf->resume_failed)) {
-                        ctl_checkpoint_close_missing(c);
+                        gc__ctl_checkpoint_close_missing(c);
                         if (inf->resume_failed)
                                 ctl__blind_span(c, c->restored_at, now);
                         c->restore_pending = 0;
@@ -792,8 +793,8 @@ static int ctl__list_end(void *ud)
         }
         pthread_mutex_unlock(&c->mu);
         if (!atomic_exchange(&inf->synced, 1))
-                ctl_log(CTL_INFO, "initial sync done", "resource", ctl__kind_names[inf->kind],
-                        NULL);
+                gc_log(GC_LOG_INFO, "initial sync done", "resource", ctl__kind_names[inf->kind],
+                       NULL);
         else
                 atomic_fetch_add(&inf->relists, 1);
         return 0;
@@ -803,7 +804,7 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
 {
         ctl_informer *inf = ud;
         ctl *c = inf->c;
-        int64_t now = ctl_now();
+        int64_t now = gc__ctl_now();
         int r;
 
         atomic_store(&inf->last_event, (long)now);
@@ -851,7 +852,7 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
 
                 snprintf(msg, sizeof(msg), "%s: cannot record an object: %s",
                          ctl__kind_names[inf->kind], strerror(-r));
-                ctl_fatal(c, msg);
+                gc__ctl_fatal(c, msg);
         }
         return r;
 }
@@ -864,13 +865,13 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
         snprintf(status, sizeof(status), "%ld", http_status);
         switch (note) {
         case GC_KUBE_NOTE_LISTED:
-                ctl_log(CTL_DEBUG, "listed", "resource", ctl__kind_names[inf->kind], "detail", msg,
-                        NULL);
+                gc_log(GC_LOG_DEBUG, "listed", "resource", ctl__kind_names[inf->kind], "detail",
+                       msg, NULL);
                 break;
         case GC_KUBE_NOTE_WATCH_START:
                 atomic_fetch_add(&inf->restarts, 1);
-                ctl_log(CTL_DEBUG, "watch started", "resource", ctl__kind_names[inf->kind],
-                        "detail", msg, NULL);
+                gc_log(GC_LOG_DEBUG, "watch started", "resource", ctl__kind_names[inf->kind],
+                       "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_WATCH_END:
                 if (inf->resuming && inf->kind == CTL_PODS) {
@@ -880,18 +881,18 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                 }
                 inf->resuming = 0;
                 inf->lost_at = 0; /* a normal end: the stream held everything until now */
-                ctl_log(CTL_DEBUG, "watch ended by the server", "resource",
-                        ctl__kind_names[inf->kind], NULL);
+                gc_log(GC_LOG_DEBUG, "watch ended by the server", "resource",
+                       ctl__kind_names[inf->kind], NULL);
                 break;
         case GC_KUBE_NOTE_EXPIRED:
                 if (inf->resuming) {
                         inf->resume_failed = 1;
                         inf->resuming = 0;
-                        ctl_log(CTL_WARN,
-                                "the checkpoint's resourceVersion is past the API server's event "
-                                "window (410): listing again; what happened between the "
-                                "checkpoint and now is estimated and reported as a blind span",
-                                "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
+                        gc_log(GC_LOG_WARN,
+                               "the checkpoint's resourceVersion is past the API server's event "
+                               "window (410): listing again; what happened between the "
+                               "checkpoint and now is estimated and reported as a blind span",
+                               "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
                         break;
                 }
                 /* Lost since the connection broke, or (a 410 inside a live stream: it fell
@@ -900,33 +901,33 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                 inf->expired_since =
                     inf->lost_at > 0 ? inf->lost_at : (int64_t)atomic_load(&inf->last_event);
                 if (inf->expired_since <= 0)
-                        inf->expired_since = ctl_now();
+                        inf->expired_since = gc__ctl_now();
                 pthread_mutex_unlock(&inf->c->mu);
-                ctl_log(CTL_WARN,
-                        "watch expired (410): listing again; what the server no "
-                        "longer holds is estimated and reported as a blind span",
-                        "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
+                gc_log(GC_LOG_WARN,
+                       "watch expired (410): listing again; what the server no "
+                       "longer holds is estimated and reported as a blind span",
+                       "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_IDLE_TIMEOUT:
                 if (inf->lost_at == 0)
-                        inf->lost_at = ctl_now();
-                ctl_log(CTL_WARN, "watch idle too long: reconnecting", "resource",
-                        ctl__kind_names[inf->kind], NULL);
+                        inf->lost_at = gc__ctl_now();
+                gc_log(GC_LOG_WARN, "watch idle too long: reconnecting", "resource",
+                       ctl__kind_names[inf->kind], NULL);
                 break;
         case GC_KUBE_NOTE_RETRY:
                 if (inf->lost_at == 0)
-                        inf->lost_at = ctl_now();
-                ctl_log(CTL_WARN, "API request failed: retrying", "resource",
-                        ctl__kind_names[inf->kind], "status", status, "detail", msg, NULL);
+                        inf->lost_at = gc__ctl_now();
+                gc_log(GC_LOG_WARN, "API request failed: retrying", "resource",
+                       ctl__kind_names[inf->kind], "status", status, "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_FORBIDDEN:
-                ctl_log(CTL_ERROR, "the API server refused list/watch: check the ClusterRole",
-                        "resource", ctl__kind_names[inf->kind], "verb", "list,watch", "status",
-                        status, "detail", msg, NULL);
+                gc_log(GC_LOG_ERROR, "the API server refused list/watch: check the ClusterRole",
+                       "resource", ctl__kind_names[inf->kind], "verb", "list,watch", "status",
+                       status, "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_BAD_EVENT:
-                ctl_log(CTL_WARN, "bad watch event skipped: listing again", "resource",
-                        ctl__kind_names[inf->kind], "detail", msg, NULL);
+                gc_log(GC_LOG_WARN, "bad watch event skipped: listing again", "resource",
+                       ctl__kind_names[inf->kind], "detail", msg, NULL);
                 break;
         }
 }
@@ -953,13 +954,13 @@ static void *ctl__informer_main(void *arg)
         if (inf->kind < CTL_RESUMED && c->resume_rv[inf->kind][0]) {
                 wo.resume_rv = c->resume_rv[inf->kind];
                 inf->resuming = 1;
-                ctl_log(CTL_INFO, "resuming the watch from the checkpoint", "resource",
-                        ctl__kind_names[inf->kind], "resourceVersion", wo.resume_rv, NULL);
+                gc_log(GC_LOG_INFO, "resuming the watch from the checkpoint", "resource",
+                       ctl__kind_names[inf->kind], "resourceVersion", wo.resume_rv, NULL);
         }
         k = gc_kube_new(&c->kcfg, err, sizeof(err));
         if (!k) {
                 snprintf(msg, sizeof(msg), "%s: API client: %s", ctl__kind_names[inf->kind], err);
-                ctl_fatal(c, msg);
+                gc__ctl_fatal(c, msg);
                 return NULL;
         }
         /* Woken without a stop: LIST again (the objects as they are now), then watch on. */
@@ -969,17 +970,17 @@ static void *ctl__informer_main(void *arg)
                         break;
                 inf->wake = 0;
                 wo.resume_rv = NULL;
-                ctl_log(CTL_DEBUG, "listing again on request", "resource",
-                        ctl__kind_names[inf->kind], NULL);
+                gc_log(GC_LOG_DEBUG, "listing again on request", "resource",
+                       ctl__kind_names[inf->kind], NULL);
         }
         gc_kube_free(k);
         if (r == -EACCES && ctl__owner_kind(inf->kind)) {
                 /* Workloads are a convenience: without the owners, pods resolve by the
                    fallbacks (docs/workloads.md); pricing goes on. */
-                ctl_log(CTL_ERROR,
-                        "forbidden to list/watch the pods' owners: workloads resolve by names "
-                        "and labels only; grant get, list and watch on them in the ClusterRole",
-                        "resource", ctl__kind_names[inf->kind], NULL);
+                gc_log(GC_LOG_ERROR,
+                       "forbidden to list/watch the pods' owners: workloads resolve by names "
+                       "and labels only; grant get, list and watch on them in the ClusterRole",
+                       "resource", ctl__kind_names[inf->kind], NULL);
                 atomic_store(&inf->synced, 1);
                 return NULL;
         }
@@ -989,16 +990,16 @@ static void *ctl__informer_main(void *arg)
                          "on %s%s",
                          ctl__kind_names[inf->kind], ctl__kind_names[inf->kind],
                          inf->kind < CTL_RESUMED ? "" : " in the resource.k8s.io API group");
-                ctl_fatal(c, msg);
+                gc__ctl_fatal(c, msg);
         } else if (r < 0 && !atomic_load(&c->fatal)) {
                 snprintf(msg, sizeof(msg), "%s: watch failed: %s", ctl__kind_names[inf->kind],
                          strerror(-r));
-                ctl_fatal(c, msg);
+                gc__ctl_fatal(c, msg);
         }
         return NULL;
 }
 
-int ctl_informer_start(ctl *c, int kind)
+int gc__ctl_informer_start(ctl *c, int kind)
 {
         ctl_informer *inf = &c->inf[kind];
         int r;
@@ -1013,7 +1014,7 @@ int ctl_informer_start(ctl *c, int kind)
         return 0;
 }
 
-void ctl_informers_stop(ctl *c)
+void gc__ctl_informers_stop(ctl *c)
 {
         c->inf_stop = 1;
         for (int i = 0; i < CTL_KINDS; i++)

@@ -1,11 +1,20 @@
-/* controller: the in-cluster daemon's state and main loop (docs/controller.md). */
-#ifndef CTL_CONTROLLER_H
-#define CTL_CONTROLLER_H
+/*
+ * controller: the in-cluster daemon (docs/controller.md). It watches the API server (informer
+ * threads), accounts GPU pods into the ledger, checkpoints it into ConfigMaps, publishes report
+ * ConfigMaps, fetches measured GPU use for the advisor, holds the Lease when several replicas
+ * run, and serves the API, dashboard, /metrics and probes from immutable snapshots. The program
+ * (cmd/gpu-cost-controller) parses flags into gc_controller_opts, handles signals and calls one
+ * of the two entry points below; everything else is here.
+ */
+#ifndef GC_CONTROLLER_H
+#define GC_CONTROLLER_H
 
 #include <signal.h>
 #include <stdint.h>
 
-typedef struct ctl_opts {
+#include "dump/dump.h"
+
+typedef struct gc_controller_opts {
         const char *config_path; /* NULL = built-in defaults */
         const char *kubeconfig;  /* NULL = in-cluster */
         const char *context;
@@ -34,11 +43,28 @@ typedef struct ctl_opts {
         int64_t test_kill_after_chunks; /* fault injection: SIGKILL after N ConfigMaps; 0 = off */
         int64_t test_stall_report_s;    /* fault injection: each report round hangs this long */
         int test_sweep_always;          /* sweep the string pool at every snapshot */
-} ctl_opts;
+} gc_controller_opts;
 
-/* Runs until *stop (set by SIGTERM/SIGINT); returns the process exit status. */
-int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop);
-/* --demo: the API and dashboard over the embedded example cluster until *stop (demo.c). */
-int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop);
+/*
+ * Runs until *stop (set by the caller's SIGTERM/SIGINT handler); returns the process exit status
+ * (0 after a clean stop, 1 when it could not start or a watch failed for good). Logs go to
+ * standard error (pkg/log). The caller initialises libcurl first.
+ */
+int gc_controller_run(const gc_controller_opts *o, const volatile sig_atomic_t *stop);
+
+/* The example cluster --demo serves: a dump's files (docs/dump.md) and the demo's settings. */
+typedef struct gc_controller_demo {
+        gc_dump_input pods, nodes, namespaces;
+        gc_dump_input config;   /* replaced by o->config_path when that is set */
+        gc_dump_input settings; /* demo.json: the example's now and its window */
+        gc_dump_input metrics;  /* dcgm-exporter series for the advisor */
+} gc_controller_demo;
+
+/*
+ * --demo: the API and dashboard over the example cluster, standing at its `now`, until *stop; no
+ * API server. The inputs are borrowed for the call. Returns the process exit status.
+ */
+int gc_controller_demo_run(const gc_controller_opts *o, const gc_controller_demo *demo,
+                           const volatile sig_atomic_t *stop);
 
 #endif

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "checkpoint/checkpoint.h"
-#include "ctl_int.h"
-#include "log.h"
+#include "controller_int.h"
+#include "log/log.h"
 
 static const gc_kube_kv ctl__checkpoint_labels[] = {
     {"app.kubernetes.io/name", "gpu-cost"},
@@ -28,8 +28,8 @@ static char *ctl__fetch(ctl *c, const char *name, size_t *ret_len, int *ret_err)
         if (r == -ENOENT)
                 return NULL;
         if (r < 0) {
-                ctl_log(CTL_WARN, "cannot read a checkpoint ConfigMap", "configmap", name, "error",
-                        err, NULL);
+                gc_log(GC_LOG_WARN, "cannot read a checkpoint ConfigMap", "configmap", name,
+                       "error", err, NULL);
                 *ret_err = r;
                 return NULL;
         }
@@ -48,7 +48,7 @@ static int ctl__reset_ledger(ctl *c)
 {
         c->acct = gc_accountant_free(c->acct);
         c->ledger = gc_ledger_free(c->ledger);
-        c->ledger = ctl_ledger_new(c);
+        c->ledger = gc__ctl_ledger_new(c);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
         gc_accountant_set_owners(c->acct, c->owners);
@@ -63,7 +63,7 @@ static void ctl__checkpoint_lost(ctl *c, const char *why)
                  "empty, history before this start is missing",
                  why);
         atomic_store(&c->checkpoint_lost, 1);
-        ctl_log(CTL_ERROR, "checkpoint lost: starting with an empty ledger", "error", why, NULL);
+        gc_log(GC_LOG_ERROR, "checkpoint lost: starting with an empty ledger", "error", why, NULL);
         pthread_mutex_lock(&c->mu);
         gc_diag_add(&c->diag, "%s", c->checkpoint_lost_msg);
         pthread_mutex_unlock(&c->mu);
@@ -109,7 +109,7 @@ static int ctl__fetch_slot(ctl *c, size_t s, char **chunks, size_t *lens,
         return 0;
 }
 
-int ctl_checkpoint_restore(ctl *c)
+int gc__ctl_checkpoint_restore(ctl *c)
 {
         enum { G = GC_CHECKPOINT_GENERATIONS, MAXC = GC_CHECKPOINT_MAX_PARTS + 1 };
         char **chunks[G] = {NULL};
@@ -135,8 +135,8 @@ int ctl_checkpoint_restore(ctl *c)
         for (size_t s = 0; s < G; s++) {
                 if (ctl__fetch_slot(c, s, chunks[s], lens[s], parts, &slots[s].n) < 0) {
                         /* Unreadable is not absent: starting empty would lose history. */
-                        ctl_fatal(c, "cannot read the checkpoint ConfigMap: check the Role "
-                                     "(get on configmaps in the controller's namespace)");
+                        gc__ctl_fatal(c, "cannot read the checkpoint ConfigMap: check the Role "
+                                         "(get on configmaps in the controller's namespace)");
                         r = -EIO;
                         goto finish;
                 }
@@ -154,7 +154,7 @@ int ctl_checkpoint_restore(ctl *c)
                 if (lost)
                         ctl__checkpoint_lost(c, err);
                 else
-                        ctl_log(CTL_INFO, "no checkpoint: starting with an empty ledger", NULL);
+                        gc_log(GC_LOG_INFO, "no checkpoint: starting with an empty ledger", NULL);
                 goto finish;
         }
         c->cp_slot = slot;
@@ -162,7 +162,7 @@ int ctl_checkpoint_restore(ctl *c)
         c->restored_at = info.header.written_at;
         c->restore_pending = 1;
         for (int kind = 0; kind < CTL_RESUMED; kind++) {
-                const char *rv = gc_checkpoint_rv_of(&info.header, ctl_kind_name(kind));
+                const char *rv = gc_checkpoint_rv_of(&info.header, gc__ctl_kind_name(kind));
 
                 /* The ledger holds every effect up to rv: resume there, and until the watch
                    moves on, a new checkpoint keeps the same point. */
@@ -177,10 +177,10 @@ int ctl_checkpoint_restore(ctl *c)
                             when);
         pthread_mutex_unlock(&c->mu);
         if (refused)
-                ctl_log(CTL_WARN,
-                        "the newest checkpoint generation is incomplete: restored the "
-                        "previous one",
-                        "error", err, "written_at", when, NULL);
+                gc_log(GC_LOG_WARN,
+                       "the newest checkpoint generation is incomplete: restored the "
+                       "previous one",
+                       "error", err, "written_at", when, NULL);
         {
                 char counts[128];
 
@@ -188,8 +188,8 @@ int ctl_checkpoint_restore(ctl *c)
                          "%zu intervals, %zu open, %zu rollups; generation %llu in slot %zu",
                          info.header.usage, info.n_open, info.header.rollups,
                          (unsigned long long)info.header.generation, slot);
-                ctl_log(CTL_INFO, "checkpoint restored", "written_at", when, "by",
-                        info.header.controller, "records", counts, NULL);
+                gc_log(GC_LOG_INFO, "checkpoint restored", "written_at", when, "by",
+                       info.header.controller, "records", counts, NULL);
         }
 finish:
         gc_checkpoint_info_release(&info);
@@ -201,11 +201,11 @@ finish:
         }
         free(parts);
         if (r < 0 && r != -EIO)
-                ctl_fatal(c, "out of memory restoring the checkpoint");
+                gc__ctl_fatal(c, "out of memory restoring the checkpoint");
         return r;
 }
 
-int ctl_checkpoint_sync_generation(ctl *c)
+int gc__ctl_checkpoint_sync_generation(ctl *c)
 {
         char name[GC_CHECKPOINT_NAME_MAX];
         gc_checkpoint_header h;
@@ -247,7 +247,7 @@ static int ctl__node_seen(void *ud, const char *node)
         return gc_ptrmap_get(&c->named_map[1], node, &idx) == 0;
 }
 
-void ctl_checkpoint_close_missing(ctl *c)
+void gc__ctl_checkpoint_close_missing(ctl *c)
 {
         size_t count = 0, gone_nodes = 0;
         double gpu_seconds = 0;
@@ -256,20 +256,20 @@ void ctl_checkpoint_close_missing(ctl *c)
         /* Pods that were holding GPUs at the checkpoint and are gone now. */
         if (gc_checkpoint_close_missing(c->ledger, ctl__seen, c, c->restored_at, &count,
                                         &gpu_seconds) < 0)
-                ctl_log(CTL_WARN, "cannot close the intervals of pods deleted meanwhile", NULL);
+                gc_log(GC_LOG_WARN, "cannot close the intervals of pods deleted meanwhile", NULL);
         if (count) {
                 gc_buf_init(&note, 4096);
                 if (gc_checkpoint_estimate_note(count, gpu_seconds, c->restored_at, &note) == 0) {
                         gc_diag_add(&c->diag, "%s", note.data);
-                        ctl_log(CTL_WARN, "pods deleted while the controller was away", "detail",
-                                note.data, NULL);
+                        gc_log(GC_LOG_WARN, "pods deleted while the controller was away", "detail",
+                               note.data, NULL);
                 }
                 gc_buf_free(&note);
         }
         /* Nodes likewise: capacity restored open, node absent from the first LIST. */
         if (gc_checkpoint_close_missing_nodes(c->ledger, ctl__node_seen, c, c->restored_at,
                                               &gone_nodes) < 0)
-                ctl_log(CTL_WARN, "cannot close the capacity of nodes deleted meanwhile", NULL);
+                gc_log(GC_LOG_WARN, "cannot close the capacity of nodes deleted meanwhile", NULL);
         if (gone_nodes)
                 gc_diag_add(&c->diag,
                             "%zu GPU node(s) disappeared while the controller was away; their "
@@ -292,8 +292,8 @@ static int ctl__fold(ctl *c, int64_t now)
         /* Claim-holding pods gone before the fold point: the accountant forgets them. */
         forgot = gc_account_dra_forget(c->acct, now - c->o->fold_after_s);
         if (forgot < 0)
-                ctl_log(CTL_WARN, "cannot forget old DRA pods", "error", strerror((int)-forgot),
-                        NULL);
+                gc_log(GC_LOG_WARN, "cannot forget old DRA pods", "error", strerror((int)-forgot),
+                       NULL);
         r = gc_ledger_fold(c->ledger, now - c->o->fold_after_s, keep_since);
         /* Older history keeps what whole periods need; it also frees rows a full fold wants. */
         rc = gc_publish_hourly_since(&po, now, c->o->hourly_history_s, &hourly_since);
@@ -333,13 +333,13 @@ static void ctl__fold_full(ctl *c, int64_t now)
         snprintf(
             bound, sizeof(bound), "%lld",
             (long long)(c->o->max_history_rows ? c->o->max_history_rows : GC_LEDGER_DEFAULT_LIMIT));
-        ctl_log(CTL_ERROR,
-                "folded history is full: intervals are no longer folded; lower "
-                "report.monthly_retention_months or raise --max-history-rows",
-                "rollup_rows", rows, "bound", bound, NULL);
+        gc_log(GC_LOG_ERROR,
+               "folded history is full: intervals are no longer folded; lower "
+               "report.monthly_retention_months or raise --max-history-rows",
+               "rollup_rows", rows, "bound", bound, NULL);
 }
 
-void ctl_checkpoint_fold(ctl *c, int64_t now)
+void gc__ctl_checkpoint_fold(ctl *c, int64_t now)
 {
         int r;
 
@@ -349,7 +349,7 @@ void ctl_checkpoint_fold(ctl *c, int64_t now)
         if (r == -E2BIG)
                 ctl__fold_full(c, now);
         else if (r < 0)
-                ctl_log(CTL_WARN, "fold failed", "error", strerror(-r), NULL);
+                gc_log(GC_LOG_WARN, "fold failed", "error", strerror(-r), NULL);
 }
 
 /* Fault injection for the e2e tests: a real SIGKILL at a real point of a write. */
@@ -360,7 +360,7 @@ static void ctl__maybe_die(const ctl *c, size_t written, size_t total)
         if (c->o->test_kill_after_chunks <= 0 || (int64_t)written != c->o->test_kill_after_chunks)
                 return;
         snprintf(what, sizeof(what), "%zu of %zu", written, total);
-        ctl_log(CTL_WARN, "test: killing myself mid-checkpoint", "written", what, NULL);
+        gc_log(GC_LOG_WARN, "test: killing myself mid-checkpoint", "written", what, NULL);
         raise(SIGKILL);
 }
 
@@ -397,16 +397,16 @@ static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write 
 
                 if (drop &&
                     gc_kube_configmap_delete(c->kw, c->ns, existing[i], err, sizeof(err)) < 0)
-                        ctl_log(CTL_WARN, "cannot delete an old checkpoint chunk", "configmap",
-                                existing[i], "error", err, NULL);
+                        gc_log(GC_LOG_WARN, "cannot delete an old checkpoint chunk", "configmap",
+                               existing[i], "error", err, NULL);
         }
         free(keep);
 }
 
-int ctl_checkpoint_save(ctl *c)
+int gc__ctl_checkpoint_save(ctl *c)
 {
         gc_checkpoint_write w;
-        int64_t now = ctl_now();
+        int64_t now = gc__ctl_now();
         char err[512], name[GC_CHECKPOINT_NAME_MAX];
         char **existing = NULL;
         size_t n_existing = 0, n_rvs = 0, n_put = 0;
@@ -425,7 +425,8 @@ int ctl_checkpoint_save(ctl *c)
         for (int kind = 0; kind < CTL_RESUMED; kind++) {
                 if (!c->rv[kind][0])
                         continue;
-                gc_strlcpy(rvs[n_rvs].resource, ctl_kind_name(kind), sizeof(rvs[n_rvs].resource));
+                gc_strlcpy(rvs[n_rvs].resource, gc__ctl_kind_name(kind),
+                           sizeof(rvs[n_rvs].resource));
                 gc_strlcpy(rvs[n_rvs].rv, c->rv[kind], sizeof(rvs[n_rvs].rv));
                 n_rvs++;
         }
@@ -438,10 +439,10 @@ int ctl_checkpoint_save(ctl *c)
         if (folded == -E2BIG)
                 ctl__fold_full(c, now);
         else if (folded < 0)
-                ctl_log(CTL_WARN, "fold failed", "error", strerror(-folded), NULL);
+                gc_log(GC_LOG_WARN, "fold failed", "error", strerror(-folded), NULL);
         if (r < 0) {
                 atomic_fetch_add(&c->checkpoint_errors, 1);
-                ctl_log(CTL_ERROR, "cannot encode the checkpoint", "error", err, NULL);
+                gc_log(GC_LOG_ERROR, "cannot encode the checkpoint", "error", err, NULL);
                 return r;
         }
         /* A part whose name exists holds that content: only the others are written. When the
@@ -476,8 +477,8 @@ int ctl_checkpoint_save(ctl *c)
                                           err, sizeof(err));
                 if (r < 0) {
                         atomic_fetch_add(&c->checkpoint_errors, 1);
-                        ctl_log(CTL_ERROR, "cannot write the checkpoint", "configmap", name,
-                                "error", err, NULL);
+                        gc_log(GC_LOG_ERROR, "cannot write the checkpoint", "configmap", name,
+                               "error", err, NULL);
                         goto finish;
                 }
                 ctl__maybe_die(c, i + 1, w.n_parts + 1);
@@ -491,7 +492,7 @@ int ctl_checkpoint_save(ctl *c)
 
                 snprintf(what, sizeof(what), "generation %llu in slot %zu, %zu parts, %zu written",
                          (unsigned long long)meta.generation, slot, w.n_parts, n_put);
-                ctl_log(CTL_DEBUG, "checkpoint written", "detail", what, NULL);
+                gc_log(GC_LOG_DEBUG, "checkpoint written", "detail", what, NULL);
         }
 finish:
         for (size_t i = 0; i < n_existing; i++)

@@ -5,24 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl_int.h"
+#include "controller_int.h"
 #include "dump/dump.h"
-#include "embedded.h"
-#include "log.h"
-
-static int ctl__embedded(const char *name, gc_dump_input *ret)
-{
-        for (const gc_embedded_file *f = gc_embedded_files; f->name; f++) {
-                if (strcmp(f->name, name) == 0) {
-                        ret->name = f->name;
-                        ret->data = f->data;
-                        ret->len = f->len;
-                        return 0;
-                }
-        }
-        ctl_log(CTL_ERROR, "an embedded example is missing from this build", "file", name, NULL);
-        return -ENOENT;
-}
+#include "log/log.h"
 
 /* The dump's pod records as the controller's own, so snapshots join them the same way. */
 static int ctl__adopt_pods(ctl *c, const gc_dump *d)
@@ -65,14 +50,14 @@ static int ctl__adopt_nodes(ctl *c, const gc_dump *d)
                 if (gc_ptrmap_put(&c->named_map[1], n->name, c->n_named[1]) < 0)
                         return -ENOMEM;
                 e->name = n->name;
-                ctl_node_facts(c, e, n);
+                gc__ctl_node_facts(c, e, n);
                 c->n_named[1]++;
         }
         return 0;
 }
 
 /* Where a browser on this machine finds the dashboard. */
-static void ctl__url(const ctl_opts *o, int port, char *out, size_t n)
+static void ctl__url(const gc_controller_opts *o, int port, char *out, size_t n)
 {
         const char *colon = strrchr(o->listen, ':');
         int host_len = colon ? (int)(colon - o->listen) : 0;
@@ -90,9 +75,10 @@ static void ctl__url(const ctl_opts *o, int port, char *out, size_t n)
                  port);
 }
 
-int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
+int gc_controller_demo_run(const gc_controller_opts *o, const gc_controller_demo *demo,
+                           const volatile sig_atomic_t *stop)
 {
-        gc_dump_input pods, nodes, nss, config, settings;
+        gc_dump_input config = demo->config;
         int64_t now = 0, start, end;
         char err[640], when[GC_TIME_LEN], url[300];
         gc_buf own_config;
@@ -103,29 +89,26 @@ int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         memset(&c, 0, sizeof(c));
         memset(&d, 0, sizeof(d));
         c.o = o;
+        c.demo = demo;
         gc_buf_init(&own_config, 0);
         pthread_mutex_init(&c.mu, NULL);
-        if (ctl__embedded("pods.json", &pods) < 0 || ctl__embedded("nodes.json", &nodes) < 0 ||
-            ctl__embedded("namespaces.json", &nss) < 0 ||
-            ctl__embedded("config.json", &config) < 0 || ctl__embedded("demo.json", &settings) < 0)
-                goto finish;
         /* A configuration of one's own (label dimensions, prices) over the same cluster. */
         if (o->config_path) {
                 r = gc_read_file(o->config_path, (size_t)16 << 20, &own_config);
                 if (r < 0) {
-                        ctl_log(CTL_ERROR, "cannot read the configuration", "file", o->config_path,
-                                "error", strerror(-r), NULL);
+                        gc_log(GC_LOG_ERROR, "cannot read the configuration", "file",
+                               o->config_path, "error", strerror(-r), NULL);
                         goto finish;
                 }
                 config.name = o->config_path;
                 config.data = own_config.data ? own_config.data : "";
                 config.len = own_config.len;
         }
-        if (gc_dump_demo_settings(settings.data, settings.len, &now, &start, &end, err,
+        if (gc_dump_demo_settings(demo->settings.data, demo->settings.len, &now, &start, &end, err,
                                   sizeof(err)) < 0 ||
             gc_dump_start(&d, &config, NULL, err, sizeof(err)) < 0 ||
-            gc_dump_load(&d, &pods, &nodes, &nss, err, sizeof(err)) < 0) {
-                ctl_log(CTL_ERROR, "cannot load the example cluster", "error", err, NULL);
+            gc_dump_load(&d, &demo->pods, &demo->nodes, &demo->namespaces, err, sizeof(err)) < 0) {
+                gc_log(GC_LOG_ERROR, "cannot load the example cluster", "error", err, NULL);
                 goto finish;
         }
         /* Borrowed from the dump, which outlives every use below. */
@@ -134,31 +117,31 @@ int ctl_demo_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         c.ledger = d.ledger;
         c.acct = d.acct;
         c.leader = 1;
-        c.started_at = ctl_now();
+        c.started_at = gc__ctl_now();
         atomic_store(&c.ready, 1);
-        atomic_store(&c.last_tick, (long)ctl_mono());
+        atomic_store(&c.last_tick, (long)gc__ctl_mono());
         if (ctl__adopt_pods(&c, &d) < 0 || ctl__adopt_nodes(&c, &d) < 0 ||
-            ctl_usage_start(&c) < 0 || ctl_api_new(&c) < 0) {
-                ctl_log(CTL_ERROR, "cannot start", "error", "out of memory", NULL);
+            gc__ctl_usage_start(&c) < 0 || gc__ctl_api_new(&c) < 0) {
+                gc_log(GC_LOG_ERROR, "cannot start", "error", "out of memory", NULL);
                 goto finish;
         }
         /* The examples are a dump taken at `now`: the API stands at that moment, for ever. */
-        if (ctl_snapshot_publish(&c, now) < 0 || ctl_health_start(&c) < 0)
+        if (gc__ctl_snapshot_publish(&c, now) < 0 || gc__ctl_health_start(&c) < 0)
                 goto finish;
         gc_time_format(now, when);
-        ctl__url(o, ctl_health_port(), url, sizeof(url));
-        ctl_log(CTL_INFO, "demo: serving the bundled example cluster (no API server)", "url", url,
-                "now", when, NULL);
+        ctl__url(o, gc__ctl_health_port(), url, sizeof(url));
+        gc_log(GC_LOG_INFO, "demo: serving the bundled example cluster (no API server)", "url", url,
+               "now", when, NULL);
         while (!*stop) {
-                atomic_store(&c.last_tick, (long)ctl_mono());
+                atomic_store(&c.last_tick, (long)gc__ctl_mono());
                 usleep(200 * 1000);
         }
-        ctl_health_stop(&c);
-        ctl_log(CTL_INFO, "stopped", NULL);
+        gc__ctl_health_stop(&c);
+        gc_log(GC_LOG_INFO, "stopped", NULL);
         rc = 0;
 finish:
         c.api = gc_api_free(c.api);
-        ctl_usage_stop(&c);
+        gc__ctl_usage_stop(&c);
         free(c.pods);
         gc_ptrmap_free(&c.pod_map);
         free(c.named[1]);

@@ -6,15 +6,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl_int.h"
-#include "log.h"
+#include "controller_int.h"
+#include "log/log.h"
 
-int64_t ctl_now(void)
+int64_t gc__ctl_now(void)
 {
         return (int64_t)time(NULL);
 }
 
-int64_t ctl_mono(void)
+int64_t gc__ctl_mono(void)
 {
         struct timespec ts;
 
@@ -50,19 +50,19 @@ static void ctl__free(ctl *c)
         pthread_mutex_destroy(&c->mu);
 }
 
-int64_t ctl_fold_bucket(const gc_config *cfg)
+int64_t gc__ctl_fold_bucket(const gc_config *cfg)
 {
         /* From 1972, when the last zones left offsets in seconds, to the far future. */
         return gc_tz_granularity(cfg->tz, 63072000, INT64_MAX);
 }
 
-gc_ledger *ctl_ledger_new(const ctl *c)
+gc_ledger *gc__ctl_ledger_new(const ctl *c)
 {
         gc_ledger_opts lo;
 
         memset(&lo, 0, sizeof(lo));
         lo.pool = c->pool;
-        lo.bucket_s = ctl_fold_bucket(c->cfg);
+        lo.bucket_s = gc__ctl_fold_bucket(c->cfg);
         lo.max_rollup_rows = (size_t)c->o->max_history_rows; /* 0: the ledger's default */
         /* Period history follows the reports' calendar and names at least their top pods. */
         lo.tz = c->cfg->tz;
@@ -75,7 +75,7 @@ gc_ledger *ctl_ledger_new(const ctl *c)
 }
 
 /* Loads the configuration and the API server's address; returns an exit status or 0. */
-static int ctl__setup(ctl *c, const ctl_opts *o)
+static int ctl__setup(ctl *c, const gc_controller_opts *o)
 {
         char err[512];
         gc_buf file;
@@ -86,15 +86,15 @@ static int ctl__setup(ctl *c, const ctl_opts *o)
         if (o->config_path) {
                 r = gc_read_file(o->config_path, GC_CONFIG_MAX_BYTES, &file);
                 if (r < 0) {
-                        ctl_log(CTL_ERROR, "cannot read the configuration", "file", o->config_path,
-                                "error", strerror(-r), NULL);
+                        gc_log(GC_LOG_ERROR, "cannot read the configuration", "file",
+                               o->config_path, "error", strerror(-r), NULL);
                         return 2;
                 }
                 c->cfg = gc_config_parse(file.data, file.len, err, sizeof(err));
                 gc_buf_free(&file);
                 if (!c->cfg) {
-                        ctl_log(CTL_ERROR, "bad configuration", "file", o->config_path, "error",
-                                err, NULL);
+                        gc_log(GC_LOG_ERROR, "bad configuration", "file", o->config_path, "error",
+                               err, NULL);
                         return 2;
                 }
         } else {
@@ -105,27 +105,27 @@ static int ctl__setup(ctl *c, const ctl_opts *o)
         else
                 r = gc_kube_config_incluster(&c->kcfg, err, sizeof(err));
         if (r < 0) {
-                ctl_log(CTL_ERROR, "cannot find the API server", "kubeconfig",
-                        o->kubeconfig ? o->kubeconfig : "(in-cluster)", "error", err, NULL);
+                gc_log(GC_LOG_ERROR, "cannot find the API server", "kubeconfig",
+                       o->kubeconfig ? o->kubeconfig : "(in-cluster)", "error", err, NULL);
                 return 2;
         }
         c->ns = o->ns ? o->ns : c->kcfg.namespace;
         if (!c->ns || !*c->ns) {
-                ctl_log(CTL_ERROR, "no namespace: give --namespace or GPU_COST_NAMESPACE", NULL);
+                gc_log(GC_LOG_ERROR, "no namespace: give --namespace or GPU_COST_NAMESPACE", NULL);
                 return 2;
         }
         c->kw = gc_kube_new(&c->kcfg, err, sizeof(err));
         c->pool = gc_strpool_new((size_t)1 << 30);
         if (!c->kw || !c->pool || !c->cfg) {
-                ctl_log(CTL_ERROR, "cannot start", "error", c->kw ? "out of memory" : err, NULL);
+                gc_log(GC_LOG_ERROR, "cannot start", "error", c->kw ? "out of memory" : err, NULL);
                 return 1;
         }
-        c->ledger = ctl_ledger_new(c);
+        c->ledger = gc__ctl_ledger_new(c);
         if (c->ledger)
                 c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
         c->owners = gc_owner_table_new(0);
         if (!c->acct || !c->owners) {
-                ctl_log(CTL_ERROR, "cannot start", "error", "out of memory", NULL);
+                gc_log(GC_LOG_ERROR, "cannot start", "error", "out of memory", NULL);
                 return 1;
         }
         gc_config_model_opts(c->cfg, c->pool, &c->mo);
@@ -152,7 +152,7 @@ static const char *ctl__dra_pick(const cJSON *group)
         return NULL;
 }
 
-int ctl_dra_discover(ctl *c)
+int gc__ctl_dra_discover(ctl *c)
 {
         long status = 0;
         gc_buf body;
@@ -174,9 +174,9 @@ int ctl_dra_discover(ctl *c)
                 sleep(1);
         }
         if (r < 0) {
-                ctl_log(CTL_ERROR,
-                        "cannot ask the API server which resource.k8s.io versions it serves",
-                        "error", err, NULL);
+                gc_log(GC_LOG_ERROR,
+                       "cannot ask the API server which resource.k8s.io versions it serves",
+                       "error", err, NULL);
                 return r;
         }
         doc = status == 200 ? cJSON_ParseWithLength(body.data, body.len) : NULL;
@@ -188,10 +188,10 @@ int ctl_dra_discover(ctl *c)
                 snprintf(c->dra_note, sizeof(c->dra_note),
                          "the API server serves no resource.k8s.io version gpu-cost reads (v1, "
                          "v1beta2, v1beta1): GPUs allocated through ResourceClaims are not seen");
-                ctl_log(CTL_INFO,
-                        "Dynamic Resource Allocation not served: watching device-plugin "
-                        "GPUs only",
-                        "detail", c->dra_note, NULL);
+                gc_log(GC_LOG_INFO,
+                       "Dynamic Resource Allocation not served: watching device-plugin "
+                       "GPUs only",
+                       "detail", c->dra_note, NULL);
                 return 0;
         }
         gc_strlcpy(c->dra_version, v, sizeof(c->dra_version));
@@ -201,10 +201,10 @@ int ctl_dra_discover(ctl *c)
                  "/apis/resource.k8s.io/%s/resourceclaims", v);
         snprintf(c->dra_paths[2], sizeof(c->dra_paths[2]), "/apis/resource.k8s.io/%s/deviceclasses",
                  v);
-        ctl_log(CTL_INFO,
-                "Dynamic Resource Allocation served: watching ResourceSlices, "
-                "ResourceClaims and DeviceClasses",
-                "version", v, NULL);
+        gc_log(GC_LOG_INFO,
+               "Dynamic Resource Allocation served: watching ResourceSlices, "
+               "ResourceClaims and DeviceClasses",
+               "version", v, NULL);
         return 0;
 }
 
@@ -220,7 +220,7 @@ static int ctl__wait_synced(ctl *c, const int *kinds, size_t n, const volatile s
                         return 0;
                 if (*stop || atomic_load(&c->fatal))
                         return -1;
-                atomic_store(&c->last_tick, (long)ctl_mono());
+                atomic_store(&c->last_tick, (long)gc__ctl_mono());
                 usleep(50 * 1000);
         }
 }
@@ -241,13 +241,13 @@ static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
         c->mo.keep_node = gc_accountant_dra_node;
         c->mo.keep_node_ud = c->acct;
         gc_accountant_set_owners(c->acct, c->owners);
-        if (ctl_dra_discover(c) < 0) {
-                ctl_fatal(c, "cannot discover the resource.k8s.io API group");
+        if (gc__ctl_dra_discover(c) < 0) {
+                gc__ctl_fatal(c, "cannot discover the resource.k8s.io API group");
                 return 0;
         }
         if (c->dra_version[0]) {
                 for (size_t i = 0; i < sizeof(dra) / sizeof(dra[0]); i++) {
-                        r = ctl_informer_start(c, dra[i]);
+                        r = gc__ctl_informer_start(c, dra[i]);
                         if (r < 0)
                                 return r;
                 }
@@ -255,14 +255,14 @@ static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
                         return 0;
         }
         for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
-                r = ctl_informer_start(c, base[i]);
+                r = gc__ctl_informer_start(c, base[i]);
                 if (r < 0)
                         return r;
         }
         (void)ctl__wait_synced(c, base, sizeof(base) / sizeof(base[0]), stop);
         if (*stop || atomic_load(&c->fatal))
                 return 0;
-        return ctl_informer_start(c, CTL_PODS);
+        return gc__ctl_informer_start(c, CTL_PODS);
 }
 
 /* One Lease attempt (lease thread); returns 1 leader, 0 not, -1 when leadership was lost. */
@@ -271,16 +271,17 @@ static int ctl__lease(ctl *c, gc_kube_lease *lease)
         char err[256];
         int leader = 0, r;
 
-        r = gc_kube_lease_tick(c->kl, lease, ctl_mono(), &leader, err, sizeof(err));
+        r = gc_kube_lease_tick(c->kl, lease, gc__ctl_mono(), &leader, err, sizeof(err));
         if (r < 0)
-                ctl_log(CTL_WARN, "lease update failed", "lease", lease->name, "error", err, NULL);
+                gc_log(GC_LOG_WARN, "lease update failed", "lease", lease->name, "error", err,
+                       NULL);
         if (atomic_load(&c->leader) && !leader) {
                 atomic_store(&c->leader, 0);
                 return -1;
         }
         if (!atomic_load(&c->leader) && leader)
-                ctl_log(CTL_INFO, "became the leader", "lease", lease->name, "identity",
-                        lease->identity, NULL);
+                gc_log(GC_LOG_INFO, "became the leader", "lease", lease->name, "identity",
+                       lease->identity, NULL);
         atomic_store(&c->leader, leader);
         return leader;
 }
@@ -293,13 +294,13 @@ static void *ctl__lease_main(void *arg)
 
         while (!c->lease_stop && !atomic_load(&c->fatal)) {
                 if (ctl__lease(c, &c->lease) < 0) {
-                        ctl_fatal(c, "lost the leader lease: exiting so that only one replica "
-                                     "writes");
+                        gc__ctl_fatal(c, "lost the leader lease: exiting so that only one replica "
+                                         "writes");
                         break;
                 }
                 if (!atomic_load(&c->leader) && !was_standby) {
-                        ctl_log(CTL_INFO, "standby: another replica holds the lease", "holder",
-                                c->lease.holder, NULL);
+                        gc_log(GC_LOG_INFO, "standby: another replica holds the lease", "holder",
+                               c->lease.holder, NULL);
                         was_standby = 1;
                 }
                 for (int i = 0; i < 20 && !c->lease_stop && !atomic_load(&c->fatal); i++)
@@ -333,8 +334,8 @@ static void ctl__sweep_strings(ctl *c)
         if (r == 0) {
                 gc_ledger_mark(c->ledger, c->pool);
                 gc_accountant_mark(c->acct, c->pool);
-                ctl_mark(c);
-                ctl_usage_mark(c);
+                gc__ctl_mark(c);
+                gc__ctl_usage_mark(c);
                 r = gc_strpool_sweep(c->pool, &freed);
         }
         if (r == 0)
@@ -346,13 +347,13 @@ static void ctl__sweep_strings(ctl *c)
         snprintf(left, sizeof(left), "%zu", n - freed);
         snprintf(ms, sizeof(ms), "%lld", (long long)(ctl__mono_ms() - t0));
         if (r < 0)
-                ctl_log(CTL_WARN, "cannot sweep the string pool", "error", strerror(-r), NULL);
+                gc_log(GC_LOG_WARN, "cannot sweep the string pool", "error", strerror(-r), NULL);
         else
-                ctl_log(CTL_DEBUG, "string pool swept", "freed", count, "strings", left, "ms", ms,
-                        NULL);
+                gc_log(GC_LOG_DEBUG, "string pool swept", "freed", count, "strings", left, "ms", ms,
+                       NULL);
 }
 
-int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
+int gc_controller_run(const gc_controller_opts *o, const volatile sig_atomic_t *stop)
 {
         int64_t next_checkpoint = 0, next_report = 0, now;
         int rc, watching = 0, leading = 0;
@@ -364,45 +365,46 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
         if (rc != 0)
                 goto finish;
         rc = 1;
-        if (ctl_usage_start(&c) < 0 || ctl_api_new(&c) < 0)
+        if (gc__ctl_usage_start(&c) < 0 || gc__ctl_api_new(&c) < 0)
                 goto finish;
-        c.started_at = ctl_now();
-        if (ctl_health_start(&c) < 0)
+        c.started_at = gc__ctl_now();
+        if (gc__ctl_health_start(&c) < 0)
                 goto finish;
         c.lease.ns = c.ns;
         c.lease.name = o->lease_name;
         c.lease.identity = o->id;
         c.lease.duration_s = (int)o->lease_duration_s;
         atomic_store(&c.leader, !o->leader_election);
-        ctl_log(CTL_INFO, "started", "namespace", c.ns, "identity", o->id, "server", c.kcfg.server,
-                NULL);
+        gc_log(GC_LOG_INFO, "started", "namespace", c.ns, "identity", o->id, "server",
+               c.kcfg.server, NULL);
         if (o->leader_election) {
                 c.kl = gc_kube_new(&c.kcfg, err, sizeof(err));
                 if (!c.kl || pthread_create(&c.lease_thread, NULL, ctl__lease_main, &c) != 0) {
-                        ctl_log(CTL_ERROR, "cannot start the lease thread", "error",
-                                c.kl ? "pthread_create" : err, NULL);
+                        gc_log(GC_LOG_ERROR, "cannot start the lease thread", "error",
+                               c.kl ? "pthread_create" : err, NULL);
                         goto finish;
                 }
                 c.lease_started = 1;
         }
 
         while (!*stop && !atomic_load(&c.fatal)) {
-                atomic_store(&c.last_tick, (long)ctl_mono());
+                atomic_store(&c.last_tick, (long)gc__ctl_mono());
                 /* Leader or standby alike: restore, then watch and account (a warm standby writes
                    nothing, but its ledger is live when it takes over). */
                 if (!watching) {
-                        if (ctl_checkpoint_restore(&c) < 0)
+                        if (gc__ctl_checkpoint_restore(&c) < 0)
                                 break;
                         if (ctl__start_watching(&c, stop) < 0) {
-                                ctl_fatal(&c, "cannot start the informer threads");
+                                gc__ctl_fatal(&c, "cannot start the informer threads");
                                 break;
                         }
                         watching = 1;
                 }
                 if (atomic_load(&c.leader) && !leading) {
                         /* A standby taking over: the old leader went on writing generations. */
-                        if (o->leader_election && ctl_checkpoint_sync_generation(&c) < 0) {
-                                ctl_fatal(&c, "cannot read the checkpoint ConfigMaps: check the "
+                        if (o->leader_election && gc__ctl_checkpoint_sync_generation(&c) < 0) {
+                                gc__ctl_fatal(&c,
+                                              "cannot read the checkpoint ConfigMaps: check the "
                                               "Role (get on configmaps)");
                                 break;
                         }
@@ -410,67 +412,68 @@ int ctl_run(const ctl_opts *o, const volatile sig_atomic_t *stop)
                 }
                 if (leading && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
                         atomic_store(&c.ready, 1);
-                        ctl_log(CTL_INFO, "ready", NULL);
+                        gc_log(GC_LOG_INFO, "ready", NULL);
                         gc_malloc_give_back(); /* the garbage of the initial LISTs */
                 }
-                now = ctl_now();
+                now = gc__ctl_now();
                 if (!leading && atomic_load(&c.inf[CTL_PODS].synced) && now >= next_checkpoint) {
                         next_checkpoint = now + o->checkpoint_interval_s;
-                        ctl_checkpoint_fold(&c, now); /* memory stays bounded on a standby too */
+                        gc__ctl_checkpoint_fold(&c,
+                                                now); /* memory stays bounded on a standby too */
                         ctl__sweep_strings(&c);
                 }
                 /* Every interval even when nothing changed: open intervals accrue with time,
                  * and a snapshot's "now" is where they end. A standby publishes none (its API
                  * answers 503, as its /readyz does). */
                 if (atomic_load(&c.ready))
-                        ctl_usage_tick(&c, now);
+                        gc__ctl_usage_tick(&c, now);
                 if (atomic_load(&c.ready) && now >= c.snapshot_at + o->snapshot_interval_s) {
                         c.snapshot_at = now;
-                        ctl_snapshot_publish(&c, now);
+                        gc__ctl_snapshot_publish(&c, now);
                         if (o->test_sweep_always)
                                 ctl__sweep_strings(&c);
                 }
                 if (atomic_load(&c.ready) && now >= next_checkpoint) {
                         next_checkpoint = now + o->checkpoint_interval_s;
-                        ctl_checkpoint_save(&c);
+                        gc__ctl_checkpoint_save(&c);
                         ctl__sweep_strings(&c); /* after the fold: what it let go */
                         gc_malloc_give_back();  /* its parts, and the fold's garbage */
                 }
                 if (atomic_load(&c.ready) && now >= next_report) {
                         next_report = now + o->report_interval_s;
-                        ctl_publish(&c, now);
+                        gc__ctl_publish(&c, now);
                 }
                 usleep(200 * 1000);
         }
-        ctl_informers_stop(&c);
+        gc__ctl_informers_stop(&c);
         c.lease_stop = 1;
         if (c.lease_started)
                 pthread_join(c.lease_thread, NULL);
         c.lease_started = 0;
         if (atomic_load(&c.fatal)) {
-                ctl_log(CTL_ERROR, c.fatal_msg, NULL);
+                gc_log(GC_LOG_ERROR, c.fatal_msg, NULL);
                 rc = 1;
         } else {
                 rc = 0;
         }
         if (watching && atomic_load(&c.leader) && atomic_load(&c.ready) && !atomic_load(&c.fatal)) {
                 /* SIGTERM: keep what we know, then let a standby take over at once. */
-                if (ctl_checkpoint_save(&c) < 0)
+                if (gc__ctl_checkpoint_save(&c) < 0)
                         rc = 1;
         }
         /* The lease thread is joined: its client and record are the main thread's now. */
         if (o->leader_election && atomic_load(&c.leader) && c.kl &&
             gc_kube_lease_release(c.kl, &c.lease, err, sizeof(err)) < 0)
-                ctl_log(CTL_WARN, "cannot release the lease", "error", err, NULL);
-        ctl_health_stop(&c);
-        ctl_log(CTL_INFO, "stopped", NULL);
+                gc_log(GC_LOG_WARN, "cannot release the lease", "error", err, NULL);
+        gc__ctl_health_stop(&c);
+        gc_log(GC_LOG_INFO, "stopped", NULL);
 finish:
         c.lease_stop = 1;
         if (c.lease_started)
                 pthread_join(c.lease_thread, NULL);
         c.kl = gc_kube_free(c.kl);
         c.api = gc_api_free(c.api); /* the server is stopped: no request holds a snapshot */
-        ctl_usage_stop(&c);
+        gc__ctl_usage_stop(&c);
         ctl__free(&c);
         return rc;
 }

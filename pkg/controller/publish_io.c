@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_int.h"
-#include "log.h"
+#include "controller_int.h"
+#include "log/log.h"
 #include "kube/kube.h"
 #include "publish/publish.h"
 #include "savings/savings.h"
@@ -76,8 +76,8 @@ static int ctl__write(ctl *c, const gc_ledger *l, const gc_publish_opts *po,
                 pthread_mutex_unlock(&c->mu);
         if (r < 0) {
                 atomic_fetch_add(&c->report_errors, 1);
-                ctl_log(CTL_ERROR, "cannot render a report", "configmap", name, "error",
-                        strerror(-r), NULL);
+                gc_log(GC_LOG_ERROR, "cannot render a report", "configmap", name, "error",
+                       strerror(-r), NULL);
                 goto finish;
         }
         gc_publish_labels(p->kind, labels);
@@ -93,10 +93,11 @@ static int ctl__write(ctl *c, const gc_ledger *l, const gc_publish_opts *po,
                                   sizeof(err));
         atomic_fetch_add(r < 0 ? &c->report_errors : &c->report_writes, 1);
         if (r < 0)
-                ctl_log(CTL_ERROR, "cannot write a report", "namespace", ns, "configmap", name,
-                        "error", err, NULL);
+                gc_log(GC_LOG_ERROR, "cannot write a report", "namespace", ns, "configmap", name,
+                       "error", err, NULL);
         else if (rep.rows_cut)
-                ctl_log(CTL_WARN, "report tables cut to fit a ConfigMap", "configmap", name, NULL);
+                gc_log(GC_LOG_WARN, "report tables cut to fit a ConfigMap", "configmap", name,
+                       NULL);
 finish:
         gc_publish_report_release(&rep);
         return r;
@@ -112,18 +113,18 @@ static void ctl__expire(ctl *c, const gc_publish_opts *po, int64_t now)
 
         if (gc_kube_configmap_list(c->kw, c->ns, GC_PUBLISH_SELECTOR, &names, &n, err,
                                    sizeof(err)) < 0) {
-                ctl_log(CTL_WARN, "cannot list report ConfigMaps", "error", err, NULL);
+                gc_log(GC_LOG_WARN, "cannot list report ConfigMaps", "error", err, NULL);
                 return;
         }
         if (gc_publish_expired(po, now, (const char *const *)names, n, &expired, &n_expired) == 0) {
                 for (size_t i = 0; i < n_expired; i++) {
                         if (gc_kube_configmap_delete(c->kw, c->ns, expired[i], err, sizeof(err)) <
                             0)
-                                ctl_log(CTL_WARN, "cannot delete an expired report", "configmap",
-                                        expired[i], "error", err, NULL);
+                                gc_log(GC_LOG_WARN, "cannot delete an expired report", "configmap",
+                                       expired[i], "error", err, NULL);
                         else
-                                ctl_log(CTL_INFO, "expired report deleted", "configmap", expired[i],
-                                        NULL);
+                                gc_log(GC_LOG_INFO, "expired report deleted", "configmap",
+                                       expired[i], NULL);
                 }
         }
         free(expired);
@@ -163,11 +164,11 @@ static void ctl__savings_make(ctl *c, const gc_advisor_result *adv, const gc_pub
                 return;
         r = gc_savings_render(c->cfg, adv, team, CTL_REPORT_FINDINGS, &ret->md, &ret->json);
         if (r == -E2BIG)
-                ctl_log(CTL_WARN, "the findings do not fit in a report; see the API", "configmap",
-                        p->name, NULL);
+                gc_log(GC_LOG_WARN, "the findings do not fit in a report; see the API", "configmap",
+                       p->name, NULL);
         else if (r < 0)
-                ctl_log(CTL_ERROR, "cannot render the findings for a report", "configmap", p->name,
-                        "error", strerror(-r), NULL);
+                gc_log(GC_LOG_ERROR, "cannot render the findings for a report", "configmap",
+                       p->name, "error", strerror(-r), NULL);
         if (r < 0 || !ret->md.data || !ret->json.data)
                 return;
         ret->po.savings_markdown = ret->md.data;
@@ -274,31 +275,31 @@ static void ctl__budget_events(ctl *c, int64_t now)
                         if (r == 0 || r == -EEXIST) {
                                 ctl__event_remember(ns, a.name);
                                 if (r == 0)
-                                        ctl_log(CTL_INFO, "budget event", "namespace", ns, "reason",
-                                                a.reason, "message", a.message, NULL);
+                                        gc_log(GC_LOG_INFO, "budget event", "namespace", ns,
+                                               "reason", a.reason, "message", a.message, NULL);
                         } else {
-                                ctl_log(CTL_WARN, "cannot create a budget event", "namespace", ns,
-                                        "error", err, NULL);
+                                gc_log(GC_LOG_WARN, "cannot create a budget event", "namespace", ns,
+                                       "error", err, NULL);
                         }
                 }
         }
 }
 
-int ctl_publish(ctl *c, int64_t now)
+int gc__ctl_publish(ctl *c, int64_t now)
 {
         gc_publish_opts po;
         gc_publish_plan plan;
         gc_snapshot *snap = c->api ? gc_api_acquire(c->api) : NULL;
         const gc_ledger *l = snap ? gc_snapshot_ledger(snap) : c->ledger;
         /* The snapshot's findings; before the first snapshot, those it will take. */
-        gc_advisor_result *own = snap ? NULL : ctl_usage_advice(c);
+        gc_advisor_result *own = snap ? NULL : gc__ctl_usage_advice(c);
         const gc_advisor_result *adv = snap ? gc_snapshot_advice(snap) : own;
         size_t written = 0;
         int r, failed = 0;
 
         /* Fault injection for the e2e tests: report writes that hang (a slow API server). */
         if (c->o->test_stall_report_s > 0)
-                ctl_log(CTL_WARN, "test: stalling report writes", NULL);
+                gc_log(GC_LOG_WARN, "test: stalling report writes", NULL);
         for (int64_t i = 0; i < c->o->test_stall_report_s * 10 && !c->inf_stop; i++)
                 usleep(100 * 1000);
         gc_config_publish_opts(c->cfg, &po);
@@ -313,7 +314,7 @@ int ctl_publish(ctl *c, int64_t now)
         if (!snap)
                 pthread_mutex_unlock(&c->mu);
         if (r < 0) {
-                ctl_log(CTL_ERROR, "cannot plan the reports", "error", strerror(-r), NULL);
+                gc_log(GC_LOG_ERROR, "cannot plan the reports", "error", strerror(-r), NULL);
                 gc_advisor_result_unref(own);
                 gc_snapshot_unref(snap);
                 return r;
@@ -381,7 +382,7 @@ int ctl_publish(ctl *c, int64_t now)
         ctl__expire(c, &po, now);
         ctl__budget_events(c, now);
         if (written)
-                ctl_log(CTL_DEBUG, "reports written", NULL);
+                gc_log(GC_LOG_DEBUG, "reports written", NULL);
         gc_publish_plan_release(&plan);
         gc_advisor_result_unref(own);
         gc_snapshot_unref(snap);

@@ -6,11 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl_int.h"
+#include "controller_int.h"
 #include "dump/dump.h"
-#include "embedded.h"
 #include "gpuuse/gpuuse.h"
-#include "log.h"
+#include "log/log.h"
 #include "savings/savings.h"
 
 #define CTL_ADVISE_EVERY_S  60     /* the advisor's findings are at most this old */
@@ -60,7 +59,7 @@ static void ctl__count(struct ctl_usage *u, const gc_gpuuse_stats *st, int ok)
         if (st)
                 u->samples += st->samples;
         if (ok)
-                u->fetched_at = ctl_now();
+                u->fetched_at = gc__ctl_now();
         else
                 u->errors++;
         pthread_mutex_unlock(&u->mu);
@@ -73,8 +72,8 @@ static void ctl__publish_table(struct ctl_usage *u, int64_t now)
 
         gc_gpuuse_expire(u->store, now);
         if (gc_savings_table_build(u->store, now - CTL_ADVICE_WINDOW_S, now, &t) < 0) {
-                ctl_log(CTL_WARN, "cannot copy the usage summaries", "error", "out of memory",
-                        NULL);
+                gc_log(GC_LOG_WARN, "cannot copy the usage summaries", "error", "out of memory",
+                       NULL);
                 return;
         }
         pthread_mutex_lock(&u->mu);
@@ -137,9 +136,9 @@ static void ctl__dcgm_round(struct ctl_usage *u, int64_t now)
         if (ctl__dcgm_targets(u, &urls, &n, err, sizeof(err)) < 0) {
                 ctl__count(u, NULL, 0);
                 if (!u->failing)
-                        ctl_log(CTL_WARN, "cannot find the dcgm-exporter pods", "namespace", d->ns,
-                                d->service ? "service" : "selector",
-                                d->service ? d->service : d->label_selector, "error", err, NULL);
+                        gc_log(GC_LOG_WARN, "cannot find the dcgm-exporter pods", "namespace",
+                               d->ns, d->service ? "service" : "selector",
+                               d->service ? d->service : d->label_selector, "error", err, NULL);
                 u->failing = 1;
                 return;
         }
@@ -153,22 +152,22 @@ static void ctl__dcgm_round(struct ctl_usage *u, int64_t now)
                 ctl__count(u, &st, r == 0);
                 if (r < 0) {
                         failed++;
-                        ctl_log(u->failing ? CTL_DEBUG : CTL_WARN, "dcgm-exporter scrape failed",
-                                "url", urls[i], "error", err, NULL);
+                        gc_log(u->failing ? GC_LOG_DEBUG : GC_LOG_WARN,
+                               "dcgm-exporter scrape failed", "url", urls[i], "error", err, NULL);
                 }
         }
         if (n && failed < n && u->failing) {
                 snprintf(count, sizeof(count), "%zu", n);
-                ctl_log(CTL_INFO, "scraping dcgm-exporter", "pods", count, NULL);
+                gc_log(GC_LOG_INFO, "scraping dcgm-exporter", "pods", count, NULL);
         }
         u->failing = failed > 0 || n == 0;
         /* Scrapes run one after the other: say so when a round no longer fits its interval. */
-        if (ctl_now() - now > d->interval_s && !u->slow_logged) {
+        if (gc__ctl_now() - now > d->interval_s && !u->slow_logged) {
                 snprintf(count, sizeof(count), "%zu", n);
-                ctl_log(CTL_WARN,
-                        "scraping every dcgm-exporter pod takes longer than "
-                        "usage.dcgm.interval_seconds: readings are further apart",
-                        "pods", count, NULL);
+                gc_log(GC_LOG_WARN,
+                       "scraping every dcgm-exporter pod takes longer than "
+                       "usage.dcgm.interval_seconds: readings are further apart",
+                       "pods", count, NULL);
                 u->slow_logged = 1;
         }
         gc_gpuuse_targets_free(urls, n);
@@ -212,10 +211,10 @@ static void ctl__prom_round(struct ctl_usage *u, int64_t now)
                         break;
         }
         if (r == 0 && k == GC_GPUUSE_PROM_HISTORY_DONE)
-                ctl_log(CTL_INFO, "read the usage history from Prometheus", "url", p->url, NULL);
+                gc_log(GC_LOG_INFO, "read the usage history from Prometheus", "url", p->url, NULL);
         if (r < 0) {
-                ctl_log(u->failing ? CTL_DEBUG : CTL_WARN, "Prometheus query failed", "url", p->url,
-                        "error", err, NULL);
+                gc_log(u->failing ? GC_LOG_DEBUG : GC_LOG_WARN, "Prometheus query failed", "url",
+                       p->url, "error", err, NULL);
                 u->failing = 1;
         } else if (u->failing && !u->c->cfg->has_dcgm) {
                 u->failing = 0;
@@ -228,7 +227,7 @@ static void *ctl__usage_main(void *arg)
         const gc_config *cfg = u->c->cfg;
 
         while (!atomic_load(&u->stop)) {
-                int64_t now = ctl_now();
+                int64_t now = gc__ctl_now();
                 int fetched = 0;
 
                 /* A standby does not measure: only the replica that writes reports. */
@@ -288,7 +287,7 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, gc_buf *
         char err[512];
         int r;
 
-        ctl_dra_advisor_opts(c, &opts);
+        gc__ctl_dra_advisor_opts(c, &opts);
         /* The table stays ours while we hold u->mu; the pods point into it. */
         pthread_mutex_lock(&u->mu);
         r = gc_savings_collect(c->ledger, start, end, now, ctl__pod_of, c,
@@ -302,7 +301,7 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, gc_buf *
         pthread_mutex_unlock(&u->mu);
         free(pods);
         if (r < 0)
-                ctl_log(CTL_ERROR, "the advisor failed", "error", err, NULL);
+                gc_log(GC_LOG_ERROR, "the advisor failed", "error", err, NULL);
         return r;
 }
 
@@ -367,7 +366,7 @@ static int ctl__advise_now(ctl *c, int64_t now)
         return r;
 }
 
-void ctl_usage_tick(ctl *c, int64_t now)
+void gc__ctl_usage_tick(ctl *c, int64_t now)
 {
         struct ctl_usage *u = c->usage;
 
@@ -382,7 +381,7 @@ void ctl_usage_tick(ctl *c, int64_t now)
         pthread_mutex_unlock(&c->mu);
 }
 
-gc_advisor_result *ctl_usage_advice(ctl *c)
+gc_advisor_result *gc__ctl_usage_advice(ctl *c)
 {
         struct ctl_usage *u = c->usage;
         gc_advisor_result *res;
@@ -399,20 +398,14 @@ gc_advisor_result *ctl_usage_advice(ctl *c)
 static int ctl__demo(ctl *c)
 {
         struct ctl_usage *u = c->usage;
-        const gc_embedded_file *metrics = NULL, *settings = NULL;
+        const gc_dump_input *metrics = &c->demo->metrics, *settings = &c->demo->settings;
         int64_t now, start, end, first;
         gc_gpuuse_opts uo;
         gc_gpuuse_stats st;
         char err[256];
         int r;
 
-        for (const gc_embedded_file *f = gc_embedded_files; f->name; f++) {
-                if (strcmp(f->name, "metrics.prom") == 0)
-                        metrics = f;
-                else if (strcmp(f->name, "demo.json") == 0)
-                        settings = f;
-        }
-        if (!metrics || !settings)
+        if (!metrics->data || !settings->data)
                 return -ENOENT;
         r = gc_dump_demo_settings(settings->data, settings->len, &now, &start, &end, err,
                                   sizeof(err));
@@ -439,7 +432,7 @@ static int ctl__demo(ctl *c)
         return r;
 }
 
-int ctl_usage_start(ctl *c)
+int gc__ctl_usage_start(ctl *c)
 {
         struct ctl_usage *u = calloc(1, sizeof(*u));
         gc_gpuuse_opts uo;
@@ -454,7 +447,7 @@ int ctl_usage_start(ctl *c)
         if (c->o->demo) {
                 r = ctl__demo(c);
                 if (r < 0)
-                        ctl_log(CTL_WARN, "demo: no usage data", "error", strerror(-r), NULL);
+                        gc_log(GC_LOG_WARN, "demo: no usage data", "error", strerror(-r), NULL);
                 return 0;
         }
         if (!c->cfg->has_dcgm && !c->cfg->has_prometheus)
@@ -468,19 +461,19 @@ int ctl_usage_start(ctl *c)
         if (c->cfg->has_dcgm) {
                 u->kube = gc_kube_new(&c->kcfg, err, sizeof(err));
                 if (!u->kube) {
-                        ctl_log(CTL_ERROR, "cannot start the usage reader", "error", err, NULL);
+                        gc_log(GC_LOG_ERROR, "cannot start the usage reader", "error", err, NULL);
                         return -ENOMEM;
                 }
         }
         if (pthread_create(&u->thread, NULL, ctl__usage_main, u) != 0)
                 return -EAGAIN;
         u->started = 1;
-        ctl_log(CTL_INFO, "reading GPU usage", "dcgm", c->cfg->has_dcgm ? c->cfg->dcgm.ns : "off",
-                "prometheus", c->cfg->has_prometheus ? c->cfg->prometheus.url : "off", NULL);
+        gc_log(GC_LOG_INFO, "reading GPU usage", "dcgm", c->cfg->has_dcgm ? c->cfg->dcgm.ns : "off",
+               "prometheus", c->cfg->has_prometheus ? c->cfg->prometheus.url : "off", NULL);
         return 0;
 }
 
-void ctl_usage_stop(ctl *c)
+void gc__ctl_usage_stop(ctl *c)
 {
         struct ctl_usage *u = c->usage;
 
@@ -502,7 +495,7 @@ void ctl_usage_stop(ctl *c)
         free(u);
 }
 
-void ctl_usage_mark(ctl *c)
+void gc__ctl_usage_mark(ctl *c)
 {
         struct ctl_usage *u = c->usage;
 
@@ -514,8 +507,9 @@ void ctl_usage_mark(ctl *c)
         pthread_mutex_unlock(&u->mu);
 }
 
-void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_finding_stat **ret_stats,
-                            size_t *ret_n, gc_advisor_result **ret_advice)
+void gc__ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md,
+                                gc_api_finding_stat **ret_stats, size_t *ret_n,
+                                gc_advisor_result **ret_advice)
 {
         struct ctl_usage *u = c->usage;
         gc_api_finding_stat *stats = NULL;
@@ -547,8 +541,8 @@ void ctl_usage_for_snapshot(ctl *c, char **ret_json, char **ret_md, gc_api_findi
         *ret_advice = advice;
 }
 
-void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
-                   double *ret_peak_mib, uint64_t *ret_samples)
+void gc__ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, double *ret_p95,
+                       double *ret_peak_mib, uint64_t *ret_samples)
 {
         struct ctl_usage *u = c->usage;
         const gc_gpuuse_pod *p = NULL;
@@ -571,7 +565,7 @@ void ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mean, d
         pthread_mutex_unlock(&u->mu);
 }
 
-void ctl_usage_health(ctl *c, gc_api_health *h)
+void gc__ctl_usage_health(ctl *c, gc_api_health *h)
 {
         struct ctl_usage *u = c->usage;
 
