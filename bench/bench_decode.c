@@ -149,7 +149,8 @@ static int cmd_decode(const gc_buf *in)
         gc_strpool *pool = gc_strpool_new((size_t)1 << 30);
         gc_ledger_opts lo = {.pool = pool};
         gc_ledger *ledger = gc_ledger_new(&lo);
-        gc_accountant *acct = gc_accountant_new(cfg, pool, ledger);
+        gc_accountant_opts ao;
+        gc_accountant *acct;
         gc_pod_vec pods = {.limit = 10000000};
         gc_decode_stats st;
         gc_model_opts mo;
@@ -159,6 +160,10 @@ static int cmd_decode(const gc_buf *in)
         int rc = 1;
 
         memset(&diag, 0, sizeof(diag));
+        memset(&ao, 0, sizeof(ao));
+        if (cfg)
+                gc_config_account_opts(cfg, &ao);
+        acct = gc_accountant_new(&ao, pool, ledger);
         if (!acct)
                 goto finish;
         gc_config_model_opts(cfg, pool, &mo);

@@ -27,14 +27,14 @@ fi
 
 # Programs log (pkg/ never does): every log call's arguments are checked for a secret. A value whose
 # name says token, bearer, password, secret, credential, authorization or private key must not
-# reach ctl_log, cli_error/cli_warn or a printf to a stream; its file's path may (`token_file`).
+# reach gc_log, cli_error/cli_warn or a printf to a stream; its file's path may (`token_file`).
 # String literals are not arguments (a message may say "token"). The checker is first run on a
 # sample it must reject, so it cannot pass by matching nothing.
 SECRETS_PY=$(
 	cat <<'PY'
 import re, sys
 
-LOG = re.compile(r"\b(ctl_log|cli_error|cli_warn|cli_info|fprintf|printf|dprintf|vfprintf|"
+LOG = re.compile(r"\b(gc_log|cli_error|cli_warn|cli_info|fprintf|printf|dprintf|vfprintf|"
                  r"snprintf)\s*\(")
 SECRET = re.compile(r"(?i)(^|_)(token|bearer|passw(or)?d|secret|credentials?|authorization|"
                     r"private_?key|key_?data)s?($|_)")
@@ -75,7 +75,7 @@ def check(path, text):
 
 
 if sys.argv[1] == "--self-test":
-    sample = 'ctl_log(CTL_INFO, "auth", "with",\n        c->bearer_token, NULL);\n'
+    sample = 'gc_log(GC_LOG_INFO, "auth", "with",\n        c->bearer_token, NULL);\n'
     sample += 'cli_warn("token: %s", r->token);\n'
     sample += 'snprintf(err, errlen, "%s", cfg->password);\n'
     ok = 'cli_error("--token-file %s: cannot (\\"read\\")", r->token_file);\n'

@@ -6,19 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger)
+gc_accountant *gc_accountant_new(const gc_accountant_opts *o, gc_strpool *pool, gc_ledger *ledger)
 {
         gc_accountant *a;
 
-        if (!cfg || !pool || !ledger)
+        if (!o || !o->res || !o->rules || !o->catalog || !pool || !ledger)
                 return NULL;
         a = calloc(1, sizeof(*a));
         if (!a)
                 return NULL;
-        a->cfg = cfg;
+        a->o = *o;
         a->pool = pool;
         a->ledger = ledger;
-        gc_config_attribution(cfg, &a->attr);
         a->unknown = gc_strpool_intern0(pool, "unknown");
         if (!a->unknown)
                 return gc_accountant_free(a);
@@ -107,7 +106,7 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
                 slot->node.alloc_geq = both;
         }
         memset(&slot->cls, 0, sizeof(slot->cls));
-        r = gc_node_classify(&a->cfg->rules, a->cfg->catalog, &slot->node, a->pool, &slot->cls, err,
+        r = gc_node_classify(a->o.rules, a->o.catalog, &slot->node, a->pool, &slot->cls, err,
                              sizeof(err));
         slot->priced = r == 0;
         if (r < 0) {
@@ -258,7 +257,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 slot = &a->nodes[idx];
         if (pod->ns && gc_ptrmap_get(&a->ns_map, gc_strpool_intern0(a->pool, pod->ns), &idx) == 0)
                 ns = &a->nss[idx];
-        r = gc_pod_gpu_equivalents(a->cfg->res, pod, slot ? &slot->node : NULL, &geq, &estimate);
+        r = gc_pod_gpu_equivalents(a->o.res, pod, slot ? &slot->node : NULL, &geq, &estimate);
         if (r < 0) {
                 gc_diag_add(diag, "pod %s/%s: cannot size its GPU request; not billed",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "");
@@ -268,7 +267,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
             (pod->phase == GC_PHASE_SUCCEEDED || pod->phase == GC_PHASE_FAILED))
                 gc_diag_add(diag, "pod %s/%s: finished with no end time; billed nothing",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "");
-        gc_attribute(pod, ns, &a->attr, &u.dims[GC_DIM_TEAM], &ts, &u.dims[GC_DIM_PROJECT], &ps);
+        gc_attribute(pod, ns, &a->o.attr, &u.dims[GC_DIM_TEAM], &ts, &u.dims[GC_DIM_PROJECT], &ps);
         gc_attribute_labels(pod, ns, u.labels);
         u.pod_uid = pod->uid && *pod->uid ? pod->uid : NULL;
         if (!u.pod_uid) {
@@ -298,14 +297,14 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 u.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
         } else if (!kept) {
                 const gc_price_entry *e = NULL;
-                const char *ct = a->cfg->rules.default_capacity_type
-                                     ? a->cfg->rules.default_capacity_type
+                const char *ct = a->o.rules->default_capacity_type
+                                     ? a->o.rules->default_capacity_type
                                      : "on-demand";
 
                 estimate = 1;
                 u.dims[GC_DIM_MODEL] = a->unknown;
                 u.dims[GC_DIM_CAPACITY_TYPE] = gc_strpool_intern0(a->pool, ct);
-                if (gc_catalog_lookup(a->cfg->catalog, "unknown", ct, NULL, &e) == 0)
+                if (gc_catalog_lookup(a->o.catalog, "unknown", ct, NULL, &e) == 0)
                         u.usd_per_gpu_hour = e->usd_per_gpu_hour;
                 /* (A pod with only claims, when no claim is known, bills nothing to note.) */
                 if (pod->n_gpu > 0 || a->n_claims > 0)

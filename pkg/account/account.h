@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../config/config.h"
 #include "../ledger/ledger.h"
 #include "../model/model.h"
 #include "../price/price.h"
@@ -19,9 +18,19 @@
  */
 typedef struct gc_accountant gc_accountant;
 
-/* cfg, pool and ledger must outlive the accountant; pool is the one the records were decoded into.
+/* What the accountant takes of the configuration (config.h: gc_config_account_opts). */
+typedef struct gc_accountant_opts {
+        const gc_res_table *res;     /* GPU resource names and their GPU-equivalents */
+        const gc_price_rules *rules; /* node classification: labels, capacity types */
+        const gc_catalog *catalog;   /* prices; its "unknown" entry prices unseen nodes */
+        gc_attribution attr;         /* namespace teams and projects */
+} gc_accountant_opts;
+
+/*
+ * o is copied; what it points to, pool and ledger must outlive the accountant. pool is the one
+ * the records were decoded into. NULL when an argument is missing or memory runs out.
  */
-gc_accountant *gc_accountant_new(const gc_config *cfg, gc_strpool *pool, gc_ledger *ledger);
+gc_accountant *gc_accountant_new(const gc_accountant_opts *o, gc_strpool *pool, gc_ledger *ledger);
 gc_accountant *gc_accountant_free(gc_accountant *a); /* accepts NULL, returns NULL */
 /* Marks every pooled string the accountant holds (its nodes, namespaces, DRA devices, claims
  * and pods), for the pool's sweep (util.h: gc_strpool_mark). The ledger marks its own. */

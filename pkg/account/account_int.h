@@ -41,10 +41,9 @@ typedef struct gc__claim_slot {
 } gc__claim_slot;
 
 struct gc_accountant {
-        const gc_config *cfg;
+        gc_accountant_opts o;
         gc_strpool *pool;
         gc_ledger *ledger;
-        gc_attribution attr;
         gc__node_slot *nodes;
         size_t n_nodes, cap_nodes;
         gc_namespace *nss;

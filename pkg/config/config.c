@@ -1498,6 +1498,15 @@ void gc_config_attribution(const gc_config *c, gc_attribution *ret)
         ret->n_ns_projects = c->n_ns_projects;
 }
 
+void gc_config_account_opts(const gc_config *c, gc_accountant_opts *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        ret->res = c->res;
+        ret->rules = &c->rules;
+        ret->catalog = c->catalog;
+        gc_config_attribution(c, &ret->attr);
+}
+
 void gc_config_publish_opts(const gc_config *c, gc_publish_opts *ret)
 {
         memset(ret, 0, sizeof(*ret));

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "../account/account.h"
 #include "../advisor/advisor.h"
 #include "../ledger/ledger.h"
 #include "../model/model.h"
@@ -112,6 +113,8 @@ int gc_config_add_label_key(gc_config *c, const char *key, size_t n, char *err, 
 /* Views of the configuration for the modules that take it. */
 void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *ret);
 void gc_config_attribution(const gc_config *c, gc_attribution *ret);
+/* The accountant's: resources, node rules, the catalog and attribution (pointers into c). */
+void gc_config_account_opts(const gc_config *c, gc_accountant_opts *ret);
 /* The reports' options (zone, retention, top pods, budgets, chargeback, currency); no savings. */
 void gc_config_publish_opts(const gc_config *c, gc_publish_opts *ret);
 

@@ -46,11 +46,14 @@ static char *ctl__fetch(ctl *c, const char *name, size_t *ret_len, int *ret_err)
 /* Starts over with an empty ledger (a partly restored one must not be used). */
 static int ctl__reset_ledger(ctl *c)
 {
+        gc_accountant_opts ao;
+
         c->acct = gc_accountant_free(c->acct);
         c->ledger = gc_ledger_free(c->ledger);
         c->ledger = gc__ctl_ledger_new(c);
+        gc_config_account_opts(c->cfg, &ao);
         if (c->ledger)
-                c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
+                c->acct = gc_accountant_new(&ao, c->pool, c->ledger);
         gc_accountant_set_owners(c->acct, c->owners);
         return c->acct ? 0 : -ENOMEM;
 }

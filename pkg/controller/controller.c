@@ -77,6 +77,7 @@ gc_ledger *gc__ctl_ledger_new(const ctl *c)
 /* Loads the configuration and the API server's address; returns an exit status or 0. */
 static int ctl__setup(ctl *c, const gc_controller_opts *o)
 {
+        gc_accountant_opts ao;
         char err[512];
         gc_buf file;
         int r;
@@ -121,8 +122,9 @@ static int ctl__setup(ctl *c, const gc_controller_opts *o)
                 return 1;
         }
         c->ledger = gc__ctl_ledger_new(c);
+        gc_config_account_opts(c->cfg, &ao);
         if (c->ledger)
-                c->acct = gc_accountant_new(c->cfg, c->pool, c->ledger);
+                c->acct = gc_accountant_new(&ao, c->pool, c->ledger);
         c->owners = gc_owner_table_new(0);
         if (!c->acct || !c->owners) {
                 gc_log(GC_LOG_ERROR, "cannot start", "error", "out of memory", NULL);

@@ -23,6 +23,7 @@ int gc_dump_start_labels(gc_dump *d, const gc_dump_input *config, const gc_dump_
                          const char *const *keys, size_t n_keys, char *err, size_t errlen)
 {
         gc_ledger_opts lo;
+        gc_accountant_opts ao;
         char msg[512];
         int r;
 
@@ -66,8 +67,9 @@ int gc_dump_start_labels(gc_dump *d, const gc_dump_input *config, const gc_dump_
         lo.label_keys = d->cfg->label_keys;
         lo.n_label_keys = d->cfg->n_label_keys;
         d->ledger = gc_ledger_new(&lo);
+        gc_config_account_opts(d->cfg, &ao);
         if (d->ledger)
-                d->acct = gc_accountant_new(d->cfg, d->pool, d->ledger);
+                d->acct = gc_accountant_new(&ao, d->pool, d->ledger);
         if (!d->acct)
                 goto nomem;
         d->pods.limit = GC__DUMP_MAX_PODS;

@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         gc_pod_vec pods = {.limit = 64};
         gc_node_vec nodes = {.limit = 16};
         gc_device_class_vec classes = {.limit = 16};
+        gc_accountant_opts ao;
         gc_ledger_opts lo;
         gc_decode_stats st;
         gc_model_opts o;
@@ -45,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lo.pool = pool;
         lo.max_intervals = 4096;
         ledger = gc_ledger_new(&lo);
-        acct = ledger ? gc_accountant_new(cfg, pool, ledger) : NULL;
+        gc_config_account_opts(cfg, &ao);
+        acct = ledger ? gc_accountant_new(&ao, pool, ledger) : NULL;
         if (!acct)
                 goto done;
         gc_config_model_opts(cfg, pool, &o);

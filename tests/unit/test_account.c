@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "account/account.h"
+#include "config/config.h"
 
 /* 2026-11-16T00:00:00Z */
 #define T0 1794787200
@@ -76,6 +77,7 @@ typedef struct fixture {
 
 static void load(fixture *f)
 {
+        gc_accountant_opts ao;
         gc_ledger_opts lo;
         gc_model_opts mo;
         gc_decode_stats st;
@@ -87,7 +89,8 @@ static void load(fixture *f)
         memset(&lo, 0, sizeof(lo));
         lo.pool = f->pool;
         f->ledger = gc_ledger_new(&lo);
-        f->acct = gc_accountant_new(f->cfg, f->pool, f->ledger);
+        gc_config_account_opts(f->cfg, &ao);
+        f->acct = gc_accountant_new(&ao, f->pool, f->ledger);
         ck_assert_ptr_nonnull(f->acct);
         f->pods.limit = f->nodes.limit = f->nss.limit = 100;
         gc_config_model_opts(f->cfg, f->pool, &mo);
@@ -141,9 +144,10 @@ START_TEST(test_day)
         gc_cost_summary s;
         gc_query q;
         fixture f;
-        int held[4];
+        int held[4] = {-1, -1, -1, -1};
 
         load(&f);
+        ck_assert_uint_eq(f.pods.n, 4);
         for (size_t i = 0; i < f.pods.n; i++)
                 held[i] = gc_account_pod(f.acct, &f.pods.v[i], &f.diag);
         ck_assert_int_eq(held[0], 1);
@@ -250,6 +254,7 @@ START_TEST(test_restart_keeps_gone_node_and_owner)
         gc_owner_table *t = gc_owner_table_new(0), *t2 = gc_owner_table_new(0);
         gc_owner job = {"j1", "Job", "ml", "nightly-1", "CronJob", "nightly"};
         gc_cost_summary s1, s2;
+        gc_accountant_opts ao;
         gc_accountant *b;
         const gc_cost_row *r;
         gc_query q;
@@ -279,7 +284,8 @@ START_TEST(test_restart_keeps_gone_node_and_owner)
         ck_assert_uint_eq(r->estimates, 0);
 
         /* restarted: only the T4 node and an empty owner table (nothing lists the Job now) */
-        b = gc_accountant_new(f.cfg, f.pool, f.ledger);
+        gc_config_account_opts(f.cfg, &ao);
+        b = gc_accountant_new(&ao, f.pool, f.ledger);
         ck_assert_ptr_nonnull(b);
         gc_accountant_set_owners(b, t2);
         ck_assert_int_eq(gc_account_node(b, &f.nodes.v[1], &f.diag), 0);

@@ -535,6 +535,7 @@ typedef struct acct {
 static void acct_init(acct *x, const char *slices_json, const char *claims_json,
                       const char *nodes_json)
 {
+        gc_accountant_opts ao;
         gc_ledger_opts lo;
         gc_decode_stats st;
         char *j;
@@ -544,7 +545,8 @@ static void acct_init(acct *x, const char *slices_json, const char *claims_json,
         memset(&lo, 0, sizeof(lo));
         lo.pool = x->e.pool;
         x->ledger = gc_ledger_new(&lo);
-        x->a = gc_accountant_new(x->cfg, x->e.pool, x->ledger);
+        gc_config_account_opts(x->cfg, &ao);
+        x->a = gc_accountant_new(&ao, x->e.pool, x->ledger);
         ck_assert_ptr_nonnull(x->a);
         memset(&x->nodes, 0, sizeof(x->nodes));
         x->nodes.limit = 100;
@@ -854,6 +856,7 @@ END_TEST
 
 START_TEST(restored_pod_whose_claim_is_gone_keeps_its_figures)
 {
+        gc_accountant_opts ao;
         acct x, y;
         gc_cost_summary s;
         gc_pod a, b;
@@ -876,7 +879,8 @@ START_TEST(restored_pod_whose_claim_is_gone_keeps_its_figures)
         y.e = x.e;
         y.cfg = x.cfg;
         y.ledger = x.ledger;
-        y.a = gc_accountant_new(y.cfg, y.e.pool, y.ledger);
+        gc_config_account_opts(y.cfg, &ao);
+        y.a = gc_accountant_new(&ao, y.e.pool, y.ledger);
         ck_assert_ptr_nonnull(y.a);
         for (size_t i = 0; i < x.nodes.n; i++)
                 ck_assert_int_eq(gc_account_node(y.a, &x.nodes.v[i], &x.e.diag), 0);
