@@ -37,7 +37,7 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
                         int64_t scrape_at, int64_t interval_s, int64_t start, int64_t end,
                         int64_t now, gc_buf *md, gc_buf *json)
 {
-        gc_gpuuse_opts uo;
+        gc_savings_opts so;
         gc_gpuuse *store = NULL;
         cli__order *order = NULL;
         gc_advisor_pod *pods = NULL;
@@ -47,8 +47,8 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
         int r = -ENOMEM;
 
         memset(&tab, 0, sizeof(tab));
-        gc_savings_gpuuse_opts(d->cfg, &uo);
-        store = gc_gpuuse_new(&uo);
+        gc_config_savings_opts(d->cfg, &so);
+        store = gc_gpuuse_new(&so.usage);
         order = calloc(n_files ? n_files : 1, sizeof(*order));
         if (!store || !order)
                 goto finish;
@@ -91,8 +91,8 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
                                        &n_pods);
         if (r < 0)
                 goto finish;
-        r = gc_savings_run(d->cfg, NULL, d->ledger, start, end, now, pods, n_pods, NULL, NULL, 0,
-                           md, json, NULL, err, sizeof(err));
+        r = gc_savings_run(&so, d->ledger, start, end, now, pods, n_pods, NULL, NULL, 0, md, json,
+                           NULL, err, sizeof(err));
         if (r < 0)
                 cli_error("advisor: %s", err);
 finish:

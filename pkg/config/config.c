@@ -1498,6 +1498,24 @@ void gc_config_attribution(const gc_config *c, gc_attribution *ret)
         ret->n_ns_projects = c->n_ns_projects;
 }
 
+void gc_config_savings_opts(const gc_config *c, gc_savings_opts *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        ret->advisor = c->advisor;
+        ret->catalog = c->catalog;
+        ret->tco = c->has_tco ? &c->tco : NULL;
+        ret->team_label_key = c->n_team_keys ? c->team_keys[0] : NULL;
+        ret->project_label_key = c->n_project_keys ? c->project_keys[0] : NULL;
+        ret->currency = c->catalog && c->catalog->currency ? c->catalog->currency : "USD";
+        gc_gpuuse_opts_default(&ret->usage);
+        ret->usage.idle_activity = c->advisor.idle_activity;
+        ret->usage.idle_mem_frac = c->advisor.idle_memory_fraction;
+        ret->usage.active_activity = c->advisor.over_request_active_activity;
+        if (c->has_dcgm)
+                ret->usage.interval_s = c->dcgm.interval_s;
+        ret->usage.retention_s = c->usage_retention_days * 86400;
+}
+
 void gc_config_account_opts(const gc_config *c, gc_accountant_opts *ret)
 {
         memset(ret, 0, sizeof(*ret));

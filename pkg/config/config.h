@@ -11,6 +11,7 @@
 #include "../price/price.h"
 #include "../publish/publish.h"
 #include "../report/report.h"
+#include "../savings/savings.h"
 #include "../tz/tz.h"
 #include "../util/util.h"
 
@@ -113,6 +114,8 @@ int gc_config_add_label_key(gc_config *c, const char *key, size_t n, char *err, 
 /* Views of the configuration for the modules that take it. */
 void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *ret);
 void gc_config_attribution(const gc_config *c, gc_attribution *ret);
+/* The advisor's run and the usage store's (thresholds, catalog, TCO, attribution keys). */
+void gc_config_savings_opts(const gc_config *c, gc_savings_opts *ret);
 /* The accountant's: resources, node rules, the catalog and attribution (pointers into c). */
 void gc_config_account_opts(const gc_config *c, gc_accountant_opts *ret);
 /* The reports' options (zone, retention, top pods, budgets, chargeback, currency); no savings. */

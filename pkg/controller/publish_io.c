@@ -162,7 +162,8 @@ static void ctl__savings_make(ctl *c, const gc_advisor_result *adv, const gc_pub
         if (!adv || p->kind != GC_PUBLISH_WEEKLY || (p->complete && p != plan->latest_weekly) ||
             end <= p->start)
                 return;
-        r = gc_savings_render(c->cfg, adv, team, CTL_REPORT_FINDINGS, &ret->md, &ret->json);
+        r = gc_savings_render(c->cfg->catalog->currency, adv, team, CTL_REPORT_FINDINGS, &ret->md,
+                              &ret->json);
         if (r == -E2BIG)
                 gc_log(GC_LOG_WARN, "the findings do not fit in a report; see the API", "configmap",
                        p->name, NULL);

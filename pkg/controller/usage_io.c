@@ -282,18 +282,19 @@ static int ctl__advise(ctl *c, int64_t start, int64_t end, int64_t now, gc_buf *
 {
         struct ctl_usage *u = c->usage;
         gc_advisor_pod *pods = NULL;
-        gc_advisor_opts opts;
+        gc_savings_opts so;
         size_t n_pods = 0;
         char err[512];
         int r;
 
-        gc__ctl_dra_advisor_opts(c, &opts);
+        gc_config_savings_opts(c->cfg, &so);
+        gc__ctl_dra_advisor_opts(c, &so.advisor);
         /* The table stays ours while we hold u->mu; the pods point into it. */
         pthread_mutex_lock(&u->mu);
         r = gc_savings_collect(c->ledger, start, end, now, ctl__pod_of, c,
                                u->has_table ? &u->table : NULL, &pods, &n_pods);
         if (r == 0)
-                r = gc_savings_run(c->cfg, &opts, c->ledger, start, end, now, pods, n_pods,
+                r = gc_savings_run(&so, c->ledger, start, end, now, pods, n_pods,
                                    ctl__usage_note(c, u), NULL, 0, md, json, ret_result, err,
                                    sizeof(err));
         else
@@ -400,7 +401,7 @@ static int ctl__demo(ctl *c)
         struct ctl_usage *u = c->usage;
         const gc_dump_input *metrics = &c->demo->metrics, *settings = &c->demo->settings;
         int64_t now, start, end, first;
-        gc_gpuuse_opts uo;
+        gc_savings_opts so;
         gc_gpuuse_stats st;
         char err[256];
         int r;
@@ -411,8 +412,8 @@ static int ctl__demo(ctl *c)
                                   sizeof(err));
         if (r < 0)
                 return r;
-        gc_savings_gpuuse_opts(c->cfg, &uo);
-        u->store = gc_gpuuse_new(&uo);
+        gc_config_savings_opts(c->cfg, &so);
+        u->store = gc_gpuuse_new(&so.usage);
         if (!u->store)
                 return -ENOMEM;
         u->prom.lookback_s = c->cfg->prometheus.lookback_days * 86400;
@@ -435,7 +436,7 @@ static int ctl__demo(ctl *c)
 int gc__ctl_usage_start(ctl *c)
 {
         struct ctl_usage *u = calloc(1, sizeof(*u));
-        gc_gpuuse_opts uo;
+        gc_savings_opts so;
         char err[256];
         int r;
 
@@ -452,8 +453,8 @@ int gc__ctl_usage_start(ctl *c)
         }
         if (!c->cfg->has_dcgm && !c->cfg->has_prometheus)
                 return 0;
-        gc_savings_gpuuse_opts(c->cfg, &uo);
-        u->store = gc_gpuuse_new(&uo);
+        gc_config_savings_opts(c->cfg, &so);
+        u->store = gc_gpuuse_new(&so.usage);
         if (!u->store)
                 return -ENOMEM;
         u->prom.lookback_s = c->cfg->prometheus.lookback_days * 86400;

@@ -9,17 +9,6 @@
 
 #include "promtext/promtext.h"
 
-void gc_savings_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret)
-{
-        gc_gpuuse_opts_default(ret);
-        ret->idle_activity = cfg->advisor.idle_activity;
-        ret->idle_mem_frac = cfg->advisor.idle_memory_fraction;
-        ret->active_activity = cfg->advisor.over_request_active_activity;
-        if (cfg->has_dcgm)
-                ret->interval_s = cfg->dcgm.interval_s;
-        ret->retention_s = cfg->usage_retention_days * 86400;
-}
-
 static const char *gc_savings__dup(gc_strpool *p, const char *s, int *failed)
 {
         const char *r;
@@ -313,14 +302,13 @@ static int gc_savings__only_team(const gc_advisor_result *r, const char *team,
         return 0;
 }
 
-int gc_savings_render(const gc_config *cfg, const gc_advisor_result *res, const char *team,
+int gc_savings_render(const char *currency, const gc_advisor_result *res, const char *team,
                       size_t max_findings, gc_buf *md, gc_buf *json)
 {
-        const char *currency = cfg && cfg->catalog ? cfg->catalog->currency : NULL;
         gc_advisor_result view;
         int r = 0;
 
-        if (!cfg || !res)
+        if (!res)
                 return -EINVAL;
         if (team) {
                 r = gc_savings__only_team(res, team, &view);
@@ -342,13 +330,12 @@ int gc_savings_render(const gc_config *cfg, const gc_advisor_result *res, const 
         return r;
 }
 
-int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *settings, const gc_ledger *l,
-                   int64_t start, int64_t end, int64_t now, const gc_advisor_pod *pods,
-                   size_t n_pods, const char *usage_note, const char *team, size_t max_findings,
-                   gc_buf *md, gc_buf *json, gc_advisor_result **ret_result, char *err,
-                   size_t errlen)
+int gc_savings_run(const gc_savings_opts *o, const gc_ledger *l, int64_t start, int64_t end,
+                   int64_t now, const gc_advisor_pod *pods, size_t n_pods, const char *usage_note,
+                   const char *team, size_t max_findings, gc_buf *md, gc_buf *json,
+                   gc_advisor_result **ret_result, char *err, size_t errlen)
 {
-        gc_advisor_opts opts = settings ? *settings : cfg->advisor;
+        gc_advisor_opts opts = o->advisor;
         gc_advisor_input in;
         gc_advisor_result *res = NULL;
         int r;
@@ -363,17 +350,17 @@ int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *settings, const 
         in.end = end;
         in.now = now;
         in.ledger = l;
-        in.catalog = cfg->catalog;
-        in.tco = cfg->has_tco ? &cfg->tco : NULL;
+        in.catalog = o->catalog;
+        in.tco = o->tco;
         in.pods = pods;
         in.n_pods = n_pods;
         in.usage_note = usage_note;
-        in.team_label_key = cfg->n_team_keys ? cfg->team_keys[0] : NULL;
-        in.project_label_key = cfg->n_project_keys ? cfg->project_keys[0] : NULL;
+        in.team_label_key = o->team_label_key;
+        in.project_label_key = o->project_label_key;
         r = gc_advisor_run(&in, &res, err, errlen);
         if (r < 0)
                 return r;
-        r = gc_savings_render(cfg, res, team, max_findings, md, json);
+        r = gc_savings_render(o->currency, res, team, max_findings, md, json);
         if (r < 0)
                 snprintf(err, errlen, "cannot render the findings: %s", strerror(-r));
         if (r == 0 && ret_result) {

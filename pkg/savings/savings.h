@@ -10,11 +10,23 @@
 #include <stdint.h>
 
 #include "advisor/advisor.h"
-#include "config/config.h"
 #include "gpuuse/gpuuse.h"
 #include "ledger/ledger.h"
 #include "model/model.h"
 #include "util/util.h"
+
+/*
+ * What savings takes of the configuration (config.h: gc_config_savings_opts fills it; pointers
+ * into the configuration, which must outlive their use).
+ */
+typedef struct gc_savings_opts {
+        gc_advisor_opts advisor;                        /* thresholds and the findings' bound */
+        const gc_catalog *catalog;                      /* prices, for every money figure */
+        const gc_tco_inputs *tco;                       /* NULL: no owned-hardware findings */
+        const char *team_label_key, *project_label_key; /* the first of each, or NULL */
+        const char *currency;                           /* the catalog's ("USD") */
+        gc_gpuuse_opts usage; /* a usage store's options: idle thresholds shared with the advisor */
+} gc_savings_opts;
 
 /*
  * Per-pod usage summaries copied out of a gc_gpuuse store, sorted by (namespace, pod): the
@@ -48,21 +60,19 @@ int gc_savings_collect(const gc_ledger *l, int64_t start, int64_t end, int64_t n
                        gc_advisor_pod **ret, size_t *ret_n);
 
 /*
- * Runs the advisor over [start, end) with the configuration's options, catalog and TCO, and
- * renders it as gc_savings_render does. usage_note: why there is no usage data, or NULL. With a
- * team the advisor keeps every finding, so the team's are all there to pick from. ret_result
- * (may be NULL) receives the whole result (a reference: gc_advisor_result_unref). opts: the
- * advisor's settings, NULL for cfg->advisor (the controller passes a copy naming the
- * DeviceClasses it watches).
+ * Runs the advisor over [start, end) with o's settings, catalog and TCO, and renders it as
+ * gc_savings_render does. usage_note: why there is no usage data, or NULL. With a team the
+ * advisor keeps every finding, so the team's are all there to pick from. ret_result (may be
+ * NULL) receives the whole result (a reference: gc_advisor_result_unref). (The controller passes
+ * a copy of its options whose advisor settings name the DeviceClasses it watches.)
  */
-int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *opts, const gc_ledger *l,
-                   int64_t start, int64_t end, int64_t now, const gc_advisor_pod *pods,
-                   size_t n_pods, const char *usage_note, const char *team, size_t max_findings,
-                   gc_buf *md, gc_buf *json, gc_advisor_result **ret_result, char *err,
-                   size_t errlen);
+int gc_savings_run(const gc_savings_opts *o, const gc_ledger *l, int64_t start, int64_t end,
+                   int64_t now, const gc_advisor_pod *pods, size_t n_pods, const char *usage_note,
+                   const char *team, size_t max_findings, gc_buf *md, gc_buf *json,
+                   gc_advisor_result **ret_result, char *err, size_t errlen);
 
 /*
- * Renders a result made earlier, unchanged, in the configuration's currency: Markdown (the
+ * Renders a result made earlier, unchanged, in the given currency (NULL: "USD"): Markdown (the
  * report's "Savings" section) and JSON (/api/v1/recommendations, a report's "savings"). team
  * non-NULL keeps that team's findings only (a team's own copy of a report: no other team's
  * pods, no cluster-wide findings, no notes); its totals count all of its findings, those past
@@ -71,7 +81,7 @@ int gc_savings_run(const gc_config *cfg, const gc_advisor_opts *opts, const gc_l
  * report ConfigMaps' sections this way from the result its API serves, so both say the same.
  * -EINVAL, -ENOMEM, or the buffers' error (-E2BIG past a limit).
  */
-int gc_savings_render(const gc_config *cfg, const gc_advisor_result *res, const char *team,
+int gc_savings_render(const char *currency, const gc_advisor_result *res, const char *team,
                       size_t max_findings, gc_buf *md, gc_buf *json);
 
 /*
@@ -80,8 +90,5 @@ int gc_savings_render(const gc_config *cfg, const gc_advisor_result *res, const 
  * the body has fewer than two times, some samples carry no timestamp, or the gap is over an hour.
  */
 int64_t gc_savings_series_interval(const char *data, size_t len, int64_t *ret_first);
-
-/* The store's options from the configuration (idle thresholds shared with the advisor). */
-void gc_savings_gpuuse_opts(const gc_config *cfg, gc_gpuuse_opts *ret);
 
 #endif

@@ -1079,6 +1079,7 @@ static char *savings_section(const char *md)
  */
 START_TEST(test_report_savings_from_the_snapshot)
 {
+        gc_savings_opts so;
         gc_snapshot_parts p;
         gc_advisor_pod *pods = NULL;
         gc_advisor_result *res = NULL;
@@ -1094,8 +1095,9 @@ START_TEST(test_report_savings_from_the_snapshot)
             gc_savings_collect(base, NOW - 7 * DAY, NOW, NOW, NULL, NULL, NULL, &pods, &n), 0);
         gc_buf_init(&md, 1u << 20);
         gc_buf_init(&json, 1u << 20);
-        ck_assert_int_eq(gc_savings_run(cfg, NULL, base, NOW - 7 * DAY, NOW, NOW, pods, n, NULL,
-                                        NULL, 0, &md, &json, &res, err, sizeof(err)),
+        gc_config_savings_opts(cfg, &so);
+        ck_assert_int_eq(gc_savings_run(&so, base, NOW - 7 * DAY, NOW, NOW, pods, n, NULL, NULL, 0,
+                                        &md, &json, &res, err, sizeof(err)),
                          0);
         free(pods);
         ck_assert_uint_gt(res->n_findings, 0);
@@ -1130,7 +1132,8 @@ START_TEST(test_report_savings_from_the_snapshot)
                 gc_buf_init(&smd, GC_PUBLISH_MAX_BYTES / 4);
                 gc_buf_init(&sjson, GC_PUBLISH_MAX_BYTES / 4);
                 ck_assert_int_eq(
-                    gc_savings_render(cfg, gc_snapshot_advice(s), NULL, 50, &smd, &sjson), 0);
+                    gc_savings_render(so.currency, gc_snapshot_advice(s), NULL, 50, &smd, &sjson),
+                    0);
                 wo.savings_markdown = smd.data;
                 wo.savings_json = sjson.data;
                 memset(&rep, 0, sizeof(rep));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "savings/savings.h"
 
 #define H100 "NVIDIA-H100-80GB-HBM3"
@@ -20,6 +21,7 @@ static const char config_json[] =
 
 typedef struct fixture {
         gc_config *cfg;
+        gc_savings_opts so; /* the configuration's view */
         gc_strpool *pool;
         gc_ledger *l;
         gc_gpuuse *store;
@@ -87,7 +89,6 @@ static void setup(fixture *f)
         char err[256];
         gc_ledger_opts lo;
         gc_capacity cap;
-        gc_gpuuse_opts uo;
         gc_gpuuse_stats st;
 
         memset(f, 0, sizeof(*f));
@@ -125,8 +126,8 @@ static void setup(fixture *f)
         series(&f->body, "web", "train-1", 1, 0.9, 30000);
         for (int g = 2; g < 5; g++)
                 series(&f->body, "web", "train-1", g, 0.0, 0);
-        gc_savings_gpuuse_opts(f->cfg, &uo);
-        f->store = gc_gpuuse_new(&uo);
+        gc_config_savings_opts(f->cfg, &f->so);
+        f->store = gc_gpuuse_new(&f->so.usage);
         ck_assert_ptr_nonnull(f->store);
         memset(&st, 0, sizeof(st));
         ck_assert_int_eq(
@@ -273,8 +274,8 @@ START_TEST(run_and_team_filter)
         gc_buf_init(&md, 1u << 20);
         gc_buf_init(&json, 1u << 20);
 
-        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
-                                        NULL, NULL, 0, &md, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(&f.so, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                        NULL, 0, &md, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -290,8 +291,8 @@ START_TEST(run_and_team_filter)
         /* A team's copy: its findings only, its totals, no notes naming other teams' pods. */
         gc_buf_reset(&md);
         gc_buf_reset(&json);
-        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
-                                        NULL, "ml", 0, &md, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(&f.so, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                        "ml", 0, &md, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -314,8 +315,8 @@ START_TEST(run_and_team_filter)
         ck_assert_ptr_null(strstr(md.data, "train-1"));
 
         gc_buf_reset(&json);
-        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
-                                        NULL, "web", 0, NULL, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(&f.so, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                        "web", 0, NULL, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -324,8 +325,8 @@ START_TEST(run_and_team_filter)
 
         /* A report's cut: the largest listed, the others counted. */
         gc_buf_reset(&json);
-        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
-                                        NULL, NULL, 1, NULL, &json, NULL, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(&f.so, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                        NULL, 1, NULL, &json, NULL, err, sizeof(err)),
                          0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
@@ -365,8 +366,8 @@ START_TEST(render_from_a_shared_result)
         ck_assert_int_eq(
             gc_savings_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n),
             0);
-        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
-                                        NULL, NULL, 0, NULL, NULL, &shared, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(&f.so, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                        NULL, 0, NULL, NULL, &shared, err, sizeof(err)),
                          0);
         gc_buf_init(&md, 1u << 20);
         gc_buf_init(&json, 1u << 20);
@@ -377,16 +378,17 @@ START_TEST(render_from_a_shared_result)
                 gc_buf_reset(&json);
                 gc_buf_reset(&md2);
                 gc_buf_reset(&json2);
-                ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP,
-                                                pods, n, NULL, cases[i].team, cases[i].max, &md,
-                                                &json, NULL, err, sizeof(err)),
+                ck_assert_int_eq(gc_savings_run(&f.so, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods,
+                                                n, NULL, cases[i].team, cases[i].max, &md, &json,
+                                                NULL, err, sizeof(err)),
                                  0);
-                ck_assert_int_eq(
-                    gc_savings_render(f.cfg, shared, cases[i].team, cases[i].max, &md2, &json2), 0);
+                ck_assert_int_eq(gc_savings_render(f.so.currency, shared, cases[i].team,
+                                                   cases[i].max, &md2, &json2),
+                                 0);
                 ck_assert_str_eq(json2.data, json.data);
                 ck_assert_str_eq(md2.data, md.data);
         }
-        ck_assert_int_eq(gc_savings_render(f.cfg, NULL, NULL, 0, &md, NULL), -EINVAL);
+        ck_assert_int_eq(gc_savings_render(f.so.currency, NULL, NULL, 0, &md, NULL), -EINVAL);
         gc_buf_free(&md);
         gc_buf_free(&json);
         gc_buf_free(&md2);
@@ -408,7 +410,7 @@ START_TEST(render_team_of_a_cut_result)
         gc_savings_table t;
         gc_advisor_pod *pods = NULL;
         gc_advisor_result *whole = NULL, *cut = NULL;
-        gc_advisor_opts o;
+        gc_savings_opts o;
         size_t n = 0;
         gc_buf json;
         char err[256], got[512];
@@ -420,20 +422,20 @@ START_TEST(render_team_of_a_cut_result)
         ck_assert_int_eq(
             gc_savings_collect(f.l, T0, T0 + N * STEP, T0 + N * STEP, pod_of, &f, &t, &pods, &n),
             0);
-        ck_assert_int_eq(gc_savings_run(f.cfg, NULL, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
-                                        NULL, NULL, 0, NULL, NULL, &whole, err, sizeof(err)),
+        ck_assert_int_eq(gc_savings_run(&f.so, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                        NULL, 0, NULL, NULL, &whole, err, sizeof(err)),
                          0);
-        o = f.cfg->advisor;
-        o.max_findings = 1; /* keeps train-1's over_request, the larger */
-        ck_assert_int_eq(gc_savings_run(f.cfg, &o, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n,
-                                        NULL, NULL, 0, NULL, NULL, &cut, err, sizeof(err)),
+        o = f.so;
+        o.advisor.max_findings = 1; /* keeps train-1's over_request, the larger */
+        ck_assert_int_eq(gc_savings_run(&o, f.l, T0, T0 + N * STEP, T0 + N * STEP, pods, n, NULL,
+                                        NULL, 0, NULL, NULL, &cut, err, sizeof(err)),
                          0);
         ck_assert_uint_eq(cut->n_findings, 1);
         gc_buf_init(&json, 1u << 20);
-        ck_assert_int_eq(gc_savings_render(f.cfg, whole, "ml", 0, NULL, &json), 0);
+        ck_assert_int_eq(gc_savings_render(f.so.currency, whole, "ml", 0, NULL, &json), 0);
         want = parse(&json);
         gc_buf_reset(&json);
-        ck_assert_int_eq(gc_savings_render(f.cfg, cut, "ml", 0, NULL, &json), 0);
+        ck_assert_int_eq(gc_savings_render(f.so.currency, cut, "ml", 0, NULL, &json), 0);
         doc = parse(&json);
         kinds(doc, got, sizeof(got));
         ck_assert_str_eq(got, "");
