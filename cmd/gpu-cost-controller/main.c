@@ -163,6 +163,201 @@ static const char *env_or(const char *name, const char *def)
         return v && *v ? v : def;
 }
 
+/* The flags' defaults, and those the environment gives (the chart sets them). */
+static void ctl__defaults(gc_controller_opts *o)
+{
+        memset(o, 0, sizeof(*o));
+        o->config_path = env_or("GPU_COST_CONFIG", NULL);
+        o->kubeconfig = env_or("KUBECONFIG", NULL);
+        o->ns = env_or("GPU_COST_NAMESPACE", NULL);
+        o->listen = env_or("GPU_COST_LISTEN", "0.0.0.0:8080");
+        o->probe_listen = env_or("GPU_COST_PROBE_LISTEN", NULL);
+        o->id = env_or("POD_NAME", NULL);
+        o->lease_name = "gpu-cost-controller";
+        o->lease_duration_s = 15;
+        o->leader_election = 1;
+        o->checkpoint_interval_s = 60;
+        o->report_interval_s = 300;
+        o->fold_after_s = 6 * 3600;
+        /* Up to 62 days of hours (back to the start of last month) at 500 busy GPU nodes are
+         * about 1.3 million rows (docs/benchmarks.md). */
+        o->max_history_rows = 2000000;
+        o->snapshot_interval_s = 5;
+}
+
+/*
+ * One flag (getopt_long's ch and optarg) into o: 0 to go on, 2 for a bad one (said on standard
+ * error), -1 when it was answered (--version, --help) and the program ends with 0. flag: as given.
+ */
+static int ctl__flag(int ch, const char *flag, gc_controller_opts *o, int *listen_given)
+{
+        int level;
+
+        switch (ch) {
+        case 'c':
+                o->config_path = optarg;
+                break;
+        case 'k':
+                o->kubeconfig = optarg;
+                break;
+        case 'x':
+                o->context = optarg;
+                break;
+        case 'n':
+                o->ns = optarg;
+                break;
+        case 'l':
+                o->listen = optarg;
+                *listen_given = 1;
+                break;
+        case 'i':
+                o->id = optarg;
+                break;
+        case 'C':
+                if (duration_flag("checkpoint-interval", optarg, 1, &o->checkpoint_interval_s) < 0)
+                        return 2;
+                break;
+        case 'R':
+                if (duration_flag("report-interval", optarg, 1, &o->report_interval_s) < 0)
+                        return 2;
+                break;
+        case 'F':
+                if (duration_flag("fold-after", optarg, 3600, &o->fold_after_s) < 0)
+                        return 2;
+                break;
+        case 'L':
+                o->lease_name = optarg;
+                break;
+        case 'D':
+                if (duration_flag("lease-duration", optarg, 5, &o->lease_duration_s) < 0)
+                        return 2;
+                break;
+        case 'N':
+                o->leader_election = 0;
+                break;
+        case 'S':
+                if (duration_flag("snapshot-interval", optarg, 1, &o->snapshot_interval_s) < 0)
+                        return 2;
+                break;
+        case 'M':
+                o->demo = 1;
+                break;
+        case 'v':
+                level = gc_log_parse_level(optarg);
+                if (level < 0) {
+                        fprintf(stderr,
+                                "gpu-cost-controller: --log-level: expected "
+                                "debug, info, warn or error, got \"%s\"\n",
+                                optarg);
+                        return 2;
+                }
+                gc_log_set_level(level);
+                break;
+        case CTL_OPT_PROBE_LISTEN:
+                o->probe_listen = optarg && *optarg ? optarg : NULL;
+                break;
+        case CTL_OPT_TLS_CERT:
+                o->tls_cert_file = optarg;
+                break;
+        case CTL_OPT_TLS_KEY:
+                o->tls_key_file = optarg;
+                break;
+        case CTL_OPT_AUTH:
+                if (!optarg || !strcmp(optarg, "on") || !strcmp(optarg, "true")) {
+                        o->auth_delegate = 1;
+                } else if (!strcmp(optarg, "off") || !strcmp(optarg, "false")) {
+                        o->auth_delegate = 0;
+                } else {
+                        fprintf(stderr,
+                                "gpu-cost-controller: --auth-delegate: expected on or off, "
+                                "got \"%s\"\n",
+                                optarg);
+                        return 2;
+                }
+                break;
+        case CTL_OPT_AUTH_TTL:
+                if (duration_flag("auth-cache-ttl", optarg, 1, &o->auth_cache_ttl_s) < 0)
+                        return 2;
+                if (o->auth_cache_ttl_s > 3600) {
+                        fprintf(stderr, "gpu-cost-controller: --auth-cache-ttl: at most "
+                                        "1h\n");
+                        return 2;
+                }
+                break;
+        case CTL_OPT_AUTH_RESOURCE: {
+                gc_authz_resource res;
+                char err[256];
+
+                if (gc_authz_resource_parse(optarg, &res, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "gpu-cost-controller: --auth-resource: %s\n", err);
+                        return 2;
+                }
+                o->auth_resource = optarg;
+                break;
+        }
+        case CTL_OPT_CP_CHUNK:
+                if (int_flag("checkpoint-chunk-bytes", optarg, GC_CHECKPOINT_MIN_CHUNK,
+                             GC_CHECKPOINT_CHUNK_BYTES, &o->checkpoint_chunk_bytes) < 0)
+                        return 2;
+                break;
+        case CTL_OPT_HOURLY_HISTORY:
+                if (duration_flag("hourly-history", optarg, 3600, &o->hourly_history_s) < 0)
+                        return 2;
+                break;
+        case CTL_OPT_HISTORY_ROWS:
+                if (int_flag("max-history-rows", optarg, 1000, 100000000, &o->max_history_rows) < 0)
+                        return 2;
+                break;
+        case CTL_OPT_CP_KILL:
+                if (int_flag("test-kill-after-checkpoint-chunks", optarg, 1,
+                             GC_CHECKPOINT_MAX_CHUNKS, &o->test_kill_after_chunks) < 0)
+                        return 2;
+                break;
+        case CTL_OPT_STALL_REPORTS:
+                if (duration_flag("test-stall-report-writes", optarg, 1, &o->test_stall_report_s) <
+                    0)
+                        return 2;
+                break;
+        case CTL_OPT_SWEEP_ALWAYS:
+                o->test_sweep_always = 1;
+                break;
+        case CTL_OPT_VERSION:
+                printf("gpu-cost-controller %s%s%s%s\n", GC_VERSION,
+                       GC_REVISION[0] ? " (revision " : "", GC_REVISION, GC_REVISION[0] ? ")" : "");
+                return -1;
+        case 'h':
+                fputs(usage, stdout);
+                return -1;
+        default:
+                fprintf(stderr,
+                        "gpu-cost-controller: unknown or incomplete flag \"%s\" (see "
+                        "--help)\n",
+                        flag);
+                return 2;
+        }
+        return 0;
+}
+
+/* Flags that must go together or not at all; no arguments besides flags. 0 or 2. */
+static int ctl__validate(const gc_controller_opts *o, int argc, char **argv)
+{
+        if (!o->tls_cert_file != !o->tls_key_file) {
+                fprintf(stderr, "gpu-cost-controller: --tls-cert-file and --tls-key-file go "
+                                "together\n");
+                return 2;
+        }
+        if (o->auth_delegate && o->demo) {
+                fprintf(stderr, "gpu-cost-controller: --auth-delegate needs an API server to ask: "
+                                "not with --demo\n");
+                return 2;
+        }
+        if (optind < argc) {
+                fprintf(stderr, "gpu-cost-controller: unexpected argument \"%s\"\n", argv[optind]);
+                return 2;
+        }
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -200,189 +395,18 @@ int main(int argc, char **argv)
         static char host[256];
         struct sigaction sa;
         gc_controller_opts o;
-        int ch, rc, level, listen_given = 0;
+        int ch, rc, listen_given = 0;
 
         gc_malloc_tune(); /* before any thread (docs/controller.md, Memory) */
-        memset(&o, 0, sizeof(o));
-        o.config_path = env_or("GPU_COST_CONFIG", NULL);
-        o.kubeconfig = env_or("KUBECONFIG", NULL);
-        o.ns = env_or("GPU_COST_NAMESPACE", NULL);
-        o.listen = env_or("GPU_COST_LISTEN", "0.0.0.0:8080");
-        o.probe_listen = env_or("GPU_COST_PROBE_LISTEN", NULL);
-        o.id = env_or("POD_NAME", NULL);
-        o.lease_name = "gpu-cost-controller";
-        o.lease_duration_s = 15;
-        o.leader_election = 1;
-        o.checkpoint_interval_s = 60;
-        o.report_interval_s = 300;
-        o.fold_after_s = 6 * 3600;
-        /* Up to 62 days of hours (back to the start of last month) at 500 busy GPU nodes are
-         * about 1.3 million rows (docs/benchmarks.md). */
-        o.max_history_rows = 2000000;
-        o.snapshot_interval_s = 5;
+        ctl__defaults(&o);
         opterr = 0;
         while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-                switch (ch) {
-                case 'c':
-                        o.config_path = optarg;
-                        break;
-                case 'k':
-                        o.kubeconfig = optarg;
-                        break;
-                case 'x':
-                        o.context = optarg;
-                        break;
-                case 'n':
-                        o.ns = optarg;
-                        break;
-                case 'l':
-                        o.listen = optarg;
-                        listen_given = 1;
-                        break;
-                case 'i':
-                        o.id = optarg;
-                        break;
-                case 'C':
-                        if (duration_flag("checkpoint-interval", optarg, 1,
-                                          &o.checkpoint_interval_s) < 0)
-                                return 2;
-                        break;
-                case 'R':
-                        if (duration_flag("report-interval", optarg, 1, &o.report_interval_s) < 0)
-                                return 2;
-                        break;
-                case 'F':
-                        if (duration_flag("fold-after", optarg, 3600, &o.fold_after_s) < 0)
-                                return 2;
-                        break;
-                case 'L':
-                        o.lease_name = optarg;
-                        break;
-                case 'D':
-                        if (duration_flag("lease-duration", optarg, 5, &o.lease_duration_s) < 0)
-                                return 2;
-                        break;
-                case 'N':
-                        o.leader_election = 0;
-                        break;
-                case 'S':
-                        if (duration_flag("snapshot-interval", optarg, 1, &o.snapshot_interval_s) <
-                            0)
-                                return 2;
-                        break;
-                case 'M':
-                        o.demo = 1;
-                        break;
-                case 'v':
-                        level = gc_log_parse_level(optarg);
-                        if (level < 0) {
-                                fprintf(stderr,
-                                        "gpu-cost-controller: --log-level: expected "
-                                        "debug, info, warn or error, got \"%s\"\n",
-                                        optarg);
-                                return 2;
-                        }
-                        gc_log_set_level(level);
-                        break;
-                case CTL_OPT_PROBE_LISTEN:
-                        o.probe_listen = optarg && *optarg ? optarg : NULL;
-                        break;
-                case CTL_OPT_TLS_CERT:
-                        o.tls_cert_file = optarg;
-                        break;
-                case CTL_OPT_TLS_KEY:
-                        o.tls_key_file = optarg;
-                        break;
-                case CTL_OPT_AUTH:
-                        if (!optarg || !strcmp(optarg, "on") || !strcmp(optarg, "true")) {
-                                o.auth_delegate = 1;
-                        } else if (!strcmp(optarg, "off") || !strcmp(optarg, "false")) {
-                                o.auth_delegate = 0;
-                        } else {
-                                fprintf(stderr,
-                                        "gpu-cost-controller: --auth-delegate: expected on or off, "
-                                        "got \"%s\"\n",
-                                        optarg);
-                                return 2;
-                        }
-                        break;
-                case CTL_OPT_AUTH_TTL:
-                        if (duration_flag("auth-cache-ttl", optarg, 1, &o.auth_cache_ttl_s) < 0)
-                                return 2;
-                        if (o.auth_cache_ttl_s > 3600) {
-                                fprintf(stderr, "gpu-cost-controller: --auth-cache-ttl: at most "
-                                                "1h\n");
-                                return 2;
-                        }
-                        break;
-                case CTL_OPT_AUTH_RESOURCE: {
-                        gc_authz_resource res;
-                        char err[256];
-
-                        if (gc_authz_resource_parse(optarg, &res, err, sizeof(err)) < 0) {
-                                fprintf(stderr, "gpu-cost-controller: --auth-resource: %s\n", err);
-                                return 2;
-                        }
-                        o.auth_resource = optarg;
-                        break;
-                }
-                case CTL_OPT_CP_CHUNK:
-                        if (int_flag("checkpoint-chunk-bytes", optarg, GC_CHECKPOINT_MIN_CHUNK,
-                                     GC_CHECKPOINT_CHUNK_BYTES, &o.checkpoint_chunk_bytes) < 0)
-                                return 2;
-                        break;
-                case CTL_OPT_HOURLY_HISTORY:
-                        if (duration_flag("hourly-history", optarg, 3600, &o.hourly_history_s) < 0)
-                                return 2;
-                        break;
-                case CTL_OPT_HISTORY_ROWS:
-                        if (int_flag("max-history-rows", optarg, 1000, 100000000,
-                                     &o.max_history_rows) < 0)
-                                return 2;
-                        break;
-                case CTL_OPT_CP_KILL:
-                        if (int_flag("test-kill-after-checkpoint-chunks", optarg, 1,
-                                     GC_CHECKPOINT_MAX_CHUNKS, &o.test_kill_after_chunks) < 0)
-                                return 2;
-                        break;
-                case CTL_OPT_STALL_REPORTS:
-                        if (duration_flag("test-stall-report-writes", optarg, 1,
-                                          &o.test_stall_report_s) < 0)
-                                return 2;
-                        break;
-                case CTL_OPT_SWEEP_ALWAYS:
-                        o.test_sweep_always = 1;
-                        break;
-                case CTL_OPT_VERSION:
-                        printf("gpu-cost-controller %s%s%s%s\n", GC_VERSION,
-                               GC_REVISION[0] ? " (revision " : "", GC_REVISION,
-                               GC_REVISION[0] ? ")" : "");
-                        return 0;
-                case 'h':
-                        fputs(usage, stdout);
-                        return 0;
-                default:
-                        fprintf(stderr,
-                                "gpu-cost-controller: unknown or incomplete flag \"%s\" (see "
-                                "--help)\n",
-                                argv[optind - 1]);
-                        return 2;
-                }
+                rc = ctl__flag(ch, argv[optind - 1], &o, &listen_given);
+                if (rc)
+                        return rc < 0 ? 0 : rc;
         }
-        if (!o.tls_cert_file != !o.tls_key_file) {
-                fprintf(stderr, "gpu-cost-controller: --tls-cert-file and --tls-key-file go "
-                                "together\n");
+        if (ctl__validate(&o, argc, argv))
                 return 2;
-        }
-        if (o.auth_delegate && o.demo) {
-                fprintf(stderr, "gpu-cost-controller: --auth-delegate needs an API server to ask: "
-                                "not with --demo\n");
-                return 2;
-        }
-        if (optind < argc) {
-                fprintf(stderr, "gpu-cost-controller: unexpected argument \"%s\"\n", argv[optind]);
-                return 2;
-        }
         if (!o.id) {
                 if (gethostname(host, sizeof(host) - 1) < 0)
                         gc_strlcpy(host, "gpu-cost-controller", sizeof(host));

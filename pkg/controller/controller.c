@@ -355,121 +355,156 @@ static void ctl__sweep_strings(ctl *c)
                        NULL);
 }
 
-int gc_controller_run(const gc_controller_opts *o, const volatile sig_atomic_t *stop)
+/* Everything up to the main loop: configuration, usage thread, API, servers, Lease thread. An
+ * exit status, or 0 to go on. */
+static int ctl__start(ctl *c, const gc_controller_opts *o)
 {
-        int64_t next_checkpoint = 0, next_report = 0, now;
-        int rc, watching = 0, leading = 0;
         char err[256];
-        ctl c;
+        int rc;
 
-        memset(&c, 0, sizeof(c));
-        rc = ctl__setup(&c, o);
+        rc = ctl__setup(c, o);
         if (rc != 0)
-                goto finish;
-        rc = 1;
-        if (gc__ctl_usage_start(&c) < 0 || gc__ctl_api_new(&c) < 0)
-                goto finish;
-        c.started_at = gc__ctl_now();
-        if (gc__ctl_health_start(&c) < 0)
-                goto finish;
-        c.lease.ns = c.ns;
-        c.lease.name = o->lease_name;
-        c.lease.identity = o->id;
-        c.lease.duration_s = (int)o->lease_duration_s;
-        atomic_store(&c.leader, !o->leader_election);
-        gc_log(GC_LOG_INFO, "started", "namespace", c.ns, "identity", o->id, "server",
-               c.kcfg.server, NULL);
+                return rc;
+        if (gc__ctl_usage_start(c) < 0 || gc__ctl_api_new(c) < 0)
+                return 1;
+        c->started_at = gc__ctl_now();
+        if (gc__ctl_health_start(c) < 0)
+                return 1;
+        c->lease.ns = c->ns;
+        c->lease.name = o->lease_name;
+        c->lease.identity = o->id;
+        c->lease.duration_s = (int)o->lease_duration_s;
+        atomic_store(&c->leader, !o->leader_election);
+        gc_log(GC_LOG_INFO, "started", "namespace", c->ns, "identity", o->id, "server",
+               c->kcfg.server, NULL);
         if (o->leader_election) {
-                c.kl = gc_kube_new(&c.kcfg, err, sizeof(err));
-                if (!c.kl || pthread_create(&c.lease_thread, NULL, ctl__lease_main, &c) != 0) {
+                c->kl = gc_kube_new(&c->kcfg, err, sizeof(err));
+                if (!c->kl || pthread_create(&c->lease_thread, NULL, ctl__lease_main, c) != 0) {
                         gc_log(GC_LOG_ERROR, "cannot start the lease thread", "error",
-                               c.kl ? "pthread_create" : err, NULL);
-                        goto finish;
+                               c->kl ? "pthread_create" : err, NULL);
+                        return 1;
                 }
-                c.lease_started = 1;
+                c->lease_started = 1;
         }
+        return 0;
+}
 
-        while (!*stop && !atomic_load(&c.fatal)) {
-                atomic_store(&c.last_tick, (long)gc__ctl_mono());
-                /* Leader or standby alike: restore, then watch and account (a warm standby writes
-                   nothing, but its ledger is live when it takes over). */
-                if (!watching) {
-                        if (gc__ctl_checkpoint_restore(&c) < 0)
-                                break;
-                        if (ctl__start_watching(&c, stop) < 0) {
-                                gc__ctl_fatal(&c, "cannot start the informer threads");
-                                break;
-                        }
-                        watching = 1;
+/* The main loop's own state (main thread only). */
+typedef struct ctl__loop {
+        int64_t next_checkpoint, next_report;
+        int watching; /* the checkpoint restored and the informers started */
+        int leading;  /* this replica writes: checkpoints, reports, snapshots */
+} ctl__loop;
+
+/* One turn of the main loop: -1 to stop (c->fatal says why, when it is set). */
+static int ctl__tick(ctl *c, ctl__loop *l, const volatile sig_atomic_t *stop)
+{
+        const gc_controller_opts *o = c->o;
+        int64_t now;
+
+        atomic_store(&c->last_tick, (long)gc__ctl_mono());
+        /* Leader or standby alike: restore, then watch and account (a warm standby writes
+           nothing, but its ledger is live when it takes over). */
+        if (!l->watching) {
+                if (gc__ctl_checkpoint_restore(c) < 0)
+                        return -1;
+                if (ctl__start_watching(c, stop) < 0) {
+                        gc__ctl_fatal(c, "cannot start the informer threads");
+                        return -1;
                 }
-                if (atomic_load(&c.leader) && !leading) {
-                        /* A standby taking over: the old leader went on writing generations. */
-                        if (o->leader_election && gc__ctl_checkpoint_sync_generation(&c) < 0) {
-                                gc__ctl_fatal(&c,
-                                              "cannot read the checkpoint ConfigMaps: check the "
-                                              "Role (get on configmaps)");
-                                break;
-                        }
-                        leading = 1;
-                }
-                if (leading && !atomic_load(&c.ready) && atomic_load(&c.inf[CTL_PODS].synced)) {
-                        atomic_store(&c.ready, 1);
-                        gc_log(GC_LOG_INFO, "ready", NULL);
-                        gc_malloc_give_back(); /* the garbage of the initial LISTs */
-                }
-                now = gc__ctl_now();
-                if (!leading && atomic_load(&c.inf[CTL_PODS].synced) && now >= next_checkpoint) {
-                        next_checkpoint = now + o->checkpoint_interval_s;
-                        gc__ctl_checkpoint_fold(&c,
-                                                now); /* memory stays bounded on a standby too */
-                        ctl__sweep_strings(&c);
-                }
-                /* Every interval even when nothing changed: open intervals accrue with time,
-                 * and a snapshot's "now" is where they end. A standby publishes none (its API
-                 * answers 503, as its /readyz does). */
-                if (atomic_load(&c.ready))
-                        gc__ctl_usage_tick(&c, now);
-                if (atomic_load(&c.ready) && now >= c.snapshot_at + o->snapshot_interval_s) {
-                        c.snapshot_at = now;
-                        gc__ctl_snapshot_publish(&c, now);
-                        if (o->test_sweep_always)
-                                ctl__sweep_strings(&c);
-                }
-                if (atomic_load(&c.ready) && now >= next_checkpoint) {
-                        next_checkpoint = now + o->checkpoint_interval_s;
-                        gc__ctl_checkpoint_save(&c);
-                        ctl__sweep_strings(&c); /* after the fold: what it let go */
-                        gc_malloc_give_back();  /* its parts, and the fold's garbage */
-                }
-                if (atomic_load(&c.ready) && now >= next_report) {
-                        next_report = now + o->report_interval_s;
-                        gc__ctl_publish(&c, now);
-                }
-                usleep(200 * 1000);
+                l->watching = 1;
         }
-        gc__ctl_informers_stop(&c);
-        c.lease_stop = 1;
-        if (c.lease_started)
-                pthread_join(c.lease_thread, NULL);
-        c.lease_started = 0;
-        if (atomic_load(&c.fatal)) {
-                gc_log(GC_LOG_ERROR, c.fatal_msg, NULL);
+        if (atomic_load(&c->leader) && !l->leading) {
+                /* A standby taking over: the old leader went on writing generations. */
+                if (o->leader_election && gc__ctl_checkpoint_sync_generation(c) < 0) {
+                        gc__ctl_fatal(c, "cannot read the checkpoint ConfigMaps: check the "
+                                         "Role (get on configmaps)");
+                        return -1;
+                }
+                l->leading = 1;
+        }
+        if (l->leading && !atomic_load(&c->ready) && atomic_load(&c->inf[CTL_PODS].synced)) {
+                atomic_store(&c->ready, 1);
+                gc_log(GC_LOG_INFO, "ready", NULL);
+                gc_malloc_give_back(); /* the garbage of the initial LISTs */
+        }
+        now = gc__ctl_now();
+        if (!l->leading && atomic_load(&c->inf[CTL_PODS].synced) && now >= l->next_checkpoint) {
+                l->next_checkpoint = now + o->checkpoint_interval_s;
+                gc__ctl_checkpoint_fold(c, now); /* memory stays bounded on a standby too */
+                ctl__sweep_strings(c);
+        }
+        if (!atomic_load(&c->ready))
+                return 0;
+        /* Every interval even when nothing changed: open intervals accrue with time, and a
+         * snapshot's "now" is where they end. A standby publishes none (its API answers 503, as
+         * its /readyz does). */
+        gc__ctl_usage_tick(c, now);
+        if (now >= c->snapshot_at + o->snapshot_interval_s) {
+                c->snapshot_at = now;
+                gc__ctl_snapshot_publish(c, now);
+                if (o->test_sweep_always)
+                        ctl__sweep_strings(c);
+        }
+        if (now >= l->next_checkpoint) {
+                l->next_checkpoint = now + o->checkpoint_interval_s;
+                gc__ctl_checkpoint_save(c);
+                ctl__sweep_strings(c); /* after the fold: what it let go */
+                gc_malloc_give_back(); /* its parts, and the fold's garbage */
+        }
+        if (now >= l->next_report) {
+                l->next_report = now + o->report_interval_s;
+                gc__ctl_publish(c, now);
+        }
+        return 0;
+}
+
+/* After the loop: informers and Lease thread stopped, a last checkpoint on SIGTERM, the Lease
+ * let go. The exit status. */
+static int ctl__shutdown(ctl *c, const ctl__loop *l)
+{
+        const gc_controller_opts *o = c->o;
+        char err[256];
+        int rc = 0;
+
+        gc__ctl_informers_stop(c);
+        c->lease_stop = 1;
+        if (c->lease_started)
+                pthread_join(c->lease_thread, NULL);
+        c->lease_started = 0;
+        if (atomic_load(&c->fatal)) {
+                gc_log(GC_LOG_ERROR, c->fatal_msg, NULL);
                 rc = 1;
-        } else {
-                rc = 0;
         }
-        if (watching && atomic_load(&c.leader) && atomic_load(&c.ready) && !atomic_load(&c.fatal)) {
+        if (l->watching && atomic_load(&c->leader) && atomic_load(&c->ready) &&
+            !atomic_load(&c->fatal)) {
                 /* SIGTERM: keep what we know, then let a standby take over at once. */
-                if (gc__ctl_checkpoint_save(&c) < 0)
+                if (gc__ctl_checkpoint_save(c) < 0)
                         rc = 1;
         }
         /* The lease thread is joined: its client and record are the main thread's now. */
-        if (o->leader_election && atomic_load(&c.leader) && c.kl &&
-            gc_kube_lease_release(c.kl, &c.lease, err, sizeof(err)) < 0)
+        if (o->leader_election && atomic_load(&c->leader) && c->kl &&
+            gc_kube_lease_release(c->kl, &c->lease, err, sizeof(err)) < 0)
                 gc_log(GC_LOG_WARN, "cannot release the lease", "error", err, NULL);
-        gc__ctl_health_stop(&c);
+        gc__ctl_health_stop(c);
         gc_log(GC_LOG_INFO, "stopped", NULL);
-finish:
+        return rc;
+}
+
+int gc_controller_run(const gc_controller_opts *o, const volatile sig_atomic_t *stop)
+{
+        ctl__loop l;
+        int rc;
+        ctl c;
+
+        memset(&c, 0, sizeof(c));
+        memset(&l, 0, sizeof(l));
+        rc = ctl__start(&c, o);
+        if (rc == 0) {
+                while (!*stop && !atomic_load(&c.fatal) && ctl__tick(&c, &l, stop) == 0)
+                        usleep(200 * 1000);
+                rc = ctl__shutdown(&c, &l);
+        }
         c.lease_stop = 1;
         if (c.lease_started)
                 pthread_join(c.lease_thread, NULL);
