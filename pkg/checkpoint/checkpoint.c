@@ -1252,16 +1252,13 @@ static int gc_cp__is_hex16(const char *s)
         return 1;
 }
 
-static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, size_t errlen)
+/* version: the one written, and the current form it reads as. */
+static int gc_cp__header_version(const cJSON *root, gc_checkpoint_header *h, char *err,
+                                 size_t errlen)
 {
-        const cJSON *v, *counts;
-        int64_t x, max_of;
+        const cJSON *v;
+        int64_t x;
 
-        memset(h, 0, sizeof(*h));
-        if (!cJSON_IsObject(root)) {
-                gc_errf(err, errlen, "not a JSON object");
-                return -EINVAL;
-        }
         v = gc_cp__member(root, "version");
         if (gc_cp__int(v, 0, INT32_MAX, &x) < 0) {
                 gc_errf(err, errlen, "version: missing or not an integer");
@@ -1282,43 +1279,14 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 return -EINVAL;
         }
         h->version = (int)x;
-        v = gc_cp__member(root, "write");
-        if (!cJSON_IsString(v) || !gc_cp__is_hex16(v->valuestring)) {
-                gc_errf(err, errlen, "write: must be 16 lower-case hex digits");
-                return -EINVAL;
-        }
-        memcpy(h->write_id, v->valuestring, GC_CHECKPOINT_WRITE_LEN);
-        max_of = h->version == GC_CHECKPOINT_VERSION ? GC_CHECKPOINT_MAX_CHUNKS
-                                                     : GC_CHECKPOINT_MAX_PARTS + 1;
-        if (gc_cp__int(gc_cp__member(root, "of"), 1, max_of, &x) < 0) {
-                gc_errf(err, errlen, "of: must be an integer in [1, %lld]", (long long)max_of);
-                return -EINVAL;
-        }
-        h->of = (size_t)x;
-        if (gc_cp__int(gc_cp__member(root, "chunk"), 0, GC_CHECKPOINT_MAX_CHUNKS - 1, &x) < 0) {
-                gc_errf(err, errlen, "chunk: must be an integer in [0, %d]",
-                        GC_CHECKPOINT_MAX_CHUNKS - 1);
-                return -EINVAL;
-        }
-        h->chunk = (size_t)x;
-        if (h->version == GC_CHECKPOINT_VERSION_INCR && h->chunk != 0) {
-                gc_errf(err, errlen, "chunk: a manifest is chunk 0");
-                return -EINVAL;
-        }
-        v = gc_cp__member(root, "written_at");
-        if (!cJSON_IsString(v) ||
-            gc_time_parse(v->valuestring, strlen(v->valuestring), &h->written_at) < 0 ||
-            h->written_at < 0 || h->written_at > GC_CP__TIME_MAX) {
-                gc_errf(err, errlen, "written_at: must be an RFC 3339 time");
-                return -EINVAL;
-        }
-        v = gc_cp__member(root, "controller");
-        if (!cJSON_IsString(v) || !gc_cp__valid_id(v->valuestring)) {
-                gc_errf(err, errlen, "controller: must be 1-%d printable ASCII bytes",
-                        GC_CHECKPOINT_MAX_ID);
-                return -EINVAL;
-        }
-        gc_strlcpy(h->controller, v->valuestring, sizeof(h->controller));
+        return 0;
+}
+
+/* The history's edges: horizon, period_since, bucket_s, coarse_to (later builds' additions). */
+static int gc_cp__header_edges(const cJSON *root, gc_checkpoint_header *h, char *err, size_t errlen)
+{
+        const cJSON *v;
+
         v = gc_cp__member(root, "horizon");
         if (cJSON_IsNull(v)) {
                 h->horizon = INT64_MIN;
@@ -1357,6 +1325,16 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                         "coarse_to: must be null or a whole quarter hour in UTC seconds");
                 return -EINVAL;
         }
+        return 0;
+}
+
+/* counts: the records of each section. */
+static int gc_cp__header_counts(const cJSON *root, gc_checkpoint_header *h, char *err,
+                                size_t errlen)
+{
+        const cJSON *counts;
+        int64_t x;
+
         counts = gc_cp__member(root, "counts");
         if (!cJSON_IsObject(counts)) {
                 gc_errf(err, errlen, "counts: missing or not an object");
@@ -1378,10 +1356,14 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                 }
                 *dst[s] = (size_t)x;
         }
-        if (h->chunk >= h->of) {
-                gc_errf(err, errlen, "chunk: %zu is not below of (%zu)", h->chunk, h->of);
-                return -EINVAL;
-        }
+        return 0;
+}
+
+/* resource_versions: where each watch resumes. */
+static int gc_cp__header_rvs(const cJSON *root, gc_checkpoint_header *h, char *err, size_t errlen)
+{
+        const cJSON *v;
+
         /* Optional: a write by an earlier build keeps no resume points. */
         v = gc_cp__member(root, "resource_versions");
         if (v && !cJSON_IsObject(v)) {
@@ -1409,6 +1391,68 @@ static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, 
                         "resource once");
                 return -EINVAL;
         }
+        return 0;
+}
+
+static int gc_cp__header(const cJSON *root, gc_checkpoint_header *h, char *err, size_t errlen)
+{
+        const cJSON *v;
+        int64_t x, max_of;
+
+        memset(h, 0, sizeof(*h));
+        if (!cJSON_IsObject(root)) {
+                gc_errf(err, errlen, "not a JSON object");
+                return -EINVAL;
+        }
+        if (gc_cp__header_version(root, h, err, errlen) < 0)
+                return -EINVAL;
+        v = gc_cp__member(root, "write");
+        if (!cJSON_IsString(v) || !gc_cp__is_hex16(v->valuestring)) {
+                gc_errf(err, errlen, "write: must be 16 lower-case hex digits");
+                return -EINVAL;
+        }
+        memcpy(h->write_id, v->valuestring, GC_CHECKPOINT_WRITE_LEN);
+        max_of = h->version == GC_CHECKPOINT_VERSION ? GC_CHECKPOINT_MAX_CHUNKS
+                                                     : GC_CHECKPOINT_MAX_PARTS + 1;
+        if (gc_cp__int(gc_cp__member(root, "of"), 1, max_of, &x) < 0) {
+                gc_errf(err, errlen, "of: must be an integer in [1, %lld]", (long long)max_of);
+                return -EINVAL;
+        }
+        h->of = (size_t)x;
+        if (gc_cp__int(gc_cp__member(root, "chunk"), 0, GC_CHECKPOINT_MAX_CHUNKS - 1, &x) < 0) {
+                gc_errf(err, errlen, "chunk: must be an integer in [0, %d]",
+                        GC_CHECKPOINT_MAX_CHUNKS - 1);
+                return -EINVAL;
+        }
+        h->chunk = (size_t)x;
+        if (h->version == GC_CHECKPOINT_VERSION_INCR && h->chunk != 0) {
+                gc_errf(err, errlen, "chunk: a manifest is chunk 0");
+                return -EINVAL;
+        }
+        v = gc_cp__member(root, "written_at");
+        if (!cJSON_IsString(v) ||
+            gc_time_parse(v->valuestring, strlen(v->valuestring), &h->written_at) < 0 ||
+            h->written_at < 0 || h->written_at > GC_CP__TIME_MAX) {
+                gc_errf(err, errlen, "written_at: must be an RFC 3339 time");
+                return -EINVAL;
+        }
+        v = gc_cp__member(root, "controller");
+        if (!cJSON_IsString(v) || !gc_cp__valid_id(v->valuestring)) {
+                gc_errf(err, errlen, "controller: must be 1-%d printable ASCII bytes",
+                        GC_CHECKPOINT_MAX_ID);
+                return -EINVAL;
+        }
+        gc_strlcpy(h->controller, v->valuestring, sizeof(h->controller));
+        if (gc_cp__header_edges(root, h, err, errlen) < 0)
+                return -EINVAL;
+        if (gc_cp__header_counts(root, h, err, errlen) < 0)
+                return -EINVAL;
+        if (h->chunk >= h->of) {
+                gc_errf(err, errlen, "chunk: %zu is not below of (%zu)", h->chunk, h->of);
+                return -EINVAL;
+        }
+        if (gc_cp__header_rvs(root, h, err, errlen) < 0)
+                return -EINVAL;
         v = gc_cp__member(root, "generation");
         if (v) {
                 if (gc_cp__int(v, 1, (int64_t)GC_CHECKPOINT_MAX_GEN - 1, &x) < 0) {
@@ -2080,19 +2124,126 @@ static int gc_cp__entry_read(gc_cp__entry *e, const char *data, size_t len, char
         return r;
 }
 
+/* The header's counts within the ledger's limits, and equal to the rows the records make. */
+static int gc_cp__check_counts(const gc_cp__entry *ent, size_t n, const gc_checkpoint_header *a,
+                               size_t max_intervals, size_t max_rollup_rows, char *err,
+                               size_t errlen)
+{
+        size_t counts[GC_CP__N_SECTIONS] = {0};
+
+        if (a->usage > max_intervals || a->capacity > max_intervals ||
+            a->rollups + a->capacity_rollups > max_rollup_rows || a->periods > max_rollup_rows) {
+                gc_errf(err, errlen,
+                        "checkpoint: %zu pod intervals, %zu capacities and %zu rollup rows "
+                        "exceed the ledger's limits (%zu intervals, %zu rollup rows)",
+                        a->usage, a->capacity, a->rollups + a->capacity_rollups, max_intervals,
+                        max_rollup_rows);
+                return -E2BIG;
+        }
+
+        /* The rows the records make must be what the header says, before any is put. */
+        for (size_t i = 0; i < n; i++)
+                for (size_t s = 0; ent[i].present && s < GC_CP__N_SECTIONS; s++)
+                        counts[s] += ent[i].counts[s];
+        if (counts[0] != a->usage || counts[1] != a->capacity || counts[2] != a->rollups ||
+            counts[3] != a->capacity_rollups || counts[4] != a->periods) {
+                gc_errf(err, errlen,
+                        "checkpoint: the chunks hold %zu/%zu/%zu/%zu records, the header "
+                        "says %zu/%zu/%zu/%zu (usage/capacity/rollups/capacity_rollups)",
+                        counts[0], counts[1], counts[2], counts[3], a->usage, a->capacity,
+                        a->rollups, a->capacity_rollups);
+                return -EINVAL;
+        }
+
+        return 0;
+}
+
+/* Pass 2 of the decode: every chunk's records into l, then the history's edges. *dropped: rows
+ * told apart only by a label key l does not keep were merged. */
+static int gc_cp__put_all(const gc_cp__entry *ent, const char *const *chunks, const size_t *lens,
+                          const gc_checkpoint_header *a, gc_ledger *l, int *dropped, char *err,
+                          size_t errlen)
+{
+        size_t counts[GC_CP__N_SECTIONS];
+        char sub[512];
+        int r = 0;
+
+        /*
+         * Pass 2: the records go into the ledger in the order they were written (so the ledger
+         * walks them as the original did), then the horizon (puts clip to it).
+         */
+        for (size_t c = 0; c < a->of && r == 0; c++) {
+                size_t i = 0;
+                cJSON *root;
+
+                while (!ent[i].present || ent[i].h.chunk != c)
+                        i++;
+                if (ent[i].refs)
+                        continue; /* a manifest: no records */
+                root = gc_cp__parse(chunks[i], lens[i], sub, sizeof(sub));
+                if (!root) {
+                        r = -ENOMEM; /* it parsed in pass 1 */
+                        break;
+                }
+                memset(counts, 0, sizeof(counts));
+                r = gc_cp__body(root, l, a->bucket_s, counts, dropped, sub, sizeof(sub));
+                if (r < 0)
+                        gc_errf(err, errlen, "checkpoint: chunk %zu: %s", c, sub);
+                cJSON_Delete(root);
+        }
+        if (r < 0)
+                return r;
+        r = gc_ledger_set_horizon(l, a->horizon);
+        if (r < 0) {
+                gc_errf(err, errlen, "checkpoint: horizon: refused by the ledger");
+                return r;
+        }
+        gc_ledger_set_period_since(l, a->period_since);
+        if (gc_ledger_set_coarse_to(l, a->coarse_to) < 0) {
+                gc_errf(err, errlen, "checkpoint: coarse_to: refused by the ledger");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* After the puts: the rows are what the header said (fewer where finer rows merged). *st: the
+ * ledger's figures now. */
+static int gc_cp__check_merged(const gc_ledger *l, const gc_checkpoint_header *a, int dropped,
+                               gc_ledger_stats *st, char *err, size_t errlen)
+{
+        int finer;
+
+        gc_ledger_stats_get(l, st);
+        /* A key given twice would have been merged: the checkpoint was not what a ledger writes. */
+        /* An earlier build's rows of (namespace, ..., node) split into the pods' and the
+         * node's rows here (docs/ledger.md). */
+        /* Rows of a finer ledger (a report zone at :30 or :45 before, whole hours now) merge
+         * into this one's buckets: fewer rows, never more. */
+        finer = a->bucket_s < gc_ledger_granularity(l);
+        /* So do rows told apart only by a label key this ledger no longer keeps. */
+        finer |= dropped;
+        if (st->intervals != a->usage || st->capacities != a->capacity ||
+            (a->written_version >= GC_CHECKPOINT_VERSION_V3 &&
+             (finer ? st->rollup_rows > a->rollups + a->capacity_rollups
+                    : st->rollup_rows != a->rollups + a->capacity_rollups))) {
+                gc_errf(err, errlen, "checkpoint: records with the same key given twice");
+                return -EINVAL;
+        }
+        return 0;
+}
+
 int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *lens, size_t n,
                          size_t max_intervals, size_t max_rollup_rows, gc_checkpoint_info *ret,
                          char *err, size_t errlen)
 {
         static const gc_ledger_visitor open_v = {gc_cp__collect_open, NULL, NULL, NULL, NULL};
-        size_t counts[GC_CP__N_SECTIONS] = {0};
         gc_checkpoint_info info;
         gc_cp__entry *ent = NULL;
         gc_ledger_stats st;
         char sub[512];
         size_t auth = 0, ignored = 0;
         const gc_checkpoint_header *a;
-        int r = 0, finer, dropped = 0;
+        int r = 0, dropped = 0;
 
         memset(&info, 0, sizeof(info));
         if (err && errlen)
@@ -2136,85 +2287,15 @@ int gc_checkpoint_decode(gc_ledger *l, const char *const *chunks, const size_t *
                 goto finish;
         }
         a = &ent[auth].h;
-        if (a->usage > max_intervals || a->capacity > max_intervals ||
-            a->rollups + a->capacity_rollups > max_rollup_rows || a->periods > max_rollup_rows) {
-                gc_errf(err, errlen,
-                        "checkpoint: %zu pod intervals, %zu capacities and %zu rollup rows "
-                        "exceed the ledger's limits (%zu intervals, %zu rollup rows)",
-                        a->usage, a->capacity, a->rollups + a->capacity_rollups, max_intervals,
-                        max_rollup_rows);
-                r = -E2BIG;
-                goto finish;
-        }
-
-        /* The rows the records make must be what the header says, before any is put. */
-        for (size_t i = 0; i < n; i++)
-                for (size_t s = 0; ent[i].present && s < GC_CP__N_SECTIONS; s++)
-                        counts[s] += ent[i].counts[s];
-        if (counts[0] != a->usage || counts[1] != a->capacity || counts[2] != a->rollups ||
-            counts[3] != a->capacity_rollups || counts[4] != a->periods) {
-                gc_errf(err, errlen,
-                        "checkpoint: the chunks hold %zu/%zu/%zu/%zu records, the header "
-                        "says %zu/%zu/%zu/%zu (usage/capacity/rollups/capacity_rollups)",
-                        counts[0], counts[1], counts[2], counts[3], a->usage, a->capacity,
-                        a->rollups, a->capacity_rollups);
-                r = -EINVAL;
-                goto finish;
-        }
-
-        /*
-         * Pass 2: the records go into the ledger in the order they were written (so the ledger
-         * walks them as the original did), then the horizon (puts clip to it).
-         */
-        for (size_t c = 0; c < a->of && r == 0; c++) {
-                size_t i = 0;
-                cJSON *root;
-
-                while (!ent[i].present || ent[i].h.chunk != c)
-                        i++;
-                if (ent[i].refs)
-                        continue; /* a manifest: no records */
-                root = gc_cp__parse(chunks[i], lens[i], sub, sizeof(sub));
-                if (!root) {
-                        r = -ENOMEM; /* it parsed in pass 1 */
-                        break;
-                }
-                memset(counts, 0, sizeof(counts));
-                r = gc_cp__body(root, l, a->bucket_s, counts, &dropped, sub, sizeof(sub));
-                if (r < 0)
-                        gc_errf(err, errlen, "checkpoint: chunk %zu: %s", c, sub);
-                cJSON_Delete(root);
-        }
+        r = gc_cp__check_counts(ent, n, a, max_intervals, max_rollup_rows, err, errlen);
         if (r < 0)
                 goto finish;
-        r = gc_ledger_set_horizon(l, a->horizon);
-        if (r < 0) {
-                gc_errf(err, errlen, "checkpoint: horizon: refused by the ledger");
+        r = gc_cp__put_all(ent, chunks, lens, a, l, &dropped, err, errlen);
+        if (r < 0)
                 goto finish;
-        }
-        gc_ledger_set_period_since(l, a->period_since);
-        if (gc_ledger_set_coarse_to(l, a->coarse_to) < 0) {
-                gc_errf(err, errlen, "checkpoint: coarse_to: refused by the ledger");
-                r = -EINVAL;
+        r = gc_cp__check_merged(l, a, dropped, &st, err, errlen);
+        if (r < 0)
                 goto finish;
-        }
-        gc_ledger_stats_get(l, &st);
-        /* A key given twice would have been merged: the checkpoint was not what a ledger writes. */
-        /* An earlier build's rows of (namespace, ..., node) split into the pods' and the
-         * node's rows here (docs/ledger.md). */
-        /* Rows of a finer ledger (a report zone at :30 or :45 before, whole hours now) merge
-         * into this one's buckets: fewer rows, never more. */
-        finer = a->bucket_s < gc_ledger_granularity(l);
-        /* So do rows told apart only by a label key this ledger no longer keeps. */
-        finer |= dropped;
-        if (st.intervals != a->usage || st.capacities != a->capacity ||
-            (a->written_version >= GC_CHECKPOINT_VERSION_V3 &&
-             (finer ? st.rollup_rows > a->rollups + a->capacity_rollups
-                    : st.rollup_rows != a->rollups + a->capacity_rollups))) {
-                gc_errf(err, errlen, "checkpoint: records with the same key given twice");
-                r = -EINVAL;
-                goto finish;
-        }
         info.header = *a;
         info.ignored = ignored;
         info.open = calloc(st.open_intervals + 1, sizeof(*info.open));
