@@ -1322,6 +1322,74 @@ static int gc__parse_dra(gc_config *c, const cJSON *v, char *err, size_t errlen)
         return 0;
 }
 
+/* attribution: the label keys naming teams and projects, and namespaces' fixed ones. */
+static int gc__parse_attribution(gc_config *c, const cJSON *attr, char *err, size_t errlen)
+{
+        static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
+                                                 "namespace_teams", "namespace_projects"};
+        const cJSON *v;
+        int r;
+
+        if (!cJSON_IsObject(attr)) {
+                gc_errf(err, errlen, "attribution: must be an object");
+                return -EINVAL;
+        }
+        r = gc__check_keys(attr, "attribution", attr_known, 4, err, errlen);
+        if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "team_label_keys")))
+                r = gc__parse_keys(c, v, "attribution.team_label_keys", &c->team_keys,
+                                   &c->n_team_keys, err, errlen);
+        if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "project_label_keys")))
+                r = gc__parse_keys(c, v, "attribution.project_label_keys", &c->project_keys,
+                                   &c->n_project_keys, err, errlen);
+        if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "namespace_teams")))
+                r = gc__parse_map(c, v, "attribution.namespace_teams", 0, &c->ns_teams,
+                                  &c->n_ns_teams, err, errlen);
+        if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "namespace_projects")))
+                r = gc__parse_map(c, v, "attribution.namespace_projects", 0, &c->ns_projects,
+                                  &c->n_ns_projects, err, errlen);
+        return r;
+}
+
+/* instance_types: instance type -> GPU model, for nodes without the GPU's own labels. */
+static int gc__parse_instance_types(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        gc_label *m = NULL;
+        size_t n = 0;
+        int r;
+
+        r = gc__parse_map(c, v, "instance_types", 0, &m, &n, err, errlen);
+        if (r < 0)
+                return r;
+        /* gc_price_rules owns plain strings: copy out of the pool. */
+        c->rules.instance_models = calloc(n ? n : 1, sizeof(gc_label));
+        if (!c->rules.instance_models) {
+                free(m);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                c->rules.instance_models[i] = m[i];
+        c->rules.n_instance_models = n;
+        free(m);
+        return 0;
+}
+
+/* default_capacity_type: for nodes no rule names one; lower case, as report keys are. */
+static int gc__parse_default_capacity_type(gc_config *c, const cJSON *v, char *err, size_t errlen)
+{
+        if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 63) {
+                gc_errf(err, errlen, "default_capacity_type: must be a non-empty string");
+                return -EINVAL;
+        }
+        c->rules.default_capacity_type = strdup(v->valuestring);
+        if (!c->rules.default_capacity_type)
+                return -ENOMEM;
+        /* Capacity types are keys in reports: one spelling, lower case. */
+        for (char *p = c->rules.default_capacity_type; *p; p++)
+                if (*p >= 'A' && *p <= 'Z')
+                        *p = (char)(*p - 'A' + 'a');
+        return 0;
+}
+
 static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t errlen)
 {
         static const char *const known[] = {"cluster",        "attribution",
@@ -1332,8 +1400,6 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                                             "advisor",        "chargeback",
                                             "budgets",        "dra",
                                             "labels"};
-        static const char *const attr_known[] = {"team_label_keys", "project_label_keys",
-                                                 "namespace_teams", "namespace_projects"};
         const cJSON *v, *attr;
         int r;
 
@@ -1353,27 +1419,8 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
                 c->cluster = gc_strpool_intern0(c->pool, v->valuestring);
         }
         attr = cJSON_GetObjectItemCaseSensitive(root, "attribution");
-        if (attr) {
-                if (!cJSON_IsObject(attr)) {
-                        gc_errf(err, errlen, "attribution: must be an object");
-                        return -EINVAL;
-                }
-                r = gc__check_keys(attr, "attribution", attr_known, 4, err, errlen);
-                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "team_label_keys")))
-                        r = gc__parse_keys(c, v, "attribution.team_label_keys", &c->team_keys,
-                                           &c->n_team_keys, err, errlen);
-                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "project_label_keys")))
-                        r = gc__parse_keys(c, v, "attribution.project_label_keys", &c->project_keys,
-                                           &c->n_project_keys, err, errlen);
-                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "namespace_teams")))
-                        r = gc__parse_map(c, v, "attribution.namespace_teams", 0, &c->ns_teams,
-                                          &c->n_ns_teams, err, errlen);
-                if (r == 0 && (v = cJSON_GetObjectItemCaseSensitive(attr, "namespace_projects")))
-                        r = gc__parse_map(c, v, "attribution.namespace_projects", 0,
-                                          &c->ns_projects, &c->n_ns_projects, err, errlen);
-                if (r < 0)
-                        return r;
-        }
+        if (attr && (r = gc__parse_attribution(c, attr, err, errlen)) < 0)
+                return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "labels")) &&
             (r = gc__parse_labels(c, v, err, errlen)) < 0)
                 return r;
@@ -1389,37 +1436,12 @@ static int gc__parse_root(gc_config *c, const cJSON *root, char *err, size_t err
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "node_rules")) &&
             (r = gc__parse_rules(c, v, err, errlen)) < 0)
                 return r;
-        if ((v = cJSON_GetObjectItemCaseSensitive(root, "instance_types"))) {
-                gc_label *m = NULL;
-                size_t n = 0;
-
-                r = gc__parse_map(c, v, "instance_types", 0, &m, &n, err, errlen);
-                if (r < 0)
-                        return r;
-                /* gc_price_rules owns plain strings: copy out of the pool. */
-                c->rules.instance_models = calloc(n ? n : 1, sizeof(gc_label));
-                if (!c->rules.instance_models) {
-                        free(m);
-                        return -ENOMEM;
-                }
-                for (size_t i = 0; i < n; i++)
-                        c->rules.instance_models[i] = m[i];
-                c->rules.n_instance_models = n;
-                free(m);
-        }
-        if ((v = cJSON_GetObjectItemCaseSensitive(root, "default_capacity_type"))) {
-                if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 63) {
-                        gc_errf(err, errlen, "default_capacity_type: must be a non-empty string");
-                        return -EINVAL;
-                }
-                c->rules.default_capacity_type = strdup(v->valuestring);
-                if (!c->rules.default_capacity_type)
-                        return -ENOMEM;
-                /* Capacity types are keys in reports: one spelling, lower case. */
-                for (char *p = c->rules.default_capacity_type; *p; p++)
-                        if (*p >= 'A' && *p <= 'Z')
-                                *p = (char)(*p - 'A' + 'a');
-        }
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "instance_types")) &&
+            (r = gc__parse_instance_types(c, v, err, errlen)) < 0)
+                return r;
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, "default_capacity_type")) &&
+            (r = gc__parse_default_capacity_type(c, v, err, errlen)) < 0)
+                return r;
         if ((v = cJSON_GetObjectItemCaseSensitive(root, "prices"))) {
                 gc_catalog *cat = gc_catalog_from_cjson(v, "prices", err, errlen);
 
