@@ -496,19 +496,19 @@ out:
 
 /* ---- the loop -------------------------------------------------------------------------------- */
 
-int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_watch_ops *ops,
-                      void *ud, const volatile sig_atomic_t *stop)
+/* The watch's state from its options (defaults filled in); NULL when out of memory or the resume
+ * point is too long (*ret_err: -ENOMEM, -EINVAL). */
+static gc__watch *gc__watch_new(gc_kube *k, const gc_kube_watch_opts *o,
+                                const gc_kube_watch_ops *ops, void *ud,
+                                const volatile sig_atomic_t *stop, int *ret_err)
 {
         gc__watch *w;
-        int need_list = 1, r = 0;
-        int64_t forbidden_since_ms = 0, grace_ms;
 
-        if (!k || !o || !o->path || o->path[0] != '/' || !ops || !ops->object)
-                return -EINVAL;
+        *ret_err = -ENOMEM;
         /* Heap, not stack: the message buffers and resume point stay off a small thread stack. */
         w = calloc(1, sizeof(*w));
         if (!w)
-                return -ENOMEM;
+                return NULL;
         w->k = k;
         w->o = o;
         w->ops = ops;
@@ -525,15 +525,88 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
         w->max_line = o->max_line ? o->max_line : GC_KUBE_MAX_LINE;
         if (w->timeout_s && !w->idle_s)
                 w->idle_s = w->timeout_s + 30;
-        grace_ms = o->forbidden_grace_s == 0 ? 20000 : (int64_t)o->forbidden_grace_s * 1000;
         if (o->resume_rv && o->resume_rv[0]) {
                 if (strlen(o->resume_rv) >= sizeof(w->resume)) {
                         free(w);
-                        return -EINVAL;
+                        *ret_err = -EINVAL;
+                        return NULL;
                 }
                 gc_strlcpy(w->resume, o->resume_rv, sizeof(w->resume));
         }
+        return w;
+}
 
+/*
+ * A 401/403: retried (an authorizer still syncing) until the refusal has lasted grace_ms
+ * (negative: at once), then fatal. *since_ms: when the refusals began (0: none before). 1 to
+ * stop (-EACCES in *ret_r when fatal), 0 to go on.
+ */
+static int gc__on_forbidden(gc__watch *w, int64_t *since_ms, int64_t grace_ms, int *ret_r)
+{
+        int64_t now_ms = gc__kube_mono_ms();
+        double d;
+        size_t n;
+
+        if (!*since_ms)
+                *since_ms = now_ms;
+        if (grace_ms < 0 || now_ms - *since_ms >= grace_ms) {
+                gc__note(w, GC_KUBE_NOTE_FORBIDDEN, w->status, w->msg);
+                *ret_r = -EACCES;
+                return 1;
+        }
+        /* Maybe an API server whose authorizer is still syncing: retry, but only until the
+           refusal has persisted for the grace period. */
+        d = gc__next_delay(w);
+        n = strlen(w->msg);
+        snprintf(w->msg + n, sizeof(w->msg) - n,
+                 "; refused, retrying in %.2f s (fatal if it persists %lld s)", d,
+                 (long long)(grace_ms / 1000));
+        gc__note(w, GC_KUBE_NOTE_RETRY, w->status, w->msg);
+        return gc__kube_sleep(d, w->stop) ? 1 : 0;
+}
+
+/*
+ * A 410: the resume point is gone. The next turn LISTs, and replays from the oldest version the
+ * server still holds when it said one. 1 to stop, 0 to go on.
+ */
+static int gc__on_expired(gc__watch *w, int healthy)
+{
+        if (w->oldest[0]) {
+                size_t n = strlen(w->msg);
+
+                snprintf(w->msg + n, sizeof(w->msg) - n,
+                         "; after the LIST, replaying from %s, the oldest resourceVersion the "
+                         "server holds",
+                         w->oldest);
+                gc_strlcpy(w->resume, w->oldest, sizeof(w->resume));
+                w->oldest[0] = '\0';
+        }
+        gc__note(w, GC_KUBE_NOTE_EXPIRED, 410, w->msg);
+        /* The server answers again: LIST at once, however far the backoff grew while it did not
+           (a partition, a restart), so the span left unseen is no longer than it must be. Only
+           410s in a row, each after a LIST, back off: a loop. */
+        if (healthy || !w->expired_last)
+                w->backoff_s = w->backoff_min_s;
+        else if (gc__pause(w))
+                return 1;
+        w->expired_last = 1;
+        return 0;
+}
+
+int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_watch_ops *ops,
+                      void *ud, const volatile sig_atomic_t *stop)
+{
+        gc__watch *w;
+        int need_list = 1, r = 0;
+        int64_t forbidden_since_ms = 0, grace_ms;
+
+        if (!k || !o || !o->path || o->path[0] != '/' || !ops || !ops->object)
+                return -EINVAL;
+        grace_ms = o->forbidden_grace_s == 0 ? 20000 : (int64_t)o->forbidden_grace_s * 1000;
+        w = gc__watch_new(k, o, ops, ud, stop, &r);
+        if (!w)
+                return r;
+        r = 0;
         while (!(stop && *stop)) {
                 gc__outcome out;
                 int healthy = 0;
@@ -577,52 +650,14 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                 case GC__FATAL:
                         r = w->cb_err < 0 ? w->cb_err : -EIO;
                         goto done;
-                case GC__FORBIDDEN: {
-                        int64_t now_ms = gc__kube_mono_ms();
-                        double d;
-                        size_t n;
-
-                        if (!forbidden_since_ms)
-                                forbidden_since_ms = now_ms;
-                        if (grace_ms < 0 || now_ms - forbidden_since_ms >= grace_ms) {
-                                gc__note(w, GC_KUBE_NOTE_FORBIDDEN, w->status, w->msg);
-                                r = -EACCES;
-                                goto done;
-                        }
-                        /* Maybe an API server whose authorizer is still syncing: retry, but
-                           only until the refusal has persisted for the grace period. */
-                        d = gc__next_delay(w);
-                        n = strlen(w->msg);
-                        snprintf(w->msg + n, sizeof(w->msg) - n,
-                                 "; refused, retrying in %.2f s (fatal if it persists %lld s)", d,
-                                 (long long)(grace_ms / 1000));
-                        gc__note(w, GC_KUBE_NOTE_RETRY, w->status, w->msg);
-                        if (gc__kube_sleep(d, stop))
+                case GC__FORBIDDEN:
+                        if (gc__on_forbidden(w, &forbidden_since_ms, grace_ms, &r))
                                 goto done;
                         break;
-                }
                 case GC__EXPIRED:
-                        if (w->oldest[0]) {
-                                size_t n = strlen(w->msg);
-
-                                snprintf(w->msg + n, sizeof(w->msg) - n,
-                                         "; after the LIST, replaying from %s, the oldest "
-                                         "resourceVersion the server holds",
-                                         w->oldest);
-                                gc_strlcpy(w->resume, w->oldest, sizeof(w->resume));
-                                w->oldest[0] = '\0';
-                        }
-                        gc__note(w, GC_KUBE_NOTE_EXPIRED, 410, w->msg);
                         need_list = 1;
-                        /* The server answers again: LIST at once, however far the backoff grew
-                           while it did not (a partition, a restart), so the span left unseen is
-                           no longer than it must be. Only 410s in a row, each after a LIST,
-                           back off: a loop. */
-                        if (healthy || !w->expired_last)
-                                w->backoff_s = w->backoff_min_s;
-                        else if (gc__pause(w))
+                        if (gc__on_expired(w, healthy))
                                 goto done;
-                        w->expired_last = 1;
                         break;
                 case GC__BAD:
                         gc__note(w, GC_KUBE_NOTE_BAD_EVENT, 200, w->msg);
