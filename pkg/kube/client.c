@@ -422,55 +422,46 @@ static int gc__curl_errno(CURLcode c)
         } while (0)
 
 /* One attempt. The header list and the URL stay alive until curl_easy_perform returns. */
-static int gc__perform(gc_kube *k, const char *method, const char *url, const char *content_type,
-                       const char *body, size_t body_len, const gc__kube_io *io, gc__xfer *x,
-                       gc__kube_fail *fail, char *err, size_t errlen)
+/* The request's headers into *hdrs (appended; the caller frees the list); auth and line hold
+ * the strings libcurl copies. -ENOMEM. */
+static int gc__headers(const gc_kube *k, const char *content_type, const gc__kube_io *io,
+                       struct curl_slist **hdrs, gc_buf *auth, gc_buf *line)
 {
-        CURL *c = k->curl;
-        struct curl_slist *hdrs = NULL, *h;
-        gc_buf auth, line;
-        CURLcode cc;
-        int r = -ENOMEM;
+        struct curl_slist *h;
 
-        gc_buf_init(&auth, GC__KUBE_MAX_TOKEN + 64);
-        gc_buf_init(&line, 512);
-        curl_easy_reset(c);
-        k->errbuf[0] = '\0';
-
-        if (gc_buf_printf(&line, "Accept: %s", io->accept ? io->accept : "application/json") < 0)
-                goto out;
-        if (!(h = curl_slist_append(hdrs, line.data)))
-                goto out;
-        hdrs = h;
+        if (gc_buf_printf(line, "Accept: %s", io->accept ? io->accept : "application/json") < 0)
+                return -ENOMEM;
+        if (!(h = curl_slist_append(*hdrs, line->data)))
+                return -ENOMEM;
+        *hdrs = h;
         if (content_type) {
-                gc_buf_reset(&line);
-                if (gc_buf_printf(&line, "Content-Type: %s", content_type) < 0)
-                        goto out;
-                if (!(h = curl_slist_append(hdrs, line.data)))
-                        goto out;
-                hdrs = h;
+                gc_buf_reset(line);
+                if (gc_buf_printf(line, "Content-Type: %s", content_type) < 0)
+                        return -ENOMEM;
+                if (!(h = curl_slist_append(*hdrs, line->data)))
+                        return -ENOMEM;
+                *hdrs = h;
         }
         /* A body is sent at once; waiting for "100 Continue" only adds a round trip. */
-        if (!(h = curl_slist_append(hdrs, "Expect:")))
-                goto out;
-        hdrs = h;
+        if (!(h = curl_slist_append(*hdrs, "Expect:")))
+                return -ENOMEM;
+        *hdrs = h;
         if (k->token) {
-                if (gc_buf_printf(&auth, "Authorization: Bearer %s", k->token) < 0)
-                        goto out;
-                if (!(h = curl_slist_append(hdrs, auth.data)))
-                        goto out;
-                hdrs = h;
+                if (gc_buf_printf(auth, "Authorization: Bearer %s", k->token) < 0)
+                        return -ENOMEM;
+                if (!(h = curl_slist_append(*hdrs, auth->data)))
+                        return -ENOMEM;
+                *hdrs = h;
         }
+        return 0;
+}
 
-        GC__SET(CURLOPT_URL, url);
-        GC__SET(CURLOPT_PROTOCOLS_STR, strncmp(url, "https:", 6) == 0 ? "https" : "http");
-        GC__SET(CURLOPT_NOSIGNAL, 1L);
-        GC__SET(CURLOPT_ERRORBUFFER, k->errbuf);
-        GC__SET(CURLOPT_FAILONERROR, 0L);
-        GC__SET(CURLOPT_CONNECTTIMEOUT, (long)GC__KUBE_CONNECT_S);
-        GC__SET(CURLOPT_TCP_KEEPALIVE, 1L);
-        GC__SET(CURLOPT_TCP_KEEPIDLE, 30L);
-        GC__SET(CURLOPT_TCP_KEEPINTVL, 10L);
+/* TLS: verification, the CA, the client certificate and key (files or data). -EINVAL when
+ * libcurl refuses an option. */
+static int gc__set_tls(gc_kube *k)
+{
+        CURL *c = k->curl;
+
         GC__SET(CURLOPT_SSL_VERIFYPEER, 1L);
         GC__SET(CURLOPT_SSL_VERIFYHOST, 2L);
         /* A rotated CA bundle is read again within the hour, not after libcurl's default day. */
@@ -502,6 +493,73 @@ static int gc__perform(gc_kube *k, const char *method, const char *url, const ch
                 GC__SET(CURLOPT_SSLKEY_BLOB, &b);
                 GC__SET(CURLOPT_SSLKEYTYPE, "PEM");
         }
+        return 0;
+setopt_fail:
+        return -EINVAL;
+}
+
+/* A failed transfer: what fail says of it, the error for the caller and its message. */
+static int gc__failed(gc_kube *k, CURLcode cc, const char *method, const char *url,
+                      const gc__kube_io *io, const gc__xfer *x, gc__kube_fail *fail, char *err,
+                      size_t errlen)
+{
+        curl_off_t pre = 0;
+        int r;
+
+        curl_easy_getinfo(k->curl, CURLINFO_PRETRANSFER_TIME_T, &pre);
+        fail->connected = x->status_known || pre > 0;
+        fail->stopped = x->stopped;
+        fail->toobig = x->toobig;
+        if (x->stream_err < 0) {
+                r = x->stream_err;
+                snprintf(err, errlen, "%s %s: %s", method, url,
+                         r == -ENOMEM ? "out of memory" : "stream handler failed");
+        } else if (x->toobig) {
+                r = -E2BIG;
+                snprintf(err, errlen, "%s %s: response larger than %zu bytes", method, url,
+                         x->body ? x->body->limit : (size_t)0);
+        } else if (x->stopped) {
+                r = -ECANCELED;
+                snprintf(err, errlen, "%s %s: stopped", method, url);
+        } else {
+                r = gc__curl_errno(cc);
+                if (cc == CURLE_OPERATION_TIMEDOUT && io->idle_s > 0 && io->timeout_s < 0 &&
+                    fail->connected)
+                        fail->idle = 1;
+                snprintf(err, errlen, "%s %s: %s", method, url,
+                         k->errbuf[0] ? k->errbuf : curl_easy_strerror(cc));
+        }
+        return r;
+}
+
+static int gc__perform(gc_kube *k, const char *method, const char *url, const char *content_type,
+                       const char *body, size_t body_len, const gc__kube_io *io, gc__xfer *x,
+                       gc__kube_fail *fail, char *err, size_t errlen)
+{
+        CURL *c = k->curl;
+        struct curl_slist *hdrs = NULL;
+        gc_buf auth, line;
+        CURLcode cc;
+        int r = -ENOMEM;
+
+        gc_buf_init(&auth, GC__KUBE_MAX_TOKEN + 64);
+        gc_buf_init(&line, 512);
+        curl_easy_reset(c);
+        k->errbuf[0] = '\0';
+
+        if (gc__headers(k, content_type, io, &hdrs, &auth, &line) < 0)
+                goto out;
+        GC__SET(CURLOPT_URL, url);
+        GC__SET(CURLOPT_PROTOCOLS_STR, strncmp(url, "https:", 6) == 0 ? "https" : "http");
+        GC__SET(CURLOPT_NOSIGNAL, 1L);
+        GC__SET(CURLOPT_ERRORBUFFER, k->errbuf);
+        GC__SET(CURLOPT_FAILONERROR, 0L);
+        GC__SET(CURLOPT_CONNECTTIMEOUT, (long)GC__KUBE_CONNECT_S);
+        GC__SET(CURLOPT_TCP_KEEPALIVE, 1L);
+        GC__SET(CURLOPT_TCP_KEEPIDLE, 30L);
+        GC__SET(CURLOPT_TCP_KEEPINTVL, 10L);
+        if (gc__set_tls(k) < 0)
+                goto setopt_fail;
         GC__SET(CURLOPT_HTTPHEADER, hdrs);
         GC__SET(CURLOPT_USERAGENT, "gpu-cost/" GC_VERSION);
         GC__SET(CURLOPT_ACCEPT_ENCODING, "gzip");
@@ -535,33 +593,7 @@ static int gc__perform(gc_kube *k, const char *method, const char *url, const ch
                 r = 0;
                 goto out;
         }
-        {
-                curl_off_t pre = 0;
-
-                curl_easy_getinfo(c, CURLINFO_PRETRANSFER_TIME_T, &pre);
-                fail->connected = x->status_known || pre > 0;
-        }
-        fail->stopped = x->stopped;
-        fail->toobig = x->toobig;
-        if (x->stream_err < 0) {
-                r = x->stream_err;
-                snprintf(err, errlen, "%s %s: %s", method, url,
-                         r == -ENOMEM ? "out of memory" : "stream handler failed");
-        } else if (x->toobig) {
-                r = -E2BIG;
-                snprintf(err, errlen, "%s %s: response larger than %zu bytes", method, url,
-                         x->body ? x->body->limit : (size_t)0);
-        } else if (x->stopped) {
-                r = -ECANCELED;
-                snprintf(err, errlen, "%s %s: stopped", method, url);
-        } else {
-                r = gc__curl_errno(cc);
-                if (cc == CURLE_OPERATION_TIMEDOUT && io->idle_s > 0 && io->timeout_s < 0 &&
-                    fail->connected)
-                        fail->idle = 1;
-                snprintf(err, errlen, "%s %s: %s", method, url,
-                         k->errbuf[0] ? k->errbuf : curl_easy_strerror(cc));
-        }
+        r = gc__failed(k, cc, method, url, io, x, fail, err, errlen);
         goto out;
 setopt_fail:
         snprintf(err, errlen, "%s %s: libcurl refused an option", method, url);
