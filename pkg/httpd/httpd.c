@@ -1813,11 +1813,96 @@ static int take_opts(struct gc_httpd *h, const gc_httpd_opts *o, int *ret_family
         return 0;
 }
 
+/* The libwebsockets context: no listener of its own, one header table per connection. */
+static struct lws_context *make_context(struct gc_httpd *h)
+{
+        struct lws_context_creation_info ci;
+
+        memset(&ci, 0, sizeof(ci));
+        ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+        if (h->cert)
+                ci.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        ci.port = CONTEXT_PORT_NO_LISTEN;
+        ci.gid = -1;
+        ci.uid = -1;
+        ci.user = h;
+        ci.server_string = "gpu-cost";
+        ci.token_limits = &h->token_limits;
+        /*
+         * One header table per connection reading a request holds the request line and every
+         * header, allocated while it does. Larger than the limits, so that a head over them is
+         * read whole and answered 414 or 431; a head over the table is closed unanswered. As
+         * many tables as connections: a client waiting for a table was the 5 s stall behind 64
+         * slow clients (docs/httpd.md).
+         */
+        ci.max_http_header_data2 = (unsigned)(h->peek_len - 1);
+        ci.max_http_header_pool2 = (unsigned)h->n_slots;
+        ci.fd_limit_per_thread = (unsigned)(h->n_accept + LWS_OWN_FDS);
+        ci.pt_serv_buf_size = SERVICE_BUF_SIZE;
+        return lws_create_context(&ci);
+}
+
+/* The listening vhost on h->host:h->port (TLS when a certificate is loaded). */
+static struct lws_vhost *make_vhost(struct gc_httpd *h, int family)
+{
+        struct lws_context_creation_info vi;
+
+        memset(&vi, 0, sizeof(vi));
+        vi.vhost_name = "default";
+        vi.port = h->port;
+        vi.iface = h->host[0] ? h->host : NULL;
+        vi.protocols = h->protocols;
+        vi.mounts = &h->mount;
+        vi.user = h;
+        vi.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+        if (family == AF_INET)
+                vi.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+        else if (h->host[0])
+                vi.options |=
+                    LWS_SERVER_OPTION_IPV6_V6ONLY_MODIFY | LWS_SERVER_OPTION_IPV6_V6ONLY_VALUE;
+        vi.keepalive_timeout = h->idle_sec;
+        vi.timeout_secs = (unsigned)h->idle_sec;
+        vi.timeout_secs_ah_idle = (unsigned)h->head_sec;
+        /* A first line that is no HTTP request goes to raw_callback (a 400), not lws' 403. */
+        vi.options |= LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG;
+        vi.listen_accept_role = "raw-skt";
+        vi.listen_accept_protocol = RAW_PROTOCOL;
+        if (h->cert) {
+                vi.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+                vi.ssl_cert_filepath = h->cert;
+                vi.ssl_private_key_filepath = h->key;
+                vi.ssl_options_set =
+                    SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_COMPRESSION;
+                /* HTTP/1.1 only: the limits and timeouts here are per connection. */
+                vi.alpn = "http/1.1";
+        }
+        return lws_create_vhost(h->ctx, &vi);
+}
+
+/* --tls-cert-file and --tls-key-file: kept by name (they are reloaded when they change), and
+ * checked to be a matching pair now. */
+static int take_tls(struct gc_httpd *h, const gc_httpd_opts *o, char *err, size_t errlen)
+{
+        char msg[512];
+
+        h->cert = strdup(o->tls_cert_file);
+        h->key = strdup(o->tls_key_file);
+        if (!h->cert || !h->key) {
+                gc_errf(err, errlen, "out of memory");
+                return -1;
+        }
+        h->cert_loaded = file_stamp(h->cert);
+        h->key_loaded = file_stamp(h->key);
+        if (tls_pair_check(h->cert, h->key, msg, sizeof(msg)) < 0) {
+                gc_errf(err, errlen, "%s", msg);
+                return -1;
+        }
+        return 0;
+}
+
 gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
 {
-        struct lws_context_creation_info ci, vi;
         struct gc_httpd *h;
-        char msg[512];
         int family;
 
         if (!o) {
@@ -1832,20 +1917,8 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
         h->epfd = -1;
         if (take_opts(h, o, &family, err, errlen) < 0)
                 goto fail;
-        if (o->tls_cert_file) {
-                h->cert = strdup(o->tls_cert_file);
-                h->key = strdup(o->tls_key_file);
-                if (!h->cert || !h->key) {
-                        gc_errf(err, errlen, "out of memory");
-                        goto fail;
-                }
-                h->cert_loaded = file_stamp(h->cert);
-                h->key_loaded = file_stamp(h->key);
-                if (tls_pair_check(h->cert, h->key, msg, sizeof(msg)) < 0) {
-                        gc_errf(err, errlen, "%s", msg);
-                        goto fail;
-                }
-        }
+        if (o->tls_cert_file && take_tls(h, o, err, errlen) < 0)
+                goto fail;
         h->wbuf_len = LWS_PRE + CHUNK_BYTES + HDR_BYTES + 2 * GC_HTTPD__MAX_EXTRA_HEADERS;
         h->wbuf = malloc(h->wbuf_len);
         /* More slots than lws accepts connections (it counts its descriptors its own way). */
@@ -1894,63 +1967,13 @@ gc_httpd *gc_httpd_new(const gc_httpd_opts *o, char *err, size_t errlen)
                                      : h->max_header < 65535 ? h->max_header
                                                              : 65535);
 
-        memset(&ci, 0, sizeof(ci));
-        ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-        if (h->cert)
-                ci.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-        ci.port = CONTEXT_PORT_NO_LISTEN;
-        ci.gid = -1;
-        ci.uid = -1;
-        ci.user = h;
-        ci.server_string = "gpu-cost";
-        ci.token_limits = &h->token_limits;
-        /*
-         * One header table per connection reading a request holds the request line and every
-         * header, allocated while it does. Larger than the limits, so that a head over them is
-         * read whole and answered 414 or 431; a head over the table is closed unanswered. As
-         * many tables as connections: a client waiting for a table was the 5 s stall behind 64
-         * slow clients (docs/httpd.md).
-         */
-        ci.max_http_header_data2 = (unsigned)(h->peek_len - 1);
-        ci.max_http_header_pool2 = (unsigned)h->n_slots;
-        ci.fd_limit_per_thread = (unsigned)(h->n_accept + LWS_OWN_FDS);
-        ci.pt_serv_buf_size = SERVICE_BUF_SIZE;
-        h->ctx = lws_create_context(&ci);
+        h->ctx = make_context(h);
         if (!h->ctx) {
                 gc_errf(err, errlen, "listen: cannot start the server (libwebsockets context)");
                 goto fail;
         }
 
-        memset(&vi, 0, sizeof(vi));
-        vi.vhost_name = "default";
-        vi.port = h->port;
-        vi.iface = h->host[0] ? h->host : NULL;
-        vi.protocols = h->protocols;
-        vi.mounts = &h->mount;
-        vi.user = h;
-        vi.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
-        if (family == AF_INET)
-                vi.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-        else if (h->host[0])
-                vi.options |=
-                    LWS_SERVER_OPTION_IPV6_V6ONLY_MODIFY | LWS_SERVER_OPTION_IPV6_V6ONLY_VALUE;
-        vi.keepalive_timeout = h->idle_sec;
-        vi.timeout_secs = (unsigned)h->idle_sec;
-        vi.timeout_secs_ah_idle = (unsigned)h->head_sec;
-        /* A first line that is no HTTP request goes to raw_callback (a 400), not lws' 403. */
-        vi.options |= LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG;
-        vi.listen_accept_role = "raw-skt";
-        vi.listen_accept_protocol = RAW_PROTOCOL;
-        if (h->cert) {
-                vi.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-                vi.ssl_cert_filepath = h->cert;
-                vi.ssl_private_key_filepath = h->key;
-                vi.ssl_options_set =
-                    SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_COMPRESSION;
-                /* HTTP/1.1 only: the limits and timeouts here are per connection. */
-                vi.alpn = "http/1.1";
-        }
-        h->vh = lws_create_vhost(h->ctx, &vi);
+        h->vh = make_vhost(h, family);
         if (!h->vh) {
                 gc_errf(err, errlen, "listen: cannot listen on %s (in use or not a local address)",
                         o->listen);
