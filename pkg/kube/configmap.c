@@ -127,6 +127,45 @@ static int gc__send_json(gc_kube *k, const char *method, const char *path, const
         return r;
 }
 
+/* A new ConfigMap with only its name and namespace (*ret_meta: its metadata); NULL when out of
+ * memory. */
+static cJSON *gc__cm_skeleton(const char *ns, const char *name, cJSON **ret_meta)
+{
+        cJSON *obj = cJSON_CreateObject(), *meta = cJSON_CreateObject();
+
+        if (!obj || !meta || !cJSON_AddItemToObject(obj, "metadata", meta)) {
+                cJSON_Delete(meta);
+                cJSON_Delete(obj);
+                return NULL;
+        }
+        if (!cJSON_AddStringToObject(obj, "apiVersion", "v1") ||
+            !cJSON_AddStringToObject(obj, "kind", "ConfigMap") ||
+            !cJSON_AddStringToObject(meta, "name", name) ||
+            !cJSON_AddStringToObject(meta, "namespace", ns)) {
+                cJSON_Delete(obj);
+                return NULL;
+        }
+        *ret_meta = meta;
+        return obj;
+}
+
+/* The server's copy of a ConfigMap to replace labels and data in, keeping the rest (annotations,
+ * owners) and its resourceVersion; NULL when it is no ConfigMap object. */
+static cJSON *gc__cm_server_copy(const gc_buf *body, cJSON **ret_meta)
+{
+        cJSON *obj = cJSON_ParseWithLength(body->data, body->len);
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+        if (!cJSON_IsObject(meta) || !gc_kube_meta(obj, "resourceVersion")) {
+                cJSON_Delete(obj);
+                return NULL;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "binaryData");
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+        *ret_meta = meta;
+        return obj;
+}
+
 int gc_kube_configmap_put(gc_kube *k, const char *ns, const char *name, const gc_kube_kv *labels,
                           size_t n_labels, const gc_kube_kv *data, size_t n_data, char *err,
                           size_t errlen)
@@ -165,32 +204,20 @@ int gc_kube_configmap_put(gc_kube *k, const char *ns, const char *name, const gc
                         /* Absent: create it. A 409 means another writer created it first. */
                         method = "POST";
                         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
-                        obj = cJSON_CreateObject();
-                        meta = cJSON_CreateObject();
-                        if (!obj || !meta || !cJSON_AddItemToObject(obj, "metadata", meta)) {
-                                cJSON_Delete(meta);
+                        obj = gc__cm_skeleton(ns, name, &meta);
+                        if (!obj)
                                 r = -ENOMEM;
-                        } else if (!cJSON_AddStringToObject(obj, "apiVersion", "v1") ||
-                                   !cJSON_AddStringToObject(obj, "kind", "ConfigMap") ||
-                                   !cJSON_AddStringToObject(meta, "name", name) ||
-                                   !cJSON_AddStringToObject(meta, "namespace", ns)) {
-                                r = -ENOMEM;
-                        }
                 } else if (status == 200) {
                         /* Present: replace labels and data, keep the rest of it (annotations,
                          * owners), and send its resourceVersion so a concurrent write is seen. */
                         method = "PUT";
-                        obj = cJSON_ParseWithLength(body.data, body.len);
-                        meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-                        if (!cJSON_IsObject(meta) || !gc_kube_meta(obj, "resourceVersion")) {
+                        obj = gc__cm_server_copy(&body, &meta);
+                        if (!obj) {
                                 snprintf(err, errlen, "%s: the server's copy is not an object",
                                          what);
-                                cJSON_Delete(obj);
                                 gc_buf_free(&body);
                                 return -EPROTO;
                         }
-                        cJSON_DeleteItemFromObjectCaseSensitive(obj, "binaryData");
-                        cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
                 } else {
                         r = gc__fail_status(what, status, &body, err, errlen);
                         gc_buf_free(&body);
