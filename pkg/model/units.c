@@ -139,28 +139,22 @@ static int gc__mul(uint64_t *v, uint64_t m)
  * suffix one of the binary (Ki..Ei), decimal (n u m "" k M G T P E) or exponent (e3, E-2) forms.
  * Values below a thousandth round up, as Quantity.MilliValue does.
  */
-int gc_quantity_parse(const char *s, int64_t *ret_milli)
+/* The number of a quantity: digits with at most one '.', into mant (the digits as an integer)
+ * and *frac (how many of them follow the dot). The byte after it, or NULL (-ERANGE in *ret_err
+ * on overflow, -EINVAL with no digit). */
+static const char *gc__qty_number(const char *p, uint64_t *mant, int *frac, int *ret_err)
 {
-        static const char bin[] = "KMGTPE";
-        const char *p;
-        uint64_t mant = 0;
-        int neg = 0, digits = 0, frac = 0, exp10 = 0, bin_pow = 0;
-        size_t len;
+        int seen_dot = 0, pend = 0, digits = 0;
 
-        if (!s || !ret_milli)
-                return -EINVAL;
-        len = strnlen(s, GC__QTY_MAX_LEN + 1);
-        if (len == 0 || len > GC__QTY_MAX_LEN)
-                return -EINVAL;
-        p = s;
-        if (*p == '+' || *p == '-')
-                neg = *p++ == '-';
-        for (int seen_dot = 0, pend = 0; *p == '.' || (*p >= '0' && *p <= '9'); p++) {
+        *ret_err = -ERANGE;
+        for (; *p == '.' || (*p >= '0' && *p <= '9'); p++) {
                 int d = *p - '0';
 
                 if (*p == '.') {
-                        if (seen_dot)
-                                return -EINVAL;
+                        if (seen_dot) {
+                                *ret_err = -EINVAL;
+                                return NULL;
+                        }
                         seen_dot = 1;
                         continue;
                 }
@@ -172,25 +166,43 @@ int gc_quantity_parse(const char *s, int64_t *ret_milli)
                         continue;
                 }
                 for (int z = 0; z < pend; z++)
-                        if (gc__mul(&mant, 10) < 0)
-                                return -ERANGE;
+                        if (gc__mul(mant, 10) < 0)
+                                return NULL;
                 if (seen_dot)
-                        frac += pend + 1;
+                        *frac += pend + 1;
                 pend = 0;
-                if (gc__mul(&mant, 10) < 0 || mant > (uint64_t)INT64_MAX - (uint64_t)d)
-                        return -ERANGE;
-                mant += (uint64_t)d;
+                if (gc__mul(mant, 10) < 0 || *mant > (uint64_t)INT64_MAX - (uint64_t)d)
+                        return NULL;
+                *mant += (uint64_t)d;
         }
-        if (digits == 0)
-                return -EINVAL;
+        if (digits == 0) {
+                *ret_err = -EINVAL;
+                return NULL;
+        }
+        return p;
+}
+
+/* The suffix after the number, which must end the string: binary (Ki..Ei: *bin_pow 1..6), an
+ * exponent (e3, E-2) or decimal SI (n..P, and a lone E for exa) into *exp10. 0 or -EINVAL,
+ * -ERANGE (an exponent past 1000). */
+static int gc__qty_suffix(const char *p, int *exp10, int *bin_pow)
+{
+        static const char bin[] = "KMGTPE";
+        static const struct {
+                char c;
+                int exp10;
+        } si[] = {{'n', -9}, {'u', -6}, {'m', -3}, {'k', 3},
+                  {'M', 6},  {'G', 9},  {'T', 12}, {'P', 15}};
+
         if (*p && p[1] == 'i') {
                 const char *b = strchr(bin, *p);
 
                 if (!b || p[2] != '\0')
                         return -EINVAL;
-                bin_pow = (int)(b - bin) + 1;
-                p += 2;
-        } else if (*p == 'e' || *p == 'E') {
+                *bin_pow = (int)(b - bin) + 1;
+                return 0;
+        }
+        if (*p == 'e' || *p == 'E') {
                 const char *q = p + 1;
                 int eneg = 0, ev = 0, ed = 0;
 
@@ -202,67 +214,61 @@ int gc_quantity_parse(const char *s, int64_t *ret_milli)
                         ev = ev * 10 + (*q - '0');
                 }
                 if (ed > 0) {
-                        exp10 = eneg ? -ev : ev;
-                        p = q;
-                } else if (*p == 'E' && p[1] == '\0') {
-                        exp10 = 18;
-                        p++;
-                } else {
-                        return -EINVAL;
+                        *exp10 = eneg ? -ev : ev;
+                        return *q == '\0' ? 0 : -EINVAL;
                 }
-        } else if (*p) {
-                switch (*p) {
-                case 'n':
-                        exp10 = -9;
-                        break;
-                case 'u':
-                        exp10 = -6;
-                        break;
-                case 'm':
-                        exp10 = -3;
-                        break;
-                case 'k':
-                        exp10 = 3;
-                        break;
-                case 'M':
-                        exp10 = 6;
-                        break;
-                case 'G':
-                        exp10 = 9;
-                        break;
-                case 'T':
-                        exp10 = 12;
-                        break;
-                case 'P':
-                        exp10 = 15;
-                        break;
-                default:
-                        return -EINVAL;
+                if (*p == 'E' && p[1] == '\0') {
+                        *exp10 = 18;
+                        return 0;
                 }
-                if (p[1] != '\0')
-                        return -EINVAL;
-                p++;
-        }
-        if (*p != '\0')
                 return -EINVAL;
-
-        /* milli = mant * 10^(exp10 - frac + 3) * 1024^bin_pow, rounded up. */
-        {
-                int e = exp10 - frac + 3;
-                uint64_t v = mant;
-
-                for (int i = 0; i < bin_pow; i++)
-                        if (gc__mul(&v, 1024) < 0)
-                                return -ERANGE;
-                for (; e > 0 && v != 0; e--)
-                        if (gc__mul(&v, 10) < 0)
-                                return -ERANGE;
-                for (; e < 0 && v > 1; e++)
-                        v = v / 10 + (v % 10 != 0);
-                if (v > (uint64_t)INT64_MAX)
-                        return -ERANGE;
-                *ret_milli = neg ? -(int64_t)v : (int64_t)v;
         }
+        if (!*p)
+                return 0;
+        for (size_t i = 0; i < sizeof(si) / sizeof(si[0]); i++) {
+                if (si[i].c == *p) {
+                        *exp10 = si[i].exp10;
+                        return p[1] == '\0' ? 0 : -EINVAL;
+                }
+        }
+        return -EINVAL;
+}
+
+int gc_quantity_parse(const char *s, int64_t *ret_milli)
+{
+        const char *p;
+        uint64_t mant = 0, v;
+        int neg = 0, frac = 0, exp10 = 0, bin_pow = 0, e, r;
+        size_t len;
+
+        if (!s || !ret_milli)
+                return -EINVAL;
+        len = strnlen(s, GC__QTY_MAX_LEN + 1);
+        if (len == 0 || len > GC__QTY_MAX_LEN)
+                return -EINVAL;
+        p = s;
+        if (*p == '+' || *p == '-')
+                neg = *p++ == '-';
+        p = gc__qty_number(p, &mant, &frac, &r);
+        if (!p)
+                return r;
+        r = gc__qty_suffix(p, &exp10, &bin_pow);
+        if (r < 0)
+                return r;
+        /* milli = mant * 10^(exp10 - frac + 3) * 1024^bin_pow, rounded up. */
+        e = exp10 - frac + 3;
+        v = mant;
+        for (int i = 0; i < bin_pow; i++)
+                if (gc__mul(&v, 1024) < 0)
+                        return -ERANGE;
+        for (; e > 0 && v != 0; e--)
+                if (gc__mul(&v, 10) < 0)
+                        return -ERANGE;
+        for (; e < 0 && v > 1; e++)
+                v = v / 10 + (v % 10 != 0);
+        if (v > (uint64_t)INT64_MAX)
+                return -ERANGE;
+        *ret_milli = neg ? -(int64_t)v : (int64_t)v;
         return 0;
 }
 
