@@ -626,9 +626,8 @@ out:
 
 static int gc__f5(gc_buf *b, const char *name, double v)
 {
-        int r = gc_buf_printf(b, ",\"%s\":", name);
-
-        return r == 0 ? gc__api_num5(b, v) : r;
+        gc_buf_printf(b, ",\"%s\":", name);
+        return gc__api_num5(b, v);
 }
 
 static int gc__alloc_json(gc_buf *b, const gc__agg *g, const gc__alloc *a, int64_t start,
@@ -639,80 +638,52 @@ static int gc__alloc_json(gc_buf *b, const gc__agg *g, const gc__alloc *a, int64
             !a->idle && a->gpu_seconds > 0 && a->measured_seconds >= a->gpu_seconds * (1 - 1e-9);
         double usage = known ? a->usage_seconds / 3600.0 / win_h : NAN;
         double eff = known ? a->usage_seconds / a->gpu_seconds : 0.0;
-        int r, any_label = 0;
+        int any_label = 0;
 
-        r = gc_buf_json_str(b, a->name);
-        if (r == 0)
-                r = gc_buf_puts(b, ":{\"name\":");
-        if (r == 0)
-                r = gc_buf_json_str(b, a->name);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"properties\":{");
-        for (int k = 0, n = 0; r == 0 && k < GC__K_COUNT; k++) {
+        gc_buf_json_str(b, a->name);
+        gc_buf_puts(b, ":{\"name\":");
+        gc_buf_json_str(b, a->name);
+        gc_buf_puts(b, ",\"properties\":{");
+        for (int k = 0, n = 0; k < GC__K_COUNT; k++) {
                 if (!a->prop[k] || k == GC__K_TEAM || k == GC__K_PROJECT || k >= GC__K_LABEL)
                         continue;
-                r = gc_buf_printf(b, "%s\"%s\":", n++ ? "," : "", gc__prop_names[k]);
-                if (r == 0)
-                        r = gc_buf_json_str(b, a->prop[k]);
+                gc_buf_printf(b, "%s\"%s\":", n++ ? "," : "", gc__prop_names[k]);
+                gc_buf_json_str(b, a->prop[k]);
         }
         /* Team and project as OpenCost labels, under the label key asked for, if any; label
          * dimensions always. */
-        for (size_t i = 0; r == 0 && i < g->n; i++) {
+        for (size_t i = 0; i < g->n; i++) {
                 const char *v = a->prop[g->keys[i]];
 
                 if (!g->label[i] || !v)
                         continue;
-                r = gc_buf_puts(b, any_label++ ? "," : ",\"labels\":{");
-                if (r == 0)
-                        r = gc_buf_json_str(b, g->label[i]);
-                if (r == 0)
-                        r = gc_buf_puts(b, ":");
-                if (r == 0)
-                        r = gc_buf_json_str(b, v);
+                gc_buf_puts(b, any_label++ ? "," : ",\"labels\":{");
+                gc_buf_json_str(b, g->label[i]);
+                gc_buf_puts(b, ":");
+                gc_buf_json_str(b, v);
         }
-        if (r == 0 && any_label)
-                r = gc_buf_puts(b, "}");
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"window\":{\"start\":");
-        if (r == 0)
-                r = gc__api_time(b, start);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"end\":");
-        if (r == 0)
-                r = gc__api_time(b, end);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"start\":");
-        if (r == 0)
-                r = gc__api_time(b, start);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"end\":");
-        if (r == 0)
-                r = gc__api_time(b, end);
-        if (r == 0)
-                r = gc__f5(b, "minutes", (double)(end - start) / 60.0);
-        if (r == 0)
-                r = gc__f5(b, "gpuCount", hours / win_h);
-        if (r == 0)
-                r = gc__f5(b, "gpuHours", hours);
-        if (r == 0)
-                r = gc__f5(b, "gpuRequestAverage", a->idle ? 0.0 : hours / win_h);
-        if (r == 0)
-                r = gc__f5(b, "gpuUsageAverage", usage);
-        if (r == 0)
-                r = gc__f5(b, "gpuCost", a->cost);
-        if (r == 0)
-                r = gc__f5(b, "gpuCostAdjustment", 0.0);
-        if (r == 0)
-                r = gc__f5(b, "gpuCostIdle", a->idle_cost);
-        if (r == 0)
-                r = gc__f5(b, "gpuEfficiency", eff);
-        if (r == 0)
-                r = gc__f5(b, "totalCost", a->cost + a->idle_cost);
-        if (r == 0)
-                r = gc__f5(b, "totalEfficiency", eff);
-        if (r == 0)
-                r = gc_buf_puts(b, "}");
-        return r;
+        if (any_label)
+                gc_buf_puts(b, "}");
+        gc_buf_puts(b, "},\"window\":{\"start\":");
+        gc__api_time(b, start);
+        gc_buf_puts(b, ",\"end\":");
+        gc__api_time(b, end);
+        gc_buf_puts(b, "},\"start\":");
+        gc__api_time(b, start);
+        gc_buf_puts(b, ",\"end\":");
+        gc__api_time(b, end);
+        gc__f5(b, "minutes", (double)(end - start) / 60.0);
+        gc__f5(b, "gpuCount", hours / win_h);
+        gc__f5(b, "gpuHours", hours);
+        gc__f5(b, "gpuRequestAverage", a->idle ? 0.0 : hours / win_h);
+        gc__f5(b, "gpuUsageAverage", usage);
+        gc__f5(b, "gpuCost", a->cost);
+        gc__f5(b, "gpuCostAdjustment", 0.0);
+        gc__f5(b, "gpuCostIdle", a->idle_cost);
+        gc__f5(b, "gpuEfficiency", eff);
+        gc__f5(b, "totalCost", a->cost + a->idle_cost);
+        gc__f5(b, "totalEfficiency", eff);
+        return gc_buf_puts(b, "}");
 }
 
 typedef struct gc__alloc_ctx {
@@ -729,16 +700,15 @@ static int gc__alloc_step(void *ud, const gc_cost_summary *sum)
         gc__set set = {0};
         int r = gc__build_set(c->x, c->g, sum, &set);
 
-        if (r == 0)
-                r = gc_buf_puts(b, c->n++ ? ",{" : "{");
-        for (size_t i = 0; r == 0 && i < set.n; i++) {
-                if (i)
-                        r = gc_buf_puts(b, ",");
-                if (r == 0)
-                        r = gc__alloc_json(b, c->g, &set.v[i], sum->start, sum->end);
-        }
-        if (r == 0)
+        if (r == 0) {
+                gc_buf_puts(b, c->n++ ? ",{" : "{");
+                for (size_t i = 0; !b->err && i < set.n; i++) {
+                        if (i)
+                                gc_buf_puts(b, ",");
+                        gc__alloc_json(b, c->g, &set.v[i], sum->start, sum->end);
+                }
                 r = gc_buf_puts(b, "}");
+        }
         gc__set_free(&set);
         return r;
 }
@@ -797,11 +767,13 @@ int gc__api_allocation(gc__api_ctx *x)
         }
         ac.x = x;
         ac.g = &g;
-        r = gc_buf_puts(b, "{\"code\":200,\"status\":\"success\",\"data\":[");
-        /* Every step from one pass over the ledger (a query per step cost a pass each). */
-        if (r == 0 && start < end)
+        gc_buf_puts(b, "{\"code\":200,\"status\":\"success\",\"data\":[");
+        /* Every step from one pass over the ledger (a query per step cost a pass each). The pass
+         * can fail on its own, and is not begun for an answer that already failed. */
+        if (!b->err && start < end) {
                 r = gc_ledger_query_each_step(x->s->p.ledger, &q, step, gc__alloc_step, &ac);
-        if (r == 0)
-                r = gc_buf_puts(b, "]}");
-        return r;
+                if (r != 0)
+                        return r;
+        }
+        return gc_buf_puts(b, "]}");
 }

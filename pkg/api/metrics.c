@@ -28,8 +28,12 @@ static int gc__sample(gc_buf *b, const char *name, const gc__lbl *l, size_t n, d
 {
         gc_prom_label pl[GC__MAX_LABELS];
 
-        if (n > GC__MAX_LABELS)
-                return -E2BIG;
+        /* A caller's bug; failed as the buffer's own error, so the document's one check sees it. */
+        if (n > GC__MAX_LABELS) {
+                if (!b->err)
+                        b->err = -E2BIG;
+                return b->err;
+        }
         for (size_t i = 0; i < n; i++) {
                 pl[i].name = l[i].name;
                 pl[i].value = l[i].value;
@@ -41,9 +45,8 @@ static int gc__sample(gc_buf *b, const char *name, const gc__lbl *l, size_t n, d
 /* A family with one unlabelled sample. */
 static int gc__one(gc_buf *b, const char *name, const char *type, const char *help, double v)
 {
-        int r = gc__head(b, name, type, help);
-
-        return r == 0 ? gc__sample(b, name, NULL, 0, v) : r;
+        gc__head(b, name, type, help);
+        return gc__sample(b, name, NULL, 0, v);
 }
 
 static const char *gc__nz(const char *s)
@@ -84,64 +87,60 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
         r = gc_ledger_query(s->p.ledger, &q, &sum);
         if (r < 0)
                 return r;
-        r = gc__one(b, "gpu_cost_counters_start_time_seconds", "gauge",
-                    "Unix time the cost counters count from (the controller's start, moved "
-                    "forward every 28 days at most: a counter reset).",
-                    (double)q.start);
-        if (r == 0)
-                r = gc__head(
-                    b, "gpu_cost_usd_total", "counter",
-                    "GPU cost in the catalog currency since the counters started (docs/api.md).");
-        for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
+        gc__one(b, "gpu_cost_counters_start_time_seconds", "gauge",
+                "Unix time the cost counters count from (the controller's start, moved "
+                "forward every 28 days at most: a counter reset).",
+                (double)q.start);
+        gc__head(b, "gpu_cost_usd_total", "counter",
+                 "GPU cost in the catalog currency since the counters started (docs/api.md).");
+        /* gc__mono records what is served: no series is marked once the document has failed. */
+        for (size_t i = 0; !b->err && i < sum.n_rows; i++) {
                 const gc_cost_row *w = &sum.rows[i];
                 gc__lbl l[] = {{"cluster", s->cluster},
                                {"namespace", gc__nz(w->keys[GC_DIM_NAMESPACE])},
                                {"team", gc__nz(w->keys[GC_DIM_TEAM])},
                                {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
 
-                r = gc__sample(b, "gpu_cost_usd_total", l, 4,
-                               gc__mono(x, q.start, "gpu_cost_usd_total", l[1].value, l[2].value,
-                                        l[3].value, w->cost_usd));
+                gc__sample(b, "gpu_cost_usd_total", l, 4,
+                           gc__mono(x, q.start, "gpu_cost_usd_total", l[1].value, l[2].value,
+                                    l[3].value, w->cost_usd));
         }
-        if (r == 0)
-                r = gc__head(b, "gpu_cost_gpu_hours_total", "counter",
-                             "GPU-equivalent hours held since the counters started.");
-        for (size_t i = 0; r == 0 && i < sum.n_rows; i++) {
+        gc__head(b, "gpu_cost_gpu_hours_total", "counter",
+                 "GPU-equivalent hours held since the counters started.");
+        for (size_t i = 0; !b->err && i < sum.n_rows; i++) {
                 const gc_cost_row *w = &sum.rows[i];
                 gc__lbl l[] = {{"cluster", s->cluster},
                                {"namespace", gc__nz(w->keys[GC_DIM_NAMESPACE])},
                                {"team", gc__nz(w->keys[GC_DIM_TEAM])},
                                {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
 
-                r = gc__sample(b, "gpu_cost_gpu_hours_total", l, 4,
-                               gc__mono(x, q.start, "gpu_cost_gpu_hours_total", l[1].value,
-                                        l[2].value, l[3].value, w->gpu_seconds / 3600.0));
+                gc__sample(b, "gpu_cost_gpu_hours_total", l, 4,
+                           gc__mono(x, q.start, "gpu_cost_gpu_hours_total", l[1].value, l[2].value,
+                                    l[3].value, w->gpu_seconds / 3600.0));
         }
-        if (r == 0)
-                r = gc__head(b, "gpu_cost_idle_usd_total", "counter",
-                             "Cost of allocatable GPUs no pod held, per node, since the counters "
-                             "started.");
-        for (size_t i = 0; r == 0 && i < sum.n_idle_nodes; i++) {
+        gc__head(b, "gpu_cost_idle_usd_total", "counter",
+                 "Cost of allocatable GPUs no pod held, per node, since the counters "
+                 "started.");
+        for (size_t i = 0; !b->err && i < sum.n_idle_nodes; i++) {
                 gc__lbl l[] = {{"cluster", s->cluster},
                                {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
 
-                r = gc__sample(b, "gpu_cost_idle_usd_total", l, 2,
-                               gc__mono(x, q.start, "gpu_cost_idle_usd_total", l[1].value, NULL,
-                                        NULL, sum.idle_nodes[i].cost_usd));
+                gc__sample(b, "gpu_cost_idle_usd_total", l, 2,
+                           gc__mono(x, q.start, "gpu_cost_idle_usd_total", l[1].value, NULL, NULL,
+                                    sum.idle_nodes[i].cost_usd));
         }
-        if (r == 0)
-                r = gc__head(b, "gpu_cost_idle_gpu_hours_total", "counter",
-                             "Allocatable GPU-equivalent hours no pod held, per node.");
-        for (size_t i = 0; r == 0 && i < sum.n_idle_nodes; i++) {
+        gc__head(b, "gpu_cost_idle_gpu_hours_total", "counter",
+                 "Allocatable GPU-equivalent hours no pod held, per node.");
+        for (size_t i = 0; !b->err && i < sum.n_idle_nodes; i++) {
                 gc__lbl l[] = {{"cluster", s->cluster},
                                {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
 
-                r = gc__sample(b, "gpu_cost_idle_gpu_hours_total", l, 2,
-                               gc__mono(x, q.start, "gpu_cost_idle_gpu_hours_total", l[1].value,
-                                        NULL, NULL, sum.idle_nodes[i].gpu_seconds / 3600.0));
+                gc__sample(b, "gpu_cost_idle_gpu_hours_total", l, 2,
+                           gc__mono(x, q.start, "gpu_cost_idle_gpu_hours_total", l[1].value, NULL,
+                                    NULL, sum.idle_nodes[i].gpu_seconds / 3600.0));
         }
         gc_cost_summary_free(&sum);
-        return r;
+        return b->err;
 }
 
 /* Nodes from the snapshot's table, or the ledger's open capacities when there is none. */
@@ -178,10 +177,10 @@ static int gc__nodes(gc_buf *b, const gc_snapshot *s)
         int r;
 
         v.capacity = gc__cap_row;
-        r = gc__head(b, "node_gpu_hourly_cost", "gauge",
-                     "Price of one GPU-hour on the node, in the catalog currency (OpenCost's "
-                     "name).");
-        for (size_t i = 0; r == 0 && i < s->p.n_nodes; i++) {
+        gc__head(b, "node_gpu_hourly_cost", "gauge",
+                 "Price of one GPU-hour on the node, in the catalog currency (OpenCost's "
+                 "name).");
+        for (size_t i = 0; i < s->p.n_nodes; i++) {
                 const gc_api_node *n = &s->p.nodes[i];
                 gc__lbl l[] = {{"cluster", s->cluster},
                                {"node", gc__nz(n->name)},
@@ -190,30 +189,28 @@ static int gc__nodes(gc_buf *b, const gc_snapshot *s)
                                {"model", gc__nz(n->model)},
                                {"capacity_type", gc__nz(n->capacity_type)}};
 
-                r = gc__sample(b, "node_gpu_hourly_cost", l, 6, n->usd_per_gpu_hour);
+                gc__sample(b, "node_gpu_hourly_cost", l, 6, n->usd_per_gpu_hour);
         }
-        if (r == 0 && !s->p.nodes)
-                r = gc_ledger_visit(s->p.ledger, &v, &x);
-        if (r == 0)
-                r = gc__head(b, "node_gpu_count", "gauge",
-                             "Allocatable GPUs of the node (OpenCost's name).");
-        for (size_t i = 0; r == 0 && i < s->p.n_nodes; i++) {
+        /* The walk can fail on its own; after the buffer's error it would only take time. */
+        if (!b->err && !s->p.nodes && (r = gc_ledger_visit(s->p.ledger, &v, &x)) < 0)
+                return r;
+        gc__head(b, "node_gpu_count", "gauge", "Allocatable GPUs of the node (OpenCost's name).");
+        for (size_t i = 0; i < s->p.n_nodes; i++) {
                 gc__lbl l[] = {{"cluster", s->cluster}, {"node", gc__nz(s->p.nodes[i].name)}};
 
-                r = gc__sample(b, "node_gpu_count", l, 2, s->p.nodes[i].gpus);
+                gc__sample(b, "node_gpu_count", l, 2, s->p.nodes[i].gpus);
         }
         x.count = 1;
-        if (r == 0 && !s->p.nodes)
-                r = gc_ledger_visit(s->p.ledger, &v, &x);
-        return r;
+        if (!b->err && !s->p.nodes && (r = gc_ledger_visit(s->p.ledger, &v, &x)) < 0)
+                return r;
+        return b->err;
 }
 
 static int gc__containers(gc_buf *b, const gc_snapshot *s)
 {
-        int r = gc__head(b, "container_gpu_allocation", "gauge",
-                         "GPU-equivalents held by a running pod's container (OpenCost's name).");
-
-        for (size_t i = 0; r == 0 && i < s->p.n_pods; i++) {
+        gc__head(b, "container_gpu_allocation", "gauge",
+                 "GPU-equivalents held by a running pod's container (OpenCost's name).");
+        for (size_t i = 0; i < s->p.n_pods; i++) {
                 const gc_api_pod *p = &s->p.pods[s->pods_by_name[i]];
                 gc__lbl l[] = {{"cluster", s->cluster},
                                {"namespace", gc__nz(p->ns)},
@@ -223,9 +220,9 @@ static int gc__containers(gc_buf *b, const gc_snapshot *s)
 
                 if (p->end != GC_OPEN)
                         continue;
-                r = gc__sample(b, "container_gpu_allocation", l, 5, p->geq);
+                gc__sample(b, "container_gpu_allocation", l, 5, p->geq);
         }
-        return r;
+        return b->err;
 }
 
 static const char *const gc__resources[GC_API_RESOURCES] = {
@@ -260,21 +257,20 @@ static int gc__watches(gc_buf *b, const gc_snapshot *s)
              "Seconds from the last event of the resource to the snapshot; absent before the "
              "first."},
         };
-        int r = 0;
 
-        for (size_t f = 0; r == 0 && f < sizeof(per_res) / sizeof(per_res[0]); f++) {
-                r = gc__head(b, per_res[f].name, per_res[f].type, per_res[f].help);
-                for (int k = 0; r == 0 && k < n_res; k++) {
+        for (size_t f = 0; f < sizeof(per_res) / sizeof(per_res[0]); f++) {
+                gc__head(b, per_res[f].name, per_res[f].type, per_res[f].help);
+                for (int k = 0; k < n_res; k++) {
                         gc__lbl l[] = {{"resource", gc__resource(h, k)}};
                         double v = f == 0   ? (double)h->watch_restarts[k]
                                    : f == 1 ? (double)h->relists[k]
                                             : now - (double)h->last_event_at[k];
 
                         if (f < 2 || h->last_event_at[k] > 0)
-                                r = gc__sample(b, per_res[f].name, l, 1, v);
+                                gc__sample(b, per_res[f].name, l, 1, v);
                 }
         }
-        return r;
+        return b->err;
 }
 
 static int gc__health(gc_buf *b, const gc_snapshot *s)
@@ -356,36 +352,34 @@ static int gc__health(gc_buf *b, const gc_snapshot *s)
             {"gpu_cost_pool_freed_strings_total", "counter", "Strings the pool's sweeps freed.",
              (double)h->pool_freed, 1},
         };
-        int r = gc__watches(b, s);
 
-        for (size_t i = 0; r == 0 && i < sizeof(one) / sizeof(one[0]); i++)
+        gc__watches(b, s);
+        for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
                 if (one[i].present)
-                        r = gc__one(b, one[i].name, one[i].type, one[i].help, one[i].v);
-        return r;
+                        gc__one(b, one[i].name, one[i].type, one[i].help, one[i].v);
+        return b->err;
 }
 
 static int gc__findings(gc_buf *b, const gc_snapshot *s)
 {
-        int r = gc__head(b, "gpu_cost_findings", "gauge",
-                         "The advisor's current findings, per kind and team.");
-
-        for (size_t i = 0; r == 0 && i < s->p.n_finding_stats; i++) {
+        gc__head(b, "gpu_cost_findings", "gauge",
+                 "The advisor's current findings, per kind and team.");
+        for (size_t i = 0; i < s->p.n_finding_stats; i++) {
                 const gc_api_finding_stat *f = &s->p.finding_stats[i];
                 gc__lbl l[] = {{"kind", gc__nz(f->kind)}, {"team", gc__nz(f->team)}};
 
-                r = gc__sample(b, "gpu_cost_findings", l, 2, (double)f->count);
+                gc__sample(b, "gpu_cost_findings", l, 2, (double)f->count);
         }
-        if (r == 0)
-                r = gc__head(b, "gpu_cost_potential_savings_monthly", "gauge",
-                             "What acting on the findings would save a month, in the catalog "
-                             "currency.");
-        for (size_t i = 0; r == 0 && i < s->p.n_finding_stats; i++) {
+        gc__head(b, "gpu_cost_potential_savings_monthly", "gauge",
+                 "What acting on the findings would save a month, in the catalog "
+                 "currency.");
+        for (size_t i = 0; i < s->p.n_finding_stats; i++) {
                 const gc_api_finding_stat *f = &s->p.finding_stats[i];
                 gc__lbl l[] = {{"kind", gc__nz(f->kind)}, {"team", gc__nz(f->team)}};
 
-                r = gc__sample(b, "gpu_cost_potential_savings_monthly", l, 2, f->monthly_savings);
+                gc__sample(b, "gpu_cost_potential_savings_monthly", l, 2, f->monthly_savings);
         }
-        return r;
+        return b->err;
 }
 
 /* The spend of every budget's current period: one query per period kind and scope in use. */
@@ -450,13 +444,14 @@ static int gc__budgets(gc_buf *b, const gc_snapshot *s)
         const gc_config *c = s->p.cfg;
         gc_budget_status *st = NULL;
         double *spent = NULL;
-        int r;
+        int r = 0;
 
-        r = gc__one(b, "gpu_cost_budget_warn_ratio", "gauge",
-                    "The configured share of a budget at which it warns (budgets.warn_share).",
-                    c->budget_warn_share);
-        if (r < 0 || c->n_budgets == 0)
-                return r;
+        gc__one(b, "gpu_cost_budget_warn_ratio", "gauge",
+                "The configured share of a budget at which it warns (budgets.warn_share).",
+                c->budget_warn_share);
+        /* The queries below cost more than the whole document so far: not for a failed one. */
+        if (b->err || c->n_budgets == 0)
+                return b->err;
         spent = calloc(c->n_budgets, sizeof(*spent));
         st = calloc(c->n_budgets, sizeof(*st));
         if (!spent || !st)
@@ -472,8 +467,8 @@ static int gc__budgets(gc_buf *b, const gc_snapshot *s)
                                         c->budget_warn_share, &st[i]);
         }
         for (size_t f = 0; r == 0 && f < sizeof(fam) / sizeof(fam[0]); f++) {
-                r = gc__head(b, fam[f].name, "gauge", fam[f].help);
-                for (size_t i = 0; r == 0 && i < c->n_budgets; i++) {
+                gc__head(b, fam[f].name, "gauge", fam[f].help);
+                for (size_t i = 0; i < c->n_budgets; i++) {
                         const gc_budget *bu = &c->budgets[i];
                         gc__lbl l[] = {{"cluster", s->cluster},
                                        {"scope", gc_budget_scope_name(bu->dim)},
@@ -487,8 +482,9 @@ static int gc__budgets(gc_buf *b, const gc_snapshot *s)
                                    : f == 4 ? st[i].forecast_share
                                             : (double)st[i].end;
 
-                        r = gc__sample(b, fam[f].name, l, 5, v);
+                        gc__sample(b, fam[f].name, l, 5, v);
                 }
+                r = b->err;
         }
         free(spent);
         free(st);
@@ -503,21 +499,16 @@ int gc__api_metrics(gc__api_ctx *x)
         int r;
 
         x->res->content_type = "text/plain; version=0.0.4; charset=utf-8";
-        r = gc__head(b, "gpu_cost_build_info", "gauge",
-                     "The controller's version, cluster name and currency.");
-        if (r == 0)
-                r = gc__sample(b, "gpu_cost_build_info", info, 3, 1);
-        if (r == 0)
-                r = gc__costs(x, b, x->s);
-        if (r == 0)
-                r = gc__nodes(b, x->s);
-        if (r == 0)
-                r = gc__containers(b, x->s);
-        if (r == 0)
-                r = gc__health(b, x->s);
-        if (r == 0)
-                r = gc__findings(b, x->s);
-        if (r == 0)
-                r = gc__budgets(b, x->s);
-        return r;
+        gc__head(b, "gpu_cost_build_info", "gauge",
+                 "The controller's version, cluster name and currency.");
+        gc__sample(b, "gpu_cost_build_info", info, 3, 1);
+        /* The ledger's query is the costly part; it and the walk can fail on their own too. */
+        if (b->err)
+                return b->err;
+        if ((r = gc__costs(x, b, x->s)) < 0 || (r = gc__nodes(b, x->s)) < 0)
+                return r;
+        gc__containers(b, x->s);
+        gc__health(b, x->s);
+        gc__findings(b, x->s);
+        return gc__budgets(b, x->s);
 }

@@ -84,16 +84,29 @@ int gc_export_format_parse(const char *s, gc_export_format *ret)
 
 int gc_export_csv_field(gc_buf *b, const char *s)
 {
-        int r;
-
         if (!b)
                 return -EINVAL;
         if (!s || !s[strcspn(s, ",\"\r\n")])
                 return s ? gc_buf_puts(b, s) : 0;
-        r = gc_buf_append(b, "\"", 1);
-        for (const char *p = s; r == 0 && *p; p++)
-                r = *p == '"' ? gc_buf_append(b, "\"\"", 2) : gc_buf_append(b, p, 1);
-        return r == 0 ? gc_buf_append(b, "\"", 1) : r;
+        gc_buf_append(b, "\"", 1);
+        for (const char *p = s; !b->err && *p; p++) {
+                if (*p == '"')
+                        gc_buf_append(b, "\"\"", 2);
+                else
+                        gc_buf_append(b, p, 1);
+        }
+        return gc_buf_append(b, "\"", 1);
+}
+
+/*
+ * Fails b as an append past its limit would (the first error sticks), so that a writer's one
+ * check of b->err sees a failure that is not the buffer's own.
+ */
+static int gc__ex_fail(gc_buf *b, int err)
+{
+        if (!b->err)
+                b->err = err;
+        return b->err;
 }
 
 /* A number without exponent, trailing zeros trimmed: every FOCUS reader parses it. */
@@ -103,12 +116,12 @@ static int gc__ex_num(gc_buf *b, double v)
         int n;
 
         if (!isfinite(v))
-                return -EINVAL;
+                return gc__ex_fail(b, -EINVAL);
         if (v == 0)
                 v = 0; /* no "-0" */
         n = snprintf(s, sizeof(s), "%.10f", v);
         if (n <= 0 || (size_t)n >= sizeof(s))
-                return -ERANGE;
+                return gc__ex_fail(b, -ERANGE);
         while (n > 1 && s[n - 1] == '0')
                 n--;
         if (s[n - 1] == '.')
@@ -194,58 +207,59 @@ static const char *const gc__ex_focus13_cols[] = {
 /* Cells, each preceded by a comma unless first. */
 static int gc__ex_str(gc__ex *x, const char *s)
 {
-        int r = gc_buf_append(&x->out, ",", 1);
-
-        return r == 0 ? gc_export_csv_field(&x->out, s) : r;
+        gc_buf_append(&x->out, ",", 1);
+        return gc_export_csv_field(&x->out, s);
 }
 
 static int gc__ex_header(gc__ex *x)
 {
         const char *const *cols =
             x->o->format == GC_EXPORT_CSV ? gc__ex_csv_cols : gc__ex_focus_cols;
-        int r = 0;
 
-        for (size_t i = 0; r == 0 && cols[i]; i++) {
+        for (size_t i = 0; cols[i]; i++) {
                 if (i > 0)
-                        r = gc_buf_append(&x->out, ",", 1);
-                if (r == 0)
-                        r = gc_buf_puts(&x->out, cols[i]);
+                        gc_buf_append(&x->out, ",", 1);
+                gc_buf_puts(&x->out, cols[i]);
         }
         for (size_t i = 0;
-             r == 0 && x->o->format == GC_EXPORT_FOCUS && x->minor >= 3 && gc__ex_focus13_cols[i];
-             i++) {
-                r = gc_buf_append(&x->out, ",", 1);
-                if (r == 0)
-                        r = gc_buf_puts(&x->out, gc__ex_focus13_cols[i]);
+             x->o->format == GC_EXPORT_FOCUS && x->minor >= 3 && gc__ex_focus13_cols[i]; i++) {
+                gc_buf_append(&x->out, ",", 1);
+                gc_buf_puts(&x->out, gc__ex_focus13_cols[i]);
         }
         /* The plain CSV: one column per kept label key, named as the dimension, after the
          * fixed ones (FOCUS carries them in its tags). */
-        for (size_t i = 0; r == 0 && x->o->format == GC_EXPORT_CSV && i < x->lk.n; i++) {
+        for (size_t i = 0; x->o->format == GC_EXPORT_CSV && i < x->lk.n; i++) {
                 char name[GC_LABEL_KEY_MAX + 8];
 
                 snprintf(name, sizeof(name), "label:%s", x->lk.key[i]);
-                r = gc__ex_str(x, name);
+                gc__ex_str(x, name);
         }
-        return r == 0 ? gc_buf_append(&x->out, "\r\n", 2) : r;
+        return gc_buf_append(&x->out, "\r\n", 2);
 }
 
 static int gc__ex_numc(gc__ex *x, double v)
 {
-        int r = gc_buf_append(&x->out, ",", 1);
-
-        return r == 0 ? gc__ex_num(&x->out, v) : r;
+        gc_buf_append(&x->out, ",", 1);
+        return gc__ex_num(&x->out, v);
 }
 
 static int gc__ex_timec(gc__ex *x, int64_t t)
 {
-        int r = gc_buf_append(&x->out, ",", 1);
-
-        return r == 0 ? gc__ex_time(&x->out, t) : r;
+        gc_buf_append(&x->out, ",", 1);
+        return gc__ex_time(&x->out, t);
 }
 
-/* x->cell holds a JSON value: quote it into the row. */
+/* A unit price, or an empty cell for a row of no hours (it has none). */
+static int gc__ex_pricec(gc__ex *x, double price)
+{
+        return isfinite(price) ? gc__ex_numc(x, price) : gc__ex_str(x, NULL);
+}
+
+/* x->cell holds a JSON value: quote it into the row. A cell that failed fails the row. */
 static int gc__ex_cell(gc__ex *x)
 {
+        if (x->cell.err)
+                return gc__ex_fail(&x->out, x->cell.err);
         return gc__ex_str(x, x->cell.data ? x->cell.data : "");
 }
 
@@ -263,9 +277,7 @@ static const char *gc__ex_label_tag(const char *v)
  */
 static int gc__ex_label_tags(gc__ex *x, const gc__ex_row *w, int first)
 {
-        int r = 0;
-
-        for (size_t i = 0; r == 0 && w && i < x->lk.n; i++) {
+        for (size_t i = 0; w && i < x->lk.n; i++) {
                 const char *v = gc__ex_label_tag(w->labels[i]), *k = x->lk.key[i];
                 char key[sizeof(GC__EX_LABEL_TAG) + GC_LABEL_KEY_MAX + 1];
 
@@ -275,77 +287,57 @@ static int gc__ex_label_tags(gc__ex *x, const gc__ex_row *w, int first)
                     key, sizeof(key), "%s%s",
                     strncmp(k, GC__EX_TAG, sizeof(GC__EX_TAG) - 1) == 0 ? GC__EX_LABEL_TAG : "", k);
                 if (!first)
-                        r = gc_buf_append(&x->cell, ",", 1);
+                        gc_buf_append(&x->cell, ",", 1);
                 first = 0;
-                if (r == 0)
-                        r = gc_buf_json_str(&x->cell, key);
-                if (r == 0)
-                        r = gc_buf_append(&x->cell, ":", 1);
-                if (r == 0)
-                        r = gc_buf_json_str(&x->cell, v);
+                gc_buf_json_str(&x->cell, key);
+                gc_buf_append(&x->cell, ":", 1);
+                gc_buf_json_str(&x->cell, v);
         }
-        return r;
+        return x->cell.err;
 }
 
 /* {"<prefix>k":"v",...} of the non-NULL pairs, then the label tags of w (NULL: none). */
 static int gc__ex_tags(gc__ex *x, const char *const *kv, size_t n, const gc__ex_row *w)
 {
-        int r = 0, first = 1;
+        int first = 1;
 
         gc_buf_reset(&x->cell);
-        r = gc_buf_append(&x->cell, "{", 1);
-        for (size_t i = 0; r == 0 && i + 1 < n; i += 2) {
+        gc_buf_append(&x->cell, "{", 1);
+        for (size_t i = 0; i + 1 < n; i += 2) {
                 if (!kv[i + 1])
                         continue;
                 if (!first)
-                        r = gc_buf_append(&x->cell, ",", 1);
+                        gc_buf_append(&x->cell, ",", 1);
                 first = 0;
-                if (r == 0)
-                        r = gc_buf_printf(&x->cell, "\"%s%s\":", GC__EX_TAG, kv[i]);
-                if (r == 0)
-                        r = gc_buf_json_str(&x->cell, kv[i + 1]);
+                gc_buf_printf(&x->cell, "\"%s%s\":", GC__EX_TAG, kv[i]);
+                gc_buf_json_str(&x->cell, kv[i + 1]);
         }
-        if (r == 0)
-                r = gc__ex_label_tags(x, w, first);
-        return r == 0 ? gc_buf_append(&x->cell, "}", 1) : r;
+        gc__ex_label_tags(x, w, first);
+        return gc_buf_append(&x->cell, "}", 1);
 }
 
 static int gc__ex_csv_row(gc__ex *x, const gc__ex_row *w)
 {
         double price = w->hours > 0 ? w->cost / w->hours : 0;
-        int r = gc__ex_time(&x->out, w->start);
 
-        if (r == 0)
-                r = gc__ex_timec(x, w->end);
-        if (r == 0)
-                r = gc__ex_str(x, x->cluster);
-        if (r == 0)
-                r = gc__ex_str(x, w->n->node);
-        if (r == 0)
-                r = gc__ex_str(x, w->n->model);
-        if (r == 0)
-                r = gc__ex_str(x, w->n->capacity_type);
-        if (r == 0)
-                r = gc__ex_str(x, w->ns);
-        if (r == 0)
-                r = gc__ex_str(x, w->team);
-        if (r == 0)
-                r = gc__ex_str(x, w->project);
-        if (r == 0)
-                r = gc__ex_str(x, w->workload);
-        if (r == 0)
-                r = gc__ex_str(x, gc__ex_kind_name[w->kind]);
-        if (r == 0)
-                r = gc__ex_numc(x, w->hours);
-        if (r == 0)
-                r = gc__ex_numc(x, w->cost);
-        if (r == 0)
-                r = gc__ex_str(x, x->currency);
-        if (r == 0)
-                r = gc__ex_numc(x, price);
-        for (size_t i = 0; r == 0 && i < x->lk.n; i++) /* empty on idle and shared rows */
-                r = gc__ex_str(x, w->kind == GC__EX_USAGE ? w->labels[i] : NULL);
-        return r;
+        gc__ex_time(&x->out, w->start);
+        gc__ex_timec(x, w->end);
+        gc__ex_str(x, x->cluster);
+        gc__ex_str(x, w->n->node);
+        gc__ex_str(x, w->n->model);
+        gc__ex_str(x, w->n->capacity_type);
+        gc__ex_str(x, w->ns);
+        gc__ex_str(x, w->team);
+        gc__ex_str(x, w->project);
+        gc__ex_str(x, w->workload);
+        gc__ex_str(x, gc__ex_kind_name[w->kind]);
+        gc__ex_numc(x, w->hours);
+        gc__ex_numc(x, w->cost);
+        gc__ex_str(x, x->currency);
+        gc__ex_numc(x, price);
+        for (size_t i = 0; i < x->lk.n; i++) /* empty on idle and shared rows */
+                gc__ex_str(x, w->kind == GC__EX_USAGE ? w->labels[i] : NULL);
+        return x->out.err;
 }
 
 static const char *gc__ex_method(const gc__ex *x, gc__ex_kind k)
@@ -371,6 +363,84 @@ static const char *gc__ex_wl(const gc__ex_row *w)
         return w->workload;
 }
 
+/* ChargeDescription: what the row charges for, on the resource named rname. */
+static void gc__ex_focus_desc(const gc__ex_row *w, const char *rname, char *desc, size_t n)
+{
+        if (w->kind == GC__EX_USAGE && gc__ex_wl(w))
+                snprintf(desc, n, "GPU-equivalent hours held on %s by %s/%s in %s (%s)", rname,
+                         gc__ex_s(w->team), gc__ex_s(w->project), gc__ex_s(w->ns), gc__ex_wl(w));
+        else if (w->kind == GC__EX_USAGE)
+                snprintf(desc, n, "GPU-equivalent hours held on %s by %s/%s in %s", rname,
+                         gc__ex_s(w->team), gc__ex_s(w->project), gc__ex_s(w->ns));
+        else if (w->kind == GC__EX_IDLE)
+                snprintf(desc, n, "Idle GPU capacity of %s", rname);
+        else
+                snprintf(desc, n,
+                         "Share of idle and unattributed GPU cost of %s charged to team %s", rname,
+                         gc__ex_s(w->team));
+}
+
+/*
+ * Tags. 1.2 has no allocation columns: who the cost is for goes into Tags. 1.3's allocated
+ * charges keep the origin charge's (the node's) Tags and name the team in AllocatedTags, which
+ * must not repeat a key of Tags.
+ */
+static int gc__ex_focus_tags(gc__ex *x, const gc__ex_row *w, int pool)
+{
+        const char *node = pool ? NULL : w->n->node;
+        const char *kv12[] = {"cluster",  x->cluster,   "node",  node,      "namespace",
+                              w->ns,      "team",       w->team, "project", w->project,
+                              "workload", gc__ex_wl(w), "idle",  NULL};
+        const char *kv13[] = {"cluster", x->cluster, "node", node};
+
+        if (w->kind == GC__EX_IDLE)
+                kv12[13] = "true";
+        if (x->minor >= 3)
+                gc__ex_tags(x, kv13, 4, NULL);
+        else
+                gc__ex_tags(x, kv12, 14, w->kind == GC__EX_USAGE ? w : NULL);
+        return gc__ex_cell(x);
+}
+
+/* 1.3's split-allocation columns: the share of the origin charge, how, and to whom. */
+static int gc__ex_focus13(gc__ex *x, const gc__ex_row *w)
+{
+        double ratio = w->origin_cost > 0 ? w->cost / w->origin_cost : 0;
+        char aid[512], aname[512];
+
+        gc_buf_reset(&x->cell);
+        gc_buf_puts(&x->cell, "{\"Elements\":[{\"AllocatedRatio\":");
+        gc__ex_num(&x->cell, ratio);
+        gc_buf_puts(&x->cell, ",\"UsageUnit\":\"" GC__EX_UNIT "\",\"UsageQuantity\":");
+        gc__ex_num(&x->cell, w->hours);
+        gc_buf_puts(&x->cell, "}]}");
+        gc__ex_cell(x); /* AllocatedMethodDetails */
+        gc__ex_str(x, gc__ex_method(x, w->kind));
+        if (w->kind == GC__EX_USAGE) {
+                snprintf(aid, sizeof(aid), "%s/%s/%s", gc__ex_s(w->ns), gc__ex_s(w->team),
+                         gc__ex_s(w->project));
+                snprintf(aname, sizeof(aname), "%s/%s in namespace %s", gc__ex_s(w->team),
+                         gc__ex_s(w->project), gc__ex_s(w->ns));
+        } else {
+                snprintf(aid, sizeof(aid), "%s", gc__ex_s(w->team));
+                snprintf(aname, sizeof(aname), "team %s", gc__ex_s(w->team));
+        }
+        /* The unallocated portion (idle, not shared) has no allocated resource. */
+        gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aid);
+        gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aname);
+        if (w->kind != GC__EX_IDLE) {
+                const char *kv[] = {"namespace", w->ns,      "team",     w->team,
+                                    "project",   w->project, "workload", gc__ex_wl(w)};
+
+                gc__ex_tags(x, kv, 8, w->kind == GC__EX_USAGE ? w : NULL);
+                gc__ex_cell(x); /* AllocatedTags */
+        } else {
+                gc__ex_str(x, NULL);
+        }
+        gc__ex_str(x, x->cluster);        /* HostProviderName */
+        return gc__ex_str(x, x->cluster); /* ServiceProviderName */
+}
+
 static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
 {
         const gc__ex_node *n = w->n;
@@ -381,7 +451,6 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
         double price = w->hours > 0 ? w->cost / w->hours : NAN;
         int64_t bp_start, bp_end;
         char desc[512], rid[512], sku[256], rname[300];
-        int r;
 
         gc__ex_month(w->start, &bp_start, &bp_end);
         snprintf(sku, sizeof(sku), "%s/%s", n->model ? n->model : "unknown",
@@ -393,164 +462,60 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
                 snprintf(rid, sizeof(rid), "%s/%s", x->cluster, gc__ex_s(n->node));
                 snprintf(rname, sizeof(rname), "%s", gc__ex_s(n->node));
         }
-        if (w->kind == GC__EX_USAGE && gc__ex_wl(w))
-                snprintf(desc, sizeof(desc), "GPU-equivalent hours held on %s by %s/%s in %s (%s)",
-                         rname, gc__ex_s(w->team), gc__ex_s(w->project), gc__ex_s(w->ns),
-                         gc__ex_wl(w));
-        else if (w->kind == GC__EX_USAGE)
-                snprintf(desc, sizeof(desc), "GPU-equivalent hours held on %s by %s/%s in %s",
-                         rname, gc__ex_s(w->team), gc__ex_s(w->project), gc__ex_s(w->ns));
-        else if (w->kind == GC__EX_IDLE)
-                snprintf(desc, sizeof(desc), "Idle GPU capacity of %s", rname);
-        else
-                snprintf(desc, sizeof(desc),
-                         "Share of idle and unattributed GPU cost of %s charged to team %s", rname,
-                         gc__ex_s(w->team));
+        gc__ex_focus_desc(w, rname, desc, sizeof(desc));
 
-        r = gc__ex_num(&x->out, w->cost); /* BilledCost */
-        if (r == 0)
-                r = gc__ex_str(x, x->cluster); /* BillingAccountId */
-        if (r == 0)
-                r = gc__ex_str(x, x->cluster); /* BillingAccountName */
-        if (r == 0)
-                r = gc__ex_str(x, x->currency);
-        if (r == 0)
-                r = gc__ex_timec(x, bp_end);
-        if (r == 0)
-                r = gc__ex_timec(x, bp_start);
-        if (r == 0)
-                r = gc__ex_str(x, "Usage"); /* ChargeCategory */
-        if (r == 0)
-                r = gc__ex_str(x, NULL); /* ChargeClass: not a correction */
-        if (r == 0)
-                r = gc__ex_str(x, desc);
-        if (r == 0)
-                r = gc__ex_str(x, "Usage-Based"); /* ChargeFrequency */
-        if (r == 0)
-                r = gc__ex_timec(x, w->end);
-        if (r == 0)
-                r = gc__ex_timec(x, w->start);
-        if (r == 0)
-                r = gc__ex_numc(x, w->hours); /* ConsumedQuantity */
-        if (r == 0)
-                r = gc__ex_str(x, GC__EX_UNIT);
-        if (r == 0)
-                r = gc__ex_numc(x, w->cost); /* ContractedCost: no discounts */
-        if (r == 0)
-                r = isfinite(price) ? gc__ex_numc(x, price) : gc__ex_str(x, NULL);
-        if (r == 0)
-                r = gc__ex_numc(x, w->cost); /* EffectiveCost */
-        if (r == 0)
-                r = gc__ex_str(x, NULL); /* InvoiceId: the cluster issues no invoice */
-        if (r == 0)
-                r = gc__ex_str(x, x->cluster); /* InvoiceIssuerName */
-        if (r == 0)
-                r = gc__ex_numc(x, w->cost); /* ListCost */
-        if (r == 0)
-                r = isfinite(price) ? gc__ex_numc(x, price) : gc__ex_str(x, NULL);
-        if (r == 0)
-                r = gc__ex_str(x, "Standard"); /* PricingCategory */
-        if (r == 0)
-                r = gc__ex_numc(x, w->hours); /* PricingQuantity */
-        if (r == 0)
-                r = gc__ex_str(x, GC__EX_UNIT);
-        if (r == 0)
-                r = gc__ex_str(x, x->cluster); /* ProviderName */
-        if (r == 0)
-                r = gc__ex_str(x, "gpu-cost"); /* PublisherName */
-        if (r == 0)
-                r = gc__ex_str(x, region);
-        if (r == 0)
-                r = gc__ex_str(x, rid);
-        if (r == 0)
-                r = gc__ex_str(x, rname);
-        if (r == 0)
-                r = gc__ex_str(x, pool ? "GPU nodes" : "GPU node");
-        if (r == 0)
-                r = gc__ex_str(x, "Compute"); /* ServiceCategory */
-        if (r == 0)
-                r = gc__ex_str(x, "Kubernetes GPU"); /* ServiceName */
-        if (r == 0)
-                r = gc__ex_str(x, "Containers"); /* ServiceSubcategory */
-        if (r == 0)
-                r = gc__ex_str(x, sku);
-        if (r == 0)
-                r = gc__ex_str(x, sku); /* SkuPriceId: one price per SKU and region */
-        if (r == 0) {
-                /* 1.2 has no allocation columns: who the cost is for goes into Tags. 1.3's
-                 * allocated charges keep the origin charge's (the node's) Tags and name the
-                 * team in AllocatedTags, which must not repeat a key of Tags. */
-                const char *node = pool ? NULL : n->node;
-                const char *kv12[] = {"cluster",  x->cluster,   "node",  node,      "namespace",
-                                      w->ns,      "team",       w->team, "project", w->project,
-                                      "workload", gc__ex_wl(w), "idle",  NULL};
-                const char *kv13[] = {"cluster", x->cluster, "node", node};
-
-                if (w->kind == GC__EX_IDLE)
-                        kv12[13] = "true";
-                r = x->minor >= 3 ? gc__ex_tags(x, kv13, 4, NULL)
-                                  : gc__ex_tags(x, kv12, 14, w->kind == GC__EX_USAGE ? w : NULL);
-        }
-        if (r == 0)
-                r = gc__ex_cell(x);
-        if (r == 0)
-                r = gc__ex_str(x, gc__ex_kind_name[w->kind]);
-        if (r == 0 && x->minor >= 3) {
-                double ratio = w->origin_cost > 0 ? w->cost / w->origin_cost : 0;
-                char aid[512], aname[512];
-
-                gc_buf_reset(&x->cell);
-                r = gc_buf_puts(&x->cell, "{\"Elements\":[{\"AllocatedRatio\":");
-                if (r == 0)
-                        r = gc__ex_num(&x->cell, ratio);
-                if (r == 0)
-                        r = gc_buf_puts(&x->cell,
-                                        ",\"UsageUnit\":\"" GC__EX_UNIT "\",\"UsageQuantity\":");
-                if (r == 0)
-                        r = gc__ex_num(&x->cell, w->hours);
-                if (r == 0)
-                        r = gc_buf_puts(&x->cell, "}]}");
-                if (r == 0)
-                        r = gc__ex_cell(x); /* AllocatedMethodDetails */
-                if (r == 0)
-                        r = gc__ex_str(x, gc__ex_method(x, w->kind));
-                if (w->kind == GC__EX_USAGE) {
-                        snprintf(aid, sizeof(aid), "%s/%s/%s", gc__ex_s(w->ns), gc__ex_s(w->team),
-                                 gc__ex_s(w->project));
-                        snprintf(aname, sizeof(aname), "%s/%s in namespace %s", gc__ex_s(w->team),
-                                 gc__ex_s(w->project), gc__ex_s(w->ns));
-                } else {
-                        snprintf(aid, sizeof(aid), "%s", gc__ex_s(w->team));
-                        snprintf(aname, sizeof(aname), "team %s", gc__ex_s(w->team));
-                }
-                /* The unallocated portion (idle, not shared) has no allocated resource. */
-                if (r == 0)
-                        r = gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aid);
-                if (r == 0)
-                        r = gc__ex_str(x, w->kind == GC__EX_IDLE ? NULL : aname);
-                if (r == 0 && w->kind != GC__EX_IDLE) {
-                        const char *kv[] = {"namespace", w->ns,      "team",     w->team,
-                                            "project",   w->project, "workload", gc__ex_wl(w)};
-
-                        r = gc__ex_tags(x, kv, 8, w->kind == GC__EX_USAGE ? w : NULL);
-                        if (r == 0)
-                                r = gc__ex_cell(x); /* AllocatedTags */
-                } else if (r == 0)
-                        r = gc__ex_str(x, NULL);
-                if (r == 0)
-                        r = gc__ex_str(x, x->cluster); /* HostProviderName */
-                if (r == 0)
-                        r = gc__ex_str(x, x->cluster); /* ServiceProviderName */
-        }
-        return r;
+        gc__ex_num(&x->out, w->cost); /* BilledCost */
+        gc__ex_str(x, x->cluster);    /* BillingAccountId */
+        gc__ex_str(x, x->cluster);    /* BillingAccountName */
+        gc__ex_str(x, x->currency);   /* BillingCurrency */
+        gc__ex_timec(x, bp_end);      /* BillingPeriodEnd */
+        gc__ex_timec(x, bp_start);    /* BillingPeriodStart */
+        gc__ex_str(x, "Usage");       /* ChargeCategory */
+        gc__ex_str(x, NULL);          /* ChargeClass: not a correction */
+        gc__ex_str(x, desc);          /* ChargeDescription */
+        gc__ex_str(x, "Usage-Based"); /* ChargeFrequency */
+        gc__ex_timec(x, w->end);      /* ChargePeriodEnd */
+        gc__ex_timec(x, w->start);    /* ChargePeriodStart */
+        gc__ex_numc(x, w->hours);     /* ConsumedQuantity */
+        gc__ex_str(x, GC__EX_UNIT);   /* ConsumedUnit */
+        gc__ex_numc(x, w->cost);      /* ContractedCost: no discounts */
+        gc__ex_pricec(x, price);      /* ContractedUnitPrice */
+        gc__ex_numc(x, w->cost);      /* EffectiveCost */
+        gc__ex_str(x, NULL);          /* InvoiceId: the cluster issues no invoice */
+        gc__ex_str(x, x->cluster);    /* InvoiceIssuerName */
+        gc__ex_numc(x, w->cost);      /* ListCost */
+        gc__ex_pricec(x, price);      /* ListUnitPrice */
+        gc__ex_str(x, "Standard");    /* PricingCategory */
+        gc__ex_numc(x, w->hours);     /* PricingQuantity */
+        gc__ex_str(x, GC__EX_UNIT);   /* PricingUnit */
+        gc__ex_str(x, x->cluster);    /* ProviderName */
+        gc__ex_str(x, "gpu-cost");    /* PublisherName */
+        gc__ex_str(x, region);        /* RegionId */
+        gc__ex_str(x, rid);           /* ResourceId */
+        gc__ex_str(x, rname);         /* ResourceName */
+        gc__ex_str(x, pool ? "GPU nodes" : "GPU node"); /* ResourceType */
+        gc__ex_str(x, "Compute");                       /* ServiceCategory */
+        gc__ex_str(x, "Kubernetes GPU");                /* ServiceName */
+        gc__ex_str(x, "Containers");                    /* ServiceSubcategory */
+        gc__ex_str(x, sku);                             /* SkuId */
+        gc__ex_str(x, sku);                       /* SkuPriceId: one price per SKU and region */
+        gc__ex_focus_tags(x, w, pool);            /* Tags */
+        gc__ex_str(x, gc__ex_kind_name[w->kind]); /* x_CostKind */
+        if (x->minor >= 3)
+                gc__ex_focus13(x, w);
+        return x->out.err;
 }
 
 static int gc__ex_emit(gc__ex *x, const gc__ex_row *w)
 {
-        int r = x->o->format == GC_EXPORT_CSV ? gc__ex_csv_row(x, w) : gc__ex_focus_row(x, w);
+        int r;
 
-        if (r == 0)
-                r = gc_buf_append(&x->out, "\r\n", 2);
+        if (x->o->format == GC_EXPORT_CSV)
+                gc__ex_csv_row(x, w);
+        else
+                gc__ex_focus_row(x, w);
+        /* The row writers fail only through x->out's sticky error: it is the row's result. */
+        r = gc_buf_append(&x->out, "\r\n", 2);
         if (r < 0)
                 return r;
         x->t.rows++;

@@ -76,36 +76,28 @@ int gc_report__json_num(gc_buf *b, double v)
 
 int gc_report__json_key(gc_buf *b, const char *name)
 {
-        int r = 0;
-
         if (b->len > 0 && b->data[b->len - 1] != '{' && b->data[b->len - 1] != '[')
-                r = gc_buf_append(b, ",", 1);
-        if (r == 0)
-                r = gc_buf_json_str(b, name);
-        if (r == 0)
-                r = gc_buf_append(b, ":", 1);
-        return r;
+                gc_buf_append(b, ",", 1);
+        gc_buf_json_str(b, name);
+        return gc_buf_append(b, ":", 1);
 }
 
 int gc_report__json_field_num(gc_buf *b, const char *name, double v)
 {
-        int r = gc_report__json_key(b, name);
-
-        return r < 0 ? r : gc_report__json_num(b, v);
+        gc_report__json_key(b, name);
+        return gc_report__json_num(b, v);
 }
 
 int gc_report__json_field_str(gc_buf *b, const char *name, const char *s)
 {
-        int r = gc_report__json_key(b, name);
-
-        return r < 0 ? r : gc_buf_json_str(b, s ? s : "");
+        gc_report__json_key(b, name);
+        return gc_buf_json_str(b, s ? s : "");
 }
 
 int gc_report__json_field_u64(gc_buf *b, const char *name, uint64_t v)
 {
-        int r = gc_report__json_key(b, name);
-
-        return r < 0 ? r : gc_buf_printf(b, "%llu", (unsigned long long)v);
+        gc_report__json_key(b, name);
+        return gc_buf_printf(b, "%llu", (unsigned long long)v);
 }
 
 int gc_report__json_field_time(gc_buf *b, const char *name, int64_t t)
@@ -419,20 +411,20 @@ int gc_report__md_escape(gc_buf *b, const char *s)
 {
         static const char special[] = "\\`*_[]<>|~#";
         const char *run = s;
-        int r = 0;
 
-        for (const char *p = s; r == 0 && *p; p++) {
+        for (const char *p = s; !b->err && *p; p++) {
                 unsigned char c = (unsigned char)*p;
 
                 if (c >= 0x20 && c != 0x7f && !strchr(special, c))
                         continue;
-                r = gc_buf_append(b, run, (size_t)(p - run));
-                if (r == 0)
-                        r = c < 0x20 || c == 0x7f ? gc_buf_append(b, " ", 1)
-                                                  : gc_buf_printf(b, "\\%c", c);
+                gc_buf_append(b, run, (size_t)(p - run));
+                if (c < 0x20 || c == 0x7f)
+                        gc_buf_append(b, " ", 1);
+                else
+                        gc_buf_printf(b, "\\%c", c);
                 run = p + 1;
         }
-        return r < 0 ? r : gc_buf_puts(b, run);
+        return gc_buf_puts(b, run);
 }
 
 int gc_report__table_key(gc_report__table *t, const char *key, int md)
@@ -484,16 +476,15 @@ static size_t gc_report__width(const char *s)
 static int gc_report__pad(gc_buf *out, char c, size_t n)
 {
         char blanks[64];
-        int r = 0;
 
         memset(blanks, c, sizeof(blanks));
-        while (r == 0 && n > 0) {
+        while (!out->err && n > 0) {
                 size_t k = n < sizeof(blanks) ? n : sizeof(blanks);
 
-                r = gc_buf_append(out, blanks, k);
+                gc_buf_append(out, blanks, k);
                 n -= k;
         }
-        return r;
+        return out->err;
 }
 
 static void gc_report__widths(const gc_report__table *t, size_t w[GC_REPORT__MAX_COLS], size_t min)
@@ -515,92 +506,79 @@ int gc_report__table_text(const gc_report__table *t, gc_buf *out)
 {
         size_t w[GC_REPORT__MAX_COLS];
         size_t n_rows = t->n_cells / t->n_cols;
-        int r = 0;
 
         gc_report__widths(t, w, 0);
-        for (size_t row = 0; r == 0 && row < n_rows; row++) {
+        for (size_t row = 0; !out->err && row < n_rows; row++) {
                 const size_t *cell = t->cells + row * t->n_cols;
                 int rule = cell[0] == SIZE_MAX;
                 size_t pending = 0; /* blanks owed before the next cell, so no line ends in one */
 
-                for (size_t c = 0; r == 0 && c < t->n_cols; c++) {
+                for (size_t c = 0; c < t->n_cols; c++) {
                         const char *s = rule ? "" : t->text.data + cell[c];
                         size_t cw = gc_report__width(s);
 
                         if (c > 0)
                                 pending += 2;
                         if (rule) {
-                                r = gc_report__pad(out, ' ', pending);
-                                if (r == 0)
-                                        r = gc_report__pad(out, '-', w[c]);
+                                gc_report__pad(out, ' ', pending);
+                                gc_report__pad(out, '-', w[c]);
                                 pending = 0;
                                 continue;
                         }
                         if (t->align[c] == 'r')
                                 pending += w[c] - cw;
                         if (*s) {
-                                r = gc_report__pad(out, ' ', pending);
-                                if (r == 0)
-                                        r = gc_buf_puts(out, s);
+                                gc_report__pad(out, ' ', pending);
+                                gc_buf_puts(out, s);
                                 pending = 0;
                         }
                         if (t->align[c] != 'r')
                                 pending += w[c] - cw;
                 }
-                if (r == 0)
-                        r = gc_buf_append(out, "\n", 1);
-                if (r == 0 && row == 0) { /* the rule under the header */
-                        for (size_t c = 0; r == 0 && c < t->n_cols; c++) {
-                                r = gc_report__pad(out, ' ', c > 0 ? 2 : 0);
-                                if (r == 0)
-                                        r = gc_report__pad(out, '-', w[c]);
+                gc_buf_append(out, "\n", 1);
+                if (row == 0) { /* the rule under the header */
+                        for (size_t c = 0; c < t->n_cols; c++) {
+                                gc_report__pad(out, ' ', c > 0 ? 2 : 0);
+                                gc_report__pad(out, '-', w[c]);
                         }
-                        if (r == 0)
-                                r = gc_buf_append(out, "\n", 1);
+                        gc_buf_append(out, "\n", 1);
                 }
         }
-        return r;
+        return out->err;
 }
 
 int gc_report__table_markdown(const gc_report__table *t, gc_buf *out)
 {
         size_t w[GC_REPORT__MAX_COLS];
         size_t n_rows = t->n_cells / t->n_cols;
-        int r = 0;
 
         gc_report__widths(t, w, 3);
-        for (size_t row = 0; r == 0 && row < n_rows; row++) {
+        for (size_t row = 0; !out->err && row < n_rows; row++) {
                 const size_t *cell = t->cells + row * t->n_cols;
 
                 if (cell[0] == SIZE_MAX)
                         continue;
-                for (size_t c = 0; r == 0 && c < t->n_cols; c++) {
+                for (size_t c = 0; c < t->n_cols; c++) {
                         const char *s = t->text.data + cell[c];
                         size_t pad = w[c] - gc_report__width(s);
 
-                        r = gc_buf_puts(out, "| ");
-                        if (r == 0 && t->align[c] == 'r')
-                                r = gc_report__pad(out, ' ', pad);
-                        if (r == 0)
-                                r = gc_buf_puts(out, s);
-                        if (r == 0 && t->align[c] != 'r')
-                                r = gc_report__pad(out, ' ', pad);
-                        if (r == 0)
-                                r = gc_buf_append(out, " ", 1);
+                        gc_buf_puts(out, "| ");
+                        if (t->align[c] == 'r')
+                                gc_report__pad(out, ' ', pad);
+                        gc_buf_puts(out, s);
+                        if (t->align[c] != 'r')
+                                gc_report__pad(out, ' ', pad);
+                        gc_buf_append(out, " ", 1);
                 }
-                if (r == 0)
-                        r = gc_buf_puts(out, "|\n");
-                if (r == 0 && row == 0) {
-                        for (size_t c = 0; r == 0 && c < t->n_cols; c++) {
-                                r = gc_buf_puts(out, "| ");
-                                if (r == 0)
-                                        r = gc_report__pad(out, '-', w[c] - (t->align[c] == 'r'));
-                                if (r == 0)
-                                        r = gc_buf_puts(out, t->align[c] == 'r' ? ": " : " ");
+                gc_buf_puts(out, "|\n");
+                if (row == 0) {
+                        for (size_t c = 0; c < t->n_cols; c++) {
+                                gc_buf_puts(out, "| ");
+                                gc_report__pad(out, '-', w[c] - (t->align[c] == 'r'));
+                                gc_buf_puts(out, t->align[c] == 'r' ? ": " : " ");
                         }
-                        if (r == 0)
-                                r = gc_buf_puts(out, "|\n");
+                        gc_buf_puts(out, "|\n");
                 }
         }
-        return r;
+        return out->err;
 }

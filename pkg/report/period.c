@@ -695,12 +695,18 @@ static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
 {
         const gc_cost_summary *s = &p->team;
         size_t n = s->n_rows + 1; /* the teams, and idle when nothing was shared */
-        gc_cost_row *share = calloc(n, sizeof(*share)), *bill = calloc(n, sizeof(*bill));
+        gc_cost_row *share, *bill;
         gc_cost_row share_total = {0}, bill_total = {0};
         gc_report__rounded rc = {0}, rs = {0}, rb = {0};
         gc_report__table t = {0};
         char a[GC_REPORT__TEXT_LEN], b[GC_REPORT__TEXT_LEN], c[GC_REPORT__TEXT_LEN];
-        int r = share && bill ? 0 : -ENOMEM;
+        int r;
+
+        if (out->err) /* as gc_report__md_table: no table for a document that failed */
+                return out->err;
+        share = calloc(n, sizeof(*share));
+        bill = calloc(n, sizeof(*bill));
+        r = share && bill ? 0 : -ENOMEM;
 
         /* Each column is rounded so that its cents add up to its total line (as every table). */
         for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
@@ -854,6 +860,10 @@ static int gc_report__md_table(gc_buf *out, const gc_report__cols *c, const gc_c
         size_t n_cols = c->n_dims;
         int r;
 
+        /* A table costs and can fail on its own: none is laid out for a document that failed,
+         * so the document's error is the one returned. */
+        if (out->err)
+                return out->err;
         memset(align, 'l', c->n_dims);
         align[n_cols++] = 'r';
         align[n_cols++] = 'r';
@@ -926,6 +936,8 @@ static int gc_report__md_days(gc_buf *out, const gc_report__period *p)
         double max = 0;
         int r;
 
+        if (out->err) /* as gc_report__md_table: no table for a document that failed */
+                return out->err;
         r = gc_report__table_init(&t, "lrrl", out->limit);
         if (r < 0)
                 return r;
@@ -993,6 +1005,8 @@ static int gc_report__md_top(gc_buf *out, const gc_report__period *p)
         char hours[GC_REPORT__TEXT_LEN], money[GC_REPORT__TEXT_LEN];
         int r;
 
+        if (out->err) /* as gc_report__md_table: no table for a document that failed */
+                return out->err;
         r = gc_report__table_init(&t, "rllllrr", out->limit);
         if (r < 0)
                 return r;
@@ -1044,12 +1058,12 @@ static int gc_report__md_top(gc_buf *out, const gc_report__period *p)
 static int gc_report__md_line(gc_buf *out, const char *s)
 {
         size_t from = out->len;
-        int r = gc_buf_puts(out, s);
 
-        for (size_t i = from; r == 0 && i < out->len; i++)
+        gc_buf_puts(out, s); /* nothing is added once out has failed: the loop is empty */
+        for (size_t i = from; i < out->len; i++)
                 if ((unsigned char)out->data[i] < 0x20 || out->data[i] == 0x7f)
                         out->data[i] = ' ';
-        return r;
+        return out->err;
 }
 
 static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
@@ -1058,55 +1072,50 @@ static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
         const gc_cost_row *total = &p->tp.total;
         char ts[GC_TIME_LEN];
         size_t n = 0;
-        int ret = gc_buf_puts(out, "\n## Notes\n\n");
 
-        if (r->now && r->now < r->end && ret == 0) {
+        gc_buf_puts(out, "\n## Notes\n\n");
+        if (r->now && r->now < r->end) {
                 gc_time_format(r->now > r->start ? r->now : r->start, ts);
-                ret = gc_buf_printf(out,
-                                    "- The period is not over: pods still running are counted "
-                                    "up to %s.\n",
-                                    ts);
+                gc_buf_printf(out,
+                              "- The period is not over: pods still running are counted up to "
+                              "%s.\n",
+                              ts);
                 n++;
         }
-        if (p->has_forecast && ret == 0) {
-                ret = gc_buf_printf(out, "- %s\n", gc_report__forecast_method);
+        if (p->has_forecast) {
+                gc_buf_printf(out, "- %s\n", gc_report__forecast_method);
                 n++;
         }
-        if (total->estimates > 0 && ret == 0) {
-                ret = gc_buf_printf(out,
-                                    "- %u of %u pods have figures that rest on estimates (for "
-                                    "example a MIG profile not in the tables, or a missing "
-                                    "timestamp).\n",
-                                    total->estimates, total->pods);
+        if (total->estimates > 0) {
+                gc_buf_printf(out,
+                              "- %u of %u pods have figures that rest on estimates (for example a "
+                              "MIG profile not in the tables, or a missing timestamp).\n",
+                              total->estimates, total->pods);
                 n++;
         }
-        for (size_t i = 0; r->notes && i < r->notes->n_kept && ret == 0; i++, n++) {
-                ret = gc_buf_puts(out, "- ");
-                if (ret == 0)
-                        ret = gc_report__md_escape(out, r->notes->msgs[i]);
-                if (ret == 0)
-                        ret = gc_buf_append(out, "\n", 1);
+        for (size_t i = 0; r->notes && i < r->notes->n_kept && !out->err; i++, n++) {
+                gc_buf_puts(out, "- ");
+                gc_report__md_escape(out, r->notes->msgs[i]);
+                gc_buf_append(out, "\n", 1);
         }
-        if (r->notes && r->notes->n_total > r->notes->n_kept && ret == 0) {
-                ret = gc_buf_printf(out, "- ... and %zu more input warnings not shown.\n",
-                                    r->notes->n_total - r->notes->n_kept);
+        if (r->notes && r->notes->n_total > r->notes->n_kept) {
+                gc_buf_printf(out, "- ... and %zu more input warnings not shown.\n",
+                              r->notes->n_total - r->notes->n_kept);
                 n++;
         }
-        for (size_t i = 0; i < p->n_own && ret == 0; i++, n++)
-                ret = gc_buf_printf(out, "- %s\n", p->own_notes[i]);
-        for (size_t i = 0; i < r->n_extra_notes && ret == 0; i++) {
+        for (size_t i = 0; i < p->n_own && !out->err; i++, n++)
+                gc_buf_printf(out, "- %s\n", p->own_notes[i]);
+        for (size_t i = 0; i < r->n_extra_notes && !out->err; i++) {
                 if (!r->extra_notes[i])
                         continue;
-                ret = gc_buf_puts(out, "- ");
-                if (ret == 0)
-                        ret = gc_report__md_line(out, r->extra_notes[i]);
-                if (ret == 0)
-                        ret = gc_buf_append(out, "\n", 1);
+                gc_buf_puts(out, "- ");
+                gc_report__md_line(out, r->extra_notes[i]);
+                gc_buf_append(out, "\n", 1);
                 n++;
         }
-        if (n == 0 && ret == 0)
-                ret = gc_buf_puts(out, "None.\n");
-        return ret;
+        if (n == 0)
+                gc_buf_puts(out, "None.\n");
+        return out->err;
 }
 
 /* The headline: total, change against the previous period, idle and unattributed in brief. */
@@ -1118,17 +1127,16 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
         char money[GC_REPORT__TEXT_LEN], hours[GC_REPORT__TEXT_LEN], other[GC_REPORT__TEXT_LEN];
         char span[GC_REPORT__SPAN_LEN], pct[GC_REPORT__TEXT_LEN];
         const char *word = gc_report__prev_word(p->kind);
-        int r;
 
         gc_report__money(cents, p->currency, money);
         gc_report__hours(gc_report__to_centi_hours(s->total.gpu_seconds), hours);
-        r = gc_buf_printf(out, "- **Total spend: %s** for %s GPU-hours, %u pod%s.\n", money, hours,
-                          s->total.pods, s->total.pods == 1 ? "" : "s");
+        gc_buf_printf(out, "- **Total spend: %s** for %s GPU-hours, %u pod%s.\n", money, hours,
+                      s->total.pods, s->total.pods == 1 ? "" : "s");
         gc_report__span(p->prev_start, p->r->start, p->tz, span);
-        if (r == 0 && !p->has_prev) {
-                r = gc_buf_printf(out, "- Change against the previous %s (%s): no previous data.\n",
-                                  word, span);
-        } else if (r == 0) {
+        if (!p->has_prev) {
+                gc_buf_printf(out, "- Change against the previous %s (%s): no previous data.\n",
+                              word, span);
+        } else {
                 /* The change is the difference of the figures shown, so the three add up. */
                 int64_t delta = cents - prev_cents;
 
@@ -1141,43 +1149,41 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
 
                         gc_report__pct(t < 0 ? -t : t, pct);
                 }
-                r = gc_buf_printf(out, "- Change against the previous %s (%s): **%s%s", word, span,
-                                  delta < 0 ? "-" : "+", money);
-                if (r == 0 && pct[0])
-                        r = gc_buf_printf(out, " (%s%s)", delta < 0 ? "-" : "+", pct);
-                if (r == 0)
-                        r = gc_buf_printf(out, "**, from %s.\n", other);
+                gc_buf_printf(out, "- Change against the previous %s (%s): **%s%s", word, span,
+                              delta < 0 ? "-" : "+", money);
+                if (pct[0])
+                        gc_buf_printf(out, " (%s%s)", delta < 0 ? "-" : "+", pct);
+                gc_buf_printf(out, "**, from %s.\n", other);
         }
-        if (r == 0 && p->has_forecast) {
+        if (p->has_forecast) {
                 gc_report__money(gc_report__to_cents(p->forecast.cost_usd), p->currency, money);
                 gc_report__hours(gc_report__to_centi_hours(p->forecast.gpu_seconds), hours);
                 gc_report__day_label(p->r->end - 1, p->tz, other);
-                r = gc_buf_printf(out,
-                                  "- Forecast to the end of the %s (%s): **%s** for %s "
-                                  "GPU-hours, at the average rate of the %s so far (see the "
-                                  "notes).\n",
-                                  word, other, money, hours, word);
+                gc_buf_printf(out,
+                              "- Forecast to the end of the %s (%s): **%s** for %s GPU-hours, at "
+                              "the average rate of the %s so far (see the notes).\n",
+                              word, other, money, hours, word);
         }
-        if (r == 0 && s->capacity.cost_usd > 0 && !p->r->team) {
+        if (s->capacity.cost_usd > 0 && !p->r->team) {
                 gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
                 gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
                 gc_report__pct(gc_report__share_tenths(s->idle.cost_usd, s->capacity.cost_usd),
                                pct);
-                r = gc_buf_printf(out,
-                                  "- Idle GPUs you pay for: **%s** (%s GPU-hours, %s of the "
-                                  "capacity's cost).\n",
-                                  money, hours, pct);
+                gc_buf_printf(out,
+                              "- Idle GPUs you pay for: **%s** (%s GPU-hours, %s of the "
+                              "capacity's cost).\n",
+                              money, hours, pct);
         }
-        if (r == 0 && s->unattributed.gpu_seconds > 0) {
+        if (s->unattributed.gpu_seconds > 0) {
                 gc_report__money(gc_report__to_cents(s->unattributed.cost_usd), p->currency, money);
                 gc_report__pct(gc_report__share_tenths(s->unattributed.cost_usd, s->total.cost_usd),
                                pct);
-                r = gc_buf_printf(out,
-                                  "- Unattributed: **%s** (%s of spend) has no team or project; "
-                                  "see below.\n",
-                                  money, pct);
+                gc_buf_printf(out,
+                              "- Unattributed: **%s** (%s of spend) has no team or project; "
+                              "see below.\n",
+                              money, pct);
         }
-        return r;
+        return out->err;
 }
 
 static const char *gc_report__budget_state(const gc_budget_status *st)
@@ -1192,21 +1198,23 @@ static const char *gc_report__budget_state(const gc_budget_status *st)
 /* Spend against each budget of the period, with the forecast when the period is not over. */
 static int gc_report__md_budgets(gc_buf *out, const gc_report__period *p)
 {
+        static const char *const heads[] = {"Scope", "Name",     "Budget",    "Spent",
+                                            "Used",  "Forecast", "Of budget", "State"};
+        double warn = (p->r->budget_warn_share > 0 ? p->r->budget_warn_share : 0.8) * 100.0;
         gc_report__table t;
         char money[GC_REPORT__TEXT_LEN], pct[GC_REPORT__TEXT_LEN];
-        int r = gc_buf_puts(out, "\n## Budgets\n\n");
+        int r;
 
-        if (r == 0)
-                r = gc_report__table_init(&t, "llrrrrrl", out->limit);
+        if (!p->n_bud)
+                return out->err;
+        gc_buf_puts(out, "\n## Budgets\n\n");
+        if (out->err) /* as gc_report__md_table: no table for a document that failed */
+                return out->err;
+        r = gc_report__table_init(&t, "llrrrrrl", out->limit);
         if (r < 0)
                 return r;
-        {
-                static const char *const heads[] = {"Scope", "Name",     "Budget",    "Spent",
-                                                    "Used",  "Forecast", "Of budget", "State"};
-
-                for (size_t k = 0; r == 0 && k < 8; k++)
-                        r = gc_report__table_cell(&t, heads[k]);
-        }
+        for (size_t k = 0; r == 0 && k < sizeof(heads) / sizeof(heads[0]); k++)
+                r = gc_report__table_cell(&t, heads[k]);
         for (size_t i = 0; r == 0 && i < p->n_bud; i++) {
                 const gc_budget *b = p->bud[i];
                 const gc_budget_status *st = &p->bud_st[i];
@@ -1243,44 +1251,41 @@ static int gc_report__md_budgets(gc_buf *out, const gc_report__period *p)
         if (r == 0)
                 r = gc_report__table_markdown(&t, out);
         gc_report__table_free(&t);
-        if (r == 0 && strcmp(p->kind, "daily") == 0)
-                r = gc_buf_printf(out,
-                                  "\nEach budget's week or month holding this day, spent up to "
-                                  "the day's end, in %s; the state warns at %.0f%% used. The "
-                                  "forecast is the spend so far plus the average rate so far "
-                                  "for the rest of the budget's period.\n",
-                                  p->currency,
-                                  (p->r->budget_warn_share > 0 ? p->r->budget_warn_share : 0.8) *
-                                      100.0);
-        else if (r == 0)
-                r = gc_buf_printf(out,
-                                  "\nBudgets are per %s in %s; the state warns at %.0f%% used. "
-                                  "The forecast is the spend so far plus the %s's average rate "
-                                  "so far for the rest of it.\n",
-                                  gc_report__prev_word(p->kind), p->currency,
-                                  (p->r->budget_warn_share > 0 ? p->r->budget_warn_share : 0.8) *
-                                      100.0,
-                                  gc_report__prev_word(p->kind));
-        return r;
+        if (r < 0)
+                return r;
+        if (strcmp(p->kind, "daily") == 0)
+                gc_buf_printf(out,
+                              "\nEach budget's week or month holding this day, spent up to the "
+                              "day's end, in %s; the state warns at %.0f%% used. The forecast is "
+                              "the spend so far plus the average rate so far for the rest of the "
+                              "budget's period.\n",
+                              p->currency, warn);
+        else
+                gc_buf_printf(out,
+                              "\nBudgets are per %s in %s; the state warns at %.0f%% used. The "
+                              "forecast is the spend so far plus the %s's average rate so far for "
+                              "the rest of it.\n",
+                              gc_report__prev_word(p->kind), p->currency, warn,
+                              gc_report__prev_word(p->kind));
+        return out->err;
 }
 
 /* The advisor's section: its own Markdown, under our heading unless it brings one. */
-static int gc_report__md_savings(gc_buf *out, const char *md)
+static int gc_report__md_savings(gc_buf *out, const gc_report__period *p)
 {
-        size_t n = strlen(md);
-        int r = 0;
+        const char *md = p->r->savings_markdown;
+        size_t n;
 
+        if (!md)
+                return out->err;
+        n = strlen(md);
         while (*md == '\n')
                 md++, n--;
-        if (strncmp(md, "## Savings", 10) != 0)
-                r = gc_buf_puts(out, "\n## Savings\n\n");
-        else
-                r = gc_buf_puts(out, "\n");
-        if (r == 0)
-                r = gc_buf_append(out, md, n);
-        if (r == 0 && (n == 0 || md[n - 1] != '\n'))
-                r = gc_buf_append(out, "\n", 1);
-        return r;
+        gc_buf_puts(out, strncmp(md, "## Savings", 10) != 0 ? "\n## Savings\n\n" : "\n");
+        gc_buf_append(out, md, n);
+        if (n == 0 || md[n - 1] != '\n')
+                gc_buf_append(out, "\n", 1);
+        return out->err;
 }
 
 /*
@@ -1293,7 +1298,7 @@ static int gc_report__md_folded(gc_buf *out, const gc_report__period *p, const g
         char hours[GC_REPORT__TEXT_LEN], money[GC_REPORT__TEXT_LEN];
 
         if (folded->gpu_seconds <= 0)
-                return 0;
+                return out->err;
         gc_report__money(gc_report__to_cents(folded->cost_usd), p->currency, money);
         gc_report__hours(gc_report__to_centi_hours(folded->gpu_seconds), hours);
         return gc_buf_printf(out, "\nFolded history that does not name its %s: %s GPU-hours, %s.\n",
@@ -1306,24 +1311,23 @@ static int gc_report__md_workloads(gc_buf *out, const gc_report__period *p)
         static const char *const heads[] = {"Workload", "Team", "Project", "GPU-hours", "Cost"};
         static const gc_dim dims[] = {GC_DIM_WORKLOAD, GC_DIM_TEAM, GC_DIM_PROJECT};
         const gc_report__cols c = {heads, dims, 3, 0, 1};
-        int r = gc_buf_puts(out, "\n## Spend by workload\n\n");
+        int r;
 
-        if (r == 0 && p->n_wl == 0)
-                r = gc_buf_puts(out, "No workload held a GPU in this period.\n");
-        else if (r == 0 && p->sh_wl.n_more)
-                r = gc_buf_printf(out,
-                                  "Each pod counts under its top-level owner (Kind/namespace/"
-                                  "name); the %zu dearest are listed, the other %zu summed in "
-                                  "the last row.\n\n",
-                                  p->sh_wl.n, p->sh_wl.n_more);
-        else if (r == 0)
-                r = gc_buf_puts(out, "Each pod counts under its top-level owner (Kind/namespace/"
-                                     "name).\n\n");
-        if (r == 0 && p->n_wl)
-                r = gc_report__md_shown(out, &c, &p->sh_wl, &p->wl_named, p->currency);
-        if (r == 0)
-                r = gc_report__md_folded(out, p, &p->wl_folded, "workloads");
-        return r;
+        gc_buf_puts(out, "\n## Spend by workload\n\n");
+        if (p->n_wl == 0)
+                gc_buf_puts(out, "No workload held a GPU in this period.\n");
+        else if (p->sh_wl.n_more)
+                gc_buf_printf(out,
+                              "Each pod counts under its top-level owner (Kind/namespace/name); "
+                              "the %zu dearest are listed, the other %zu summed in the last "
+                              "row.\n\n",
+                              p->sh_wl.n, p->sh_wl.n_more);
+        else
+                gc_buf_puts(out, "Each pod counts under its top-level owner (Kind/namespace/"
+                                 "name).\n\n");
+        if (p->n_wl && (r = gc_report__md_shown(out, &c, &p->sh_wl, &p->wl_named, p->currency)) < 0)
+                return r;
+        return gc_report__md_folded(out, p, &p->wl_folded, "workloads");
 }
 
 /*
@@ -1332,162 +1336,161 @@ static int gc_report__md_workloads(gc_buf *out, const gc_report__period *p)
  */
 static int gc_report__md_labels(gc_buf *out, const gc_report__period *p)
 {
-        int r = 0;
+        int r;
 
-        for (size_t i = 0; r == 0 && i < p->lk.n; i++) {
+        for (size_t i = 0; i < p->lk.n; i++) {
                 const char *heads[] = {p->lk.key[i], "GPU-hours", "Cost"};
                 gc_dim d = (gc_dim)(GC_DIM_LABEL + i);
                 const gc_report__cols c = {heads, &d, 1, 1, 1};
 
-                r = gc_buf_printf(out, "\n## Spend by label %s\n\n", p->lk.key[i]);
-                if (r == 0 && p->lab[i].n_rows == 0)
-                        r = gc_buf_puts(out, "No pod held a GPU in this period.\n");
-                else if (r == 0)
-                        r = gc_report__md_shown(out, &c, &p->sh_lab[i], &p->lab[i].total,
-                                                p->currency);
+                gc_buf_printf(out, "\n## Spend by label %s\n\n", p->lk.key[i]);
+                if (p->lab[i].n_rows == 0)
+                        gc_buf_puts(out, "No pod held a GPU in this period.\n");
+                else if ((r = gc_report__md_shown(out, &c, &p->sh_lab[i], &p->lab[i].total,
+                                                  p->currency)) < 0)
+                        return r;
         }
-        return r;
+        return out->err;
 }
 
 /* "Top N pods", and the folded hours that no longer name theirs. */
 static int gc_report__md_pods(gc_buf *out, const gc_report__period *p)
 {
-        int r = gc_buf_printf(out, "\n## Top %zu pod%s\n\n", p->n_top, p->n_top == 1 ? "" : "s");
+        int r;
 
-        if (r == 0 && p->n_top == 0)
-                r = gc_buf_puts(out, "No pod held a GPU in this period.\n");
-        else if (r == 0)
-                r = gc_report__md_top(out, p);
-        if (r == 0)
-                r = gc_report__md_folded(out, p, &p->folded, "pods");
-        return r;
+        gc_buf_printf(out, "\n## Top %zu pod%s\n\n", p->n_top, p->n_top == 1 ? "" : "s");
+        if (p->n_top == 0)
+                gc_buf_puts(out, "No pod held a GPU in this period.\n");
+        else if ((r = gc_report__md_top(out, p)) < 0)
+                return r;
+        return gc_report__md_folded(out, p, &p->folded, "pods");
 }
 
-static int gc_report__md(gc_buf *out, const gc_report__period *p)
+/* The title, what the report covers, and the headline. */
+static int gc_report__md_head(gc_buf *out, const gc_report__period *p)
+{
+        char a[GC_TIME_LEN], b[GC_TIME_LEN];
+
+        gc_buf_puts(out, "# ");
+        gc_report__md_escape(out, p->title);
+        gc_buf_puts(out, "\n\n");
+        if (p->r->cluster && *p->r->cluster) {
+                gc_buf_puts(out, "Cluster: ");
+                gc_report__md_escape(out, p->r->cluster);
+                gc_buf_puts(out, ". ");
+        }
+        if (p->r->team) {
+                gc_buf_puts(out, "Team: ");
+                gc_report__md_escape(out, p->r->team);
+                gc_buf_puts(out, ". ");
+        }
+        gc_time_format(p->r->start, a);
+        gc_time_format(p->r->end, b);
+        gc_buf_printf(out, "Period: %s to %s (end excluded). Currency: ", a, b);
+        gc_report__md_escape(out, p->currency);
+        gc_buf_puts(out, ".\n\n");
+        if (p->partial) {
+                gc_time_format(p->up_to, a);
+                gc_buf_printf(out,
+                              "**Partial: figures up to %s.** The period is not over; this report "
+                              "is rewritten until it is.\n\n",
+                              a);
+        }
+        return gc_report__md_headline(out, p);
+}
+
+/* Spend by team (with the chargeback), by team and project, by GPU model, and per day. */
+static int gc_report__md_spend(gc_buf *out, const gc_report__period *p)
 {
         static const char *const h_team[] = {"Team", "GPU-hours", "Cost"};
         static const char *const h_tp[] = {"Team", "Project", "GPU-hours", "Cost"};
         static const char *const h_model[] = {"GPU model", "Capacity type", "GPU-hours", "Cost"};
-        static const char *const h_idle[] = {"Node", "GPU model", "Capacity type", "Idle GPU-hours",
-                                             "Cost"};
-        static const char *const h_ns[] = {"Namespace", "GPU-hours", "Cost"};
         static const gc_dim d_team[] = {GC_DIM_TEAM};
         static const gc_dim d_tp[] = {GC_DIM_TEAM, GC_DIM_PROJECT};
         static const gc_dim d_model[] = {GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
-        static const gc_dim d_idle[] = {GC_DIM_NODE, GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
-        static const gc_dim d_ns[] = {GC_DIM_NAMESPACE};
         const gc_report__cols c_team = {h_team, d_team, 1, 1, 1};
         const gc_report__cols c_tp = {h_tp, d_tp, 2, 1, 1};
         const gc_report__cols c_model = {h_model, d_model, 2, 1, 1};
-        const gc_report__cols c_idle = {h_idle, d_idle, 3, 0, 0};
-        const gc_report__cols c_ns = {h_ns, d_ns, 1, 0, 1};
         const gc_cost_summary *s = &p->tp;
-        char a[GC_TIME_LEN], b[GC_TIME_LEN], money[GC_REPORT__TEXT_LEN];
-        char hours[GC_REPORT__TEXT_LEN];
         int r;
 
-        r = gc_buf_puts(out, "# ");
-        if (r == 0)
-                r = gc_report__md_escape(out, p->title);
-        if (r == 0)
-                r = gc_buf_puts(out, "\n\n");
-        if (r == 0 && p->r->cluster && *p->r->cluster) {
-                r = gc_buf_puts(out, "Cluster: ");
-                if (r == 0)
-                        r = gc_report__md_escape(out, p->r->cluster);
-                if (r == 0)
-                        r = gc_buf_puts(out, ". ");
-        }
-        if (r == 0 && p->r->team) {
-                r = gc_buf_puts(out, "Team: ");
-                if (r == 0)
-                        r = gc_report__md_escape(out, p->r->team);
-                if (r == 0)
-                        r = gc_buf_puts(out, ". ");
-        }
-        gc_time_format(p->r->start, a);
-        gc_time_format(p->r->end, b);
-        if (r == 0)
-                r = gc_buf_printf(out, "Period: %s to %s (end excluded). Currency: ", a, b);
-        if (r == 0)
-                r = gc_report__md_escape(out, p->currency);
-        if (r == 0)
-                r = gc_buf_puts(out, ".\n\n");
-        if (r == 0 && p->partial) {
-                gc_time_format(p->up_to, a);
-                r = gc_buf_printf(out,
-                                  "**Partial: figures up to %s.** The period is not over; "
-                                  "this report is rewritten until it is.\n\n",
-                                  a);
-        }
-        if (r == 0)
-                r = gc_report__md_headline(out, p);
+        gc_buf_puts(out, "\n## Spend by team\n\n");
+        r = gc_report__md_shown(out, &c_team, &p->sh_team, &s->total, p->currency);
+        if (r < 0)
+                return r;
+        if (p->cb_ratio && (r = gc_report__md_chargeback(out, p)) < 0)
+                return r;
+        gc_buf_puts(out, "\n## Spend by team and project\n\n");
+        r = gc_report__md_shown(out, &c_tp, &p->sh_tp, &s->total, p->currency);
+        if (r < 0)
+                return r;
+        gc_buf_puts(out, "\n## Spend by GPU model and capacity type\n\n");
+        r = gc_report__md_shown(out, &c_model, &p->sh_model, &s->total, p->currency);
+        if (r < 0)
+                return r;
+        gc_buf_puts(out, "\n## Spend per day\n\n");
+        return gc_report__md_days(out, p);
+}
 
-        if (r == 0)
-                r = gc_buf_puts(out, "\n## Spend by team\n\n");
-        if (r == 0)
-                r = gc_report__md_shown(out, &c_team, &p->sh_team, &s->total, p->currency);
-        if (r == 0 && p->cb_ratio)
-                r = gc_report__md_chargeback(out, p);
-        if (r == 0)
-                r = gc_buf_puts(out, "\n## Spend by team and project\n\n");
-        if (r == 0)
-                r = gc_report__md_shown(out, &c_tp, &p->sh_tp, &s->total, p->currency);
-        if (r == 0)
-                r = gc_buf_puts(out, "\n## Spend by GPU model and capacity type\n\n");
-        if (r == 0)
-                r = gc_report__md_shown(out, &c_model, &p->sh_model, &s->total, p->currency);
-        if (r == 0)
-                r = gc_buf_puts(out, "\n## Spend per day\n\n");
-        if (r == 0)
-                r = gc_report__md_days(out, p);
+/* "Idle GPUs you pay for"; none in a team's report: the cluster's idle GPUs are no team's spend
+ * (see the notes). */
+static int gc_report__md_idle(gc_buf *out, const gc_report__period *p)
+{
+        static const char *const heads[] = {"Node", "GPU model", "Capacity type", "Idle GPU-hours",
+                                            "Cost"};
+        static const gc_dim dims[] = {GC_DIM_NODE, GC_DIM_MODEL, GC_DIM_CAPACITY_TYPE};
+        const gc_report__cols c = {heads, dims, 3, 0, 0};
+        const gc_cost_summary *s = &p->tp;
+        char money[GC_REPORT__TEXT_LEN], hours[GC_REPORT__TEXT_LEN];
 
-        if (r == 0 && !p->r->team)
-                r = gc_buf_puts(out, "\n## Idle GPUs you pay for\n\n");
-        if (r == 0 && p->r->team) {
-                /* The cluster's idle GPUs are no team's spend: see the notes. */
-        } else if (r == 0 && p->n_idle == 0) {
-                r = gc_buf_puts(out, "No idle capacity: every GPU was held by a pod.\n");
-        } else if (r == 0) {
-                gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
-                gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
-                r = gc_buf_printf(out,
-                                  "GPUs on these nodes were allocatable but held by no pod: %s "
-                                  "GPU-hours costing %s.\n\n",
-                                  hours, money);
-                if (r == 0)
-                        r = gc_report__md_shown(out, &c_idle, &p->sh_idle, &s->idle, p->currency);
+        if (p->r->team)
+                return out->err;
+        gc_buf_puts(out, "\n## Idle GPUs you pay for\n\n");
+        if (p->n_idle == 0)
+                return gc_buf_puts(out, "No idle capacity: every GPU was held by a pod.\n");
+        gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
+        gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
+        gc_buf_printf(out,
+                      "GPUs on these nodes were allocatable but held by no pod: %s GPU-hours "
+                      "costing %s.\n\n",
+                      hours, money);
+        return gc_report__md_shown(out, &c, &p->sh_idle, &s->idle, p->currency);
+}
+
+/* "Unattributed spend": the pods of no team or project, by namespace. */
+static int gc_report__md_unattributed(gc_buf *out, const gc_report__period *p)
+{
+        static const char *const heads[] = {"Namespace", "GPU-hours", "Cost"};
+        static const gc_dim dims[] = {GC_DIM_NAMESPACE};
+        const gc_report__cols c = {heads, dims, 1, 0, 1};
+        const gc_cost_summary *s = &p->tp;
+
+        gc_buf_puts(out, "\n## Unattributed spend\n\n");
+        if (s->unattributed.gpu_seconds <= 0 && p->n_unattr == 0)
+                return gc_buf_puts(out, "None: every pod had a team and a project.\n");
+        gc_buf_puts(out, "Pods with no team or project label (on the pod or its namespace, or in "
+                         "the namespace map of the configuration), by namespace:\n\n");
+        return gc_report__md_shown(out, &c, &p->sh_unattr, &s->unattributed, p->currency);
+}
+
+static int gc_report__md(gc_buf *out, const gc_report__period *p)
+{
+        /* The report's sections in order. One with tables can fail on its own (a table's cells
+         * grow), so each result is looked at; a section that appends only returns out's error. */
+        static int (*const sections[])(gc_buf *, const gc_report__period *) = {
+            gc_report__md_head,         gc_report__md_spend,     gc_report__md_idle,
+            gc_report__md_unattributed, gc_report__md_workloads, gc_report__md_labels,
+            gc_report__md_pods,         gc_report__md_budgets,   gc_report__md_savings,
+            gc_report__md_notes,
+        };
+
+        for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+                int r = sections[i](out, p);
+
+                if (r < 0)
+                        return r;
         }
-
-        if (r == 0)
-                r = gc_buf_puts(out, "\n## Unattributed spend\n\n");
-        if (r == 0 && s->unattributed.gpu_seconds <= 0 && p->n_unattr == 0) {
-                r = gc_buf_puts(out, "None: every pod had a team and a project.\n");
-        } else if (r == 0) {
-                r = gc_buf_puts(out, "Pods with no team or project label (on the pod or its "
-                                     "namespace, or in the namespace map of the configuration), "
-                                     "by namespace:\n\n");
-                if (r == 0)
-                        r = gc_report__md_shown(out, &c_ns, &p->sh_unattr, &s->unattributed,
-                                                p->currency);
-        }
-
-        if (r == 0)
-                r = gc_report__md_workloads(out, p);
-        if (r == 0)
-                r = gc_report__md_labels(out, p);
-        if (r == 0)
-                r = gc_report__md_pods(out, p);
-
-        if (r == 0 && p->n_bud)
-                r = gc_report__md_budgets(out, p);
-        if (r == 0 && p->r->savings_markdown)
-                r = gc_report__md_savings(out, p->r->savings_markdown);
-        if (r == 0)
-                r = gc_report__md_notes(out, p);
-        if (r == 0)
-                r = gc_buf_printf(out, "\n---\n\n_%s_\n", gc_report__method);
-        return r;
+        return gc_buf_printf(out, "\n---\n\n_%s_\n", gc_report__method);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */

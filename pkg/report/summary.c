@@ -31,13 +31,9 @@ static const char *gc_report__currency(const char *currency)
 /* The figures every JSON row carries: hours, seconds and money. */
 static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
 {
-        int r = gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
-
-        if (r == 0)
-                r = gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
-        if (r == 0)
-                r = gc_report__json_field_num(b, "cost_usd", row->cost_usd);
-        return r;
+        gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
+        gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
+        return gc_report__json_field_num(b, "cost_usd", row->cost_usd);
 }
 
 /* A group's bill under chargeback (see gc_report_summary_json_chargeback). */
@@ -50,124 +46,105 @@ static double gc_report__bill(const gc_cost_row *row, double ratio, double pool)
         return row->cost_usd + ratio * pool;
 }
 
+/* "groups": a row per group, its keys named as in "by"; its share and bill under chargeback. */
+static int gc_report__json_groups(gc_buf *b, const gc_cost_summary *s, const char *const *names,
+                                  const double *ratio, double pool)
+{
+        gc_buf_puts(b, ",\"groups\":[");
+        for (size_t i = 0; !b->err && i < s->n_rows; i++) {
+                const gc_cost_row *row = &s->rows[i];
+
+                gc_buf_puts(b, i > 0 ? ",{\"keys\":{" : "{\"keys\":{");
+                for (size_t k = 0; k < s->n_by; k++)
+                        gc_report__json_field_str(b, names[k], row->keys[s->by[k]]);
+                gc_buf_append(b, "}", 1);
+                gc_report__json_amounts(b, row);
+                gc_report__json_field_u64(b, "pods", row->pods);
+                gc_report__json_field_u64(b, "estimates", row->estimates);
+                if (ratio) {
+                        gc_report__json_field_num(b, "shared_usd", ratio[i] * pool);
+                        gc_report__json_field_num(b, "charged_usd",
+                                                  gc_report__bill(row, ratio[i], pool));
+                }
+                gc_buf_append(b, "}", 1);
+        }
+        return gc_buf_puts(b, "]");
+}
+
+/* "idle": allocatable capacity no pod held, in all and per node. */
+static int gc_report__json_idle(gc_buf *b, const gc_cost_summary *s)
+{
+        gc_buf_puts(b, ",\"idle\":{");
+        gc_report__json_amounts(b, &s->idle);
+        gc_buf_puts(b, ",\"nodes\":[");
+        for (size_t i = 0; !b->err && i < s->n_idle_nodes; i++) {
+                const gc_cost_row *row = &s->idle_nodes[i];
+
+                gc_buf_puts(b, i > 0 ? ",{" : "{");
+                gc_report__json_field_str(b, "node", row->keys[GC_DIM_NODE]);
+                gc_report__json_field_str(b, "model", row->keys[GC_DIM_MODEL]);
+                gc_report__json_field_str(b, "capacity_type", row->keys[GC_DIM_CAPACITY_TYPE]);
+                gc_report__json_amounts(b, row);
+                gc_buf_append(b, "}", 1);
+        }
+        return gc_buf_puts(b, "]}");
+}
+
+/* "chargeback": the mode, the pool shared and the sum of every bill (the groups' in order). */
+static int gc_report__json_chargeback(gc_buf *b, const gc_cost_summary *s, const gc_chargeback *cb,
+                                      const double *ratio, double pool)
+{
+        double charged = 0;
+
+        for (size_t i = 0; i < s->n_rows; i++)
+                charged += gc_report__bill(&s->rows[i], ratio[i], pool);
+        /* Nothing to share (no team spent): idle stays the cluster's own line. */
+        if (pool <= 0)
+                charged += s->idle.cost_usd;
+        gc_buf_puts(b, ",\"chargeback\":{");
+        gc_buf_json_str(b, "mode");
+        gc_buf_puts(b, ":");
+        gc_buf_json_str(b, gc_chargeback_mode_name(cb->mode));
+        gc_report__json_field_num(b, "shared_usd", pool);
+        gc_report__json_field_num(b, "charged_usd", charged);
+        return gc_buf_puts(b, "}");
+}
+
 static int gc_report__json_summary(const gc_cost_summary *s, const char *currency,
                                    const gc_chargeback *cb, const double *ratio, double pool,
                                    gc_buf *b)
 {
         char bufs[GC_KEY_COUNT][GC_LABEL_KEY_MAX + 8];
         const char *names[GC_KEY_COUNT];
-        double charged = 0;
-        int r;
 
         for (size_t i = 0; i < s->n_by; i++)
                 names[i] = gc_dim_label_name(s->by[i], &s->label_keys, bufs[i], sizeof(bufs[i]));
-        r = gc_buf_puts(b, "{\"window\":{");
-        if (r == 0)
-                r = gc_report__json_field_time(b, "start", s->start);
-        if (r == 0)
-                r = gc_report__json_field_time(b, "end", s->end);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"by\":[");
-        for (size_t i = 0; r == 0 && i < s->n_by; i++) {
+        gc_buf_puts(b, "{\"window\":{");
+        gc_report__json_field_time(b, "start", s->start);
+        gc_report__json_field_time(b, "end", s->end);
+        gc_buf_puts(b, "},\"by\":[");
+        for (size_t i = 0; i < s->n_by; i++) {
                 if (i > 0)
-                        r = gc_buf_append(b, ",", 1);
-                if (r == 0)
-                        r = gc_buf_json_str(b, names[i]);
+                        gc_buf_append(b, ",", 1);
+                gc_buf_json_str(b, names[i]);
         }
-        if (r == 0)
-                r = gc_buf_puts(b, "]");
-        if (r == 0)
-                r = gc_report__json_field_str(b, "currency", gc_report__currency(currency));
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"groups\":[");
-        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
-                const gc_cost_row *row = &s->rows[i];
-
-                r = gc_buf_puts(b, i > 0 ? ",{\"keys\":{" : "{\"keys\":{");
-                for (size_t k = 0; r == 0 && k < s->n_by; k++)
-                        r = gc_report__json_field_str(b, names[k], row->keys[s->by[k]]);
-                if (r == 0)
-                        r = gc_buf_append(b, "}", 1);
-                if (r == 0)
-                        r = gc_report__json_amounts(b, row);
-                if (r == 0)
-                        r = gc_report__json_field_u64(b, "pods", row->pods);
-                if (r == 0)
-                        r = gc_report__json_field_u64(b, "estimates", row->estimates);
-                if (r == 0 && ratio) {
-                        double bill = gc_report__bill(row, ratio[i], pool);
-
-                        charged += bill;
-                        r = gc_report__json_field_num(b, "shared_usd", ratio[i] * pool);
-                        if (r == 0)
-                                r = gc_report__json_field_num(b, "charged_usd", bill);
-                }
-                if (r == 0)
-                        r = gc_buf_append(b, "}", 1);
-        }
-        if (r == 0)
-                r = gc_buf_puts(b, "],\"idle\":{");
-        if (r == 0)
-                r = gc_report__json_amounts(b, &s->idle);
-        if (r == 0)
-                r = gc_buf_puts(b, ",\"nodes\":[");
-        for (size_t i = 0; r == 0 && i < s->n_idle_nodes; i++) {
-                const gc_cost_row *row = &s->idle_nodes[i];
-
-                r = gc_buf_puts(b, i > 0 ? ",{" : "{");
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "node", row->keys[GC_DIM_NODE]);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "model", row->keys[GC_DIM_MODEL]);
-                if (r == 0)
-                        r = gc_report__json_field_str(b, "capacity_type",
-                                                      row->keys[GC_DIM_CAPACITY_TYPE]);
-                if (r == 0)
-                        r = gc_report__json_amounts(b, row);
-                if (r == 0)
-                        r = gc_buf_append(b, "}", 1);
-        }
-        if (r == 0)
-                r = gc_buf_puts(b, "]},\"unattributed\":{");
-        if (r == 0)
-                r = gc_report__json_amounts(b, &s->unattributed);
-        if (r == 0)
-                r = gc_report__json_field_u64(b, "pods", s->unattributed.pods);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"capacity\":{");
-        if (r == 0)
-                r = gc_report__json_amounts(b, &s->capacity);
-        if (r == 0)
-                r = gc_buf_puts(b, "},\"total\":{");
-        if (r == 0)
-                r = gc_report__json_amounts(b, &s->total);
-        if (r == 0)
-                r = gc_report__json_field_u64(b, "pods", s->total.pods);
-        if (r == 0)
-                r = gc_report__json_field_u64(b, "estimates", s->total.estimates);
-        if (r == 0)
-                r = gc_buf_puts(b, "}");
-        if (r == 0 && ratio) {
-                /* Nothing to share (no team spent): idle stays the cluster's own line. */
-                if (pool <= 0)
-                        charged += s->idle.cost_usd;
-                r = gc_buf_puts(b, ",\"chargeback\":{");
-                if (r == 0)
-                        r = gc_buf_json_str(b, "mode");
-                if (r == 0)
-                        r = gc_buf_puts(b, ":");
-                if (r == 0)
-                        r = gc_buf_json_str(b, gc_chargeback_mode_name(cb->mode));
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "shared_usd", pool);
-                if (r == 0)
-                        r = gc_report__json_field_num(b, "charged_usd", charged);
-                if (r == 0)
-                        r = gc_buf_puts(b, "}");
-        }
-        if (r == 0)
-                r = gc_buf_puts(b, "}");
-        return r;
+        gc_buf_puts(b, "]");
+        gc_report__json_field_str(b, "currency", gc_report__currency(currency));
+        gc_report__json_groups(b, s, names, ratio, pool);
+        gc_report__json_idle(b, s);
+        gc_buf_puts(b, ",\"unattributed\":{");
+        gc_report__json_amounts(b, &s->unattributed);
+        gc_report__json_field_u64(b, "pods", s->unattributed.pods);
+        gc_buf_puts(b, "},\"capacity\":{");
+        gc_report__json_amounts(b, &s->capacity);
+        gc_buf_puts(b, "},\"total\":{");
+        gc_report__json_amounts(b, &s->total);
+        gc_report__json_field_u64(b, "pods", s->total.pods);
+        gc_report__json_field_u64(b, "estimates", s->total.estimates);
+        gc_buf_puts(b, "}");
+        if (ratio)
+                gc_report__json_chargeback(b, s, cb, ratio, pool);
+        return gc_buf_puts(b, "}");
 }
 
 int gc_report_summary_json(const gc_cost_summary *s, const char *currency, gc_buf *out)

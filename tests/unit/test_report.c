@@ -275,6 +275,51 @@ START_TEST(summary_deterministic)
 }
 END_TEST
 
+static int summary_render(int how, const gc_cost_summary *s, gc_buf *b)
+{
+        const gc_chargeback cb = {.mode = GC_CHARGEBACK_PROPORTIONAL};
+
+        switch (how) {
+        case 0:
+                return gc_report_summary_json(s, "EUR", b);
+        case 1:
+                return gc_report_summary_json_chargeback(s, "EUR", &cb, b);
+        case 2:
+                return gc_report_summary_table(s, "EUR", b);
+        default:
+                return gc_report_summary_markdown(s, "EUR", b);
+        }
+}
+
+/* At every limit short of the whole summary: -E2BIG and the buffer as it was; then whole. */
+START_TEST(summary_every_limit)
+{
+        gc_cost_summary s;
+        gc_cost_row rows[3], idle[2];
+
+        fill_summary(&s, rows, idle);
+        for (int how = 0; how < 4; how++) {
+                gc_buf whole, b;
+
+                gc_buf_init(&whole, LIMIT);
+                ck_assert_int_eq(summary_render(how, &s, &whole), 0);
+                if (how == 1)
+                        ck_assert_ptr_nonnull(strstr(whole.data, "\"chargeback\":{"));
+                for (size_t limit = 0; limit < whole.len; limit++) {
+                        gc_buf_init(&b, limit);
+                        ck_assert_int_eq(summary_render(how, &s, &b), -E2BIG);
+                        ck_assert_uint_eq(b.len, 0);
+                        gc_buf_free(&b);
+                }
+                gc_buf_init(&b, whole.len);
+                ck_assert_int_eq(summary_render(how, &s, &b), 0);
+                ck_assert_str_eq(b.data, whole.data);
+                gc_buf_free(&b);
+                gc_buf_free(&whole);
+        }
+}
+END_TEST
+
 /* Appends to what the buffer holds; over its limit the buffer is left as it was. */
 START_TEST(summary_bounded)
 {
@@ -1513,6 +1558,55 @@ START_TEST(period_savings)
 }
 END_TEST
 
+/*
+ * At every limit short of the whole document a period report fails with -E2BIG and leaves the
+ * buffer as it was, wherever the limit falls (a table, the chargeback, budgets, the notes); at
+ * the document's own length it is written whole, the same bytes.
+ */
+START_TEST(period_every_limit)
+{
+        static const gc_budget budgets[] = {{GC_DIM_TEAM, "ml", GC_BUDGET_WEEKLY, 100.0}};
+        static const char *const has[][3] = {
+            {"## Chargeback", "## Budgets", "## Savings"},
+            {"\"chargeback\":{", "\"budgets\":[{", "\"savings\":{"}};
+        int (*fn[])(const gc_period_report *, gc_buf *) = {gc_report_period_markdown,
+                                                           gc_report_period_json};
+        const gc_chargeback cb = {.mode = GC_CHARGEBACK_PROPORTIONAL};
+        fixture f;
+        gc_period_report r;
+        gc_diag d = {0};
+
+        fill_ledger(&f);
+        weekly(&f, &r, &d);
+        r.chargeback = &cb;
+        r.budgets = budgets;
+        r.n_budgets = 1;
+        r.savings_markdown = "1 finding could save **$210.00** a month.\n";
+        r.savings_json = "{\"monthly_savings\":210}";
+        for (size_t i = 0; i < 2; i++) {
+                gc_buf whole, b;
+
+                gc_buf_init(&whole, LIMIT);
+                ck_assert_int_eq(fn[i](&r, &whole), 0);
+                for (size_t k = 0; k < 3; k++)
+                        ck_assert_ptr_nonnull(strstr(whole.data, has[i][k]));
+                for (size_t limit = 0; limit < whole.len; limit++) {
+                        gc_buf_init(&b, limit);
+                        ck_assert_int_eq(fn[i](&r, &b), -E2BIG);
+                        ck_assert_uint_eq(b.len, 0);
+                        gc_buf_free(&b);
+                }
+                gc_buf_init(&b, whole.len);
+                ck_assert_int_eq(fn[i](&r, &b), 0);
+                ck_assert_str_eq(b.data, whole.data);
+                gc_buf_free(&b);
+                gc_buf_free(&whole);
+        }
+        gc_diag_clear(&d);
+        free_ledger(&f);
+}
+END_TEST
+
 static gc_tz *zone(const char *name)
 {
         gc_tz *z = NULL;
@@ -1924,6 +2018,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, summary_json_escaping);
         tcase_add_test(tc, summary_deterministic);
         tcase_add_test(tc, summary_bounded);
+        tcase_add_test(tc, summary_every_limit);
         tcase_add_test(tc, summary_table_adds_up);
         tcase_add_test(tc, summary_table_money);
         tcase_add_test(tc, summary_markdown);
@@ -1947,6 +2042,7 @@ static Suite *report_suite(void)
         tcase_add_test(tc, period_workloads_folded);
         tcase_add_test(tc, period_bad_input);
         tcase_add_test(tc, period_savings);
+        tcase_add_test(tc, period_every_limit);
         tcase_add_test(tc, period_monthly_berlin_dst);
         tcase_add_test(tc, period_monthly_kathmandu_exact);
         tcase_add_test(tc, period_budgets);
