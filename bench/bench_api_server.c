@@ -306,7 +306,7 @@ int main(int argc, char **argv)
         memset(&parts, 0, sizeof(parts));
         parts.ledger = l;
         l = NULL; /* the snapshot owns it now */
-        parts.cfg = cfg;
+        gc_config_api_settings(cfg, &parts.settings);
         parts.now = now;
         parts.pods = ps.v;
         parts.n_pods = ps.n;

@@ -132,7 +132,8 @@ static int gc__bool(gc__api_ctx *x, const char *name, int *ret)
 }
 
 /* "label dimensions: label:a; team labels: label:b; project labels: label:c" for refusals. */
-static void gc__kept_labels(const gc_config *c, const gc_label_keys *lk, char *out, size_t outlen)
+static void gc__kept_labels(const gc_api_settings *c, const gc_label_keys *lk, char *out,
+                            size_t outlen)
 {
         size_t off = 0;
 
@@ -173,7 +174,7 @@ static int gc__aggregate(gc__api_ctx *x, gc__agg *g)
         };
         static const gc__key deflt[] = {GC__K_CLUSTER, GC__K_NODE, GC__K_NAMESPACE, GC__K_POD,
                                         GC__K_CONTAINER};
-        const gc_config *c = x->s->p.cfg;
+        const gc_api_settings *c = &x->s->p.settings;
         const char *v = gc_httpd_query(x->req, "aggregate");
         char word[GC__NAME_MAX], kept[GC__API_ERR];
         gc_label_keys lk;
@@ -731,7 +732,7 @@ int gc__api_allocation(gc__api_ctx *x)
                 gc__api_bad(x, 400, "window", "required (e.g. 7d, yesterday, lastweek, start,end)");
                 return 0;
         }
-        if (gc_api_window_parse_tz(w, x->s->p.now, x->s->p.cfg->tz, &start, &end, err,
+        if (gc_api_window_parse_tz(w, x->s->p.now, x->s->p.settings.report.tz, &start, &end, err,
                                    sizeof(err)) < 0)
                 return gc__api_bad(x, 400, "window", "%s", err);
         if (gc_httpd_query(x->req, "step") &&

@@ -6,10 +6,13 @@
 #include <stdint.h>
 
 #include "../advisor/advisor.h"
-#include "../config/config.h"
-#include "../httpd/httpd.h"
+#include "../price/price.h"
+#include "../publish/publish.h"
 #include "../ledger/ledger.h"
 #include "../util/util.h"
+
+/* The server the routes go on (httpd/httpd.h); only pointers to it here. */
+typedef struct gc_httpd gc_httpd;
 
 /*
  * The controller thread (or the demo) owns the mutable state. From time to time it builds a
@@ -103,12 +106,28 @@ typedef struct gc_api_node {
         double usd_per_gpu_hour;
 } gc_api_node;
 
+/*
+ * What the API serves of the configuration (config.h: gc_config_api_settings fills it). The
+ * pointers are into the configuration, which must outlive every snapshot.
+ */
+typedef struct gc_api_settings {
+        gc_publish_opts report;    /* cluster, currency, zone, retention, top pods, budgets */
+        const gc_catalog *catalog; /* /api/v1/prices; never NULL */
+        int catalog_builtin;       /* no prices configured: the built-in catalog */
+        const gc_tco_inputs *tco;  /* /api/v1/tco; NULL: not configured */
+        gc_chargeback chargeback;  /* share_idle's default (chargeback.mode) */
+        /* The label keys naming teams and projects: /allocation's label:<key> aggregates. */
+        const char *const *team_keys;
+        size_t n_team_keys;
+        const char *const *project_keys;
+        size_t n_project_keys;
+} gc_api_settings;
+
 typedef struct gc_snapshot_parts {
-        gc_ledger *ledger;    /* taken over: a private copy (gc_ledger_clone) */
-        const gc_config *cfg; /* not owned: must outlive every snapshot (cluster, currency,
-                                 catalog, TCO, report settings) */
-        int64_t now;          /* the time the snapshot stands for (open intervals end here) */
-        gc_api_pod *pods;     /* taken over (malloc'd); strings stay the pool's */
+        gc_ledger *ledger;        /* taken over: a private copy (gc_ledger_clone) */
+        gc_api_settings settings; /* copied (what it points to is not owned) */
+        int64_t now;              /* the time the snapshot stands for (open intervals end here) */
+        gc_api_pod *pods;         /* taken over (malloc'd); strings stay the pool's */
         size_t n_pods;
         char *recommendations_json; /* taken over (malloc'd, NUL-terminated): the advisor's JSON
                                        document; NULL when the advisor has not run */

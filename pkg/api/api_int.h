@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "httpd/httpd.h"
 #include "publish/publish.h"
 
 #define GC__API_DEFAULT_ENTRIES 64

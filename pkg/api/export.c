@@ -213,7 +213,7 @@ int gc__api_export(gc__api_ctx *x)
                         return gc__api_bad(x, 400, "focus_version", "must be 1.2 or 1.3");
                 o.focus_minor = ver[2] - '0';
         }
-        o.chargeback = x->s->p.cfg->chargeback;
+        o.chargeback = x->s->p.settings.chargeback;
         if (share && gc_chargeback_mode_parse(share, &o.chargeback.mode) < 0)
                 return gc__api_bad(x, 400, "share_idle", "must be none, proportional or weights");
         if (o.chargeback.mode == GC_CHARGEBACK_WEIGHTS && o.chargeback.n_weights == 0)

@@ -385,7 +385,7 @@ static int gc__findings(gc_buf *b, const gc_snapshot *s)
 /* The spend of every budget's current period: one query per period kind and scope in use. */
 static int gc__budget_spent(const gc_snapshot *s, double *spent)
 {
-        const gc_config *c = s->p.cfg;
+        const gc_publish_opts *c = &s->p.settings.report;
         static const gc_dim dims[] = {GC_DIM_TEAM, GC_DIM_PROJECT, GC_DIM_NAMESPACE,
                                       GC_DIM_WORKLOAD};
         int r = 0;
@@ -441,7 +441,7 @@ static int gc__budgets(gc_buf *b, const gc_snapshot *s)
             {"gpu_cost_budget_forecast_ratio", "The forecast divided by the budget."},
             {"gpu_cost_budget_period_end_seconds", "Unix time the budget's current period ends."},
         };
-        const gc_config *c = s->p.cfg;
+        const gc_publish_opts *c = &s->p.settings.report;
         gc_budget_status *st = NULL;
         double *spent = NULL;
         int r = 0;

@@ -24,8 +24,8 @@ static int gc__window(gc__api_ctx *x, const char *name, const char *def, int64_t
                 gc__api_bad(x, 400, name, "required (e.g. 7d, yesterday, lastweek or start,end)");
                 return 1;
         }
-        if (gc_api_window_parse_tz(w ? w : def, x->s->p.now, x->s->p.cfg->tz, start, end, err,
-                                   sizeof(err)) < 0) {
+        if (gc_api_window_parse_tz(w ? w : def, x->s->p.now, x->s->p.settings.report.tz, start, end,
+                                   err, sizeof(err)) < 0) {
                 gc__api_bad(x, 400, name, "%s", err);
                 return 1;
         }
@@ -134,7 +134,7 @@ int gc__api_costs(gc__api_ctx *x)
         gc_buf *b = &x->res->body;
         const char *by = gc_httpd_query(x->req, "by");
         const char *share = gc_httpd_query(x->req, "share_idle");
-        gc_chargeback cb = x->s->p.cfg->chargeback;
+        gc_chargeback cb = x->s->p.settings.chargeback;
         gc__costs_ctx cs = {b, x->s->currency, &cb, 0};
         const char *stepv = gc_httpd_query(x->req, "step");
         int64_t start, end, step;
@@ -442,7 +442,7 @@ static int gc__report_one(gc__api_ctx *x, gc_publish_kind k, const gc_publish_pl
                                            "retention (list: /api/v1/reports/%s)",
                                            kind, id, kind);
         }
-        gc_config_publish_opts(s->p.cfg, &o);
+        o = s->p.settings.report;
         if (gc_publish_report_init(s->p.ledger, &o, p, s->p.now, &rep) < 0)
                 return gc__api_bad(x, 500, NULL, "the report settings are not valid");
         /* The findings stand on the last week of measured use (their text names the window):
@@ -613,7 +613,7 @@ static void gc__class_json(gc_buf *b, const gc__class *c, int comma)
 int gc__api_prices(gc__api_ctx *x)
 {
         static const char *const known[] = {NULL};
-        const gc_config *c = x->s->p.cfg;
+        const gc_api_settings *c = &x->s->p.settings;
         gc_buf *b = &x->res->body;
         gc__class *cl = NULL;
         size_t n = 0;
@@ -645,8 +645,7 @@ int gc__api_prices(gc__api_ctx *x)
 int gc__api_tco(gc__api_ctx *x)
 {
         static const char *const known[] = {NULL};
-        const gc_config *c = x->s->p.cfg;
-        const gc_tco_inputs *in = &c->tco;
+        const gc_tco_inputs *in = x->s->p.settings.tco;
         gc_buf *b = &x->res->body;
         gc_tco_result t;
         gc__class *cl = NULL;
@@ -656,7 +655,7 @@ int gc__api_tco(gc__api_ctx *x)
 
         if (gc__api_known_params(x, known))
                 return 0;
-        if (!c->has_tco)
+        if (!in)
                 return gc__api_bad(x, 404, NULL,
                                    "tco: not configured (add a \"tco\" section to the "
                                    "configuration, docs/configuration.md)");

@@ -86,7 +86,8 @@ gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts)
 
         if (!parts)
                 return NULL;
-        if (!parts->ledger || !parts->cfg || parts->now < 0 || (parts->n_pods && !parts->pods)) {
+        if (!parts->ledger || !parts->settings.catalog || parts->now < 0 ||
+            (parts->n_pods && !parts->pods)) {
                 gc__parts_free(parts);
                 errno = EINVAL;
                 return NULL;
@@ -104,9 +105,10 @@ gc_snapshot *gc_snapshot_new(gc_snapshot_parts *parts)
         memset(parts, 0, sizeof(*parts));
         atomic_init(&s->refs, 1);
         gc_ledger_stats_get(s->p.ledger, &s->lstats);
-        s->cluster = s->p.cfg->cluster && *s->p.cfg->cluster ? s->p.cfg->cluster : "default";
-        s->currency =
-            s->p.cfg->catalog && s->p.cfg->catalog->currency ? s->p.cfg->catalog->currency : "USD";
+        s->cluster = s->p.settings.report.cluster && *s->p.settings.report.cluster
+                         ? s->p.settings.report.cluster
+                         : "default";
+        s->currency = s->p.settings.report.currency ? s->p.settings.report.currency : "USD";
         /* The document goes into other JSON as it is: it must be one JSON value. */
         if (s->p.recommendations_json) {
                 const char *end = NULL;
@@ -167,7 +169,7 @@ const gc_publish_plan *gc__api_plan(gc_snapshot *s, int *ret_err)
                 gc_publish_opts o;
                 int r;
 
-                gc_config_publish_opts(s->p.cfg, &o);
+                o = s->p.settings.report;
                 r = gc_publish_plan_make(s->p.ledger, &o, s->p.now, &s->plan);
                 s->plan_state = r < 0 ? r : 1;
         }
@@ -321,7 +323,7 @@ static void gc__api_marks_clear(gc__api_marks *m)
 
 int64_t gc__api_counter_anchor(gc_api *a, const gc_snapshot *s)
 {
-        const gc_config *c = s->p.cfg;
+        const gc_publish_opts *c = &s->p.settings.report;
         int64_t keep = c->daily_retention_days > c->weekly_retention_weeks * 7
                            ? c->daily_retention_days * 86400
                            : c->weekly_retention_weeks * 7 * 86400;

@@ -1538,6 +1538,20 @@ void gc_config_savings_opts(const gc_config *c, gc_savings_opts *ret)
         ret->usage.retention_s = c->usage_retention_days * 86400;
 }
 
+void gc_config_api_settings(const gc_config *c, gc_api_settings *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        gc_config_publish_opts(c, &ret->report);
+        ret->catalog = c->catalog;
+        ret->catalog_builtin = c->catalog_builtin;
+        ret->tco = c->has_tco ? &c->tco : NULL;
+        ret->chargeback = c->chargeback;
+        ret->team_keys = c->team_keys;
+        ret->n_team_keys = c->n_team_keys;
+        ret->project_keys = c->project_keys;
+        ret->n_project_keys = c->n_project_keys;
+}
+
 void gc_config_account_opts(const gc_config *c, gc_accountant_opts *ret)
 {
         memset(ret, 0, sizeof(*ret));

@@ -6,6 +6,7 @@
 
 #include "../account/account.h"
 #include "../advisor/advisor.h"
+#include "../api/api.h"
 #include "../ledger/ledger.h"
 #include "../model/model.h"
 #include "../price/price.h"
@@ -116,6 +117,8 @@ void gc_config_model_opts(const gc_config *c, gc_strpool *pool, gc_model_opts *r
 void gc_config_attribution(const gc_config *c, gc_attribution *ret);
 /* The advisor's run and the usage store's (thresholds, catalog, TCO, attribution keys). */
 void gc_config_savings_opts(const gc_config *c, gc_savings_opts *ret);
+/* The API's: the reports' options, catalog, TCO, chargeback and attribution keys. */
+void gc_config_api_settings(const gc_config *c, gc_api_settings *ret);
 /* The accountant's: resources, node rules, the catalog and attribution (pointers into c). */
 void gc_config_account_opts(const gc_config *c, gc_accountant_opts *ret);
 /* The reports' options (zone, retention, top pods, budgets, chargeback, currency); no savings. */

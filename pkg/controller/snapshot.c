@@ -229,7 +229,7 @@ int gc__ctl_snapshot_publish(ctl *c, int64_t now)
         }
         pthread_mutex_unlock(&c->mu);
         gc_ptrmap_free(&ps.by_uid);
-        parts.cfg = c->cfg;
+        gc_config_api_settings(c->cfg, &parts.settings);
         parts.now = now;
         parts.pods = ps.v;
         parts.n_pods = ps.n;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "config/config.h"
 #include "api/api_int.h"
 
 #define T0 ((int64_t)1794787200) /* 2026-11-16T00:00:00Z */
@@ -59,7 +60,7 @@ static void init(void)
         put(p.ledger, "ml", "b", GC_UNATTRIBUTED, "n1", 1, T0 - 3600, GC_OPEN);
         put(p.ledger, "web", "c", "blue", "n1", 0.5, T0 - 7200, T0 - 60);
         gc_ledger_fold(p.ledger, T0 - 86400, 0);
-        p.cfg = gc_config_default();
+        gc_config_api_settings(gc_config_default(), &p.settings); /* kept for the process */
         p.now = T0;
         p.pods = calloc(1, sizeof(*p.pods));
         p.n_pods = 1;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "config/config.h"
 #include "api/api_int.h"
 #include "publish/publish.h"
 #include "savings/savings.h"
@@ -171,7 +172,7 @@ static gc_snapshot *make_snapshot(int64_t now, double extra, const char *recomme
         if (extra > 0)
                 put_pod(p.ledger, "extra", "extra-pod", "green", "p9", "n2", "spot", 1, 1.0, T0 + H,
                         T0 + H + (int64_t)(extra * 3600));
-        p.cfg = cfg;
+        gc_config_api_settings(cfg, &p.settings);
         p.now = now;
         p.pods = fixture_pods(&p.n_pods);
         if (recommendations)
@@ -1103,7 +1104,7 @@ START_TEST(test_report_savings_from_the_snapshot)
         ck_assert_uint_gt(res->n_findings, 0);
         memset(&p, 0, sizeof(p));
         p.ledger = gc_ledger_clone(base);
-        p.cfg = cfg;
+        gc_config_api_settings(cfg, &p.settings);
         p.now = NOW;
         p.recommendations_json = json.data; /* taken over */
         p.recommendations_md = md.data;
@@ -1440,7 +1441,7 @@ START_TEST(test_metrics_escaping)
         memset(&p, 0, sizeof(p));
         p.ledger = gc_ledger_clone(base);
         put_pod(p.ledger, "odd\"ns\\x\ny", "odd", "t", "p", "n1", "on-demand", 1, 1, T0, T0 + H);
-        p.cfg = cfg;
+        gc_config_api_settings(cfg, &p.settings);
         p.now = NOW;
         p.health.started_at = T0;
         gc_api_publish(api, gc_snapshot_new(&p));
