@@ -69,7 +69,7 @@ static double gc__mono(gc__api_ctx *x, int64_t anchor, const char *name, const c
 }
 
 /*
- * gpu_cost_usd_total, gpu_cost_gpu_hours_total and the idle pair: what the ledger says about
+ * gpu_cost_spend_total (and its alias), gpu_cost_gpu_hours_total and the idle pair: what the ledger says about
  * [anchor, now), held monotonic per series.
  */
 static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
@@ -91,19 +91,30 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
                 "Unix time the cost counters count from (the controller's start, moved "
                 "forward every 28 days at most: a counter reset).",
                 (double)q.start);
-        gc__head(b, "gpu_cost_usd_total", "counter",
-                 "GPU cost in the catalog currency since the counters started (docs/api.md).");
-        /* gc__mono records what is served: no series is marked once the document has failed. */
-        for (size_t i = 0; !b->err && i < sum.n_rows; i++) {
-                const gc_cost_row *w = &sum.rows[i];
-                gc__lbl l[] = {{"cluster", s->cluster},
-                               {"namespace", gc__nz(w->keys[GC_DIM_NAMESPACE])},
-                               {"team", gc__nz(w->keys[GC_DIM_TEAM])},
-                               {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
+        /* gpu_cost_spend_total, and gpu_cost_usd_total, its name before money became
+         * currency-neutral, kept for one release (docs/api.md, "Renamed fields"): the same
+         * counters, marked once. */
+        for (size_t f = 0; f < 2; f++) {
+                const char *name = f == 0 ? "gpu_cost_spend_total" : "gpu_cost_usd_total";
 
-                gc__sample(b, "gpu_cost_usd_total", l, 4,
-                           gc__mono(x, q.start, "gpu_cost_usd_total", l[1].value, l[2].value,
-                                    l[3].value, w->cost_usd));
+                gc__head(b, name, "counter",
+                         f == 0 ? "GPU cost in the catalog currency since the counters started "
+                                  "(docs/api.md)."
+                                : "Deprecated alias of gpu_cost_spend_total (removed in the next "
+                                  "release).");
+                /* gc__mono records what is served: no series is marked once the document has
+                 * failed. */
+                for (size_t i = 0; !b->err && i < sum.n_rows; i++) {
+                        const gc_cost_row *w = &sum.rows[i];
+                        gc__lbl l[] = {{"cluster", s->cluster},
+                                       {"namespace", gc__nz(w->keys[GC_DIM_NAMESPACE])},
+                                       {"team", gc__nz(w->keys[GC_DIM_TEAM])},
+                                       {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
+
+                        gc__sample(b, name, l, 4,
+                                   gc__mono(x, q.start, "gpu_cost_usd_total", l[1].value,
+                                            l[2].value, l[3].value, w->cost_usd));
+                }
         }
         gc__head(b, "gpu_cost_gpu_hours_total", "counter",
                  "GPU-equivalent hours held since the counters started.");
@@ -118,16 +129,22 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
                            gc__mono(x, q.start, "gpu_cost_gpu_hours_total", l[1].value, l[2].value,
                                     l[3].value, w->gpu_seconds / 3600.0));
         }
-        gc__head(b, "gpu_cost_idle_usd_total", "counter",
-                 "Cost of allocatable GPUs no pod held, per node, since the counters "
-                 "started.");
-        for (size_t i = 0; !b->err && i < sum.n_idle_nodes; i++) {
-                gc__lbl l[] = {{"cluster", s->cluster},
-                               {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
+        for (size_t f = 0; f < 2; f++) {
+                const char *name = f == 0 ? "gpu_cost_idle_spend_total" : "gpu_cost_idle_usd_total";
 
-                gc__sample(b, "gpu_cost_idle_usd_total", l, 2,
-                           gc__mono(x, q.start, "gpu_cost_idle_usd_total", l[1].value, NULL, NULL,
-                                    sum.idle_nodes[i].cost_usd));
+                gc__head(b, name, "counter",
+                         f == 0 ? "Cost of allocatable GPUs no pod held, per node, since the "
+                                  "counters started."
+                                : "Deprecated alias of gpu_cost_idle_spend_total (removed in the "
+                                  "next release).");
+                for (size_t i = 0; !b->err && i < sum.n_idle_nodes; i++) {
+                        gc__lbl l[] = {{"cluster", s->cluster},
+                                       {"node", gc__nz(sum.idle_nodes[i].keys[GC_DIM_NODE])}};
+
+                        gc__sample(b, name, l, 2,
+                                   gc__mono(x, q.start, "gpu_cost_idle_usd_total", l[1].value, NULL,
+                                            NULL, sum.idle_nodes[i].cost_usd));
+                }
         }
         gc__head(b, "gpu_cost_idle_gpu_hours_total", "counter",
                  "Allocatable GPU-equivalent hours no pod held, per node.");

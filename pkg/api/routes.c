@@ -232,6 +232,14 @@ static int gc__num_field(gc_buf *b, const char *name, double v)
         return gc__api_num(b, v);
 }
 
+/* A money field under its currency-neutral name, then under the name it had before (ending or
+ * starting in "usd"), kept as an alias for one release (docs/api.md, "Renamed fields"). */
+static int gc__money_field(gc_buf *b, const char *name, const char *alias, double v)
+{
+        gc__num_field(b, name, v);
+        return gc__num_field(b, alias, v);
+}
+
 static int gc__eq_or_any(const char *want, const char *have)
 {
         return !want || !*want || (have && strcmp(want, have) == 0);
@@ -260,7 +268,7 @@ static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
         gc__str_field(b, "container", p->container);
         gc__num_field(b, "geq", p->geq);
         gc__num_field(b, "gpus_requested", p->gpus_requested);
-        gc__num_field(b, "usd_per_gpu_hour", p->usd_per_gpu_hour);
+        gc__money_field(b, "price_per_gpu_hour", "usd_per_gpu_hour", p->usd_per_gpu_hour);
         gc_buf_puts(b, ",\"start\":");
         gc__api_time(b, p->start);
         gc_buf_puts(b, ",\"end\":");
@@ -270,7 +278,7 @@ static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
                 gc__api_time(b, p->end);
         gc_buf_printf(b, ",\"running\":%s", p->end == GC_OPEN ? "true" : "false");
         gc__num_field(b, "gpu_hours", hours);
-        gc__num_field(b, "cost_usd", hours * p->usd_per_gpu_hour);
+        gc__money_field(b, "cost", "cost_usd", hours * p->usd_per_gpu_hour);
         if (isnan(p->activity_mean) || p->samples == 0)
                 return gc_buf_puts(b, ",\"usage\":null}");
         gc_buf_puts(b, ",\"usage\":{\"activity_mean\":");
@@ -607,7 +615,7 @@ static void gc__class_json(gc_buf *b, const gc__class *c, int comma)
         gc_buf_printf(b, "%s{\"model\":", comma ? "," : "");
         gc__str_or_null(b, c->model);
         gc__str_field(b, "capacity_type", c->capacity_type);
-        gc__num_field(b, "usd_per_gpu_hour", c->usd_per_gpu_hour);
+        gc__money_field(b, "price_per_gpu_hour", "usd_per_gpu_hour", c->usd_per_gpu_hour);
 }
 
 int gc__api_prices(gc__api_ctx *x)
@@ -674,7 +682,7 @@ int gc__api_tco(gc__api_ctx *x)
         gc__num_field(b, "fte_cost", in->fte_cost);
         gc__num_field(b, "kw_per_gpu", in->kw_per_gpu);
         gc__num_field(b, "pue", in->pue);
-        gc__num_field(b, "usd_per_kwh", in->usd_per_kwh);
+        gc__money_field(b, "price_per_kwh", "usd_per_kwh", in->usd_per_kwh);
         gc__num_field(b, "network_per_gpu_hour", in->network_per_gpu_hour);
         gc_buf_puts(b, "},\"per_productive_gpu_hour\":{\"hardware\":");
         gc__api_num(b, t.hardware_per_hour);

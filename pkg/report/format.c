@@ -88,6 +88,15 @@ int gc_report__json_field_num(gc_buf *b, const char *name, double v)
         return gc_report__json_num(b, v);
 }
 
+int gc_report__json_field_money(gc_buf *b, const char *name, double v)
+{
+        char alias[64];
+
+        gc_report__json_field_num(b, name, v);
+        snprintf(alias, sizeof(alias), "%s_usd", name);
+        return gc_report__json_field_num(b, alias, v);
+}
+
 int gc_report__json_field_str(gc_buf *b, const char *name, const char *s)
 {
         gc_report__json_key(b, name);

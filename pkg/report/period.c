@@ -811,15 +811,15 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
                 charged += bill;
                 gc_buf_puts(b, i ? ",{\"team\":" : "{\"team\":");
                 gc_buf_json_str(b, gc_report__key(&s->rows[i], GC_DIM_TEAM));
-                gc_report__json_field_num(b, "cost_usd", s->rows[i].cost_usd);
-                gc_report__json_field_num(b, "shared_usd", p->cb_ratio[i] * p->cb_pool);
-                gc_report__json_field_num(b, "charged_usd", bill);
+                gc_report__json_field_money(b, "cost", s->rows[i].cost_usd);
+                gc_report__json_field_money(b, "shared", p->cb_ratio[i] * p->cb_pool);
+                gc_report__json_field_money(b, "charged", bill);
                 gc_buf_puts(b, "}");
         }
         gc_buf_puts(b, "]");
-        gc_report__json_field_num(b, "shared_usd", p->cb_pool);
-        gc_report__json_field_num(b, "charged_usd", charged);
-        gc_report__json_field_num(b, "capacity_cost_usd", s->capacity.cost_usd);
+        gc_report__json_field_money(b, "shared", p->cb_pool);
+        gc_report__json_field_money(b, "charged", charged);
+        gc_report__json_field_money(b, "capacity_cost", s->capacity.cost_usd);
         gc_buf_puts(b, "}");
         return b->err;
 }
@@ -1499,11 +1499,12 @@ static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
 {
         gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
         gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
-        gc_report__json_field_num(b, "cost_usd", row->cost_usd);
+        gc_report__json_field_money(b, "cost", row->cost_usd);
         return b->err;
 }
 
-/* `"name":[{"<dim>":"...",...,"gpu_hours":..,"cost_usd":..,["share":..],["pods":..]},...]` */
+/* `"name":[{"<dim>":"...",...,"gpu_hours":..,"cost":..,"cost_usd":..,["share":..],["pods":..]},...]`
+ */
 static int gc_report__json_rows(gc_buf *b, const char *name, const gc_dim *dims, size_t n_dims,
                                 const gc_cost_row *rows, size_t n, const gc_cost_row *total,
                                 int pods)
@@ -1780,7 +1781,7 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         gc_report__json_amounts(b, &p->prev.total);
         gc_report__json_field_u64(b, "pods", p->prev.total.pods);
         gc_buf_puts(b, "},\"change\":{");
-        gc_report__json_field_num(b, "cost_usd", p->has_prev ? delta : NAN);
+        gc_report__json_field_money(b, "cost", p->has_prev ? delta : NAN);
         gc_report__json_field_num(b, "percent",
                                   p->has_prev && p->prev.total.cost_usd > 0
                                       ? delta / p->prev.total.cost_usd * 100.0

@@ -18,6 +18,12 @@ void gc_report__num(double v, char out[GC_REPORT__NUM_LEN]);
 int gc_report__json_num(gc_buf *b, double v);
 /* Append `"name":value`, after a comma unless the buffer ends in '{' or '['. */
 int gc_report__json_field_num(gc_buf *b, const char *name, double v);
+/*
+ * A money field in the catalog currency: "name":v, then "name_usd":v, the name it had before
+ * money fields became currency-neutral, kept as an alias for one release (docs/api.md,
+ * "Renamed fields").
+ */
+int gc_report__json_field_money(gc_buf *b, const char *name, double v);
 int gc_report__json_field_str(gc_buf *b, const char *name, const char *s); /* NULL = "" */
 int gc_report__json_field_u64(gc_buf *b, const char *name, uint64_t v);
 int gc_report__json_field_time(gc_buf *b, const char *name, int64_t t);

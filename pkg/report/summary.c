@@ -33,7 +33,7 @@ static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
 {
         gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
         gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
-        return gc_report__json_field_num(b, "cost_usd", row->cost_usd);
+        return gc_report__json_field_money(b, "cost", row->cost_usd);
 }
 
 /* A group's bill under chargeback (see gc_report_summary_json_chargeback). */
@@ -62,9 +62,9 @@ static int gc_report__json_groups(gc_buf *b, const gc_cost_summary *s, const cha
                 gc_report__json_field_u64(b, "pods", row->pods);
                 gc_report__json_field_u64(b, "estimates", row->estimates);
                 if (ratio) {
-                        gc_report__json_field_num(b, "shared_usd", ratio[i] * pool);
-                        gc_report__json_field_num(b, "charged_usd",
-                                                  gc_report__bill(row, ratio[i], pool));
+                        gc_report__json_field_money(b, "shared", ratio[i] * pool);
+                        gc_report__json_field_money(b, "charged",
+                                                    gc_report__bill(row, ratio[i], pool));
                 }
                 gc_buf_append(b, "}", 1);
         }
@@ -105,8 +105,8 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_cost_summary *s, const
         gc_buf_json_str(b, "mode");
         gc_buf_puts(b, ":");
         gc_buf_json_str(b, gc_chargeback_mode_name(cb->mode));
-        gc_report__json_field_num(b, "shared_usd", pool);
-        gc_report__json_field_num(b, "charged_usd", charged);
+        gc_report__json_field_money(b, "shared", pool);
+        gc_report__json_field_money(b, "charged", charged);
         return gc_buf_puts(b, "}");
 }
 
