@@ -693,9 +693,10 @@ done:
 int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char *err,
                      size_t errlen)
 {
-        const cJSON *meta = NULL, *spec = NULL, *status = NULL, *labels = NULL;
-        const char *s_uid = NULL, *s_ns = NULL, *s_name = NULL, *s_node = NULL, *s_phase = NULL;
+        const cJSON *spec = NULL, *status = NULL;
+        const char *s_node = NULL, *s_phase = NULL;
         int64_t sched = 0, latest_cond = 0, start = 0, finish = 0;
+        gc__meta m;
         gc__reqs q;
         gc_pod p;
         int r;
@@ -730,43 +731,27 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
         if (p.n_gpu == 0 && !p.claims)
                 return 0;
 
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
-                                errlen);
-        if (r == 0)
-                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
-        if (r == 0 &&
-            gc__opt_time(meta, "creationTimestamp", "metadata", &p.created_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0 &&
-            gc__opt_time(meta, "deletionTimestamp", "metadata", &p.deleting_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0)
-                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
+        r = gc__meta_read(obj,
+                          GC__META_NS | GC__META_UID | GC__META_CREATED | GC__META_DELETING |
+                              GC__META_LABELS,
+                          &m, err, errlen);
         if (r == 0)
                 r = gc__opt_str(spec, "nodeName", GC__NAME_MAX, 0, "spec", &s_node, err, errlen);
         if (r < 0)
                 return r;
-        if (!s_ns)
-                s_ns = "default"; /* what the API server assumes for an object without one */
+        p.created_at = m.created_at;
+        p.deleting_at = m.deleting_at;
 
-        r = gc__intern(o->pool, s_name, &p.name, err, errlen);
+        r = gc__intern(o->pool, m.name, &p.name, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_ns, &p.ns, err, errlen);
-        if (r == 0 && s_uid) {
-                r = gc__intern(o->pool, s_uid, &p.uid, err, errlen);
+                r = gc__intern(o->pool, m.ns, &p.ns, err, errlen);
+        if (r == 0 && m.uid) {
+                r = gc__intern(o->pool, m.uid, &p.uid, err, errlen);
         } else if (r == 0) {
                 /* A manifest without a uid: namespace/name is unique while the object exists. */
                 char key[GC__LABEL_VALUE_MAX + GC__NAME_MAX + 2];
 
-                snprintf(key, sizeof(key), "%s/%s", s_ns, s_name);
+                snprintf(key, sizeof(key), "%s/%s", m.ns, m.name);
                 r = gc__intern(o->pool, key, &p.uid, err, errlen);
         }
         if (r == 0)
@@ -778,18 +763,18 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
                                                   : q.claim_container,
                                &p.container, err, errlen);
         if (r == 0)
-                r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, &p.team, err,
+                r = gc__first_label(m.labels, o->team_keys, o->n_team_keys, o->pool, &p.team, err,
                                     errlen);
         if (r == 0)
-                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool, &p.project,
-                                    err, errlen);
+                r = gc__first_label(m.labels, o->project_keys, o->n_project_keys, o->pool,
+                                    &p.project, err, errlen);
         for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
-                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &p.labels[i], err,
+                r = gc__first_label(m.labels, &o->label_keys[i], 1, o->pool, &p.labels[i], err,
                                     errlen);
         if (r == 0)
-                r = gc__controller(meta, o->pool, &p, err, errlen);
+                r = gc__controller(m.meta, o->pool, &p, err, errlen);
         if (r == 0)
-                r = gc__workload_labels(labels, p.ns, o->pool, &p.template_hash, &p.workload_hint,
+                r = gc__workload_labels(m.labels, p.ns, o->pool, &p.template_hash, &p.workload_hint,
                                         err, errlen);
         if (r < 0)
                 return r;
@@ -1034,8 +1019,9 @@ static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *
 int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, char *err,
                       size_t errlen)
 {
-        const cJSON *meta = NULL, *status = NULL, *labels = NULL, *ann = NULL;
-        const char *s_name = NULL, *s_uid = NULL, *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        const cJSON *status = NULL;
+        const char *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        gc__meta m;
         gc_node n;
         int r;
 
@@ -1050,8 +1036,8 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                 return r;
         if (n.n_alloc == 0) {
                 /* A DRA node offers its GPUs through ResourceSlices, not as a resource. */
-                const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m, "name");
+                const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
 
                 if (!o->keep_node || !cJSON_IsString(nm) || !nm->valuestring ||
                     !o->keep_node(o->keep_node_ud, nm->valuestring))
@@ -1063,38 +1049,25 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                         return r;
         }
 
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
-        if (r == 0 &&
-            gc__opt_time(meta, "creationTimestamp", "metadata", &n.created_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0)
-                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
-        if (r == 0)
-                r = gc__opt_obj(meta, "annotations", "metadata", &ann, err, errlen);
-        if (r == 0 && ann) {
+        r = gc__meta_read(obj,
+                          GC__META_UID | GC__META_CREATED | GC__META_LABELS | GC__META_ANNOTATIONS,
+                          &m, err, errlen);
+        if (r == 0 && m.annotations) {
                 const char *p = "metadata.annotations";
 
-                r = gc__opt_str(ann, "gpu-cost.io/capacity-type", GC__ANNOTATION_MAX, 1, p, &s_ct,
-                                err, errlen);
+                r = gc__opt_str(m.annotations, "gpu-cost.io/capacity-type", GC__ANNOTATION_MAX, 1,
+                                p, &s_ct, err, errlen);
                 if (r == 0)
-                        r = gc__opt_str(ann, "gpu-cost.io/gpu-model", GC__ANNOTATION_MAX, 1, p,
-                                        &s_model, err, errlen);
+                        r = gc__opt_str(m.annotations, "gpu-cost.io/gpu-model", GC__ANNOTATION_MAX,
+                                        1, p, &s_model, err, errlen);
                 if (r == 0)
-                        r = gc__opt_str(ann, "gpu-cost.io/usd-per-gpu-hour", GC__ANNOTATION_MAX, 1,
-                                        p, &s_price, err, errlen);
+                        r = gc__opt_str(m.annotations, "gpu-cost.io/usd-per-gpu-hour",
+                                        GC__ANNOTATION_MAX, 1, p, &s_price, err, errlen);
         }
         if (r == 0)
-                r = gc__intern(o->pool, s_name, &n.name, err, errlen);
+                r = gc__intern(o->pool, m.name, &n.name, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_uid ? s_uid : s_name, &n.uid, err, errlen);
+                r = gc__intern(o->pool, m.uid ? m.uid : m.name, &n.uid, err, errlen);
         if (r == 0)
                 r = gc__intern(o->pool, s_ct, &n.ann_capacity_type, err, errlen);
         if (r == 0)
@@ -1102,11 +1075,12 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
         if (r == 0)
                 r = gc__intern(o->pool, s_price, &n.ann_price, err, errlen);
         if (r == 0)
-                r = gc__node_labels(labels, o->pool, &n, err, errlen);
+                r = gc__node_labels(m.labels, o->pool, &n, err, errlen);
         if (r == 0)
                 r = gc__node_gfd(&n, o->pool, err, errlen);
         if (r < 0)
                 goto fail;
+        n.created_at = m.created_at;
 
         for (size_t i = 0; i < n.n_alloc; i++) {
                 double g;
@@ -1133,35 +1107,25 @@ fail:
 int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespace *ret, char *err,
                            size_t errlen)
 {
-        const cJSON *meta = NULL, *labels = NULL;
-        const char *s_name = NULL;
         gc_namespace ns;
+        gc__meta m;
         int r;
 
         r = gc__opts_ok(obj, o, ret, err, errlen);
         if (r < 0)
                 return r;
         memset(&ns, 0, sizeof(ns));
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
+        r = gc__meta_read(obj, GC__META_SHORT_NAME | GC__META_LABELS, &m, err, errlen);
         if (r == 0)
-                r = gc__opt_str(meta, "name", GC__LABEL_VALUE_MAX, 0, "metadata", &s_name, err,
-                                errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
+                r = gc__intern(o->pool, m.name, &ns.name, err, errlen);
         if (r == 0)
-                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_name, &ns.name, err, errlen);
-        if (r == 0)
-                r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, &ns.team, err,
+                r = gc__first_label(m.labels, o->team_keys, o->n_team_keys, o->pool, &ns.team, err,
                                     errlen);
         if (r == 0)
-                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool,
+                r = gc__first_label(m.labels, o->project_keys, o->n_project_keys, o->pool,
                                     &ns.project, err, errlen);
         for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
-                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &ns.labels[i], err,
+                r = gc__first_label(m.labels, &o->label_keys[i], 1, o->pool, &ns.labels[i], err,
                                     errlen);
         if (r < 0)
                 return r;

@@ -432,9 +432,10 @@ static int gc__request_admin(const cJSON *requests, const char *result_request)
 int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, char *err,
                        size_t errlen)
 {
-        const cJSON *meta = NULL, *spec = NULL, *sdev = NULL, *requests = NULL, *status = NULL;
-        const cJSON *alloc = NULL, *adev = NULL, *results = NULL, *reserved = NULL, *ann = NULL;
-        const char *s_name = NULL, *s_ns = NULL, *s_uid = NULL, *s_ext = NULL;
+        const cJSON *spec = NULL, *sdev = NULL, *requests = NULL, *status = NULL;
+        const cJSON *alloc = NULL, *adev = NULL, *results = NULL, *reserved = NULL;
+        const char *s_ext = NULL;
+        gc__meta m;
         gc_claim cl;
         gc_buf keys;
         int r, i = 0;
@@ -510,42 +511,28 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
                 goto done;
         }
 
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
-                                errlen);
-        if (r == 0)
-                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
-        if (r == 0 &&
-            gc__opt_time(meta, "creationTimestamp", "metadata", &cl.created_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0 &&
-            gc__opt_time(meta, "deletionTimestamp", "metadata", &cl.deleting_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0)
-                r = gc__opt_obj(meta, "annotations", "metadata", &ann, err, errlen);
-        if (r == 0 && ann)
-                r = gc__opt_str(ann, "resource.kubernetes.io/extended-resource-claim",
+        r = gc__meta_read(obj,
+                          GC__META_NS | GC__META_UID | GC__META_CREATED | GC__META_DELETING |
+                              GC__META_ANNOTATIONS,
+                          &m, err, errlen);
+        if (r == 0 && m.annotations)
+                r = gc__opt_str(m.annotations, "resource.kubernetes.io/extended-resource-claim",
                                 GC__ANNOTATION_MAX, 0, "metadata.annotations", &s_ext, err, errlen);
         if (r == 0)
                 r = gc__opt_arr(status, "reservedFor", GC__MAX_RESERVED, "status", &reserved, err,
                                 errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_name, &cl.name, err, errlen);
+                r = gc__intern(o->pool, m.name, &cl.name, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_ns ? s_ns : "default", &cl.ns, err, errlen);
+                r = gc__intern(o->pool, m.ns, &cl.ns, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_uid, &cl.uid, err, errlen);
+                r = gc__intern(o->pool, m.uid, &cl.uid, err, errlen);
         if (r == 0)
                 r = gc__intern(o->pool, keys.data, &cl.devices, err, errlen);
         if (r < 0)
                 goto done;
+        cl.created_at = m.created_at;
+        cl.deleting_at = m.deleting_at;
         cl.n_reserved = (uint16_t)cJSON_GetArraySize(reserved);
         if (s_ext && strcmp(s_ext, "true") == 0)
                 cl.flags |= GC_CLAIM_F_EXTENDED;
@@ -606,10 +593,11 @@ static int gc__cel_equals(const char *cel, const char *what, char *out, size_t o
 int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_device_class *ret,
                               char *err, size_t errlen)
 {
-        const cJSON *meta = NULL, *spec = NULL, *sels = NULL;
-        const char *s_name = NULL, *s_ext = NULL;
+        const cJSON *spec = NULL, *sels = NULL;
+        const char *s_ext = NULL;
         char driver[GC__NAME_MAX + 1] = "", type[GC__ATTR_STR_MAX + 1] = "";
         gc_device_class dc;
+        gc__meta m;
         int r, i = 0, known = 0;
 
         r = gc__opts_ok(obj, o, ret, err, errlen);
@@ -659,15 +647,9 @@ int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_devic
         (void)gc__rule(o, driver, NULL, &known);
         if (!known)
                 return 0;
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
+        r = gc__meta_read(obj, 0, &m, err, errlen);
         if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__intern(o->pool, s_name, &dc.name, err, errlen);
+                r = gc__intern(o->pool, m.name, &dc.name, err, errlen);
         if (r == 0)
                 r = gc__intern(o->pool, driver, &dc.driver, err, errlen);
         if (r == 0 && *type && gc__printable(type, 0))
