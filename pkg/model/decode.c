@@ -413,6 +413,23 @@ static int gc__first_label(const cJSON *labels, const char *const *keys, size_t 
         return 0;
 }
 
+/* Team, project and the kept label keys' values (gc_model_opts) from a pod's or namespace's
+ * labels, interned. */
+static int gc__attribution(const cJSON *labels, const gc_model_opts *o, const char **team,
+                           const char **project, const char *values[GC_LABEL_DIMS], char *err,
+                           size_t errlen)
+{
+        int r;
+
+        r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, team, err, errlen);
+        if (r == 0)
+                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool, project,
+                                    err, errlen);
+        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
+                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &values[i], err, errlen);
+        return r;
+}
+
 int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err, size_t errlen)
 {
         if (!o || !o->pool || !o->res || !ret)
@@ -456,28 +473,21 @@ static int gc__latest_finish(const cJSON *status, const char *key, int64_t *late
                 snprintf(path, sizeof(path), "status.%s[%d]", key, i);
                 if (!cJSON_IsObject(c))
                         return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
+                /* No state, no state.terminated or no finishedAt: still running. */
                 r = gc__opt_obj(c, "state", path, &state, err, errlen);
-                if (r < 0)
-                        return r;
-                if (!state) {
-                        (*unfinished)++;
-                        continue;
+                if (r == 0 && state) {
+                        snprintf(path, sizeof(path), "status.%s[%d].state", key, i);
+                        r = gc__opt_obj(state, "terminated", path, &term, err, errlen);
                 }
-                snprintf(path, sizeof(path), "status.%s[%d].state", key, i);
-                r = gc__opt_obj(state, "terminated", path, &term, err, errlen);
-                if (r < 0)
-                        return r;
-                if (!term) {
-                        (*unfinished)++;
-                        continue;
+                if (r == 0 && term) {
+                        snprintf(path, sizeof(path), "status.%s[%d].state.terminated", key, i);
+                        r = gc__opt_time(term, "finishedAt", path, &t, err, errlen);
                 }
-                snprintf(path, sizeof(path), "status.%s[%d].state.terminated", key, i);
-                r = gc__opt_time(term, "finishedAt", path, &t, err, errlen);
                 if (r < 0)
                         return r;
                 if (r != 1)
                         (*unfinished)++;
-                if (r == 1 && t > *latest)
+                else if (t > *latest)
                         *latest = t;
         }
         return 0;
@@ -763,14 +773,7 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
                                                   : q.claim_container,
                                &p.container, err, errlen);
         if (r == 0)
-                r = gc__first_label(m.labels, o->team_keys, o->n_team_keys, o->pool, &p.team, err,
-                                    errlen);
-        if (r == 0)
-                r = gc__first_label(m.labels, o->project_keys, o->n_project_keys, o->pool,
-                                    &p.project, err, errlen);
-        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
-                r = gc__first_label(m.labels, &o->label_keys[i], 1, o->pool, &p.labels[i], err,
-                                    errlen);
+                r = gc__attribution(m.labels, o, &p.team, &p.project, p.labels, err, errlen);
         if (r == 0)
                 r = gc__controller(m.meta, o->pool, &p, err, errlen);
         if (r == 0)
@@ -1119,14 +1122,7 @@ int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespac
         if (r == 0)
                 r = gc__intern(o->pool, m.name, &ns.name, err, errlen);
         if (r == 0)
-                r = gc__first_label(m.labels, o->team_keys, o->n_team_keys, o->pool, &ns.team, err,
-                                    errlen);
-        if (r == 0)
-                r = gc__first_label(m.labels, o->project_keys, o->n_project_keys, o->pool,
-                                    &ns.project, err, errlen);
-        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
-                r = gc__first_label(m.labels, &o->label_keys[i], 1, o->pool, &ns.labels[i], err,
-                                    errlen);
+                r = gc__attribution(m.labels, o, &ns.team, &ns.project, ns.labels, err, errlen);
         if (r < 0)
                 return r;
         *ret = ns;
