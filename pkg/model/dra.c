@@ -94,6 +94,17 @@ static int gc__name_ok(const char *s, size_t max)
                !strchr(s, ' ');
 }
 
+/* A required name member (driver, pool, device); *ret is NULL or borrowed from the tree. */
+static int gc__req_name(const cJSON *obj, const char *key, size_t max, const char *path,
+                        const char **ret, char *err, size_t errlen)
+{
+        int r = gc__opt_str(obj, key, max, 0, path, ret, err, errlen);
+
+        if (r == 0 && !gc__name_ok(*ret, max))
+                r = GC__FAIL(err, errlen, -EINVAL, "%s.%s: missing or not a name", path, key);
+        return r;
+}
+
 /* ---- ResourceSlice ------------------------------------------------------------------------ */
 
 /* The rule of a configured driver matching the device, or NULL. */
@@ -291,9 +302,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
         if (r == 0 && !spec)
                 r = GC__FAIL(err, errlen, -EINVAL, "spec: missing");
         if (r == 0)
-                r = gc__opt_str(spec, "driver", GC__NAME_MAX, 0, "spec", &s_driver, err, errlen);
-        if (r == 0 && !gc__name_ok(s_driver, GC__NAME_MAX))
-                r = GC__FAIL(err, errlen, -EINVAL, "spec.driver: missing or not a name");
+                r = gc__req_name(spec, "driver", GC__NAME_MAX, "spec", &s_driver, err, errlen);
         if (r < 0)
                 return r;
         (void)gc__rule(o, s_driver, NULL, &known);
@@ -305,9 +314,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
         if (r == 0 && !pool)
                 r = GC__FAIL(err, errlen, -EINVAL, "spec.pool: missing");
         if (r == 0)
-                r = gc__opt_str(pool, "name", GC__NAME_MAX, 0, "spec.pool", &s_pool, err, errlen);
-        if (r == 0 && (!s_pool || !gc__name_ok(s_pool, GC__NAME_MAX)))
-                r = GC__FAIL(err, errlen, -EINVAL, "spec.pool.name: missing or not a name");
+                r = gc__req_name(pool, "name", GC__NAME_MAX, "spec.pool", &s_pool, err, errlen);
         if (r < 0)
                 return r;
         gen = cJSON_GetObjectItemCaseSensitive(pool, "generation");
@@ -343,9 +350,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                         r = GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                         goto fail;
                 }
-                r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &s_name, err, errlen);
-                if (r == 0 && !gc__name_ok(s_name, GC__LABEL_VALUE_MAX))
-                        r = GC__FAIL(err, errlen, -EINVAL, "%s.name: missing or not a name", path);
+                r = gc__req_name(c, "name", GC__LABEL_VALUE_MAX, path, &s_name, err, errlen);
                 /* v1beta1 puts attributes and capacity under "basic". */
                 if (r == 0)
                         r = gc__opt_obj(c, "basic", path, &basic, err, errlen);
