@@ -140,6 +140,23 @@ int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, siz
         return 0;
 }
 
+const char *gc__intern_put(gc__interns *in, const char *s)
+{
+        const char *ret;
+
+        if (!s || in->err < 0)
+                return NULL;
+        ret = gc_strpool_intern0(in->pool, s);
+        if (!ret)
+                in->err = -ENOMEM;
+        return ret;
+}
+
+int gc__intern_end(const gc__interns *in, char *err, size_t errlen)
+{
+        return in->err < 0 ? GC__FAIL(err, errlen, in->err, "string pool full") : 0;
+}
+
 /*
  * Whole units of an extended resource: a quantity string (or a JSON number, which the API server
  * also accepts). GPU resources cannot be fractional, so "0.5" and "500m" are errors.
@@ -567,17 +584,17 @@ int gc__controller_ref(const cJSON *meta, const char **ret_kind, const char **re
 
 static int gc__controller(const cJSON *meta, gc_strpool *pool, gc_pod *p, char *err, size_t errlen)
 {
+        gc__interns in = {pool, 0};
         const char *kind, *name, *uid;
         int r;
 
         r = gc__controller_ref(meta, &kind, &name, &uid, err, errlen);
-        if (r == 0)
-                r = gc__intern(pool, kind, &p->controller_kind, err, errlen);
-        if (r == 0)
-                r = gc__intern(pool, name, &p->controller, err, errlen);
-        if (r == 0)
-                r = gc__intern(pool, uid && *uid ? uid : NULL, &p->controller_uid, err, errlen);
-        return r;
+        if (r < 0)
+                return r;
+        p->controller_kind = gc__intern_put(&in, kind);
+        p->controller = gc__intern_put(&in, name);
+        p->controller_uid = gc__intern_put(&in, uid && *uid ? uid : NULL);
+        return gc__intern_end(&in, err, errlen);
 }
 
 #define GC__MAX_POD_CLAIMS 128 /* far above a real pod's; each name at most 253 bytes */
@@ -706,6 +723,8 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
         const cJSON *spec = NULL, *status = NULL;
         const char *s_node = NULL, *s_phase = NULL;
         int64_t sched = 0, latest_cond = 0, start = 0, finish = 0;
+        char key[GC__LABEL_VALUE_MAX + GC__NAME_MAX + 2];
+        gc__interns in;
         gc__meta m;
         gc__reqs q;
         gc_pod p;
@@ -752,26 +771,18 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
         p.created_at = m.created_at;
         p.deleting_at = m.deleting_at;
 
-        r = gc__intern(o->pool, m.name, &p.name, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, m.ns, &p.ns, err, errlen);
-        if (r == 0 && m.uid) {
-                r = gc__intern(o->pool, m.uid, &p.uid, err, errlen);
-        } else if (r == 0) {
-                /* A manifest without a uid: namespace/name is unique while the object exists. */
-                char key[GC__LABEL_VALUE_MAX + GC__NAME_MAX + 2];
-
+        /* A manifest without a uid: namespace/name is unique while the object exists. */
+        if (!m.uid)
                 snprintf(key, sizeof(key), "%s/%s", m.ns, m.name);
-                r = gc__intern(o->pool, key, &p.uid, err, errlen);
-        }
-        if (r == 0)
-                r = gc__intern(o->pool, s_node, &p.node, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool,
-                               q.container        ? q.container
-                               : q.init_container ? q.init_container
-                                                  : q.claim_container,
-                               &p.container, err, errlen);
+        in = (gc__interns){o->pool, 0};
+        p.name = gc__intern_put(&in, m.name);
+        p.ns = gc__intern_put(&in, m.ns);
+        p.uid = gc__intern_put(&in, m.uid ? m.uid : key);
+        p.node = gc__intern_put(&in, s_node);
+        p.container = gc__intern_put(&in, q.container        ? q.container
+                                          : q.init_container ? q.init_container
+                                                             : q.claim_container);
+        r = gc__intern_end(&in, err, errlen);
         if (r == 0)
                 r = gc__attribution(m.labels, o, &p.team, &p.project, p.labels, err, errlen);
         if (r == 0)
@@ -1024,6 +1035,7 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
 {
         const cJSON *status = NULL;
         const char *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        gc__interns in;
         gc__meta m;
         gc_node n;
         int r;
@@ -1067,16 +1079,15 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                         r = gc__opt_str(m.annotations, "gpu-cost.io/usd-per-gpu-hour",
                                         GC__ANNOTATION_MAX, 1, p, &s_price, err, errlen);
         }
-        if (r == 0)
-                r = gc__intern(o->pool, m.name, &n.name, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, m.uid ? m.uid : m.name, &n.uid, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_ct, &n.ann_capacity_type, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_model, &n.ann_gpu_model, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_price, &n.ann_price, err, errlen);
+        if (r < 0)
+                return r;
+        in = (gc__interns){o->pool, 0};
+        n.name = gc__intern_put(&in, m.name);
+        n.uid = gc__intern_put(&in, m.uid ? m.uid : m.name);
+        n.ann_capacity_type = gc__intern_put(&in, s_ct);
+        n.ann_gpu_model = gc__intern_put(&in, s_model);
+        n.ann_price = gc__intern_put(&in, s_price);
+        r = gc__intern_end(&in, err, errlen);
         if (r == 0)
                 r = gc__node_labels(m.labels, o->pool, &n, err, errlen);
         if (r == 0)

@@ -290,7 +290,8 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
 {
         const cJSON *spec = NULL, *pool = NULL, *devs = NULL, *gen;
         const char *s_driver = NULL, *s_node = NULL, *s_pool = NULL;
-        const char *driver = NULL, *node = NULL, *pool_name = NULL;
+        const char *driver, *node, *pool_name;
+        gc__interns in;
         size_t n_before;
         int64_t generation = 0;
         int r, known, i = 0, kept = 0;
@@ -328,11 +329,11 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
         r = gc__opt_arr(spec, "devices", GC__MAX_SLICE_DEVICES, "spec", &devs, err, errlen);
         if (r < 0 || !devs)
                 return r;
-        r = gc__intern(o->pool, s_driver, &driver, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_node, &node, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_pool, &pool_name, err, errlen);
+        in = (gc__interns){o->pool, 0};
+        driver = gc__intern_put(&in, s_driver);
+        node = gc__intern_put(&in, s_node);
+        pool_name = gc__intern_put(&in, s_pool);
+        r = gc__intern_end(&in, err, errlen);
         if (r < 0)
                 return r;
 
@@ -440,6 +441,7 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
         const cJSON *spec = NULL, *sdev = NULL, *requests = NULL, *status = NULL;
         const cJSON *alloc = NULL, *adev = NULL, *results = NULL, *reserved = NULL;
         const char *s_ext = NULL;
+        gc__interns in;
         gc__meta m;
         gc_claim cl;
         gc_buf keys;
@@ -526,14 +528,14 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
         if (r == 0)
                 r = gc__opt_arr(status, "reservedFor", GC__MAX_RESERVED, "status", &reserved, err,
                                 errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, m.name, &cl.name, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, m.ns, &cl.ns, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, m.uid, &cl.uid, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, keys.data, &cl.devices, err, errlen);
+        if (r < 0)
+                goto done;
+        in = (gc__interns){o->pool, 0};
+        cl.name = gc__intern_put(&in, m.name);
+        cl.ns = gc__intern_put(&in, m.ns);
+        cl.uid = gc__intern_put(&in, m.uid);
+        cl.devices = gc__intern_put(&in, keys.data);
+        r = gc__intern_end(&in, err, errlen);
         if (r < 0)
                 goto done;
         cl.created_at = m.created_at;
@@ -601,6 +603,7 @@ int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_devic
         const cJSON *spec = NULL, *sels = NULL;
         const char *s_ext = NULL;
         char driver[GC__NAME_MAX + 1] = "", type[GC__ATTR_STR_MAX + 1] = "";
+        gc__interns in;
         gc_device_class dc;
         gc__meta m;
         int r, i = 0, known = 0;
@@ -653,14 +656,14 @@ int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_devic
         if (!known)
                 return 0;
         r = gc__meta_read(obj, 0, &m, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, m.name, &dc.name, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, driver, &dc.driver, err, errlen);
-        if (r == 0 && *type && gc__printable(type, 0))
-                r = gc__intern(o->pool, type, &dc.device_type, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_ext, &dc.extended_resource, err, errlen);
+        if (r < 0)
+                return r;
+        in = (gc__interns){o->pool, 0};
+        dc.name = gc__intern_put(&in, m.name);
+        dc.driver = gc__intern_put(&in, driver);
+        dc.device_type = *type && gc__printable(type, 0) ? gc__intern_put(&in, type) : NULL;
+        dc.extended_resource = gc__intern_put(&in, s_ext);
+        r = gc__intern_end(&in, err, errlen);
         if (r < 0)
                 return r;
         *ret = dc;

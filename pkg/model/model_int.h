@@ -34,6 +34,15 @@ int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *r
                  size_t errlen);
 /* Interns s (NULL stays NULL). */
 int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, size_t errlen);
+/* Interning a record's strings with one check: the first failure (the pool is full) sticks,
+ * every later gc__intern_put does nothing and gives NULL, and gc__intern_end reports it as
+ * gc__intern would have. */
+typedef struct gc__interns {
+        gc_strpool *pool;
+        int err;
+} gc__interns;
+const char *gc__intern_put(gc__interns *in, const char *s); /* NULL stays NULL */
+int gc__intern_end(const gc__interns *in, char *err, size_t errlen);
 int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err,
                 size_t errlen);
 
