@@ -140,6 +140,23 @@ int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, siz
         return 0;
 }
 
+const char *gc__intern_put(gc__interns *in, const char *s)
+{
+        const char *ret;
+
+        if (!s || in->err < 0)
+                return NULL;
+        ret = gc_strpool_intern0(in->pool, s);
+        if (!ret)
+                in->err = -ENOMEM;
+        return ret;
+}
+
+int gc__intern_end(const gc__interns *in, char *err, size_t errlen)
+{
+        return in->err < 0 ? GC__FAIL(err, errlen, in->err, "string pool full") : 0;
+}
+
 /*
  * Whole units of an extended resource: a quantity string (or a JSON number, which the API server
  * also accepts). GPU resources cannot be fractional, so "0.5" and "500m" are errors.
@@ -413,6 +430,23 @@ static int gc__first_label(const cJSON *labels, const char *const *keys, size_t 
         return 0;
 }
 
+/* Team, project and the kept label keys' values (gc_model_opts) from a pod's or namespace's
+ * labels, interned. */
+static int gc__attribution(const cJSON *labels, const gc_model_opts *o, const char **team,
+                           const char **project, const char *values[GC_LABEL_DIMS], char *err,
+                           size_t errlen)
+{
+        int r;
+
+        r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, team, err, errlen);
+        if (r == 0)
+                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool, project,
+                                    err, errlen);
+        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
+                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &values[i], err, errlen);
+        return r;
+}
+
 int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err, size_t errlen)
 {
         if (!o || !o->pool || !o->res || !ret)
@@ -456,28 +490,21 @@ static int gc__latest_finish(const cJSON *status, const char *key, int64_t *late
                 snprintf(path, sizeof(path), "status.%s[%d]", key, i);
                 if (!cJSON_IsObject(c))
                         return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
+                /* No state, no state.terminated or no finishedAt: still running. */
                 r = gc__opt_obj(c, "state", path, &state, err, errlen);
-                if (r < 0)
-                        return r;
-                if (!state) {
-                        (*unfinished)++;
-                        continue;
+                if (r == 0 && state) {
+                        snprintf(path, sizeof(path), "status.%s[%d].state", key, i);
+                        r = gc__opt_obj(state, "terminated", path, &term, err, errlen);
                 }
-                snprintf(path, sizeof(path), "status.%s[%d].state", key, i);
-                r = gc__opt_obj(state, "terminated", path, &term, err, errlen);
-                if (r < 0)
-                        return r;
-                if (!term) {
-                        (*unfinished)++;
-                        continue;
+                if (r == 0 && term) {
+                        snprintf(path, sizeof(path), "status.%s[%d].state.terminated", key, i);
+                        r = gc__opt_time(term, "finishedAt", path, &t, err, errlen);
                 }
-                snprintf(path, sizeof(path), "status.%s[%d].state.terminated", key, i);
-                r = gc__opt_time(term, "finishedAt", path, &t, err, errlen);
                 if (r < 0)
                         return r;
                 if (r != 1)
                         (*unfinished)++;
-                if (r == 1 && t > *latest)
+                else if (t > *latest)
                         *latest = t;
         }
         return 0;
@@ -557,17 +584,17 @@ int gc__controller_ref(const cJSON *meta, const char **ret_kind, const char **re
 
 static int gc__controller(const cJSON *meta, gc_strpool *pool, gc_pod *p, char *err, size_t errlen)
 {
+        gc__interns in = {pool, 0};
         const char *kind, *name, *uid;
         int r;
 
         r = gc__controller_ref(meta, &kind, &name, &uid, err, errlen);
-        if (r == 0)
-                r = gc__intern(pool, kind, &p->controller_kind, err, errlen);
-        if (r == 0)
-                r = gc__intern(pool, name, &p->controller, err, errlen);
-        if (r == 0)
-                r = gc__intern(pool, uid && *uid ? uid : NULL, &p->controller_uid, err, errlen);
-        return r;
+        if (r < 0)
+                return r;
+        p->controller_kind = gc__intern_put(&in, kind);
+        p->controller = gc__intern_put(&in, name);
+        p->controller_uid = gc__intern_put(&in, uid && *uid ? uid : NULL);
+        return gc__intern_end(&in, err, errlen);
 }
 
 #define GC__MAX_POD_CLAIMS 128 /* far above a real pod's; each name at most 253 bytes */
@@ -693,9 +720,12 @@ done:
 int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char *err,
                      size_t errlen)
 {
-        const cJSON *meta = NULL, *spec = NULL, *status = NULL, *labels = NULL;
-        const char *s_uid = NULL, *s_ns = NULL, *s_name = NULL, *s_node = NULL, *s_phase = NULL;
+        const cJSON *spec = NULL, *status = NULL;
+        const char *s_node = NULL, *s_phase = NULL;
         int64_t sched = 0, latest_cond = 0, start = 0, finish = 0;
+        char key[GC__LABEL_VALUE_MAX + GC__NAME_MAX + 2];
+        gc__interns in;
+        gc__meta m;
         gc__reqs q;
         gc_pod p;
         int r;
@@ -730,66 +760,35 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
         if (p.n_gpu == 0 && !p.claims)
                 return 0;
 
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
-                                errlen);
-        if (r == 0)
-                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
-        if (r == 0 &&
-            gc__opt_time(meta, "creationTimestamp", "metadata", &p.created_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0 &&
-            gc__opt_time(meta, "deletionTimestamp", "metadata", &p.deleting_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0)
-                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
+        r = gc__meta_read(obj,
+                          GC__META_NS | GC__META_UID | GC__META_CREATED | GC__META_DELETING |
+                              GC__META_LABELS,
+                          &m, err, errlen);
         if (r == 0)
                 r = gc__opt_str(spec, "nodeName", GC__NAME_MAX, 0, "spec", &s_node, err, errlen);
         if (r < 0)
                 return r;
-        if (!s_ns)
-                s_ns = "default"; /* what the API server assumes for an object without one */
+        p.created_at = m.created_at;
+        p.deleting_at = m.deleting_at;
 
-        r = gc__intern(o->pool, s_name, &p.name, err, errlen);
+        /* A manifest without a uid: namespace/name is unique while the object exists. */
+        if (!m.uid)
+                snprintf(key, sizeof(key), "%s/%s", m.ns, m.name);
+        in = (gc__interns){o->pool, 0};
+        p.name = gc__intern_put(&in, m.name);
+        p.ns = gc__intern_put(&in, m.ns);
+        p.uid = gc__intern_put(&in, m.uid ? m.uid : key);
+        p.node = gc__intern_put(&in, s_node);
+        p.container = gc__intern_put(&in, q.container        ? q.container
+                                          : q.init_container ? q.init_container
+                                                             : q.claim_container);
+        r = gc__intern_end(&in, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_ns, &p.ns, err, errlen);
-        if (r == 0 && s_uid) {
-                r = gc__intern(o->pool, s_uid, &p.uid, err, errlen);
-        } else if (r == 0) {
-                /* A manifest without a uid: namespace/name is unique while the object exists. */
-                char key[GC__LABEL_VALUE_MAX + GC__NAME_MAX + 2];
-
-                snprintf(key, sizeof(key), "%s/%s", s_ns, s_name);
-                r = gc__intern(o->pool, key, &p.uid, err, errlen);
-        }
+                r = gc__attribution(m.labels, o, &p.team, &p.project, p.labels, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_node, &p.node, err, errlen);
+                r = gc__controller(m.meta, o->pool, &p, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool,
-                               q.container        ? q.container
-                               : q.init_container ? q.init_container
-                                                  : q.claim_container,
-                               &p.container, err, errlen);
-        if (r == 0)
-                r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, &p.team, err,
-                                    errlen);
-        if (r == 0)
-                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool, &p.project,
-                                    err, errlen);
-        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
-                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &p.labels[i], err,
-                                    errlen);
-        if (r == 0)
-                r = gc__controller(meta, o->pool, &p, err, errlen);
-        if (r == 0)
-                r = gc__workload_labels(labels, p.ns, o->pool, &p.template_hash, &p.workload_hint,
+                r = gc__workload_labels(m.labels, p.ns, o->pool, &p.template_hash, &p.workload_hint,
                                         err, errlen);
         if (r < 0)
                 return r;
@@ -1034,8 +1033,10 @@ static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *
 int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, char *err,
                       size_t errlen)
 {
-        const cJSON *meta = NULL, *status = NULL, *labels = NULL, *ann = NULL;
-        const char *s_name = NULL, *s_uid = NULL, *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        const cJSON *status = NULL;
+        const char *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        gc__interns in;
+        gc__meta m;
         gc_node n;
         int r;
 
@@ -1050,8 +1051,8 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                 return r;
         if (n.n_alloc == 0) {
                 /* A DRA node offers its GPUs through ResourceSlices, not as a resource. */
-                const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m, "name");
+                const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
 
                 if (!o->keep_node || !cJSON_IsString(nm) || !nm->valuestring ||
                     !o->keep_node(o->keep_node_ud, nm->valuestring))
@@ -1063,50 +1064,37 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                         return r;
         }
 
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
-        if (r == 0 &&
-            gc__opt_time(meta, "creationTimestamp", "metadata", &n.created_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0)
-                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
-        if (r == 0)
-                r = gc__opt_obj(meta, "annotations", "metadata", &ann, err, errlen);
-        if (r == 0 && ann) {
+        r = gc__meta_read(obj,
+                          GC__META_UID | GC__META_CREATED | GC__META_LABELS | GC__META_ANNOTATIONS,
+                          &m, err, errlen);
+        if (r == 0 && m.annotations) {
                 const char *p = "metadata.annotations";
 
-                r = gc__opt_str(ann, "gpu-cost.io/capacity-type", GC__ANNOTATION_MAX, 1, p, &s_ct,
-                                err, errlen);
+                r = gc__opt_str(m.annotations, "gpu-cost.io/capacity-type", GC__ANNOTATION_MAX, 1,
+                                p, &s_ct, err, errlen);
                 if (r == 0)
-                        r = gc__opt_str(ann, "gpu-cost.io/gpu-model", GC__ANNOTATION_MAX, 1, p,
-                                        &s_model, err, errlen);
+                        r = gc__opt_str(m.annotations, "gpu-cost.io/gpu-model", GC__ANNOTATION_MAX,
+                                        1, p, &s_model, err, errlen);
                 if (r == 0)
-                        r = gc__opt_str(ann, "gpu-cost.io/usd-per-gpu-hour", GC__ANNOTATION_MAX, 1,
-                                        p, &s_price, err, errlen);
+                        r = gc__opt_str(m.annotations, "gpu-cost.io/usd-per-gpu-hour",
+                                        GC__ANNOTATION_MAX, 1, p, &s_price, err, errlen);
         }
+        if (r < 0)
+                return r;
+        in = (gc__interns){o->pool, 0};
+        n.name = gc__intern_put(&in, m.name);
+        n.uid = gc__intern_put(&in, m.uid ? m.uid : m.name);
+        n.ann_capacity_type = gc__intern_put(&in, s_ct);
+        n.ann_gpu_model = gc__intern_put(&in, s_model);
+        n.ann_price = gc__intern_put(&in, s_price);
+        r = gc__intern_end(&in, err, errlen);
         if (r == 0)
-                r = gc__intern(o->pool, s_name, &n.name, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_uid ? s_uid : s_name, &n.uid, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_ct, &n.ann_capacity_type, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_model, &n.ann_gpu_model, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_price, &n.ann_price, err, errlen);
-        if (r == 0)
-                r = gc__node_labels(labels, o->pool, &n, err, errlen);
+                r = gc__node_labels(m.labels, o->pool, &n, err, errlen);
         if (r == 0)
                 r = gc__node_gfd(&n, o->pool, err, errlen);
         if (r < 0)
                 goto fail;
+        n.created_at = m.created_at;
 
         for (size_t i = 0; i < n.n_alloc; i++) {
                 double g;
@@ -1133,36 +1121,19 @@ fail:
 int gc_namespace_from_json(const cJSON *obj, const gc_model_opts *o, gc_namespace *ret, char *err,
                            size_t errlen)
 {
-        const cJSON *meta = NULL, *labels = NULL;
-        const char *s_name = NULL;
         gc_namespace ns;
+        gc__meta m;
         int r;
 
         r = gc__opts_ok(obj, o, ret, err, errlen);
         if (r < 0)
                 return r;
         memset(&ns, 0, sizeof(ns));
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
+        r = gc__meta_read(obj, GC__META_SHORT_NAME | GC__META_LABELS, &m, err, errlen);
         if (r == 0)
-                r = gc__opt_str(meta, "name", GC__LABEL_VALUE_MAX, 0, "metadata", &s_name, err,
-                                errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
+                r = gc__intern(o->pool, m.name, &ns.name, err, errlen);
         if (r == 0)
-                r = gc__opt_obj(meta, "labels", "metadata", &labels, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_name, &ns.name, err, errlen);
-        if (r == 0)
-                r = gc__first_label(labels, o->team_keys, o->n_team_keys, o->pool, &ns.team, err,
-                                    errlen);
-        if (r == 0)
-                r = gc__first_label(labels, o->project_keys, o->n_project_keys, o->pool,
-                                    &ns.project, err, errlen);
-        for (size_t i = 0; r == 0 && i < o->n_label_keys && i < GC_LABEL_DIMS; i++)
-                r = gc__first_label(labels, &o->label_keys[i], 1, o->pool, &ns.labels[i], err,
-                                    errlen);
+                r = gc__attribution(m.labels, o, &ns.team, &ns.project, ns.labels, err, errlen);
         if (r < 0)
                 return r;
         *ret = ns;

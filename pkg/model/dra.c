@@ -94,6 +94,17 @@ static int gc__name_ok(const char *s, size_t max)
                !strchr(s, ' ');
 }
 
+/* A required name member (driver, pool, device); *ret is NULL or borrowed from the tree. */
+static int gc__req_name(const cJSON *obj, const char *key, size_t max, const char *path,
+                        const char **ret, char *err, size_t errlen)
+{
+        int r = gc__opt_str(obj, key, max, 0, path, ret, err, errlen);
+
+        if (r == 0 && !gc__name_ok(*ret, max))
+                r = GC__FAIL(err, errlen, -EINVAL, "%s.%s: missing or not a name", path, key);
+        return r;
+}
+
 /* ---- ResourceSlice ------------------------------------------------------------------------ */
 
 /* The rule of a configured driver matching the device, or NULL. */
@@ -279,7 +290,8 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
 {
         const cJSON *spec = NULL, *pool = NULL, *devs = NULL, *gen;
         const char *s_driver = NULL, *s_node = NULL, *s_pool = NULL;
-        const char *driver = NULL, *node = NULL, *pool_name = NULL;
+        const char *driver, *node, *pool_name;
+        gc__interns in;
         size_t n_before;
         int64_t generation = 0;
         int r, known, i = 0, kept = 0;
@@ -291,9 +303,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
         if (r == 0 && !spec)
                 r = GC__FAIL(err, errlen, -EINVAL, "spec: missing");
         if (r == 0)
-                r = gc__opt_str(spec, "driver", GC__NAME_MAX, 0, "spec", &s_driver, err, errlen);
-        if (r == 0 && !gc__name_ok(s_driver, GC__NAME_MAX))
-                r = GC__FAIL(err, errlen, -EINVAL, "spec.driver: missing or not a name");
+                r = gc__req_name(spec, "driver", GC__NAME_MAX, "spec", &s_driver, err, errlen);
         if (r < 0)
                 return r;
         (void)gc__rule(o, s_driver, NULL, &known);
@@ -305,9 +315,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
         if (r == 0 && !pool)
                 r = GC__FAIL(err, errlen, -EINVAL, "spec.pool: missing");
         if (r == 0)
-                r = gc__opt_str(pool, "name", GC__NAME_MAX, 0, "spec.pool", &s_pool, err, errlen);
-        if (r == 0 && (!s_pool || !gc__name_ok(s_pool, GC__NAME_MAX)))
-                r = GC__FAIL(err, errlen, -EINVAL, "spec.pool.name: missing or not a name");
+                r = gc__req_name(pool, "name", GC__NAME_MAX, "spec.pool", &s_pool, err, errlen);
         if (r < 0)
                 return r;
         gen = cJSON_GetObjectItemCaseSensitive(pool, "generation");
@@ -321,11 +329,11 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
         r = gc__opt_arr(spec, "devices", GC__MAX_SLICE_DEVICES, "spec", &devs, err, errlen);
         if (r < 0 || !devs)
                 return r;
-        r = gc__intern(o->pool, s_driver, &driver, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_node, &node, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_pool, &pool_name, err, errlen);
+        in = (gc__interns){o->pool, 0};
+        driver = gc__intern_put(&in, s_driver);
+        node = gc__intern_put(&in, s_node);
+        pool_name = gc__intern_put(&in, s_pool);
+        r = gc__intern_end(&in, err, errlen);
         if (r < 0)
                 return r;
 
@@ -343,9 +351,7 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                         r = GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                         goto fail;
                 }
-                r = gc__opt_str(c, "name", GC__LABEL_VALUE_MAX, 0, path, &s_name, err, errlen);
-                if (r == 0 && !gc__name_ok(s_name, GC__LABEL_VALUE_MAX))
-                        r = GC__FAIL(err, errlen, -EINVAL, "%s.name: missing or not a name", path);
+                r = gc__req_name(c, "name", GC__LABEL_VALUE_MAX, path, &s_name, err, errlen);
                 /* v1beta1 puts attributes and capacity under "basic". */
                 if (r == 0)
                         r = gc__opt_obj(c, "basic", path, &basic, err, errlen);
@@ -432,9 +438,11 @@ static int gc__request_admin(const cJSON *requests, const char *result_request)
 int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, char *err,
                        size_t errlen)
 {
-        const cJSON *meta = NULL, *spec = NULL, *sdev = NULL, *requests = NULL, *status = NULL;
-        const cJSON *alloc = NULL, *adev = NULL, *results = NULL, *reserved = NULL, *ann = NULL;
-        const char *s_name = NULL, *s_ns = NULL, *s_uid = NULL, *s_ext = NULL;
+        const cJSON *spec = NULL, *sdev = NULL, *requests = NULL, *status = NULL;
+        const cJSON *alloc = NULL, *adev = NULL, *results = NULL, *reserved = NULL;
+        const char *s_ext = NULL;
+        gc__interns in;
+        gc__meta m;
         gc_claim cl;
         gc_buf keys;
         int r, i = 0;
@@ -510,42 +518,28 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
                 goto done;
         }
 
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "namespace", GC__LABEL_VALUE_MAX, 0, "metadata", &s_ns, err,
-                                errlen);
-        if (r == 0)
-                r = gc__opt_str(meta, "uid", GC__UID_MAX, 0, "metadata", &s_uid, err, errlen);
-        if (r == 0 &&
-            gc__opt_time(meta, "creationTimestamp", "metadata", &cl.created_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0 &&
-            gc__opt_time(meta, "deletionTimestamp", "metadata", &cl.deleting_at, err, errlen) < 0)
-                r = -EINVAL;
-        if (r == 0)
-                r = gc__opt_obj(meta, "annotations", "metadata", &ann, err, errlen);
-        if (r == 0 && ann)
-                r = gc__opt_str(ann, "resource.kubernetes.io/extended-resource-claim",
+        r = gc__meta_read(obj,
+                          GC__META_NS | GC__META_UID | GC__META_CREATED | GC__META_DELETING |
+                              GC__META_ANNOTATIONS,
+                          &m, err, errlen);
+        if (r == 0 && m.annotations)
+                r = gc__opt_str(m.annotations, "resource.kubernetes.io/extended-resource-claim",
                                 GC__ANNOTATION_MAX, 0, "metadata.annotations", &s_ext, err, errlen);
         if (r == 0)
                 r = gc__opt_arr(status, "reservedFor", GC__MAX_RESERVED, "status", &reserved, err,
                                 errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_name, &cl.name, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_ns ? s_ns : "default", &cl.ns, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_uid, &cl.uid, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, keys.data, &cl.devices, err, errlen);
         if (r < 0)
                 goto done;
+        in = (gc__interns){o->pool, 0};
+        cl.name = gc__intern_put(&in, m.name);
+        cl.ns = gc__intern_put(&in, m.ns);
+        cl.uid = gc__intern_put(&in, m.uid);
+        cl.devices = gc__intern_put(&in, keys.data);
+        r = gc__intern_end(&in, err, errlen);
+        if (r < 0)
+                goto done;
+        cl.created_at = m.created_at;
+        cl.deleting_at = m.deleting_at;
         cl.n_reserved = (uint16_t)cJSON_GetArraySize(reserved);
         if (s_ext && strcmp(s_ext, "true") == 0)
                 cl.flags |= GC_CLAIM_F_EXTENDED;
@@ -606,10 +600,12 @@ static int gc__cel_equals(const char *cel, const char *what, char *out, size_t o
 int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_device_class *ret,
                               char *err, size_t errlen)
 {
-        const cJSON *meta = NULL, *spec = NULL, *sels = NULL;
-        const char *s_name = NULL, *s_ext = NULL;
+        const cJSON *spec = NULL, *sels = NULL;
+        const char *s_ext = NULL;
         char driver[GC__NAME_MAX + 1] = "", type[GC__ATTR_STR_MAX + 1] = "";
+        gc__interns in;
         gc_device_class dc;
+        gc__meta m;
         int r, i = 0, known = 0;
 
         r = gc__opts_ok(obj, o, ret, err, errlen);
@@ -659,21 +655,15 @@ int gc_device_class_from_json(const cJSON *obj, const gc_model_opts *o, gc_devic
         (void)gc__rule(o, driver, NULL, &known);
         if (!known)
                 return 0;
-        r = gc__opt_obj(obj, "metadata", "", &meta, err, errlen);
-        if (r == 0 && !meta)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata: missing");
-        if (r == 0)
-                r = gc__opt_str(meta, "name", GC__NAME_MAX, 0, "metadata", &s_name, err, errlen);
-        if (r == 0 && !s_name)
-                r = GC__FAIL(err, errlen, -EINVAL, "metadata.name: missing");
-        if (r == 0)
-                r = gc__intern(o->pool, s_name, &dc.name, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, driver, &dc.driver, err, errlen);
-        if (r == 0 && *type && gc__printable(type, 0))
-                r = gc__intern(o->pool, type, &dc.device_type, err, errlen);
-        if (r == 0)
-                r = gc__intern(o->pool, s_ext, &dc.extended_resource, err, errlen);
+        r = gc__meta_read(obj, 0, &m, err, errlen);
+        if (r < 0)
+                return r;
+        in = (gc__interns){o->pool, 0};
+        dc.name = gc__intern_put(&in, m.name);
+        dc.driver = gc__intern_put(&in, driver);
+        dc.device_type = *type && gc__printable(type, 0) ? gc__intern_put(&in, type) : NULL;
+        dc.extended_resource = gc__intern_put(&in, s_ext);
+        r = gc__intern_end(&in, err, errlen);
         if (r < 0)
                 return r;
         *ret = dc;

@@ -34,8 +34,44 @@ int gc__opt_time(const cJSON *obj, const char *key, const char *path, int64_t *r
                  size_t errlen);
 /* Interns s (NULL stays NULL). */
 int gc__intern(gc_strpool *pool, const char *s, const char **ret, char *err, size_t errlen);
+/* Interning a record's strings with one check: the first failure (the pool is full) sticks,
+ * every later gc__intern_put does nothing and gives NULL, and gc__intern_end reports it as
+ * gc__intern would have. */
+typedef struct gc__interns {
+        gc_strpool *pool;
+        int err;
+} gc__interns;
+const char *gc__intern_put(gc__interns *in, const char *s); /* NULL stays NULL */
+int gc__intern_end(const gc__interns *in, char *err, size_t errlen);
 int gc__opts_ok(const cJSON *obj, const gc_model_opts *o, const void *ret, char *err,
                 size_t errlen);
+
+/* What of an object's metadata gc__meta_read reads besides its name (always required). */
+enum {
+        GC__META_NS = 1u << 0,          /* namespace ("default" when absent) */
+        GC__META_UID = 1u << 1,         /* uid */
+        GC__META_CREATED = 1u << 2,     /* creationTimestamp */
+        GC__META_DELETING = 1u << 3,    /* deletionTimestamp */
+        GC__META_LABELS = 1u << 4,      /* labels */
+        GC__META_ANNOTATIONS = 1u << 5, /* annotations */
+        GC__META_SHORT_NAME = 1u << 6,  /* the name is a DNS label (a Namespace's): 63 bytes */
+};
+
+/* An object's metadata: strings and objects borrowed from its cJSON tree. */
+typedef struct gc__meta {
+        const cJSON *meta; /* the metadata object itself (for ownerReferences) */
+        const char *name;
+        const char *ns;  /* with GC__META_NS never NULL, else NULL */
+        const char *uid; /* NULL when absent or not asked for */
+        int64_t created_at;
+        int64_t deleting_at; /* 0 when absent or not asked for */
+        const cJSON *labels; /* NULL when absent or not asked for */
+        const cJSON *annotations;
+} gc__meta;
+
+/* metadata (required, with a name) and the members `want` names (GC__META_*); a bad one fails
+ * with err naming it ("metadata.uid: longer than 128 bytes"). *ret is written on success only. */
+int gc__meta_read(const cJSON *obj, unsigned want, gc__meta *ret, char *err, size_t errlen);
 
 /* The controller ownerReference of metadata (borrowed strings, each NULL when absent). */
 int gc__controller_ref(const cJSON *meta, const char **ret_kind, const char **ret_name,
