@@ -458,18 +458,6 @@ struct gc_strpool {
         uint64_t sweeps, freed, busy;
 };
 
-uint64_t gc_hash(const void *p, size_t n, uint64_t seed)
-{
-        const unsigned char *c = p;
-        uint64_t h = 1469598103934665603ULL ^ seed;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= c[i];
-                h *= 1099511628211ULL;
-        }
-        return h;
-}
-
 gc_strpool *gc_strpool_new(size_t max_bytes)
 {
         gc_strpool *p = calloc(1, sizeof(*p));
@@ -752,6 +740,183 @@ void gc_diag_clear(gc_diag *d)
                 free(d->msgs[i]);
         d->n_kept = 0;
         d->n_total = 0;
+}
+
+/* ---- hash tables ---------------------------------------------------------------------------- */
+
+uint64_t gc_hash(const void *p, size_t n, uint64_t seed)
+{
+        const unsigned char *c = p;
+        uint64_t h = 1469598103934665603ULL ^ seed;
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= c[i];
+                h *= 1099511628211ULL;
+        }
+        return h;
+}
+
+uint64_t gc_hash_ptr(uint64_t h, const void *p)
+{
+        h ^= (uint64_t)(uintptr_t)p;
+        h *= 0x9e3779b97f4a7c15ULL;
+        return h ^ (h >> 32);
+}
+
+uint32_t gc_hash_fin(uint64_t h)
+{
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
+        return (uint32_t)h;
+}
+
+int gc_index_find(const gc_index *t, uint32_t h, gc_index_eq_fn eq, const void *ctx,
+                  size_t *ret_pos)
+{
+        size_t mask, p;
+
+        if (!t->nslots) {
+                *ret_pos = 0;
+                return 0;
+        }
+        mask = t->nslots - 1;
+        for (p = h & mask; t->s[p].ix; p = (p + 1) & mask) {
+                if (t->s[p].h == h && eq(ctx, t->s[p].ix - 1)) {
+                        *ret_pos = p;
+                        return 1;
+                }
+        }
+        *ret_pos = p;
+        return 0;
+}
+
+static void gc__index_place(gc_index_slot *s, size_t nslots, gc_index_slot e)
+{
+        size_t mask = nslots - 1, p;
+
+        for (p = e.h & mask; s[p].ix; p = (p + 1) & mask)
+                ;
+        s[p] = e;
+}
+
+int gc_index_reserve(gc_index *t, size_t n)
+{
+        size_t want = t->nslots ? t->nslots : 16;
+        gc_index_slot *s;
+
+        if (n >= GC_INDEX_MAX_ROWS)
+                return -E2BIG;
+        while (n * 4 > want * 3)
+                want *= 2;
+        if (want == t->nslots)
+                return 0;
+        s = calloc(want, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->nslots; i++)
+                if (t->s[i].ix)
+                        gc__index_place(s, want, t->s[i]);
+        free(t->s);
+        t->s = s;
+        t->nslots = want;
+        return 0;
+}
+
+void gc_index_fill(gc_index *t, size_t pos, uint32_t h, size_t row)
+{
+        t->s[pos].h = h;
+        t->s[pos].ix = (uint32_t)(row + 1);
+        t->count++;
+}
+
+void gc_index_add_new(gc_index *t, uint32_t h, size_t row)
+{
+        gc_index_slot e = {h, (uint32_t)(row + 1)};
+
+        gc__index_place(t->s, t->nslots, e);
+        t->count++;
+}
+
+int gc_index_insert(gc_index *t, uint32_t h, size_t row)
+{
+        int r = gc_index_reserve(t, t->count + 1);
+
+        if (r < 0)
+                return r;
+        gc_index_add_new(t, h, row);
+        return 0;
+}
+
+void gc_index_del(gc_index *t, size_t pos)
+{
+        size_t mask = t->nslots - 1, j = pos;
+
+        /* Pull later members of the probe run back over the hole so lookups never stop early:
+           a member moves unless its home lies cyclically in (hole, its slot]. */
+        for (;;) {
+                size_t home;
+
+                j = (j + 1) & mask;
+                if (!t->s[j].ix)
+                        break;
+                home = t->s[j].h & mask;
+                if (pos <= j ? (pos < home && home <= j) : (pos < home || home <= j))
+                        continue;
+                t->s[pos] = t->s[j];
+                pos = j;
+        }
+        t->s[pos].h = 0;
+        t->s[pos].ix = 0;
+        t->count--;
+}
+
+void gc_index_renumber(gc_index *t, uint32_t h, size_t from, size_t to)
+{
+        size_t mask = t->nslots - 1;
+
+        for (size_t p = h & mask; t->nslots && t->s[p].ix; p = (p + 1) & mask) {
+                if (t->s[p].ix == from + 1) {
+                        t->s[p].ix = (uint32_t)(to + 1);
+                        return;
+                }
+        }
+}
+
+void gc_index_clear(gc_index *t)
+{
+        if (t->s)
+                memset(t->s, 0, t->nslots * sizeof(*t->s));
+        t->count = 0;
+}
+
+int gc_index_dup(gc_index *dst, const gc_index *src)
+{
+        *dst = *src;
+        if (!src->nslots)
+                return 0;
+        dst->s = malloc(src->nslots * sizeof(*src->s));
+        if (!dst->s) {
+                memset(dst, 0, sizeof(*dst));
+                return -ENOMEM;
+        }
+        memcpy(dst->s, src->s, src->nslots * sizeof(*src->s));
+        return 0;
+}
+
+void gc_index_free(gc_index *t)
+{
+        free(t->s);
+        t->s = NULL;
+        t->nslots = 0;
+        t->count = 0;
+}
+
+size_t gc_index_bytes(const gc_index *t)
+{
+        return t->nslots * sizeof(gc_index_slot);
 }
 
 /* ---- pointer map --------------------------------------------------------------------------- */
