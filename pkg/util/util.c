@@ -919,138 +919,100 @@ size_t gc_index_bytes(const gc_index *t)
         return t->nslots * sizeof(gc_index_slot);
 }
 
-/* ---- pointer map --------------------------------------------------------------------------- */
+/* ---- pointer map: rows of (key, value) under a gc_index ------------------------------------ */
 
-static size_t gc__ptr_slot(const void *p, size_t mask)
+typedef struct gc__ptrmap_key {
+        const gc_ptrmap_row *rows;
+        const void *key;
+} gc__ptrmap_key;
+
+static int gc__ptrmap_eq(const void *ctx, size_t row)
 {
-        uint64_t v = (uint64_t)(uintptr_t)p;
+        const gc__ptrmap_key *k = ctx;
 
-        v ^= v >> 33;
-        v *= 0xff51afd7ed558ccdULL;
-        v ^= v >> 33;
-        return (size_t)v & mask;
+        return k->rows[row].key == k->key;
+}
+
+static uint32_t gc__ptrmap_hash(const void *key)
+{
+        return gc_hash_fin(gc_hash_ptr(0, key));
+}
+
+/* 1 and *ret_pos when key is in m (a non-empty map), else 0. */
+static int gc__ptrmap_find(const gc_ptrmap *m, const void *key, uint32_t h, size_t *ret_pos)
+{
+        gc__ptrmap_key k = {m->rows, key};
+
+        return gc_index_find(&m->ix, h, gc__ptrmap_eq, &k, ret_pos);
 }
 
 int gc_ptrmap_get(const gc_ptrmap *m, const void *key, size_t *ret_val)
 {
-        size_t j;
+        size_t pos;
 
-        if (!m || !key || !m->nslots)
+        if (!m || !key || !gc__ptrmap_find(m, key, gc__ptrmap_hash(key), &pos))
                 return -ENOENT;
-        j = gc__ptr_slot(key, m->nslots - 1);
-        while (m->keys[j]) {
-                if (m->keys[j] == key) {
-                        *ret_val = m->vals[j];
-                        return 0;
-                }
-                j = (j + 1) & (m->nslots - 1);
-        }
-        return -ENOENT;
-}
-
-/* Rehashes into a table of n slots (a power of two); reallocates both arrays. */
-static int gc__ptrmap_resize(gc_ptrmap *m, size_t n)
-{
-        const void **k = calloc(n, sizeof(*k));
-        size_t *v = calloc(n, sizeof(*v));
-
-        if (!k || !v) {
-                free(k);
-                free(v);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < m->nslots; i++) {
-                size_t j;
-
-                if (!m->keys[i])
-                        continue;
-                j = gc__ptr_slot(m->keys[i], n - 1);
-                while (k[j])
-                        j = (j + 1) & (n - 1);
-                k[j] = m->keys[i];
-                v[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = v;
-        m->nslots = n;
+        *ret_val = m->rows[gc_index_row(&m->ix, pos)].val;
         return 0;
 }
 
 int gc_ptrmap_put(gc_ptrmap *m, const void *key, size_t val)
 {
-        size_t j;
+        uint32_t h;
+        size_t pos, n, cap;
         int r;
 
         if (!m || !key)
                 return -EINVAL;
-        if ((m->count + 1) * 4 > m->nslots * 3) {
-                r = gc__ptrmap_resize(m, m->nslots ? m->nslots * 2 : 64);
-                if (r < 0)
-                        return r;
+        h = gc__ptrmap_hash(key);
+        if (gc__ptrmap_find(m, key, h, &pos)) {
+                m->rows[gc_index_row(&m->ix, pos)].val = val;
+                return 0;
         }
-        j = gc__ptr_slot(key, m->nslots - 1);
-        while (m->keys[j] && m->keys[j] != key)
-                j = (j + 1) & (m->nslots - 1);
-        if (!m->keys[j])
-                m->count++;
-        m->keys[j] = key;
-        m->vals[j] = val;
+        n = m->ix.count;
+        /* The rows' room is not stored (the map stays 32 bytes): gc_grow doubles it from 16, so
+           it is full at 16 rows and at each larger power of two (deleting never shrinks it). */
+        cap = !m->rows ? 0 : (n >= 16 && !(n & (n - 1))) ? n : n + 1;
+        r = gc_grow((void **)&m->rows, &cap, n, sizeof(*m->rows), 16, 0);
+        if (r < 0)
+                return r;
+        r = gc_index_insert(&m->ix, h, n);
+        if (r < 0)
+                return r;
+        m->rows[n].key = key;
+        m->rows[n].val = val;
         return 0;
 }
 
 int gc_ptrmap_del(gc_ptrmap *m, const void *key)
 {
-        size_t j, i, mask;
+        size_t pos, row, last;
 
-        if (!m || !key || !m->nslots)
+        if (!m || !key || !gc__ptrmap_find(m, key, gc__ptrmap_hash(key), &pos))
                 return -ENOENT;
-        mask = m->nslots - 1;
-        j = gc__ptr_slot(key, mask);
-        while (m->keys[j] && m->keys[j] != key)
-                j = (j + 1) & mask;
-        if (!m->keys[j])
-                return -ENOENT;
-        /* Backward shift: pull later members of the probe run into the hole. */
-        i = j;
-        for (;;) {
-                size_t home;
-
-                i = (i + 1) & mask;
-                if (!m->keys[i])
-                        break;
-                home = gc__ptr_slot(m->keys[i], mask);
-                /* Move keys[i] into the hole j unless its home lies cyclically in (j, i]. */
-                if ((j < i) ? (home <= j || home > i) : (home <= j && home > i)) {
-                        m->keys[j] = m->keys[i];
-                        m->vals[j] = m->vals[i];
-                        j = i;
-                }
+        row = gc_index_row(&m->ix, pos);
+        last = m->ix.count - 1;
+        gc_index_del(&m->ix, pos);
+        if (row != last) {
+                gc_index_renumber(&m->ix, gc__ptrmap_hash(m->rows[last].key), last, row);
+                m->rows[row] = m->rows[last];
         }
-        m->keys[j] = NULL;
-        m->vals[j] = 0;
-        m->count--;
         return 0;
 }
 
 void gc_ptrmap_mark_keys(const gc_ptrmap *m, gc_strpool *p)
 {
-        for (size_t i = 0; m && i < m->nslots; i++)
-                if (m->keys[i])
-                        gc_strpool_mark(p, (const char *)m->keys[i]);
+        for (size_t i = 0; m && i < m->ix.count; i++)
+                gc_strpool_mark(p, (const char *)m->rows[i].key);
 }
 
 void gc_ptrmap_free(gc_ptrmap *m)
 {
         if (!m)
                 return;
-        free(m->keys);
-        free(m->vals);
-        m->keys = NULL;
-        m->vals = NULL;
-        m->nslots = 0;
-        m->count = 0;
+        free(m->rows);
+        gc_index_free(&m->ix);
+        m->rows = NULL;
 }
 
 void gc_verrf(char *err, size_t errlen, const char *fmt, va_list ap)

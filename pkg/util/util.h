@@ -198,14 +198,19 @@ void gc_index_free(gc_index *t);
 size_t gc_index_bytes(const gc_index *t);
 
 /*
- * A map from pointers (interned strings, so equal strings are equal pointers) to indexes:
- * open addressing with linear probing and backward-shift deletion. Zero-initialise to use.
+ * A map from pointers (interned strings, so equal strings are equal pointers) to values, for a
+ * caller with no array of its own to index: its rows are (key, value) pairs in a dense array of
+ * its own, indexed by a gc_index (removal moves the last row in). As large as before it was
+ * one (32 bytes), so the structs holding maps keep their size. Zero-initialise to use.
  */
+typedef struct gc_ptrmap_row {
+        const void *key;
+        size_t val;
+} gc_ptrmap_row;
+
 typedef struct gc_ptrmap {
-        const void **keys;
-        size_t *vals;
-        size_t nslots; /* a power of two, or 0 */
-        size_t count;
+        gc_ptrmap_row *rows; /* ix.count of them; room for 16, or the power of two above */
+        gc_index ix;
 } gc_ptrmap;
 
 int gc_ptrmap_get(const gc_ptrmap *m, const void *key, size_t *ret_val);

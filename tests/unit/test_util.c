@@ -348,7 +348,7 @@ START_TEST(test_ptrmap)
         ck_assert_int_eq(gc_ptrmap_get(&m, &keys[0], &v), -ENOENT);
         for (size_t i = 0; i < 5000; i++)
                 ck_assert_int_eq(gc_ptrmap_put(&m, &keys[i], i), 0);
-        ck_assert_uint_eq(m.count, 5000);
+        ck_assert_uint_eq(m.ix.count, 5000);
         /* delete every third, then check every key against a model */
         for (size_t i = 0; i < 5000; i += 3)
                 ck_assert_int_eq(gc_ptrmap_del(&m, &keys[i]), 0);
@@ -366,7 +366,21 @@ START_TEST(test_ptrmap)
         ck_assert_int_eq(gc_ptrmap_put(&m, &keys[1], 77), 0);
         ck_assert_int_eq(gc_ptrmap_get(&m, &keys[1], &v), 0);
         ck_assert_uint_eq(v, 77);
+        /* Emptied and filled again past its old size: the rows' room (not stored) holds. */
+        for (size_t i = 0; i < 5000; i++)
+                gc_ptrmap_del(&m, &keys[i]);
+        ck_assert_uint_eq(m.ix.count, 0);
+        for (size_t k = 0; k < 2; k++)
+                for (size_t i = 0; i < 5000; i++)
+                        ck_assert_int_eq(gc_ptrmap_put(&m, &keys[i], i + k), 0);
+        ck_assert_uint_eq(m.ix.count, 5000);
+        for (size_t i = 0; i < 5000; i++) {
+                ck_assert_int_eq(gc_ptrmap_get(&m, &keys[i], &v), 0);
+                ck_assert_uint_eq(v, i + 1);
+        }
         gc_ptrmap_free(&m);
+        gc_ptrmap_free(&m);
+        ck_assert_uint_eq(sizeof(gc_ptrmap), 32); /* structs holding maps keep their size */
 }
 END_TEST
 
