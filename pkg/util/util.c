@@ -873,6 +873,19 @@ void gc_index_del(gc_index *t, size_t pos)
         t->count--;
 }
 
+int gc_index_del_row(gc_index *t, uint32_t h, size_t row)
+{
+        size_t mask = t->nslots - 1;
+
+        for (size_t p = h & mask; t->nslots && t->s[p].ix; p = (p + 1) & mask) {
+                if (t->s[p].ix == row + 1) {
+                        gc_index_del(t, p);
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
 void gc_index_renumber(gc_index *t, uint32_t h, size_t from, size_t to)
 {
         size_t mask = t->nslots - 1;

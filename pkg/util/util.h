@@ -187,6 +187,8 @@ void gc_index_add_new(gc_index *t, uint32_t h, size_t row);
 int gc_index_insert(gc_index *t, uint32_t h, size_t row);
 /* Empties a slot find returned, pulling later members of its probe run back. */
 void gc_index_del(gc_index *t, size_t pos);
+/* Unindexes row `row`, its key hashed h (found by row: no key compared); -ENOENT when absent. */
+int gc_index_del_row(gc_index *t, uint32_t h, size_t row);
 /* The row `from` (its key's hash h) is now row `to`: a dense array's swap-remove. */
 void gc_index_renumber(gc_index *t, uint32_t h, size_t from, size_t to);
 /* Empties every slot, keeping them allocated (a rebuild adds the rows again). */

@@ -423,7 +423,10 @@ static void ix_remove(gc_index *t, ix_rows *r, uint64_t key)
         ck_assert_uint_lt(row, r->n);
         ck_assert(gc_index_find(t, r->h[row], ix_eq, &k, &pos));
         ck_assert_uint_eq(gc_index_row(t, pos), row);
-        gc_index_del(t, pos);
+        if (key % 3) /* both ways of deleting: by the slot found, by row */
+                gc_index_del(t, pos);
+        else
+                ck_assert_int_eq(gc_index_del_row(t, r->h[row], row), 0);
         if (row != last) {
                 gc_index_renumber(t, r->h[last], last, row);
                 r->key[row] = r->key[last];
@@ -558,11 +561,15 @@ START_TEST(test_index_limits)
         ck_assert_uint_eq(t.count, 1);
         ck_assert_uint_eq(t.nslots, 16);
         ck_assert_uint_eq(t.s[9].ix, 1);
-        /* Renumbering a row that is not there changes nothing. */
+        /* Renumbering or deleting a row that is not there changes nothing. */
         gc_index_renumber(&t, 9, 5, 6);
+        ck_assert_int_eq(gc_index_del_row(&t, 9, 5), -ENOENT);
+        ck_assert_int_eq(gc_index_del_row(&t, 3, 0), -ENOENT);
         ck_assert_uint_eq(t.s[9].ix, 1);
+        ck_assert_uint_eq(t.count, 1);
         gc_index_free(&t);
         gc_index_renumber(&t, 9, 0, 1); /* nor in an empty index */
+        ck_assert_int_eq(gc_index_del_row(&t, 9, 0), -ENOENT);
 }
 END_TEST
 
