@@ -877,7 +877,9 @@ int gc_index_del_row(gc_index *t, uint32_t h, size_t row)
 {
         size_t mask = t->nslots - 1;
 
-        for (size_t p = h & mask; t->nslots && t->s[p].ix; p = (p + 1) & mask) {
+        if (!t->nslots)
+                return -ENOENT;
+        for (size_t p = h & mask; t->s[p].ix; p = (p + 1) & mask) {
                 if (t->s[p].ix == row + 1) {
                         gc_index_del(t, p);
                         return 0;
@@ -890,7 +892,9 @@ void gc_index_renumber(gc_index *t, uint32_t h, size_t from, size_t to)
 {
         size_t mask = t->nslots - 1;
 
-        for (size_t p = h & mask; t->nslots && t->s[p].ix; p = (p + 1) & mask) {
+        if (!t->nslots)
+                return;
+        for (size_t p = h & mask; t->s[p].ix; p = (p + 1) & mask) {
                 if (t->s[p].ix == from + 1) {
                         t->s[p].ix = (uint32_t)(to + 1);
                         return;
