@@ -1604,38 +1604,54 @@ static int gc__cmp_stat(const void *pa, const void *pb)
         return c ? c : strcmp(x->team, y->team);
 }
 
+typedef struct gc__stat_key {
+        const gc_advisor_stat *st;
+        const char *kind, *team; /* compared by pointer: names and teams are the advisor's own */
+} gc__stat_key;
+
+static int gc__stat_eq(const void *ctx, size_t row)
+{
+        const gc__stat_key *k = ctx;
+
+        return k->st[row].kind == k->kind && k->st[row].team == k->team;
+}
+
 static int gc__totals(gc__adv *a)
 {
         gc_advisor_result *r = a->r;
         const char *cluster = gc__str(a, GC_ADVISOR_CLUSTER);
         gc_advisor_stat *st;
+        gc_index ix = {0};
         size_t n = 0;
 
         st = calloc(a->nf ? a->nf : 1, sizeof(*st));
-        if (!st || !cluster) {
+        if (!st || !cluster || gc_index_reserve(&ix, a->nf) < 0) {
                 free(st);
+                gc_index_free(&ix);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < a->nf; i++) {
                 const gc_finding *f = &a->f[i];
-                const char *team = f->team ? f->team : cluster;
-                size_t k;
+                gc__stat_key key = {st, gc__kind_names[f->kind], f->team ? f->team : cluster};
+                uint32_t h = gc_hash_fin(gc_hash_ptr(gc_hash_ptr(0, key.kind), key.team));
+                size_t pos, k;
 
                 r->monthly_savings += f->monthly_savings;
                 r->savings_by_kind[f->kind] += f->monthly_savings;
                 r->count_by_kind[f->kind]++;
                 /* Findings are sorted by saving, not team: the stats sort once at the end. */
-                for (k = 0; k < n; k++)
-                        if (st[k].kind == gc__kind_names[f->kind] && st[k].team == team)
-                                break;
-                if (k == n) {
-                        st[n].kind = gc__kind_names[f->kind];
-                        st[n].team = team;
-                        n++;
+                if (gc_index_find(&ix, h, gc__stat_eq, &key, &pos)) {
+                        k = gc_index_row(&ix, pos);
+                } else {
+                        k = n++;
+                        gc_index_fill(&ix, pos, h, k); /* room for every finding reserved */
+                        st[k].kind = key.kind;
+                        st[k].team = key.team;
                 }
                 st[k].count++;
                 st[k].monthly_savings += f->monthly_savings;
         }
+        gc_index_free(&ix);
         qsort(st, n, sizeof(*st), gc__cmp_stat);
         r->stats = st;
         r->n_stats = n;

@@ -65,7 +65,6 @@ typedef struct gc__api_binding {
  */
 typedef struct gc__api_mark {
         char *key; /* "name\x1flabel values joined by \x1f" */
-        uint64_t h;
         double v;
 } gc__api_mark;
 
@@ -75,8 +74,9 @@ typedef struct gc__api_mark {
 typedef struct gc__api_marks {
         pthread_mutex_t mu;
         int64_t anchor; /* the counters count from here; 0 = not yet */
-        gc__api_mark *slots;
-        size_t nslots, n;
+        gc__api_mark *rows;
+        size_t n, cap;
+        gc_index ix; /* rows by key */
 } gc__api_marks;
 
 struct gc_api {

@@ -313,12 +313,13 @@ gc_snapshot *gc_api_acquire(gc_api *a)
 
 static void gc__api_marks_clear(gc__api_marks *m)
 {
-        for (size_t i = 0; i < m->nslots; i++)
-                free(m->slots[i].key);
-        free(m->slots);
-        m->slots = NULL;
-        m->nslots = 0;
+        for (size_t i = 0; i < m->n; i++)
+                free(m->rows[i].key);
+        free(m->rows);
+        gc_index_free(&m->ix);
+        m->rows = NULL;
         m->n = 0;
+        m->cap = 0;
 }
 
 int64_t gc__api_counter_anchor(gc_api *a, const gc_snapshot *s)
@@ -350,60 +351,52 @@ int64_t gc__api_counter_anchor(gc_api *a, const gc_snapshot *s)
         return anchor;
 }
 
-static int gc__marks_grow(gc__api_marks *m)
+typedef struct gc__mark_key {
+        const gc__api_mark *rows;
+        const char *key;
+} gc__mark_key;
+
+static int gc__mark_eq(const void *ctx, size_t row)
 {
-        size_t ns = m->nslots ? m->nslots * 2 : 1024;
-        gc__api_mark *v = calloc(ns, sizeof(*v));
+        const gc__mark_key *k = ctx;
 
-        if (!v)
-                return -ENOMEM;
-        for (size_t i = 0; i < m->nslots; i++) {
-                size_t j;
-
-                if (!m->slots[i].key)
-                        continue;
-                for (j = m->slots[i].h & (ns - 1); v[j].key; j = (j + 1) & (ns - 1))
-                        ;
-                v[j] = m->slots[i];
-        }
-        free(m->slots);
-        m->slots = v;
-        m->nslots = ns;
-        return 0;
+        return strcmp(k->rows[row].key, k->key) == 0;
 }
 
 double gc__api_counter(gc_api *a, int64_t anchor, const char *key, double v)
 {
         gc__api_marks *m;
-        uint64_t h;
-        size_t j;
+        gc__mark_key k;
+        uint32_t h;
+        size_t pos;
+        char *copy;
 
         if (!a || !isfinite(v))
                 return v;
         m = &a->marks;
-        h = gc_hash(key, strlen(key), 0);
+        h = gc_hash_fin(gc_hash(key, strlen(key), 0));
         pthread_mutex_lock(&m->mu);
         if (m->anchor != anchor)
                 goto out;
-        if ((m->n + 1) * 2 > m->nslots && m->n < GC__API_MAX_MARKS && gc__marks_grow(m) < 0)
+        k.rows = m->rows;
+        k.key = key;
+        if (gc_index_find(&m->ix, h, gc__mark_eq, &k, &pos)) {
+                gc__api_mark *e = &m->rows[gc_index_row(&m->ix, pos)];
+
+                if (e->v > v)
+                        v = e->v;
+                e->v = v;
                 goto out;
-        if (!m->nslots)
-                goto out;
-        for (j = h & (m->nslots - 1); m->slots[j].key; j = (j + 1) & (m->nslots - 1))
-                if (m->slots[j].h == h && strcmp(m->slots[j].key, key) == 0) {
-                        if (m->slots[j].v > v)
-                                v = m->slots[j].v;
-                        m->slots[j].v = v;
-                        goto out;
-                }
-        if (m->n < GC__API_MAX_MARKS && (m->n + 1) * 2 <= m->nslots) {
-                m->slots[j].key = strdup(key);
-                if (m->slots[j].key) {
-                        m->slots[j].h = h;
-                        m->slots[j].v = v;
-                        m->n++;
-                }
         }
+        /* Past the bound a series is served as computed, remembered by none. */
+        if (m->n >= GC__API_MAX_MARKS ||
+            gc_grow((void **)&m->rows, &m->cap, m->n, sizeof(*m->rows), 1024, 0) < 0 ||
+            gc_index_reserve(&m->ix, m->n + 1) < 0 || !(copy = strdup(key)))
+                goto out;
+        gc_index_add_new(&m->ix, h, m->n);
+        m->rows[m->n].key = copy;
+        m->rows[m->n].v = v;
+        m->n++;
 out:
         pthread_mutex_unlock(&m->mu);
         return v;

@@ -7,18 +7,6 @@
 #include "../promtext/promtext.h"
 #include "../util/util.h"
 
-typedef struct gc__sidx_slot {
-        const char *key; /* owned by the record; NULL = empty slot */
-        uint32_t hash;
-        uint32_t rec;
-} gc__sidx_slot;
-
-typedef struct gc__sidx {
-        gc__sidx_slot *slots;
-        size_t nslots; /* power of two or 0 */
-        size_t count;
-} gc__sidx;
-
 /* Per pod, per device: enough to say whether that device was active. */
 typedef struct gc__podev {
         uint32_t serial; /* the device's serial (slots are reused, serials are not) */
@@ -75,7 +63,7 @@ struct gc_gpuuse {
         uint32_t *dev_free;
         size_t ndev_free;
         uint32_t dev_serial;
-        gc__sidx pod_idx, dev_idx;
+        gc_index pod_idx, dev_idx; /* rows of pods and devs by key: slots in use only */
         size_t str_bytes, podev_bytes;
 };
 

@@ -44,100 +44,50 @@ void gc_gpuuse_opts_default(gc_gpuuse_opts *ret)
         ret->retention_s = 7 * 86400;
 }
 
-/* ---- a string-keyed index: linear probing, backward-shift deletion --------------------------- */
+/* ---- pods and devices by key: a gc_index over the slots in use ----------------------------- */
 
 static uint32_t hash_str(const char *s, size_t n)
 {
-        return (uint32_t)gc_hash(s, n, 0);
+        return gc_hash_fin(gc_hash(s, n, 0));
 }
+
+/* A key looked up: "ns/pod" or "uuid[/gpu_i_id]", n bytes (a record's key is that, NUL-ended). */
+typedef struct key_ref {
+        const gc_gpuuse *s;
+        const char *kb;
+        size_t n;
+} key_ref;
 
 static int key_eq(const char *key, const char *s, size_t n)
 {
         return strncmp(key, s, n) == 0 && key[n] == '\0';
 }
 
-static int sidx_find(const gc__sidx *x, const char *s, size_t n, uint32_t h, uint32_t *ret_rec)
+static int pod_eq(const void *ctx, size_t row)
 {
-        size_t mask, i;
+        const key_ref *k = ctx;
 
-        if (!x->nslots)
+        return key_eq(k->s->pods[row].key, k->kb, k->n);
+}
+
+static int dev_eq(const void *ctx, size_t row)
+{
+        const key_ref *k = ctx;
+
+        return key_eq(k->s->devs[row].key, k->kb, k->n);
+}
+
+/* The slot in use (pod or dev, by eq) with the key kb[0..n), hashed h. */
+static int idx_find(const gc_gpuuse *s, const gc_index *x, gc_index_eq_fn eq, const char *kb,
+                    size_t n, uint32_t h, uint32_t *ret_idx)
+{
+        key_ref k = {s, kb, n};
+        size_t pos;
+
+        if (!gc_index_find(x, h, eq, &k, &pos))
                 return -ENOENT;
-        mask = x->nslots - 1;
-        for (i = h & mask; x->slots[i].key; i = (i + 1) & mask) {
-                if (x->slots[i].hash == h && key_eq(x->slots[i].key, s, n)) {
-                        *ret_rec = x->slots[i].rec;
-                        return 0;
-                }
-        }
-        return -ENOENT;
-}
-
-static int sidx_grow(gc__sidx *x)
-{
-        size_t n = x->nslots ? x->nslots * 2 : 64;
-        gc__sidx_slot *ns = calloc(n, sizeof(*ns));
-
-        if (!ns)
-                return -ENOMEM;
-        for (size_t i = 0; i < x->nslots; i++) {
-                size_t j;
-
-                if (!x->slots[i].key)
-                        continue;
-                for (j = x->slots[i].hash & (n - 1); ns[j].key; j = (j + 1) & (n - 1))
-                        ;
-                ns[j] = x->slots[i];
-        }
-        free(x->slots);
-        x->slots = ns;
-        x->nslots = n;
+        *ret_idx = (uint32_t)gc_index_row(x, pos);
         return 0;
-}
-
-static int sidx_put(gc__sidx *x, const char *key, uint32_t h, uint32_t rec)
-{
-        size_t i, mask;
-
-        if ((x->count + 1) * 4 > x->nslots * 3 && sidx_grow(x) < 0)
-                return -ENOMEM;
-        mask = x->nslots - 1;
-        for (i = h & mask; x->slots[i].key; i = (i + 1) & mask)
-                ;
-        x->slots[i].key = key;
-        x->slots[i].hash = h;
-        x->slots[i].rec = rec;
-        x->count++;
-        return 0;
-}
-
-static void sidx_del(gc__sidx *x, const char *key, uint32_t h)
-{
-        size_t mask, i, j;
-
-        if (!x->nslots)
-                return;
-        mask = x->nslots - 1;
-        for (i = h & mask; x->slots[i].key; i = (i + 1) & mask)
-                if (x->slots[i].key == key)
-                        break;
-        if (!x->slots[i].key)
-                return;
-        /* Backward shift: move later entries of the run into the hole when their home allows. */
-        j = i;
-        for (;;) {
-                size_t home;
-
-                j = (j + 1) & mask;
-                if (!x->slots[j].key)
-                        break;
-                home = x->slots[j].hash & mask;
-                if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-                        x->slots[i] = x->slots[j];
-                        i = j;
-                }
-        }
-        x->slots[i].key = NULL;
-        x->count--;
 }
 
 /* ---- records ----------------------------------------------------------------------------------
@@ -235,8 +185,8 @@ gc_gpuuse *gc_gpuuse_free(gc_gpuuse *s)
         free(s->devs);
         free(s->pod_free);
         free(s->dev_free);
-        free(s->pod_idx.slots);
-        free(s->dev_idx.slots);
+        gc_index_free(&s->pod_idx);
+        gc_index_free(&s->dev_idx);
         free(s);
         return NULL;
 }
@@ -269,7 +219,7 @@ int gc__pod_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret)
         memcpy(kb + l->ns_len + 1, l->pod, l->pod_len);
         n = l->ns_len + 1 + l->pod_len;
         h = hash_str(kb, n);
-        if (sidx_find(&s->pod_idx, kb, n, h, &idx) == 0) {
+        if (idx_find(s, &s->pod_idx, pod_eq, kb, n, h, &idx) == 0) {
                 p = &s->pods[idx];
                 goto found;
         }
@@ -296,7 +246,7 @@ int gc__pod_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret)
         p = &s->pods[idx];
         memset(p, 0, sizeof(*p));
         key = pair_key(l->ns, l->ns_len, l->pod, l->pod_len, &kl);
-        if (!key || sidx_put(&s->pod_idx, key, h, idx) < 0) {
+        if (!key || gc_index_insert(&s->pod_idx, h, idx) < 0) {
                 free(key);
                 s->pod_free[s->npod_free++] = idx;
                 return -ENOMEM;
@@ -335,7 +285,7 @@ int gc__dev_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret)
                 n += l->gi_len;
         }
         h = hash_str(kb, n);
-        if (sidx_find(&s->dev_idx, kb, n, h, &idx) == 0) {
+        if (idx_find(s, &s->dev_idx, dev_eq, kb, n, h, &idx) == 0) {
                 d = &s->devs[idx];
                 goto found;
         }
@@ -362,7 +312,7 @@ int gc__dev_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret)
         d = &s->devs[idx];
         memset(d, 0, sizeof(*d));
         key = pair_key(l->uuid, l->uuid_len, l->gi, l->gi_len, &kl);
-        if (!key || sidx_put(&s->dev_idx, key, h, idx) < 0) {
+        if (!key || gc_index_insert(&s->dev_idx, h, idx) < 0) {
                 free(key);
                 s->dev_free[s->ndev_free++] = idx;
                 return -ENOMEM;
@@ -390,7 +340,7 @@ static void pod_remove(gc_gpuuse *s, uint32_t idx)
 {
         gc__pod *p = &s->pods[idx];
 
-        sidx_del(&s->pod_idx, p->key, p->hash);
+        gc_index_del_row(&s->pod_idx, p->hash, idx);
         s->str_bytes -= 2 * (p->keylen + 1);
         if (p->container)
                 s->str_bytes -= strlen(p->container) + 1;
@@ -409,7 +359,7 @@ static void dev_remove(gc_gpuuse *s, uint32_t idx)
 {
         gc__dev *d = &s->devs[idx];
 
-        sidx_del(&s->dev_idx, d->key, d->hash);
+        gc_index_del_row(&s->dev_idx, d->hash, idx);
         s->str_bytes -= 2 * (d->keylen + 1);
         if (d->mig)
                 s->str_bytes -= strlen(d->mig) + 1;
@@ -784,7 +734,8 @@ int gc_gpuuse_pod_get(const gc_gpuuse *s, const char *ns, const char *pod, int64
         memcpy(kb, ns, an);
         kb[an] = '/';
         memcpy(kb + an + 1, pod, bn);
-        if (sidx_find(&s->pod_idx, kb, an + 1 + bn, hash_str(kb, an + 1 + bn), &idx) < 0 ||
+        if (idx_find(s, &s->pod_idx, pod_eq, kb, an + 1 + bn, hash_str(kb, an + 1 + bn), &idx) <
+                0 ||
             !s->pods[idx].samples)
                 return -ENOENT;
         pod_summary(s, &s->pods[idx], window_start, window_end, ret);
@@ -856,7 +807,8 @@ int gc_gpuuse_device_get(const gc_gpuuse *s, const char *uuid, const char *gpu_i
                 memcpy(kb + n, gpu_i_id, bn);
                 n += bn;
         }
-        if (sidx_find(&s->dev_idx, kb, n, hash_str(kb, n), &idx) < 0 || !s->devs[idx].samples)
+        if (idx_find(s, &s->dev_idx, dev_eq, kb, n, hash_str(kb, n), &idx) < 0 ||
+            !s->devs[idx].samples)
                 return -ENOENT;
         dev_summary(s, &s->devs[idx], ret);
         return 0;
@@ -892,9 +844,8 @@ size_t gc_gpuuse_bytes(const gc_gpuuse *s)
         if (!s)
                 return 0;
         return sizeof(*s) + s->cpods * (sizeof(gc__pod) + sizeof(uint32_t)) +
-               s->cdevs * (sizeof(gc__dev) + sizeof(uint32_t)) +
-               (s->pod_idx.nslots + s->dev_idx.nslots) * sizeof(gc__sidx_slot) + s->str_bytes +
-               s->podev_bytes;
+               s->cdevs * (sizeof(gc__dev) + sizeof(uint32_t)) + gc_index_bytes(&s->pod_idx) +
+               gc_index_bytes(&s->dev_idx) + s->str_bytes + s->podev_bytes;
 }
 
 /* Case-insensitive label names: dcgm-exporter wrote some in lower case in old versions. */

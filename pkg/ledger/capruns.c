@@ -18,11 +18,6 @@ static int gc__crun_eq(const void *ctx, size_t ix)
         return k->l->crun[ix].node == k->node;
 }
 
-static uint32_t gc__node_hash(const char *node)
-{
-        return gc__fin(gc__mix(0, node));
-}
-
 static int64_t gc__crun_end(const gc_ledger *l, const gc__crun *r)
 {
         return r->first + r->n * l->bucket;
@@ -32,7 +27,7 @@ int gc__crun_reserve(gc_ledger *l, size_t more)
 {
         if (gc__vec_reserve((void **)&l->crun, &l->cap_crun, l->n_crun + more, sizeof(*l->crun)) <
                 0 ||
-            gc__index_reserve(&l->crun_ix, l->n_crun + more) < 0)
+            gc_index_reserve(&l->crun_ix, l->n_crun + more) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -46,21 +41,21 @@ void gc__crun_add(gc_ledger *l, const char *node, const char *model, const char 
                   int64_t first, int64_t n, double geq_seconds, double cost_usd)
 {
         gc__crun_key k = {l, node};
-        uint32_t h = gc__node_hash(node);
+        uint32_t h = gc_hash_fin(gc_hash_ptr(0, node));
         gc__crun *r;
         size_t pos;
 
-        if (gc__index_find(&l->crun_ix, h, gc__crun_eq, &k, &pos)) {
-                r = &l->crun[l->crun_ix.s[pos].ix - 1];
+        if (gc_index_find(&l->crun_ix, h, gc__crun_eq, &k, &pos)) {
+                r = &l->crun[gc_index_row(&l->crun_ix, pos)];
                 if (gc__crun_end(l, r) == first && r->model == model &&
                     r->capacity_type == capacity_type && r->geq_seconds == geq_seconds &&
                     r->cost_usd == cost_usd) {
                         r->n += n;
                         return;
                 }
-                l->crun_ix.s[pos].ix = (uint32_t)(l->n_crun + 1);
+                gc_index_set_row(&l->crun_ix, pos, l->n_crun);
         } else {
-                gc__index_fill(&l->crun_ix, pos, h, l->n_crun);
+                gc_index_fill(&l->crun_ix, pos, h, l->n_crun);
         }
         r = &l->crun[l->n_crun++];
         r->node = node;
@@ -107,16 +102,16 @@ void gc__crun_fold(gc_ledger *l, const gc__cap *c, int64_t end, int64_t first)
 /* Rebuilds the node index: each node's latest run is the one starting last. */
 static void gc__crun_reindex(gc_ledger *l)
 {
-        gc__index_clear(&l->crun_ix);
+        gc_index_clear(&l->crun_ix);
         for (size_t i = 0; i < l->n_crun; i++) {
                 gc__crun_key k = {l, l->crun[i].node};
-                uint32_t h = gc__node_hash(l->crun[i].node);
+                uint32_t h = gc_hash_fin(gc_hash_ptr(0, l->crun[i].node));
                 size_t pos;
 
-                if (!gc__index_find(&l->crun_ix, h, gc__crun_eq, &k, &pos))
-                        gc__index_fill(&l->crun_ix, pos, h, i);
-                else if (l->crun[l->crun_ix.s[pos].ix - 1].first <= l->crun[i].first)
-                        l->crun_ix.s[pos].ix = (uint32_t)(i + 1);
+                if (!gc_index_find(&l->crun_ix, h, gc__crun_eq, &k, &pos))
+                        gc_index_fill(&l->crun_ix, pos, h, i);
+                else if (l->crun[gc_index_row(&l->crun_ix, pos)].first <= l->crun[i].first)
+                        gc_index_set_row(&l->crun_ix, pos, i);
         }
 }
 
@@ -175,13 +170,5 @@ int gc__crun_clone(gc_ledger *c, const gc_ledger *l)
                 memcpy(c->crun, l->crun, l->n_crun * sizeof(*c->crun));
                 c->n_crun = c->cap_crun = l->n_crun;
         }
-        c->crun_ix = l->crun_ix;
-        c->crun_ix.s = NULL;
-        if (l->crun_ix.nslots) {
-                c->crun_ix.s = malloc(l->crun_ix.nslots * sizeof(*l->crun_ix.s));
-                if (!c->crun_ix.s)
-                        return -ENOMEM;
-                memcpy(c->crun_ix.s, l->crun_ix.s, l->crun_ix.nslots * sizeof(*l->crun_ix.s));
-        }
-        return 0;
+        return gc_index_dup(&c->crun_ix, &l->crun_ix);
 }

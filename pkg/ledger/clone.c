@@ -22,19 +22,6 @@ static int gc__dup_array(void **ret, const void *src, size_t n, size_t size, siz
         return 0;
 }
 
-static int gc__dup_index(gc__index *dst, const gc__index *src)
-{
-        *dst = *src;
-        dst->s = NULL;
-        if (!src->nslots)
-                return 0;
-        dst->s = malloc(src->nslots * sizeof(*src->s));
-        if (!dst->s)
-                return -ENOMEM;
-        memcpy(dst->s, src->s, src->nslots * sizeof(*src->s));
-        return 0;
-}
-
 gc_ledger *gc_ledger_clone(const gc_ledger *l)
 {
         gc_ledger *c;
@@ -80,28 +67,28 @@ gc_ledger *gc_ledger_clone(const gc_ledger *l)
         if (rc == 0)
                 rc = gc__dup_array((void **)&c->iv, l->iv, l->n_iv, sizeof(*l->iv), &c->cap_iv);
         if (rc == 0)
-                rc = gc__dup_index(&c->iv_ix, &l->iv_ix);
+                rc = gc_index_dup(&c->iv_ix, &l->iv_ix);
         if (rc == 0)
                 rc =
                     gc__dup_array((void **)&c->cap, l->cap, l->n_cap, sizeof(*l->cap), &c->cap_cap);
         if (rc == 0)
-                rc = gc__dup_index(&c->cap_ix, &l->cap_ix);
+                rc = gc_index_dup(&c->cap_ix, &l->cap_ix);
         if (rc == 0)
                 rc = gc__dup_array((void **)&c->roll, l->roll, l->n_roll, sizeof(*l->roll),
                                    &c->cap_roll);
         if (rc == 0)
-                rc = gc__dup_index(&c->roll_ix, &l->roll_ix);
+                rc = gc_index_dup(&c->roll_ix, &l->roll_ix);
         c->n_grp = l->n_grp;
         if (rc == 0)
                 rc =
                     gc__dup_array((void **)&c->grp, l->grp, l->n_grp, sizeof(*l->grp), &c->cap_grp);
         if (rc == 0)
-                rc = gc__dup_index(&c->grp_ix, &l->grp_ix);
+                rc = gc_index_dup(&c->grp_ix, &l->grp_ix);
         if (rc == 0)
                 rc =
                     gc__dup_array((void **)&c->lbl, l->lbl, l->n_lbl, sizeof(*l->lbl), &c->cap_lbl);
         if (rc == 0)
-                rc = gc__dup_index(&c->lbl_ix, &l->lbl_ix);
+                rc = gc_index_dup(&c->lbl_ix, &l->lbl_ix);
         c->n_lbl_free = l->n_lbl_free;
         c->lbl_live = l->lbl_live;
         if (rc == 0)

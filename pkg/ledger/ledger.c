@@ -11,14 +11,14 @@
 /* Keys of intervals hash by content, so a lookup needs no interning of a never-seen key. */
 static uint32_t gc__str_hash(const char *s)
 {
-        return gc__fin(gc_hash(s, strlen(s), 0));
+        return gc_hash_fin(gc_hash(s, strlen(s), 0));
 }
 
 uint32_t gc__roll_hash(int64_t hour, uint32_t grp)
 {
         uint64_t h = ((uint64_t)hour ^ grp) * 0x9e3779b97f4a7c15ULL;
 
-        return gc__fin(h ^ (h >> 32));
+        return gc_hash_fin(h ^ (h >> 32));
 }
 
 static uint32_t gc__grp_hash(const char *const dims[GC__ROLL_DIMS], uint32_t lbl)
@@ -26,8 +26,8 @@ static uint32_t gc__grp_hash(const char *const dims[GC__ROLL_DIMS], uint32_t lbl
         uint64_t h = lbl;
 
         for (size_t d = 0; d < GC__ROLL_DIMS; d++)
-                h = gc__mix(h, dims[d]);
-        return gc__fin(h);
+                h = gc_hash_ptr(h, dims[d]);
+        return gc_hash_fin(h);
 }
 
 /* ---- label value tuples --------------------------------------------------------------------- */
@@ -49,8 +49,8 @@ static uint32_t gc__lbl_hash(const char *const v[GC_LABEL_DIMS])
         uint64_t h = 0;
 
         for (size_t i = 0; i < GC_LABEL_DIMS; i++)
-                h = gc__mix(h, v[i]);
-        return gc__fin(h);
+                h = gc_hash_ptr(h, v[i]);
+        return gc_hash_fin(h);
 }
 
 int gc__lbl_get(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret)
@@ -61,20 +61,20 @@ int gc__lbl_get(gc_ledger *l, const char *const v[GC_LABEL_DIMS], uint32_t *ret)
 
         size_t ix;
 
-        if (gc__index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos)) {
-                *ret = l->lbl_ix.s[pos].ix - 1;
+        if (gc_index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos)) {
+                *ret = gc_index_row(&l->lbl_ix, pos);
                 return 0;
         }
         if (!l->n_lbl_free && l->n_lbl >= GC__MAX_LIMIT)
                 return -E2BIG;
         if ((!l->n_lbl_free &&
              gc__vec_reserve((void **)&l->lbl, &l->cap_lbl, l->n_lbl + 1, sizeof(*l->lbl)) < 0) ||
-            gc__index_reserve(&l->lbl_ix, l->lbl_ix.count + 1) < 0)
+            gc_index_reserve(&l->lbl_ix, l->lbl_ix.count + 1) < 0)
                 return -ENOMEM;
-        gc__index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos); /* the slot may have moved */
+        gc_index_find(&l->lbl_ix, h, gc__lbl_eq, &k, &pos); /* the slot may have moved */
         ix = l->n_lbl_free ? l->lbl_free[--l->n_lbl_free] : l->n_lbl++;
         memcpy(l->lbl[ix].v, v, sizeof(l->lbl[ix].v));
-        gc__index_fill(&l->lbl_ix, pos, h, ix);
+        gc_index_fill(&l->lbl_ix, pos, h, ix);
         *ret = (uint32_t)ix;
         return 0;
 }
@@ -121,8 +121,8 @@ void gc__lbl_sweep(gc_ledger *l, int dropped)
                 if (gc__vec_reserve((void **)&l->lbl_free, &l->cap_lbl_free, l->n_lbl_free + 1,
                                     sizeof(*l->lbl_free)) < 0)
                         break;
-                if (gc__index_find(&l->lbl_ix, gc__lbl_hash(l->lbl[i].v), gc__lbl_eq, &k, &pos))
-                        gc__index_del(&l->lbl_ix, pos);
+                if (gc_index_find(&l->lbl_ix, gc__lbl_hash(l->lbl[i].v), gc__lbl_eq, &k, &pos))
+                        gc_index_del(&l->lbl_ix, pos);
                 memset(l->lbl[i].v, 0, sizeof(l->lbl[i].v));
                 l->lbl_free[l->n_lbl_free++] = (uint32_t)i;
         }
@@ -215,20 +215,20 @@ static int gc__grp_get(gc_ledger *l, const char *const dims[GC__ROLL_DIMS], uint
         uint32_t h = gc__grp_hash(dims, lbl);
         size_t pos;
 
-        if (gc__index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos)) {
-                *ret = l->grp_ix.s[pos].ix - 1;
+        if (gc_index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos)) {
+                *ret = gc_index_row(&l->grp_ix, pos);
                 return 0;
         }
         if (gc__vec_reserve((void **)&l->grp, &l->cap_grp, l->n_grp + 1, sizeof(*l->grp)) < 0 ||
-            gc__index_reserve(&l->grp_ix, l->n_grp + 1) < 0)
+            gc_index_reserve(&l->grp_ix, l->n_grp + 1) < 0)
                 return -ENOMEM;
-        gc__index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos); /* the slot may have moved */
+        gc_index_find(&l->grp_ix, h, gc__grp_eq, &k, &pos); /* the slot may have moved */
         memcpy(l->grp[l->n_grp].dims, dims, sizeof(l->grp[l->n_grp].dims));
         l->grp[l->n_grp].lbl = lbl;
         l->grp[l->n_grp].node_row = GC__ROW_PODS;
         if (*dims[GC_DIM_NODE] && !*dims[GC_DIM_NAMESPACE] && !*dims[GC_DIM_PROJECT])
                 l->grp[l->n_grp].node_row = *dims[GC_DIM_TEAM] ? GC__ROW_NODE_UNATTR : GC__ROW_NODE;
-        gc__index_fill(&l->grp_ix, pos, h, l->n_grp);
+        gc_index_fill(&l->grp_ix, pos, h, l->n_grp);
         *ret = (uint32_t)l->n_grp++;
         return 0;
 }
@@ -284,9 +284,9 @@ static void gc__grp_sweep(gc_ledger *l)
                         map[i] = (uint32_t)n++;
                 }
         l->n_grp = n;
-        gc__index_clear(&l->grp_ix);
+        gc_index_clear(&l->grp_ix);
         for (size_t i = 0; i < n; i++)
-                gc__index_add_new(&l->grp_ix, gc__grp_hash(l->grp[i].dims, l->grp[i].lbl), i);
+                gc_index_add_new(&l->grp_ix, gc__grp_hash(l->grp[i].dims, l->grp[i].lbl), i);
         for (size_t i = 0; i < l->n_roll; i++)
                 l->roll[i].grp = map[l->roll[i].grp];
         free(map);
@@ -367,18 +367,18 @@ gc_ledger *gc_ledger_free(gc_ledger *l)
         if (!l)
                 return NULL;
         free(l->iv);
-        gc__index_free(&l->iv_ix);
+        gc_index_free(&l->iv_ix);
         free(l->cap);
-        gc__index_free(&l->cap_ix);
+        gc_index_free(&l->cap_ix);
         free(l->roll);
-        gc__index_free(&l->roll_ix);
+        gc_index_free(&l->roll_ix);
         free(l->grp);
-        gc__index_free(&l->grp_ix);
+        gc_index_free(&l->grp_ix);
         free(l->lbl);
-        gc__index_free(&l->lbl_ix);
+        gc_index_free(&l->lbl_ix);
         free(l->lbl_free);
         free(l->crun);
-        gc__index_free(&l->crun_ix);
+        gc_index_free(&l->crun_ix);
         gc__tier_free(l);
         gc_tz_free(l->own_tz);
         free(l);
@@ -405,16 +405,16 @@ static const char *gc__intern(const gc_ledger *l, const char *s)
 }
 
 /* Removes item ix of a dense array indexed by t, whose slot is at pos; the last item moves in. */
-static void gc__swap_remove(gc__index *t, size_t pos, void *arr, size_t *n, size_t size, size_t ix,
+static void gc__swap_remove(gc_index *t, size_t pos, void *arr, size_t *n, size_t size, size_t ix,
                             uint32_t last_hash)
 {
         char *a = arr;
         size_t last = *n - 1;
 
-        gc__index_del(t, pos);
+        gc_index_del(t, pos);
         if (ix != last) {
                 memcpy(a + ix * size, a + last * size, size);
-                gc__index_renumber(t, last_hash, last, ix);
+                gc_index_renumber(t, last_hash, last, ix);
         }
         *n = last;
 }
@@ -466,8 +466,8 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         k.l = l;
         k.uid = v.uid;
         h = gc__str_hash(v.uid);
-        if (gc__index_find(&l->iv_ix, h, gc__iv_eq, &k, &pos)) {
-                gc__iv *old = &l->iv[l->iv_ix.s[pos].ix - 1];
+        if (gc_index_find(&l->iv_ix, h, gc__iv_eq, &k, &pos)) {
+                gc__iv *old = &l->iv[gc_index_row(&l->iv_ix, pos)];
 
                 l->n_open += (v.end == GC_OPEN) - (old->end == GC_OPEN);
                 *old = v;
@@ -484,11 +484,11 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         r = gc__vec_reserve((void **)&l->iv, &l->cap_iv, l->n_iv + 1, sizeof(*l->iv));
         if (r < 0)
                 return r;
-        r = gc__index_reserve(&l->iv_ix, l->n_iv + 1);
+        r = gc_index_reserve(&l->iv_ix, l->n_iv + 1);
         if (r < 0)
                 return r;
         l->iv[l->n_iv] = v;
-        gc__index_add_new(&l->iv_ix, h, l->n_iv);
+        gc_index_add_new(&l->iv_ix, h, l->n_iv);
         l->n_iv++;
         l->n_open += v.end == GC_OPEN;
         return 0;
@@ -503,9 +503,9 @@ int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid)
                 return -EINVAL;
         k.l = l;
         k.uid = pod_uid;
-        if (!gc__index_find(&l->iv_ix, gc__str_hash(k.uid), gc__iv_eq, &k, &pos))
+        if (!gc_index_find(&l->iv_ix, gc__str_hash(k.uid), gc__iv_eq, &k, &pos))
                 return -ENOENT;
-        gc__iv_remove(l, pos, l->iv_ix.s[pos].ix - 1);
+        gc__iv_remove(l, pos, gc_index_row(&l->iv_ix, pos));
         return 0;
 }
 
@@ -519,9 +519,9 @@ int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret)
                 return -EINVAL;
         k.l = l;
         k.uid = pod_uid;
-        if (!gc__index_find(&l->iv_ix, gc__str_hash(k.uid), gc__iv_eq, &k, &pos))
+        if (!gc_index_find(&l->iv_ix, gc__str_hash(k.uid), gc__iv_eq, &k, &pos))
                 return -ENOENT;
-        iv = &l->iv[l->iv_ix.s[pos].ix - 1];
+        iv = &l->iv[gc_index_row(&l->iv_ix, pos)];
         memset(ret, 0, sizeof(*ret));
         ret->pod_uid = iv->uid;
         memcpy(ret->dims, iv->dims, sizeof(ret->dims));
@@ -559,19 +559,19 @@ int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c)
         k.l = l;
         k.uid = v.node;
         h = gc__str_hash(v.node);
-        found = gc__index_find(&l->cap_ix, h, gc__cap_eq, &k, &pos);
+        found = gc_index_find(&l->cap_ix, h, gc__cap_eq, &k, &pos);
         /* A node is re-sent with its creation time on every update; never count folded hours. */
-        v.folded_to = found ? l->cap[l->cap_ix.s[pos].ix - 1].folded_to : l->horizon;
+        v.folded_to = found ? l->cap[gc_index_row(&l->cap_ix, pos)].folded_to : l->horizon;
         if (v.start < v.folded_to) {
                 if (v.end <= v.folded_to) {
                         if (found)
-                                gc__cap_remove(l, pos, l->cap_ix.s[pos].ix - 1);
+                                gc__cap_remove(l, pos, gc_index_row(&l->cap_ix, pos));
                         return 0;
                 }
                 v.start = v.folded_to;
         }
         if (found) {
-                l->cap[l->cap_ix.s[pos].ix - 1] = v;
+                l->cap[gc_index_row(&l->cap_ix, pos)] = v;
                 return 0;
         }
         if (l->n_cap >= l->max_intervals)
@@ -579,11 +579,11 @@ int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c)
         r = gc__vec_reserve((void **)&l->cap, &l->cap_cap, l->n_cap + 1, sizeof(*l->cap));
         if (r < 0)
                 return r;
-        r = gc__index_reserve(&l->cap_ix, l->n_cap + 1);
+        r = gc_index_reserve(&l->cap_ix, l->n_cap + 1);
         if (r < 0)
                 return r;
         l->cap[l->n_cap] = v;
-        gc__index_add_new(&l->cap_ix, h, l->n_cap);
+        gc_index_add_new(&l->cap_ix, h, l->n_cap);
         l->n_cap++;
         return 0;
 }
@@ -605,7 +605,7 @@ static int gc__rows_reserve(gc_ledger *l, size_t more_roll, size_t more_runs)
         r = gc__vec_reserve((void **)&l->roll, &l->cap_roll, l->n_roll + more_roll,
                             sizeof(*l->roll));
         if (r == 0)
-                r = gc__index_reserve(&l->roll_ix, l->n_roll + more_roll);
+                r = gc_index_reserve(&l->roll_ix, l->n_roll + more_roll);
         if (r == 0)
                 r = gc__crun_reserve(l, more_runs);
         return r;
@@ -620,14 +620,14 @@ static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_se
         gc__roll *row;
         size_t pos;
 
-        if (gc__index_find(&l->roll_ix, h, gc__roll_eq, &k, &pos)) {
-                row = &l->roll[l->roll_ix.s[pos].ix - 1];
+        if (gc_index_find(&l->roll_ix, h, gc__roll_eq, &k, &pos)) {
+                row = &l->roll[gc_index_row(&l->roll_ix, pos)];
         } else {
                 row = &l->roll[l->n_roll];
                 memset(row, 0, sizeof(*row));
                 row->hour = hour;
                 row->grp = grp;
-                gc__index_fill(&l->roll_ix, pos, h, l->n_roll);
+                gc_index_fill(&l->roll_ix, pos, h, l->n_roll);
                 l->n_roll++;
         }
         row->gpu_seconds += gpu_seconds;
@@ -653,7 +653,7 @@ static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, 
                 size_t pos;
 
                 missing +=
-                    !gc__index_find(&l->roll_ix, gc__roll_hash(h, grp), gc__roll_eq, &k, &pos);
+                    !gc_index_find(&l->roll_ix, gc__roll_hash(h, grp), gc__roll_eq, &k, &pos);
         }
         return missing;
 }
@@ -686,10 +686,10 @@ static void gc__roll_shrink(gc_ledger *l, size_t n)
         if (n == l->n_roll)
                 return;
         l->n_roll = n;
-        gc__index_clear(&l->roll_ix);
+        gc_index_clear(&l->roll_ix);
         gc__grp_sweep(l);
         for (size_t i = 0; i < n; i++)
-                gc__index_add_new(&l->roll_ix, gc__roll_hash(l->roll[i].hour, l->roll[i].grp), i);
+                gc_index_add_new(&l->roll_ix, gc__roll_hash(l->roll[i].hour, l->roll[i].grp), i);
 }
 
 /* Drops rows of hours before `first` and rebuilds the indexes when any went. */
@@ -754,7 +754,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 for (size_t g = 0; g < 3; g++)
                         gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour,
                                       grp[g]);
-                gc__index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
+                gc_index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
                 gc__iv_remove(l, pos, i);
                 if (folded < INT32_MAX)
                         folded++;
@@ -784,7 +784,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 if (c->end <= fold_to) {
                         gc__iv_key k = {l, c->node};
 
-                        gc__index_find(&l->cap_ix, gc__str_hash(c->node), gc__cap_eq, &k, &pos);
+                        gc_index_find(&l->cap_ix, gc__str_hash(c->node), gc__cap_eq, &k, &pos);
                         gc__cap_remove(l, pos, i);
                         continue;
                 }
@@ -899,14 +899,13 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret)
                 s.period_rows = l->n_prows;
                 s.label_tuples = l->n_label_keys ? gc__lbl_count(l) : 0;
                 s.horizon = l->horizon;
-                s.bytes =
-                    gc__tier_bytes(l) + sizeof(*l) + l->cap_iv * sizeof(*l->iv) +
-                    l->cap_cap * sizeof(*l->cap) + l->cap_roll * sizeof(*l->roll) +
-                    l->cap_grp * sizeof(*l->grp) + l->grp_ix.nslots * sizeof(gc__slot) +
-                    l->cap_lbl * sizeof(*l->lbl) + l->lbl_ix.nslots * sizeof(gc__slot) +
-                    l->cap_lbl_free * sizeof(*l->lbl_free) + l->cap_crun * sizeof(*l->crun) +
-                    (l->iv_ix.nslots + l->cap_ix.nslots + l->roll_ix.nslots + l->crun_ix.nslots) *
-                        sizeof(gc__slot);
+                s.bytes = gc__tier_bytes(l) + sizeof(*l) + l->cap_iv * sizeof(*l->iv) +
+                          l->cap_cap * sizeof(*l->cap) + l->cap_roll * sizeof(*l->roll) +
+                          l->cap_grp * sizeof(*l->grp) + gc_index_bytes(&l->grp_ix) +
+                          l->cap_lbl * sizeof(*l->lbl) + gc_index_bytes(&l->lbl_ix) +
+                          l->cap_lbl_free * sizeof(*l->lbl_free) + l->cap_crun * sizeof(*l->crun) +
+                          gc_index_bytes(&l->iv_ix) + gc_index_bytes(&l->cap_ix) +
+                          gc_index_bytes(&l->roll_ix) + gc_index_bytes(&l->crun_ix);
         }
         *ret = s;
 }
@@ -1005,8 +1004,7 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
                 k.l = l;
                 k.hour = hour;
                 k.grp = grp[g];
-                if (!gc__index_find(&l->roll_ix, gc__roll_hash(hour, grp[g]), gc__roll_eq, &k,
-                                    &pos))
+                if (!gc_index_find(&l->roll_ix, gc__roll_hash(hour, grp[g]), gc__roll_eq, &k, &pos))
                         r = gc__rows_reserve(l, 1, 0);
                 if (r == 0)
                         gc__roll_add(l, hour, grp[g], rw->gpu_seconds, rw->cost_usd);

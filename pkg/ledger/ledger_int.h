@@ -7,48 +7,13 @@
 #include <stdint.h>
 
 #include "ledger.h"
+#include "../util/util.h"
 
 #define GC__HOUR      ((int64_t)3600)
 #define GC__QUARTER   ((int64_t)900) /* the finest bucket: every zone since 1972 is on it */
 #define GC__TIME_MAX  ((int64_t)253402300799) /* 9999-12-31T23:59:59Z */
 #define GC__ROLL_DIMS GC_DIM_POD              /* rollups keep every dimension before the pod */
 #define GC__MAX_LIMIT ((size_t)1 << 28)       /* item indices must fit the index's uint32_t */
-
-/*
- * Open addressing with linear probing and backward-shift deletion (no tombstones). A slot holds
- * the key's 32-bit hash, so growing and deleting never need the items, and the item's index + 1
- * (0 = empty), so the items themselves live in a dense array that queries scan in order.
- */
-typedef struct gc__slot {
-        uint32_t h;
-        uint32_t ix;
-} gc__slot;
-
-typedef struct gc__index {
-        gc__slot *s;
-        size_t nslots; /* 0 or a power of two */
-        size_t count;
-} gc__index;
-
-/* Returns 1 when item `ix` has the key in ctx. */
-typedef int (*gc__eq_fn)(const void *ctx, size_t ix);
-
-/* 1 and *ret_pos = the slot when found; 0 and *ret_pos = the empty slot to fill when not. */
-int gc__index_find(const gc__index *t, uint32_t h, gc__eq_fn eq, const void *ctx, size_t *ret_pos);
-/* Makes room for n items at most 3/4 full; may reallocate the slots (and so moves positions). */
-int gc__index_reserve(gc__index *t, size_t n);
-/* Fills the empty slot a find just returned (room must have been reserved). */
-void gc__index_fill(gc__index *t, size_t pos, uint32_t h, size_t ix);
-/* Inserts a key known to be absent (room must have been reserved). */
-void gc__index_add_new(gc__index *t, uint32_t h, size_t ix);
-void gc__index_del(gc__index *t, size_t pos);
-/* The item at index `from` moved to index `to` (dense-array swap-remove). */
-void gc__index_renumber(gc__index *t, uint32_t h, size_t from, size_t to);
-void gc__index_clear(gc__index *t);
-void gc__index_free(gc__index *t);
-
-uint64_t gc__mix(uint64_t h, const void *p);
-uint32_t gc__fin(uint64_t h);
 
 /* Floor division to the hour, for any time (negative included). */
 int64_t gc__floor_bucket(int64_t t, int64_t bucket);
@@ -144,12 +109,12 @@ typedef struct gc__period {
         int unit;       /* gc_tz_unit */
         gc__prow *rest; /* by dims, node "" and pod GC_FOLDED_POD */
         size_t n_rest, cap_rest;
-        gc__index rest_ix;
+        gc_index rest_ix;
         gc__prow *top; /* at most top_n pods, by uid */
         size_t n_top, cap_top;
         gc__pnode *nodes; /* held GPU-seconds of its coarsened buckets, by node */
         size_t n_nodes, cap_nodes;
-        gc__index nodes_ix;
+        gc_index nodes_ix;
         int dirty; /* rows added since the period was last compacted */
         /* Ledgers holding it: a clone shares its periods, and a ledger changes one only when it
          * holds it alone, else it changes a copy (tier.c). The last to let go frees it. */
@@ -168,7 +133,7 @@ struct gc_ledger {
         size_t n_label_keys;
         gc__lbl *lbl; /* label value tuples; pooled strings (see gc__lbl), NULL when emptied */
         size_t n_lbl, cap_lbl;
-        gc__index lbl_ix;
+        gc_index lbl_ix;
         uint32_t *lbl_free; /* emptied tuples, reused first */
         size_t n_lbl_free, cap_lbl_free;
         size_t lbl_live; /* tuples in use after the last sweep */
@@ -177,22 +142,22 @@ struct gc_ledger {
 
         gc__iv *iv;
         size_t n_iv, cap_iv, n_open;
-        gc__index iv_ix;
+        gc_index iv_ix;
 
         gc__cap *cap;
         size_t n_cap, cap_cap;
-        gc__index cap_ix;
+        gc_index cap_ix;
 
         gc__roll *roll;
         size_t n_roll, cap_roll;
-        gc__index roll_ix;
+        gc_index roll_ix;
         gc__grp *grp;
         size_t n_grp, cap_grp;
-        gc__index grp_ix;
+        gc_index grp_ix;
 
         gc__crun *crun;
         size_t n_crun, cap_crun;
-        gc__index crun_ix; /* node -> its latest run */
+        gc_index crun_ix; /* node -> its latest run */
 
         const gc_tz *tz; /* the calendar of period history: the caller's, or own_tz */
         gc_tz *own_tz;   /* UTC, when the caller gave none */

@@ -43,11 +43,11 @@ typedef struct gc__acc {
 
         gc_cost_row *rows;
         size_t n_rows, cap_rows;
-        gc__index rows_ix;
+        gc_index rows_ix;
 
         gc__node_acc *nodes;
         size_t n_nodes, cap_nodes;
-        gc__index nodes_ix;
+        gc_index nodes_ix;
 
         gc_cost_row total, unattributed;
         /* The step is a period of period history: pods' folded figures come from it, and the
@@ -100,8 +100,8 @@ static uint32_t gc__keys_hash(const char *const keys[GC_KEY_COUNT], size_t n)
         uint64_t h = 0;
 
         for (size_t d = 0; d < n; d++)
-                h = gc__mix(h, keys[d]);
-        return gc__fin(h);
+                h = gc_hash_ptr(h, keys[d]);
+        return gc_hash_fin(h);
 }
 
 /* The row of the keys, made when new; may reallocate the rows. NULL when out of memory. */
@@ -111,15 +111,15 @@ static gc_cost_row *gc__row_get(gc__acc *x, const char *const keys[GC_KEY_COUNT]
         gc_cost_row *row;
         size_t pos;
 
-        if (gc__index_find(&x->rows_ix, h, gc__row_eq, &k, &pos))
-                return &x->rows[x->rows_ix.s[pos].ix - 1];
+        if (gc_index_find(&x->rows_ix, h, gc__row_eq, &k, &pos))
+                return &x->rows[gc_index_row(&x->rows_ix, pos)];
         if (gc__vec_reserve((void **)&x->rows, &x->cap_rows, x->n_rows + 1, sizeof(*x->rows)) < 0 ||
-            gc__index_reserve(&x->rows_ix, x->n_rows + 1) < 0)
+            gc_index_reserve(&x->rows_ix, x->n_rows + 1) < 0)
                 return NULL;
         row = &x->rows[x->n_rows];
         memset(row, 0, sizeof(*row));
         memcpy(row->keys, keys, sizeof(row->keys));
-        gc__index_add_new(&x->rows_ix, h, x->n_rows);
+        gc_index_add_new(&x->rows_ix, h, x->n_rows);
         x->n_rows++;
         return row;
 }
@@ -129,9 +129,9 @@ static gc__node_acc *gc__node_find(const gc__acc *x, const char *node, uint32_t 
         gc__key k = {x, &node};
         size_t pos;
 
-        if (!gc__index_find(&x->nodes_ix, h, gc__node_eq, &k, &pos))
+        if (!gc_index_find(&x->nodes_ix, h, gc__node_eq, &k, &pos))
                 return NULL;
-        return &x->nodes[x->nodes_ix.s[pos].ix - 1];
+        return &x->nodes[gc_index_row(&x->nodes_ix, pos)];
 }
 
 /* The node's accumulator, made when new; may reallocate. NULL when out of memory. */
@@ -143,20 +143,15 @@ static gc__node_acc *gc__node_get(gc__acc *x, const char *node, uint32_t h)
                 return a;
         if (gc__vec_reserve((void **)&x->nodes, &x->cap_nodes, x->n_nodes + 1, sizeof(*x->nodes)) <
                 0 ||
-            gc__index_reserve(&x->nodes_ix, x->n_nodes + 1) < 0)
+            gc_index_reserve(&x->nodes_ix, x->n_nodes + 1) < 0)
                 return NULL;
         a = &x->nodes[x->n_nodes];
         memset(a, 0, sizeof(*a));
         a->node = node;
         a->model_hour = INT64_MIN;
-        gc__index_add_new(&x->nodes_ix, h, x->n_nodes);
+        gc_index_add_new(&x->nodes_ix, h, x->n_nodes);
         x->n_nodes++;
         return a;
-}
-
-static uint32_t gc__node_hash(const char *node)
-{
-        return gc__fin(gc__mix(0, node));
 }
 
 /* The step holding t, for q->start <= t < q->end (unsigned: the span may exceed INT64_MAX). */
@@ -257,7 +252,7 @@ static int gc__capacity_pass(gc__q *x)
                 if (!gc__span(x, c->start, c->end, &k0, &k1, &hi) ||
                     !gc__node_filters(x, c->node, c->model, c->capacity_type))
                         continue;
-                h = gc__node_hash(c->node);
+                h = gc_hash_fin(gc_hash_ptr(0, c->node));
                 for (size_t k = k0; k <= k1; k++) {
                         int64_t ov = gc__overlap(&x->acc[k], c->start, hi);
                         gc__node_acc *a;
@@ -285,7 +280,7 @@ static int gc__capacity_pass(gc__q *x)
                 if (!gc__span(x, r->first, end, &k0, &k1, &hi) ||
                     !gc__node_filters(x, r->node, r->model, r->capacity_type))
                         continue;
-                h = gc__node_hash(r->node);
+                h = gc_hash_fin(gc_hash_ptr(0, r->node));
                 for (size_t k = k0; k <= k1; k++) {
                         gc__acc *st = &x->acc[k];
                         gc__node_acc *a;
@@ -371,7 +366,7 @@ static int gc__usage_pass(gc__q *x)
 
         for (size_t i = 0; i < l->n_iv; i++) {
                 const gc__iv *v = &l->iv[i];
-                uint32_t nh = gc__node_hash(v->dims[GC_DIM_NODE]), kh = 0;
+                uint32_t nh = gc_hash_fin(gc_hash_ptr(0, v->dims[GC_DIM_NODE])), kh = 0;
                 int pass, unattr = gc__unattributed(x, v->dims);
                 size_t k0, k1;
                 int64_t hi;
@@ -416,7 +411,7 @@ static int gc__usage_pass(gc__q *x)
                         continue;
                 if (g->node_row == GC__ROW_NODE && st->n_nodes &&
                     (a = gc__node_find(st, g->dims[GC_DIM_NODE],
-                                       gc__node_hash(g->dims[GC_DIM_NODE]))))
+                                       gc_hash_fin(gc_hash_ptr(0, g->dims[GC_DIM_NODE])))))
                         a->held_seconds += rr->gpu_seconds;
                 /* Period history has the folded pods; a query by node alone the nodes' rows. */
                 if (st->tier || (g->node_row != GC__ROW_PODS) != x->by_node_rows)
@@ -492,7 +487,7 @@ static int gc__pnode_pass(gc__q *x)
                         int r = 0;
 
                         if (!n->unattr && st->n_nodes &&
-                            (a = gc__node_find(st, n->node, gc__node_hash(n->node))))
+                            (a = gc__node_find(st, n->node, gc_hash_fin(gc_hash_ptr(0, n->node)))))
                                 a->held_seconds += n->gpu_seconds;
                         if (st->tier || !x->by_node_rows)
                                 continue;
@@ -684,10 +679,10 @@ static void gc__acc_release(gc__acc *a)
 {
         free(a->rows);
         a->rows = NULL;
-        gc__index_free(&a->rows_ix);
+        gc_index_free(&a->rows_ix);
         free(a->nodes);
         a->nodes = NULL;
-        gc__index_free(&a->nodes_ix);
+        gc_index_free(&a->nodes_ix);
 }
 
 /* One step's summary out of its accumulators, which it takes the rows of. */

@@ -31,17 +31,17 @@ static uint32_t gc__dims_hash(const char *const dims[GC_DIM_COUNT], uint32_t lbl
         uint64_t h = lbl;
 
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
-                h = gc__mix(h, dims[d]);
-        return gc__fin(h);
+                h = gc_hash_ptr(h, dims[d]);
+        return gc_hash_fin(h);
 }
 
 static void gc__period_release(gc__period *p)
 {
         free(p->rest);
-        gc__index_free(&p->rest_ix);
+        gc_index_free(&p->rest_ix);
         free(p->top);
         free(p->nodes);
-        gc__index_free(&p->nodes_ix);
+        gc_index_free(&p->nodes_ix);
         memset(p, 0, sizeof(*p));
 }
 
@@ -106,17 +106,11 @@ static gc__period *gc__period_dup(const gc__period *s)
         d->unit = s->unit;
         d->dirty = s->dirty;
         atomic_init(&d->refs, 1);
-        d->rest_ix.nslots = s->rest_ix.nslots;
-        d->rest_ix.count = s->rest_ix.count;
-        d->nodes_ix.nslots = s->nodes_ix.nslots;
-        d->nodes_ix.count = s->nodes_ix.count;
         if ((s->n_rest && !(d->rest = malloc(s->n_rest * sizeof(*d->rest)))) ||
             (s->n_top && !(d->top = malloc(s->n_top * sizeof(*d->top)))) ||
             (s->n_nodes && !(d->nodes = malloc(s->n_nodes * sizeof(*d->nodes)))) ||
-            (s->rest_ix.nslots &&
-             !(d->rest_ix.s = malloc(s->rest_ix.nslots * sizeof(*s->rest_ix.s)))) ||
-            (s->nodes_ix.nslots &&
-             !(d->nodes_ix.s = malloc(s->nodes_ix.nslots * sizeof(*s->nodes_ix.s))))) {
+            gc_index_dup(&d->rest_ix, &s->rest_ix) < 0 ||
+            gc_index_dup(&d->nodes_ix, &s->nodes_ix) < 0) {
                 gc__period_release(d);
                 free(d);
                 return NULL;
@@ -130,10 +124,6 @@ static gc__period *gc__period_dup(const gc__period *s)
                 memcpy(d->top, s->top, s->n_top * sizeof(*d->top));
         if (s->n_nodes)
                 memcpy(d->nodes, s->nodes, s->n_nodes * sizeof(*d->nodes));
-        if (s->rest_ix.nslots)
-                memcpy(d->rest_ix.s, s->rest_ix.s, s->rest_ix.nslots * sizeof(*s->rest_ix.s));
-        if (s->nodes_ix.nslots)
-                memcpy(d->nodes_ix.s, s->nodes_ix.s, s->nodes_ix.nslots * sizeof(*s->nodes_ix.s));
         return d;
 }
 
@@ -195,7 +185,7 @@ static int gc__period_reserve(gc_ledger *l, gc__period *p, size_t rest)
 {
         if (gc__vec_reserve((void **)&p->rest, &p->cap_rest, p->n_rest + rest, sizeof(*p->rest)) <
                 0 ||
-            gc__index_reserve(&p->rest_ix, p->n_rest + rest) < 0)
+            gc_index_reserve(&p->rest_ix, p->n_rest + rest) < 0)
                 return -ENOMEM;
         if (p->n_top < l->top_n &&
             gc__vec_reserve((void **)&p->top, &p->cap_top, p->n_top + 1, sizeof(*p->top)) < 0)
@@ -217,14 +207,14 @@ static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_
         key[GC_DIM_NODE] = l->empty; /* the rest forgets nodes, and pods by name */
         key[GC_DIM_POD] = l->folded_pod;
         h = gc__dims_hash(key, lbl);
-        if (gc__index_find(&p->rest_ix, h, gc__rest_eq, &k, &pos)) {
-                row = &p->rest[p->rest_ix.s[pos].ix - 1];
+        if (gc_index_find(&p->rest_ix, h, gc__rest_eq, &k, &pos)) {
+                row = &p->rest[gc_index_row(&p->rest_ix, pos)];
         } else {
                 row = &p->rest[p->n_rest];
                 memset(row, 0, sizeof(*row));
                 memcpy(row->dims, key, sizeof(key));
                 row->lbl = lbl;
-                gc__index_fill(&p->rest_ix, pos, h, p->n_rest);
+                gc_index_fill(&p->rest_ix, pos, h, p->n_rest);
                 p->n_rest++;
                 l->n_prows++;
         }
@@ -491,7 +481,7 @@ static int gc__period_compact(gc_ledger *l, gc__period *p)
         }
         p->rest = NULL;
         p->n_rest = p->cap_rest = 0;
-        gc__index_clear(&p->rest_ix);
+        gc_index_clear(&p->rest_ix);
         l->n_prows -= n_old;
         /* At most as many rows as before: room for all of them. */
         if (gc__period_reserve(l, p, n_old) < 0) {
@@ -499,7 +489,7 @@ static int gc__period_compact(gc_ledger *l, gc__period *p)
                 p->n_rest = p->cap_rest = n_old;
                 l->n_prows += n_old;
                 for (size_t i = 0; i < n_old; i++)
-                        gc__index_add_new(&p->rest_ix, gc__dims_hash(old[i].dims, old[i].lbl), i);
+                        gc_index_add_new(&p->rest_ix, gc__dims_hash(old[i].dims, old[i].lbl), i);
                 free(w);
                 return -ENOMEM;
         }
@@ -550,11 +540,11 @@ static int gc__pnode_eq(const void *ctx, size_t ix)
 
 static uint32_t gc__pnode_hash(const gc__pnode *n)
 {
-        uint64_t h = gc__mix(0, n->node);
+        uint64_t h = gc_hash_ptr(0, n->node);
 
-        h = gc__mix(h, n->model);
-        h = gc__mix(h, n->capacity_type);
-        return gc__fin(h + (uint64_t)n->unattr);
+        h = gc_hash_ptr(h, n->model);
+        h = gc_hash_ptr(h, n->capacity_type);
+        return gc_hash_fin(h + (uint64_t)n->unattr);
 }
 
 /* Adds into the period's node row of the same key; room must have been reserved. */
@@ -565,13 +555,13 @@ static void gc__pnode_add(gc_ledger *l, gc__period *p, const gc__pnode *in)
         gc__pnode *row;
         size_t pos;
 
-        if (gc__index_find(&p->nodes_ix, h, gc__pnode_eq, &k, &pos)) {
-                row = &p->nodes[p->nodes_ix.s[pos].ix - 1];
+        if (gc_index_find(&p->nodes_ix, h, gc__pnode_eq, &k, &pos)) {
+                row = &p->nodes[gc_index_row(&p->nodes_ix, pos)];
         } else {
                 row = &p->nodes[p->n_nodes];
                 *row = *in;
                 row->gpu_seconds = row->cost_usd = 0;
-                gc__index_fill(&p->nodes_ix, pos, h, p->n_nodes);
+                gc_index_fill(&p->nodes_ix, pos, h, p->n_nodes);
                 p->n_nodes++;
                 l->n_prows++;
         }
@@ -583,7 +573,7 @@ static int gc__pnode_reserve(gc__period *p)
 {
         if (gc__vec_reserve((void **)&p->nodes, &p->cap_nodes, p->n_nodes + 1, sizeof(*p->nodes)) <
                 0 ||
-            gc__index_reserve(&p->nodes_ix, p->n_nodes + 1) < 0)
+            gc_index_reserve(&p->nodes_ix, p->n_nodes + 1) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -800,6 +790,6 @@ size_t gc__tier_bytes(const gc_ledger *l)
                 n += sizeof(gc__period) +
                      (l->per[i]->cap_rest + l->per[i]->cap_top) * sizeof(gc__prow) +
                      l->per[i]->cap_nodes * sizeof(gc__pnode) +
-                     (l->per[i]->rest_ix.nslots + l->per[i]->nodes_ix.nslots) * sizeof(gc__slot);
+                     gc_index_bytes(&l->per[i]->rest_ix) + gc_index_bytes(&l->per[i]->nodes_ix);
         return n;
 }

@@ -10,17 +10,20 @@
 /* ---- the owner table ------------------------------------------------------------------------ */
 
 typedef struct gc__owner_ent {
-        struct gc__owner_ent *next; /* the bucket's chain */
-        gc_owner rec;               /* strings point into text[] */
-        int64_t gone_at;            /* 0: current */
+        gc_owner rec;    /* strings point into text[] */
+        int64_t gone_at; /* 0: current */
         uint32_t gen;
-        char text[]; /* uid, kind, ns, name, owner kind, owner name; each NUL-terminated */
+        uint32_t hash; /* of rec.uid, as the index keeps it */
+        char text[];   /* uid, kind, ns, name, owner kind, owner name; each NUL-terminated */
 } gc__owner_ent;
 
+/* Entries in a dense array (removal moves the last one in), indexed by uid. An entry is its own
+ * allocation, so the records gc_owner_get hands out stay put while the array grows. */
 struct gc_owner_table {
-        gc__owner_ent **buckets;
-        size_t n_buckets; /* a power of two */
-        size_t n, gone, max, refused;
+        gc__owner_ent **ents;
+        size_t n, cap;
+        gc_index ix;
+        size_t gone, max, refused;
 };
 
 gc_owner_table *gc_owner_table_new(size_t max_entries)
@@ -30,12 +33,6 @@ gc_owner_table *gc_owner_table_new(size_t max_entries)
         if (!t)
                 return NULL;
         t->max = max_entries ? max_entries : GC_OWNER_TABLE_DEFAULT_MAX;
-        t->n_buckets = 64;
-        t->buckets = calloc(t->n_buckets, sizeof(gc__owner_ent *));
-        if (!t->buckets) {
-                free(t);
-                return NULL;
-        }
         return t;
 }
 
@@ -43,59 +40,51 @@ gc_owner_table *gc_owner_table_free(gc_owner_table *t)
 {
         if (!t)
                 return NULL;
-        for (size_t i = 0; i < t->n_buckets; i++) {
-                gc__owner_ent *e = t->buckets[i], *next;
-
-                for (; e; e = next) {
-                        next = e->next;
-                        free(e);
-                }
-        }
-        free(t->buckets);
+        for (size_t i = 0; i < t->n; i++)
+                free(t->ents[i]);
+        free(t->ents);
+        gc_index_free(&t->ix);
         free(t);
         return NULL;
 }
 
-static size_t gc__bucket(const gc_owner_table *t, const char *uid)
+static uint32_t gc__uid_hash(const char *uid)
 {
-        return (size_t)gc_hash(uid, strlen(uid), 0) & (t->n_buckets - 1);
+        return gc_hash_fin(gc_hash(uid, strlen(uid), 0));
 }
 
-static gc__owner_ent **gc__find(const gc_owner_table *t, const char *uid)
-{
-        gc__owner_ent **pe = &t->buckets[gc__bucket(t, uid)];
+typedef struct gc__uid_key {
+        const gc_owner_table *t;
+        const char *uid;
+} gc__uid_key;
 
-        for (; *pe; pe = &(*pe)->next)
-                if (strcmp((*pe)->rec.uid, uid) == 0)
-                        return pe;
-        return pe;
+static int gc__uid_eq(const void *ctx, size_t row)
+{
+        const gc__uid_key *k = ctx;
+
+        return strcmp(k->t->ents[row]->rec.uid, k->uid) == 0;
 }
 
-/* Doubles the buckets when the chains grow longer than one on average; failure is harmless. */
-static void gc__rehash(gc_owner_table *t)
+/* 1 and *ret_pos (the index's slot) when uid is in the table, else 0. */
+static int gc__find(const gc_owner_table *t, const char *uid, uint32_t h, size_t *ret_pos)
 {
-        size_t nb = t->n_buckets * 2;
-        gc__owner_ent **b;
+        gc__uid_key k = {t, uid};
 
-        if (t->n < t->n_buckets || nb > (SIZE_MAX / sizeof(gc__owner_ent *)))
-                return;
-        b = calloc(nb, sizeof(gc__owner_ent *));
-        if (!b)
-                return;
-        for (size_t i = 0; i < t->n_buckets; i++) {
-                gc__owner_ent *e = t->buckets[i], *next;
+        return gc_index_find(&t->ix, h, gc__uid_eq, &k, ret_pos);
+}
 
-                for (; e; e = next) {
-                        size_t k = (size_t)gc_hash(e->rec.uid, strlen(e->rec.uid), 0) & (nb - 1);
+/* Removes entry i: the last one moves into its place. */
+static void gc__remove(gc_owner_table *t, size_t i)
+{
+        size_t last = t->n - 1;
 
-                        next = e->next;
-                        e->next = b[k];
-                        b[k] = e;
-                }
+        gc_index_del_row(&t->ix, t->ents[i]->hash, i);
+        free(t->ents[i]);
+        if (i != last) {
+                gc_index_renumber(&t->ix, t->ents[last]->hash, last, i);
+                t->ents[i] = t->ents[last];
         }
-        free(t->buckets);
-        t->buckets = b;
-        t->n_buckets = nb;
+        t->n--;
 }
 
 /* A string the table may keep: present (unless optional), printable, at most max bytes. */
@@ -118,9 +107,11 @@ static char *gc__put_str(char *p, const char *s)
 int gc_owner_put(gc_owner_table *t, const gc_owner *o, uint32_t gen)
 {
         const char *f[6];
-        gc__owner_ent **pe, *e, *old;
-        size_t len = 0;
+        gc__owner_ent *e;
+        size_t len = 0, pos;
         char *p, *s[6];
+        uint32_t h;
+        int found;
 
         if (!t || !o)
                 return -EINVAL;
@@ -132,12 +123,16 @@ int gc_owner_put(gc_owner_table *t, const gc_owner *o, uint32_t gen)
             !gc__field_ok(o->owner_name, GC__NAME_MAX, 1) ||
             (o->owner_kind && *o->owner_kind) != (o->owner_name && *o->owner_name))
                 return -EINVAL;
-        pe = gc__find(t, o->uid);
-        old = *pe;
-        if (!old && t->n >= t->max) {
+        h = gc__uid_hash(o->uid);
+        found = gc__find(t, o->uid, h, &pos);
+        if (!found && t->n >= t->max) {
                 t->refused++;
                 return -ENOSPC;
         }
+        if (!found &&
+            (gc_grow((void **)&t->ents, &t->cap, t->n, sizeof(gc__owner_ent *), 64, 0) < 0 ||
+             gc_index_reserve(&t->ix, t->n + 1) < 0))
+                return -ENOMEM;
         f[0] = o->uid;
         f[1] = o->kind;
         f[2] = o->ns;
@@ -162,30 +157,31 @@ int gc_owner_put(gc_owner_table *t, const gc_owner *o, uint32_t gen)
         e->rec.owner_name = *s[5] ? s[5] : NULL;
         e->gone_at = 0;
         e->gen = gen;
-        if (old) {
-                e->next = old->next;
-                if (old->gone_at)
+        e->hash = h;
+        if (found) {
+                size_t row = gc_index_row(&t->ix, pos);
+
+                if (t->ents[row]->gone_at)
                         t->gone--;
-                free(old);
-                *pe = e;
+                free(t->ents[row]);
+                t->ents[row] = e;
                 return 0;
         }
-        e->next = NULL;
-        *pe = e;
-        t->n++;
-        gc__rehash(t);
+        gc_index_add_new(&t->ix, h, t->n);
+        t->ents[t->n++] = e;
         return 0;
 }
 
 int gc_owner_gone(gc_owner_table *t, const char *uid, int64_t at)
 {
         gc__owner_ent *e;
+        size_t pos;
 
         if (!t || !uid)
                 return -EINVAL;
-        e = *gc__find(t, uid);
-        if (!e)
+        if (!gc__find(t, uid, gc__uid_hash(uid), &pos))
                 return -ENOENT;
+        e = t->ents[gc_index_row(&t->ix, pos)];
         if (!e->gone_at) {
                 e->gone_at = at > 0 ? at : 1;
                 t->gone++;
@@ -197,13 +193,15 @@ size_t gc_owner_sweep(gc_owner_table *t, const char *kind, uint32_t gen, int64_t
 {
         size_t n = 0;
 
-        for (size_t i = 0; t && kind && i < t->n_buckets; i++)
-                for (gc__owner_ent *e = t->buckets[i]; e; e = e->next)
-                        if (!e->gone_at && e->gen != gen && strcmp(e->rec.kind, kind) == 0) {
-                                e->gone_at = at > 0 ? at : 1;
-                                t->gone++;
-                                n++;
-                        }
+        for (size_t i = 0; t && kind && i < t->n; i++) {
+                gc__owner_ent *e = t->ents[i];
+
+                if (!e->gone_at && e->gen != gen && strcmp(e->rec.kind, kind) == 0) {
+                        e->gone_at = at > 0 ? at : 1;
+                        t->gone++;
+                        n++;
+                }
+        }
         return n;
 }
 
@@ -211,21 +209,12 @@ size_t gc_owner_expire(gc_owner_table *t, int64_t before)
 {
         size_t n = 0;
 
-        for (size_t i = 0; t && i < t->n_buckets; i++) {
-                gc__owner_ent **pe = &t->buckets[i];
-
-                while (*pe) {
-                        gc__owner_ent *e = *pe;
-
-                        if (e->gone_at && e->gone_at < before) {
-                                *pe = e->next;
-                                free(e);
-                                t->n--;
-                                t->gone--;
-                                n++;
-                        } else {
-                                pe = &e->next;
-                        }
+        /* Backwards: a removal moves the last entry, one already looked at, into the hole. */
+        for (size_t i = t ? t->n : 0; i-- > 0;) {
+                if (t->ents[i]->gone_at && t->ents[i]->gone_at < before) {
+                        gc__remove(t, i);
+                        t->gone--;
+                        n++;
                 }
         }
         return n;
@@ -233,12 +222,11 @@ size_t gc_owner_expire(gc_owner_table *t, int64_t before)
 
 const gc_owner *gc_owner_get(const gc_owner_table *t, const char *uid)
 {
-        gc__owner_ent *e;
+        size_t pos;
 
-        if (!t || !uid)
+        if (!t || !uid || !gc__find(t, uid, gc__uid_hash(uid), &pos))
                 return NULL;
-        e = *gc__find(t, uid);
-        return e ? &e->rec : NULL;
+        return &t->ents[gc_index_row(&t->ix, pos)]->rec;
 }
 
 void gc_owner_table_stats(const gc_owner_table *t, gc_owner_stats *ret)

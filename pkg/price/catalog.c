@@ -268,21 +268,30 @@ static int gc__parse_entry(const cJSON *it, const char *base, gc_price_entry *e,
         return 0;
 }
 
-/* Hash of the (model, capacity type, region) key, equal for keys that lookup cannot tell apart. */
-static uint64_t gc__key_hash(const gc_price_entry *e)
+/* Hashes s as lookup compares it: each byte through norm (NULL: as is), then a separator. */
+static uint64_t gc__hash_norm(uint64_t h, const char *s, int (*norm)(int))
 {
-        uint64_t h = 1469598103934665603ULL;
-        const char *s;
+        for (; *s; s++) {
+                unsigned char c = (unsigned char)(norm ? norm((unsigned char)*s) : *s);
 
-        for (s = e->model ? e->model : ""; *s; s++)
-                h = (h ^ (uint64_t)gc__model_char(*s)) * 1099511628211ULL;
-        h = (h ^ 0xffu) * 1099511628211ULL;
-        for (s = e->capacity_type ? e->capacity_type : ""; *s; s++)
-                h = (h ^ (uint64_t)tolower((unsigned char)*s)) * 1099511628211ULL;
-        h = (h ^ 0xffu) * 1099511628211ULL;
-        for (s = gc__is_any(e->region) ? "*" : e->region; *s; s++)
-                h = (h ^ (uint64_t)tolower((unsigned char)*s)) * 1099511628211ULL;
-        return h;
+                h = gc_hash(&c, 1, h);
+        }
+        return gc_hash("\xff", 1, h);
+}
+
+static int gc__model_norm(int c)
+{
+        return gc__model_char((char)c);
+}
+
+/* Hash of the (model, capacity type, region) key, equal for keys that lookup cannot tell apart. */
+static uint32_t gc__key_hash(const gc_price_entry *e)
+{
+        uint64_t h = gc__hash_norm(0, e->model ? e->model : "", gc__model_norm);
+
+        h = gc__hash_norm(h, e->capacity_type ? e->capacity_type : "", tolower);
+        h = gc__hash_norm(h, gc__is_any(e->region) ? "*" : e->region, tolower);
+        return gc_hash_fin(h);
 }
 
 static int gc__same_key(const gc_price_entry *a, const gc_price_entry *b)
@@ -294,56 +303,47 @@ static int gc__same_key(const gc_price_entry *a, const gc_price_entry *b)
                gc__region_eq(a->region, b->region);
 }
 
-typedef struct gc__keyed {
-        uint64_t hash;
-        size_t idx;
-} gc__keyed;
+typedef struct gc__entry_key {
+        const gc_catalog *c;
+        const gc_price_entry *e;
+} gc__entry_key;
 
-static int gc__keyed_cmp(const void *pa, const void *pb)
+static int gc__entry_eq(const void *ctx, size_t row)
 {
-        const gc__keyed *a = pa, *b = pb;
+        const gc__entry_key *k = ctx;
 
-        if (a->hash != b->hash)
-                return a->hash < b->hash ? -1 : 1;
-        return a->idx < b->idx ? -1 : a->idx > b->idx;
+        return gc__same_key(&k->c->entries[row], k->e);
 }
 
 /*
- * Finds two entries with the same key: sorting by hash keeps this O(n log n) for a catalog of
- * GC_CATALOG_MAX_ENTRIES. Reports the pair whose later index is smallest, so the message is the
- * same whatever the hash order. Returns 1 with the pair, 0 when none, -ENOMEM.
+ * Finds two entries with the same key: each entry is looked up among those before it, so the
+ * pair reported is the one whose later index is smallest (the message names the first repeat).
+ * Returns 1 with the pair, 0 when none, -ENOMEM.
  */
 static int gc__find_duplicate(const gc_catalog *c, size_t *ret_first, size_t *ret_second)
 {
-        gc__keyed *k;
-        size_t best_i = 0, best_j = SIZE_MAX;
+        gc_index ix = {0};
+        int r = 0;
 
         if (c->n < 2)
                 return 0;
-        k = calloc(c->n, sizeof(*k));
-        if (!k)
+        if (gc_index_reserve(&ix, c->n) < 0)
                 return -ENOMEM;
-        for (size_t i = 0; i < c->n; i++) {
-                k[i].hash = gc__key_hash(&c->entries[i]);
-                k[i].idx = i;
-        }
-        qsort(k, c->n, sizeof(*k), gc__keyed_cmp);
-        for (size_t a = 0; a < c->n; a++) {
-                for (size_t b = a + 1; b < c->n && k[b].hash == k[a].hash; b++) {
-                        size_t i = k[a].idx, j = k[b].idx;
+        for (size_t j = 0; j < c->n && r == 0; j++) {
+                gc__entry_key k = {c, &c->entries[j]};
+                uint32_t h = gc__key_hash(&c->entries[j]);
+                size_t pos;
 
-                        if (j < best_j && gc__same_key(&c->entries[i], &c->entries[j])) {
-                                best_i = i;
-                                best_j = j;
-                        }
+                if (gc_index_find(&ix, h, gc__entry_eq, &k, &pos)) {
+                        *ret_first = gc_index_row(&ix, pos);
+                        *ret_second = j;
+                        r = 1;
+                } else {
+                        gc_index_fill(&ix, pos, h, j);
                 }
         }
-        free(k);
-        if (best_j == SIZE_MAX)
-                return 0;
-        *ret_first = best_i;
-        *ret_second = best_j;
-        return 1;
+        gc_index_free(&ix);
+        return r;
 }
 
 gc_catalog *gc_catalog_from_cjson(const cJSON *obj, const char *where, char *err, size_t errlen)

@@ -458,18 +458,6 @@ struct gc_strpool {
         uint64_t sweeps, freed, busy;
 };
 
-uint64_t gc_hash(const void *p, size_t n, uint64_t seed)
-{
-        const unsigned char *c = p;
-        uint64_t h = 1469598103934665603ULL ^ seed;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= c[i];
-                h *= 1099511628211ULL;
-        }
-        return h;
-}
-
 gc_strpool *gc_strpool_new(size_t max_bytes)
 {
         gc_strpool *p = calloc(1, sizeof(*p));
@@ -754,138 +742,294 @@ void gc_diag_clear(gc_diag *d)
         d->n_total = 0;
 }
 
-/* ---- pointer map --------------------------------------------------------------------------- */
+/* ---- hash tables ---------------------------------------------------------------------------- */
 
-static size_t gc__ptr_slot(const void *p, size_t mask)
+uint64_t gc_hash(const void *p, size_t n, uint64_t seed)
 {
-        uint64_t v = (uint64_t)(uintptr_t)p;
+        const unsigned char *c = p;
+        uint64_t h = 1469598103934665603ULL ^ seed;
 
-        v ^= v >> 33;
-        v *= 0xff51afd7ed558ccdULL;
-        v ^= v >> 33;
-        return (size_t)v & mask;
+        for (size_t i = 0; i < n; i++) {
+                h ^= c[i];
+                h *= 1099511628211ULL;
+        }
+        return h;
 }
 
-int gc_ptrmap_get(const gc_ptrmap *m, const void *key, size_t *ret_val)
+uint64_t gc_hash_ptr(uint64_t h, const void *p)
 {
-        size_t j;
+        h ^= (uint64_t)(uintptr_t)p;
+        h *= 0x9e3779b97f4a7c15ULL;
+        return h ^ (h >> 32);
+}
 
-        if (!m || !key || !m->nslots)
+uint32_t gc_hash_fin(uint64_t h)
+{
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
+        return (uint32_t)h;
+}
+
+int gc_index_find(const gc_index *t, uint32_t h, gc_index_eq_fn eq, const void *ctx,
+                  size_t *ret_pos)
+{
+        size_t mask, p;
+
+        if (!t->nslots) {
+                *ret_pos = 0;
+                return 0;
+        }
+        mask = t->nslots - 1;
+        for (p = h & mask; t->s[p].ix; p = (p + 1) & mask) {
+                if (t->s[p].h == h && eq(ctx, t->s[p].ix - 1)) {
+                        *ret_pos = p;
+                        return 1;
+                }
+        }
+        *ret_pos = p;
+        return 0;
+}
+
+static void gc__index_place(gc_index_slot *s, size_t nslots, gc_index_slot e)
+{
+        size_t mask = nslots - 1, p;
+
+        for (p = e.h & mask; s[p].ix; p = (p + 1) & mask)
+                ;
+        s[p] = e;
+}
+
+int gc_index_reserve(gc_index *t, size_t n)
+{
+        size_t want = t->nslots ? t->nslots : 16;
+        gc_index_slot *s;
+
+        if (n >= GC_INDEX_MAX_ROWS)
+                return -E2BIG;
+        while (n * 4 > want * 3)
+                want *= 2;
+        if (want == t->nslots)
+                return 0;
+        s = calloc(want, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->nslots; i++)
+                if (t->s[i].ix)
+                        gc__index_place(s, want, t->s[i]);
+        free(t->s);
+        t->s = s;
+        t->nslots = want;
+        return 0;
+}
+
+void gc_index_fill(gc_index *t, size_t pos, uint32_t h, size_t row)
+{
+        t->s[pos].h = h;
+        t->s[pos].ix = (uint32_t)(row + 1);
+        t->count++;
+}
+
+void gc_index_add_new(gc_index *t, uint32_t h, size_t row)
+{
+        gc_index_slot e = {h, (uint32_t)(row + 1)};
+
+        gc__index_place(t->s, t->nslots, e);
+        t->count++;
+}
+
+int gc_index_insert(gc_index *t, uint32_t h, size_t row)
+{
+        int r = gc_index_reserve(t, t->count + 1);
+
+        if (r < 0)
+                return r;
+        gc_index_add_new(t, h, row);
+        return 0;
+}
+
+void gc_index_del(gc_index *t, size_t pos)
+{
+        size_t mask = t->nslots - 1, j = pos;
+
+        /* Pull later members of the probe run back over the hole so lookups never stop early:
+           a member moves unless its home lies cyclically in (hole, its slot]. */
+        for (;;) {
+                size_t home;
+
+                j = (j + 1) & mask;
+                if (!t->s[j].ix)
+                        break;
+                home = t->s[j].h & mask;
+                if (pos <= j ? (pos < home && home <= j) : (pos < home || home <= j))
+                        continue;
+                t->s[pos] = t->s[j];
+                pos = j;
+        }
+        t->s[pos].h = 0;
+        t->s[pos].ix = 0;
+        t->count--;
+}
+
+int gc_index_del_row(gc_index *t, uint32_t h, size_t row)
+{
+        size_t mask = t->nslots - 1;
+
+        if (!t->nslots)
                 return -ENOENT;
-        j = gc__ptr_slot(key, m->nslots - 1);
-        while (m->keys[j]) {
-                if (m->keys[j] == key) {
-                        *ret_val = m->vals[j];
+        for (size_t p = h & mask; t->s[p].ix; p = (p + 1) & mask) {
+                if (t->s[p].ix == row + 1) {
+                        gc_index_del(t, p);
                         return 0;
                 }
-                j = (j + 1) & (m->nslots - 1);
         }
         return -ENOENT;
 }
 
-/* Rehashes into a table of n slots (a power of two); reallocates both arrays. */
-static int gc__ptrmap_resize(gc_ptrmap *m, size_t n)
+void gc_index_renumber(gc_index *t, uint32_t h, size_t from, size_t to)
 {
-        const void **k = calloc(n, sizeof(*k));
-        size_t *v = calloc(n, sizeof(*v));
+        size_t mask = t->nslots - 1;
 
-        if (!k || !v) {
-                free(k);
-                free(v);
+        if (!t->nslots)
+                return;
+        for (size_t p = h & mask; t->s[p].ix; p = (p + 1) & mask) {
+                if (t->s[p].ix == from + 1) {
+                        t->s[p].ix = (uint32_t)(to + 1);
+                        return;
+                }
+        }
+}
+
+void gc_index_clear(gc_index *t)
+{
+        if (t->s)
+                memset(t->s, 0, t->nslots * sizeof(*t->s));
+        t->count = 0;
+}
+
+int gc_index_dup(gc_index *dst, const gc_index *src)
+{
+        *dst = *src;
+        if (!src->nslots)
+                return 0;
+        dst->s = malloc(src->nslots * sizeof(*src->s));
+        if (!dst->s) {
+                memset(dst, 0, sizeof(*dst));
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < m->nslots; i++) {
-                size_t j;
+        memcpy(dst->s, src->s, src->nslots * sizeof(*src->s));
+        return 0;
+}
 
-                if (!m->keys[i])
-                        continue;
-                j = gc__ptr_slot(m->keys[i], n - 1);
-                while (k[j])
-                        j = (j + 1) & (n - 1);
-                k[j] = m->keys[i];
-                v[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = v;
-        m->nslots = n;
+void gc_index_free(gc_index *t)
+{
+        free(t->s);
+        t->s = NULL;
+        t->nslots = 0;
+        t->count = 0;
+}
+
+size_t gc_index_bytes(const gc_index *t)
+{
+        return t->nslots * sizeof(gc_index_slot);
+}
+
+/* ---- pointer map: rows of (key, value) under a gc_index ------------------------------------ */
+
+typedef struct gc__ptrmap_key {
+        const gc_ptrmap_row *rows;
+        const void *key;
+} gc__ptrmap_key;
+
+static int gc__ptrmap_eq(const void *ctx, size_t row)
+{
+        const gc__ptrmap_key *k = ctx;
+
+        return k->rows[row].key == k->key;
+}
+
+static uint32_t gc__ptrmap_hash(const void *key)
+{
+        return gc_hash_fin(gc_hash_ptr(0, key));
+}
+
+/* 1 and *ret_pos when key is in m (a non-empty map), else 0. */
+static int gc__ptrmap_find(const gc_ptrmap *m, const void *key, uint32_t h, size_t *ret_pos)
+{
+        gc__ptrmap_key k = {m->rows, key};
+
+        return gc_index_find(&m->ix, h, gc__ptrmap_eq, &k, ret_pos);
+}
+
+int gc_ptrmap_get(const gc_ptrmap *m, const void *key, size_t *ret_val)
+{
+        size_t pos;
+
+        if (!m || !key || !gc__ptrmap_find(m, key, gc__ptrmap_hash(key), &pos))
+                return -ENOENT;
+        *ret_val = m->rows[gc_index_row(&m->ix, pos)].val;
         return 0;
 }
 
 int gc_ptrmap_put(gc_ptrmap *m, const void *key, size_t val)
 {
-        size_t j;
+        uint32_t h;
+        size_t pos, n, cap;
         int r;
 
         if (!m || !key)
                 return -EINVAL;
-        if ((m->count + 1) * 4 > m->nslots * 3) {
-                r = gc__ptrmap_resize(m, m->nslots ? m->nslots * 2 : 64);
-                if (r < 0)
-                        return r;
+        h = gc__ptrmap_hash(key);
+        if (gc__ptrmap_find(m, key, h, &pos)) {
+                m->rows[gc_index_row(&m->ix, pos)].val = val;
+                return 0;
         }
-        j = gc__ptr_slot(key, m->nslots - 1);
-        while (m->keys[j] && m->keys[j] != key)
-                j = (j + 1) & (m->nslots - 1);
-        if (!m->keys[j])
-                m->count++;
-        m->keys[j] = key;
-        m->vals[j] = val;
+        n = m->ix.count;
+        /* The rows' room is not stored (the map stays 32 bytes): gc_grow doubles it from 16, so
+           it is full at 16 rows and at each larger power of two (deleting never shrinks it). */
+        cap = !m->rows ? 0 : (n >= 16 && !(n & (n - 1))) ? n : n + 1;
+        r = gc_grow((void **)&m->rows, &cap, n, sizeof(*m->rows), 16, 0);
+        if (r < 0)
+                return r;
+        r = gc_index_insert(&m->ix, h, n);
+        if (r < 0)
+                return r;
+        m->rows[n].key = key;
+        m->rows[n].val = val;
         return 0;
 }
 
 int gc_ptrmap_del(gc_ptrmap *m, const void *key)
 {
-        size_t j, i, mask;
+        size_t pos, row, last;
 
-        if (!m || !key || !m->nslots)
+        if (!m || !key || !gc__ptrmap_find(m, key, gc__ptrmap_hash(key), &pos))
                 return -ENOENT;
-        mask = m->nslots - 1;
-        j = gc__ptr_slot(key, mask);
-        while (m->keys[j] && m->keys[j] != key)
-                j = (j + 1) & mask;
-        if (!m->keys[j])
-                return -ENOENT;
-        /* Backward shift: pull later members of the probe run into the hole. */
-        i = j;
-        for (;;) {
-                size_t home;
-
-                i = (i + 1) & mask;
-                if (!m->keys[i])
-                        break;
-                home = gc__ptr_slot(m->keys[i], mask);
-                /* Move keys[i] into the hole j unless its home lies cyclically in (j, i]. */
-                if ((j < i) ? (home <= j || home > i) : (home <= j && home > i)) {
-                        m->keys[j] = m->keys[i];
-                        m->vals[j] = m->vals[i];
-                        j = i;
-                }
+        row = gc_index_row(&m->ix, pos);
+        last = m->ix.count - 1;
+        gc_index_del(&m->ix, pos);
+        if (row != last) {
+                gc_index_renumber(&m->ix, gc__ptrmap_hash(m->rows[last].key), last, row);
+                m->rows[row] = m->rows[last];
         }
-        m->keys[j] = NULL;
-        m->vals[j] = 0;
-        m->count--;
         return 0;
 }
 
 void gc_ptrmap_mark_keys(const gc_ptrmap *m, gc_strpool *p)
 {
-        for (size_t i = 0; m && i < m->nslots; i++)
-                if (m->keys[i])
-                        gc_strpool_mark(p, (const char *)m->keys[i]);
+        for (size_t i = 0; m && i < m->ix.count; i++)
+                gc_strpool_mark(p, (const char *)m->rows[i].key);
 }
 
 void gc_ptrmap_free(gc_ptrmap *m)
 {
         if (!m)
                 return;
-        free(m->keys);
-        free(m->vals);
-        m->keys = NULL;
-        m->vals = NULL;
-        m->nslots = 0;
-        m->count = 0;
+        free(m->rows);
+        gc_index_free(&m->ix);
+        m->rows = NULL;
 }
 
 void gc_verrf(char *err, size_t errlen, const char *fmt, va_list ap)

@@ -129,15 +129,90 @@ typedef struct gc_strpool_stats {
 } gc_strpool_stats;
 void gc_strpool_stats_get(const gc_strpool *p, gc_strpool_stats *ret);
 
+/* ---- hash tables ---------------------------------------------------------------------------- */
+
+/* FNV-1a over n bytes, for hash tables (and content hashes). */
+uint64_t gc_hash(const void *p, size_t n, uint64_t seed);
+/* Mixes a pointer (an interned string's, compared by pointer) into h: keys of pointer tuples. */
+uint64_t gc_hash_ptr(uint64_t h, const void *p);
+/* The 32 bits a gc_index takes, with well-mixed low bits (murmur3's finaliser). */
+uint32_t gc_hash_fin(uint64_t h);
+
 /*
- * A map from pointers (interned strings, so equal strings are equal pointers) to indexes:
- * open addressing with linear probing and backward-shift deletion. Zero-initialise to use.
+ * The one hash table: an index of rows of the caller's own array, so records stay dense and are
+ * scanned in order. Open addressing with linear probing and backward-shift deletion (no
+ * tombstones), at most 3/4 full. A slot holds the key's 32-bit hash beside the row number + 1
+ * (0: empty), 8 bytes, so growing and deleting never read the rows and a probe calls eq only
+ * when the hashes match. The caller hashes its key (gc_hash, gc_hash_ptr, then gc_hash_fin) and
+ * says whether a row holds it (gc_index_eq_fn); rows number below GC_INDEX_MAX_ROWS.
+ * Zero-initialise to use. Positions are valid until the next reserve, del or clear.
  */
-typedef struct gc_ptrmap {
-        const void **keys;
-        size_t *vals;
-        size_t nslots; /* a power of two, or 0 */
+typedef struct gc_index_slot {
+        uint32_t h;
+        uint32_t ix; /* row + 1; 0 = empty */
+} gc_index_slot;
+
+typedef struct gc_index {
+        gc_index_slot *s;
+        size_t nslots; /* 0 or a power of two */
         size_t count;
+} gc_index;
+
+#define GC_INDEX_MAX_ROWS ((size_t)(UINT32_MAX / 2))
+
+/* Returns 1 when row `row` holds the key in ctx. */
+typedef int (*gc_index_eq_fn)(const void *ctx, size_t row);
+
+/* 1 and *ret_pos = its slot when found; 0 and *ret_pos = the empty slot to fill when not. */
+int gc_index_find(const gc_index *t, uint32_t h, gc_index_eq_fn eq, const void *ctx,
+                  size_t *ret_pos);
+/* The row at a slot find returned. */
+static inline size_t gc_index_row(const gc_index *t, size_t pos)
+{
+        return (size_t)t->s[pos].ix - 1;
+}
+/* Points the slot find returned at another row of the same key. */
+static inline void gc_index_set_row(gc_index *t, size_t pos, size_t row)
+{
+        t->s[pos].ix = (uint32_t)(row + 1);
+}
+/* Makes room for n rows; may reallocate the slots (positions move). -E2BIG from
+ * GC_INDEX_MAX_ROWS on, -ENOMEM (t unchanged). */
+int gc_index_reserve(gc_index *t, size_t n);
+/* Fills the empty slot a find just returned (room reserved, no reserve since). */
+void gc_index_fill(gc_index *t, size_t pos, uint32_t h, size_t row);
+/* Adds a key known to be absent (room reserved). */
+void gc_index_add_new(gc_index *t, uint32_t h, size_t row);
+/* Reserves room for one more, then adds a key known to be absent. */
+int gc_index_insert(gc_index *t, uint32_t h, size_t row);
+/* Empties a slot find returned, pulling later members of its probe run back. */
+void gc_index_del(gc_index *t, size_t pos);
+/* Unindexes row `row`, its key hashed h (found by row: no key compared); -ENOENT when absent. */
+int gc_index_del_row(gc_index *t, uint32_t h, size_t row);
+/* The row `from` (its key's hash h) is now row `to`: a dense array's swap-remove. */
+void gc_index_renumber(gc_index *t, uint32_t h, size_t from, size_t to);
+/* Empties every slot, keeping them allocated (a rebuild adds the rows again). */
+void gc_index_clear(gc_index *t);
+/* Makes dst (uninitialised or freed) a copy of src; -ENOMEM (dst empty). */
+int gc_index_dup(gc_index *dst, const gc_index *src);
+void gc_index_free(gc_index *t);
+/* Bytes of the slots. */
+size_t gc_index_bytes(const gc_index *t);
+
+/*
+ * A map from pointers (interned strings, so equal strings are equal pointers) to values, for a
+ * caller with no array of its own to index: its rows are (key, value) pairs in a dense array of
+ * its own, indexed by a gc_index (removal moves the last row in). As large as before it was
+ * one (32 bytes), so the structs holding maps keep their size. Zero-initialise to use.
+ */
+typedef struct gc_ptrmap_row {
+        const void *key;
+        size_t val;
+} gc_ptrmap_row;
+
+typedef struct gc_ptrmap {
+        gc_ptrmap_row *rows; /* ix.count of them; room for 16, or the power of two above */
+        gc_index ix;
 } gc_ptrmap;
 
 int gc_ptrmap_get(const gc_ptrmap *m, const void *key, size_t *ret_val);
@@ -148,9 +223,6 @@ int gc_ptrmap_del(gc_ptrmap *m, const void *key);
 void gc_ptrmap_free(gc_ptrmap *m);
 /* Marks every key as a pooled string (for a map keyed by interned strings). */
 void gc_ptrmap_mark_keys(const gc_ptrmap *m, gc_strpool *p);
-
-/* FNV-1a, for hash tables. */
-uint64_t gc_hash(const void *p, size_t n, uint64_t seed);
 
 /* ---- diagnostics ---------------------------------------------------------------------------- */
 

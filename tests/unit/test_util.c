@@ -1,4 +1,5 @@
-/* test_util: buffers, RFC 3339 time, durations, numbers, the string pool, diagnostics. */
+/* test_util: buffers, RFC 3339 time, durations, numbers, the string pool, hash tables, diagnostics.
+ */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -347,7 +348,7 @@ START_TEST(test_ptrmap)
         ck_assert_int_eq(gc_ptrmap_get(&m, &keys[0], &v), -ENOENT);
         for (size_t i = 0; i < 5000; i++)
                 ck_assert_int_eq(gc_ptrmap_put(&m, &keys[i], i), 0);
-        ck_assert_uint_eq(m.count, 5000);
+        ck_assert_uint_eq(m.ix.count, 5000);
         /* delete every third, then check every key against a model */
         for (size_t i = 0; i < 5000; i += 3)
                 ck_assert_int_eq(gc_ptrmap_del(&m, &keys[i]), 0);
@@ -365,7 +366,210 @@ START_TEST(test_ptrmap)
         ck_assert_int_eq(gc_ptrmap_put(&m, &keys[1], 77), 0);
         ck_assert_int_eq(gc_ptrmap_get(&m, &keys[1], &v), 0);
         ck_assert_uint_eq(v, 77);
+        /* Emptied and filled again past its old size: the rows' room (not stored) holds. */
+        for (size_t i = 0; i < 5000; i++)
+                gc_ptrmap_del(&m, &keys[i]);
+        ck_assert_uint_eq(m.ix.count, 0);
+        for (size_t k = 0; k < 2; k++)
+                for (size_t i = 0; i < 5000; i++)
+                        ck_assert_int_eq(gc_ptrmap_put(&m, &keys[i], i + k), 0);
+        ck_assert_uint_eq(m.ix.count, 5000);
+        for (size_t i = 0; i < 5000; i++) {
+                ck_assert_int_eq(gc_ptrmap_get(&m, &keys[i], &v), 0);
+                ck_assert_uint_eq(v, i + 1);
+        }
         gc_ptrmap_free(&m);
+        gc_ptrmap_free(&m);
+        ck_assert_uint_eq(sizeof(gc_ptrmap), 32); /* structs holding maps keep their size */
+}
+END_TEST
+
+/* Rows of the index tests: keys in a dense array, as a caller holds them. */
+typedef struct ix_rows {
+        uint64_t key[512];
+        uint32_t h[512];
+        size_t n;
+} ix_rows;
+
+typedef struct ix_key {
+        const ix_rows *rows;
+        uint64_t key;
+} ix_key;
+
+static int ix_eq(const void *ctx, size_t row)
+{
+        const ix_key *k = ctx;
+
+        return k->rows->key[row] == k->key;
+}
+
+/* The row holding key, or -1. */
+static long ix_lookup(const gc_index *t, const ix_rows *r, uint64_t key, uint32_t h)
+{
+        ix_key k = {r, key};
+        size_t pos;
+
+        return gc_index_find(t, h, ix_eq, &k, &pos) ? (long)gc_index_row(t, pos) : -1;
+}
+
+/* Removes a row as the ledger does: unindex it, move the last row into its place. */
+static void ix_remove(gc_index *t, ix_rows *r, uint64_t key)
+{
+        ix_key k = {r, key};
+        size_t pos, row, last = r->n - 1;
+
+        for (row = 0; row < r->n && r->key[row] != key; row++)
+                ;
+        ck_assert_uint_lt(row, r->n);
+        ck_assert(gc_index_find(t, r->h[row], ix_eq, &k, &pos));
+        ck_assert_uint_eq(gc_index_row(t, pos), row);
+        if (key % 3) /* both ways of deleting: by the slot found, by row */
+                gc_index_del(t, pos);
+        else
+                ck_assert_int_eq(gc_index_del_row(t, r->h[row], row), 0);
+        if (row != last) {
+                gc_index_renumber(t, r->h[last], last, row);
+                r->key[row] = r->key[last];
+                r->h[row] = r->h[last];
+        }
+        r->n--;
+}
+
+START_TEST(test_index_collisions)
+{
+        /* Few distinct hashes (long probe runs); the last two are homed at the last slots of
+         * a table of any size, so their runs wrap to slot 0. */
+        static const uint32_t hs[] = {0, 1, 1, 5, 14, 15, 15, 15, 31, 63, 0xfffffffeu, 0xffffffffu};
+        static ix_rows r;
+        gc_index t;
+        unsigned seed = 7;
+
+        memset(&t, 0, sizeof(t));
+        memset(&r, 0, sizeof(r));
+        ck_assert_int_eq(ix_lookup(&t, &r, 1, 0), -1); /* empty, never allocated */
+        for (uint64_t key = 1; key <= 300; key++) {
+                ix_key k = {&r, key};
+                uint32_t h = hs[key % (sizeof(hs) / sizeof(hs[0]))];
+                size_t pos;
+
+                ck_assert(!gc_index_find(&t, h, ix_eq, &k, &pos));
+                if (key % 2) { /* both ways of inserting */
+                        ck_assert_int_eq(gc_index_insert(&t, h, r.n), 0);
+                } else {
+                        ck_assert_int_eq(gc_index_reserve(&t, t.count + 1), 0);
+                        ck_assert(!gc_index_find(&t, h, ix_eq, &k, &pos)); /* slots moved */
+                        gc_index_fill(&t, pos, h, r.n);
+                }
+                r.key[r.n] = key;
+                r.h[r.n++] = h;
+        }
+        ck_assert_uint_eq(t.count, 300);
+        ck_assert_uint_le(t.count * 4, t.nslots * 3);
+        for (size_t i = 0; i < r.n; i++)
+                ck_assert_int_eq(ix_lookup(&t, &r, r.key[i], r.h[i]), (long)i);
+        /* Delete in a scrambled order; after each, every key left is found at its row (no
+         * probe run broken by the hole) and the deleted one is not. */
+        while (r.n) {
+                uint64_t gone;
+
+                seed = seed * 1103515245u + 12345u;
+                gone = r.key[(seed >> 8) % r.n];
+                ix_remove(&t, &r, gone);
+                ck_assert_uint_eq(t.count, r.n);
+                ck_assert_int_eq(ix_lookup(&t, &r, gone, hs[gone % (sizeof(hs) / sizeof(hs[0]))]),
+                                 -1);
+                for (size_t i = 0; i < r.n; i++)
+                        ck_assert_int_eq(ix_lookup(&t, &r, r.key[i], r.h[i]), (long)i);
+        }
+        for (size_t i = 0; i < t.nslots; i++)
+                ck_assert_uint_eq(t.s[i].ix, 0);
+        gc_index_free(&t);
+        ck_assert_ptr_null(t.s);
+        ck_assert_uint_eq(t.nslots, 0);
+}
+END_TEST
+
+START_TEST(test_index_grow_and_rebuild)
+{
+        static ix_rows r;
+        gc_index t, c;
+        size_t last = 0;
+
+        memset(&t, 0, sizeof(t));
+        memset(&r, 0, sizeof(r));
+        for (uint64_t key = 0; key < 500; key++) {
+                uint32_t h = gc_hash_fin(gc_hash(&key, sizeof(key), 0));
+
+                ck_assert_int_eq(gc_index_insert(&t, h, r.n), 0);
+                r.key[r.n] = key;
+                r.h[r.n++] = h;
+                /* Doubles from 16, never past 3/4 full. */
+                ck_assert_uint_ge(t.nslots, 16);
+                ck_assert_uint_eq(t.nslots & (t.nslots - 1), 0);
+                ck_assert_uint_le(t.count * 4, t.nslots * 3);
+                ck_assert_uint_ge(t.nslots, last);
+                last = t.nslots;
+        }
+        ck_assert_uint_eq(t.nslots, 1024);
+        ck_assert_uint_eq(gc_index_bytes(&t), 1024 * sizeof(gc_index_slot));
+        /* Reserving less than it holds never shrinks it. */
+        ck_assert_int_eq(gc_index_reserve(&t, 1), 0);
+        ck_assert_uint_eq(t.nslots, 1024);
+        /* A copy answers alike and is its own. */
+        ck_assert_int_eq(gc_index_dup(&c, &t), 0);
+        ck_assert_ptr_ne(c.s, t.s);
+        ck_assert_uint_eq(c.count, 500);
+        for (size_t i = 0; i < r.n; i++)
+                ck_assert_int_eq(ix_lookup(&c, &r, r.key[i], r.h[i]), (long)i);
+        /* Cleared, then rebuilt from the rows in another order (as a compaction does). */
+        gc_index_clear(&t);
+        ck_assert_uint_eq(t.count, 0);
+        ck_assert_uint_eq(t.nslots, 1024);
+        for (size_t i = 0; i < r.n; i++)
+                ck_assert_int_eq(ix_lookup(&t, &r, r.key[i], r.h[i]), -1);
+        for (size_t i = r.n; i-- > 0;)
+                gc_index_add_new(&t, r.h[i], i);
+        for (size_t i = 0; i < r.n; i++)
+                ck_assert_int_eq(ix_lookup(&t, &r, r.key[i], r.h[i]), (long)i);
+        /* A row pointed elsewhere (a newer row of the same key). */
+        {
+                ix_key k = {&r, r.key[3]};
+                size_t pos;
+
+                ck_assert(gc_index_find(&t, r.h[3], ix_eq, &k, &pos));
+                gc_index_set_row(&t, pos, 3);
+                ck_assert_uint_eq(gc_index_row(&t, pos), 3);
+        }
+        gc_index_free(&c);
+        gc_index_free(&t);
+        gc_index_free(&t); /* twice is harmless */
+        memset(&c, 0, sizeof(c));
+        ck_assert_int_eq(gc_index_dup(&t, &c), 0); /* an empty copy allocates nothing */
+        ck_assert_ptr_null(t.s);
+}
+END_TEST
+
+START_TEST(test_index_limits)
+{
+        gc_index t;
+
+        memset(&t, 0, sizeof(t));
+        ck_assert_int_eq(gc_index_insert(&t, 9, 0), 0);
+        /* Past the rows a uint32 slot can name: refused, and the index as it was. */
+        ck_assert_int_eq(gc_index_reserve(&t, GC_INDEX_MAX_ROWS), -E2BIG);
+        ck_assert_int_eq(gc_index_reserve(&t, SIZE_MAX), -E2BIG);
+        ck_assert_uint_eq(t.count, 1);
+        ck_assert_uint_eq(t.nslots, 16);
+        ck_assert_uint_eq(t.s[9].ix, 1);
+        /* Renumbering or deleting a row that is not there changes nothing. */
+        gc_index_renumber(&t, 9, 5, 6);
+        ck_assert_int_eq(gc_index_del_row(&t, 9, 5), -ENOENT);
+        ck_assert_int_eq(gc_index_del_row(&t, 3, 0), -ENOENT);
+        ck_assert_uint_eq(t.s[9].ix, 1);
+        ck_assert_uint_eq(t.count, 1);
+        gc_index_free(&t);
+        gc_index_renumber(&t, 9, 0, 1); /* nor in an empty index */
+        ck_assert_int_eq(gc_index_del_row(&t, 9, 0), -ENOENT);
 }
 END_TEST
 
@@ -388,6 +592,9 @@ int main(void)
         tcase_add_test(tc, test_strpool_sweep);
         tcase_add_test(tc, test_diag_bounded);
         tcase_add_test(tc, test_read_file);
+        tcase_add_test(tc, test_index_collisions);
+        tcase_add_test(tc, test_index_grow_and_rebuild);
+        tcase_add_test(tc, test_index_limits);
         tcase_add_test(tc, test_ptrmap);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
