@@ -310,6 +310,93 @@ static int gc__member(gc_jscan *s, unsigned char c, char *err, size_t errlen)
         return 0;
 }
 
+/*
+ * One byte of the root object outside any value. A value that starts at c leaves the state at
+ * GC__J_IN_VALUE, c unread: it is the value's first byte.
+ */
+static int gc__root(gc_jscan *s, unsigned char c, char *err, size_t errlen)
+{
+        if (gc__is_ws(c) && s->st_ != GC__J_IN_KEY && s->st_ != GC__J_NULL)
+                return 0;
+        switch (s->st_) {
+        case GC__J_START:
+                if (c != '{')
+                        return gc__fail(s, err, errlen, "not a JSON object");
+                s->st_ = GC__J_FIRST_KEY;
+                return 0;
+        case GC__J_FIRST_KEY:
+        case GC__J_KEY:
+                if (c == '}' && s->st_ == GC__J_FIRST_KEY) {
+                        s->st_ = GC__J_DONE;
+                        return 0;
+                }
+                if (c != '"')
+                        return gc__fail(s, err, errlen, "document: object key expected");
+                s->key_len_ = 0;
+                s->esc_ = 0;
+                s->st_ = GC__J_IN_KEY;
+                return 0;
+        case GC__J_IN_KEY:
+                if (s->esc_) {
+                        s->esc_ = 0;
+                } else if (c == '\\') {
+                        s->esc_ = 1;
+                } else if (c == '"') {
+                        s->st_ = GC__J_COLON;
+                        return 0;
+                }
+                if (s->key_len_ < sizeof(s->key_))
+                        s->key_[s->key_len_] = (char)c;
+                s->key_len_++;
+                return 0;
+        case GC__J_COLON:
+                if (c != ':')
+                        return gc__fail(s, err, errlen, "document: ':' expected");
+                s->st_ = GC__J_VALUE;
+                return 0;
+        case GC__J_VALUE:
+                return gc__member(s, c, err, errlen);
+        case GC__J_NULL:
+                if (c != (unsigned char)"null"[s->lit_])
+                        return gc__fail(s, err, errlen, "items: not an array, or given twice");
+                if (++s->lit_ == 4) {
+                        s->items = 1;
+                        s->st_ = GC__J_AFTER;
+                }
+                return 0;
+        case GC__J_AFTER:
+                if (c == ',')
+                        s->st_ = GC__J_KEY;
+                else if (c == '}')
+                        s->st_ = GC__J_DONE;
+                else
+                        return gc__fail(s, err, errlen, "document: ',' or '}' expected");
+                return 0;
+        case GC__J_ITEMS_FIRST:
+        case GC__J_ITEMS_NEXT:
+                if (c == ']' && s->st_ == GC__J_ITEMS_FIRST) {
+                        s->st_ = GC__J_AFTER;
+                        return 0;
+                }
+                if (gc__value_begin(s, c, GC_JSCAN_ITEM) < 0)
+                        return gc__fail(s, err, errlen, "items[%zu]: value expected", s->n_items);
+                return 0;
+        case GC__J_AFTER_ITEM:
+                if (c == ',')
+                        s->st_ = GC__J_ITEMS_NEXT;
+                else if (c == ']')
+                        s->st_ = GC__J_AFTER;
+                else
+                        return gc__fail(s, err, errlen, "items[%zu]: ',' or ']' expected after it",
+                                        s->n_items - 1);
+                return 0;
+        case GC__J_DONE:
+                return gc__fail(s, err, errlen, "document: data after the end");
+        default:
+                return gc__fail(s, err, errlen, "document: scanner state %d", s->st_);
+        }
+}
+
 int gc_jscan_feed(gc_jscan *s, const char *p, size_t n, char *err, size_t errlen)
 {
         const char *end = p + n, *vstart = p; /* where the value in progress starts here */
@@ -318,115 +405,27 @@ int gc_jscan_feed(gc_jscan *s, const char *p, size_t n, char *err, size_t errlen
         if (s->err_)
                 return s->err_;
         while (p < end) {
-                unsigned char c;
+                const char *q = NULL, *msg = "";
 
-                if (s->st_ == GC__J_IN_VALUE) {
-                        const char *q = NULL, *msg = "";
-
-                        r = gc__value(s, p, end, &q, &msg);
-                        if (r < 0)
-                                return gc__fail_value(s, err, errlen, msg);
-                        if (r == 0)
-                                return gc__keep(s, vstart, end, err, errlen);
-                        r = gc__value_end(s, vstart, q, err, errlen);
+                if (s->st_ != GC__J_IN_VALUE) {
+                        r = gc__root(s, (unsigned char)*p, err, errlen);
                         if (r < 0)
                                 return r;
-                        p = q;
-                        continue;
-                }
-                c = (unsigned char)*p;
-                if (gc__is_ws(c) && s->st_ != GC__J_IN_KEY && s->st_ != GC__J_NULL) {
-                        p++;
-                        continue;
-                }
-                switch (s->st_) {
-                case GC__J_START:
-                        if (c != '{')
-                                return gc__fail(s, err, errlen, "not a JSON object");
-                        s->st_ = GC__J_FIRST_KEY;
-                        break;
-                case GC__J_FIRST_KEY:
-                case GC__J_KEY:
-                        if (c == '}' && s->st_ == GC__J_FIRST_KEY) {
-                                s->st_ = GC__J_DONE;
-                                break;
-                        }
-                        if (c != '"')
-                                return gc__fail(s, err, errlen, "document: object key expected");
-                        s->key_len_ = 0;
-                        s->esc_ = 0;
-                        s->st_ = GC__J_IN_KEY;
-                        break;
-                case GC__J_IN_KEY:
-                        if (s->esc_) {
-                                s->esc_ = 0;
-                        } else if (c == '\\') {
-                                s->esc_ = 1;
-                        } else if (c == '"') {
-                                s->st_ = GC__J_COLON;
-                                break;
-                        }
-                        if (s->key_len_ < sizeof(s->key_))
-                                s->key_[s->key_len_] = (char)c;
-                        s->key_len_++;
-                        break;
-                case GC__J_COLON:
-                        if (c != ':')
-                                return gc__fail(s, err, errlen, "document: ':' expected");
-                        s->st_ = GC__J_VALUE;
-                        break;
-                case GC__J_VALUE:
-                        r = gc__member(s, c, err, errlen);
-                        if (r < 0)
-                                return r;
-                        vstart = p;
                         if (s->st_ == GC__J_IN_VALUE)
-                                continue; /* its first byte is read as part of it */
-                        break;
-                case GC__J_NULL:
-                        if (c != (unsigned char)"null"[s->lit_])
-                                return gc__fail(s, err, errlen,
-                                                "items: not an array, or given twice");
-                        if (++s->lit_ == 4) {
-                                s->items = 1;
-                                s->st_ = GC__J_AFTER;
-                        }
-                        break;
-                case GC__J_AFTER:
-                        if (c == ',')
-                                s->st_ = GC__J_KEY;
-                        else if (c == '}')
-                                s->st_ = GC__J_DONE;
+                                vstart = p;
                         else
-                                return gc__fail(s, err, errlen, "document: ',' or '}' expected");
-                        break;
-                case GC__J_ITEMS_FIRST:
-                case GC__J_ITEMS_NEXT:
-                        if (c == ']' && s->st_ == GC__J_ITEMS_FIRST) {
-                                s->st_ = GC__J_AFTER;
-                                break;
-                        }
-                        if (gc__value_begin(s, c, GC_JSCAN_ITEM) < 0)
-                                return gc__fail(s, err, errlen, "items[%zu]: value expected",
-                                                s->n_items);
-                        vstart = p;
+                                p++;
                         continue;
-                case GC__J_AFTER_ITEM:
-                        if (c == ',')
-                                s->st_ = GC__J_ITEMS_NEXT;
-                        else if (c == ']')
-                                s->st_ = GC__J_AFTER;
-                        else
-                                return gc__fail(s, err, errlen,
-                                                "items[%zu]: ',' or ']' expected after it",
-                                                s->n_items - 1);
-                        break;
-                case GC__J_DONE:
-                        return gc__fail(s, err, errlen, "document: data after the end");
-                default:
-                        return gc__fail(s, err, errlen, "document: scanner state %d", s->st_);
                 }
-                p++;
+                r = gc__value(s, p, end, &q, &msg);
+                if (r < 0)
+                        return gc__fail_value(s, err, errlen, msg);
+                if (r == 0)
+                        return gc__keep(s, vstart, end, err, errlen);
+                r = gc__value_end(s, vstart, q, err, errlen);
+                if (r < 0)
+                        return r;
+                p = q;
         }
         return 0;
 }
