@@ -24,7 +24,8 @@ static int on_item(void *ud, const char *json, size_t len)
         char *a, *b;
 
         if (!json) {
-                if (len > MAX_ITEM)
+                /* Dropped only when over the cap, and len is its whole size. */
+                if (len <= MAX_ITEM)
                         __builtin_trap();
                 g->dropped++;
                 if (g->compare)
