@@ -74,6 +74,33 @@ static int gc__fail_value(gc_jscan *s, char *err, size_t errlen, const char *msg
         return gc__fail(s, err, errlen, "document: %.*s: %s", n, s->key_, msg);
 }
 
+/* What the state expected, when the input holds something else or ends there. */
+static int gc__expect(gc_jscan *s, char *err, size_t errlen)
+{
+        static const char *const msg[] = {
+            [GC__J_START] = "not a JSON object",
+            [GC__J_FIRST_KEY] = "document: object key expected",
+            [GC__J_KEY] = "document: object key expected",
+            [GC__J_IN_KEY] = "document: unterminated string",
+            [GC__J_COLON] = "document: ':' expected",
+            [GC__J_NULL] = "items: not an array, or given twice",
+            [GC__J_AFTER] = "document: ',' or '}' expected",
+            [GC__J_DONE] = "document: data after the end",
+        };
+
+        switch (s->st_) {
+        case GC__J_ITEMS_FIRST:
+        case GC__J_ITEMS_NEXT:
+                return gc__fail(s, err, errlen, "items[%zu]: value expected", s->n_items);
+        case GC__J_AFTER_ITEM:
+                return gc__fail(s, err, errlen, "items[%zu]: ',' or ']' expected after it",
+                                s->n_items - 1);
+        default:
+                /* Values report their own errors; the root's states are all named. */
+                return gc__fail(s, err, errlen, "%s", msg[s->st_] ? msg[s->st_] : "malformed");
+        }
+}
+
 void gc_jscan_init(gc_jscan *s, size_t max_value, gc_jscan_fn fn, void *ud)
 {
         memset(s, 0, sizeof(*s));
@@ -321,7 +348,7 @@ static int gc__root(gc_jscan *s, unsigned char c, char *err, size_t errlen)
         switch (s->st_) {
         case GC__J_START:
                 if (c != '{')
-                        return gc__fail(s, err, errlen, "not a JSON object");
+                        return gc__expect(s, err, errlen);
                 s->st_ = GC__J_FIRST_KEY;
                 return 0;
         case GC__J_FIRST_KEY:
@@ -331,7 +358,7 @@ static int gc__root(gc_jscan *s, unsigned char c, char *err, size_t errlen)
                         return 0;
                 }
                 if (c != '"')
-                        return gc__fail(s, err, errlen, "document: object key expected");
+                        return gc__expect(s, err, errlen);
                 s->key_len_ = 0;
                 s->esc_ = 0;
                 s->st_ = GC__J_IN_KEY;
@@ -351,14 +378,14 @@ static int gc__root(gc_jscan *s, unsigned char c, char *err, size_t errlen)
                 return 0;
         case GC__J_COLON:
                 if (c != ':')
-                        return gc__fail(s, err, errlen, "document: ':' expected");
+                        return gc__expect(s, err, errlen);
                 s->st_ = GC__J_VALUE;
                 return 0;
         case GC__J_VALUE:
                 return gc__member(s, c, err, errlen);
         case GC__J_NULL:
                 if (c != (unsigned char)"null"[s->lit_])
-                        return gc__fail(s, err, errlen, "items: not an array, or given twice");
+                        return gc__expect(s, err, errlen);
                 if (++s->lit_ == 4) {
                         s->items = 1;
                         s->st_ = GC__J_AFTER;
@@ -370,7 +397,7 @@ static int gc__root(gc_jscan *s, unsigned char c, char *err, size_t errlen)
                 else if (c == '}')
                         s->st_ = GC__J_DONE;
                 else
-                        return gc__fail(s, err, errlen, "document: ',' or '}' expected");
+                        return gc__expect(s, err, errlen);
                 return 0;
         case GC__J_ITEMS_FIRST:
         case GC__J_ITEMS_NEXT:
@@ -379,7 +406,7 @@ static int gc__root(gc_jscan *s, unsigned char c, char *err, size_t errlen)
                         return 0;
                 }
                 if (gc__value_begin(s, c, GC_JSCAN_ITEM) < 0)
-                        return gc__fail(s, err, errlen, "items[%zu]: value expected", s->n_items);
+                        return gc__expect(s, err, errlen);
                 return 0;
         case GC__J_AFTER_ITEM:
                 if (c == ',')
@@ -387,13 +414,10 @@ static int gc__root(gc_jscan *s, unsigned char c, char *err, size_t errlen)
                 else if (c == ']')
                         s->st_ = GC__J_AFTER;
                 else
-                        return gc__fail(s, err, errlen, "items[%zu]: ',' or ']' expected after it",
-                                        s->n_items - 1);
+                        return gc__expect(s, err, errlen);
                 return 0;
-        case GC__J_DONE:
-                return gc__fail(s, err, errlen, "document: data after the end");
         default:
-                return gc__fail(s, err, errlen, "document: scanner state %d", s->st_);
+                return gc__expect(s, err, errlen);
         }
 }
 
@@ -437,24 +461,10 @@ int gc_jscan_finish(gc_jscan *s, char *err, size_t errlen)
         switch (s->st_) {
         case GC__J_DONE:
                 return 0;
-        case GC__J_START:
-                return gc__fail(s, err, errlen, "not a JSON object");
-        case GC__J_FIRST_KEY:
-        case GC__J_KEY:
-                return gc__fail(s, err, errlen, "document: object key expected");
-        case GC__J_IN_KEY:
-                return gc__fail(s, err, errlen, "document: unterminated string");
-        case GC__J_COLON:
-                return gc__fail(s, err, errlen, "document: ':' expected");
         case GC__J_VALUE:
                 if (gc__key_is(s, "items"))
                         return gc__fail(s, err, errlen, "items: not an array, or given twice");
                 return gc__fail_value(s, err, errlen, "value expected");
-        case GC__J_NULL:
-                return gc__fail(s, err, errlen, "items: not an array, or given twice");
-        case GC__J_ITEMS_FIRST:
-        case GC__J_ITEMS_NEXT:
-                return gc__fail(s, err, errlen, "items[%zu]: value expected", s->n_items);
         case GC__J_IN_VALUE:
                 if (s->first_ == '"' || s->in_str_)
                         return gc__fail_value(s, err, errlen, "unterminated string");
@@ -464,11 +474,9 @@ int gc_jscan_finish(gc_jscan *s, char *err, size_t errlen)
                 if (s->what_ == GC_JSCAN_ITEM)
                         return gc__fail(s, err, errlen, "items[%zu]: ',' or ']' expected after it",
                                         s->n_items);
-                return gc__fail(s, err, errlen, "document: ',' or '}' expected");
-        case GC__J_AFTER_ITEM:
-                return gc__fail(s, err, errlen, "items[%zu]: ',' or ']' expected after it",
-                                s->n_items - 1);
+                s->st_ = GC__J_AFTER;
+                return gc__expect(s, err, errlen);
         default:
-                return gc__fail(s, err, errlen, "document: ',' or '}' expected");
+                return gc__expect(s, err, errlen);
         }
 }
