@@ -20,13 +20,14 @@
  *
  * Limits: a value of the root object (an element of items, the metadata, any other member) may
  * nest GC_JSCAN_MAX_DEPTH brackets, its own included; deeper is -EINVAL. A value longer than
- * max_value is reported with json NULL (and its length), never copied past that. Keys and
- * scalars are read byte by byte; everything inside a value skips runs without a quote or a
- * bracket, and strings with memchr.
+ * max_value is reported with json NULL (and its length), never copied past that. The root's
+ * keys and punctuation are read byte by byte; a value skips runs without a quote or a bracket by
+ * a table, and strings with memchr.
  *
  * Results: 0, or -EINVAL (err says where: "items[3]: mismatched bracket", "document: metadata:
- * unterminated string", "document: ',' or '}' expected"), -ENOMEM, or the callback's own negative
- * result (err untouched). An error is sticky: every later feed or finish returns it again.
+ * unterminated string", "document: ',' or '}' expected"), -ENOMEM (a value spanning pieces
+ * could not be copied), or the callback's own negative result (err untouched). An error is sticky:
+ * every later feed or finish returns it again.
  */
 
 #define GC_JSCAN_MAX_DEPTH 1024
