@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "kube.h"
+#include "../util/jscan.h"
 
 #define GC__KUBE_MAX_KUBECONFIG (1u << 20) /* bytes of a kubeconfig file */
 #define GC__KUBE_MAX_TOKEN      (64u << 10)
@@ -88,31 +89,25 @@ int gc__kube_sleep(double seconds, const volatile sig_atomic_t *stop);
 
 /* ---- the list scanner: items of a LIST body one by one, without a tree of the whole page -- */
 
+/*
+ * A LIST body through gc_jscan (util/jscan.h): each element of "items", which must be an object
+ * (else -EINVAL), goes to item (json NULL, len its size, for one over max_item), and the list's
+ * "metadata" is kept in meta (over GC__KUBE_MAX_META: -E2BIG).
+ */
 typedef struct gc__kube_scan {
-        int st;
-        int depth;
-        int in_str;
-        int esc;
-        int capturing; /* bytes of the current value are being copied into cap */
-        int cap_kind;  /* what cap holds: 1 = metadata, 2 = an item */
-        int dropping;  /* the current item is over max_item: skipped */
-        char key[16];  /* the current top-level key (longer keys are none we want) */
-        size_t key_len;
-        gc_buf cap;
+        gc_jscan js;
         gc_buf meta; /* the list's metadata object, as text */
-        size_t max_item;
         size_t n_items;
-        /* Each element of "items" (json == NULL, len = bytes seen, for one over max_item). */
         int (*item)(void *ud, const char *json, size_t len);
         void *ud;
 } gc__kube_scan;
 
 void gc__kube_scan_init(gc__kube_scan *s, size_t max_item,
                         int (*item)(void *ud, const char *json, size_t len), void *ud);
-/* -EINVAL when the text cannot be a JSON object; else the item callback's error, or 0. */
+/* -EINVAL when the text cannot be a Kubernetes list; else the item callback's error, or 0. */
 int gc__kube_scan_feed(gc__kube_scan *s, const char *p, size_t n);
 /* 0 when the whole object has been seen. */
-int gc__kube_scan_finish(const gc__kube_scan *s);
+int gc__kube_scan_finish(gc__kube_scan *s);
 void gc__kube_scan_release(gc__kube_scan *s);
 
 /* ---- kubeconfig ------------------------------------------------------------------------------ */

@@ -2,135 +2,25 @@
  */
 #include "model.h"
 #include "model_int.h"
+#include "../util/jscan.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /*
  * Design (docs/model.md): a 100,000-pod list parsed whole by cJSON costs several times its size
- * in nodes. Instead a scanner walks the document once, checking only strings and bracket
- * nesting, and yields the byte range of each element of the top-level "items" array. An element
+ * in nodes. Instead gc_jscan (util/jscan.h) walks the document once, checking only strings and
+ * bracket nesting, and yields each element of the top-level "items" array in place. An element
  * is handed to cJSON alone, so memory stays near one object; one that cannot name a GPU
  * resource (no rule's domain in its bytes and no \u escape that could spell one) is not parsed
  * at all.
  */
 
-#define GC__DOC_MAX_DEPTH  1024 /* brackets open at once anywhere in the document */
-#define GC__ITEM_MAX_DEPTH 64   /* within one object; real Kubernetes objects stay under 20 */
+#define GC__ITEM_MAX_DEPTH 64 /* within one object; real Kubernetes objects stay under 20 */
 #define GC__MAX_NEEDLES    16
-
-/* ---- the scanner ---------------------------------------------------------------------------- */
-
-/* Bytes that end a run the scanner can skip: quotes and brackets. */
-static const unsigned char gc__special[256] = {
-    ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1,
-};
-
-static const char *gc__ws(const char *p, const char *end)
-{
-        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-                p++;
-        return p;
-}
-
-/* p is at an opening quote; returns the byte after the closing one, or NULL. */
-static const char *gc__skip_string(const char *p, const char *end)
-{
-        p++;
-        for (;;) {
-                const char *q = memchr(p, '"', (size_t)(end - p));
-                const char *b;
-
-                if (!q)
-                        return NULL;
-                /* An odd run of backslashes before the quote escapes it. */
-                for (b = q; b > p && b[-1] == '\\'; b--)
-                        ;
-                if (((q - b) & 1) == 0)
-                        return q + 1;
-                p = q + 1;
-        }
-}
-
-/*
- * Skips one value. Strings and the nesting of brackets are checked (types must match); scalars
- * are runs up to a delimiter and are left to cJSON. *ret_depth is the deepest nesting inside.
- */
-static const char *gc__skip_value(const char *p, const char *end, int *ret_depth,
-                                  const char **ret_msg)
-{
-        unsigned char stack[GC__DOC_MAX_DEPTH / 8] = {0};
-        int depth = 0, maxd = 0;
-
-        *ret_depth = 0;
-        if (p >= end) {
-                *ret_msg = "value expected";
-                return NULL;
-        }
-        if (*p == '"') {
-                p = gc__skip_string(p, end);
-                if (!p)
-                        *ret_msg = "unterminated string";
-                return p;
-        }
-        if (*p != '{' && *p != '[') {
-                const char *s = p;
-
-                while (p < end && !gc__special[(unsigned char)*p] && *p != ',' && *p != ':' &&
-                       *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
-                        p++;
-                if (p == s) {
-                        *ret_msg = "value expected";
-                        return NULL;
-                }
-                return p;
-        }
-        while (p < end) {
-                unsigned char c = (unsigned char)*p;
-
-                if (!gc__special[c]) {
-                        p++;
-                        continue;
-                }
-                if (c == '"') {
-                        p = gc__skip_string(p, end);
-                        if (!p) {
-                                *ret_msg = "unterminated string";
-                                return NULL;
-                        }
-                        continue;
-                }
-                if (c == '{' || c == '[') {
-                        if (depth >= GC__DOC_MAX_DEPTH) {
-                                *ret_msg = "nesting too deep";
-                                return NULL;
-                        }
-                        if (c == '{')
-                                stack[depth / 8] |= (unsigned char)(1u << (depth % 8));
-                        else
-                                stack[depth / 8] &= (unsigned char)~(1u << (depth % 8));
-                        depth++;
-                        if (depth > maxd)
-                                maxd = depth;
-                        p++;
-                        continue;
-                }
-                depth--;
-                if (((stack[depth / 8] >> (depth % 8)) & 1) != (c == '}')) {
-                        *ret_msg = "mismatched bracket";
-                        return NULL;
-                }
-                p++;
-                if (depth == 0) {
-                        *ret_depth = maxd;
-                        return p;
-                }
-        }
-        *ret_msg = "unexpected end of document";
-        return NULL;
-}
 
 /* ---- what one decoder call needs ------------------------------------------------------------ */
 
@@ -160,6 +50,11 @@ typedef struct gc__ctx {
         } needles[GC__MAX_NEEDLES];
         size_t n_needles;
         int prefilter;
+        char *err;
+        size_t errlen;
+        int has_kind;
+        char kind[64]; /* the root's "kind" (a string), its first bytes */
+        size_t kind_len;
 } gc__ctx;
 
 /*
@@ -317,56 +212,35 @@ static int gc__item(gc__ctx *c, const char *s, size_t n, size_t idx, int depth, 
         return r;
 }
 
-/* p is at '[' of items; returns the byte after ']' via *ret_p. */
-static int gc__items(gc__ctx *c, const char *p, const char *end, const char **ret_p, char *err,
-                     size_t errlen)
-{
-        size_t idx = 0;
-        int r;
-
-        p = gc__ws(p + 1, end);
-        if (p < end && *p == ']') {
-                *ret_p = p + 1;
-                return 0;
-        }
-        for (;; idx++) {
-                const char *msg = "", *q;
-                int depth;
-
-                p = gc__ws(p, end);
-                q = gc__skip_value(p, end, &depth, &msg);
-                if (!q)
-                        return GC__FAIL(err, errlen, -EINVAL, "items[%zu]: %s", idx, msg);
-                r = gc__item(c, p, (size_t)(q - p), idx, depth, err, errlen);
-                if (r < 0)
-                        return r;
-                p = gc__ws(q, end);
-                if (p < end && *p == ',') {
-                        p++;
-                        continue;
-                }
-                if (p < end && *p == ']') {
-                        *ret_p = p + 1;
-                        return 0;
-                }
-                return GC__FAIL(err, errlen, -EINVAL, "items[%zu]: ',' or ']' expected after it",
-                                idx);
-        }
-}
-
 static int gc__key_is(const char *k, size_t n, const char *lit)
 {
         return strlen(lit) == n && memcmp(k, lit, n) == 0;
+}
+
+static int gc__on_value(void *ud, const gc_jscan_value *v)
+{
+        gc__ctx *c = ud;
+
+        if (v->what == GC_JSCAN_KIND) {
+                c->has_kind = 1;
+                c->kind_len = v->len - 2; /* without its quotes */
+                memcpy(c->kind, v->json + 1, c->kind_len < 64 ? c->kind_len : 64);
+                return 0;
+        }
+        if (v->what != GC_JSCAN_ITEM)
+                return 0;
+        return gc__item(c, v->json, v->len, v->index, v->depth, c->err, c->errlen);
 }
 
 static int gc__decode(const gc__decoder *d, const char *json, size_t len, const gc_model_opts *o,
                       void *out, gc_decode_stats *ret_stats, gc_diag *diag, char *err,
                       size_t errlen)
 {
-        const char *p, *end, *root, *kind = NULL;
-        size_t kind_len = 0, n_before;
-        int r = 0, items = 0, first = 1;
+        const char *root, *end;
+        size_t n_before;
+        gc_jscan js;
         gc__ctx c;
+        int r;
 
         if (!json || !o || !o->pool || !o->res || !out)
                 return GC__FAIL(err, errlen, -EINVAL, "missing argument");
@@ -375,104 +249,42 @@ static int gc__decode(const gc__decoder *d, const char *json, size_t len, const 
         c.o = o;
         c.out = out;
         c.diag = diag;
+        c.err = err;
+        c.errlen = errlen;
         c.st.bytes = len;
         gc__needles(&c);
         n_before = d->count(out);
 
-        end = json + len;
-        root = p = gc__ws(json, end);
-        if (p >= end || *p != '{') {
-                r = GC__FAIL(err, errlen, -EINVAL, "not a JSON object");
+        /* The whole document is one piece: every value is passed in place, never copied. */
+        gc_jscan_init(&js, SIZE_MAX, gc__on_value, &c);
+        r = gc_jscan_feed(&js, json, len, err, errlen);
+        if (r == 0)
+                r = gc_jscan_finish(&js, err, errlen);
+        gc_jscan_release(&js);
+        if (r < 0)
                 goto done;
-        }
-        for (p++;; first = 0) {
-                const char *key, *q, *msg = "";
-                size_t key_len;
-                int depth;
 
-                p = gc__ws(p, end);
-                if (first && p < end && *p == '}') {
-                        p++;
-                        break;
-                }
-                if (p >= end || *p != '"') {
-                        r = GC__FAIL(err, errlen, -EINVAL, "document: object key expected");
-                        goto done;
-                }
-                key = p + 1;
-                q = gc__skip_string(p, end);
-                if (!q) {
-                        r = GC__FAIL(err, errlen, -EINVAL, "document: unterminated string");
-                        goto done;
-                }
-                key_len = (size_t)(q - 1 - key);
-                p = gc__ws(q, end);
-                if (p >= end || *p != ':') {
-                        r = GC__FAIL(err, errlen, -EINVAL, "document: ':' expected");
-                        goto done;
-                }
-                p = gc__ws(p + 1, end);
-                if (gc__key_is(key, key_len, "items") && end - p >= 4 &&
-                    memcmp(p, "null", 4) == 0) {
-                        /* Go writes an empty list as null; that is no items. */
-                        items++;
-                        p += 4;
-                } else if (gc__key_is(key, key_len, "items")) {
-                        if (items++ || p >= end || *p != '[') {
-                                r = GC__FAIL(err, errlen, -EINVAL,
-                                             "items: not an array, or given twice");
-                                goto done;
-                        }
-                        r = gc__items(&c, p, end, &p, err, errlen);
-                        if (r < 0)
-                                goto done;
-                } else {
-                        q = gc__skip_value(p, end, &depth, &msg);
-                        if (!q) {
-                                r = GC__FAIL(err, errlen, -EINVAL, "document: %.*s: %s",
-                                             (int)(key_len > 64 ? 64 : key_len), key, msg);
-                                goto done;
-                        }
-                        if (gc__key_is(key, key_len, "kind") && *p == '"') {
-                                kind = p + 1;
-                                kind_len = (size_t)(q - p - 2);
-                        }
-                        p = q;
-                }
-                p = gc__ws(p, end);
-                if (p < end && *p == ',') {
-                        p++;
-                        continue;
-                }
-                if (p < end && *p == '}') {
-                        p++;
-                        break;
-                }
-                r = GC__FAIL(err, errlen, -EINVAL, "document: ',' or '}' expected");
-                goto done;
-        }
-        if (gc__ws(p, end) != end) {
-                r = GC__FAIL(err, errlen, -EINVAL, "document: data after the end");
-                goto done;
-        }
-
-        if (items) {
-                if (kind && !gc__key_is(kind, kind_len, d->list_kind) &&
-                    !gc__key_is(kind, kind_len, "List")) {
+        if (js.items) {
+                if (c.has_kind && !gc__key_is(c.kind, c.kind_len, d->list_kind) &&
+                    !gc__key_is(c.kind, c.kind_len, "List")) {
                         r = GC__FAIL(err, errlen, -EINVAL, "kind %.*s is not a %s or List",
-                                     (int)(kind_len > 64 ? 64 : kind_len), kind, d->list_kind);
+                                     (int)(c.kind_len > 64 ? 64 : c.kind_len), c.kind,
+                                     d->list_kind);
                         goto done;
                 }
-        } else if (kind && gc__key_is(kind, kind_len, d->kind)) {
-                const char *msg = "";
-                int depth;
-
+        } else if (c.has_kind && gc__key_is(c.kind, c.kind_len, d->kind)) {
                 /* One object: the whole document is the item. */
-                if (!gc__skip_value(root, end, &depth, &msg)) {
-                        r = GC__FAIL(err, errlen, -EINVAL, "document: %s", msg);
+                if (js.depth >= GC_JSCAN_MAX_DEPTH) {
+                        r = GC__FAIL(err, errlen, -EINVAL, "document: nesting too deep");
                         goto done;
                 }
-                r = gc__item(&c, root, (size_t)(p - root), 0, depth, err, errlen);
+                root = json;
+                end = json + len;
+                while (*root != '{')
+                        root++;
+                while (end[-1] != '}')
+                        end--;
+                r = gc__item(&c, root, (size_t)(end - root), 0, js.depth + 1, err, errlen);
                 if (r < 0)
                         goto done;
         } else {

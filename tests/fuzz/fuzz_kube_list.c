@@ -1,4 +1,4 @@
-/* fuzz_kube_list: the streaming LIST scanner, in input-chosen slices, against cJSON's reading. */
+/* fuzz_kube_list: the LIST scanner (kube over util's jscan), in input-chosen slices, vs cJSON. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,7 +24,8 @@ static int on_item(void *ud, const char *json, size_t len)
         char *a, *b;
 
         if (!json) {
-                if (len > MAX_ITEM)
+                /* Dropped only when over the cap, and len is its whole size. */
+                if (len <= MAX_ITEM)
                         __builtin_trap();
                 g->dropped++;
                 if (g->compare)
@@ -79,8 +80,10 @@ static cJSON *reference(const char *p, size_t n, const cJSON **ret_items)
         cJSON_ArrayForEach(e, root) keys += e->string && strcmp(e->string, "items") == 0;
         if (keys > 1)
                 goto no;
-        /* "items" that is not an array (null, say) is a list without items. */
+        /* "items" is an array, or null (a list without items); anything else is refused. */
         items = cJSON_GetObjectItemCaseSensitive(root, "items");
+        if (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))
+                goto no;
         if (cJSON_IsArray(items)) {
                 cJSON_ArrayForEach(e, items) if (!cJSON_IsObject(e)) goto no;
                 *ret_items = items;

@@ -274,6 +274,29 @@ START_TEST(test_scan_bytewise_and_caps)
 }
 END_TEST
 
+START_TEST(test_scan_metadata_cap)
+{
+        gc__kube_scan s;
+        items it = {0};
+        gc_buf doc;
+
+        /* The list's metadata is kept for its resourceVersion: 64 KiB of it at most. */
+        gc_buf_init(&doc, 1u << 20);
+        gc_buf_puts(&doc, "{\"items\":[{}],\"metadata\":{\"x\":\"");
+        for (size_t i = 0; i < GC__KUBE_MAX_META; i++)
+                gc_buf_puts(&doc, "a");
+        gc_buf_puts(&doc, "\"}}");
+        ck_assert_int_eq(doc.err, 0);
+        gc__kube_scan_init(&s, 4096, item_cb, &it);
+        ck_assert_int_eq(gc__kube_scan_feed(&s, doc.data, 100), 0);
+        ck_assert_int_eq(gc__kube_scan_feed(&s, doc.data + 100, doc.len - 100), -E2BIG);
+        ck_assert_uint_eq(it.n, 1);
+        gc__kube_scan_release(&s);
+        items_free(&it);
+        gc_buf_free(&doc);
+}
+END_TEST
+
 static const struct {
         const char *doc;
         int feed_ok;
@@ -291,6 +314,9 @@ static const struct {
     {"{\"a\" 1}", 0, 0, 0},
     {"{\"a\":1}x", 0, 1, 0},
     {"{,}", 0, 0, 0},
+    {"{\"items\":{}}", 0, 0, 0},              /* items is an array (or null) */
+    {"{\"items\":[],\"items\":[]}", 0, 0, 0}, /* once */
+    {"{\"items\":[{\"a\":[}]}", 0, 0, 0},     /* brackets must match */
 };
 
 START_TEST(test_scan_table)
@@ -1483,6 +1509,7 @@ static Suite *kube_suite(void)
         t = tcase_create("scan");
         tcase_add_test(t, test_scan_every_boundary);
         tcase_add_test(t, test_scan_bytewise_and_caps);
+        tcase_add_test(t, test_scan_metadata_cap);
         tcase_add_loop_test(t, test_scan_table, 0,
                             (int)(sizeof(scan_cases) / sizeof(scan_cases[0])));
         suite_add_tcase(s, t);

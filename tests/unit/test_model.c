@@ -1102,6 +1102,23 @@ START_TEST(list_depth)
         ck_assert_int_eq(gc_decode_pods(s, strlen(s), &e.o, &v, &st, &d, err, sizeof(err)),
                          -EINVAL);
         free(s);
+        /* One pod, not a list: the document is the item, 1024 levels with its own at most. */
+        for (int extra = 1; extra <= 2; extra++) {
+                gc_buf b;
+
+                gc_buf_init(&b, 1u << 20);
+                gc_buf_puts(&b, "{\"kind\":\"Pod\",\"deep\":");
+                for (int i = 0; i < 1023 + extra; i++)
+                        gc_buf_puts(&b, "[");
+                for (int i = 0; i < 1023 + extra; i++)
+                        gc_buf_puts(&b, "]");
+                gc_buf_puts(&b, "}");
+                ck_assert_int_eq(gc_decode_pods(b.data, b.len, &e.o, &v, &st, &d, err, sizeof(err)),
+                                 -EINVAL);
+                ck_assert_str_eq(err, extra == 1 ? "document: nesting too deep"
+                                                 : "document: deep: nesting too deep");
+                gc_buf_free(&b);
+        }
         gc_pod_vec_free(&v);
         gc_diag_clear(&d);
         env_done(&e);

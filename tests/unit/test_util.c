@@ -1,11 +1,13 @@
-/* test_util: buffers, RFC 3339 time, durations, numbers, the string pool, hash tables, diagnostics.
- */
+/* test_util: buffers, RFC 3339 time, durations, numbers, the string pool, hash tables, diagnostics,
+ * jscan. */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/jscan.h"
 #include "util/util.h"
 
 static const struct {
@@ -573,6 +575,265 @@ START_TEST(test_index_limits)
 }
 END_TEST
 
+/* ---- jscan: the items of a list, fed in pieces ------------------------------------------------
+ */
+
+/* What a scan reported, as text: one line per value, then the result and its message. */
+typedef struct jlog {
+        gc_buf b;
+        int fail_at; /* the callback fails on this value (1-based), 0 never */
+        int seen;
+        int in_place; /* values passed pointing into the fed text */
+        const char *text;
+        size_t text_len;
+} jlog;
+
+static int jlog_value(void *ud, const gc_jscan_value *v)
+{
+        jlog *l = ud;
+
+        if (v->json && v->json >= l->text && v->json < l->text + l->text_len)
+                l->in_place++;
+        gc_buf_printf(&l->b, "%d %zu %d %c %zu ", (int)v->what, v->index, v->depth, v->first,
+                      v->len);
+        if (v->json)
+                gc_buf_append(&l->b, v->json, v->len);
+        else
+                gc_buf_puts(&l->b, "(dropped)");
+        gc_buf_puts(&l->b, "\n");
+        return ++l->seen == l->fail_at ? -ECANCELED : 0;
+}
+
+/*
+ * Scans doc in pieces: cuts[] are the offsets where a piece ends (sorted, n_cuts of them);
+ * step > 0 instead feeds step bytes at a time. Returns the log (the caller frees it).
+ */
+static char *jscan_run(const char *doc, size_t max_value, const size_t *cuts, size_t n_cuts,
+                       size_t step, int fail_at, int *ret_in_place)
+{
+        size_t n = strlen(doc), off = 0, k = 0;
+        char err[160] = "";
+        gc_jscan s;
+        jlog l;
+        int r = 0;
+
+        memset(&l, 0, sizeof(l));
+        gc_buf_init(&l.b, 1u << 20);
+        l.fail_at = fail_at;
+        l.text = doc;
+        l.text_len = n;
+        gc_jscan_init(&s, max_value, jlog_value, &l);
+        while (r == 0 && off < n) {
+                size_t to = step ? off + step : (k < n_cuts ? cuts[k++] : n);
+
+                if (to > n)
+                        to = n;
+                r = gc_jscan_feed(&s, doc + off, to - off, err, sizeof(err));
+                off = to;
+        }
+        if (r == 0)
+                r = gc_jscan_finish(&s, err, sizeof(err));
+        /* An error is sticky. */
+        if (r < 0) {
+                ck_assert_int_eq(gc_jscan_feed(&s, "{", 1, NULL, 0), r);
+                ck_assert_int_eq(gc_jscan_finish(&s, NULL, 0), r);
+        }
+        gc_buf_printf(&l.b, "= %d %s items=%d n=%zu depth=%d", r, r == -EINVAL ? err : "", s.items,
+                      s.n_items, s.depth);
+        gc_jscan_release(&s);
+        if (ret_in_place)
+                *ret_in_place = l.in_place;
+        return gc_buf_steal(&l.b);
+}
+
+static const char *const jscan_docs[] = {
+    /* a list as the API server writes it, with strings that look like structure */
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"12345\","
+    "\"continue\":\"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ\"},\"items\":[ {\"metadata\":{\"name\":\"a\"}},"
+    "{\"metadata\":{\"name\":\"b]}\\\"{[\"},\"spec\":{\"x\":[1,2,{\"y\":\"}\"}]}} ,\n"
+    "{\"metadata\":{\"name\":\"c\\\\\"}},\"s\\\\\\\"\",-1.5e3,[[],{}],null],"
+    "\"extra\":[[\"items\"],{\"items\":[{}]}],\"n\":-1.5e3,\"t\":true }\n",
+    /* backslash runs of every parity before quotes */
+    "{\"items\":[{\"a\":\"\\\\\\\\\",\"b\":\"\\\\\\\"\\\\\",\"c\":\"\\\"\"},\"\\\\\"],"
+    "\"kind\":\"x\\\"y\"}",
+    "{\"items\":null,\"metadata\":{}}",
+    "  {}  ",
+};
+
+START_TEST(test_jscan_pieces)
+{
+        const char *doc = jscan_docs[_i];
+        size_t n = strlen(doc);
+        int in_place = 0;
+        char *whole = jscan_run(doc, 4096, NULL, 0, 0, 0, &in_place), *got;
+
+        ck_assert_ptr_nonnull(strstr(whole, "= 0 "));
+        /* Fed whole, no value is copied: every line but the result's was passed in place. */
+        for (const char *q = whole; (q = strchr(q, '\n')); q++)
+                in_place--;
+        ck_assert_int_eq(in_place, 0);
+        for (size_t cut = 0; cut <= n; cut++) {
+                got = jscan_run(doc, 4096, &cut, 1, 0, 0, NULL);
+                ck_assert_str_eq(got, whole);
+                free(got);
+        }
+        for (size_t a = 1; a < n; a += 3)
+                for (size_t b = a; b < n; b += 5) {
+                        size_t cuts[2] = {a, b};
+
+                        got = jscan_run(doc, 4096, cuts, 2, 0, 0, NULL);
+                        ck_assert_str_eq(got, whole);
+                        free(got);
+                }
+        got = jscan_run(doc, 4096, NULL, 0, 1, 0, NULL);
+        ck_assert_str_eq(got, whole);
+        free(got);
+        free(whole);
+}
+END_TEST
+
+START_TEST(test_jscan_results)
+{
+        int in_place = 0;
+        char *got = jscan_run(jscan_docs[0], 4096, NULL, 0, 0, 0, &in_place);
+
+        ck_assert_str_eq(
+            got, "3 0 0 \" 9 \"PodList\"\n"
+                 "2 0 1 { 71 {\"resourceVersion\":\"12345\",\"continue\":"
+                 "\"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ\"}\n"
+                 "1 0 2 { 25 {\"metadata\":{\"name\":\"a\"}}\n"
+                 "1 1 4 { 60 {\"metadata\":{\"name\":\"b]}\\\"{[\"},\"spec\":{\"x\":[1,2,{\"y\":"
+                 "\"}\"}]}}\n"
+                 "1 2 2 { 27 {\"metadata\":{\"name\":\"c\\\\\"}}\n"
+                 "1 3 0 \" 7 \"s\\\\\\\"\"\n"
+                 "1 4 0 - 6 -1.5e3\n"
+                 "1 5 2 [ 7 [[],{}]\n"
+                 "1 6 0 n 4 null\n"
+                 "= 0  items=1 n=7 depth=4");
+        /* Fed whole, every value is passed in place. */
+        ck_assert_int_eq(in_place, 9);
+        free(got);
+}
+END_TEST
+
+START_TEST(test_jscan_limits)
+{
+        gc_buf b;
+        char *got, *whole;
+
+        /* An item over max_value: reported without bytes, its whole length, fed any way. */
+        whole =
+            jscan_run("{\"items\":[{\"a\":\"0123456789\"},{\"b\":1}]}", 16, NULL, 0, 0, 0, NULL);
+        ck_assert_str_eq(whole, "1 0 1 { 18 (dropped)\n1 1 1 { 7 {\"b\":1}\n"
+                                "= 0  items=1 n=2 depth=1");
+        for (size_t step = 1; step < 8; step++) {
+                got = jscan_run("{\"items\":[{\"a\":\"0123456789\"},{\"b\":1}]}", 16, NULL, 0, step,
+                                0, NULL);
+                ck_assert_str_eq(got, whole);
+                free(got);
+        }
+        free(whole);
+        /* GC_JSCAN_MAX_DEPTH levels in an item, its own included, and one more. */
+        for (int extra = 0; extra < 2; extra++) {
+                gc_buf_init(&b, 1u << 20);
+                gc_buf_puts(&b, "{\"items\":[{\"x\":");
+                for (int i = 1; i < GC_JSCAN_MAX_DEPTH + extra; i++)
+                        gc_buf_puts(&b, "[");
+                for (int i = 1; i < GC_JSCAN_MAX_DEPTH + extra; i++)
+                        gc_buf_puts(&b, "]");
+                gc_buf_puts(&b, "}]}");
+                got = jscan_run(b.data, SIZE_MAX, NULL, 0, 7, 0, NULL);
+                ck_assert_ptr_nonnull(strstr(got, extra ? "= -22 items[0]: nesting too deep"
+                                                        : "= 0  items=1 n=1 depth=1024"));
+                free(got);
+                gc_buf_free(&b);
+        }
+        /* The same bound for any member. */
+        gc_buf_init(&b, 1u << 20);
+        gc_buf_puts(&b, "{\"metadata\":");
+        for (int i = 0; i < GC_JSCAN_MAX_DEPTH + 1; i++)
+                gc_buf_puts(&b, "{\"a\":");
+        got = jscan_run(b.data, SIZE_MAX, NULL, 0, 0, 0, NULL);
+        ck_assert_str_eq(got, "= -22 document: metadata: nesting too deep items=0 n=0 depth=0");
+        free(got);
+        gc_buf_free(&b);
+        /* The callback's error stops the scan, and err is left alone. */
+        got = jscan_run("{\"items\":[{},{},{}]}", 64, NULL, 0, 0, 2, NULL);
+        ck_assert_str_eq(got, "1 0 1 { 2 {}\n1 1 1 { 2 {}\n= -125  items=1 n=2 depth=1");
+        free(got);
+}
+END_TEST
+
+static const struct {
+        const char *doc;
+        const char *err;
+} jscan_bad[] = {
+    {"", "not a JSON object"},
+    {"  ", "not a JSON object"},
+    {"[]", "not a JSON object"},
+    {"null", "not a JSON object"},
+    {"{", "document: object key expected"},
+    {"{,}", "document: object key expected"},
+    {"{\"a\":1,}", "document: object key expected"},
+    {"{\"a", "document: unterminated string"},
+    {"{\"a\" 1}", "document: ':' expected"},
+    {"{\"a\"", "document: ':' expected"},
+    {"{\"a\":", "document: a: value expected"},
+    {"{\"a\":}", "document: a: value expected"},
+    {"{\"a\":1", "document: ',' or '}' expected"},
+    {"{\"a\":1]", "document: ',' or '}' expected"},
+    {"{\"a\":{\"b\":[}]}", "document: a: mismatched bracket"},
+    {"{\"a\":{\"b\":[", "document: a: unexpected end of document"},
+    {"{\"a\":\"x}", "document: a: unterminated string"},
+    {"{\"a\":\"x\\\"}", "document: a: unterminated string"},
+    {"{\"metadata\":{\"a\":\"x}, \"items\":[]}", "document: metadata: unterminated string"},
+    {"{\"items\":{}}", "items: not an array, or given twice"},
+    {"{\"items\":5}", "items: not an array, or given twice"},
+    {"{\"items\":nul}", "items: not an array, or given twice"},
+    {"{\"items\":nu", "items: not an array, or given twice"},
+    {"{\"items\":", "items: not an array, or given twice"},
+    {"{\"items\":[],\"items\":[]}", "items: not an array, or given twice"},
+    {"{\"items\":null,\"items\":null}", "items: not an array, or given twice"},
+    {"{\"items\":nullx}", "document: ',' or '}' expected"},
+    {"{\"items\":[] x}", "document: ',' or '}' expected"},
+    {"{\"items\":[]", "document: ',' or '}' expected"},
+    {"{\"items\":[]} x", "document: data after the end"},
+    {"{}}", "document: data after the end"},
+    {"{\"items\":[", "items[0]: value expected"},
+    {"{\"items\":[,]}", "items[0]: value expected"},
+    {"{\"items\":[{},]}", "items[1]: value expected"},
+    {"{\"items\":[{}:]}", "items[0]: ',' or ']' expected after it"},
+    {"{\"items\":[1 2]}", "items[0]: ',' or ']' expected after it"},
+    {"{\"items\":[{},1", "items[1]: ',' or ']' expected after it"},
+    {"{\"items\":[{\"a\":1}", "items[0]: ',' or ']' expected after it"},
+    {"{\"items\":[{\"a\":\"b}]}", "items[0]: unterminated string"},
+    {"{\"items\":[{\"a\":[}]}", "items[0]: mismatched bracket"},
+    {"{\"items\":[{\"a\":[]]}", "items[0]: mismatched bracket"},
+    {"{\"items\":[{}, {\"a\":1", "items[1]: unexpected end of document"},
+};
+
+START_TEST(test_jscan_malformed)
+{
+        const char *doc = jscan_bad[_i].doc;
+        size_t n = strlen(doc);
+        char *whole = jscan_run(doc, 4096, NULL, 0, 0, 0, NULL), *got;
+        char want[256];
+
+        snprintf(want, sizeof(want), "= -22 %s items=", jscan_bad[_i].err);
+        ck_assert_msg(strstr(whole, want) != NULL, "%s: got %s", doc, whole);
+        /* The same values and the same message, however the text is cut. */
+        for (size_t cut = 0; cut <= n; cut++) {
+                got = jscan_run(doc, 4096, &cut, 1, 0, 0, NULL);
+                ck_assert_str_eq(got, whole);
+                free(got);
+        }
+        got = jscan_run(doc, 4096, NULL, 0, 1, 0, NULL);
+        ck_assert_str_eq(got, whole);
+        free(got);
+        free(whole);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("util");
@@ -596,6 +857,14 @@ int main(void)
         tcase_add_test(tc, test_index_grow_and_rebuild);
         tcase_add_test(tc, test_index_limits);
         tcase_add_test(tc, test_ptrmap);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("jscan");
+        tcase_add_loop_test(tc, test_jscan_pieces, 0,
+                            (int)(sizeof(jscan_docs) / sizeof(jscan_docs[0])));
+        tcase_add_test(tc, test_jscan_results);
+        tcase_add_test(tc, test_jscan_limits);
+        tcase_add_loop_test(tc, test_jscan_malformed, 0,
+                            (int)(sizeof(jscan_bad) / sizeof(jscan_bad[0])));
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
