@@ -28,14 +28,15 @@ static int gc__buf_reserve(gc_buf *b, size_t need)
         size_t cap;
         char *p;
 
-        if (need > b->limit)
+        /* need + 1 (the NUL) must not wrap: a limit of SIZE_MAX is "as much as memory allows". */
+        if (need > b->limit || need == SIZE_MAX)
                 return -E2BIG;
         if (need + 1 <= b->cap)
                 return 0;
         cap = b->cap ? b->cap : 256;
         while (cap < need + 1)
                 cap = cap > SIZE_MAX / 2 ? need + 1 : cap * 2;
-        if (cap > b->limit + 1)
+        if (b->limit < SIZE_MAX && cap > b->limit + 1)
                 cap = b->limit + 1;
         p = realloc(b->data, cap);
         if (!p)

@@ -192,6 +192,15 @@ START_TEST(test_buf_limit)
         ck_assert_str_eq(b.data, "123ab");
         gc_buf_free(&b);
         ck_assert_int_eq(b.err, 0);
+
+        /* A limit of SIZE_MAX: the room for the NUL must not wrap to a zero-byte buffer. */
+        gc_buf_init(&b, SIZE_MAX);
+        for (int i = 0; i < 100; i++)
+                ck_assert_int_eq(gc_buf_puts(&b, "0123456789"), 0);
+        ck_assert_uint_eq(b.len, 1000);
+        ck_assert_uint_eq(strlen(b.data), 1000);
+        ck_assert_int_eq(gc_buf_append(&b, "x", SIZE_MAX - b.len), -E2BIG);
+        gc_buf_free(&b);
 }
 END_TEST
 
