@@ -492,7 +492,7 @@ static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc_
         gc__num(f, "measured_hours", span / 3600.0);
         gc__num(f, "idle_fraction", frac);
         gc__num(f, "gpus", p->geq);
-        gc__num(f, "usd_per_gpu_hour", p->usd_per_gpu_hour);
+        gc__num(f, "price_per_gpu_hour", p->usd_per_gpu_hour);
         gc__num(f, "cost_per_day", hpd);
         gc__num(f, "monthly_cost", monthly);
         gc__text(f, "activity_source", gc__str(a, p->activity_source));
@@ -536,7 +536,7 @@ static int gc__over_requested(gc__adv *a, const gc_advisor_pod *p, double monthl
         gc__num(f, "activity_p95", p->activity_p95);
         gc__num(f, "mem_used_peak_mib", p->mem_used_peak_mib);
         gc__num(f, "suggested_gpus", k);
-        gc__num(f, "usd_per_gpu_hour", p->usd_per_gpu_hour);
+        gc__num(f, "price_per_gpu_hour", p->usd_per_gpu_hour);
         gc__num(f, "monthly_cost", monthly);
         gc__text(f, "activity_source", gc__str(a, p->activity_source));
         f->summary = gc__fmt(a,
@@ -752,8 +752,8 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
                 gc__num(f, "activity_mean", p->activity_mean);
                 gc__num(f, "mem_used_peak_mib", p->mem_used_peak_mib);
                 gc__num(f, "to_memory_mib", k->to_memory_mib);
-                gc__num(f, "from_usd_per_gpu_hour", from->usd_per_gpu_hour);
-                gc__num(f, "to_usd_per_gpu_hour", to->usd_per_gpu_hour);
+                gc__num(f, "from_price_per_gpu_hour", from->usd_per_gpu_hour);
+                gc__num(f, "to_price_per_gpu_hour", to->usd_per_gpu_hour);
                 gc__text(f, "from_price_source", gc__price_source(a, from));
                 gc__text(f, "to_price_source", gc__price_source(a, to));
                 gc__num(f, "gpus", p->geq);
@@ -1259,7 +1259,7 @@ static int gc__idle_pool(gc__adv *a, const gc__pool_acc *p, gc__pool_node *v, do
         gc__num(f, "average_idle_gpus", avg_idle);
         gc__num(f, "nodes_idle", nodes_idle);
         gc__text(f, "nodes_to_remove", names);
-        gc__num(f, "usd_per_gpu_hour", price);
+        gc__num(f, "price_per_gpu_hour", price);
         f->summary =
             gc__fmt(a,
                     "pool %s / %s: %.1f GPUs idle on average (%.0f GPU-hours, %s in the window): "
@@ -1434,9 +1434,9 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
                 gc__num(f, "reserve_percentile", pct);
                 gc__num(f, "floor_gpu_hours_per_day", floor_h);
                 gc__num(f, "reserve_gpus", floor_h / 24.0);
-                gc__num(f, "on_demand_usd_per_gpu_hour", od);
-                gc__num(f, "reserved_usd_per_gpu_hour", res->usd_per_gpu_hour);
-                gc__num(f, "spot_usd_per_gpu_hour", spot ? spot->usd_per_gpu_hour : NAN);
+                gc__num(f, "on_demand_price_per_gpu_hour", od);
+                gc__num(f, "reserved_price_per_gpu_hour", res->usd_per_gpu_hour);
+                gc__num(f, "spot_price_per_gpu_hour", spot ? spot->usd_per_gpu_hour : NAN);
                 gc__num(f, "rest_gpu_hours_per_day", rest / nd);
                 gc__num(f, "cost_all_on_demand", all_od);
                 gc__num(f, "cost_reserved_floor", plan);
@@ -1549,8 +1549,8 @@ static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass 
         gc__num(f, "activity", act);
         gc__num(f, "utilization", u);
         gc__num(f, "break_even_utilization", be);
-        gc__num(f, "owned_usd_per_productive_gpu_hour", t.usd_per_productive_gpu_hour);
-        gc__num(f, "cloud_usd_per_gpu_hour", cloud->usd_per_gpu_hour);
+        gc__num(f, "owned_cost_per_productive_gpu_hour", t.usd_per_productive_gpu_hour);
+        gc__num(f, "cloud_price_per_gpu_hour", cloud->usd_per_gpu_hour);
         gc__text(f, "cloud_price_source", gc__price_source(a, cloud));
         gc__num(f, "annual_cost_per_gpu", t.annual_cost_per_gpu);
         gc__num(f, "fleet_gpus", gpus);

@@ -51,6 +51,31 @@ static int gc__json_field(gc_buf *b, int *first, const char *name, const char *v
         return gc_buf_json_str(b, value);
 }
 
+/*
+ * Evidence figures renamed when money became currency-neutral: each is written again under its
+ * old name, with the same value, for one release (docs/api.md, "Renamed fields").
+ */
+static const struct {
+        const char *name, *old;
+} gc__renamed[] = {
+    {"price_per_gpu_hour", "usd_per_gpu_hour"},
+    {"from_price_per_gpu_hour", "from_usd_per_gpu_hour"},
+    {"to_price_per_gpu_hour", "to_usd_per_gpu_hour"},
+    {"on_demand_price_per_gpu_hour", "on_demand_usd_per_gpu_hour"},
+    {"reserved_price_per_gpu_hour", "reserved_usd_per_gpu_hour"},
+    {"spot_price_per_gpu_hour", "spot_usd_per_gpu_hour"},
+    {"owned_cost_per_productive_gpu_hour", "owned_usd_per_productive_gpu_hour"},
+    {"cloud_price_per_gpu_hour", "cloud_usd_per_gpu_hour"},
+};
+
+static const char *gc__old_name(const char *name)
+{
+        for (size_t i = 0; i < sizeof(gc__renamed) / sizeof(gc__renamed[0]); i++)
+                if (strcmp(gc__renamed[i].name, name) == 0)
+                        return gc__renamed[i].old;
+        return NULL;
+}
+
 static int gc__json_finding(gc_buf *b, const gc_finding *f)
 {
         int r, first = 1;
@@ -76,11 +101,18 @@ static int gc__json_finding(gc_buf *b, const gc_finding *f)
         GC__TRY(gc__json_num(b, f->coverage));
         for (size_t i = 0; i < f->n_figures; i++) {
                 const gc_advisor_figure *g = &f->figures[i];
+                const char *old = gc__old_name(g->name);
 
                 GC__TRY(gc_buf_puts(b, ","));
                 GC__TRY(gc_buf_json_str(b, g->name));
                 GC__TRY(gc_buf_puts(b, ":"));
                 GC__TRY(g->text ? gc_buf_json_str(b, g->text) : gc__json_num(b, g->value));
+                if (old) {
+                        GC__TRY(gc_buf_puts(b, ","));
+                        GC__TRY(gc_buf_json_str(b, old));
+                        GC__TRY(gc_buf_puts(b, ":"));
+                        GC__TRY(gc__json_num(b, g->value));
+                }
         }
         GC__TRY(gc_buf_puts(b, "},\"change\":{\"summary\":"));
         GC__TRY(gc_buf_json_str(b, f->summary ? f->summary : ""));
@@ -210,8 +242,8 @@ static int gc__md_evidence(gc_buf *b, const gc_finding *f, const char *cur)
                     gc__adv_figure(f, "profile") ? gc__adv_figure(f, "profile")->text : "?");
                 break;
         case GC_FINDING_CHEAPER_CLASS:
-                gc_report_money(gc__adv_num(f, "from_usd_per_gpu_hour"), cur, m1);
-                gc_report_money(gc__adv_num(f, "to_usd_per_gpu_hour"), cur, m2);
+                gc_report_money(gc__adv_num(f, "from_price_per_gpu_hour"), cur, m1);
+                gc_report_money(gc__adv_num(f, "to_price_per_gpu_hour"), cur, m2);
                 r = gc_buf_printf(b, "tensor activity %.3f; %s -> %s per GPU-hour",
                                   gc__adv_num(f, "tensor_mean"), m1, m2);
                 break;

@@ -203,10 +203,34 @@ static int gc__dup(const char *s, char **ret)
         return 0;
 }
 
+/*
+ * A price under its name, or under the name it had before money fields became currency-neutral
+ * (usd_per_gpu_hour), accepted for one release; giving both is refused unless they agree. *ret:
+ * the item (NULL: neither), *ret_name: the name it was given under.
+ */
+static int gc__price_member(const cJSON *it, const char *base, const cJSON **ret,
+                            const char **ret_name, char *err, size_t errlen)
+{
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(it, "price_per_gpu_hour");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "usd_per_gpu_hour");
+
+        if (a && b &&
+            !(cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble == b->valuedouble)) {
+                gc_errf(err, errlen,
+                        "%s: price_per_gpu_hour and usd_per_gpu_hour (its old name) differ: give "
+                        "one",
+                        base);
+                return -EINVAL;
+        }
+        *ret = a ? a : b;
+        *ret_name = a || !b ? "price_per_gpu_hour" : "usd_per_gpu_hour";
+        return 0;
+}
+
 static int gc__parse_entry(const cJSON *it, const char *base, gc_price_entry *e, char *err,
                            size_t errlen)
 {
-        const char *model = NULL, *cap = NULL, *region = NULL, *source = NULL, *why;
+        const char *model = NULL, *cap = NULL, *region = NULL, *source = NULL, *why, *pname;
         const cJSON *price;
         char path[GC__PATH_MAX];
         int r;
@@ -252,9 +276,10 @@ static int gc__parse_entry(const cJSON *it, const char *base, gc_price_entry *e,
                         GC__SOURCE_MAX);
                 return -EINVAL;
         }
-        price = cJSON_GetObjectItemCaseSensitive(it, "usd_per_gpu_hour");
+        if ((r = gc__price_member(it, base, &price, &pname, err, errlen)) < 0)
+                return r;
         if (!cJSON_IsNumber(price) || !isfinite(price->valuedouble) || price->valuedouble < 0) {
-                gc__path(path, sizeof(path), base, "usd_per_gpu_hour");
+                gc__path(path, sizeof(path), base, pname);
                 gc_errf(err, errlen, "%s: must be a number >= 0", path);
                 return -EINVAL;
         }
@@ -524,7 +549,9 @@ int gc_catalog_to_json(const gc_catalog *c, gc_buf *out)
                 if (e->region && ((r = gc_buf_puts(out, ",\"region\":")) < 0 ||
                                   (r = gc_buf_json_str(out, e->region)) < 0))
                         return r;
-                if ((r = gc_buf_printf(out, ",\"usd_per_gpu_hour\":%s", num)) < 0)
+                /* The old name too, for one release (docs/prices.md). */
+                if ((r = gc_buf_printf(out, ",\"price_per_gpu_hour\":%s,\"usd_per_gpu_hour\":%s",
+                                       num, num)) < 0)
                         return r;
                 if (e->source && ((r = gc_buf_puts(out, ",\"source\":")) < 0 ||
                                   (r = gc_buf_json_str(out, e->source)) < 0))

@@ -606,8 +606,8 @@ START_TEST(test_cheaper_class)
         if (f->kind == GC_FINDING_CHEAPER_CLASS) {
                 ck_assert_str_eq(f->stanza,
                                  "nodeSelector:\n  nvidia.com/gpu.product: NVIDIA-A10G\n");
-                ck_assert_double_eq(fig(f, "from_usd_per_gpu_hour"), 12.29);
-                ck_assert_double_eq(fig(f, "to_usd_per_gpu_hour"), 2.04);
+                ck_assert_double_eq(fig(f, "from_price_per_gpu_hour"), 12.29);
+                ck_assert_double_eq(fig(f, "to_price_per_gpu_hour"), 2.04);
                 ck_assert_double_eq_tol(f->monthly_savings, 12.29 * 730 * (1 - 2.04 / 12.29), 1e-6);
         } else {
                 ck_assert_str_eq(fig_text(f, "profile"), "4g.40gb");
@@ -781,9 +781,9 @@ START_TEST(test_reserve_floor)
         ck_assert_double_eq_tol(fig(f, "daily_gpu_hours_max"), 120, 1e-9);
         ck_assert_double_eq_tol(fig(f, "floor_gpu_hours_per_day"), 96, 1e-9);
         ck_assert_double_eq_tol(fig(f, "reserve_gpus"), 4, 1e-9);
-        ck_assert_double_eq(fig(f, "reserved_usd_per_gpu_hour"), 5.25);
-        ck_assert_double_eq(fig(f, "spot_usd_per_gpu_hour"), 5.00);
-        ck_assert_double_eq_tol(fig(f, "on_demand_usd_per_gpu_hour"), od, 1e-9);
+        ck_assert_double_eq(fig(f, "reserved_price_per_gpu_hour"), 5.25);
+        ck_assert_double_eq(fig(f, "spot_price_per_gpu_hour"), 5.00);
+        ck_assert_double_eq_tol(fig(f, "on_demand_price_per_gpu_hour"), od, 1e-9);
         ck_assert_double_eq_tol(f->monthly_savings, saving_day * 730 / 24, 1e-6);
         ck_assert_ptr_null(fig_text(f, "days_note"));
         ck_assert(has_note("no reserved price for " A100));
@@ -899,7 +899,7 @@ START_TEST(test_buy_vs_rent)
         ck_assert(isnan(fig(f, "activity")));
         ck_assert_double_eq_tol(fig(f, "utilization"), 0.5, 1e-12);
         ck_assert_double_eq_tol(fig(f, "break_even_utilization"), be, 1e-12);
-        ck_assert_double_eq(fig(f, "cloud_usd_per_gpu_hour"), 5.25); /* the reserved price */
+        ck_assert_double_eq(fig(f, "cloud_price_per_gpu_hour"), 5.25); /* the reserved price */
         ck_assert_str_eq(fig_text(f, "fleet"), "owned");
         own = want.annual_cost_per_gpu * 16 * 730 / 8760;
         rent = 5.25 * 0.5 * 16 * 730;
@@ -1035,6 +1035,9 @@ START_TEST(test_json_shape)
         ck_assert(cJSON_IsObject(cJSON_GetObjectItem(x, "window")));
         ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(x, "idle_fraction")));
         ck_assert(cJSON_IsString(cJSON_GetObjectItem(x, "activity_source")));
+        /* The price under its currency-neutral name, and its old name for one release. */
+        ck_assert_double_eq(cJSON_GetObjectItem(x, "price_per_gpu_hour")->valuedouble, 4.10);
+        ck_assert_double_eq(cJSON_GetObjectItem(x, "usd_per_gpu_hour")->valuedouble, 4.10);
         x = cJSON_GetObjectItem(f, "change");
         ck_assert(cJSON_IsString(cJSON_GetObjectItem(x, "summary")));
         ck_assert(cJSON_IsString(cJSON_GetObjectItem(x, "stanza")));

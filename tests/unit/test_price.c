@@ -226,8 +226,15 @@ static const struct {
      "prices[0].region: must be"},
     {ENTRY("{\"model\":\"*\",\"capacity_type\":\"*\",\"region\":[],\"usd_per_gpu_hour\":1}"),
      "prices[0].region: must be a string"},
+    /* No price: the error names the price under its current name. */
     {ENTRY("{\"model\":\"*\",\"capacity_type\":\"*\"}"),
-     "prices[0].usd_per_gpu_hour: must be a number >= 0"},
+     "prices[0].price_per_gpu_hour: must be a number >= 0"},
+    {ENTRY("{\"model\":\"*\",\"capacity_type\":\"*\",\"price_per_gpu_hour\":-1}"),
+     "prices[0].price_per_gpu_hour: must be a number >= 0"},
+    /* The old name beside the new one: only when they agree. */
+    {ENTRY("{\"model\":\"*\",\"capacity_type\":\"*\",\"price_per_gpu_hour\":1,"
+           "\"usd_per_gpu_hour\":2}"),
+     "prices[0]: price_per_gpu_hour and usd_per_gpu_hour (its old name) differ: give one"},
     {ENTRY("{\"model\":\"*\",\"capacity_type\":\"*\",\"usd_per_gpu_hour\":-0.01}"),
      "prices[0].usd_per_gpu_hour: must be a number >= 0"},
     {ENTRY("{\"model\":\"*\",\"capacity_type\":\"*\",\"usd_per_gpu_hour\":\"12\"}"),
@@ -338,6 +345,30 @@ START_TEST(test_catalog_fields)
         ck_assert_ptr_null(c->as_of);
         ck_assert(c->entries[0].usd_per_gpu_hour == 0);
         gc_catalog_free(c);
+        /* The price's name, its old name (for one release), or both when they agree. */
+        {
+                static const char *const forms[] = {
+                    "{\"currency\":\"EUR\",\"prices\":[{\"model\":\"*\",\"capacity_type\":\"*\","
+                    "\"price_per_gpu_hour\":2.5}]}",
+                    "{\"currency\":\"EUR\",\"prices\":[{\"model\":\"*\",\"capacity_type\":\"*\","
+                    "\"usd_per_gpu_hour\":2.5}]}",
+                    "{\"currency\":\"EUR\",\"prices\":[{\"model\":\"*\",\"capacity_type\":\"*\","
+                    "\"price_per_gpu_hour\":2.5,\"usd_per_gpu_hour\":2.5}]}"};
+                gc_buf b;
+
+                for (size_t i = 0; i < 3; i++) {
+                        c = gc_catalog_parse(forms[i], strlen(forms[i]), err, sizeof(err));
+                        ck_assert_msg(c != NULL, "%s: %s", forms[i], err);
+                        ck_assert(c->entries[0].usd_per_gpu_hour == 2.5);
+                        /* Written back under both names. */
+                        gc_buf_init(&b, 1 << 16);
+                        ck_assert_int_eq(gc_catalog_to_json(c, &b), 0);
+                        ck_assert_ptr_nonnull(strstr(b.data, "\"price_per_gpu_hour\":2.5,"
+                                                             "\"usd_per_gpu_hour\":2.5"));
+                        gc_buf_free(&b);
+                        gc_catalog_free(c);
+                }
+        }
 }
 END_TEST
 
