@@ -1,4 +1,4 @@
-/* client http: one GET of the controller's API over libcurl, with a body cap and the token kept. */
+/* client http: one GET of the controller's API over libcurl: a body cap, the token kept secret. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <string.h>

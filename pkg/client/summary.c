@@ -1,5 +1,4 @@
-/* client summary: the cost-summary JSON of /api/v1/costs read back into gc_cost_summary, checked.
- */
+/* client summary: the cost-summary JSON read back into a gc_cost_summary, every member checked. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
