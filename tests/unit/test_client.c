@@ -17,6 +17,58 @@
 /* A real answer: gpu-cost-controller --demo, /api/v1/costs of week 47 by team. */
 static const char team_week[] =
     "{\"window\":{\"start\":\"2026-11-16T00:00:00Z\",\"end\":\"2026-11-23T00:00:00Z\"},\"by\":["
+    "\"team\"],\"currency\":\"USD\",\"groups\":[{\"keys\":{\"team\":\"platform\"},\"gpu_hours\""
+    ":1084.2155952380951,\"gpu_seconds\":3903176.1428571427,\"cost\":11229.715976587302,\"cost_"
+    "usd\":11229.715976587302,\"pods\":21,\"estimates\":0},{\"keys\":{\"team\":\"research\"},\""
+    "gpu_hours\":1671.7288888888888,\"gpu_seconds\":6018224,\"cost\":7527.621499999999,\"cost_u"
+    "sd\":7527.621499999999,\"pods\":27,\"estimates\":0},{\"keys\":{\"team\":\"vision\"},\"gpu_"
+    "hours\":1399.0634126984125,\"gpu_seconds\":5036628.285714285,\"cost\":2828.6003003968253,"
+    "\"cost_usd\":2828.6003003968253,\"pods\":17,\"estimates\":0},{\"keys\":{\"team\":\"search"
+    "\"},\"gpu_hours\":229.0088888888889,\"gpu_seconds\":824432,\"cost\":785.7531111111111,\"co"
+    "st_usd\":785.7531111111111,\"pods\":7,\"estimates\":0},{\"keys\":{\"team\":\"recommendatio"
+    "ns\"},\"gpu_hours\":352.74652777777777,\"gpu_seconds\":1269887.5,\"cost\":273.098634722222"
+    "24,\"cost_usd\":273.09863472222224,\"pods\":33,\"estimates\":0},{\"keys\":{\"team\":\"__un"
+    "attributed__\"},\"gpu_hours\":10.866825396825396,\"gpu_seconds\":39120.57142857143,\"cost"
+    "\":55.825833333333335,\"cost_usd\":55.825833333333335,\"pods\":3,\"estimates\":0}],\"idle"
+    "\":{\"gpu_hours\":7802.672083333333,\"gpu_seconds\":28089619.5,\"cost\":38128.0135327381,"
+    "\"cost_usd\":38128.0135327381,\"nodes\":[{\"node\":\"ip-10-0-41-12.ec2.internal\",\"model"
+    "\":\"NVIDIA-H100-80GB-HBM3\",\"capacity_type\":\"on-demand\",\"gpu_hours\":936.73444444444"
+    "44,\"gpu_seconds\":3372244,\"cost\":11512.46632222222,\"cost_usd\":11512.46632222222},{\"n"
+    "ode\":\"ip-10-0-35-201.ec2.internal\",\"model\":\"NVIDIA-H100-80GB-HBM3\",\"capacity_type"
+    "\":\"on-demand\",\"gpu_hours\":858.7832936507937,\"gpu_seconds\":3091619.8571428573,\"cost"
+    "\":10554.446678968254,\"cost_usd\":10554.446678968254},{\"node\":\"ip-10-0-33-117.ec2.inte"
+    "rnal\",\"model\":\"NVIDIA-H100-80GB-HBM3\",\"capacity_type\":\"reserved\",\"gpu_hours\":95"
+    "5.074007936508,\"gpu_seconds\":3438266.4285714286,\"cost\":5014.138541666667,\"cost_usd\":"
+    "5014.138541666667},{\"node\":\"ip-10-0-74-19.ec2.internal\",\"model\":\"NVIDIA-A100-SXM4-4"
+    "0GB\",\"capacity_type\":\"on-demand\",\"gpu_hours\":1222.2190873015875,\"gpu_seconds\":439"
+    "9988.714285715,\"cost\":5011.098257936507,\"cost_usd\":5011.098257936507},{\"node\":\"ip-1"
+    "0-0-71-5.ec2.internal\",\"model\":\"NVIDIA-A100-SXM4-40GB\",\"capacity_type\":\"on-demand"
+    "\",\"gpu_hours\":1189.256388888889,\"gpu_seconds\":4281323,\"cost\":3805.6204444444447,\"c"
+    "ost_usd\":3805.6204444444447},{\"node\":\"ip-10-0-52-88.ec2.internal\",\"model\":\"NVIDIA-"
+    "A100-SXM4-40GB\",\"capacity_type\":\"spot\",\"gpu_hours\":984.5055555555556,\"gpu_seconds"
+    "\":3544220,\"cost\":1476.7583333333334,\"cost_usd\":1476.7583333333334},{\"node\":\"gke-de"
+    "mo-l4-pool-2a7e5d90-fh2m\",\"model\":\"NVIDIA-L4\",\"capacity_type\":\"on-demand\",\"gpu_h"
+    "ours\":672,\"gpu_seconds\":2419200,\"cost\":477.12,\"cost_usd\":477.12},{\"node\":\"gke-de"
+    "mo-t4-pool-6f2b9c1e-k3xq\",\"model\":\"Tesla-T4\",\"capacity_type\":\"on-demand\",\"gpu_ho"
+    "urs\":376.71791666666667,\"gpu_seconds\":1356184.5,\"cost\":131.85127083333333,\"cost_usd"
+    "\":131.85127083333333},{\"node\":\"gke-demo-t4-spot-8d41a7b2-w9zt\",\"model\":\"Tesla-T4\""
+    ",\"capacity_type\":\"spot\",\"gpu_hours\":587.9725,\"gpu_seconds\":2116701,\"cost\":82.316"
+    "15000000001,\"cost_usd\":82.31615000000001},{\"node\":\"dgx-h100-01\",\"model\":\"NVIDIA-H"
+    "100-80GB-HBM3\",\"capacity_type\":\"on-prem\",\"gpu_hours\":15.597777777777777,\"gpu_secon"
+    "ds\":56152,\"cost\":55.528088888888895,\"cost_usd\":55.528088888888895},{\"node\":\"ip-10-"
+    "1-60-23.us-west-2.compute.internal\",\"model\":\"NVIDIA-A100-SXM4-40GB\",\"capacity_type\""
+    ":\"spot\",\"gpu_hours\":3.811111111111111,\"gpu_seconds\":13720,\"cost\":6.669444444444444"
+    ",\"cost_usd\":6.669444444444444}]},\"unattributed\":{\"gpu_hours\":43.76849206349206,\"gpu"
+    "_seconds\":157566.57142857142,\"cost\":229.67017222222222,\"cost_usd\":229.67017222222222,"
+    "\"pods\":9},\"capacity\":{\"gpu_hours\":12550.302222222223,\"gpu_seconds\":45181088,\"cost"
+    "\":60828.62888888889,\"cost_usd\":60828.62888888889},\"total\":{\"gpu_hours\":4747.6301388"
+    "88889,\"gpu_seconds\":17091468.5,\"cost\":22700.61535615081,\"cost_usd\":22700.61535615081"
+    ",\"pods\":108,\"estimates\":0}}";
+
+/* The same answer from a controller before money fields became currency-neutral (cost_usd
+ * only): read the same. */
+static const char team_week_usd[] =
+    "{\"window\":{\"start\":\"2026-11-16T00:00:00Z\",\"end\":\"2026-11-23T00:00:00Z\"},\"by\":["
     "\"team\""
     "],\"currency\":\"USD\",\"groups\":[{\"keys\":{\"team\":\"platform\"},\"gpu_hours\":1084."
     "2155952380"
@@ -113,6 +165,29 @@ START_TEST(test_summary_round_trip)
         ck_assert_msg(strstr(out.data, "$22,700.62") != NULL, "%s", out.data);
         gc_buf_free(&out);
         gc_cost_summary_free(&sum);
+        gc_strpool_free(pool);
+}
+END_TEST
+
+/* An answer of a controller before the rename (cost_usd only) reads as the same summary. */
+START_TEST(test_summary_before_rename)
+{
+        gc_strpool *pool = gc_strpool_new(1 << 20);
+        gc_cost_summary a, b;
+        char err[256] = "";
+
+        ck_assert_msg(decode(team_week, pool, &a, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_msg(decode(team_week_usd, pool, &b, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_uint_eq(a.n_rows, b.n_rows);
+        for (size_t i = 0; i < a.n_rows; i++) {
+                ck_assert_str_eq(a.rows[i].keys[GC_DIM_TEAM], b.rows[i].keys[GC_DIM_TEAM]);
+                ck_assert(a.rows[i].cost_usd == b.rows[i].cost_usd);
+                ck_assert(a.rows[i].cost_usd > 0);
+        }
+        ck_assert(a.total.cost_usd == b.total.cost_usd);
+        ck_assert(a.idle.cost_usd == b.idle.cost_usd);
+        gc_cost_summary_free(&a);
+        gc_cost_summary_free(&b);
         gc_strpool_free(pool);
 }
 END_TEST
@@ -705,6 +780,7 @@ static Suite *client_suite(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_summary_round_trip);
+        tcase_add_test(tc, test_summary_before_rename);
         tcase_add_test(tc, test_summary_labels_and_hours);
         tcase_add_test(tc, test_summary_malformed);
         tcase_add_test(tc, test_costs_each);
