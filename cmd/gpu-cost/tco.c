@@ -10,18 +10,19 @@
 static const char tco_usage[] =
     "Usage: gpu-cost tco --node-price N --gpus-per-node N --years N --utilization U\n"
     "                    --cluster-gpus N --ftes N --fte-cost N --kw-per-gpu N --pue N\n"
-    "                    --usd-per-kwh N --network-per-gpu-hour N [--cloud-price P]\n"
+    "                    --price-per-kwh N --network-per-gpu-hour N [--cloud-price P]\n"
     "                    [--format text|json]\n"
     "       gpu-cost tco --annual-cost N --cloud-price P [--format text|json]\n"
     "\n"
     "The first form prices one productive GPU-hour of owned hardware:\n"
     "  hardware   = node_price / gpus_per_node / years / (8760 x U)\n"
     "  operations = ftes x fte_cost / (cluster_gpus x 8760 x U)\n"
-    "  power      = kw_per_gpu x 8760 x pue x usd_per_kwh / (8760 x U)\n"
+    "  power      = kw_per_gpu x 8760 x pue x price_per_kwh / (8760 x U)\n"
     "  total      = hardware + operations + power + network_per_gpu_hour\n"
     "With --cloud-price, or in the second form, it also prints the break-even utilization\n"
     "annual_cost / (8760 x cloud_price): above it owning is cheaper, below it renting is.\n"
-    "U is a fraction in (0, 1]; measure it, do not assume it.\n";
+    "U is a fraction in (0, 1]; measure it, do not assume it. Money is in any one currency;\n"
+    "--usd-per-kwh is the old name of --price-per-kwh, read for one release.\n";
 
 enum {
         O_NODE_PRICE,
@@ -39,8 +40,8 @@ enum {
 };
 
 static const char *const tco_names[O_COUNT] = {
-    "node-price", "gpus-per-node", "years", "utilization", "cluster-gpus",         "ftes",
-    "fte-cost",   "kw-per-gpu",    "pue",   "usd-per-kwh", "network-per-gpu-hour",
+    "node-price", "gpus-per-node", "years", "utilization",   "cluster-gpus",         "ftes",
+    "fte-cost",   "kw-per-gpu",    "pue",   "price-per-kwh", "network-per-gpu-hour",
 };
 
 static int tco_number(const char *flag, const char *s, double *ret)
@@ -64,8 +65,9 @@ int cmd_tco(int argc, char **argv)
             {"fte-cost", required_argument, NULL, 0},
             {"kw-per-gpu", required_argument, NULL, 0},
             {"pue", required_argument, NULL, 0},
-            {"usd-per-kwh", required_argument, NULL, 0},
+            {"price-per-kwh", required_argument, NULL, 0},
             {"network-per-gpu-hour", required_argument, NULL, 0},
+            {"usd-per-kwh", required_argument, NULL, 'k'}, /* the old name, for one release */
             {"annual-cost", required_argument, NULL, 'a'},
             {"cloud-price", required_argument, NULL, 'c'},
             {"format", required_argument, NULL, 'f'},
@@ -84,8 +86,12 @@ int cmd_tco(int argc, char **argv)
         opterr = 0;
         while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
                 switch (c) {
+                case 'k':
+                        idx = O_KWH;
+                        /* fall through */
                 case 0:
-                        if (tco_number(tco_names[idx], optarg, &v[idx]) < 0)
+                        if (tco_number(c == 'k' ? "usd-per-kwh" : tco_names[idx], optarg, &v[idx]) <
+                            0)
                                 return GC_EXIT_USAGE;
                         n_set += !set[idx];
                         set[idx] = 1;
@@ -171,15 +177,19 @@ int cmd_tco(int argc, char **argv)
         if (json) {
                 printf("{");
                 if (!have_annual)
-                        printf("\"usd_per_productive_gpu_hour\":%.17g,\"hardware_per_hour\":%.17g,"
+                        printf("\"cost_per_productive_gpu_hour\":%.17g,"
+                               "\"usd_per_productive_gpu_hour\":%.17g,\"hardware_per_hour\":%.17g,"
                                "\"operations_per_hour\":%.17g,\"power_per_hour\":%.17g,"
                                "\"network_per_hour\":%.17g,",
-                               res.usd_per_productive_gpu_hour, res.hardware_per_hour,
-                               res.operations_per_hour, res.power_per_hour, res.network_per_hour);
+                               res.usd_per_productive_gpu_hour, res.usd_per_productive_gpu_hour,
+                               res.hardware_per_hour, res.operations_per_hour, res.power_per_hour,
+                               res.network_per_hour);
                 printf("\"annual_cost_per_gpu\":%.17g", annual);
                 if (have_cloud)
-                        printf(",\"cloud_usd_per_gpu_hour\":%.17g,\"break_even_utilization\":%.17g",
-                               cloud, be);
+                        printf(
+                            ",\"cloud_price_per_gpu_hour\":%.17g,\"cloud_usd_per_gpu_hour\":%.17g,"
+                            "\"break_even_utilization\":%.17g",
+                            cloud, cloud, be);
                 printf("}\n");
                 return GC_EXIT_OK;
         }

@@ -115,6 +115,28 @@ static int gc__valid_label_key(const char *s)
 static int gc__check_keys(const cJSON *obj, const char *where, const char *const *known,
                           size_t n_known, char *err, size_t errlen);
 
+/*
+ * A member under its name or, for one release, under the name it had before money fields
+ * became currency-neutral (old); both only when they are the same number. *ret: the member or
+ * NULL, *ret_name: the name it was given under.
+ */
+static int gc__renamed(const cJSON *obj, const char *where, const char *name, const char *old,
+                       const cJSON **ret, const char **ret_name, char *err, size_t errlen)
+{
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, name);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(obj, old);
+
+        if (a && b &&
+            !(cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble == b->valuedouble)) {
+                gc_errf(err, errlen, "%s: %s and %s (its old name) differ: give one", where, name,
+                        old);
+                return -EINVAL;
+        }
+        *ret = a ? a : b;
+        *ret_name = a || !b ? name : old;
+        return 0;
+}
+
 int gc_config_add_label_key(gc_config *c, const char *key, size_t n, char *err, size_t errlen)
 {
         char k[GC_LABEL_KEY_MAX + 1];
@@ -388,10 +410,11 @@ static int gc__parse_resources(gc_config *c, const cJSON *arr, char *err, size_t
 static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_node_rule *ret,
                           char *err, size_t errlen)
 {
-        static const char *const known[] = {"match", "capacity_type", "model", "region",
-                                            "usd_per_gpu_hour"};
+        static const char *const known[] = {"match",  "capacity_type",      "model",
+                                            "region", "price_per_gpu_hour", "usd_per_gpu_hour"};
         const cJSON *match = cJSON_GetObjectItemCaseSensitive(it, "match");
-        const cJSON *price = cJSON_GetObjectItemCaseSensitive(it, "usd_per_gpu_hour");
+        const cJSON *price;
+        const char *pname;
         char w2[96];
         int r;
 
@@ -401,7 +424,10 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
                 gc_errf(err, errlen, "%s: must be an object", where);
                 return -EINVAL;
         }
-        r = gc__check_keys(it, where, known, 5, err, errlen);
+        r = gc__check_keys(it, where, known, 6, err, errlen);
+        if (r == 0)
+                r = gc__renamed(it, where, "price_per_gpu_hour", "usd_per_gpu_hour", &price, &pname,
+                                err, errlen);
         if (r < 0)
                 return r;
         snprintf(w2, sizeof(w2), "%s.match", where);
@@ -428,14 +454,15 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
                         return -ENOMEM;
         }
         if (price) {
-                snprintf(w2, sizeof(w2), "%s.usd_per_gpu_hour", where);
+                snprintf(w2, sizeof(w2), "%s.%s", where, pname);
                 r = gc__parse_number(price, w2, 0, 1e6, &ret->usd_per_gpu_hour, err, errlen);
                 if (r < 0)
                         return r;
         }
         if (!ret->capacity_type && !ret->model && !ret->region && ret->usd_per_gpu_hour < 0) {
                 gc_errf(err, errlen,
-                        "%s: sets nothing (give capacity_type, model, region or usd_per_gpu_hour)",
+                        "%s: sets nothing (give capacity_type, model, region or "
+                        "price_per_gpu_hour)",
                         where);
                 return -EINVAL;
         }
@@ -485,8 +512,13 @@ static int gc__parse_rules(gc_config *c, const cJSON *arr, char *err, size_t err
 static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errlen)
 {
         static const char *const names[] = {
-            "node_price", "gpus_per_node", "years", "utilization", "cluster_gpus",        "ftes",
-            "fte_cost",   "kw_per_gpu",    "pue",   "usd_per_kwh", "network_per_gpu_hour"};
+            "node_price", "gpus_per_node", "years", "utilization",   "cluster_gpus",        "ftes",
+            "fte_cost",   "kw_per_gpu",    "pue",   "price_per_kwh", "network_per_gpu_hour"};
+        /* The keys known: the names, and price_per_kwh's old name for one release. */
+        static const char *const known[] = {
+            "node_price",   "gpus_per_node", "years",       "utilization",
+            "cluster_gpus", "ftes",          "fte_cost",    "kw_per_gpu",
+            "pue",          "price_per_kwh", "usd_per_kwh", "network_per_gpu_hour"};
         double *fields[] = {&c->tco.node_price,  &c->tco.gpus_per_node,       &c->tco.years,
                             &c->tco.utilization, &c->tco.cluster_gpus,        &c->tco.ftes,
                             &c->tco.fte_cost,    &c->tco.kw_per_gpu,          &c->tco.pue,
@@ -499,14 +531,18 @@ static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errle
                 gc_errf(err, errlen, "tco: must be an object");
                 return -EINVAL;
         }
-        r = gc__check_keys(obj, "tco", names, 11, err, errlen);
+        r = gc__check_keys(obj, "tco", known, 12, err, errlen);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < 11; i++) {
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, names[i]);
+                const char *name = names[i];
                 char where[64];
 
-                snprintf(where, sizeof(where), "tco.%s", names[i]);
+                if (i == 9 && (r = gc__renamed(obj, "tco", "price_per_kwh", "usd_per_kwh", &v,
+                                               &name, err, errlen)) < 0)
+                        return r;
+                snprintf(where, sizeof(where), "tco.%s", name);
                 if (!v) {
                         gc_errf(err, errlen, "%s: required when tco is given", where);
                         return -EINVAL;

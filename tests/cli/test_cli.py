@@ -535,6 +535,20 @@ def test_tco_worked_example_with_cloud_price(cli):
     assert doc["break_even_utilization"] == pytest.approx(0.23134, abs=1e-5)
 
 
+def test_tco_money_names_and_their_old_names(cli):
+    """Money is in any currency: --price-per-kwh and the *_price_/cost_ fields are the names; the
+    old --usd-per-kwh and *_usd_* names are read and written the same for one release."""
+    new = [a if a != "--usd-per-kwh" else "--price-per-kwh" for a in DGX]
+    a = cli.ok("tco", *new, "--cloud-price", "12.29", "--format", "json").json()
+    b = cli.ok("tco", *DGX, "--cloud-price", "12.29", "--format", "json").json()
+    assert a == b
+    assert a["cost_per_productive_gpu_hour"] == a["usd_per_productive_gpu_hour"]
+    assert a["cost_per_productive_gpu_hour"] == pytest.approx(3.55398, abs=1e-5)
+    assert a["cloud_price_per_gpu_hour"] == a["cloud_usd_per_gpu_hour"] == 12.29
+    r = cli("tco", *new[:-2], "--usd-per-kwh", "x")
+    assert r.code == 2 and "--usd-per-kwh: not a number" in r.err, r.err
+
+
 def test_tco_break_even(cli):
     doc = cli.ok("tco", "--annual-cost", "18628", "--cloud-price", "5.25", "--format",
                  "json").json()

@@ -120,6 +120,32 @@ static const char full[] =
     "\"report\":{\"top_n\":25,\"utc_offset\":\"+05:30\",\"daily_retention_days\":7,"
     "\"weekly_retention_weeks\":4,\"team_namespaces\":{\"research\":\"ml\"}}}";
 
+/* Money inputs under their currency-neutral names; the old names are read the same. */
+START_TEST(test_money_names)
+{
+        static const char *const docs[] = {
+            "{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"price_per_gpu_hour\":3.5}],"
+            "\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":0.6,"
+            "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
+            "\"price_per_kwh\":0.12,\"network_per_gpu_hour\":0.1}}",
+            "{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"usd_per_gpu_hour\":3.5}],"
+            "\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":0.6,"
+            "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
+            "\"usd_per_kwh\":0.12,\"network_per_gpu_hour\":0.1}}"};
+        char err[512];
+
+        for (size_t i = 0; i < 2; i++) {
+                gc_config *c = gc_config_parse(docs[i], strlen(docs[i]), err, sizeof(err));
+
+                ck_assert_msg(c != NULL, "%s", err);
+                ck_assert_double_eq(c->rules.rules[0].usd_per_gpu_hour, 3.5);
+                ck_assert(c->has_tco);
+                ck_assert_double_eq(c->tco.usd_per_kwh, 0.12);
+                gc_config_free(c);
+        }
+}
+END_TEST
+
 START_TEST(test_full)
 {
         char err[256] = "";
@@ -252,6 +278,19 @@ static const struct {
     {"{\"node_rules\":[{\"match\":{\"a\":\"b\"}}]}", "node_rules[0]: sets nothing"},
     {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"usd_per_gpu_hour\":\"3\"}]}",
      "node_rules[0].usd_per_gpu_hour"},
+    {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"price_per_gpu_hour\":-1}]}",
+     "node_rules[0].price_per_gpu_hour"},
+    {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"price_per_gpu_hour\":1,"
+     "\"usd_per_gpu_hour\":2}]}",
+     "node_rules[0]: price_per_gpu_hour and usd_per_gpu_hour (its old name) differ: give one"},
+    {"{\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":0.6,"
+     "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
+     "\"network_per_gpu_hour\":0.1}}",
+     "tco.price_per_kwh: required"},
+    {"{\"tco\":{\"node_price\":425000,\"gpus_per_node\":8,\"years\":3,\"utilization\":0.6,"
+     "\"cluster_gpus\":64,\"ftes\":1.5,\"fte_cost\":250000,\"kw_per_gpu\":0.56,\"pue\":1.3,"
+     "\"price_per_kwh\":0.1,\"usd_per_kwh\":0.2,\"network_per_gpu_hour\":0.1}}",
+     "tco: price_per_kwh and usd_per_kwh (its old name) differ"},
     {"{\"node_rules\":[{\"match\":{\"a\":\"b\"},\"capacity\":\"spot\"}]}",
      "node_rules[0].capacity: unknown field"},
     {"{\"default_capacity_type\":7}", "default_capacity_type"},
@@ -396,6 +435,7 @@ int main(void)
 
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_full);
+        tcase_add_test(tc, test_money_names);
         tcase_add_test(tc, test_usage);
         tcase_add_test(tc, test_chargeback);
         tcase_add_test(tc, test_timezone_and_budgets);
