@@ -115,7 +115,7 @@ static int put_pod(world *w, size_t s, const slot *sl, int open)
         u.dims[GC_DIM_NODE] = w->node_names[node];
         u.dims[GC_DIM_POD] = uid;
         u.geq = s % 5 == 0 ? 4 : 1;
-        u.usd_per_gpu_hour = w->prices[c];
+        u.price_per_gpu_hour = w->prices[c];
         u.start = sl->start;
         u.end = open ? GC_OPEN : sl->end;
         return gc_ledger_put_usage(w->led, &u);
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
                 cap.model = w.models[c];
                 cap.capacity_type = w.ctypes[c];
                 cap.geq = 8;
-                cap.usd_per_gpu_hour = w.prices[c];
+                cap.price_per_gpu_hour = w.prices[c];
                 cap.start = t0 - 86400;
                 cap.end = GC_OPEN;
                 if (gc_ledger_put_capacity(w.led, &cap) < 0)
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
                 p->resource = "nvidia.com/gpu";
                 p->gpus_requested = s % 5 == 0 ? 4 : 1;
                 p->geq = p->gpus_requested;
-                p->usd_per_gpu_hour = w.prices[c];
+                p->price_per_gpu_hour = w.prices[c];
                 p->start = sl[s].start;
                 p->end = GC_OPEN;
                 p->has_usage = kind < 97; /* a few pods the exporter does not see */

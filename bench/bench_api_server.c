@@ -114,7 +114,7 @@ static int build(gc_ledger *l, gc_strpool *pool, long n_pods, int64_t now)
                 cap.model = gc_strpool_intern0(pool, classes[node_class[i]].model);
                 cap.capacity_type = gc_strpool_intern0(pool, capacity_types[node_ct[i]]);
                 cap.geq = classes[node_class[i]].gpus;
-                cap.usd_per_gpu_hour = classes[node_class[i]].usd;
+                cap.price_per_gpu_hour = classes[node_class[i]].usd;
                 cap.start = now - 35 * DAY;
                 cap.end = GC_OPEN;
                 r = gc_ledger_put_capacity(l, &cap);
@@ -145,7 +145,7 @@ static int build(gc_ledger *l, gc_strpool *pool, long n_pods, int64_t now)
                 us.dims[GC_DIM_NODE] = nodes[nd];
                 us.dims[GC_DIM_POD] = intern(pool, "worker-%ld-%06ld", t, i);
                 us.geq = geqs[rnd() % 8];
-                us.usd_per_gpu_hour = classes[node_class[nd]].usd;
+                us.price_per_gpu_hour = classes[node_class[nd]].usd;
                 us.start = now - 28 * DAY + (int64_t)(rnd01() * 28 * DAY);
                 us.end = us.start + (int64_t)dur;
                 if (us.end >= now)
@@ -191,7 +191,7 @@ static int pod_row(void *ud, const gc_usage *u)
         row->capacity_type = u->dims[GC_DIM_CAPACITY_TYPE];
         row->geq = u->geq;
         row->gpus_requested = ceil(u->geq);
-        row->usd_per_gpu_hour = u->usd_per_gpu_hour;
+        row->price_per_gpu_hour = u->price_per_gpu_hour;
         row->start = u->start;
         row->end = u->end;
         row->activity_mean = row->activity_p95 = row->mem_used_peak_mib = NAN;

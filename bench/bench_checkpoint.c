@@ -97,7 +97,7 @@ static int put_pod(world *w, size_t s, const slot *sl, int open)
         u.dims[GC_DIM_NODE] = w->node_names[node];
         u.dims[GC_DIM_POD] = uid;
         u.geq = s % 5 == 0 ? 4 : 1;
-        u.usd_per_gpu_hour = w->prices[c];
+        u.price_per_gpu_hour = w->prices[c];
         u.start = sl->start;
         u.end = open ? GC_OPEN : sl->end;
         return gc_ledger_put_usage(w->led, &u);
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
                 cap.model = w.models[c];
                 cap.capacity_type = w.ctypes[c];
                 cap.geq = 8;
-                cap.usd_per_gpu_hour = w.prices[c];
+                cap.price_per_gpu_hour = w.prices[c];
                 cap.start = t0 - 86400;
                 cap.end = GC_OPEN;
                 if (gc_ledger_put_capacity(w.led, &cap) < 0)

@@ -60,7 +60,7 @@ static int run(int64_t hours)
                 c.model = gc_strpool_intern0(pool, "NVIDIA-H100-80GB-HBM3");
                 c.capacity_type = gc_strpool_intern0(pool, "on-demand");
                 c.geq = 16;
-                c.usd_per_gpu_hour = 4.5;
+                c.price_per_gpu_hour = 4.5;
                 c.start = t0 - 86400;
                 c.end = GC_OPEN;
                 r = gc_ledger_put_capacity(l, &c);
@@ -82,7 +82,7 @@ static int run(int64_t hours)
                 snprintf(name, sizeof(name), "gpu-node-%02d", i % BENCH_NODES);
                 u.dims[GC_DIM_NODE] = gc_strpool_intern0(pool, name);
                 u.geq = 1;
-                u.usd_per_gpu_hour = 4.5;
+                u.price_per_gpu_hour = 4.5;
                 u.start = t0;
                 u.end = GC_OPEN;
                 r = gc_ledger_put_usage(l, &u);

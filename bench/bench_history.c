@@ -151,7 +151,7 @@ static int put_pod(world *w, int64_t t)
                                   ? fmt(w, "exp-%ld", w->seq)
                                   : fmt(w, "exp-shared-%u", rnd(50));
         u.geq = rnd(10) == 0 ? 8 : 1 + rnd(2);
-        u.usd_per_gpu_hour = 4.1;
+        u.price_per_gpu_hour = 4.1;
         u.start = t;
         u.end = t + dur;
         r = gc_ledger_put_usage(w->now, &u);

@@ -154,7 +154,7 @@ int cmd_tco(int argc, char **argv)
                     .fte_cost = v[O_FTE_COST],
                     .kw_per_gpu = v[O_KW],
                     .pue = v[O_PUE],
-                    .usd_per_kwh = v[O_KWH],
+                    .price_per_kwh = v[O_KWH],
                     .network_per_gpu_hour = v[O_NET],
                 };
                 if (gc_tco_compute(&in, &res, err, sizeof(err)) < 0) {
@@ -181,7 +181,7 @@ int cmd_tco(int argc, char **argv)
                                "\"usd_per_productive_gpu_hour\":%.17g,\"hardware_per_hour\":%.17g,"
                                "\"operations_per_hour\":%.17g,\"power_per_hour\":%.17g,"
                                "\"network_per_hour\":%.17g,",
-                               res.usd_per_productive_gpu_hour, res.usd_per_productive_gpu_hour,
+                               res.cost_per_productive_gpu_hour, res.cost_per_productive_gpu_hour,
                                res.hardware_per_hour, res.operations_per_hour, res.power_per_hour,
                                res.network_per_hour);
                 printf("\"annual_cost_per_gpu\":%.17g", annual);
@@ -200,7 +200,7 @@ int cmd_tco(int argc, char **argv)
                 printf("  power        %10.4f\n", res.power_per_hour);
                 printf("  network      %10.4f\n", res.network_per_hour);
                 printf("  total        %10.4f per productive GPU-hour\n",
-                       res.usd_per_productive_gpu_hour);
+                       res.cost_per_productive_gpu_hour);
         }
         printf("Annual cost of one GPU: %.2f\n", annual);
         if (have_cloud)

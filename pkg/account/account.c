@@ -111,7 +111,7 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         slot->priced = r == 0;
         if (r < 0) {
                 gc_diag_add(diag, "node %s: %s; its GPUs are priced at 0", name, err);
-                slot->cls.usd_per_gpu_hour = 0;
+                slot->cls.price_per_gpu_hour = 0;
                 if (!slot->cls.model)
                         slot->cls.model = a->unknown;
                 if (!slot->cls.capacity_type)
@@ -127,7 +127,7 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         cap.model = slot->cls.model;
         cap.capacity_type = slot->cls.capacity_type;
         cap.geq = slot->node.alloc_geq;
-        cap.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
+        cap.price_per_gpu_hour = slot->cls.price_per_gpu_hour;
         cap.start = node->created_at;
         cap.end = GC_OPEN;
         return gc_ledger_put_capacity(a->ledger, &cap);
@@ -227,7 +227,7 @@ static int gc__keep_known(const gc_accountant *a, const gc_pod *pod, int node_kn
                 return 0;
         u->dims[GC_DIM_MODEL] = prev.dims[GC_DIM_MODEL];
         u->dims[GC_DIM_CAPACITY_TYPE] = prev.dims[GC_DIM_CAPACITY_TYPE];
-        u->usd_per_gpu_hour = prev.usd_per_gpu_hour;
+        u->price_per_gpu_hour = prev.price_per_gpu_hour;
         u->geq = prev.geq;
         *estimate = (prev.flags & GC_USAGE_F_ESTIMATE) != 0;
         return 1;
@@ -294,7 +294,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         if (slot) {
                 u.dims[GC_DIM_MODEL] = slot->cls.model;
                 u.dims[GC_DIM_CAPACITY_TYPE] = slot->cls.capacity_type;
-                u.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
+                u.price_per_gpu_hour = slot->cls.price_per_gpu_hour;
         } else if (!kept) {
                 const gc_price_entry *e = NULL;
                 const char *ct = a->o.rules->default_capacity_type
@@ -305,7 +305,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 u.dims[GC_DIM_MODEL] = a->unknown;
                 u.dims[GC_DIM_CAPACITY_TYPE] = gc_strpool_intern0(a->pool, ct);
                 if (gc_catalog_lookup(a->o.catalog, "unknown", ct, NULL, &e) == 0)
-                        u.usd_per_gpu_hour = e->usd_per_gpu_hour;
+                        u.price_per_gpu_hour = e->price_per_gpu_hour;
                 /* (A pod with only claims, when no claim is known, bills nothing to note.) */
                 if (pod->n_gpu > 0 || a->n_claims > 0)
                         gc_diag_add(
@@ -313,7 +313,7 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                             "pod %s/%s: node %s is not in the node list; priced at the catalog "
                             "fallback %.4g per GPU-hour as an estimate",
                             pod->ns ? pod->ns : "", pod->name ? pod->name : "", pod->node,
-                            u.usd_per_gpu_hour);
+                            u.price_per_gpu_hour);
         }
         if (estimate || estimate_end ||
             (pod->flags & (GC_POD_F_BOUND_GUESSED | GC_POD_F_END_GUESSED)))
@@ -414,7 +414,7 @@ int gc_account_node_gone(gc_accountant *a, const char *node_name, int64_t end)
         cap.model = slot->cls.model;
         cap.capacity_type = slot->cls.capacity_type;
         cap.geq = slot->node.alloc_geq;
-        cap.usd_per_gpu_hour = slot->cls.usd_per_gpu_hour;
+        cap.price_per_gpu_hour = slot->cls.price_per_gpu_hour;
         cap.start = slot->node.created_at;
         cap.end = end < cap.start ? cap.start : end;
         return gc_ledger_put_capacity(a->ledger, &cap);

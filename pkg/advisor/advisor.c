@@ -390,7 +390,7 @@ static double gc__pod_monthly(const gc__adv *a, const gc_advisor_pod *p, double 
         *ret_hours = h;
         if (a->window_h <= 0)
                 return 0;
-        return p->geq * p->usd_per_gpu_hour * h / a->window_h * a->o->hours_per_month;
+        return p->geq * p->price_per_gpu_hour * h / a->window_h * a->o->hours_per_month;
 }
 
 /* The pod holds its GPUs through DRA ResourceClaims. */
@@ -480,7 +480,7 @@ static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc_
                 frac = 1;
         f->kind = GC_FINDING_IDLE_GPU;
         gc__subject(a, f, p);
-        hpd = p->geq * p->usd_per_gpu_hour * 24;
+        hpd = p->geq * p->price_per_gpu_hour * 24;
         gc__num(f, "activity_mean", p->activity_mean);
         gc__num(f, "activity_p95", p->activity_p95);
         gc__num(f, "mem_used_peak_mib", p->mem_used_peak_mib);
@@ -492,7 +492,7 @@ static int gc__idle_gpu(gc__adv *a, const gc_advisor_pod *p, double monthly, gc_
         gc__num(f, "measured_hours", span / 3600.0);
         gc__num(f, "idle_fraction", frac);
         gc__num(f, "gpus", p->geq);
-        gc__num(f, "price_per_gpu_hour", p->usd_per_gpu_hour);
+        gc__num(f, "price_per_gpu_hour", p->price_per_gpu_hour);
         gc__num(f, "cost_per_day", hpd);
         gc__num(f, "monthly_cost", monthly);
         gc__text(f, "activity_source", gc__str(a, p->activity_source));
@@ -536,7 +536,7 @@ static int gc__over_requested(gc__adv *a, const gc_advisor_pod *p, double monthl
         gc__num(f, "activity_p95", p->activity_p95);
         gc__num(f, "mem_used_peak_mib", p->mem_used_peak_mib);
         gc__num(f, "suggested_gpus", k);
-        gc__num(f, "price_per_gpu_hour", p->usd_per_gpu_hour);
+        gc__num(f, "price_per_gpu_hour", p->price_per_gpu_hour);
         gc__num(f, "monthly_cost", monthly);
         gc__text(f, "activity_source", gc__str(a, p->activity_source));
         f->summary = gc__fmt(a,
@@ -741,8 +741,8 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
                         continue;
                 from = gc__price(cat, p->model, p->capacity_type, 0);
                 to = gc__price(cat, k->to, p->capacity_type, 0);
-                if (!from || !to || from->usd_per_gpu_hour <= 0 ||
-                    to->usd_per_gpu_hour >= from->usd_per_gpu_hour)
+                if (!from || !to || from->price_per_gpu_hour <= 0 ||
+                    to->price_per_gpu_hour >= from->price_per_gpu_hour)
                         continue;
                 f->kind = GC_FINDING_CHEAPER_CLASS;
                 gc__subject(a, f, p);
@@ -752,8 +752,8 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
                 gc__num(f, "activity_mean", p->activity_mean);
                 gc__num(f, "mem_used_peak_mib", p->mem_used_peak_mib);
                 gc__num(f, "to_memory_mib", k->to_memory_mib);
-                gc__num(f, "from_price_per_gpu_hour", from->usd_per_gpu_hour);
-                gc__num(f, "to_price_per_gpu_hour", to->usd_per_gpu_hour);
+                gc__num(f, "from_price_per_gpu_hour", from->price_per_gpu_hour);
+                gc__num(f, "to_price_per_gpu_hour", to->price_per_gpu_hour);
                 gc__text(f, "from_price_source", gc__price_source(a, from));
                 gc__text(f, "to_price_source", gc__price_source(a, to));
                 gc__num(f, "gpus", p->geq);
@@ -762,11 +762,12 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
                                      "%s/%s serves with %.0f%% tensor-core activity on %s: "
                                      "%s costs %s instead of %s per GPU-hour (%s)",
                                      p->ns, p->name, p->tensor_mean * 100, p->model, k->to,
-                                     gc__money(a, to->usd_per_gpu_hour, m1),
-                                     gc__money(a, from->usd_per_gpu_hour, m2),
+                                     gc__money(a, to->price_per_gpu_hour, m1),
+                                     gc__money(a, from->price_per_gpu_hour, m2),
                                      p->capacity_type ? p->capacity_type : "any capacity");
                 f->stanza = gc__fmt(a, "nodeSelector:\n  nvidia.com/gpu.product: %s\n", k->to);
-                f->monthly_savings = monthly * (1 - to->usd_per_gpu_hour / from->usd_per_gpu_hour);
+                f->monthly_savings =
+                    monthly * (1 - to->price_per_gpu_hour / from->price_per_gpu_hour);
                 c->ok = 1;
                 return 0;
         }
@@ -985,7 +986,7 @@ static int gc__visit_usage(void *ud, const gc_usage *u)
                 double gs = (double)(next - s) * u->geq;
 
                 m->gpu_s[d] += gs;
-                m->cost[d] += gs / 3600.0 * u->usd_per_gpu_hour;
+                m->cost[d] += gs / 3600.0 * u->price_per_gpu_hour;
                 s = next;
         }
         return 0;
@@ -1014,7 +1015,7 @@ static int gc__visit_rollup(void *ud, const gc_rollup *r)
                 return 0;
         d = (r->hour - x->ds) / GC__DAY;
         m->gpu_s[d] += r->gpu_seconds;
-        m->cost[d] += r->cost_usd;
+        m->cost[d] += r->cost;
         return 0;
 }
 
@@ -1079,7 +1080,7 @@ static int gc__unattributed(gc__adv *a, const gc_cost_summary *s)
         gc_ptrmap map = {0};
         int r = 0;
 
-        if (s->unattributed.cost_usd <= 0 && s->unattributed.gpu_seconds <= 0)
+        if (s->unattributed.cost <= 0 && s->unattributed.gpu_seconds <= 0)
                 return 0;
         acc = calloc(s->n_rows, sizeof(*acc));
         if (!acc && s->n_rows)
@@ -1102,7 +1103,7 @@ static int gc__unattributed(gc__adv *a, const gc_cost_summary *s)
                                 goto out;
                 }
                 acc[k].gpu_s += row->gpu_seconds;
-                acc[k].cost += row->cost_usd;
+                acc[k].cost += row->cost;
                 acc[k].pods += row->pods;
                 acc[k].no_team |= nt;
                 acc[k].no_project |= np;
@@ -1308,13 +1309,13 @@ static int gc__idle_capacity(gc__adv *a, const gc_cost_summary *s, gc__pass *x)
                         n++;
                 }
                 acc[k].idle_s += row->gpu_seconds;
-                acc[k].idle_cost += row->cost_usd;
+                acc[k].idle_cost += row->cost;
                 acc[k].nodes++;
                 pn[i].pool = k;
                 pn[i].name = row->keys[GC_DIM_NODE] ? row->keys[GC_DIM_NODE] : "";
                 pn[i].idle_s = row->gpu_seconds;
                 pn[i].per_gpu_hour =
-                    row->gpu_seconds > 0 ? row->cost_usd / (row->gpu_seconds / 3600.0) : NAN;
+                    row->gpu_seconds > 0 ? row->cost / (row->gpu_seconds / 3600.0) : NAN;
                 if (row->keys[GC_DIM_NODE] &&
                     gc_ptrmap_get(&x->ni, row->keys[GC_DIM_NODE], &ni) == 0) {
                         pn[i].geq = x->nodes[ni].geq;
@@ -1402,16 +1403,16 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
 
                         all_od += h * od;
                         rest += above;
-                        plan += floor_h * res->usd_per_gpu_hour + above * od;
-                        plan_spot += floor_h * res->usd_per_gpu_hour +
-                                     above * (spot ? spot->usd_per_gpu_hour : od);
+                        plan += floor_h * res->price_per_gpu_hour + above * od;
+                        plan_spot += floor_h * res->price_per_gpu_hour +
+                                     above * (spot ? spot->price_per_gpu_hour : od);
                 }
                 saving = all_od - plan;
                 if (saving <= 0) {
                         r = gc__note(a,
                                      "reserve_floor: reserving %s at %s would not save against "
                                      "its on-demand %s per GPU-hour",
-                                     m->model, gc__money(a, res->usd_per_gpu_hour, m1),
+                                     m->model, gc__money(a, res->price_per_gpu_hour, m1),
                                      gc__money(a, od, m2));
                         if (r < 0)
                                 break;
@@ -1435,8 +1436,8 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
                 gc__num(f, "floor_gpu_hours_per_day", floor_h);
                 gc__num(f, "reserve_gpus", floor_h / 24.0);
                 gc__num(f, "on_demand_price_per_gpu_hour", od);
-                gc__num(f, "reserved_price_per_gpu_hour", res->usd_per_gpu_hour);
-                gc__num(f, "spot_price_per_gpu_hour", spot ? spot->usd_per_gpu_hour : NAN);
+                gc__num(f, "reserved_price_per_gpu_hour", res->price_per_gpu_hour);
+                gc__num(f, "spot_price_per_gpu_hour", spot ? spot->price_per_gpu_hour : NAN);
                 gc__num(f, "rest_gpu_hours_per_day", rest / nd);
                 gc__num(f, "cost_all_on_demand", all_od);
                 gc__num(f, "cost_reserved_floor", plan);
@@ -1456,7 +1457,7 @@ static int gc__reserve_floor(gc__adv *a, gc__pass *x, const gc_cost_summary *s)
                     "reserve %.1f GPUs at %s (vs %s per GPU-hour on demand), run the rest "
                     "(%.0f GPU-hours a day on average) on %s",
                     m->model, floor_h, x->n_days, floor_h / 24.0,
-                    gc__money(a, res->usd_per_gpu_hour, m1), gc__money(a, od, m2), rest / nd,
+                    gc__money(a, res->price_per_gpu_hour, m1), gc__money(a, od, m2), rest / nd,
                     spot ? "spot where jobs tolerate interruption, else on demand" : "on demand");
                 f->stanza = gc__fmt(a, "reserve %.1f x %s (%s)", floor_h / 24.0, m->model,
                                     res->capacity_type);
@@ -1524,18 +1525,18 @@ static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass 
         cloud = gc__price(a->in->catalog, model, "reserved", 1);
         if (!cloud)
                 cloud = gc__price(a->in->catalog, model, "on-demand", 0);
-        if (!cloud || cloud->usd_per_gpu_hour <= 0)
+        if (!cloud || cloud->price_per_gpu_hour <= 0)
                 return gc__note(a, "buy_vs_rent: the catalog has no cloud price for %s", model);
         in = *tco;
         in.utilization = u;
         if (gc_tco_compute(&in, &t, err, sizeof(err)) < 0)
                 return gc__note(a, "buy_vs_rent: tco: %s", err);
-        if (gc_tco_break_even(t.annual_cost_per_gpu, cloud->usd_per_gpu_hour, &be) < 0)
+        if (gc_tco_break_even(t.annual_cost_per_gpu, cloud->price_per_gpu_hour, &be) < 0)
                 return gc__note(a, "buy_vs_rent: no break-even for %s", model);
         gpus = cap_s / window_s;
         prod_h = u * gpus * a->o->hours_per_month;
         own = t.annual_cost_per_gpu * gpus * a->o->hours_per_month / 8760.0;
-        rent = cloud->usd_per_gpu_hour * prod_h;
+        rent = cloud->price_per_gpu_hour * prod_h;
         owned = x->cap_s > 0 && x->cap_onprem_s * 2 > x->cap_s;
         f = gc__finding(a, GC_FINDING_BUY_VS_RENT);
         if (!f)
@@ -1549,8 +1550,8 @@ static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass 
         gc__num(f, "activity", act);
         gc__num(f, "utilization", u);
         gc__num(f, "break_even_utilization", be);
-        gc__num(f, "owned_cost_per_productive_gpu_hour", t.usd_per_productive_gpu_hour);
-        gc__num(f, "cloud_price_per_gpu_hour", cloud->usd_per_gpu_hour);
+        gc__num(f, "owned_cost_per_productive_gpu_hour", t.cost_per_productive_gpu_hour);
+        gc__num(f, "cloud_price_per_gpu_hour", cloud->price_per_gpu_hour);
         gc__text(f, "cloud_price_source", gc__price_source(a, cloud));
         gc__num(f, "annual_cost_per_gpu", t.annual_cost_per_gpu);
         gc__num(f, "fleet_gpus", gpus);
@@ -1562,8 +1563,8 @@ static int gc__buy_vs_rent(gc__adv *a, const gc_cost_summary *s, const gc__pass 
             gc__fmt(a,
                     "at the measured utilization %.1f%% (break-even %.1f%%) owning costs %s per "
                     "productive GPU-hour against %s to rent %s: %s",
-                    u * 100, be * 100, gc__money(a, t.usd_per_productive_gpu_hour, m1),
-                    gc__money(a, cloud->usd_per_gpu_hour, m2), model,
+                    u * 100, be * 100, gc__money(a, t.cost_per_productive_gpu_hour, m1),
+                    gc__money(a, cloud->price_per_gpu_hour, m2), model,
                     u >= be ? (owned ? "keep owning" : "owning would be cheaper: consider buying")
                             : (owned ? "renting would be cheaper: do not grow the owned fleet"
                                      : "keep renting"));

@@ -98,7 +98,7 @@ typedef struct gc_advisor_pod {
         const char *resource;        /* "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", ... */
         double gpus_requested;       /* units of `resource` requested */
         double geq;                  /* GPU-equivalents held */
-        double usd_per_gpu_hour;     /* price of one whole GPU on its node */
+        double price_per_gpu_hour;   /* price of one whole GPU on its node */
         int64_t start, end;          /* held [start, end); end GC_OPEN while held */
         /* Measured use (dcgm-exporter); ignored unless has_usage. */
         int has_usage;

@@ -487,8 +487,8 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary
 
                 nodes[i].node = in->keys[GC_DIM_NODE] ? in->keys[GC_DIM_NODE] : "";
                 nodes[i].idle_seconds = in->gpu_seconds;
-                nodes[i].idle_cost = in->cost_usd;
-                total_idle_cost += in->cost_usd;
+                nodes[i].idle_cost = in->cost;
+                total_idle_cost += in->cost;
                 total_idle_s += in->gpu_seconds;
         }
         r = gc__row_nodes(nodes, sum->n_idle_nodes, sum, &row_node);
@@ -497,9 +497,9 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary
         for (size_t i = 0; i < sum->n_rows; i++) {
                 gc__node_idle *ni = row_node[i];
 
-                total_cost += sum->rows[i].cost_usd;
+                total_cost += sum->rows[i].cost;
                 if (ni)
-                        ni->tenant_cost += sum->rows[i].cost_usd;
+                        ni->tenant_cost += sum->rows[i].cost;
         }
         if (g->share_idle && sum->n_rows) {
                 row_share = calloc(sum->n_rows, sizeof(*row_share));
@@ -516,9 +516,9 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary
                         gc__node_idle *ni = row_node[i];
 
                         if (ni && ni->tenant_cost > 0)
-                                row_share[i] = ni->idle_cost * row->cost_usd / ni->tenant_cost;
+                                row_share[i] = ni->idle_cost * row->cost / ni->tenant_cost;
                 } else if (total_cost > 0) {
-                        row_share[i] = total_idle_cost * row->cost_usd / total_cost;
+                        row_share[i] = total_idle_cost * row->cost / total_cost;
                 }
         }
         for (size_t i = 0; r == 0 && i < sum->n_rows; i++) {
@@ -546,7 +546,7 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary
                 a->mixed &= ~(1u << GC__K_CLUSTER);
                 r = gc__alloc_keep(a, own, sizeof(own) / sizeof(own[0]));
                 a->gpu_seconds = row->gpu_seconds;
-                a->cost = row->cost_usd;
+                a->cost = row->cost;
                 a->idle_cost = row_share ? row_share[i] : 0;
                 if (p && p->samples > 0 && isfinite(p->activity_mean)) {
                         a->usage_seconds = p->activity_mean * row->gpu_seconds;

@@ -32,7 +32,7 @@ typedef struct gc_api_pod {
         const char *container;              /* first container holding a GPU, or NULL */
         double geq;                         /* GPU-equivalents held (since geq_since) */
         double gpus_requested;              /* whole devices (or slices) requested */
-        double usd_per_gpu_hour;            /* price of one whole GPU on its node */
+        double price_per_gpu_hour;          /* price of one whole GPU on its node */
         int64_t start, end;                 /* GC_OPEN while held */
         /* Measured use, when a usage source covers the pod; NaN when not measured. */
         double activity_mean, activity_p95; /* 0..1 */
@@ -103,7 +103,7 @@ typedef struct gc_api_node {
         const char *model, *capacity_type;
         double gpus; /* allocatable GPU devices */
         double geq;  /* allocatable GPU-equivalents */
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
 } gc_api_node;
 
 /*

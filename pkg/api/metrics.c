@@ -69,8 +69,8 @@ static double gc__mono(gc__api_ctx *x, int64_t anchor, const char *name, const c
 }
 
 /*
- * gpu_cost_spend_total (and its alias), gpu_cost_gpu_hours_total and the idle pair: what the ledger says about
- * [anchor, now), held monotonic per series.
+ * gpu_cost_spend_total (and its alias), gpu_cost_gpu_hours_total and the idle pair: what the ledger
+ * says about [anchor, now), held monotonic per series.
  */
 static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
 {
@@ -113,7 +113,7 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
 
                         gc__sample(b, name, l, 4,
                                    gc__mono(x, q.start, "gpu_cost_usd_total", l[1].value,
-                                            l[2].value, l[3].value, w->cost_usd));
+                                            l[2].value, l[3].value, w->cost));
                 }
         }
         gc__head(b, "gpu_cost_gpu_hours_total", "counter",
@@ -143,7 +143,7 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
 
                         gc__sample(b, name, l, 2,
                                    gc__mono(x, q.start, "gpu_cost_idle_usd_total", l[1].value, NULL,
-                                            NULL, sum.idle_nodes[i].cost_usd));
+                                            NULL, sum.idle_nodes[i].cost));
                 }
         }
         gc__head(b, "gpu_cost_idle_gpu_hours_total", "counter",
@@ -183,7 +183,7 @@ static int gc__cap_row(void *ud, const gc_capacity *c)
                     {"instance_type", ""},       {"region", ""},
                     {"model", gc__nz(c->model)}, {"capacity_type", gc__nz(c->capacity_type)}};
 
-                return gc__sample(x->b, "node_gpu_hourly_cost", l, 6, c->usd_per_gpu_hour);
+                return gc__sample(x->b, "node_gpu_hourly_cost", l, 6, c->price_per_gpu_hour);
         }
 }
 
@@ -206,7 +206,7 @@ static int gc__nodes(gc_buf *b, const gc_snapshot *s)
                                {"model", gc__nz(n->model)},
                                {"capacity_type", gc__nz(n->capacity_type)}};
 
-                gc__sample(b, "node_gpu_hourly_cost", l, 6, n->usd_per_gpu_hour);
+                gc__sample(b, "node_gpu_hourly_cost", l, 6, n->price_per_gpu_hour);
         }
         /* The walk can fail on its own; after the buffer's error it would only take time. */
         if (!b->err && !s->p.nodes && (r = gc_ledger_visit(s->p.ledger, &v, &x)) < 0)
@@ -433,7 +433,7 @@ static int gc__budget_spent(const gc_snapshot *s, double *spent)
                                 for (size_t k = 0; k < sum.n_rows; k++)
                                         if (sum.rows[k].keys[dims[d]] &&
                                             strcmp(sum.rows[k].keys[dims[d]], b->name) == 0)
-                                                spent[i] += sum.rows[k].cost_usd;
+                                                spent[i] += sum.rows[k].cost;
                         }
                         gc_cost_summary_free(&sum);
                 }

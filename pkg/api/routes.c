@@ -268,7 +268,7 @@ static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
         gc__str_field(b, "container", p->container);
         gc__num_field(b, "geq", p->geq);
         gc__num_field(b, "gpus_requested", p->gpus_requested);
-        gc__money_field(b, "price_per_gpu_hour", "usd_per_gpu_hour", p->usd_per_gpu_hour);
+        gc__money_field(b, "price_per_gpu_hour", "usd_per_gpu_hour", p->price_per_gpu_hour);
         gc_buf_puts(b, ",\"start\":");
         gc__api_time(b, p->start);
         gc_buf_puts(b, ",\"end\":");
@@ -278,7 +278,7 @@ static int gc__pod_json(gc_buf *b, const gc_api_pod *p, int64_t now)
                 gc__api_time(b, p->end);
         gc_buf_printf(b, ",\"running\":%s", p->end == GC_OPEN ? "true" : "false");
         gc__num_field(b, "gpu_hours", hours);
-        gc__money_field(b, "cost", "cost_usd", hours * p->usd_per_gpu_hour);
+        gc__money_field(b, "cost", "cost_usd", hours * p->price_per_gpu_hour);
         if (isnan(p->activity_mean) || p->samples == 0)
                 return gc_buf_puts(b, ",\"usage\":null}");
         gc_buf_puts(b, ",\"usage\":{\"activity_mean\":");
@@ -560,7 +560,7 @@ int gc__api_dimensions(gc__api_ctx *x)
 
 typedef struct gc__class {
         const char *model, *capacity_type;
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
         size_t pods;
         double geq;
 } gc__class;
@@ -583,7 +583,7 @@ static int gc__classes(const gc_snapshot *s, gc__class **ret, size_t *ret_n)
                 for (j = 0; j < n; j++)
                         if (gc__same(v[j].model, p->model) &&
                             gc__same(v[j].capacity_type, p->capacity_type) &&
-                            v[j].usd_per_gpu_hour == p->usd_per_gpu_hour)
+                            v[j].price_per_gpu_hour == p->price_per_gpu_hour)
                                 break;
                 if (j == n) {
                         gc__class *nv = realloc(v, (n + 1) * sizeof(*v));
@@ -596,7 +596,7 @@ static int gc__classes(const gc_snapshot *s, gc__class **ret, size_t *ret_n)
                         memset(&v[n], 0, sizeof(v[n]));
                         v[n].model = p->model;
                         v[n].capacity_type = p->capacity_type;
-                        v[n].usd_per_gpu_hour = p->usd_per_gpu_hour;
+                        v[n].price_per_gpu_hour = p->price_per_gpu_hour;
                         n++;
                 }
                 if (p->end == GC_OPEN) {
@@ -615,7 +615,7 @@ static void gc__class_json(gc_buf *b, const gc__class *c, int comma)
         gc_buf_printf(b, "%s{\"model\":", comma ? "," : "");
         gc__str_or_null(b, c->model);
         gc__str_field(b, "capacity_type", c->capacity_type);
-        gc__money_field(b, "price_per_gpu_hour", "usd_per_gpu_hour", c->usd_per_gpu_hour);
+        gc__money_field(b, "price_per_gpu_hour", "usd_per_gpu_hour", c->price_per_gpu_hour);
 }
 
 int gc__api_prices(gc__api_ctx *x)
@@ -682,14 +682,14 @@ int gc__api_tco(gc__api_ctx *x)
         gc__num_field(b, "fte_cost", in->fte_cost);
         gc__num_field(b, "kw_per_gpu", in->kw_per_gpu);
         gc__num_field(b, "pue", in->pue);
-        gc__money_field(b, "price_per_kwh", "usd_per_kwh", in->usd_per_kwh);
+        gc__money_field(b, "price_per_kwh", "usd_per_kwh", in->price_per_kwh);
         gc__num_field(b, "network_per_gpu_hour", in->network_per_gpu_hour);
         gc_buf_puts(b, "},\"per_productive_gpu_hour\":{\"hardware\":");
         gc__api_num(b, t.hardware_per_hour);
         gc__num_field(b, "operations", t.operations_per_hour);
         gc__num_field(b, "power", t.power_per_hour);
         gc__num_field(b, "network", t.network_per_hour);
-        gc__num_field(b, "total", t.usd_per_productive_gpu_hour);
+        gc__num_field(b, "total", t.cost_per_productive_gpu_hour);
         gc_buf_puts(b, "}");
         gc__num_field(b, "annual_cost_per_gpu", t.annual_cost_per_gpu);
         gc__str_field(b, "currency", x->s->currency);
@@ -698,8 +698,8 @@ int gc__api_tco(gc__api_ctx *x)
         for (size_t i = 0; !b->err && i < n; i++) {
                 double u;
 
-                if (cl[i].usd_per_gpu_hour <= 0 ||
-                    gc_tco_break_even(t.annual_cost_per_gpu, cl[i].usd_per_gpu_hour, &u) < 0)
+                if (cl[i].price_per_gpu_hour <= 0 ||
+                    gc_tco_break_even(t.annual_cost_per_gpu, cl[i].price_per_gpu_hour, &u) < 0)
                         continue;
                 gc__class_json(b, &cl[i], k++ > 0);
                 gc__num_field(b, "break_even_utilization", u);

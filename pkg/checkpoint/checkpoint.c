@@ -448,7 +448,7 @@ static int gc_cp__enc_usage(void *ud, const gc_usage *u)
 {
         gc_cp__enc *e = ud;
         const char *strs[GC_CP__MAX_STRS];
-        double money[2] = {u->geq, u->usd_per_gpu_hour};
+        double money[2] = {u->geq, u->price_per_gpu_hour};
         gc_buf nums;
         int r;
 
@@ -475,7 +475,7 @@ static int gc_cp__enc_capacity(void *ud, const gc_capacity *c)
 {
         gc_cp__enc *e = ud;
         const char *strs[3] = {c->node, gc_cp__s(c->model), gc_cp__s(c->capacity_type)};
-        double money[2] = {c->geq, c->usd_per_gpu_hour};
+        double money[2] = {c->geq, c->price_per_gpu_hour};
         gc_buf nums;
         int r;
 
@@ -569,7 +569,7 @@ static int gc_cp__enc_rollup(void *ud, const gc_rollup *rw)
         for (size_t i = 0; i < e->n_labels; i++)
                 strs[GC_DIM_POD + i] = gc_cp__s(rw->labels[i]);
         return gc_cp__run_add(e, GC_CP__ROLLUP, strs, GC_DIM_POD + e->n_labels, rw->hour,
-                              rw->gpu_seconds, rw->cost_usd);
+                              rw->gpu_seconds, rw->cost);
 }
 
 static int gc_cp__enc_crollup(void *ud, const gc_capacity_rollup *rw)
@@ -577,14 +577,14 @@ static int gc_cp__enc_crollup(void *ud, const gc_capacity_rollup *rw)
         gc_cp__enc *e = ud;
         const char *strs[3] = {rw->node, gc_cp__s(rw->model), gc_cp__s(rw->capacity_type)};
 
-        return gc_cp__run_add(e, GC_CP__CROLLUP, strs, 3, rw->hour, rw->geq_seconds, rw->cost_usd);
+        return gc_cp__run_add(e, GC_CP__CROLLUP, strs, 3, rw->hour, rw->geq_seconds, rw->cost);
 }
 
 static int gc_cp__enc_period(void *ud, const gc_period_row *pr)
 {
         gc_cp__enc *e = ud;
         const char *strs[GC_CP__MAX_STRS];
-        double money[2] = {pr->gpu_seconds, pr->cost_usd};
+        double money[2] = {pr->gpu_seconds, pr->cost};
         gc_buf nums;
         int r;
 
@@ -1779,7 +1779,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                         u.dims[d] = f->s[1 + d];
                 gc_cp__labels_to(lm, &f->s[1 + GC_DIM_COUNT], u.labels);
                 u.geq = f->d[0];
-                u.usd_per_gpu_hour = f->d[1];
+                u.price_per_gpu_hour = f->d[1];
                 u.start = f->t[0];
                 u.end = f->t[1];
                 u.flags = f->flags;
@@ -1799,7 +1799,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                         rw.dims[d] = f->s[d];
                 gc_cp__labels_to(lm, &f->s[GC_DIM_POD], rw.labels);
                 rw.gpu_seconds = f->d[0];
-                rw.cost_usd = f->d[1];
+                rw.cost = f->d[1];
                 for (size_t k = 0; r == 0 && k < f->hours; k++) {
                         rw.hour = f->t[0] + (int64_t)k * step;
                         r = gc_ledger_add_rollup(l, &rw);
@@ -1818,7 +1818,7 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                         pr.dims[d] = f->s[1 + d];
                 gc_cp__labels_to(lm, &f->s[1 + GC_DIM_COUNT], pr.labels);
                 pr.gpu_seconds = f->d[0];
-                pr.cost_usd = f->d[1];
+                pr.cost = f->d[1];
                 pr.pods = f->n[1];
                 pr.estimates = f->n[2];
                 return gc_ledger_add_period_row(l, &pr);

@@ -72,11 +72,11 @@ static int gc_client__amounts(const cJSON *o, gc_cost_row *row, const char *wher
                 if (r == 0 && !isfinite(row->gpu_seconds))
                         return gc_client__bad(err, errlen, "%s.gpu_hours: out of range", where);
         }
-        /* cost; a controller before money fields became currency-neutral says cost_usd. */
+        /* cost; a controller before money fields became currency-neutral says cost. */
         if (r == 0)
                 r = gc_client__figure(
                     o, cJSON_GetObjectItemCaseSensitive(o, "cost") ? "cost" : "cost_usd",
-                    &row->cost_usd, where, err, errlen);
+                    &row->cost, where, err, errlen);
         if (r == 0)
                 r = gc_client__count(o, "pods", &row->pods, where, err, errlen);
         if (r == 0)

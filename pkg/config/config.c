@@ -419,7 +419,7 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
         int r;
 
         memset(ret, 0, sizeof(*ret));
-        ret->usd_per_gpu_hour = -1;
+        ret->price_per_gpu_hour = -1;
         if (!cJSON_IsObject(it)) {
                 gc_errf(err, errlen, "%s: must be an object", where);
                 return -EINVAL;
@@ -455,11 +455,11 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
         }
         if (price) {
                 snprintf(w2, sizeof(w2), "%s.%s", where, pname);
-                r = gc__parse_number(price, w2, 0, 1e6, &ret->usd_per_gpu_hour, err, errlen);
+                r = gc__parse_number(price, w2, 0, 1e6, &ret->price_per_gpu_hour, err, errlen);
                 if (r < 0)
                         return r;
         }
-        if (!ret->capacity_type && !ret->model && !ret->region && ret->usd_per_gpu_hour < 0) {
+        if (!ret->capacity_type && !ret->model && !ret->region && ret->price_per_gpu_hour < 0) {
                 gc_errf(err, errlen,
                         "%s: sets nothing (give capacity_type, model, region or "
                         "price_per_gpu_hour)",
@@ -519,10 +519,10 @@ static int gc__parse_tco(gc_config *c, const cJSON *obj, char *err, size_t errle
             "node_price",   "gpus_per_node", "years",       "utilization",
             "cluster_gpus", "ftes",          "fte_cost",    "kw_per_gpu",
             "pue",          "price_per_kwh", "usd_per_kwh", "network_per_gpu_hour"};
-        double *fields[] = {&c->tco.node_price,  &c->tco.gpus_per_node,       &c->tco.years,
-                            &c->tco.utilization, &c->tco.cluster_gpus,        &c->tco.ftes,
-                            &c->tco.fte_cost,    &c->tco.kw_per_gpu,          &c->tco.pue,
-                            &c->tco.usd_per_kwh, &c->tco.network_per_gpu_hour};
+        double *fields[] = {&c->tco.node_price,    &c->tco.gpus_per_node,       &c->tco.years,
+                            &c->tco.utilization,   &c->tco.cluster_gpus,        &c->tco.ftes,
+                            &c->tco.fte_cost,      &c->tco.kw_per_gpu,          &c->tco.pue,
+                            &c->tco.price_per_kwh, &c->tco.network_per_gpu_hour};
         gc_tco_result res;
         char inner[256];
         int r;

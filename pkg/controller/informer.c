@@ -166,11 +166,11 @@ static void ctl__node_accounted(ctl *c, ctl_named *e, int is_new)
         if (rec)
                 gc__ctl_node_facts(c, e, rec);
         if (cls && (is_new || e->a != cls->model || e->b != cls->capacity_type ||
-                    e->x != cls->usd_per_gpu_hour)) {
+                    e->x != cls->price_per_gpu_hour)) {
                 ctl__reaccount(c, e->name, NULL);
                 e->a = cls->model;
                 e->b = cls->capacity_type;
-                e->x = cls->usd_per_gpu_hour;
+                e->x = cls->price_per_gpu_hour;
         }
         c->changes++;
 }
@@ -696,7 +696,7 @@ static void ctl__blind_span(ctl *c, int64_t from, int64_t to)
         c->blind_to = to;
         c->blind_bound_cost = 0;
         if (gc_ledger_query(c->ledger, &q, &sum) == 0)
-                c->blind_bound_cost = sum.idle.cost_usd;
+                c->blind_bound_cost = sum.idle.cost;
         gc_cost_summary_free(&sum);
         gc_time_format(from, a);
         gc_time_format(to, b);

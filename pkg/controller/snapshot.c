@@ -81,7 +81,7 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         row->workload =
             u->dims[GC_DIM_WORKLOAD] && *u->dims[GC_DIM_WORKLOAD] ? u->dims[GC_DIM_WORKLOAD] : NULL;
         row->geq = u->geq;
-        row->usd_per_gpu_hour = u->usd_per_gpu_hour;
+        row->price_per_gpu_hour = u->price_per_gpu_hour;
         row->start = u->start;
         row->geq_since = u->start;
         row->end = u->end;
@@ -144,7 +144,7 @@ static int ctl__nodes(ctl *c, gc_api_node **ret, size_t *ret_n)
                 v[k].capacity_type = cls->capacity_type;
                 v[k].gpus = e->gpus;
                 v[k].geq = e->geq;
-                v[k].usd_per_gpu_hour = cls->usd_per_gpu_hour;
+                v[k].price_per_gpu_hour = cls->price_per_gpu_hour;
                 k++;
         }
         *ret = v;

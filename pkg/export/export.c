@@ -621,7 +621,7 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
                 nodes[n_nodes++] = (gc__ex_node){.node = in->keys[GC_DIM_NODE],
                                                  .model = in->keys[GC_DIM_MODEL],
                                                  .capacity_type = in->keys[GC_DIM_CAPACITY_TYPE],
-                                                 .idle_cost = in->cost_usd,
+                                                 .idle_cost = in->cost,
                                                  .idle_s = in->gpu_seconds};
         }
         qsort(nodes, n_nodes, sizeof(*nodes), gc__ex_cmp_node);
@@ -638,12 +638,12 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
                         qsort(nodes, n_nodes, sizeof(*nodes), gc__ex_cmp_node);
                         nd = gc__ex_node_find(nodes, n_nodes, row);
                 }
-                nd->held_cost += row->cost_usd;
+                nd->held_cost += row->cost;
                 nd->held_s += row->gpu_seconds;
                 if (gc__ex_unattributed(row->keys[GC_DIM_TEAM])) {
-                        nd->unattr_cost += row->cost_usd;
+                        nd->unattr_cost += row->cost;
                         nd->unattr_s += row->gpu_seconds;
-                        x->t.unattributed_cost += row->cost_usd;
+                        x->t.unattributed_cost += row->cost;
                 }
                 if (ratio[i] > 0) { /* the team's fraction is the sum of its rows' */
                         size_t k;
@@ -679,7 +679,7 @@ static int gc__ex_period(gc__ex *x, const gc_cost_summary *s)
                         for (size_t i = 0; i < x->lk.n; i++)
                                 w.labels[i] = row->keys[GC_DIM_LABEL + i];
                         w.hours = row->gpu_seconds / 3600.0;
-                        w.cost = row->cost_usd;
+                        w.cost = row->cost;
                         r = gc__ex_emit(x, &w);
                 }
                 w.ns = w.project = w.workload = NULL;

@@ -38,7 +38,7 @@ int gc__crun_reserve(gc_ledger *l, size_t more)
  * have been reserved.
  */
 void gc__crun_add(gc_ledger *l, const char *node, const char *model, const char *capacity_type,
-                  int64_t first, int64_t n, double geq_seconds, double cost_usd)
+                  int64_t first, int64_t n, double geq_seconds, double cost)
 {
         gc__crun_key k = {l, node};
         uint32_t h = gc_hash_fin(gc_hash_ptr(0, node));
@@ -49,7 +49,7 @@ void gc__crun_add(gc_ledger *l, const char *node, const char *model, const char 
                 r = &l->crun[gc_index_row(&l->crun_ix, pos)];
                 if (gc__crun_end(l, r) == first && r->model == model &&
                     r->capacity_type == capacity_type && r->geq_seconds == geq_seconds &&
-                    r->cost_usd == cost_usd) {
+                    r->cost == cost) {
                         r->n += n;
                         return;
                 }
@@ -64,7 +64,7 @@ void gc__crun_add(gc_ledger *l, const char *node, const char *model, const char 
         r->first = first;
         r->n = n;
         r->geq_seconds = geq_seconds;
-        r->cost_usd = cost_usd;
+        r->cost = cost;
 }
 
 /*
@@ -94,7 +94,7 @@ void gc__crun_fold(gc_ledger *l, const gc__cap *c, int64_t end, int64_t first)
                         n = (gc__floor_bucket(end, b) - h) / b;
                 gs = (double)(n > 1 ? b : hi - lo) * c->geq;
                 gc__crun_add(l, c->node, c->model, c->capacity_type, h, n, gs,
-                             gs / 3600.0 * c->usd_per_gpu_hour);
+                             gs / 3600.0 * c->price_per_gpu_hour);
                 h += n * b;
         }
 }
@@ -148,7 +148,7 @@ int gc__crun_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_capacity_rol
                 for (int64_t k = 0; k < cr->n; k++) {
                         gc_capacity_rollup o = {
                             cr->first + k * l->bucket, cr->node,        cr->model,
-                            cr->capacity_type,         cr->geq_seconds, cr->cost_usd};
+                            cr->capacity_type,         cr->geq_seconds, cr->cost};
                         int r = fn(ud, &o);
 
                         if (r != 0)

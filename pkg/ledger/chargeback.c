@@ -77,22 +77,22 @@ int gc_chargeback_ratios(const gc_cost_summary *s, const gc_chargeback *c, doubl
         team_cost = calloc(s->n_rows, sizeof(*team_cost));
         if (!team_cost)
                 return -ENOMEM;
-        pool = s->idle.cost_usd;
+        pool = s->idle.cost;
         for (size_t i = 0; i < s->n_rows; i++) {
                 const char *t = s->rows[i].keys[GC_DIM_TEAM];
 
                 if (gc__cb_unattributed(t)) {
-                        pool += s->rows[i].cost_usd;
+                        pool += s->rows[i].cost;
                         continue;
                 }
-                spent += s->rows[i].cost_usd;
+                spent += s->rows[i].cost;
                 if (team_cost[i] > 0)
                         continue; /* its team was summed already */
                 double sum = 0;
                 for (size_t j = i; j < s->n_rows; j++)
                         if (s->rows[j].keys[GC_DIM_TEAM] &&
                             strcmp(s->rows[j].keys[GC_DIM_TEAM], t) == 0)
-                                sum += s->rows[j].cost_usd;
+                                sum += s->rows[j].cost;
                 for (size_t j = i; j < s->n_rows; j++)
                         if (s->rows[j].keys[GC_DIM_TEAM] &&
                             strcmp(s->rows[j].keys[GC_DIM_TEAM], t) == 0)
@@ -113,7 +113,7 @@ int gc_chargeback_ratios(const gc_cost_summary *s, const gc_chargeback *c, doubl
                         continue;
                 team_frac = use_weights ? gc__cb_weight(c, row->keys[GC_DIM_TEAM]) / weighed
                                         : team_cost[i] / spent;
-                ret_ratio[i] = team_frac * row->cost_usd / team_cost[i];
+                ret_ratio[i] = team_frac * row->cost / team_cost[i];
         }
         free(team_cost);
         *ret_pool = pool;

@@ -444,7 +444,7 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         int r;
 
         if (!l || !u || !u->pod_uid || !*u->pod_uid || !gc__valid_span(u->start, u->end) ||
-            !gc__valid_money(u->geq, u->usd_per_gpu_hour))
+            !gc__valid_money(u->geq, u->price_per_gpu_hour))
                 return -EINVAL;
         v.uid = gc_strpool_intern0(l->pool, u->pod_uid);
         if (!v.uid)
@@ -458,7 +458,7 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         if (r < 0)
                 return r;
         v.geq = u->geq;
-        v.usd_per_gpu_hour = u->usd_per_gpu_hour;
+        v.price_per_gpu_hour = u->price_per_gpu_hour;
         v.start = u->start;
         v.end = u->end;
         v.flags = u->flags;
@@ -528,7 +528,7 @@ int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret)
         if (l->n_label_keys)
                 memcpy(ret->labels, l->lbl[iv->lbl].v, sizeof(ret->labels));
         ret->geq = iv->geq;
-        ret->usd_per_gpu_hour = iv->usd_per_gpu_hour;
+        ret->price_per_gpu_hour = iv->price_per_gpu_hour;
         ret->start = iv->start;
         ret->end = iv->end;
         ret->flags = iv->flags;
@@ -544,7 +544,7 @@ int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c)
         int found, r;
 
         if (!l || !c || !c->node || !*c->node || !gc__valid_span(c->start, c->end) ||
-            !gc__valid_money(c->geq, c->usd_per_gpu_hour))
+            !gc__valid_money(c->geq, c->price_per_gpu_hour))
                 return -EINVAL;
         v.node = gc_strpool_intern0(l->pool, c->node);
         v.model = gc__intern(l, c->model);
@@ -552,7 +552,7 @@ int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c)
         if (!v.node || !v.model || !v.capacity_type)
                 return -ENOMEM;
         v.geq = c->geq;
-        v.usd_per_gpu_hour = c->usd_per_gpu_hour;
+        v.price_per_gpu_hour = c->price_per_gpu_hour;
         v.start = c->start;
         v.end = c->end;
 
@@ -612,8 +612,7 @@ static int gc__rows_reserve(gc_ledger *l, size_t more_roll, size_t more_runs)
 }
 
 /* Adds into the (hour, group) row; room must have been reserved when the row is new. */
-static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_seconds,
-                         double cost_usd)
+static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_seconds, double cost)
 {
         gc__roll_key k = {l, hour, grp};
         uint32_t h = gc__roll_hash(hour, grp);
@@ -631,7 +630,7 @@ static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_se
                 l->n_roll++;
         }
         row->gpu_seconds += gpu_seconds;
-        row->cost_usd += cost_usd;
+        row->cost += cost;
 }
 
 /*
@@ -660,7 +659,7 @@ static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, 
 
 /* Splits [start, end) per hour from hour `first` on; room must have been reserved. */
 static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t first, double geq,
-                          double usd_per_gpu_hour, uint32_t grp)
+                          double price_per_gpu_hour, uint32_t grp)
 {
         int64_t h = gc__floor_bucket(start, l->bucket);
 
@@ -672,7 +671,7 @@ static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t firs
                 int64_t lo = start > h ? start : h;
                 int64_t hi = end < h + l->bucket ? end : h + l->bucket;
                 double gs = (double)(hi - lo) * geq;
-                double cost = gs / 3600.0 * usd_per_gpu_hour;
+                double cost = gs / 3600.0 * price_per_gpu_hour;
 
                 if (hi <= lo)
                         continue;
@@ -752,7 +751,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                         break;
                 v = &l->iv[i];
                 for (size_t g = 0; g < 3; g++)
-                        gc__fold_span(l, v->start, v->end, first, v->geq, v->usd_per_gpu_hour,
+                        gc__fold_span(l, v->start, v->end, first, v->geq, v->price_per_gpu_hour,
                                       grp[g]);
                 gc_index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
                 gc__iv_remove(l, pos, i);
@@ -819,11 +818,10 @@ int gc_ledger_coarsen(gc_ledger *l, int64_t before)
                 /* Period history has the pods' figures; a node's held seconds move into it. */
                 if (drop && g->node_row != GC__ROW_PODS) {
                         if (r == 0)
-                                r = gc__tier_add_node(l, rr.hour, g->dims[GC_DIM_NODE],
-                                                      g->dims[GC_DIM_MODEL],
-                                                      g->dims[GC_DIM_CAPACITY_TYPE],
-                                                      g->node_row == GC__ROW_NODE_UNATTR,
-                                                      rr.gpu_seconds, rr.cost_usd);
+                                r = gc__tier_add_node(
+                                    l, rr.hour, g->dims[GC_DIM_NODE], g->dims[GC_DIM_MODEL],
+                                    g->dims[GC_DIM_CAPACITY_TYPE],
+                                    g->node_row == GC__ROW_NODE_UNATTR, rr.gpu_seconds, rr.cost);
                         drop = r == 0; /* past a failure the rest stay by the hour */
                 }
                 if (!drop)
@@ -925,7 +923,7 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
                 if (l->n_label_keys)
                         memcpy(u.labels, l->lbl[iv->lbl].v, sizeof(u.labels));
                 u.geq = iv->geq;
-                u.usd_per_gpu_hour = iv->usd_per_gpu_hour;
+                u.price_per_gpu_hour = iv->price_per_gpu_hour;
                 u.start = iv->start;
                 u.end = iv->end;
                 u.flags = iv->flags;
@@ -935,7 +933,7 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
         for (size_t i = 0; v->capacity && i < l->n_cap; i++) {
                 const gc__cap *cp = &l->cap[i];
                 gc_capacity c = {
-                    cp->node,  cp->model, cp->capacity_type, cp->geq, cp->usd_per_gpu_hour,
+                    cp->node,  cp->model, cp->capacity_type, cp->geq, cp->price_per_gpu_hour,
                     cp->start, cp->end};
 
                 if ((r = v->capacity(ud, &c)) != 0)
@@ -950,7 +948,7 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
                 if (l->n_label_keys)
                         memcpy(o.labels, l->lbl[l->grp[rr->grp].lbl].v, sizeof(o.labels));
                 o.gpu_seconds = rr->gpu_seconds;
-                o.cost_usd = rr->cost_usd;
+                o.cost = rr->cost;
                 if ((r = v->rollup(ud, &o)) != 0)
                         return r;
         }
@@ -986,7 +984,7 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
         int64_t hour;
         int r;
 
-        if (!l || !rw || !gc__valid_row(rw->hour, rw->gpu_seconds, rw->cost_usd))
+        if (!l || !rw || !gc__valid_row(rw->hour, rw->gpu_seconds, rw->cost))
                 return -EINVAL;
         /* A row of a finer ledger goes into the bucket holding it (docs/ledger.md). */
         hour = gc__floor_bucket(rw->hour, l->bucket);
@@ -1007,7 +1005,7 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
                 if (!gc_index_find(&l->roll_ix, gc__roll_hash(hour, grp[g]), gc__roll_eq, &k, &pos))
                         r = gc__rows_reserve(l, 1, 0);
                 if (r == 0)
-                        gc__roll_add(l, hour, grp[g], rw->gpu_seconds, rw->cost_usd);
+                        gc__roll_add(l, hour, grp[g], rw->gpu_seconds, rw->cost);
         }
         return r;
 }
@@ -1019,7 +1017,7 @@ int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *rw)
         int r;
 
         if (!l || !rw || !rw->node || !*rw->node ||
-            !gc__valid_row(rw->hour, rw->geq_seconds, rw->cost_usd))
+            !gc__valid_row(rw->hour, rw->geq_seconds, rw->cost))
                 return -EINVAL;
         hour = gc__floor_bucket(rw->hour, l->bucket);
         node = gc_strpool_intern0(l->pool, rw->node);
@@ -1031,7 +1029,7 @@ int gc_ledger_add_capacity_rollup(gc_ledger *l, const gc_capacity_rollup *rw)
         r = gc__rows_reserve(l, 0, 1);
         if (r < 0)
                 return r;
-        gc__crun_add(l, node, model, ctype, hour, 1, rw->geq_seconds, rw->cost_usd);
+        gc__crun_add(l, node, model, ctype, hour, 1, rw->geq_seconds, rw->cost);
         return 0;
 }
 

@@ -120,11 +120,11 @@ typedef struct gc_usage {
         const char *dims[GC_DIM_COUNT]; /* every dimension's value; NULL counts as "" */
         /* The values of the ledger's label keys, in their order; NULL or "" is GC_UNLABELLED. */
         const char *labels[GC_LABEL_DIMS];
-        double geq;              /* GPU-equivalents held */
-        double usd_per_gpu_hour; /* price of one whole GPU of this node */
-        int64_t start;           /* bound to the node */
-        int64_t end;             /* finished or deleted; GC_OPEN while held */
-        uint32_t flags;          /* GC_USAGE_F_* */
+        double geq;                /* GPU-equivalents held */
+        double price_per_gpu_hour; /* price of one whole GPU of this node */
+        int64_t start;             /* bound to the node */
+        int64_t end;               /* finished or deleted; GC_OPEN while held */
+        uint32_t flags;            /* GC_USAGE_F_* */
 } gc_usage;
 
 typedef struct gc_capacity {
@@ -132,7 +132,7 @@ typedef struct gc_capacity {
         const char *model;
         const char *capacity_type;
         double geq; /* allocatable GPU-equivalents */
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
         int64_t start; /* node created (or first seen) */
         int64_t end;   /* node gone; GC_OPEN while present */
 } gc_capacity;
@@ -245,7 +245,7 @@ typedef struct gc_query {
 typedef struct gc_cost_row {
         const char *keys[GC_KEY_COUNT]; /* the grouping dims' values; others NULL */
         double gpu_seconds;             /* GPU-equivalent seconds */
-        double cost_usd;
+        double cost;
         uint32_t pods;      /* distinct pod intervals contributing (folded hours add none) */
         uint32_t estimates; /* of them, resting on estimates */
 } gc_cost_row;
@@ -365,7 +365,7 @@ typedef struct gc_rollup {
         const char *dims[GC_DIM_COUNT];    /* the dimensions before GC_DIM_POD (NULL after) */
         const char *labels[GC_LABEL_DIMS]; /* the pods' rows' label values (as gc_usage) */
         double gpu_seconds;
-        double cost_usd;
+        double cost;
 } gc_rollup;
 
 /* Whether a visited row is a node's (see above), not the pods'. */
@@ -377,7 +377,7 @@ typedef struct gc_capacity_rollup {
         const char *model;
         const char *capacity_type;
         double geq_seconds; /* allocatable GPU-equivalent seconds in the hour */
-        double cost_usd;
+        double cost;
 } gc_capacity_rollup;
 
 /*
@@ -394,7 +394,7 @@ typedef struct gc_period_row {
         const char *dims[GC_DIM_COUNT];
         const char *labels[GC_LABEL_DIMS]; /* as gc_usage; GC_UNLABELLED in node rows */
         double gpu_seconds;
-        double cost_usd;
+        double cost;
         uint32_t pods, estimates;
 } gc_period_row;
 

@@ -23,7 +23,7 @@ typedef struct gc__iv {
         const char *dims[GC_DIM_COUNT];
         const char *uid;
         double geq;
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
         int64_t start, end;
         uint32_t flags;
         uint32_t lbl; /* its label values: index into gc_ledger.lbl (in the padding: free) */
@@ -33,7 +33,7 @@ typedef struct gc__iv {
 typedef struct gc__cap {
         const char *node, *model, *capacity_type;
         double geq;
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
         int64_t start, end;
         int64_t folded_to; /* hours before this are in capacity rollups; INT64_MIN = none */
 } gc__cap;
@@ -43,7 +43,7 @@ typedef struct gc__roll {
         int64_t hour;
         uint32_t grp; /* index into gc_ledger.grp */
         double gpu_seconds;
-        double cost_usd;
+        double cost;
 } gc__roll;
 
 /*
@@ -70,14 +70,14 @@ typedef struct gc__crun {
         int64_t first; /* start of the first bucket */
         int64_t n;
         double geq_seconds; /* of each bucket */
-        double cost_usd;
+        double cost;
 } gc__crun;
 
 /* A row of period history: a top pod (uid set) or the rest of a group (uid NULL, pod folded). */
 typedef struct gc__prow {
         const char *dims[GC_DIM_COUNT];
         const char *uid;
-        double gpu_seconds, cost_usd;
+        double gpu_seconds, cost;
         uint32_t pods, estimates;
         uint32_t lbl; /* label values (gc_ledger.lbl) */
 } gc__prow;
@@ -100,7 +100,7 @@ typedef struct gc__lbl {
 typedef struct gc__pnode {
         const char *node, *model, *capacity_type;
         int unattr; /* the part whose team or project is GC_UNATTRIBUTED */
-        double gpu_seconds, cost_usd;
+        double gpu_seconds, cost;
 } gc__pnode;
 
 /* One local day, ISO week or month of period history (tier.c). */
@@ -198,7 +198,7 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
 int64_t gc__coarse_from(const gc_ledger *l);
 /* Adds a node row's bucket to the node rows of every period holding it (-ENOMEM, -E2BIG). */
 int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, const char *model,
-                      const char *capacity_type, int unattr, double gpu_seconds, double cost_usd);
+                      const char *capacity_type, int unattr, double gpu_seconds, double cost);
 int gc__tier_clone(gc_ledger *c, const gc_ledger *l);
 size_t gc__tier_bytes(const gc_ledger *l);
 
@@ -207,7 +207,7 @@ uint32_t gc__roll_hash(int64_t hour, uint32_t grp);
 /* Folded capacity (capruns.c). */
 int gc__crun_reserve(gc_ledger *l, size_t more);
 void gc__crun_add(gc_ledger *l, const char *node, const char *model, const char *capacity_type,
-                  int64_t first, int64_t n, double geq_seconds, double cost_usd);
+                  int64_t first, int64_t n, double geq_seconds, double cost);
 void gc__crun_fold(gc_ledger *l, const gc__cap *c, int64_t end, int64_t first);
 void gc__crun_drop_old(gc_ledger *l, int64_t first);
 int gc__crun_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_capacity_rollup *r), void *ud);

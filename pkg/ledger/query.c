@@ -228,7 +228,7 @@ static gc__acc *gc__hour_step(const gc__q *x, int64_t hour)
 static void gc__row_add(gc_cost_row *row, double gs, double cost, uint32_t pods, uint32_t estimates)
 {
         row->gpu_seconds += gs;
-        row->cost_usd += cost;
+        row->cost += cost;
         row->pods += pods;
         row->estimates += estimates;
 }
@@ -265,7 +265,7 @@ static int gc__capacity_pass(gc__q *x)
                                 return -ENOMEM;
                         s = (double)ov * c->geq;
                         a->cap_seconds += s;
-                        a->cap_cost += s / 3600.0 * c->usd_per_gpu_hour;
+                        a->cap_cost += s / 3600.0 * c->price_per_gpu_hour;
                         a->model = c->model;
                         a->capacity_type = c->capacity_type;
                         a->model_hour = INT64_MAX;
@@ -300,7 +300,7 @@ static int gc__capacity_pass(gc__q *x)
                                 return -ENOMEM;
                         n = (double)(int64_t)((hi - lo) / l->bucket);
                         a->cap_seconds += n * r->geq_seconds;
-                        a->cap_cost += n * r->cost_usd;
+                        a->cap_cost += n * r->cost;
                         if (hi - l->bucket > a->model_hour) {
                                 a->model = r->model;
                                 a->capacity_type = r->capacity_type;
@@ -383,7 +383,7 @@ static int gc__usage_pass(gc__q *x)
                         if (ov <= 0)
                                 continue;
                         gs = (double)ov * v->geq;
-                        cost = gs / 3600.0 * v->usd_per_gpu_hour;
+                        cost = gs / 3600.0 * v->price_per_gpu_hour;
                         /* Idle is not narrowed by team or project: the node's GPUs sit idle
                          * regardless. */
                         if (st->n_nodes && (a = gc__node_find(st, v->dims[GC_DIM_NODE], nh)))
@@ -425,11 +425,11 @@ static int gc__usage_pass(gc__q *x)
                         continue;
                 r = 0;
                 if (g->node_row == GC__ROW_NODE_UNATTR)
-                        gc__row_add(&st->unattributed, rr->gpu_seconds, rr->cost_usd, 0, 0);
+                        gc__row_add(&st->unattributed, rr->gpu_seconds, rr->cost, 0, 0);
                 else
                         r = gc__account(st, keys, kh,
                                         g->node_row == GC__ROW_PODS && gc__unattributed(x, dims),
-                                        rr->gpu_seconds, rr->cost_usd, 0, 0);
+                                        rr->gpu_seconds, rr->cost, 0, 0);
                 if (r < 0)
                         return r;
         }
@@ -459,7 +459,7 @@ static int gc__tier_pass(gc__q *x)
                             !gc__keys(x, dims, row->lbl, keys, &kh))
                                 continue;
                         r = gc__account(st, keys, kh, gc__unattributed(x, dims), row->gpu_seconds,
-                                        row->cost_usd, row->pods, row->estimates);
+                                        row->cost, row->pods, row->estimates);
                         if (r < 0)
                                 return r;
                 }
@@ -501,9 +501,9 @@ static int gc__pnode_pass(gc__q *x)
                         if (!gc__keys(x, dims, 0, keys, &kh))
                                 continue;
                         if (n->unattr)
-                                gc__row_add(&st->unattributed, n->gpu_seconds, n->cost_usd, 0, 0);
+                                gc__row_add(&st->unattributed, n->gpu_seconds, n->cost, 0, 0);
                         else
-                                r = gc__account(st, keys, kh, 0, n->gpu_seconds, n->cost_usd, 0, 0);
+                                r = gc__account(st, keys, kh, 0, n->gpu_seconds, n->cost, 0, 0);
                         if (r < 0)
                                 return r;
                 }
@@ -549,8 +549,8 @@ static int gc__tier_fits(const gc_query *q)
 
 static int gc__cmp_rows(const gc_cost_row *a, const gc_cost_row *b, const gc_query *q)
 {
-        if (a->cost_usd != b->cost_usd)
-                return a->cost_usd > b->cost_usd ? -1 : 1;
+        if (a->cost != b->cost)
+                return a->cost > b->cost ? -1 : 1;
         if (a->gpu_seconds != b->gpu_seconds)
                 return a->gpu_seconds > b->gpu_seconds ? -1 : 1;
         for (size_t i = 0; i < q->n_by; i++) {
@@ -616,8 +616,8 @@ static int gc__cmp_idle(const void *pa, const void *pb)
 {
         const gc_cost_row *a = pa, *b = pb;
 
-        if (a->cost_usd != b->cost_usd)
-                return a->cost_usd > b->cost_usd ? -1 : 1;
+        if (a->cost != b->cost)
+                return a->cost > b->cost ? -1 : 1;
         if (a->gpu_seconds != b->gpu_seconds)
                 return a->gpu_seconds > b->gpu_seconds ? -1 : 1;
         return strcmp(a->keys[GC_DIM_NODE], b->keys[GC_DIM_NODE]);
@@ -663,11 +663,11 @@ static int gc__idle(const gc__acc *x, gc_cost_summary *s)
                 idle[i].keys[GC_DIM_CAPACITY_TYPE] = a->capacity_type;
                 idle[i].gpu_seconds = free_s;
                 /* At the node's own (time-weighted) price, should it have changed in the window. */
-                idle[i].cost_usd = a->cap_seconds > 0 ? free_s * (a->cap_cost / a->cap_seconds) : 0;
+                idle[i].cost = a->cap_seconds > 0 ? free_s * (a->cap_cost / a->cap_seconds) : 0;
                 s->capacity.gpu_seconds += a->cap_seconds;
-                s->capacity.cost_usd += a->cap_cost;
+                s->capacity.cost += a->cap_cost;
                 s->idle.gpu_seconds += idle[i].gpu_seconds;
-                s->idle.cost_usd += idle[i].cost_usd;
+                s->idle.cost += idle[i].cost;
         }
         qsort(idle, x->n_nodes, sizeof(*idle), gc__cmp_idle);
         s->idle_nodes = idle;

@@ -219,7 +219,7 @@ static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_
                 l->n_prows++;
         }
         row->gpu_seconds += gs;
-        row->cost_usd += cost;
+        row->cost += cost;
         row->pods += pods;
         row->estimates += estimates;
 }
@@ -227,8 +227,8 @@ static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_
 /* Whether a ranks below b (is the first to leave the top): less cost, GPU-seconds, then uid. */
 static int gc__top_below(const gc__prow *a, const gc__prow *b)
 {
-        if (a->cost_usd != b->cost_usd)
-                return a->cost_usd < b->cost_usd;
+        if (a->cost != b->cost)
+                return a->cost < b->cost;
         if (a->gpu_seconds != b->gpu_seconds)
                 return a->gpu_seconds < b->gpu_seconds;
         return strcmp(a->uid, b->uid) > 0;
@@ -246,7 +246,7 @@ static void gc__top_offer(gc_ledger *l, gc__period *p, const gc__prow *in)
         for (size_t i = 0; i < p->n_top; i++) {
                 if (p->top[i].uid == in->uid) {
                         p->top[i].gpu_seconds += in->gpu_seconds;
-                        p->top[i].cost_usd += in->cost_usd;
+                        p->top[i].cost += in->cost;
                         p->top[i].pods += in->pods;
                         p->top[i].estimates += in->estimates;
                         return;
@@ -260,12 +260,12 @@ static void gc__top_offer(gc_ledger *l, gc__period *p, const gc__prow *in)
                 return;
         }
         if (p->n_top == 0 || !gc__top_below(&p->top[low], in)) {
-                gc__rest_add(l, p, in->dims, in->lbl, in->gpu_seconds, in->cost_usd, in->pods,
+                gc__rest_add(l, p, in->dims, in->lbl, in->gpu_seconds, in->cost, in->pods,
                              in->estimates);
                 return;
         }
         gc__rest_add(l, p, p->top[low].dims, p->top[low].lbl, p->top[low].gpu_seconds,
-                     p->top[low].cost_usd, p->top[low].pods, p->top[low].estimates);
+                     p->top[low].cost, p->top[low].pods, p->top[low].estimates);
         p->top[low] = *in;
 }
 
@@ -341,7 +341,7 @@ static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
         in.lbl = v->lbl;
         in.uid = c->base;
         in.gpu_seconds = (double)(hi - lo) * v->geq;
-        in.cost_usd = in.gpu_seconds / 3600.0 * v->usd_per_gpu_hour;
+        in.cost = in.gpu_seconds / 3600.0 * v->price_per_gpu_hour;
         /* A later piece of a pod counts the pod only in a period no earlier piece reaches. */
         in.pods = !(v->flags & GC_USAGE_F_PART) || v->start <= ps;
         in.estimates = in.pods && (v->flags & GC_USAGE_F_ESTIMATE);
@@ -436,7 +436,7 @@ static gc__wl *gc__wl_ranked(const gc_ledger *l, const gc__period *p, size_t *re
                 const gc__prow *r = i < p->n_rest ? &p->rest[i] : &p->top[i - p->n_rest];
 
                 w[n].wl = r->dims[GC_DIM_WORKLOAD];
-                w[n].cost = r->cost_usd;
+                w[n].cost = r->cost;
                 w[n++].keep = i >= p->n_rest;
         }
         qsort(w, n, sizeof(*w), gc__wl_by_ptr);
@@ -501,8 +501,7 @@ static int gc__period_compact(gc_ledger *l, gc__period *p)
                 memcpy(dims, r->dims, sizeof(dims));
                 if (f && !f->keep)
                         dims[GC_DIM_WORKLOAD] = l->folded_pod;
-                gc__rest_add(l, p, dims, r->lbl, r->gpu_seconds, r->cost_usd, r->pods,
-                             r->estimates);
+                gc__rest_add(l, p, dims, r->lbl, r->gpu_seconds, r->cost, r->pods, r->estimates);
         }
         free(old);
         free(w);
@@ -560,13 +559,13 @@ static void gc__pnode_add(gc_ledger *l, gc__period *p, const gc__pnode *in)
         } else {
                 row = &p->nodes[p->n_nodes];
                 *row = *in;
-                row->gpu_seconds = row->cost_usd = 0;
+                row->gpu_seconds = row->cost = 0;
                 gc_index_fill(&p->nodes_ix, pos, h, p->n_nodes);
                 p->n_nodes++;
                 l->n_prows++;
         }
         row->gpu_seconds += in->gpu_seconds;
-        row->cost_usd += in->cost_usd;
+        row->cost += in->cost;
 }
 
 static int gc__pnode_reserve(gc__period *p)
@@ -593,9 +592,9 @@ int64_t gc__coarse_from(const gc_ledger *l)
 }
 
 int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, const char *model,
-                      const char *capacity_type, int unattr, double gpu_seconds, double cost_usd)
+                      const char *capacity_type, int unattr, double gpu_seconds, double cost)
 {
-        gc__pnode in = {node, model, capacity_type, unattr, gpu_seconds, cost_usd};
+        gc__pnode in = {node, model, capacity_type, unattr, gpu_seconds, cost};
         gc__period *p[GC__N_UNITS];
         size_t ix[GC__N_UNITS];
 
@@ -654,7 +653,7 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
                         if (l->n_label_keys)
                                 memcpy(o.labels, l->lbl[row->lbl].v, sizeof(o.labels));
                         o.gpu_seconds = row->gpu_seconds;
-                        o.cost_usd = row->cost_usd;
+                        o.cost = row->cost;
                         o.pods = row->pods;
                         o.estimates = row->estimates;
                         r = fn(ud, &o);
@@ -676,7 +675,7 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
                         if (l->n_label_keys)
                                 memcpy(o.labels, l->lbl[0].v, sizeof(o.labels));
                         o.gpu_seconds = n->gpu_seconds;
-                        o.cost_usd = n->cost_usd;
+                        o.cost = n->cost;
                         r = fn(ud, &o);
                         if (r != 0)
                                 return r;
@@ -689,8 +688,8 @@ static int gc__valid_period_row(const gc_period_row *r)
 {
         return (r->unit == GC_TZ_DAY || r->unit == GC_TZ_WEEK || r->unit == GC_TZ_MONTH) &&
                r->start >= 0 && r->end > r->start && r->end <= GC__TIME_MAX &&
-               isfinite(r->gpu_seconds) && r->gpu_seconds >= 0 && isfinite(r->cost_usd) &&
-               r->cost_usd >= 0 && r->estimates <= r->pods && (!r->pod_uid || *r->pod_uid);
+               isfinite(r->gpu_seconds) && r->gpu_seconds >= 0 && isfinite(r->cost) &&
+               r->cost >= 0 && r->estimates <= r->pods && (!r->pod_uid || *r->pod_uid);
 }
 
 /* A node row of a period (no pod, a node): its held GPU-seconds in coarsened buckets. */
@@ -701,7 +700,7 @@ static int gc__node_row_add(gc_ledger *l, const gc_period_row *r, const gc__prow
                        in->dims[GC_DIM_CAPACITY_TYPE],
                        in->dims[GC_DIM_TEAM] == l->unattributed,
                        in->gpu_seconds,
-                       in->cost_usd};
+                       in->cost};
         gc__period *p;
         int rc;
 
@@ -737,7 +736,7 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
         if (rc < 0)
                 return rc;
         in.gpu_seconds = r->gpu_seconds;
-        in.cost_usd = r->cost_usd;
+        in.cost = r->cost;
         in.pods = r->pods;
         in.estimates = r->estimates;
         if (!in.uid && *in.dims[GC_DIM_NODE])
@@ -750,8 +749,7 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
         if (in.uid)
                 gc__top_offer(l, p, &in);
         else
-                gc__rest_add(l, p, in.dims, in.lbl, in.gpu_seconds, in.cost_usd, in.pods,
-                             in.estimates);
+                gc__rest_add(l, p, in.dims, in.lbl, in.gpu_seconds, in.cost, in.pods, in.estimates);
         return 0;
 }
 

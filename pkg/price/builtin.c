@@ -11,7 +11,7 @@
 static const struct {
         const char *model;
         const char *capacity_type;
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
         const char *source;
 } gc__builtin[] = {
     {"NVIDIA-H100-80GB-HBM3", "on-demand", 12.29,
@@ -86,7 +86,7 @@ gc_catalog *gc_catalog_builtin(void)
                 e->model = strdup(gc__builtin[i].model);
                 e->capacity_type = strdup(gc__builtin[i].capacity_type);
                 e->source = strdup(gc__builtin[i].source);
-                e->usd_per_gpu_hour = gc__builtin[i].usd_per_gpu_hour;
+                e->price_per_gpu_hour = gc__builtin[i].price_per_gpu_hour;
                 if (!e->model || !e->capacity_type || !e->source)
                         return gc_catalog_free(c);
         }

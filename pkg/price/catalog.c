@@ -205,7 +205,7 @@ static int gc__dup(const char *s, char **ret)
 
 /*
  * A price under its name, or under the name it had before money fields became currency-neutral
- * (usd_per_gpu_hour), accepted for one release; giving both is refused unless they agree. *ret:
+ * (price_per_gpu_hour), accepted for one release; giving both is refused unless they agree. *ret:
  * the item (NULL: neither), *ret_name: the name it was given under.
  */
 static int gc__price_member(const cJSON *it, const char *base, const cJSON **ret,
@@ -283,7 +283,7 @@ static int gc__parse_entry(const cJSON *it, const char *base, gc_price_entry *e,
                 gc_errf(err, errlen, "%s: must be a number >= 0", path);
                 return -EINVAL;
         }
-        e->usd_per_gpu_hour = price->valuedouble;
+        e->price_per_gpu_hour = price->valuedouble;
         if ((r = gc__dup(model, &e->model)) < 0 || (r = gc__dup(cap, &e->capacity_type)) < 0 ||
             (region && (r = gc__dup(region, &e->region)) < 0) ||
             (source && (r = gc__dup(source, &e->source)) < 0)) {
@@ -522,8 +522,8 @@ int gc_catalog_to_json(const gc_catalog *c, gc_buf *out)
         for (size_t i = 0; i < c->n; i++) {
                 const gc_price_entry *e = &c->entries[i];
 
-                if (!e->model || !e->capacity_type || !isfinite(e->usd_per_gpu_hour) ||
-                    e->usd_per_gpu_hour < 0)
+                if (!e->model || !e->capacity_type || !isfinite(e->price_per_gpu_hour) ||
+                    e->price_per_gpu_hour < 0)
                         return -EINVAL;
         }
         if ((r = gc_buf_puts(out, "{\"currency\":")) < 0 ||
@@ -540,7 +540,7 @@ int gc_catalog_to_json(const gc_catalog *c, gc_buf *out)
         for (size_t i = 0; i < c->n; i++) {
                 const gc_price_entry *e = &c->entries[i];
 
-                gc__fmt_number(e->usd_per_gpu_hour, num, sizeof(num));
+                gc__fmt_number(e->price_per_gpu_hour, num, sizeof(num));
                 if ((r = gc_buf_puts(out, i ? ",\n{\"model\":" : "\n{\"model\":")) < 0 ||
                     (r = gc_buf_json_str(out, e->model)) < 0 ||
                     (r = gc_buf_puts(out, ",\"capacity_type\":")) < 0 ||

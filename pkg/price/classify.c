@@ -210,7 +210,7 @@ static void gc__find_rules(const gc_price_rules *r, const gc_node *n, gc__rule_h
                         h->capacity = (long)i;
                 if (h->region < 0 && rule->region)
                         h->region = (long)i;
-                if (h->price < 0 && rule->usd_per_gpu_hour >= 0)
+                if (h->price < 0 && rule->price_per_gpu_hour >= 0)
                         h->price = (long)i;
         }
 }
@@ -427,17 +427,17 @@ int gc_node_classify(const gc_price_rules *r, const gc_catalog *c, const gc_node
                                 name, node->ann_price);
                         return -EINVAL;
                 }
-                cls.usd_per_gpu_hour = v;
+                cls.price_per_gpu_hour = v;
                 gc_strlcpy(cls.price_source, "annotation " GC__ANN_PRICE, sizeof(cls.price_source));
         } else if (h.price >= 0) {
-                cls.usd_per_gpu_hour = r->rules[h.price].usd_per_gpu_hour;
+                cls.price_per_gpu_hour = r->rules[h.price].price_per_gpu_hour;
                 snprintf(cls.price_source, sizeof(cls.price_source), "rule %ld", h.price);
         } else if (c && gc_catalog_lookup(c, cls.model, cls.capacity_type, cls.region, &e) == 0) {
-                cls.usd_per_gpu_hour = e->usd_per_gpu_hour;
+                cls.price_per_gpu_hour = e->price_per_gpu_hour;
                 snprintf(cls.price_source, sizeof(cls.price_source), "catalog %s/%s/%s", e->model,
                          e->capacity_type, e->region ? e->region : "*");
         } else {
-                cls.usd_per_gpu_hour = 0;
+                cls.price_per_gpu_hour = 0;
                 gc_strlcpy(cls.price_source, "none", sizeof(cls.price_source));
                 gc_errf(err, errlen,
                         "node %s: no catalog price for model \"%s\", capacity type \"%s\", "

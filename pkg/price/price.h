@@ -19,7 +19,7 @@ typedef struct gc_price_entry {
                                 a trailing '*' ("NVIDIA-H100*"), or "*" */
         char *capacity_type; /* "on-demand", "spot", "reserved", "on-prem", ... or "*" */
         char *region;        /* NULL or "*" = any region */
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
         char *source; /* optional note: where the figure comes from */
 } gc_price_entry;
 
@@ -33,8 +33,8 @@ typedef struct gc_catalog {
 
 /*
  * {"currency":"USD","as_of":"2025-06-01","prices":[{"model":"...","capacity_type":"on-demand",
- * "region":"us-east-1","usd_per_gpu_hour":12.29}, ...]}. Errors name the field
- * ("prices[3].usd_per_gpu_hour: must be a number >= 0").
+ * "region":"us-east-1","price_per_gpu_hour":12.29}, ...]} (or the old name usd_per_gpu_hour, read
+ * for one release). Errors name the field ("prices[3].price_per_gpu_hour: must be a number >= 0").
  */
 gc_catalog *gc_catalog_parse(const char *json, size_t len, char *err, size_t errlen);
 gc_catalog *gc_catalog_from_cjson(const cJSON *obj, const char *where, char *err, size_t errlen);
@@ -60,7 +60,7 @@ typedef struct gc_node_rule {
         char *capacity_type; /* each NULL = not set by this rule */
         char *model;
         char *region;
-        double usd_per_gpu_hour; /* < 0 = not set */
+        double price_per_gpu_hour; /* < 0 = not set */
 } gc_node_rule;
 
 typedef struct gc_price_rules {
@@ -85,7 +85,7 @@ typedef struct gc_node_class {
         const char *model_source;    /* static text: "annotation gpu-cost.io/gpu-model", ...,
                                         or "rule 2" interned in the pool */
         const char *capacity_source; /* static text: "label karpenter.sh/capacity-type", ... */
-        double usd_per_gpu_hour;
+        double price_per_gpu_hour;
         char price_source[160]; /* "annotation gpu-cost.io/usd-per-gpu-hour", "rule 2" (rules[2],
                                    counted from 0), or "catalog NVIDIA-H100-80GB-HBM3/on-demand/
                                    us-east-1" (the matched entry's keys, "*" = any region) */
@@ -114,7 +114,7 @@ typedef struct gc_tco_inputs {
         double fte_cost;     /* fully loaded cost of one, per year */
         double kw_per_gpu;   /* average power draw */
         double pue;          /* data-centre power usage effectiveness, >= 1 */
-        double usd_per_kwh;
+        double price_per_kwh;
         double network_per_gpu_hour; /* fabric cost per productive GPU-hour */
 } gc_tco_inputs;
 
@@ -123,7 +123,7 @@ typedef struct gc_tco_result {
         double operations_per_hour;
         double power_per_hour;
         double network_per_hour;
-        double usd_per_productive_gpu_hour;
+        double cost_per_productive_gpu_hour;
         double annual_cost_per_gpu; /* what one GPU costs a year, busy or idle */
 } gc_tco_result;
 

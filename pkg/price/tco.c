@@ -63,7 +63,7 @@ int gc_tco_compute(const gc_tco_inputs *in, gc_tco_result *ret, char *err, size_
             {"fte_cost", in ? in->fte_cost : 0, GC__GE0},
             {"kw_per_gpu", in ? in->kw_per_gpu : 0, GC__GE0},
             {"pue", in ? in->pue : 0, GC__GE1},
-            {"usd_per_kwh", in ? in->usd_per_kwh : 0, GC__GE0},
+            {"price_per_kwh", in ? in->price_per_kwh : 0, GC__GE0},
             {"network_per_gpu_hour", in ? in->network_per_gpu_hour : 0, GC__GE0},
         };
         gc_tco_result r;
@@ -83,12 +83,12 @@ int gc_tco_compute(const gc_tco_inputs *in, gc_tco_result *ret, char *err, size_
         r.hardware_per_hour = in->node_price / in->gpus_per_node / in->years / productive_hours;
         r.operations_per_hour = in->ftes * in->fte_cost / (in->cluster_gpus * productive_hours);
         r.power_per_hour =
-            in->kw_per_gpu * GC__HOURS_PER_YEAR * in->pue * in->usd_per_kwh / productive_hours;
+            in->kw_per_gpu * GC__HOURS_PER_YEAR * in->pue * in->price_per_kwh / productive_hours;
         r.network_per_hour = in->network_per_gpu_hour;
-        r.usd_per_productive_gpu_hour =
+        r.cost_per_productive_gpu_hour =
             r.hardware_per_hour + r.operations_per_hour + r.power_per_hour + r.network_per_hour;
         /* Owned hardware costs the same busy or idle, so a year costs every productive hour. */
-        r.annual_cost_per_gpu = r.usd_per_productive_gpu_hour * productive_hours;
+        r.annual_cost_per_gpu = r.cost_per_productive_gpu_hour * productive_hours;
         /* Huge but finite inputs can still overflow; report it rather than return inf. */
         if (!isfinite(r.annual_cost_per_gpu)) {
                 if (err && errlen)

@@ -148,7 +148,7 @@ static uint64_t gc_pub__hash_row(uint64_t h, const gc_cost_row *row)
         for (size_t d = 0; d < GC_DIM_COUNT; d++)
                 h = gc_pub__hash_str(h, row->keys[d]);
         h = gc_pub__hash_num(h, row->gpu_seconds);
-        h = gc_pub__hash_num(h, row->cost_usd);
+        h = gc_pub__hash_num(h, row->cost);
         h = gc_pub__hash_i64(h, row->pods);
         return gc_pub__hash_i64(h, row->estimates);
 }

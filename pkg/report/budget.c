@@ -117,7 +117,7 @@ int gc_budget_eval(const gc_ledger *l, const gc_budget *b, int64_t start, int64_
         r = gc_ledger_query(l, &q, &s);
         if (r < 0)
                 return r;
-        r = gc_budget_status_of(b, s.total.cost_usd, start, end, now, warn_share, ret);
+        r = gc_budget_status_of(b, s.total.cost, start, end, now, warn_share, ret);
         gc_cost_summary_free(&s);
         return r;
 }

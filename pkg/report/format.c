@@ -200,7 +200,7 @@ int gc_report__round_rows(const gc_cost_row *rows, size_t n, const gc_cost_row *
         gc_report__rounded rr = {0};
         double *v = NULL;
         int64_t share_total;
-        int has_share = isfinite(total->cost_usd) && total->cost_usd > 0;
+        int has_share = isfinite(total->cost) && total->cost > 0;
         int r = -ENOMEM;
 
         /* One allocation of n+1 so that an empty list is no special case. */
@@ -212,8 +212,8 @@ int gc_report__round_rows(const gc_cost_row *rows, size_t n, const gc_cost_row *
         rr.share = has_share ? rr.cents + 2 * (n + 1) : NULL;
 
         for (size_t i = 0; i < n; i++)
-                v[i] = rows[i].cost_usd;
-        r = gc_report__round_to_total(v, n, total->cost_usd, 100, rr.cents, &rr.total_cents);
+                v[i] = rows[i].cost;
+        r = gc_report__round_to_total(v, n, total->cost, 100, rr.cents, &rr.total_cents);
         if (r < 0)
                 goto out;
         for (size_t i = 0; i < n; i++)
@@ -224,7 +224,7 @@ int gc_report__round_rows(const gc_cost_row *rows, size_t n, const gc_cost_row *
                 goto out;
         if (has_share) {
                 for (size_t i = 0; i < n; i++)
-                        v[i] = rows[i].cost_usd / total->cost_usd * 100.0;
+                        v[i] = rows[i].cost / total->cost * 100.0;
                 r = gc_report__round_to_total(v, n, 100.0, 10, rr.share, &share_total);
                 if (r < 0)
                         goto out;

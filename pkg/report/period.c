@@ -222,8 +222,8 @@ static int gc_report__by_cost(const void *a, const void *b)
 {
         const gc_cost_row *x = a, *y = b;
 
-        if (x->cost_usd != y->cost_usd)
-                return x->cost_usd > y->cost_usd ? -1 : 1;
+        if (x->cost != y->cost)
+                return x->cost > y->cost ? -1 : 1;
         if (x->gpu_seconds != y->gpu_seconds)
                 return x->gpu_seconds > y->gpu_seconds ? -1 : 1;
         return gc_report__by_namespace(a, b);
@@ -232,7 +232,7 @@ static int gc_report__by_cost(const void *a, const void *b)
 static void gc_report__add(gc_cost_row *to, const gc_cost_row *from)
 {
         to->gpu_seconds += from->gpu_seconds;
-        to->cost_usd += from->cost_usd;
+        to->cost += from->cost;
         to->pods += from->pods;
         to->estimates += from->estimates;
 }
@@ -358,7 +358,7 @@ static int gc_report__collect_idle(gc_report__period *p)
         for (size_t i = 0; i < p->tp.n_idle_nodes; i++) {
                 const gc_cost_row *row = &p->tp.idle_nodes[i];
 
-                if (row->gpu_seconds != 0 || row->cost_usd != 0)
+                if (row->gpu_seconds != 0 || row->cost != 0)
                         p->idle[p->n_idle++] = *row;
         }
         return 0;
@@ -527,7 +527,7 @@ static void gc_report__forecast(gc_report__period *p)
         p->has_forecast = 1;
         p->forecast = p->tp.total;
         p->forecast.gpu_seconds += p->tp.total.gpu_seconds / elapsed * rest;
-        p->forecast.cost_usd += p->tp.total.cost_usd / elapsed * rest;
+        p->forecast.cost += p->tp.total.cost / elapsed * rest;
 }
 
 /*
@@ -649,7 +649,7 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         if (ret == 0)
                 ret = gc_report__collect_budgets(p);
         /* A team's previous period is its own spend; capacity is the cluster's. */
-        p->has_prev = p->prev.total.gpu_seconds > 0 || p->prev.total.cost_usd > 0 ||
+        p->has_prev = p->prev.total.gpu_seconds > 0 || p->prev.total.cost > 0 ||
                       p->prev.total.pods > 0 || (!r->team && p->prev.capacity.gpu_seconds > 0);
         if (ret == 0)
                 ret = gc_report__cut(p, p->team.rows, p->team.n_rows, GC_DIM_TEAM, &p->sh_team);
@@ -687,7 +687,7 @@ static double gc_report__cb_bill(const gc_report__period *p, size_t i)
 
         if (p->cb_pool > 0 && gc_report__is_unattributed(row))
                 return 0;
-        return row->cost_usd + p->cb_ratio[i] * p->cb_pool;
+        return row->cost + p->cb_ratio[i] * p->cb_pool;
 }
 
 /* Every team with its spend, share and bill; the bills' total is the capacity's cost. */
@@ -710,14 +710,14 @@ static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
 
         /* Each column is rounded so that its cents add up to its total line (as every table). */
         for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
-                share[i].cost_usd = p->cb_ratio[i] * p->cb_pool;
-                bill[i].cost_usd = gc_report__cb_bill(p, i);
-                share_total.cost_usd += share[i].cost_usd;
-                bill_total.cost_usd += bill[i].cost_usd;
+                share[i].cost = p->cb_ratio[i] * p->cb_pool;
+                bill[i].cost = gc_report__cb_bill(p, i);
+                share_total.cost += share[i].cost;
+                bill_total.cost += bill[i].cost;
         }
         if (r == 0 && p->cb_pool <= 0) { /* nothing was shared: idle stays its own line */
-                bill[s->n_rows].cost_usd = s->idle.cost_usd;
-                bill_total.cost_usd += s->idle.cost_usd;
+                bill[s->n_rows].cost = s->idle.cost;
+                bill_total.cost += s->idle.cost;
         }
         if (r == 0)
                 r = gc_report__round_rows(s->rows, s->n_rows, &s->total, &rc);
@@ -781,7 +781,7 @@ static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
         if (r == 0)
                 r = gc_report__table_markdown(&t, out);
         if (r == 0) {
-                gc_report__money(gc_report__to_cents(s->capacity.cost_usd), p->currency, a);
+                gc_report__money(gc_report__to_cents(s->capacity.cost), p->currency, a);
                 r = gc_buf_printf(out, "\nThe cluster's GPU capacity cost %s.\n", a);
         }
         gc_report__table_free(&t);
@@ -796,7 +796,7 @@ static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
 static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
 {
         const gc_cost_summary *s = &p->team;
-        double charged = p->cb_pool > 0 ? 0 : s->idle.cost_usd;
+        double charged = p->cb_pool > 0 ? 0 : s->idle.cost;
 
         if (!p->cb_ratio)
                 return 0; /* no chargeback configured: the report's shape is unchanged */
@@ -811,7 +811,7 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
                 charged += bill;
                 gc_buf_puts(b, i ? ",{\"team\":" : "{\"team\":");
                 gc_buf_json_str(b, gc_report__key(&s->rows[i], GC_DIM_TEAM));
-                gc_report__json_field_money(b, "cost", s->rows[i].cost_usd);
+                gc_report__json_field_money(b, "cost", s->rows[i].cost);
                 gc_report__json_field_money(b, "shared", p->cb_ratio[i] * p->cb_pool);
                 gc_report__json_field_money(b, "charged", bill);
                 gc_buf_puts(b, "}");
@@ -819,7 +819,7 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
         gc_buf_puts(b, "]");
         gc_report__json_field_money(b, "shared", p->cb_pool);
         gc_report__json_field_money(b, "charged", charged);
-        gc_report__json_field_money(b, "capacity_cost", s->capacity.cost_usd);
+        gc_report__json_field_money(b, "capacity_cost", s->capacity.cost);
         gc_buf_puts(b, "}");
         return b->err;
 }
@@ -943,8 +943,8 @@ static int gc_report__md_days(gc_buf *out, const gc_report__period *p)
                 return r;
         r = gc_report__round_rows(p->days, p->n_days, &p->tp.total, &rr);
         for (size_t i = 0; i < p->n_days; i++)
-                if (isfinite(p->days[i].cost_usd) && p->days[i].cost_usd > max)
-                        max = p->days[i].cost_usd;
+                if (isfinite(p->days[i].cost) && p->days[i].cost > max)
+                        max = p->days[i].cost;
         if (r == 0)
                 r = gc_report__table_cell(&t, "Day");
         if (r == 0)
@@ -955,7 +955,7 @@ static int gc_report__md_days(gc_buf *out, const gc_report__period *p)
                 r = gc_report__table_cell(&t, "");
         for (size_t i = 0; r == 0 && i < p->n_days; i++) {
                 char bar[GC_REPORT__BAR_WIDTH * 3 + 4];
-                double c = p->days[i].cost_usd;
+                double c = p->days[i].cost;
                 long w =
                     max > 0 && isfinite(c) && c > 0 ? lround(c / max * GC_REPORT__BAR_WIDTH) : 0;
                 size_t o = 0;
@@ -1037,7 +1037,7 @@ static int gc_report__md_top(gc_buf *out, const gc_report__period *p)
                 if (r == 0)
                         r = gc_report__table_key(&t, row->keys[GC_DIM_MODEL], 1);
                 gc_report__hours(gc_report__to_centi_hours(row->gpu_seconds), hours);
-                gc_report__money(gc_report__to_cents(row->cost_usd), p->currency, money);
+                gc_report__money(gc_report__to_cents(row->cost), p->currency, money);
                 /* Listed on its own, each pod's figure is rounded on its own. */
                 if (r == 0)
                         r = gc_report__table_cell(&t, hours);
@@ -1122,8 +1122,8 @@ static int gc_report__md_notes(gc_buf *out, const gc_report__period *p)
 static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
 {
         const gc_cost_summary *s = &p->tp;
-        int64_t cents = gc_report__to_cents(s->total.cost_usd);
-        int64_t prev_cents = gc_report__to_cents(p->prev.total.cost_usd);
+        int64_t cents = gc_report__to_cents(s->total.cost);
+        int64_t prev_cents = gc_report__to_cents(p->prev.total.cost);
         char money[GC_REPORT__TEXT_LEN], hours[GC_REPORT__TEXT_LEN], other[GC_REPORT__TEXT_LEN];
         char span[GC_REPORT__SPAN_LEN], pct[GC_REPORT__TEXT_LEN];
         const char *word = gc_report__prev_word(p->kind);
@@ -1143,9 +1143,9 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
                 gc_report__money(delta < 0 ? -delta : delta, p->currency, money);
                 gc_report__money(prev_cents, p->currency, other);
                 pct[0] = '\0';
-                if (p->prev.total.cost_usd > 0) {
-                        int64_t t = gc_report__share_tenths(
-                            s->total.cost_usd - p->prev.total.cost_usd, p->prev.total.cost_usd);
+                if (p->prev.total.cost > 0) {
+                        int64_t t = gc_report__share_tenths(s->total.cost - p->prev.total.cost,
+                                                            p->prev.total.cost);
 
                         gc_report__pct(t < 0 ? -t : t, pct);
                 }
@@ -1156,7 +1156,7 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
                 gc_buf_printf(out, "**, from %s.\n", other);
         }
         if (p->has_forecast) {
-                gc_report__money(gc_report__to_cents(p->forecast.cost_usd), p->currency, money);
+                gc_report__money(gc_report__to_cents(p->forecast.cost), p->currency, money);
                 gc_report__hours(gc_report__to_centi_hours(p->forecast.gpu_seconds), hours);
                 gc_report__day_label(p->r->end - 1, p->tz, other);
                 gc_buf_printf(out,
@@ -1164,20 +1164,18 @@ static int gc_report__md_headline(gc_buf *out, const gc_report__period *p)
                               "the average rate of the %s so far (see the notes).\n",
                               word, other, money, hours, word);
         }
-        if (s->capacity.cost_usd > 0 && !p->r->team) {
-                gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
+        if (s->capacity.cost > 0 && !p->r->team) {
+                gc_report__money(gc_report__to_cents(s->idle.cost), p->currency, money);
                 gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
-                gc_report__pct(gc_report__share_tenths(s->idle.cost_usd, s->capacity.cost_usd),
-                               pct);
+                gc_report__pct(gc_report__share_tenths(s->idle.cost, s->capacity.cost), pct);
                 gc_buf_printf(out,
                               "- Idle GPUs you pay for: **%s** (%s GPU-hours, %s of the "
                               "capacity's cost).\n",
                               money, hours, pct);
         }
         if (s->unattributed.gpu_seconds > 0) {
-                gc_report__money(gc_report__to_cents(s->unattributed.cost_usd), p->currency, money);
-                gc_report__pct(gc_report__share_tenths(s->unattributed.cost_usd, s->total.cost_usd),
-                               pct);
+                gc_report__money(gc_report__to_cents(s->unattributed.cost), p->currency, money);
+                gc_report__pct(gc_report__share_tenths(s->unattributed.cost, s->total.cost), pct);
                 gc_buf_printf(out,
                               "- Unattributed: **%s** (%s of spend) has no team or project; "
                               "see below.\n",
@@ -1299,7 +1297,7 @@ static int gc_report__md_folded(gc_buf *out, const gc_report__period *p, const g
 
         if (folded->gpu_seconds <= 0)
                 return out->err;
-        gc_report__money(gc_report__to_cents(folded->cost_usd), p->currency, money);
+        gc_report__money(gc_report__to_cents(folded->cost), p->currency, money);
         gc_report__hours(gc_report__to_centi_hours(folded->gpu_seconds), hours);
         return gc_buf_printf(out, "\nFolded history that does not name its %s: %s GPU-hours, %s.\n",
                              what, hours, money);
@@ -1448,7 +1446,7 @@ static int gc_report__md_idle(gc_buf *out, const gc_report__period *p)
         gc_buf_puts(out, "\n## Idle GPUs you pay for\n\n");
         if (p->n_idle == 0)
                 return gc_buf_puts(out, "No idle capacity: every GPU was held by a pod.\n");
-        gc_report__money(gc_report__to_cents(s->idle.cost_usd), p->currency, money);
+        gc_report__money(gc_report__to_cents(s->idle.cost), p->currency, money);
         gc_report__hours(gc_report__to_centi_hours(s->idle.gpu_seconds), hours);
         gc_buf_printf(out,
                       "GPUs on these nodes were allocatable but held by no pod: %s GPU-hours "
@@ -1499,7 +1497,7 @@ static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
 {
         gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
         gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
-        gc_report__json_field_money(b, "cost", row->cost_usd);
+        gc_report__json_field_money(b, "cost", row->cost);
         return b->err;
 }
 
@@ -1518,8 +1516,7 @@ static int gc_report__json_rows(gc_buf *b, const char *name, const gc_dim *dims,
                 gc_report__json_amounts(b, &rows[i]);
                 if (total)
                         gc_report__json_field_num(
-                            b, "share",
-                            total->cost_usd > 0 ? rows[i].cost_usd / total->cost_usd : NAN);
+                            b, "share", total->cost > 0 ? rows[i].cost / total->cost : NAN);
                 if (pods)
                         gc_report__json_field_u64(b, "pods", rows[i].pods);
                 gc_buf_append(b, "}", 1);
@@ -1599,9 +1596,8 @@ static int gc_report__json_labels(gc_buf *b, const gc_report__period *p)
                         gc_buf_puts(b, k ? ",{\"value\":" : "{\"value\":");
                         gc_buf_json_str(b, gc_report__key(row, (gc_dim)(GC_DIM_LABEL + i)));
                         gc_report__json_amounts(b, row);
-                        gc_report__json_field_num(
-                            b, "share",
-                            total->cost_usd > 0 ? row->cost_usd / total->cost_usd : NAN);
+                        gc_report__json_field_num(b, "share",
+                                                  total->cost > 0 ? row->cost / total->cost : NAN);
                         gc_report__json_field_u64(b, "pods", row->pods);
                         gc_buf_append(b, "}", 1);
                 }
@@ -1737,7 +1733,7 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         static const gc_dim d_ns[] = {GC_DIM_NAMESPACE};
         const gc_cost_summary *s = &p->tp;
         gc_cost_summary shown = p->tp;
-        double delta = s->total.cost_usd - p->prev.total.cost_usd;
+        double delta = s->total.cost - p->prev.total.cost;
         int r;
 
         /* The summary as shown: its groups cut like the tables; no cluster idle for a team. */
@@ -1746,8 +1742,8 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         shown.idle_nodes = (gc_cost_row *)p->sh_nodes.rows;
         shown.n_idle_nodes = p->sh_nodes.n;
         if (p->r->team) {
-                shown.idle.gpu_seconds = shown.idle.cost_usd = NAN;
-                shown.capacity.gpu_seconds = shown.capacity.cost_usd = NAN;
+                shown.idle.gpu_seconds = shown.idle.cost = NAN;
+                shown.capacity.gpu_seconds = shown.capacity.cost = NAN;
                 shown.idle_nodes = NULL;
                 shown.n_idle_nodes = 0;
         }
@@ -1782,10 +1778,9 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
         gc_report__json_field_u64(b, "pods", p->prev.total.pods);
         gc_buf_puts(b, "},\"change\":{");
         gc_report__json_field_money(b, "cost", p->has_prev ? delta : NAN);
-        gc_report__json_field_num(b, "percent",
-                                  p->has_prev && p->prev.total.cost_usd > 0
-                                      ? delta / p->prev.total.cost_usd * 100.0
-                                      : NAN);
+        gc_report__json_field_num(
+            b, "percent",
+            p->has_prev && p->prev.total.cost > 0 ? delta / p->prev.total.cost * 100.0 : NAN);
         gc_buf_append(b, "}", 1);
         gc_report__json_forecast(b, p);
         gc_buf_puts(b, ",\"summary\":");

@@ -15,12 +15,14 @@
  *
  * {"window":{"start":"...","end":"..."},"by":["team","project"],"currency":"USD",
  *  "groups":[{"keys":{"team":"...","project":"..."},"gpu_hours":0.0,"gpu_seconds":0.0,
- *             "cost_usd":0.0,"pods":0}],
- *  "idle":{"gpu_hours":0.0,"cost_usd":0.0,"nodes":[{"node":"...","model":"...",
- *          "capacity_type":"...","gpu_hours":0.0,"cost_usd":0.0}]},
- *  "unattributed":{"gpu_hours":0.0,"cost_usd":0.0},
- *  "capacity":{"gpu_hours":0.0,"cost_usd":0.0},
- *  "total":{"gpu_hours":0.0,"cost_usd":0.0,"pods":0}}
+ *             "cost":0.0,"cost_usd":0.0,"pods":0}],
+ *  "idle":{"gpu_hours":0.0,"cost":0.0,"cost_usd":0.0,"nodes":[{"node":"...","model":"...",
+ *          "capacity_type":"...","gpu_hours":0.0,"cost":0.0,"cost_usd":0.0}]},
+ *  "unattributed":{"gpu_hours":0.0,"cost":0.0,"cost_usd":0.0},
+ *  "capacity":{"gpu_hours":0.0,"cost":0.0,"cost_usd":0.0},
+ *  "total":{"gpu_hours":0.0,"cost":0.0,"cost_usd":0.0,"pods":0}}
+ * (money in the catalog currency; each *_usd member repeats the one before it, its old name,
+ * for one release)
  *
  * gpu_hours are GPU-equivalent hours; figures keep full double precision (%.17g trimmed), money
  * is rounded only in the text and Markdown forms.
@@ -31,7 +33,7 @@ int gc_report_summary_json(const gc_cost_summary *s, const char *currency, gc_bu
 /*
  * The same with chargeback (cb NULL or mode none: exactly the above). Each group gains
  * "shared_usd" (its share of idle capacity and unattributed spend, gc_chargeback_ratios) and
- * "charged_usd" (its bill: cost_usd + shared_usd, or 0 for an unattributed group whose cost was
+ * "charged_usd" (its bill: cost + shared_usd, or 0 for an unattributed group whose cost was
  * shared), and the summary a "chargeback" member {"mode","shared_usd","charged_usd"} whose
  * charged_usd, the sum of the bills, is total + idle: the capacity's cost when no node is
  * over-committed. -EINVAL when the summary is not grouped by team (or bad weights).

@@ -33,7 +33,7 @@ static int gc_report__json_amounts(gc_buf *b, const gc_cost_row *row)
 {
         gc_report__json_field_num(b, "gpu_hours", row->gpu_seconds / 3600.0);
         gc_report__json_field_num(b, "gpu_seconds", row->gpu_seconds);
-        return gc_report__json_field_money(b, "cost", row->cost_usd);
+        return gc_report__json_field_money(b, "cost", row->cost);
 }
 
 /* A group's bill under chargeback (see gc_report_summary_json_chargeback). */
@@ -43,7 +43,7 @@ static double gc_report__bill(const gc_cost_row *row, double ratio, double pool)
 
         if (pool > 0 && (!t || strcmp(t, GC_UNATTRIBUTED) == 0))
                 return 0;
-        return row->cost_usd + ratio * pool;
+        return row->cost + ratio * pool;
 }
 
 /* "groups": a row per group, its keys named as in "by"; its share and bill under chargeback. */
@@ -100,7 +100,7 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_cost_summary *s, const
                 charged += gc_report__bill(&s->rows[i], ratio[i], pool);
         /* Nothing to share (no team spent): idle stays the cluster's own line. */
         if (pool <= 0)
-                charged += s->idle.cost_usd;
+                charged += s->idle.cost;
         gc_buf_puts(b, ",\"chargeback\":{");
         gc_buf_json_str(b, "mode");
         gc_buf_puts(b, ":");
@@ -297,20 +297,19 @@ static int gc_report__summary_tab(const gc_cost_summary *s, const char *currency
                                         : "Idle capacity (not in total)");
         if (r == 0)
                 r = gc_report__figures(&t, 0, gc_report__to_centi_hours(s->idle.gpu_seconds),
-                                       gc_report__to_cents(s->idle.cost_usd), currency, NULL, NULL);
+                                       gc_report__to_cents(s->idle.cost), currency, NULL, NULL);
 
         if (r == 0)
                 r = gc_report__label(&t, n_keys,
                                      md ? "_Unattributed (included above)_"
                                         : "Unattributed (included above)");
         if (rr.share)
-                gc_report__pct(gc_report__share_tenths(s->unattributed.cost_usd, s->total.cost_usd),
-                               share);
+                gc_report__pct(gc_report__share_tenths(s->unattributed.cost, s->total.cost), share);
         snprintf(pods, sizeof(pods), "%u", s->unattributed.pods);
         if (r == 0)
                 r = gc_report__figures(&t, 0,
                                        gc_report__to_centi_hours(s->unattributed.gpu_seconds),
-                                       gc_report__to_cents(s->unattributed.cost_usd), currency,
+                                       gc_report__to_cents(s->unattributed.cost), currency,
                                        rr.share ? share : NULL, pods);
 
         if (r == 0)

@@ -170,7 +170,7 @@ static int gc_savings__usage(void *ud, const gc_usage *u)
         p->model = u->dims[GC_DIM_MODEL];
         p->capacity_type = u->dims[GC_DIM_CAPACITY_TYPE];
         p->geq = u->geq;
-        p->usd_per_gpu_hour = u->usd_per_gpu_hour;
+        p->price_per_gpu_hour = u->price_per_gpu_hour;
         p->start = u->start;
         p->end = u->end;
         p->gpus_requested = u->geq;

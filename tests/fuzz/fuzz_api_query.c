@@ -30,7 +30,7 @@ static void put(gc_ledger *l, const char *ns, const char *pod, const char *team,
         u.dims[GC_DIM_NODE] = node;
         u.dims[GC_DIM_POD] = pod;
         u.geq = geq;
-        u.usd_per_gpu_hour = 3.0;
+        u.price_per_gpu_hour = 3.0;
         u.start = start;
         u.end = end;
         gc_ledger_put_usage(l, &u);
@@ -52,7 +52,7 @@ static void init(void)
         c.model = "H100";
         c.capacity_type = "on-demand";
         c.geq = 8;
-        c.usd_per_gpu_hour = 3.0;
+        c.price_per_gpu_hour = 3.0;
         c.start = T0 - 40 * 86400;
         c.end = GC_OPEN;
         gc_ledger_put_capacity(p.ledger, &c);

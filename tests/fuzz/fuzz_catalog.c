@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < c->n; i++) {
                 if (strcmp(back->entries[i].model, c->entries[i].model) != 0 ||
                     strcmp(back->entries[i].capacity_type, c->entries[i].capacity_type) != 0 ||
-                    back->entries[i].usd_per_gpu_hour != c->entries[i].usd_per_gpu_hour)
+                    back->entries[i].price_per_gpu_hour != c->entries[i].price_per_gpu_hour)
                         abort();
         }
         gc_catalog_free(back);

@@ -33,7 +33,7 @@ typedef struct ctx {
 
 static void check_row(const gc_cost_row *row, size_t size)
 {
-        CHECK(isfinite(row->gpu_seconds) && isfinite(row->cost_usd));
+        CHECK(isfinite(row->gpu_seconds) && isfinite(row->cost));
         for (size_t k = 0; k < GC_KEY_COUNT; k++)
                 CHECK(!row->keys[k] || strlen(row->keys[k]) <= size);
 }

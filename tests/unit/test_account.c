@@ -160,7 +160,7 @@ START_TEST(test_day)
         ck_assert_str_eq(h100->capacity_type, "spot");
         ck_assert_int_eq(
             gc_catalog_lookup(f.cfg->catalog, "NVIDIA-H100-80GB-HBM3", "spot", NULL, &spot), 0);
-        ck_assert_double_eq_tol(h100->usd_per_gpu_hour, spot->usd_per_gpu_hour, 1e-12);
+        ck_assert_double_eq_tol(h100->price_per_gpu_hour, spot->price_per_gpu_hour, 1e-12);
         ck_assert_int_eq(gc_catalog_lookup(f.cfg->catalog, "unknown", "on-demand", NULL, &fallback),
                          0);
 
@@ -176,17 +176,17 @@ START_TEST(test_day)
         r = row_for(&s, "research");
         ck_assert_ptr_nonnull(r);
         ck_assert_double_eq_tol(r->gpu_seconds, 3600.0, 1e-9);
-        ck_assert_double_eq_tol(r->cost_usd, spot->usd_per_gpu_hour, 1e-9);
+        ck_assert_double_eq_tol(r->cost, spot->price_per_gpu_hour, 1e-9);
         /* web: 2 of 16 T4 units = 0.5 GPU x 2 h = 1 GPU-hour at the annotated 0.40 */
         r = row_for(&s, "web");
         ck_assert_ptr_nonnull(r);
         ck_assert_double_eq_tol(r->gpu_seconds, 3600.0, 1e-9);
-        ck_assert_double_eq_tol(r->cost_usd, 0.40, 1e-9);
+        ck_assert_double_eq_tol(r->cost, 0.40, 1e-9);
         /* the 30-second job: 30 GPU-seconds at the fallback price, unattributed, an estimate */
         r = row_for(&s, GC_UNATTRIBUTED);
         ck_assert_ptr_nonnull(r);
         ck_assert_double_eq_tol(r->gpu_seconds, 30.0, 1e-9);
-        ck_assert_double_eq_tol(r->cost_usd, 30.0 / 3600.0 * fallback->usd_per_gpu_hour, 1e-9);
+        ck_assert_double_eq_tol(r->cost, 30.0 / 3600.0 * fallback->price_per_gpu_hour, 1e-9);
         ck_assert_uint_eq(r->estimates, 1);
         ck_assert_double_eq_tol(s.total.gpu_seconds, 7230.0, 1e-9);
 
@@ -301,7 +301,7 @@ START_TEST(test_restart_keeps_gone_node_and_owner)
         ck_assert_str_eq(r->keys[GC_DIM_MODEL], "NVIDIA-H100-80GB-HBM3");
         ck_assert_str_eq(r->keys[GC_DIM_CAPACITY_TYPE], "spot");
         ck_assert_double_eq_tol(r->gpu_seconds, 0.5 * 2 * 3600, 1e-9);
-        ck_assert_double_eq_tol(r->cost_usd, s1.rows[0].cost_usd, 1e-9);
+        ck_assert_double_eq_tol(r->cost, s1.rows[0].cost, 1e-9);
         ck_assert_uint_eq(r->estimates, 0);
         gc_cost_summary_free(&s1);
         gc_cost_summary_free(&s2);

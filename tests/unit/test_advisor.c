@@ -84,7 +84,7 @@ static gc_advisor_pod base_pod(void)
         p.resource = "nvidia.com/gpu";
         p.gpus_requested = 1;
         p.geq = 1;
-        p.usd_per_gpu_hour = 4.10;
+        p.price_per_gpu_hour = 4.10;
         p.start = W0;
         p.end = GC_OPEN;
         p.has_usage = 1;
@@ -189,7 +189,7 @@ static void put_usage(const char *uid, const char *ns, const char *team, const c
         u.dims[GC_DIM_NODE] = node;
         u.dims[GC_DIM_POD] = uid;
         u.geq = geq;
-        u.usd_per_gpu_hour = price;
+        u.price_per_gpu_hour = price;
         u.start = start;
         u.end = end;
         ck_assert_int_eq(gc_ledger_put_usage(led, &u), 0);
@@ -205,7 +205,7 @@ static void put_node(const char *node, const char *model, const char *ctype, dou
         c.model = model;
         c.capacity_type = ctype;
         c.geq = geq;
-        c.usd_per_gpu_hour = price;
+        c.price_per_gpu_hour = price;
         c.start = start;
         c.end = end;
         ck_assert_int_eq(gc_ledger_put_capacity(led, &c), 0);
@@ -426,7 +426,7 @@ START_TEST(test_over_requested)
         char want[64];
 
         p.model = H100;
-        p.usd_per_gpu_hour = 12.29;
+        p.price_per_gpu_hour = 12.29;
         p.gpus_requested = over_cases[_i].requested;
         p.geq = over_cases[_i].requested;
         p.devices_seen = over_cases[_i].seen;
@@ -505,7 +505,7 @@ START_TEST(test_mig_fit)
         ck_assert_str_eq(f->stanza, want);
         ck_assert_double_eq_tol(fig(f, "share"), mig_cases[_i].share, 1e-12);
         ck_assert_double_eq_tol(f->monthly_savings,
-                                (1 - mig_cases[_i].share) * p.usd_per_gpu_hour * 730, 1e-6);
+                                (1 - mig_cases[_i].share) * p.price_per_gpu_hour * 730, 1e-6);
 }
 END_TEST
 
@@ -594,7 +594,7 @@ START_TEST(test_cheaper_class)
                 ck_assert_ptr_nonnull(cat);
         }
         p.model = H100;
-        p.usd_per_gpu_hour = 12.29;
+        p.price_per_gpu_hour = 12.29;
         p.tensor_mean = cheap_cases[_i].tensor;
         p.mem_used_peak_mib = cheap_cases[_i].peak_mib;
         p.activity_p95 = 0.4; /* 0.48 with headroom: a MIG slice would need 4g.40gb */
@@ -912,7 +912,7 @@ START_TEST(test_buy_vs_rent)
         p.gpus_requested = 8;
         p.devices_seen = 8;
         p.devices_active = 8;
-        p.usd_per_gpu_hour = 2.84;
+        p.price_per_gpu_hour = 2.84;
         p.capacity_type = "on-prem";
         run_full(&p, 1, NULL, &t, W0, W1);
         f = first_kind(GC_FINDING_BUY_VS_RENT);
@@ -931,7 +931,7 @@ static gc_advisor_pod idle_pod(const char *name, const char *team, double price)
         p.name = name;
         p.uid = name;
         p.team = team;
-        p.usd_per_gpu_hour = price;
+        p.price_per_gpu_hour = price;
         p.idle_longest_s = 7 * DAY;
         p.idle_total_s = 7 * DAY;
         return p;
@@ -1091,7 +1091,7 @@ START_TEST(test_markdown)
 
         p[1].name = "big";
         p[1].model = H100;
-        p[1].usd_per_gpu_hour = 12.29;
+        p[1].price_per_gpu_hour = 12.29;
         p[1].gpus_requested = 8;
         p[1].geq = 8;
         p[1].devices_seen = 8;

@@ -89,7 +89,7 @@ static void put_pod(gc_ledger *l, const char *ns, const char *name, const char *
         u.dims[GC_DIM_POD] = name;
         u.dims[GC_DIM_WORKLOAD] = workload_of(name);
         u.geq = geq;
-        u.usd_per_gpu_hour = price;
+        u.price_per_gpu_hour = price;
         u.start = start;
         u.end = end;
         ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
@@ -103,7 +103,7 @@ static void put_node(gc_ledger *l, const char *node, const char *ctype, double g
         c.model = "NVIDIA-H100-80GB-HBM3";
         c.capacity_type = ctype;
         c.geq = geq;
-        c.usd_per_gpu_hour = price;
+        c.price_per_gpu_hour = price;
         c.start = T0;
         c.end = GC_OPEN;
         ck_assert_int_eq(gc_ledger_put_capacity(l, &c), 0);

@@ -78,7 +78,7 @@ static void put_pod(gc_ledger *l, const char *uid, const char *ns, const char *t
         u.dims[GC_DIM_NODE] = node;
         u.dims[GC_DIM_POD] = uid;
         u.geq = geq;
-        u.usd_per_gpu_hour = price;
+        u.price_per_gpu_hour = price;
         u.start = start;
         u.end = end;
         u.flags = flags;
@@ -108,7 +108,7 @@ static void fill_big(gc_ledger *l, int64_t *ret_now)
                 c.model = models[i % 3];
                 c.capacity_type = i % 4 == 0 ? "spot" : "on-demand";
                 c.geq = 8;
-                c.usd_per_gpu_hour = 2.5 + i * 0.37;
+                c.price_per_gpu_hour = 2.5 + i * 0.37;
                 c.start = base - (int64_t)rnd(3) * DAY + rnd(3600);
                 c.end = i % 13 == 5 ? base + 9 * DAY + 1234 : GC_OPEN;
                 ck_assert_int_eq(gc_ledger_put_capacity(l, &c), 0);
@@ -294,7 +294,7 @@ static void compare_records(records x, records y)
                 for (size_t d = 0; d < GC_DIM_COUNT; d++)
                         ck_assert_str_eq(x.u[i].dims[d], y.u[i].dims[d]);
                 ck_assert(same_double(x.u[i].geq, y.u[i].geq));
-                ck_assert(same_double(x.u[i].usd_per_gpu_hour, y.u[i].usd_per_gpu_hour));
+                ck_assert(same_double(x.u[i].price_per_gpu_hour, y.u[i].price_per_gpu_hour));
                 ck_assert_int_eq(x.u[i].start, y.u[i].start);
                 ck_assert_int_eq(x.u[i].end, y.u[i].end);
                 ck_assert_uint_eq(x.u[i].flags, y.u[i].flags);
@@ -304,7 +304,7 @@ static void compare_records(records x, records y)
                 ck_assert_str_eq(x.c[i].model, y.c[i].model);
                 ck_assert_str_eq(x.c[i].capacity_type, y.c[i].capacity_type);
                 ck_assert(same_double(x.c[i].geq, y.c[i].geq));
-                ck_assert(same_double(x.c[i].usd_per_gpu_hour, y.c[i].usd_per_gpu_hour));
+                ck_assert(same_double(x.c[i].price_per_gpu_hour, y.c[i].price_per_gpu_hour));
                 ck_assert_int_eq(x.c[i].start, y.c[i].start);
                 ck_assert_int_eq(x.c[i].end, y.c[i].end);
         }
@@ -313,14 +313,14 @@ static void compare_records(records x, records y)
                 for (size_t d = 0; d < GC_DIM_POD; d++)
                         ck_assert_str_eq(x.r[i].dims[d], y.r[i].dims[d]);
                 ck_assert(same_double(x.r[i].gpu_seconds, y.r[i].gpu_seconds));
-                ck_assert(same_double(x.r[i].cost_usd, y.r[i].cost_usd));
+                ck_assert(same_double(x.r[i].cost, y.r[i].cost));
         }
         for (size_t i = 0; i < x.n_cr; i++) {
                 ck_assert_int_eq(x.cr[i].hour, y.cr[i].hour);
                 ck_assert_str_eq(x.cr[i].node, y.cr[i].node);
                 ck_assert_str_eq(x.cr[i].model, y.cr[i].model);
                 ck_assert(same_double(x.cr[i].geq_seconds, y.cr[i].geq_seconds));
-                ck_assert(same_double(x.cr[i].cost_usd, y.cr[i].cost_usd));
+                ck_assert(same_double(x.cr[i].cost, y.cr[i].cost));
         }
         records_free(&x);
         records_free(&y);
@@ -338,7 +338,7 @@ static void assert_rows_close(const gc_cost_row *a, const gc_cost_row *b, const 
         for (size_t k = 0; q && k < q->n_by; k++)
                 ck_assert_str_eq(a->keys[q->by[k]], b->keys[q->by[k]]);
         assert_close(a->gpu_seconds, b->gpu_seconds);
-        assert_close(a->cost_usd, b->cost_usd);
+        assert_close(a->cost, b->cost);
         ck_assert_uint_eq(a->pods, b->pods);
         ck_assert_uint_eq(a->estimates, b->estimates);
 }
@@ -398,10 +398,10 @@ static void assert_same_by_label(const gc_ledger *a, gc_dim da, const gc_ledger 
         for (size_t i = 0; i < x.n_rows; i++) {
                 ck_assert_str_eq(x.rows[i].keys[da], y.rows[i].keys[db]);
                 assert_close(x.rows[i].gpu_seconds, y.rows[i].gpu_seconds);
-                assert_close(x.rows[i].cost_usd, y.rows[i].cost_usd);
+                assert_close(x.rows[i].cost, y.rows[i].cost);
                 ck_assert_uint_eq(x.rows[i].pods, y.rows[i].pods);
         }
-        assert_close(x.total.cost_usd, y.total.cost_usd);
+        assert_close(x.total.cost, y.total.cost);
         gc_cost_summary_free(&x);
         gc_cost_summary_free(&y);
 }
@@ -424,17 +424,17 @@ static void assert_same_query(const gc_ledger *a, const gc_ledger *b, int64_t st
         for (size_t i = 0; i < x.n_rows; i++)
                 assert_rows_close(&x.rows[i], &y.rows[i], &q);
         assert_rows_close(&x.total, &y.total, NULL);
-        assert_close(x.unattributed.cost_usd, y.unattributed.cost_usd);
+        assert_close(x.unattributed.cost, y.unattributed.cost);
         assert_close(x.capacity.gpu_seconds, y.capacity.gpu_seconds);
-        assert_close(x.capacity.cost_usd, y.capacity.cost_usd);
+        assert_close(x.capacity.cost, y.capacity.cost);
         assert_close(x.idle.gpu_seconds, y.idle.gpu_seconds);
-        assert_close(x.idle.cost_usd, y.idle.cost_usd);
+        assert_close(x.idle.cost, y.idle.cost);
         ck_assert_uint_eq(x.n_idle_nodes, y.n_idle_nodes);
         for (size_t i = 0; i < x.n_idle_nodes; i++) {
                 ck_assert_str_eq(x.idle_nodes[i].keys[GC_DIM_NODE],
                                  y.idle_nodes[i].keys[GC_DIM_NODE]);
                 assert_close(x.idle_nodes[i].gpu_seconds, y.idle_nodes[i].gpu_seconds);
-                assert_close(x.idle_nodes[i].cost_usd, y.idle_nodes[i].cost_usd);
+                assert_close(x.idle_nodes[i].cost, y.idle_nodes[i].cost);
         }
         gc_cost_summary_free(&x);
         gc_cost_summary_free(&y);
@@ -1093,7 +1093,7 @@ START_TEST(reads_version_1)
                 ck_assert_int_eq(gc_ledger_query(b.l, &q, &s), 0);
                 ck_assert_uint_eq(s.n_rows, 1);
                 ck_assert_str_eq(s.rows[0].keys[GC_DIM_TEAM], "t");
-                ck_assert(s.total.cost_usd == 2.5);
+                ck_assert(s.total.cost == 2.5);
                 gc_cost_summary_free(&s);
         }
         gc_checkpoint_info_release(&info);
@@ -1134,7 +1134,7 @@ START_TEST(roundtrip_periods)
         ck_assert_uint_eq(s1.total.pods, s2.total.pods);
         for (size_t i = 0; i < s1.n_rows; i++) {
                 ck_assert_str_eq(s1.rows[i].keys[GC_DIM_POD], s2.rows[i].keys[GC_DIM_POD]);
-                ck_assert(s1.rows[i].cost_usd == s2.rows[i].cost_usd);
+                ck_assert(s1.rows[i].cost == s2.rows[i].cost);
                 ck_assert_uint_eq(s1.rows[i].pods, s2.rows[i].pods);
         }
         gc_cost_summary_free(&s1);
@@ -2187,7 +2187,7 @@ START_TEST(close_missing_nodes)
                 c.model = "m";
                 c.capacity_type = "on-demand";
                 c.geq = 8;
-                c.usd_per_gpu_hour = 2;
+                c.price_per_gpu_hour = 2;
                 c.start = base + caps[i].start;
                 c.end = caps[i].end == GC_OPEN ? GC_OPEN : base + caps[i].end;
                 ck_assert_int_eq(gc_ledger_put_capacity(f.l, &c), 0);

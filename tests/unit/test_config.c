@@ -138,9 +138,9 @@ START_TEST(test_money_names)
                 gc_config *c = gc_config_parse(docs[i], strlen(docs[i]), err, sizeof(err));
 
                 ck_assert_msg(c != NULL, "%s", err);
-                ck_assert_double_eq(c->rules.rules[0].usd_per_gpu_hour, 3.5);
+                ck_assert_double_eq(c->rules.rules[0].price_per_gpu_hour, 3.5);
                 ck_assert(c->has_tco);
-                ck_assert_double_eq(c->tco.usd_per_kwh, 0.12);
+                ck_assert_double_eq(c->tco.price_per_kwh, 0.12);
                 gc_config_free(c);
         }
 }
@@ -178,8 +178,8 @@ START_TEST(test_full)
         ck_assert_double_eq_tol(rule->gpus_per_unit, 0.01, 1e-12);
         ck_assert_uint_eq(c->rules.n, 2);
         ck_assert_str_eq(c->rules.rules[0].capacity_type, "on-prem");
-        ck_assert_double_eq_tol(c->rules.rules[0].usd_per_gpu_hour, 3.56, 1e-12);
-        ck_assert_double_lt(c->rules.rules[1].usd_per_gpu_hour, 0);
+        ck_assert_double_eq_tol(c->rules.rules[0].price_per_gpu_hour, 3.56, 1e-12);
+        ck_assert_double_lt(c->rules.rules[1].price_per_gpu_hour, 0);
         ck_assert_str_eq(c->rules.rules[1].region, "onprem-1");
         ck_assert_uint_eq(c->rules.n_instance_models, 1);
         ck_assert_str_eq(c->rules.default_capacity_type, "reserved");

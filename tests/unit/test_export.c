@@ -90,16 +90,16 @@ static void fill(gc_cost_summary *s, gc_cost_row rows[4])
         s->by[1] = GC_DIM_PROJECT;
         s->n_by = 2;
         rows[0].keys[GC_DIM_TEAM] = "ml";
-        rows[0].cost_usd = 20;
+        rows[0].cost = 20;
         rows[1].keys[GC_DIM_TEAM] = "web";
-        rows[1].cost_usd = 10;
+        rows[1].cost = 10;
         rows[2].keys[GC_DIM_TEAM] = "ml";
-        rows[2].cost_usd = 10;
+        rows[2].cost = 10;
         rows[3].keys[GC_DIM_TEAM] = GC_UNATTRIBUTED;
-        rows[3].cost_usd = 5;
+        rows[3].cost = 5;
         s->rows = rows;
         s->n_rows = 4;
-        s->idle.cost_usd = 55;
+        s->idle.cost = 55;
 }
 
 START_TEST(chargeback_proportional)
@@ -117,7 +117,7 @@ START_TEST(chargeback_proportional)
         ck_assert_double_eq_tol(ratio[1], 0.25, 1e-12); /* web 1/4 */
         ck_assert_double_eq(ratio[3], 0);
         for (size_t i = 0; i < 3; i++)
-                bills += rows[i].cost_usd + ratio[i] * pool;
+                bills += rows[i].cost + ratio[i] * pool;
         ck_assert_double_eq_tol(bills, 45 + 55, 1e-9); /* total + idle */
 }
 END_TEST
@@ -226,7 +226,7 @@ static void put_pod(fixture *f, const char *uid, const char *ns, const char *tea
         u.dims[GC_DIM_NODE] = in(f, node);
         u.dims[GC_DIM_POD] = in(f, uid);
         u.geq = geq;
-        u.usd_per_gpu_hour = price;
+        u.price_per_gpu_hour = price;
         u.start = start;
         u.end = end;
         ck_assert_int_eq(gc_ledger_put_usage(f->l, &u), 0);
@@ -241,7 +241,7 @@ static void put_node(fixture *f, const char *node, double geq, double price, int
         c.model = in(f, f->model);
         c.capacity_type = in(f, "on-demand");
         c.geq = geq;
-        c.usd_per_gpu_hour = price;
+        c.price_per_gpu_hour = price;
         c.start = start;
         c.end = GC_OPEN;
         ck_assert_int_eq(gc_ledger_put_capacity(f->l, &c), 0);
@@ -587,7 +587,7 @@ static void put_labelled(fixture *f, const char *uid, const char *node, const ch
         u.labels[0] = in(f, cc);
         u.labels[1] = in(f, own);
         u.geq = 1;
-        u.usd_per_gpu_hour = 2;
+        u.price_per_gpu_hour = 2;
         u.start = start;
         u.end = end;
         ck_assert_int_eq(gc_ledger_put_usage(f->l, &u), 0);

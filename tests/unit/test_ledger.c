@@ -52,7 +52,7 @@ static int put(gc_ledger *l, const pod_spec *p)
         u.dims[GC_DIM_NODE] = p->node;
         u.dims[GC_DIM_POD] = p->uid;
         u.geq = p->geq;
-        u.usd_per_gpu_hour = p->price;
+        u.price_per_gpu_hour = p->price;
         u.start = p->start;
         u.end = p->end;
         u.flags = p->flags;
@@ -111,7 +111,7 @@ START_TEST(test_thirty_seconds)
         ck_assert_uint_eq(s.n_rows, 1);
         /* 30 s x 1 GPU = 30 GPU-seconds; 30/3600 h x 3.6 $/h = 0.03 $. */
         ck_assert(s.total.gpu_seconds == 30.0);
-        ck_assert_double_eq_tol(s.total.cost_usd, 0.03, 1e-12);
+        ck_assert_double_eq_tol(s.total.cost, 0.03, 1e-12);
         ck_assert_uint_eq(s.total.pods, 1);
         ck_assert(s.rows[0].gpu_seconds == 30.0);
         gc_cost_summary_free(&s);
@@ -165,7 +165,7 @@ START_TEST(test_mig_share_price)
         ck_assert_int_eq(put_simple("mig", 0.25, 12.29, T0 + 3 * H, T0 + 5 * H), 0);
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert_double_eq_tol(s.total.gpu_seconds / 3600.0, 0.5, 1e-12); /* GPU-hours */
-        ck_assert_double_eq_tol(s.total.cost_usd, 6.145, 1e-9);            /* 12.29 x 0.25 x 2 */
+        ck_assert_double_eq_tol(s.total.cost, 6.145, 1e-9);                /* 12.29 x 0.25 x 2 */
         gc_cost_summary_free(&s);
 }
 END_TEST
@@ -200,18 +200,18 @@ START_TEST(test_group_team_project)
         ck_assert_str_eq(s.rows[0].keys[GC_DIM_PROJECT], "llm");
         ck_assert_ptr_null(s.rows[0].keys[GC_DIM_NODE]);
         ck_assert(s.rows[0].gpu_seconds == 10800.0);
-        ck_assert_double_eq_tol(s.rows[0].cost_usd, 6.0, 1e-12);
+        ck_assert_double_eq_tol(s.rows[0].cost, 6.0, 1e-12);
         ck_assert_uint_eq(s.rows[0].pods, 2);
         ck_assert_uint_eq(s.rows[0].estimates, 1);
         ck_assert_str_eq(s.rows[1].keys[GC_DIM_PROJECT], "vision");
-        ck_assert_double_eq_tol(s.rows[1].cost_usd, 4.0, 1e-12);
+        ck_assert_double_eq_tol(s.rows[1].cost, 4.0, 1e-12);
         ck_assert_str_eq(s.rows[2].keys[GC_DIM_TEAM], "web");
-        ck_assert_double_eq_tol(s.rows[2].cost_usd, 1.0, 1e-12);
+        ck_assert_double_eq_tol(s.rows[2].cost, 1.0, 1e-12);
         ck_assert(s.total.gpu_seconds == 3600.0 + 7200.0 + 3600.0 + 1800.0);
-        ck_assert_double_eq_tol(s.total.cost_usd, 11.0, 1e-12);
+        ck_assert_double_eq_tol(s.total.cost, 11.0, 1e-12);
         ck_assert_uint_eq(s.total.pods, 4);
         ck_assert(s.unattributed.gpu_seconds == 1800.0);
-        ck_assert_double_eq_tol(s.unattributed.cost_usd, 1.0, 1e-12);
+        ck_assert_double_eq_tol(s.unattributed.cost, 1.0, 1e-12);
         ck_assert_uint_eq(s.unattributed.pods, 1);
         gc_cost_summary_free(&s);
 }
@@ -228,7 +228,7 @@ START_TEST(test_group_node)
         /* n1: a 2 $ + c 4 $ + d 1 $ = 7 $, 9000 GPU-s; n2: b 4 $, 7200 GPU-s. */
         ck_assert_str_eq(s.rows[0].keys[GC_DIM_NODE], "n1");
         ck_assert(s.rows[0].gpu_seconds == 9000.0);
-        ck_assert_double_eq_tol(s.rows[0].cost_usd, 7.0, 1e-12);
+        ck_assert_double_eq_tol(s.rows[0].cost, 7.0, 1e-12);
         ck_assert_uint_eq(s.rows[0].pods, 3);
         ck_assert_str_eq(s.rows[1].keys[GC_DIM_NODE], "n2");
         ck_assert(s.rows[1].gpu_seconds == 7200.0);
@@ -288,7 +288,7 @@ START_TEST(test_filters)
         q.filter[filter_cases[_i].dim] = value;
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert_uint_eq(s.n_rows, filter_cases[_i].rows);
-        ck_assert_double_eq_tol(s.total.cost_usd, filter_cases[_i].cost, 1e-12);
+        ck_assert_double_eq_tol(s.total.cost, filter_cases[_i].cost, 1e-12);
         gc_cost_summary_free(&s);
 }
 END_TEST
@@ -303,7 +303,7 @@ START_TEST(test_filters_combined)
         q.filter[GC_DIM_NODE] = "n1";
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert_uint_eq(s.n_rows, 2); /* a and c */
-        ck_assert_double_eq_tol(s.total.cost_usd, 6.0, 1e-12);
+        ck_assert_double_eq_tol(s.total.cost, 6.0, 1e-12);
         ck_assert_ptr_nonnull(row_of(&s, GC_DIM_POD, "a"));
         ck_assert_ptr_nonnull(row_of(&s, GC_DIM_POD, "c"));
         gc_cost_summary_free(&s);
@@ -331,18 +331,18 @@ START_TEST(test_idle)
 
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert(s.capacity.gpu_seconds == (40.0 + 1.0) * 3600);
-        ck_assert_double_eq_tol(s.capacity.cost_usd, 40 * 3.0 + 5.0, 1e-9);
+        ck_assert_double_eq_tol(s.capacity.cost, 40 * 3.0 + 5.0, 1e-9);
         ck_assert_uint_eq(s.n_idle_nodes, 2);
         ck_assert_str_eq(s.idle_nodes[0].keys[GC_DIM_NODE], "n1");
         ck_assert_str_eq(s.idle_nodes[0].keys[GC_DIM_MODEL], "H100");
         ck_assert_str_eq(s.idle_nodes[0].keys[GC_DIM_CAPACITY_TYPE], "on-demand");
         ck_assert(s.idle_nodes[0].gpu_seconds == 35.0 * 3600);
-        ck_assert_double_eq_tol(s.idle_nodes[0].cost_usd, 105.0, 1e-9);
+        ck_assert_double_eq_tol(s.idle_nodes[0].cost, 105.0, 1e-9);
         ck_assert_str_eq(s.idle_nodes[1].keys[GC_DIM_NODE], "n2");
         ck_assert(s.idle_nodes[1].gpu_seconds == 0.0);
-        ck_assert(s.idle_nodes[1].cost_usd == 0.0);
+        ck_assert(s.idle_nodes[1].cost == 0.0);
         ck_assert(s.idle.gpu_seconds == 35.0 * 3600);
-        ck_assert_double_eq_tol(s.idle.cost_usd, 105.0, 1e-9);
+        ck_assert_double_eq_tol(s.idle.cost, 105.0, 1e-9);
         gc_cost_summary_free(&s);
 
         /* Team filters do not narrow idle; a node filter does. */
@@ -363,7 +363,7 @@ START_TEST(test_idle)
         q = window(T0 + 5 * H, T0 + 10 * H, 0, "");
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert(s.idle.gpu_seconds == 20.0 * 3600);
-        ck_assert_double_eq_tol(s.idle.cost_usd, 60.0, 1e-9);
+        ck_assert_double_eq_tol(s.idle.cost, 60.0, 1e-9);
         gc_cost_summary_free(&s);
 }
 END_TEST
@@ -527,7 +527,7 @@ START_TEST(test_pieces_count_one_pod)
                 u.dims[GC_DIM_POD] = "a";
                 u.dims[GC_DIM_NODE] = "n1";
                 u.geq = pieces[i].geq;
-                u.usd_per_gpu_hour = 2.0;
+                u.price_per_gpu_hour = 2.0;
                 u.start = pieces[i].start;
                 u.end = pieces[i].end;
                 u.flags = pieces[i].flags;
@@ -538,7 +538,7 @@ START_TEST(test_pieces_count_one_pod)
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert_uint_eq(s.n_rows, 1);
         ck_assert(s.rows[0].gpu_seconds == 3.5 * H);
-        ck_assert(s.rows[0].cost_usd == 7.0);
+        ck_assert(s.rows[0].cost == 7.0);
         ck_assert_uint_eq(s.rows[0].pods, 1);
         ck_assert_uint_eq(s.total.pods, 1);
         gc_cost_summary_free(&s);
@@ -771,15 +771,14 @@ static int close_rel(double a, double b)
 static void assert_same(const gc_cost_summary *a, const gc_cost_summary *b, const char *what)
 {
         ck_assert_msg(close_rel(a->total.gpu_seconds, b->total.gpu_seconds), "%s: total", what);
-        ck_assert_msg(close_rel(a->total.cost_usd, b->total.cost_usd), "%s: total $", what);
-        ck_assert_msg(close_rel(a->unattributed.cost_usd, b->unattributed.cost_usd),
-                      "%s: unattributed", what);
+        ck_assert_msg(close_rel(a->total.cost, b->total.cost), "%s: total $", what);
+        ck_assert_msg(close_rel(a->unattributed.cost, b->unattributed.cost), "%s: unattributed",
+                      what);
         ck_assert_msg(close_rel(a->capacity.gpu_seconds, b->capacity.gpu_seconds), "%s: capacity",
                       what);
-        ck_assert_msg(close_rel(a->capacity.cost_usd, b->capacity.cost_usd), "%s: capacity $",
-                      what);
+        ck_assert_msg(close_rel(a->capacity.cost, b->capacity.cost), "%s: capacity $", what);
         ck_assert_msg(close_rel(a->idle.gpu_seconds, b->idle.gpu_seconds), "%s: idle", what);
-        ck_assert_msg(close_rel(a->idle.cost_usd, b->idle.cost_usd), "%s: idle $", what);
+        ck_assert_msg(close_rel(a->idle.cost, b->idle.cost), "%s: idle $", what);
         ck_assert_uint_eq(a->n_rows, b->n_rows);
         ck_assert_uint_eq(a->n_idle_nodes, b->n_idle_nodes);
         for (size_t i = 0; i < a->n_rows; i++) {
@@ -791,8 +790,7 @@ static void assert_same(const gc_cost_summary *a, const gc_cost_summary *b, cons
                 ck_assert_msg(o != NULL, "%s: team %s missing", what, r->keys[GC_DIM_TEAM]);
                 ck_assert_msg(close_rel(r->gpu_seconds, o->gpu_seconds), "%s: %s GPU-s %.17g %.17g",
                               what, r->keys[GC_DIM_TEAM], r->gpu_seconds, o->gpu_seconds);
-                ck_assert_msg(close_rel(r->cost_usd, o->cost_usd), "%s: %s $", what,
-                              r->keys[GC_DIM_TEAM]);
+                ck_assert_msg(close_rel(r->cost, o->cost), "%s: %s $", what, r->keys[GC_DIM_TEAM]);
         }
 }
 
@@ -855,8 +853,7 @@ static void assert_row_identical(const gc_cost_row *a, const gc_cost_row *b, con
         /* Bit for bit: the stepped query adds the same figures in the same order. */
         ck_assert_msg(a->gpu_seconds == b->gpu_seconds, "%s step %zu: GPU-s %.17g %.17g", what, k,
                       a->gpu_seconds, b->gpu_seconds);
-        ck_assert_msg(a->cost_usd == b->cost_usd, "%s step %zu: $ %.17g %.17g", what, k,
-                      a->cost_usd, b->cost_usd);
+        ck_assert_msg(a->cost == b->cost, "%s step %zu: $ %.17g %.17g", what, k, a->cost, b->cost);
         ck_assert_uint_eq(a->pods, b->pods);
         ck_assert_uint_eq(a->estimates, b->estimates);
 }
@@ -1184,7 +1181,7 @@ START_TEST(test_fold_quarter_hours)
         rw.hour = T0 + 2700;
         rw.dims[GC_DIM_TEAM] = "t";
         rw.gpu_seconds = 900;
-        rw.cost_usd = 1;
+        rw.cost = 1;
         ck_assert_int_eq(gc_ledger_add_rollup(hourly, &rw), 0);
         rw.hour = T0 + 100;
         ck_assert_int_eq(gc_ledger_add_rollup(hourly, &rw), -EINVAL);
@@ -1235,10 +1232,10 @@ START_TEST(test_fold_capacity)
         ck_assert_int_eq(put_simple("p", 1, 4, T0 + H, T0 + H + 1800), 0);
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert(s.capacity.gpu_seconds == 2 * 3600.0);
-        ck_assert_double_eq_tol(s.capacity.cost_usd, 2.0 + 4.0, 1e-12);
+        ck_assert_double_eq_tol(s.capacity.cost, 2.0 + 4.0, 1e-12);
         /* 1.5 GPU-h idle at the window's time-weighted price (6 $ / 2 h = 3 $/h). */
         ck_assert(s.idle.gpu_seconds == 5400.0);
-        ck_assert_double_eq_tol(s.idle.cost_usd, 4.5, 1e-12);
+        ck_assert_double_eq_tol(s.idle.cost, 4.5, 1e-12);
         gc_cost_summary_free(&s);
 
         /* The node turns out to have gone before the horizon: it stops, folded hours stay. */
@@ -1345,7 +1342,7 @@ START_TEST(test_large_query)
         ck_assert_int_eq(gc_ledger_query(led, &q, &s), 0);
         ck_assert_uint_eq(s.n_rows, 4);
         ck_assert(s.total.gpu_seconds == 6000000.0);
-        ck_assert_double_eq_tol(s.total.cost_usd, 6000.0, 1e-6);
+        ck_assert_double_eq_tol(s.total.cost, 6000.0, 1e-6);
         ck_assert_uint_eq(s.total.pods, 100000);
         ck_assert(s.rows[0].gpu_seconds == 1500000.0);
         ck_assert_str_eq(s.rows[0].keys[GC_DIM_TEAM], "a"); /* equal rows: keys ascending */
@@ -1389,7 +1386,7 @@ static void load_periods(gc_ledger *l)
                 u.labels[0] = ccs[i % 5];
                 u.labels[1] = exps[(i / 5) % 7];
                 u.geq = rng_below(4) == 0 ? 0.5 : 1.0 + (double)rng_below(4);
-                u.usd_per_gpu_hour = 1.0 + (double)rng_below(900) / 100.0;
+                u.price_per_gpu_hour = 1.0 + (double)rng_below(900) / 100.0;
                 u.start = start;
                 u.end = rng_below(20) == 0 ? GC_OPEN : start + len;
                 u.flags = rng_below(9) == 0 ? GC_USAGE_F_ESTIMATE : 0;
@@ -1511,8 +1508,8 @@ START_TEST(test_period_history_exact)
                         ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
                         ck_assert_msg(close_rel(a.total.gpu_seconds, s.total.gpu_seconds),
                                       "window %zu by %s: total", k, bys[b]);
-                        ck_assert(close_rel(a.total.cost_usd, s.total.cost_usd));
-                        ck_assert(close_rel(a.unattributed.cost_usd, s.unattributed.cost_usd));
+                        ck_assert(close_rel(a.total.cost, s.total.cost));
+                        ck_assert(close_rel(a.unattributed.cost, s.unattributed.cost));
                         ck_assert(close_rel(a.idle.gpu_seconds, s.idle.gpu_seconds));
                         if (node_only) {
                                 /* Nodes' rows keep held seconds, not pods. */
@@ -1522,7 +1519,7 @@ START_TEST(test_period_history_exact)
 
                                         ck_assert_ptr_nonnull(r);
                                         ck_assert(close_rel(r->gpu_seconds, a.rows[i].gpu_seconds));
-                                        ck_assert(close_rel(r->cost_usd, a.rows[i].cost_usd));
+                                        ck_assert(close_rel(r->cost, a.rows[i].cost));
                                 }
                                 gc_cost_summary_free(&a);
                                 gc_cost_summary_free(&s);
@@ -1561,7 +1558,7 @@ START_TEST(test_period_history_exact)
                                         x = row_keys(&a, &q, r);
                                         ck_assert_ptr_nonnull(x);
                                         ck_assert(close_rel(r->gpu_seconds, x->gpu_seconds));
-                                        ck_assert(close_rel(r->cost_usd, x->cost_usd));
+                                        ck_assert(close_rel(r->cost, x->cost));
                                         ck_assert_uint_eq(r->pods, x->pods);
                                         named++;
                                 }
@@ -1578,7 +1575,7 @@ START_TEST(test_period_history_exact)
                                         ck_assert_msg(r != NULL, "window %zu by %s: row %zu", k,
                                                       bys[b], i);
                                         ck_assert(close_rel(r->gpu_seconds, a.rows[i].gpu_seconds));
-                                        ck_assert(close_rel(r->cost_usd, a.rows[i].cost_usd));
+                                        ck_assert(close_rel(r->cost, a.rows[i].cost));
                                         ck_assert_uint_eq(r->pods, a.rows[i].pods);
                                         ck_assert_uint_eq(r->estimates, a.rows[i].estimates);
                                 }
@@ -1593,12 +1590,12 @@ START_TEST(test_period_history_exact)
                                                 continue;
                                         x = row_keys(&a, &q, r);
                                         ck_assert_ptr_nonnull(x);
-                                        ck_assert(close_rel(r->cost_usd, x->cost_usd));
+                                        ck_assert(close_rel(r->cost, x->cost));
                                         ck_assert_uint_eq(r->pods, x->pods);
                                         if (gc_ledger_get_usage(f, r->keys[GC_DIM_POD], &u) ==
                                                 -ENOENT &&
-                                            r->cost_usd < min_named)
-                                                min_named = r->cost_usd;
+                                            r->cost < min_named)
+                                                min_named = r->cost;
                                 }
                                 ck_assert_uint_eq(pods, a.total.pods);
                                 for (size_t i = 0; i < a.n_rows; i++) {
@@ -1608,7 +1605,7 @@ START_TEST(test_period_history_exact)
                                             gc_ledger_get_usage(f, a.rows[i].keys[GC_DIM_POD],
                                                                 &u) == 0)
                                                 continue;
-                                        ck_assert_msg(a.rows[i].cost_usd <= min_named,
+                                        ck_assert_msg(a.rows[i].cost <= min_named,
                                                       "window %zu: %s left out", k,
                                                       a.rows[i].keys[GC_DIM_POD]);
                                 }
@@ -1760,7 +1757,7 @@ START_TEST(test_label_dims_exact)
                         ck_assert_int_eq(gc_ledger_query(u, &q, &a), 0);
                         ck_assert_int_eq(gc_ledger_query(f, &q, &s), 0);
                         ck_assert(close_rel(a.total.gpu_seconds, s.total.gpu_seconds));
-                        ck_assert(close_rel(a.total.cost_usd, s.total.cost_usd));
+                        ck_assert(close_rel(a.total.cost, s.total.cost));
                         ck_assert_uint_eq(a.n_rows, s.n_rows);
                         ck_assert_uint_eq(s.label_keys.n, 2);
                         ck_assert_str_eq(s.label_keys.key[1], "exp");
@@ -1769,13 +1766,13 @@ START_TEST(test_label_dims_exact)
 
                                 ck_assert_msg(r != NULL, "window %zu by %s: row %zu", k, bys[b], i);
                                 ck_assert(close_rel(r->gpu_seconds, a.rows[i].gpu_seconds));
-                                ck_assert(close_rel(r->cost_usd, a.rows[i].cost_usd));
+                                ck_assert(close_rel(r->cost, a.rows[i].cost));
                                 /* Pods count where the window is a period or on intervals. */
                                 if (k < nw - 2)
                                         ck_assert_uint_eq(r->pods, a.rows[i].pods);
-                                sum += r->cost_usd;
+                                sum += r->cost;
                         }
-                        ck_assert(close_rel(sum, s.total.cost_usd));
+                        ck_assert(close_rel(sum, s.total.cost));
                         gc_cost_summary_free(&a);
                         gc_cost_summary_free(&s);
                 }
@@ -1795,7 +1792,7 @@ START_TEST(test_label_dims_exact)
                 q = window(T0, T0 + 31 * DAY_S, T0 + 13 * DAY_S, "team");
                 q.filter[GC_DIM_LABEL] = "cc-b";
                 ck_assert_int_eq(gc_ledger_query(f, &q, &t), 0);
-                ck_assert(close_rel(t.total.cost_usd, b->cost_usd));
+                ck_assert(close_rel(t.total.cost, b->cost));
                 ck_assert_uint_eq(t.total.pods, b->pods);
                 gc_cost_summary_free(&t);
                 /* A key the ledger does not keep is refused, grouped or filtered. */
@@ -1911,7 +1908,7 @@ START_TEST(test_label_tuples_swept)
                 u.pod_uid = uid;
                 u.labels[0] = run;
                 u.geq = 1;
-                u.usd_per_gpu_hour = 1;
+                u.price_per_gpu_hour = 1;
                 u.start = T0 + i;
                 u.end = T0 + i + 60;
                 ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
@@ -1934,7 +1931,7 @@ START_TEST(test_label_tuples_swept)
                 u.pod_uid = uid;
                 u.labels[0] = run;
                 u.geq = 1;
-                u.usd_per_gpu_hour = 1;
+                u.price_per_gpu_hour = 1;
                 u.start = T0 + 41 * DAY_S;
                 u.end = T0 + 41 * DAY_S + 60;
                 ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
@@ -1991,7 +1988,7 @@ START_TEST(test_period_history_restore)
         ck_assert_uint_eq(s1.total.pods, s2.total.pods);
         for (size_t i = 0; i < s1.n_rows; i++) {
                 ck_assert_str_eq(s1.rows[i].keys[GC_DIM_POD], s2.rows[i].keys[GC_DIM_POD]);
-                ck_assert(s1.rows[i].cost_usd == s2.rows[i].cost_usd);
+                ck_assert(s1.rows[i].cost == s2.rows[i].cost);
         }
         gc_cost_summary_free(&s1);
         gc_cost_summary_free(&s2);
@@ -2042,13 +2039,13 @@ static char *answers(const gc_ledger *l)
 
                         ck_assert_int_eq(gc_ledger_query(l, &q, &s), 0);
                         gc_buf_printf(&b, "%zu %s: %.9g %.9g %u idle %.9g\n", k, bys[i],
-                                      s.total.gpu_seconds, s.total.cost_usd, s.total.pods,
+                                      s.total.gpu_seconds, s.total.cost, s.total.pods,
                                       s.idle.gpu_seconds);
                         for (size_t r = 0; r < s.n_rows; r++) {
                                 for (size_t d = 0; d < q.n_by; d++)
                                         gc_buf_printf(&b, "%s|", s.rows[r].keys[q.by[d]]);
                                 gc_buf_printf(&b, " %.9g %.9g %u\n", s.rows[r].gpu_seconds,
-                                              s.rows[r].cost_usd, s.rows[r].pods);
+                                              s.rows[r].cost, s.rows[r].pods);
                         }
                         gc_cost_summary_free(&s);
                 }
@@ -2124,7 +2121,7 @@ START_TEST(test_sweep_keeps_what_the_ledger_holds)
         u.dims[GC_DIM_NODE] = "n0";
         u.dims[GC_DIM_POD] = "pod-7";
         u.geq = 1;
-        u.usd_per_gpu_hour = 1;
+        u.price_per_gpu_hour = 1;
         u.start = T0 + 13 * DAY_S + H;
         u.end = u.start + H;
         ck_assert_int_eq(gc_ledger_put_usage(f, &u), 0);

@@ -45,7 +45,7 @@ static void put_pod(gc_ledger *l, const char *uid, const char *ns, const char *t
         u.dims[GC_DIM_NODE] = node;
         u.dims[GC_DIM_POD] = uid;
         u.geq = geq;
-        u.usd_per_gpu_hour = price;
+        u.price_per_gpu_hour = price;
         u.start = start;
         u.end = end;
         ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);
@@ -59,7 +59,7 @@ static void put_node(gc_ledger *l, const char *node, double geq, int64_t start)
         c.model = "H100";
         c.capacity_type = "on-demand";
         c.geq = geq;
-        c.usd_per_gpu_hour = 4.0;
+        c.price_per_gpu_hour = 4.0;
         c.start = start;
         c.end = GC_OPEN;
         ck_assert_int_eq(gc_ledger_put_capacity(l, &c), 0);
@@ -96,11 +96,11 @@ static void dump(const gc_ledger *l, const gc_dim *by, size_t n_by, int64_t star
                                         s.rows[i].keys[by[0]] ? s.rows[i].keys[by[0]] : "-",
                                         n_by > 1 && s.rows[i].keys[by[1]] ? s.rows[i].keys[by[1]]
                                                                           : "-",
-                                        s.rows[i].gpu_seconds, s.rows[i].cost_usd, s.rows[i].pods);
+                                        s.rows[i].gpu_seconds, s.rows[i].cost, s.rows[i].pods);
         }
         if (off < outlen)
                 snprintf(out + off, outlen - off, "T=%.9f/%.9f I=%.9f C=%.9f n=%zu",
-                         s.total.gpu_seconds, s.total.cost_usd, s.idle.gpu_seconds,
+                         s.total.gpu_seconds, s.total.cost, s.idle.gpu_seconds,
                          s.capacity.gpu_seconds, s.n_idle_nodes);
         gc_cost_summary_free(&s);
 }

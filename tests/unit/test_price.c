@@ -92,10 +92,10 @@ START_TEST(test_lookup)
         r = gc_catalog_lookup(c, lookup_cases[_i].model, lookup_cases[_i].capacity,
                               lookup_cases[_i].region, &e);
         ck_assert_int_eq(r, 0);
-        ck_assert_msg(e->usd_per_gpu_hour == lookup_cases[_i].want, "%s/%s/%s: got %g, want %g",
+        ck_assert_msg(e->price_per_gpu_hour == lookup_cases[_i].want, "%s/%s/%s: got %g, want %g",
                       lookup_cases[_i].model, lookup_cases[_i].capacity,
-                      lookup_cases[_i].region ? lookup_cases[_i].region : "-", e->usd_per_gpu_hour,
-                      lookup_cases[_i].want);
+                      lookup_cases[_i].region ? lookup_cases[_i].region : "-",
+                      e->price_per_gpu_hour, lookup_cases[_i].want);
         gc_catalog_free(c);
 }
 END_TEST
@@ -176,7 +176,7 @@ START_TEST(test_docs_example)
         ck_assert_int_eq(gc_catalog_lookup(c, docs_cases[_i].model, docs_cases[_i].capacity,
                                            docs_cases[_i].region, &e),
                          0);
-        ck_assert(e->usd_per_gpu_hour == docs_cases[_i].want);
+        ck_assert(e->price_per_gpu_hour == docs_cases[_i].want);
         gc_catalog_free(c);
 }
 END_TEST
@@ -343,7 +343,7 @@ START_TEST(test_catalog_fields)
         ck_assert_msg(c != NULL, "%s", err);
         ck_assert_str_eq(c->currency, "EUR");
         ck_assert_ptr_null(c->as_of);
-        ck_assert(c->entries[0].usd_per_gpu_hour == 0);
+        ck_assert(c->entries[0].price_per_gpu_hour == 0);
         gc_catalog_free(c);
         /* The price's name, its old name (for one release), or both when they agree. */
         {
@@ -359,7 +359,7 @@ START_TEST(test_catalog_fields)
                 for (size_t i = 0; i < 3; i++) {
                         c = gc_catalog_parse(forms[i], strlen(forms[i]), err, sizeof(err));
                         ck_assert_msg(c != NULL, "%s: %s", forms[i], err);
-                        ck_assert(c->entries[0].usd_per_gpu_hour == 2.5);
+                        ck_assert(c->entries[0].price_per_gpu_hour == 2.5);
                         /* Written back under both names. */
                         gc_buf_init(&b, 1 << 16);
                         ck_assert_int_eq(gc_catalog_to_json(c, &b), 0);
@@ -407,9 +407,9 @@ static void assert_same_catalog(const gc_catalog *a, const gc_catalog *b)
                 ck_assert_str_eq(a->entries[i].capacity_type, b->entries[i].capacity_type);
                 ck_assert_pstr_eq(a->entries[i].region, b->entries[i].region);
                 ck_assert_pstr_eq(a->entries[i].source, b->entries[i].source);
-                ck_assert_msg(a->entries[i].usd_per_gpu_hour == b->entries[i].usd_per_gpu_hour,
-                              "entry %zu: %.17g != %.17g", i, a->entries[i].usd_per_gpu_hour,
-                              b->entries[i].usd_per_gpu_hour);
+                ck_assert_msg(a->entries[i].price_per_gpu_hour == b->entries[i].price_per_gpu_hour,
+                              "entry %zu: %.17g != %.17g", i, a->entries[i].price_per_gpu_hour,
+                              b->entries[i].price_per_gpu_hour);
         }
 }
 
@@ -467,7 +467,7 @@ START_TEST(test_builtin_sanity)
         for (size_t i = 0; i < c->n; i++) {
                 const gc_price_entry *e = &c->entries[i];
 
-                ck_assert_msg(e->usd_per_gpu_hour > 0 && isfinite(e->usd_per_gpu_hour), "%s/%s",
+                ck_assert_msg(e->price_per_gpu_hour > 0 && isfinite(e->price_per_gpu_hour), "%s/%s",
                               e->model, e->capacity_type);
                 ck_assert_msg(e->source && *e->source, "%s/%s has no source", e->model,
                               e->capacity_type);
@@ -513,7 +513,7 @@ START_TEST(test_builtin_figures)
         ck_assert_int_eq(gc_catalog_lookup(c, builtin_cases[_i].model, builtin_cases[_i].capacity,
                                            "us-east-1", &e),
                          0);
-        ck_assert_double_eq_tol(e->usd_per_gpu_hour, builtin_cases[_i].want, 1e-9);
+        ck_assert_double_eq_tol(e->price_per_gpu_hour, builtin_cases[_i].want, 1e-9);
         ck_assert_msg((strstr(e->source, "estimate") != NULL) == builtin_cases[_i].estimate,
                       "%s: source \"%s\"", builtin_cases[_i].model, e->source);
         gc_catalog_free(c);
@@ -1034,8 +1034,8 @@ START_TEST(test_classify_price)
         n->gpu_model = price_cases[_i].gpu_model;
         r = gc_node_classify(&RULES, c, n, pool, &cls, err, sizeof(err));
         ck_assert_msg(r == 0, "%d %s", r, err);
-        ck_assert_msg(cls.usd_per_gpu_hour == price_cases[_i].want, "got %g want %g",
-                      cls.usd_per_gpu_hour, price_cases[_i].want);
+        ck_assert_msg(cls.price_per_gpu_hour == price_cases[_i].want, "got %g want %g",
+                      cls.price_per_gpu_hour, price_cases[_i].want);
         ck_assert_str_eq(cls.price_source, price_cases[_i].want_source);
         gc_catalog_free(c);
         gc_strpool_free(pool);
@@ -1076,7 +1076,7 @@ START_TEST(test_annotations_override_everything)
         ck_assert_str_eq(cls.capacity_type, "on-prem");
         ck_assert_str_eq(cls.capacity_source, "annotation gpu-cost.io/capacity-type");
         ck_assert_str_eq(cls.region, "us-east-1");
-        ck_assert(cls.usd_per_gpu_hour == 3.25);
+        ck_assert(cls.price_per_gpu_hour == 3.25);
         ck_assert_str_eq(cls.price_source, "annotation gpu-cost.io/usd-per-gpu-hour");
         gc_catalog_free(c);
         gc_strpool_free(pool);
@@ -1127,7 +1127,7 @@ START_TEST(test_classify_errors)
         ck_assert_int_eq(gc_node_classify(NULL, c, n, pool, &cls, err, sizeof(err)), -ENOENT);
         ck_assert_str_eq(cls.model, "NVIDIA-H100-80GB-HBM3");
         ck_assert_str_eq(cls.capacity_type, "spot");
-        ck_assert(cls.usd_per_gpu_hour == 0);
+        ck_assert(cls.price_per_gpu_hour == 0);
         ck_assert_str_eq(cls.price_source, "none");
         ck_assert_msg(strstr(err, "gpu-node-1") && strstr(err, "NVIDIA-H100-80GB-HBM3") &&
                           strstr(err, "spot"),
@@ -1139,7 +1139,7 @@ START_TEST(test_classify_errors)
         n->ann_gpu_model = "Tesla T4";
         ck_assert_int_eq(gc_node_classify(NULL, c, n, pool, &cls, err, sizeof(err)), 0);
         ck_assert_str_eq(cls.model, "Tesla-T4");
-        ck_assert(cls.usd_per_gpu_hour == 0.35);
+        ck_assert(cls.price_per_gpu_hour == 0.35);
         /* A capacity type annotation that is not a token. */
         n->ann_capacity_type = "spot instance";
         ck_assert_int_eq(gc_node_classify(NULL, c, n, pool, &cls, err, sizeof(err)), -EINVAL);
@@ -1244,13 +1244,13 @@ START_TEST(test_real_gfd_h100_node)
         ck_assert_str_eq(cls.model, "NVIDIA-H100-80GB-HBM3");
         ck_assert_str_eq(cls.capacity_type, "on-demand");
         ck_assert_ptr_null(cls.region);
-        ck_assert_double_eq_tol(cls.usd_per_gpu_hour, 12.29, 1e-9);
+        ck_assert_double_eq_tol(cls.price_per_gpu_hour, 12.29, 1e-9);
         ck_assert_str_eq(cls.price_source, "catalog NVIDIA-H100-80GB-HBM3/on-demand/*");
         /* On-prem hardware, said by a rule on the machine label: the owning-cost estimate. */
         ck_assert_int_eq(gc_node_classify(&rules, c, &n, pool, &cls, err, sizeof(err)), 0);
         ck_assert_str_eq(cls.capacity_type, "on-prem");
         ck_assert_str_eq(cls.capacity_source, "rule 0");
-        ck_assert_double_eq_tol(cls.usd_per_gpu_hour, 2.84, 1e-9);
+        ck_assert_double_eq_tol(cls.price_per_gpu_hour, 2.84, 1e-9);
         free(n.labels);
         gc_catalog_free(c);
         gc_strpool_free(pool);
@@ -1277,7 +1277,7 @@ START_TEST(test_real_rke2_a16_node)
         ck_assert_str_eq(cls.model, "NVIDIA-A16-4Q");
         ck_assert_str_eq(cls.capacity_type, "on-prem");
         ck_assert_str_eq(cls.capacity_source, "default_capacity_type");
-        ck_assert_double_eq_tol(cls.usd_per_gpu_hour, 0.53, 1e-9);
+        ck_assert_double_eq_tol(cls.price_per_gpu_hour, 0.53, 1e-9);
         ck_assert_str_eq(cls.price_source, "catalog NVIDIA-A16*/*/*");
         free(n.labels);
         gc_catalog_free(c);
@@ -1301,7 +1301,7 @@ static gc_tco_inputs dgx(void)
             .fte_cost = 250000,
             .kw_per_gpu = 0.56,
             .pue = 1.3,
-            .usd_per_kwh = 0.10,
+            .price_per_kwh = 0.10,
             .network_per_gpu_hour = 0.10,
         };
         return in;
@@ -1327,14 +1327,14 @@ START_TEST(test_tco_worked_example)
         ck_assert_double_eq_tol(r.operations_per_hour, 0.83610, 0.00001);
         ck_assert_double_eq_tol(r.power_per_hour, 0.09100, 0.00001);
         ck_assert_double_eq_tol(r.network_per_hour, 0.10, 1e-12);
-        ck_assert_double_eq_tol(r.usd_per_productive_gpu_hour, 3.55397, 0.00001);
+        ck_assert_double_eq_tol(r.cost_per_productive_gpu_hour, 3.55397, 0.00001);
         ck_assert_double_eq_tol(r.annual_cost_per_gpu, 24906.2, 0.1);
         /* against the reference's published figures */
         ck_assert_double_eq_tol(r.hardware_per_hour, 2.53, 0.005);
         ck_assert_double_eq_tol(r.operations_per_hour, 0.84, 0.005);
         ck_assert_double_eq_tol(r.power_per_hour, 0.091, 0.005);
         ck_assert_double_eq_tol(r.power_per_hour * 7008, 637, 1); /* "637 a year per GPU" */
-        ck_assert_double_eq_tol(r.usd_per_productive_gpu_hour, 3.56, 0.01);
+        ck_assert_double_eq_tol(r.cost_per_productive_gpu_hour, 3.56, 0.01);
         /* Full utilization: productive hours 8760, so hardware = 17708.33 / 8760 = 2.02150. */
         in.utilization = 1.0;
         ck_assert_int_eq(gc_tco_compute(&in, &r, err, sizeof(err)), 0);
@@ -1393,7 +1393,7 @@ static const struct {
     {"kw_per_gpu", offsetof(gc_tco_inputs, kw_per_gpu), -0.1},
     {"pue", offsetof(gc_tco_inputs, pue), 0.9},
     {"pue", offsetof(gc_tco_inputs, pue), 0},
-    {"usd_per_kwh", offsetof(gc_tco_inputs, usd_per_kwh), -0.1},
+    {"price_per_kwh", offsetof(gc_tco_inputs, price_per_kwh), -0.1},
     {"network_per_gpu_hour", offsetof(gc_tco_inputs, network_per_gpu_hour), -0.1},
     {"network_per_gpu_hour", offsetof(gc_tco_inputs, network_per_gpu_hour), NAN},
 };
@@ -1435,7 +1435,7 @@ START_TEST(test_tco_messages_and_edges)
         in.kw_per_gpu = 0;
         in.network_per_gpu_hour = 0;
         ck_assert_int_eq(gc_tco_compute(&in, &r, NULL, 0), 0);
-        ck_assert_double_eq_tol(r.usd_per_productive_gpu_hour, 2.52687, 0.00001);
+        ck_assert_double_eq_tol(r.cost_per_productive_gpu_hour, 2.52687, 0.00001);
         /* Finite inputs whose quotient overflows. */
         in = dgx();
         in.node_price = 1e308;

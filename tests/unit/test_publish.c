@@ -64,7 +64,7 @@ static void put_pod(gc_ledger *l, const char *uid, const char *ns, const char *t
         u.dims[GC_DIM_NODE] = node;
         u.dims[GC_DIM_POD] = uid;
         u.geq = geq;
-        u.usd_per_gpu_hour = price;
+        u.price_per_gpu_hour = price;
         u.start = start;
         u.end = end;
         ck_assert_int_eq(gc_ledger_put_usage(l, &u), 0);

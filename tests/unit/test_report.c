@@ -79,42 +79,42 @@ static void fill_summary(gc_cost_summary *s, gc_cost_row rows[3], gc_cost_row id
         rows[0].keys[GC_DIM_TEAM] = "ml";
         rows[0].keys[GC_DIM_PROJECT] = "train";
         rows[0].gpu_seconds = 36000;
-        rows[0].cost_usd = 1234.5;
+        rows[0].cost = 1234.5;
         rows[0].pods = 3;
         rows[0].estimates = 1;
         rows[1].keys[GC_DIM_TEAM] = "web";
         rows[1].keys[GC_DIM_PROJECT] = "search";
         rows[1].gpu_seconds = 7200;
-        rows[1].cost_usd = 100.25;
+        rows[1].cost = 100.25;
         rows[1].pods = 1;
         rows[2].keys[GC_DIM_TEAM] = GC_UNATTRIBUTED;
         rows[2].keys[GC_DIM_PROJECT] = GC_UNATTRIBUTED;
         rows[2].gpu_seconds = 1800;
-        rows[2].cost_usd = 12.125;
+        rows[2].cost = 12.125;
         rows[2].pods = 1;
         s->rows = rows;
         s->n_rows = 3;
         s->total.gpu_seconds = 45000;
-        s->total.cost_usd = 1346.875;
+        s->total.cost = 1346.875;
         s->total.pods = 5;
         s->total.estimates = 1;
         s->unattributed.gpu_seconds = 1800;
-        s->unattributed.cost_usd = 12.125;
+        s->unattributed.cost = 12.125;
         s->unattributed.pods = 1;
         s->capacity.gpu_seconds = 172800;
-        s->capacity.cost_usd = 4000;
+        s->capacity.cost = 4000;
         s->idle.gpu_seconds = 127800;
-        s->idle.cost_usd = 2653.125;
+        s->idle.cost = 2653.125;
         idle[0].keys[GC_DIM_NODE] = "node-a";
         idle[0].keys[GC_DIM_MODEL] = "NVIDIA-A100-SXM4-80GB";
         idle[0].keys[GC_DIM_CAPACITY_TYPE] = "on-demand";
         idle[0].gpu_seconds = 100000;
-        idle[0].cost_usd = 2000;
+        idle[0].cost = 2000;
         idle[1].keys[GC_DIM_NODE] = "node-b";
         idle[1].keys[GC_DIM_MODEL] = "NVIDIA-H100-80GB-HBM3";
         idle[1].keys[GC_DIM_CAPACITY_TYPE] = "spot";
         idle[1].gpu_seconds = 27800;
-        idle[1].cost_usd = 653.125;
+        idle[1].cost = 653.125;
         s->idle_nodes = idle;
         s->n_idle_nodes = 2;
 }
@@ -197,11 +197,11 @@ START_TEST(summary_json_precision)
         cJSON *j, *g;
 
         fill_summary(&s, rows, idle);
-        rows[0].cost_usd = 1.0 / 3.0;
-        rows[1].cost_usd = 0.1 + 0.2;
-        rows[2].cost_usd = 1e-300;
-        s.capacity.cost_usd = NAN;
-        s.idle.cost_usd = INFINITY;
+        rows[0].cost = 1.0 / 3.0;
+        rows[1].cost = 0.1 + 0.2;
+        rows[2].cost = 1e-300;
+        s.capacity.cost = NAN;
+        s.idle.cost = INFINITY;
         gc_buf_init(&b, LIMIT);
         ck_assert_int_eq(gc_report_summary_json(&s, "EUR", &b), 0);
         ck_assert_ptr_null(strstr(b.data, "nan"));
@@ -359,13 +359,13 @@ static void fill_thirds(gc_cost_summary *s, gc_cost_row rows[3])
         for (int i = 0; i < 3; i++) {
                 rows[i].keys[GC_DIM_TEAM] = teams[i];
                 rows[i].gpu_seconds = 1200;
-                rows[i].cost_usd = 1.0 / 3.0;
+                rows[i].cost = 1.0 / 3.0;
                 rows[i].pods = 1;
         }
         s->rows = rows;
         s->n_rows = 3;
         s->total.gpu_seconds = 3600;
-        s->total.cost_usd = 1.0;
+        s->total.cost = 1.0;
         s->total.pods = 3;
 }
 
@@ -750,7 +750,7 @@ static void put_pod(fixture *f, const char *uid, const char *ns, const char *tea
         u.dims[GC_DIM_POD] = uid;
         u.dims[GC_DIM_WORKLOAD] = workload_of(uid);
         u.geq = geq;
-        u.usd_per_gpu_hour = price;
+        u.price_per_gpu_hour = price;
         u.start = start;
         u.end = end;
         u.flags = flags;
@@ -767,7 +767,7 @@ static void put_node(fixture *f, const char *node, const char *model, const char
         c.model = model;
         c.capacity_type = ct;
         c.geq = geq;
-        c.usd_per_gpu_hour = price;
+        c.price_per_gpu_hour = price;
         c.start = start;
         c.end = GC_OPEN;
         ck_assert_int_eq(gc_ledger_put_capacity(f->l, &c), 0);

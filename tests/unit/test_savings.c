@@ -44,7 +44,7 @@ static void put_pod(fixture *f, const char *uid, const char *ns, const char *tea
         u.dims[GC_DIM_NODE] = "n1";
         u.dims[GC_DIM_POD] = name;
         u.geq = geq;
-        u.usd_per_gpu_hour = 10;
+        u.price_per_gpu_hour = 10;
         u.start = T0;
         u.end = GC_OPEN;
         ck_assert_int_eq(gc_ledger_put_usage(f->l, &u), 0);
@@ -104,7 +104,7 @@ static void setup(fixture *f)
         cap.model = H100;
         cap.capacity_type = "on-demand";
         cap.geq = 8;
-        cap.usd_per_gpu_hour = 10;
+        cap.price_per_gpu_hour = 10;
         cap.start = T0 - 86400;
         cap.end = GC_OPEN;
         ck_assert_int_eq(gc_ledger_put_capacity(f->l, &cap), 0);
