@@ -269,7 +269,7 @@ function stackedChart(host, doc, src, dim, title) {
   ss.forEach(function(s) {
     (s.groups || []).forEach(function(g) {
       var k = keyText(g.keys[dim]);
-      totals[k] = (totals[k] || 0) + g.cost_usd;
+      totals[k] = (totals[k] || 0) + g.cost;
     });
   });
   var keys = Object.keys(totals).sort(function(a, b) {
@@ -289,19 +289,19 @@ function stackedChart(host, doc, src, dim, title) {
     (s.groups || []).forEach(function(g, j) {
       var k = keyText(g.keys[dim]);
       if (shown.indexOf(k) < 0) k = others;
-      var p = setPath(doc, i) + "/groups/" + j + "/cost_usd";
+      var p = setPath(doc, i) + "/groups/" + j + "/cost";
       if (!seg[k]) seg[k] = {value: 0, paths: []};
-      seg[k].value += g.cost_usd;
+      seg[k].value += g.cost;
       seg[k].paths.push(p);
     });
     var start = s.window && s.window.start || "";
     return {
       label: start.slice(0, 10),
-      total: s.total ? s.total.cost_usd : 0,
+      total: s.total ? s.total.cost : 0,
       // a step not starting at midnight UTC (a window up to now) says when it starts
       longLabel: /T00:00:00Z$/.test(start) ? start.slice(0, 10) :
                                              start.replace("T", " ").replace(/:00Z$/, " UTC"),
-      totalPath: setPath(doc, i) + "/total/cost_usd",
+      totalPath: setPath(doc, i) + "/total/cost",
       seg: seg
     };
   });
@@ -436,10 +436,10 @@ function renderTotals(doc, src, recs, recSrc) {
       "window-text",
       "From " + (w.start || "?").replace("T", " ").replace("Z", " UTC") + " to " +
           (w.end || "?").replace("T", " ").replace("Z", " UTC"));
-  var capCost = s.capacity ? s.capacity.cost_usd : null;
+  var capCost = s.capacity ? s.capacity.cost : null;
   var cards = [
     [
-      "Spend", money("p", s.total.cost_usd, src, p + "/total/cost_usd"),
+      "Spend", money("p", s.total.cost, src, p + "/total/cost"),
       h("p", {"class": "sub"},
         fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods"), " pods")
     ],
@@ -448,20 +448,17 @@ function renderTotals(doc, src, recs, recSrc) {
       h("p", {"class": "sub"}, "GPU-equivalent hours held")
     ],
     [
-      "Idle capacity",
-      s.idle ? money("p", s.idle.cost_usd, src, p + "/idle/cost_usd") : h("p", null, "–"),
+      "Idle capacity", s.idle ? money("p", s.idle.cost, src, p + "/idle/cost") : h("p", null, "–"),
       s.idle && capCost ?
           h("p", {"class": "sub"},
-            fig("span", pctText(s.idle.cost_usd / capCost), s.idle.cost_usd / capCost, src, null, {
-              "data-ratio": p + "/idle/cost_usd " + p + "/capacity/cost_usd",
-              "data-scale": "100"
-            }),
+            fig("span", pctText(s.idle.cost / capCost), s.idle.cost / capCost, src, null,
+                {"data-ratio": p + "/idle/cost " + p + "/capacity/cost", "data-scale": "100"}),
             " of capacity cost") :
           null
     ],
     [
       "Unattributed",
-      s.unattributed ? money("p", s.unattributed.cost_usd, src, p + "/unattributed/cost_usd") :
+      s.unattributed ? money("p", s.unattributed.cost, src, p + "/unattributed/cost") :
                        h("p", null, "–"),
       h("p", {"class": "sub"}, "no team or project label")
     ]
@@ -485,15 +482,15 @@ function renderTotals(doc, src, recs, recSrc) {
 function groupTable(caption, doc, src, dims, labels, limit) {
   var s = sets(doc)[0], p = setPath(doc, 0), groups = s.groups || [];
   if (!groups.length) return empty("No spend in this window.");
-  var total = s.total.cost_usd;
+  var total = s.total.cost;
   var cut = limit && groups.length > limit ? limit : groups.length;
   // Rounded as the rows shown: the first `cut` groups and, when cut, the rest as one row.
   var costs = groups.slice(0, cut).map(function(g) {
-    return g.cost_usd;
+    return g.cost;
   });
   if (cut < groups.length)
     costs.push(groups.slice(cut).reduce(function(a, g) {
-      return a + g.cost_usd;
+      return a + g.cost;
     }, 0));
   var shownCost = roundRows(costs, total);
   var rows = groups.slice(0, cut).map(function(g, i) {
@@ -506,11 +503,10 @@ function groupTable(caption, doc, src, dims, labels, limit) {
         })
         .concat([
           hours("span", g.gpu_hours, src, gp + "/gpu_hours"),
-          money("span", g.cost_usd, src, gp + "/cost_usd", shownCost[i]),
-          h("span", {"class": "share"}, shareBar(total ? g.cost_usd / total : 0),
-            fig("span", total ? pctText(g.cost_usd / total) : "–",
-                total ? g.cost_usd / total : null, src, null,
-                {"data-ratio": gp + "/cost_usd " + p + "/total/cost_usd", "data-scale": "100"})),
+          money("span", g.cost, src, gp + "/cost", shownCost[i]),
+          h("span", {"class": "share"}, shareBar(total ? g.cost / total : 0),
+            fig("span", total ? pctText(g.cost / total) : "–", total ? g.cost / total : null, src,
+                null, {"data-ratio": gp + "/cost " + p + "/total/cost", "data-scale": "100"})),
           fig("span", grouped(g.pods, 0), g.pods, src, gp + "/pods")
         ]);
   });
@@ -528,7 +524,7 @@ function groupTable(caption, doc, src, dims, labels, limit) {
                   }))
                   .concat([
                     hours("span", s.total.gpu_hours, src, p + "/total/gpu_hours"),
-                    money("span", total, src, p + "/total/cost_usd"), "",
+                    money("span", total, src, p + "/total/cost"), "",
                     fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods")
                   ])];
   if (cut < groups.length) {
@@ -556,8 +552,8 @@ function groupTable(caption, doc, src, dims, labels, limit) {
                   .concat([
                     fig("span", hoursText(sum("gpu_hours")), sum("gpu_hours"), src, null,
                         {"data-paths": paths("gpu_hours")}),
-                    fig("span", moneyText(shownRest), sum("cost_usd"), src, null,
-                        {"data-paths": paths("cost_usd")}),
+                    fig("span", moneyText(shownRest), sum("cost"), src, null,
+                        {"data-paths": paths("cost")}),
                     "", ""
                   ]));
   }
@@ -573,9 +569,9 @@ function renderIdle(doc, src) {
   }
   var shown = roundRows(
       nodes.map(function(n) {
-        return n.cost_usd;
+        return n.cost;
       }),
-      s.idle.cost_usd);
+      s.idle.cost);
   fill(
       "table-idle",
       table(
@@ -589,12 +585,12 @@ function renderIdle(doc, src) {
             return [
               h("span", {"class": "name"}, n.node), n.model, n.capacity_type,
               hours("span", n.gpu_hours, src, np + "/gpu_hours"),
-              money("span", n.cost_usd, src, np + "/cost_usd", shown[i])
+              money("span", n.cost, src, np + "/cost", shown[i])
             ];
           }),
           [[
             "Total", "", "", hours("span", s.idle.gpu_hours, src, p + "/idle/gpu_hours"),
-            money("span", s.idle.cost_usd, src, p + "/idle/cost_usd")
+            money("span", s.idle.cost, src, p + "/idle/cost")
           ]]));
 }
 
@@ -646,7 +642,7 @@ function renderPods(doc, src, podDocs) {
               keyText(g.keys.team), keyText(g.keys.project), keyText(g.keys.model),
               h("span", {"class": "name"}, r && r.pod.node || "–"), act,
               hours("span", g.gpu_hours, src, gp + "/gpu_hours"),
-              money("span", g.cost_usd, src, gp + "/cost_usd")
+              money("span", g.cost, src, gp + "/cost")
             ];
           })));
 }
@@ -824,11 +820,11 @@ function renderReport(r, src) {
     parts.push(h(
         "p", {"class": "muted"}, "This week is not over: figures up to " + p.figures_up_to + "."));
   var s = r.summary || {total: {}};
-  var change = r.change && r.change.cost_usd !== null && r.change.cost_usd !== undefined ?
+  var change = r.change && r.change.cost !== null && r.change.cost !== undefined ?
       [
         " (",
-        fig("span", (r.change.cost_usd >= 0 ? "+" : "") + moneyText(r.change.cost_usd),
-            r.change.cost_usd, src, "/change/cost_usd"),
+        fig("span", (r.change.cost >= 0 ? "+" : "") + moneyText(r.change.cost), r.change.cost, src,
+            "/change/cost"),
         r.change.percent !== null && r.change.percent !== undefined ?
             [
               ", ",
@@ -840,20 +836,20 @@ function renderReport(r, src) {
       ] :
       null;
   parts.push(
-      h("p", {"class": "lead"}, "Spend ",
-        money("strong", s.total.cost_usd, src, "/summary/total/cost_usd"), change, " on ",
-        hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"), " GPU-hours."));
+      h("p", {"class": "lead"}, "Spend ", money("strong", s.total.cost, src, "/summary/total/cost"),
+        change, " on ", hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"),
+        " GPU-hours."));
   function rowsOf(arr, base, first) {
     var shown = roundRows(
         arr.map(function(x) {
-          return x.cost_usd;
+          return x.cost;
         }),
-        s.total.cost_usd);
+        s.total.cost);
     return arr.map(function(x, i) {
       var xp = base + "/" + i;
       return first(x).concat([
         hours("span", x.gpu_hours, src, xp + "/gpu_hours"),
-        money("span", x.cost_usd, src, xp + "/cost_usd", shown[i])
+        money("span", x.cost, src, xp + "/cost", shown[i])
       ]);
     });
   }
@@ -861,7 +857,7 @@ function renderReport(r, src) {
   function tot() {  // fresh elements for each table: a node lives in one place only
     return [
       hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"),
-      money("span", s.total.cost_usd, src, "/summary/total/cost_usd")
+      money("span", s.total.cost, src, "/summary/total/cost")
     ];
   }
   if ((r.by_team || []).length)
@@ -898,7 +894,7 @@ function renderReport(r, src) {
               return [
                 h("span", {"class": "name"}, n.node), n.model, n.capacity_type,
                 hours("span", n.gpu_hours, src, "/idle_nodes/" + i + "/gpu_hours"),
-                money("span", n.cost_usd, src, "/idle_nodes/" + i + "/cost_usd")
+                money("span", n.cost, src, "/idle_nodes/" + i + "/cost")
               ];
             })));
   if (r.unattributed && (r.unattributed.namespaces || []).length)
@@ -910,7 +906,7 @@ function renderReport(r, src) {
               return [
                 n.namespace,
                 hours("span", n.gpu_hours, src, "/unattributed/namespaces/" + i + "/gpu_hours"),
-                money("span", n.cost_usd, src, "/unattributed/namespaces/" + i + "/cost_usd")
+                money("span", n.cost, src, "/unattributed/namespaces/" + i + "/cost")
               ];
             })));
   if ((r.workloads || []).length) parts.push(h("h4", null, "By workload"), reportWorkloads(r, src));
@@ -925,7 +921,7 @@ function renderReport(r, src) {
                 h("span", {"class": "name"}, x.namespace + "/" + x.pod), keyText(x.team),
                 keyText(x.project),
                 hours("span", x.gpu_hours, src, "/top_pods/" + i + "/gpu_hours"),
-                money("span", x.cost_usd, src, "/top_pods/" + i + "/cost_usd")
+                money("span", x.cost, src, "/top_pods/" + i + "/cost")
               ];
             })));
   if ((r.notes || []).length)
@@ -948,20 +944,20 @@ function reportWorkloads(r, src) {
     wl.push({
       workload: "(" + r.workloads_omitted.rows + " more)",
       gpu_hours: r.workloads_omitted.gpu_hours,
-      cost_usd: r.workloads_omitted.cost_usd
+      cost: r.workloads_omitted.cost
     });
     paths.push("/workloads_omitted");
   }
   var folded = r.workloads_folded;
-  if (folded && (folded.gpu_seconds > 0 || folded.cost_usd > 0)) {
-    wl.push({workload: "(folded history)", gpu_hours: folded.gpu_hours, cost_usd: folded.cost_usd});
+  if (folded && (folded.gpu_seconds > 0 || folded.cost > 0)) {
+    wl.push({workload: "(folded history)", gpu_hours: folded.gpu_hours, cost: folded.cost});
     paths.push("/workloads_folded");
   }
   var shown = roundRows(
       wl.map(function(x) {
-        return x.cost_usd;
+        return x.cost;
       }),
-      s.total.cost_usd);
+      s.total.cost);
   return table(
       "Spend by workload, " + ((r.period || {}).iso_week || ""),
       [
@@ -974,12 +970,12 @@ function reportWorkloads(r, src) {
           h("span", {"class": "name"}, more ? x.workload : keyText(x.workload)),
           more ? "" : keyText(x.team), more ? "" : keyText(x.project),
           hours("span", x.gpu_hours, src, paths[i] + "/gpu_hours"),
-          money("span", x.cost_usd, src, paths[i] + "/cost_usd", shown[i])
+          money("span", x.cost, src, paths[i] + "/cost", shown[i])
         ];
       }),
       [[
         "Total", "", "", hours("span", s.total.gpu_hours, src, "/summary/total/gpu_hours"),
-        money("span", s.total.cost_usd, src, "/summary/total/cost_usd")
+        money("span", s.total.cost, src, "/summary/total/cost")
       ]]);
 }
 
@@ -998,21 +994,21 @@ function renderMonth(list, listSrc, rep) {
   var r = rep.ok, p = r.period || {}, src = "api/v1/reports/monthly/" + encodeURIComponent(rep.id);
   var s = r.summary || {total: {}};
   var parts = [h("h3", null, r.title || "Monthly report")];
-  var change = r.change && r.change.cost_usd !== null && r.change.cost_usd !== undefined ?
+  var change = r.change && r.change.cost !== null && r.change.cost !== undefined ?
       [
         " (",
-        fig("span", (r.change.cost_usd >= 0 ? "+" : "") + moneyText(r.change.cost_usd),
-            r.change.cost_usd, src, "/change/cost_usd"),
+        fig("span", (r.change.cost >= 0 ? "+" : "") + moneyText(r.change.cost), r.change.cost, src,
+            "/change/cost"),
         " against the month before)"
       ] :
       null;
   parts.push(
       h("p", {"class": "lead"}, p.partial ? "Spent so far " : "Spent ",
-        money("strong", s.total.cost_usd, src, "/summary/total/cost_usd"), change, "."));
+        money("strong", s.total.cost, src, "/summary/total/cost"), change, "."));
   if (r.forecast)
     parts.push(
         h("p", null, "Forecast to the end of the month: ",
-          money("strong", r.forecast.cost_usd, src, "/forecast/cost_usd"), ". ",
+          money("strong", r.forecast.cost, src, "/forecast/cost"), ". ",
           h("span", {"class": "muted"}, r.forecast.how)));
   var budgets = r.budgets || [];
   if (budgets.length) {
