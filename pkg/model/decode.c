@@ -1076,6 +1076,10 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                         r = gc__opt_str(m.annotations, "gpu-cost.io/gpu-model", GC__ANNOTATION_MAX,
                                         1, p, &s_model, err, errlen);
                 if (r == 0)
+                        r = gc__opt_str(m.annotations, "gpu-cost.io/price-per-gpu-hour",
+                                        GC__ANNOTATION_MAX, 1, p, &s_price, err, errlen);
+                /* Its old name, read for one release when the new one is not there. */
+                if (r == 0 && !s_price)
                         r = gc__opt_str(m.annotations, "gpu-cost.io/usd-per-gpu-hour",
                                         GC__ANNOTATION_MAX, 1, p, &s_price, err, errlen);
         }

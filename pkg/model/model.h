@@ -129,7 +129,8 @@ typedef struct gc_node {
         size_t n_labels;
         const char *ann_capacity_type;         /* annotation gpu-cost.io/capacity-type */
         const char *ann_gpu_model;             /* annotation gpu-cost.io/gpu-model */
-        const char *ann_price;                 /* annotation gpu-cost.io/usd-per-gpu-hour (text) */
+        const char *ann_price;                 /* annotation gpu-cost.io/price-per-gpu-hour, or its
+                                                  old name usd-per-gpu-hour (text) */
         gc_gpu_req alloc[GC_NODE_MAX_GPU_RES]; /* status.allocatable GPU resources */
         uint8_t n_alloc;
         int64_t created_at;

@@ -14,7 +14,7 @@
 
 #define GC__ANN_MODEL    "gpu-cost.io/gpu-model"
 #define GC__ANN_CAPACITY "gpu-cost.io/capacity-type"
-#define GC__ANN_PRICE    "gpu-cost.io/usd-per-gpu-hour"
+#define GC__ANN_PRICE    "gpu-cost.io/price-per-gpu-hour"
 
 void gc_price_rules_free(gc_price_rules *r)
 {
@@ -423,7 +423,8 @@ int gc_node_classify(const gc_price_rules *r, const gc_catalog *c, const gc_node
                 if (gc_parse_double(node->ann_price, &v) < 0 || v < 0) {
                         gc_errf(err, errlen,
                                 "node %s: annotation " GC__ANN_PRICE
-                                ": must be a number >= 0, got \"%.40s\"",
+                                " (or its old name gpu-cost.io/usd-per-gpu-hour): must be a "
+                                "number >= 0, got \"%.40s\"",
                                 name, node->ann_price);
                         return -EINVAL;
                 }

@@ -86,7 +86,7 @@ typedef struct gc_node_class {
                                         or "rule 2" interned in the pool */
         const char *capacity_source; /* static text: "label karpenter.sh/capacity-type", ... */
         double price_per_gpu_hour;
-        char price_source[160]; /* "annotation gpu-cost.io/usd-per-gpu-hour", "rule 2" (rules[2],
+        char price_source[160]; /* "annotation gpu-cost.io/price-per-gpu-hour", "rule 2" (rules[2],
                                    counted from 0), or "catalog NVIDIA-H100-80GB-HBM3/on-demand/
                                    us-east-1" (the matched entry's keys, "*" = any region) */
 } gc_node_class;

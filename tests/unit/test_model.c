@@ -1249,6 +1249,19 @@ START_TEST(list_nodes_and_namespaces)
         ck_assert_double_eq_tol(nv.v[0].alloc_geq, 4.0, EPS);
         ck_assert_int_eq(nv.v[0].replicas, 1);
 
+        /* The price annotation's current name wins over its old name (read for one release). */
+        gc_node_vec_free(&nv);
+        s = J("{'kind':'NodeList','items':[{'metadata':{'name':'gpu-3','annotations':{"
+              "'gpu-cost.io/usd-per-gpu-hour':'9','gpu-cost.io/price-per-gpu-hour':'0.5'}},"
+              "'status':{'allocatable':{'nvidia.com/gpu':'1'}}},{'metadata':{'name':'gpu-4',"
+              "'annotations':{'gpu-cost.io/price-per-gpu-hour':'0.25'}},"
+              "'status':{'allocatable':{'nvidia.com/gpu':'1'}}}]}");
+        ck_assert_int_eq(gc_decode_nodes(s, strlen(s), &e.o, &nv, &st, &d, err, sizeof(err)), 0);
+        free(s);
+        ck_assert_uint_eq(nv.n, 2);
+        ck_assert_str_eq(nv.v[0].ann_price, "0.5");
+        ck_assert_str_eq(nv.v[1].ann_price, "0.25");
+
         s = J("{'kind':'PodList','items':[]}");
         ck_assert_int_eq(gc_decode_nodes(s, strlen(s), &e.o, &nv, &st, &d, err, sizeof(err)),
                          -EINVAL);

@@ -931,14 +931,14 @@ static const struct {
      "7.5",
      "NVIDIA-H100-80GB-HBM3",
      7.5,
-     "annotation gpu-cost.io/usd-per-gpu-hour"},
+     "annotation gpu-cost.io/price-per-gpu-hour"},
     {{"gpu-cost/pool", "h100-reserved", NULL},
      NULL,
      NULL,
      "0",
      "NVIDIA-H100-80GB-HBM3",
      0.0,
-     "annotation gpu-cost.io/usd-per-gpu-hour"},
+     "annotation gpu-cost.io/price-per-gpu-hour"},
     /* an empty annotation is no annotation */
     {{"gpu-cost/pool", "h100-reserved", NULL},
      NULL,
@@ -1077,7 +1077,7 @@ START_TEST(test_annotations_override_everything)
         ck_assert_str_eq(cls.capacity_source, "annotation gpu-cost.io/capacity-type");
         ck_assert_str_eq(cls.region, "us-east-1");
         ck_assert(cls.price_per_gpu_hour == 3.25);
-        ck_assert_str_eq(cls.price_source, "annotation gpu-cost.io/usd-per-gpu-hour");
+        ck_assert_str_eq(cls.price_source, "annotation gpu-cost.io/price-per-gpu-hour");
         gc_catalog_free(c);
         gc_strpool_free(pool);
 }
@@ -1100,7 +1100,7 @@ START_TEST(test_bad_price_annotation)
         n->ann_price = bad_prices[_i];
         memset(&cls, 0xa5, sizeof(cls));
         ck_assert_int_eq(gc_node_classify(&RULES, c, n, pool, &cls, err, sizeof(err)), -EINVAL);
-        ck_assert_msg(strstr(err, "gpu-7") && strstr(err, "gpu-cost.io/usd-per-gpu-hour"), "%s",
+        ck_assert_msg(strstr(err, "gpu-7") && strstr(err, "gpu-cost.io/price-per-gpu-hour"), "%s",
                       err);
         ck_assert_uint_eq((unsigned char)cls.price_source[0], 0xa5); /* untouched */
         gc_catalog_free(c);
