@@ -535,6 +535,33 @@ def test_tco_worked_example_with_cloud_price(cli):
     assert doc["break_even_utilization"] == pytest.approx(0.23134, abs=1e-5)
 
 
+def test_money_fields_and_their_old_names(cli):
+    """Every money member of a cost summary has its currency-neutral name and, for one release,
+    its old *_usd name with the same value."""
+    doc = cli.ok("demo", "--format", "json").json()
+    seen = 0
+
+    def walk(o):
+        nonlocal seen
+        if isinstance(o, dict):
+            for k in ("cost", "shared", "charged", "capacity_cost"):
+                if k in o:
+                    assert o[k + "_usd"] == o[k], (k, o)
+                    seen += 1
+            for k in o:
+                if k.endswith("_usd"):
+                    assert k[:-4] in o, (k, o)
+            for k, v in o.items():
+                if k != "evidence":  # the advisor's figures: "cost" there had no *_usd name
+                    walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(doc)
+    assert seen > 10
+
+
 def test_tco_money_names_and_their_old_names(cli):
     """Money is in any currency: --price-per-kwh and the *_price_/cost_ fields are the names; the
     old --usd-per-kwh and *_usd_* names are read and written the same for one release."""

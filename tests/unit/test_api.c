@@ -1328,6 +1328,15 @@ START_TEST(test_metrics)
         /* All time: n1's capacity (from T0) less everything held on it, old-e included. */
         ck_assert_ptr_nonnull(
             strstr(r.body.data, "gpu_cost_idle_usd_total{cluster=\"default\",node=\"n1\"} 214\n"));
+        /* The currency-neutral names carry the same counters; the *_usd ones are their aliases. */
+        snprintf(line, sizeof(line),
+                 "gpu_cost_spend_total{cluster=\"default\",namespace=\"ml\",team=\"red\","
+                 "project=\"p1\"} %.15g\n",
+                 COST_A + 8.0);
+        ck_assert_msg(strstr(r.body.data, line), "missing %s", line);
+        ck_assert_ptr_nonnull(strstr(r.body.data, "# TYPE gpu_cost_spend_total counter\n"));
+        ck_assert_ptr_nonnull(strstr(
+            r.body.data, "gpu_cost_idle_spend_total{cluster=\"default\",node=\"n1\"} 214\n"));
         ck_assert_ptr_nonnull(
             strstr(r.body.data, "node_gpu_hourly_cost{cluster=\"default\",node=\"n2\","
                                 "instance_type=\"\",region=\"\",model=\"NVIDIA-H100-80GB-HBM3\","
