@@ -1,6 +1,7 @@
 /* gpu-cost-controller: flags, environment and signals around the controller (docs/controller.md).
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,55 +190,78 @@ static void ctl__defaults(gc_controller_opts *o)
  * One flag (getopt_long's ch and optarg) into o: 0 to go on, 2 for a bad one (said on standard
  * error), -1 when it was answered (--version, --help) and the program ends with 0. flag: as given.
  */
+/* Flags whose value is a duration (at least min seconds) or a bounded integer, by getopt code. */
+static const struct {
+        const char *name;
+        int64_t lo, hi; /* a duration's least seconds (hi unused); an integer's bounds */
+        size_t off;     /* the int64_t in gc_controller_opts */
+        int ch;
+        int duration; /* else an integer */
+} ctl__numeric[] = {
+    {"checkpoint-interval", 1, 0, offsetof(gc_controller_opts, checkpoint_interval_s), 'C', 1},
+    {"report-interval", 1, 0, offsetof(gc_controller_opts, report_interval_s), 'R', 1},
+    {"fold-after", 3600, 0, offsetof(gc_controller_opts, fold_after_s), 'F', 1},
+    {"lease-duration", 5, 0, offsetof(gc_controller_opts, lease_duration_s), 'D', 1},
+    {"snapshot-interval", 1, 0, offsetof(gc_controller_opts, snapshot_interval_s), 'S', 1},
+    {"hourly-history", 3600, 0, offsetof(gc_controller_opts, hourly_history_s),
+     CTL_OPT_HOURLY_HISTORY, 1},
+    {"test-stall-report-writes", 1, 0, offsetof(gc_controller_opts, test_stall_report_s),
+     CTL_OPT_STALL_REPORTS, 1},
+    {"checkpoint-chunk-bytes", GC_CHECKPOINT_MIN_CHUNK, GC_CHECKPOINT_CHUNK_BYTES,
+     offsetof(gc_controller_opts, checkpoint_chunk_bytes), CTL_OPT_CP_CHUNK, 0},
+    {"max-history-rows", 1000, 100000000, offsetof(gc_controller_opts, max_history_rows),
+     CTL_OPT_HISTORY_ROWS, 0},
+    {"test-kill-after-checkpoint-chunks", 1, GC_CHECKPOINT_MAX_CHUNKS,
+     offsetof(gc_controller_opts, test_kill_after_chunks), CTL_OPT_CP_KILL, 0},
+};
+
+/* Flags whose value is kept as given, by getopt code: the const char * in gc_controller_opts. */
+static const struct {
+        int ch;
+        size_t off;
+} ctl__strings[] = {
+    {'c', offsetof(gc_controller_opts, config_path)},
+    {'k', offsetof(gc_controller_opts, kubeconfig)},
+    {'x', offsetof(gc_controller_opts, context)},
+    {'n', offsetof(gc_controller_opts, ns)},
+    {'i', offsetof(gc_controller_opts, id)},
+    {'L', offsetof(gc_controller_opts, lease_name)},
+    {CTL_OPT_TLS_CERT, offsetof(gc_controller_opts, tls_cert_file)},
+    {CTL_OPT_TLS_KEY, offsetof(gc_controller_opts, tls_key_file)},
+};
+
 static int ctl__flag(int ch, const char *flag, gc_controller_opts *o, int *listen_given)
 {
         int level;
 
+        for (size_t i = 0; i < sizeof(ctl__strings) / sizeof(ctl__strings[0]); i++) {
+                if (ctl__strings[i].ch == ch) {
+                        *(const char **)(void *)((char *)o + ctl__strings[i].off) = optarg;
+                        return 0;
+                }
+        }
+        for (size_t i = 0; i < sizeof(ctl__numeric) / sizeof(ctl__numeric[0]); i++) {
+                int64_t *dst = (int64_t *)(void *)((char *)o + ctl__numeric[i].off);
+
+                if (ctl__numeric[i].ch != ch)
+                        continue;
+                if (ctl__numeric[i].duration)
+                        return duration_flag(ctl__numeric[i].name, optarg, ctl__numeric[i].lo,
+                                             dst) < 0
+                                   ? 2
+                                   : 0;
+                return int_flag(ctl__numeric[i].name, optarg, ctl__numeric[i].lo,
+                                ctl__numeric[i].hi, dst) < 0
+                           ? 2
+                           : 0;
+        }
         switch (ch) {
-        case 'c':
-                o->config_path = optarg;
-                break;
-        case 'k':
-                o->kubeconfig = optarg;
-                break;
-        case 'x':
-                o->context = optarg;
-                break;
-        case 'n':
-                o->ns = optarg;
-                break;
         case 'l':
                 o->listen = optarg;
                 *listen_given = 1;
                 break;
-        case 'i':
-                o->id = optarg;
-                break;
-        case 'C':
-                if (duration_flag("checkpoint-interval", optarg, 1, &o->checkpoint_interval_s) < 0)
-                        return 2;
-                break;
-        case 'R':
-                if (duration_flag("report-interval", optarg, 1, &o->report_interval_s) < 0)
-                        return 2;
-                break;
-        case 'F':
-                if (duration_flag("fold-after", optarg, 3600, &o->fold_after_s) < 0)
-                        return 2;
-                break;
-        case 'L':
-                o->lease_name = optarg;
-                break;
-        case 'D':
-                if (duration_flag("lease-duration", optarg, 5, &o->lease_duration_s) < 0)
-                        return 2;
-                break;
         case 'N':
                 o->leader_election = 0;
-                break;
-        case 'S':
-                if (duration_flag("snapshot-interval", optarg, 1, &o->snapshot_interval_s) < 0)
-                        return 2;
                 break;
         case 'M':
                 o->demo = 1;
@@ -255,12 +279,6 @@ static int ctl__flag(int ch, const char *flag, gc_controller_opts *o, int *liste
                 break;
         case CTL_OPT_PROBE_LISTEN:
                 o->probe_listen = optarg && *optarg ? optarg : NULL;
-                break;
-        case CTL_OPT_TLS_CERT:
-                o->tls_cert_file = optarg;
-                break;
-        case CTL_OPT_TLS_KEY:
-                o->tls_key_file = optarg;
                 break;
         case CTL_OPT_AUTH:
                 if (!optarg || !strcmp(optarg, "on") || !strcmp(optarg, "true")) {
@@ -295,29 +313,6 @@ static int ctl__flag(int ch, const char *flag, gc_controller_opts *o, int *liste
                 o->auth_resource = optarg;
                 break;
         }
-        case CTL_OPT_CP_CHUNK:
-                if (int_flag("checkpoint-chunk-bytes", optarg, GC_CHECKPOINT_MIN_CHUNK,
-                             GC_CHECKPOINT_CHUNK_BYTES, &o->checkpoint_chunk_bytes) < 0)
-                        return 2;
-                break;
-        case CTL_OPT_HOURLY_HISTORY:
-                if (duration_flag("hourly-history", optarg, 3600, &o->hourly_history_s) < 0)
-                        return 2;
-                break;
-        case CTL_OPT_HISTORY_ROWS:
-                if (int_flag("max-history-rows", optarg, 1000, 100000000, &o->max_history_rows) < 0)
-                        return 2;
-                break;
-        case CTL_OPT_CP_KILL:
-                if (int_flag("test-kill-after-checkpoint-chunks", optarg, 1,
-                             GC_CHECKPOINT_MAX_CHUNKS, &o->test_kill_after_chunks) < 0)
-                        return 2;
-                break;
-        case CTL_OPT_STALL_REPORTS:
-                if (duration_flag("test-stall-report-writes", optarg, 1, &o->test_stall_report_s) <
-                    0)
-                        return 2;
-                break;
         case CTL_OPT_SWEEP_ALWAYS:
                 o->test_sweep_always = 1;
                 break;

@@ -413,8 +413,8 @@ static int gc__parse_rule(gc_config *c, const cJSON *it, const char *where, gc_n
         static const char *const known[] = {"match",  "capacity_type",      "model",
                                             "region", "price_per_gpu_hour", "usd_per_gpu_hour"};
         const cJSON *match = cJSON_GetObjectItemCaseSensitive(it, "match");
-        const cJSON *price;
-        const char *pname;
+        const cJSON *price = NULL;
+        const char *pname = NULL;
         char w2[96];
         int r;
 
