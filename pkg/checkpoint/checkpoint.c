@@ -175,89 +175,6 @@ const char *gc_checkpoint_rv_of(const gc_checkpoint_header *h, const char *resou
 
 /* ---- encoding ------------------------------------------------------------------------------- */
 
-/* The strings of the chunk being built, by interned pointer (every ledger string is interned). */
-typedef struct gc_cp__strtab {
-        const char **keys;
-        uint32_t *ix;
-        size_t nslots, count;
-} gc_cp__strtab;
-
-static size_t gc_cp__ptr_slot(const gc_cp__strtab *t, const char *p)
-{
-        uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-
-        return (size_t)(h >> 20) & (t->nslots - 1);
-}
-
-/* 1 and *ret the index when p is in the table. */
-static int gc_cp__strtab_find(const gc_cp__strtab *t, const char *p, uint32_t *ret)
-{
-        if (t->nslots == 0)
-                return 0;
-        for (size_t i = gc_cp__ptr_slot(t, p);; i = (i + 1) & (t->nslots - 1)) {
-                if (!t->keys[i])
-                        return 0;
-                if (t->keys[i] == p) {
-                        *ret = t->ix[i];
-                        return 1;
-                }
-        }
-}
-
-/* Adds a pointer known to be absent; may reallocate the slots. */
-static int gc_cp__strtab_add(gc_cp__strtab *t, const char *p, uint32_t ix)
-{
-        size_t i;
-
-        if ((t->count + 1) * 4 > t->nslots * 3) {
-                gc_cp__strtab g = {0};
-
-                g.nslots = t->nslots ? t->nslots * 2 : 256;
-                g.keys = calloc(g.nslots, sizeof(*g.keys));
-                g.ix = calloc(g.nslots, sizeof(*g.ix));
-                if (!g.keys || !g.ix) {
-                        free(g.keys);
-                        free(g.ix);
-                        return -ENOMEM;
-                }
-                for (size_t k = 0; k < t->nslots; k++) {
-                        if (!t->keys[k])
-                                continue;
-                        for (i = gc_cp__ptr_slot(&g, t->keys[k]); g.keys[i];
-                             i = (i + 1) & (g.nslots - 1))
-                                ;
-                        g.keys[i] = t->keys[k];
-                        g.ix[i] = t->ix[k];
-                }
-                g.count = t->count;
-                free(t->keys);
-                free(t->ix);
-                *t = g;
-        }
-        for (i = gc_cp__ptr_slot(t, p); t->keys[i]; i = (i + 1) & (t->nslots - 1))
-                ;
-        t->keys[i] = p;
-        t->ix[i] = ix;
-        t->count++;
-        return 0;
-}
-
-static void gc_cp__strtab_clear(gc_cp__strtab *t)
-{
-        if (t->nslots) {
-                memset(t->keys, 0, t->nslots * sizeof(*t->keys));
-                memset(t->ix, 0, t->nslots * sizeof(*t->ix));
-        }
-        t->count = 0;
-}
-
-static void gc_cp__strtab_free(gc_cp__strtab *t)
-{
-        free(t->keys);
-        free(t->ix);
-        memset(t, 0, sizeof(*t));
-}
-
 /* Consecutive hours of one rollup key with the same figures, not written yet. */
 typedef struct gc_cp__run {
         int section;
@@ -268,14 +185,14 @@ typedef struct gc_cp__run {
 } gc_cp__run;
 
 typedef struct gc_cp__enc {
-        size_t limit;                     /* bytes of a chunk's body */
-        gc_buf strings;                   /* the chunk's string table, comma separated */
-        gc_buf sec[GC_CP__N_SECTIONS];    /* its records, comma separated */
-        size_t n_str, n_records;          /* in the chunk being built */
-        gc_cp__strtab tab;                /* string -> index in the chunk */
-        gc_buf rec, rec_strs;             /* one record, and its strings new to the chunk */
-        gc_buf *bodies;                   /* finished chunk bodies */
-        size_t n_bodies;                  /* at most GC_CHECKPOINT_MAX_CHUNKS */
+        size_t limit;                  /* bytes of a chunk's body */
+        gc_buf strings;                /* the chunk's string table, comma separated */
+        gc_buf sec[GC_CP__N_SECTIONS]; /* its records, comma separated */
+        size_t n_str, n_records;       /* in the chunk being built */
+        gc_ptrmap tab;        /* the chunk's strings, by interned pointer -> index in the chunk */
+        gc_buf rec, rec_strs; /* one record, and its strings new to the chunk */
+        gc_buf *bodies;       /* finished chunk bodies */
+        size_t n_bodies;      /* at most GC_CHECKPOINT_MAX_CHUNKS */
         size_t counts[GC_CP__N_SECTIONS]; /* records in all */
         uint64_t hash;                    /* of every body, in order */
         gc_cp__run run;                   /* rollup rows being gathered */
@@ -332,7 +249,7 @@ static int gc_cp__close_chunk(gc_cp__enc *e)
         gc_buf_reset(&e->strings);
         for (size_t s = 0; s < GC_CP__N_SECTIONS; s++)
                 gc_buf_reset(&e->sec[s]);
-        gc_cp__strtab_clear(&e->tab);
+        gc_ptrmap_clear(&e->tab);
         e->n_str = 0;
         e->n_records = 0;
         return 0;
@@ -349,10 +266,9 @@ static int gc_cp__format(gc_cp__enc *e, const char *const *strs, size_t n_strs, 
         gc_buf_reset(&e->rec_strs);
         r = gc_buf_append(&e->rec, "[", 1);
         for (size_t i = 0; r == 0 && i < n_strs; i++) {
-                uint32_t ix = 0;
-                size_t k;
+                size_t ix = 0, k;
 
-                if (!gc_cp__strtab_find(&e->tab, strs[i], &ix)) {
+                if (gc_ptrmap_get(&e->tab, strs[i], &ix) < 0) {
                         for (k = 0; k < n_new && ret_new[k] != strs[i]; k++)
                                 ;
                         if (k == n_new) {
@@ -362,10 +278,10 @@ static int gc_cp__format(gc_cp__enc *e, const char *const *strs, size_t n_strs, 
                                         r = gc_buf_json_str(&e->rec_strs, strs[i]);
                                 ret_new[n_new++] = strs[i];
                         }
-                        ix = (uint32_t)(e->n_str + k);
+                        ix = e->n_str + k;
                 }
                 if (r == 0)
-                        r = gc_buf_printf(&e->rec, i ? ",%u" : "%u", ix);
+                        r = gc_buf_printf(&e->rec, i ? ",%zu" : "%zu", ix);
         }
         if (r == 0)
                 r = gc_buf_puts(&e->rec, nums);
@@ -409,7 +325,7 @@ static int gc_cp__record(gc_cp__enc *e, int section, const char *const *strs, co
         }
         r = gc_buf_append(&e->strings, e->rec_strs.data, e->rec_strs.len);
         for (size_t k = 0; r == 0 && k < n_new; k++)
-                r = gc_cp__strtab_add(&e->tab, fresh[k], (uint32_t)(e->n_str + k));
+                r = gc_ptrmap_put(&e->tab, fresh[k], e->n_str + k);
         if (r == 0 && e->sec[section].len)
                 r = gc_buf_append(&e->sec[section], ",", 1);
         if (r == 0)
@@ -617,7 +533,7 @@ static void gc_cp__enc_free(gc_cp__enc *e)
         gc_buf_free(&e->rec);
         gc_buf_free(&e->rec_strs);
         gc_buf_free(&e->labels);
-        gc_cp__strtab_free(&e->tab);
+        gc_ptrmap_free(&e->tab);
         gc_checkpoint_chunks_free(e->bodies, e->n_bodies);
         e->bodies = NULL;
         e->n_bodies = 0;

@@ -14,19 +14,6 @@ int64_t gc__floor_bucket(int64_t t, int64_t bucket)
 
 int gc__vec_reserve(void **p, size_t *cap, size_t n, size_t size)
 {
-        size_t c = *cap ? *cap : 16;
-        void *q;
-
-        if (n <= *cap)
-                return 0;
-        while (c < n)
-                c *= 2;
-        if (c > SIZE_MAX / size)
-                return -ENOMEM;
-        q = realloc(*p, c * size);
-        if (!q)
-                return -ENOMEM;
-        *p = q;
-        *cap = c;
-        return 0;
+        /* Room for n elements is room for element n - 1: util's one growable array. */
+        return n == 0 ? 0 : gc_grow(p, cap, n - 1, size, 16, 0);
 }

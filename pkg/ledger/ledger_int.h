@@ -213,7 +213,7 @@ void gc__crun_drop_old(gc_ledger *l, int64_t first);
 int gc__crun_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_capacity_rollup *r), void *ud);
 int gc__crun_clone(gc_ledger *c, const gc_ledger *l);
 
-/* Grows a dense array to hold n items of `size` bytes; may reallocate *p. */
+/* Grows a dense array to hold n items of `size` bytes (gc_grow underneath); may reallocate *p. */
 int gc__vec_reserve(void **p, size_t *cap, size_t n, size_t size);
 
 #endif

@@ -1024,6 +1024,12 @@ void gc_ptrmap_mark_keys(const gc_ptrmap *m, gc_strpool *p)
                 gc_strpool_mark(p, (const char *)m->rows[i].key);
 }
 
+void gc_ptrmap_clear(gc_ptrmap *m)
+{
+        if (m)
+                gc_index_clear(&m->ix);
+}
+
 void gc_ptrmap_free(gc_ptrmap *m)
 {
         if (!m)

@@ -221,6 +221,8 @@ int gc_ptrmap_put(gc_ptrmap *m, const void *key, size_t val);
 /* -ENOENT when absent. */
 int gc_ptrmap_del(gc_ptrmap *m, const void *key);
 void gc_ptrmap_free(gc_ptrmap *m);
+/* Empties the map, keeping its room (for a map refilled again and again). */
+void gc_ptrmap_clear(gc_ptrmap *m);
 /* Marks every key as a pooled string (for a map keyed by interned strings). */
 void gc_ptrmap_mark_keys(const gc_ptrmap *m, gc_strpool *p);
 

@@ -389,6 +389,23 @@ START_TEST(test_ptrmap)
                 ck_assert_int_eq(gc_ptrmap_get(&m, &keys[i], &v), 0);
                 ck_assert_uint_eq(v, i + 1);
         }
+        /* Cleared: nothing is found, and it fills again, small and then past its old size. */
+        gc_ptrmap_clear(&m);
+        ck_assert_uint_eq(m.ix.count, 0);
+        for (size_t i = 0; i < 5000; i++)
+                ck_assert_int_eq(gc_ptrmap_get(&m, &keys[i], &v), -ENOENT);
+        for (size_t n = 3; n <= 6000; n += 5997) {
+                for (size_t i = 0; i < n && i < 5000; i++)
+                        ck_assert_int_eq(gc_ptrmap_put(&m, &keys[i], i * 7), 0);
+                for (size_t i = 0; i < 5000; i++) {
+                        int r = gc_ptrmap_get(&m, &keys[i], &v);
+
+                        ck_assert_int_eq(r, i < n ? 0 : -ENOENT);
+                        if (r == 0)
+                                ck_assert_uint_eq(v, i * 7);
+                }
+                gc_ptrmap_clear(&m);
+        }
         gc_ptrmap_free(&m);
         gc_ptrmap_free(&m);
         ck_assert_uint_eq(sizeof(gc_ptrmap), 32); /* structs holding maps keep their size */
