@@ -156,6 +156,35 @@ static void gc__kept_labels(const gc_api_settings *c, const gc_label_keys *lk, c
                 snprintf(out + off, outlen - off, " none");
 }
 
+/* Where /allocation's label:<k> comes from, added to g: a label kept as a dimension (its own
+ * values, pod's then namespace's), else the label naming teams or projects. 0: not kept. */
+static int gc__label_key(const gc_api_settings *c, const gc_label_keys *lk, const char *k,
+                         gc__agg *g)
+{
+        for (size_t i = 0; i < lk->n; i++) {
+                if (strcmp(lk->key[i], k) == 0) {
+                        g->label[g->n] = lk->key[i];
+                        g->keys[g->n++] = (gc__key)(GC__K_LABEL + i);
+                        return 1;
+                }
+        }
+        for (size_t i = 0; i < c->n_team_keys; i++) {
+                if (strcmp(c->team_keys[i], k) == 0) {
+                        g->label[g->n] = c->team_keys[i];
+                        g->keys[g->n++] = GC__K_TEAM;
+                        return 1;
+                }
+        }
+        for (size_t i = 0; i < c->n_project_keys; i++) {
+                if (strcmp(c->project_keys[i], k) == 0) {
+                        g->label[g->n] = c->project_keys[i];
+                        g->keys[g->n++] = GC__K_PROJECT;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
 static int gc__aggregate(gc__api_ctx *x, gc__agg *g)
 {
         static const struct {
@@ -215,31 +244,8 @@ static int gc__aggregate(gc__api_ctx *x, gc__agg *g)
                 gc__kept_labels(c, &lk, kept, sizeof(kept));
                 if (strncmp(word, "label:", 6) == 0) {
                         k = word + 6;
-                        /* A label kept as a dimension: its own values, pod's then namespace's. */
-                        for (i = 0; i < lk.n; i++)
-                                if (strcmp(lk.key[i], k) == 0)
-                                        break;
-                        if (i < lk.n) {
-                                g->label[g->n] = lk.key[i];
-                                g->keys[g->n++] = (gc__key)(GC__K_LABEL + i);
+                        if (gc__label_key(c, &lk, k, g))
                                 continue;
-                        }
-                        for (i = 0; i < c->n_team_keys; i++)
-                                if (strcmp(c->team_keys[i], k) == 0)
-                                        break;
-                        if (i < c->n_team_keys) {
-                                g->label[g->n] = c->team_keys[i];
-                                g->keys[g->n++] = GC__K_TEAM;
-                                continue;
-                        }
-                        for (i = 0; i < c->n_project_keys; i++)
-                                if (strcmp(c->project_keys[i], k) == 0)
-                                        break;
-                        if (i < c->n_project_keys) {
-                                g->label[g->n] = c->project_keys[i];
-                                g->keys[g->n++] = GC__K_PROJECT;
-                                continue;
-                        }
                         gc__api_bad(x, 400, "aggregate",
                                     "%.64s: this label is not kept; the controller keeps "
                                     "labels.dimensions and the attribution labels of the "
@@ -465,11 +471,132 @@ static int gc__row_nodes(gc__node_idle *v, size_t n, const gc_cost_summary *sum,
 }
 
 /* One set out of one step's summary (grouped by namespace, pod, node, team and project). */
-static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary *sum, gc__set *out)
+/* An allocation per row of the summary (merged by name later), with its share of idle. */
+static int gc__add_rows(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary *sum,
+                        const double *row_share, gc__set *out)
 {
         static const gc__key own[] = {GC__K_CONTROLLER, GC__K_CONTROLLER_KIND};
-        gc__node_idle *nodes = NULL;
         char name[GC__NAME_MAX];
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && i < sum->n_rows; i++) {
+                const gc_cost_row *row = &sum->rows[i];
+                const gc_api_pod *p;
+                gc__row_vals rv;
+                gc__alloc *a;
+
+                gc__row_values(x->s, row, &rv, &p);
+                r = gc__alloc_name(g, &rv, name, sizeof(name));
+                if (r < 0)
+                        break;
+                a = gc__set_add(out, name);
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                /* Only the aggregation's own keys are properties, and only known values. */
+                for (size_t k = 0; k < g->n; k++)
+                        a->prop[g->keys[k]] = rv.v[g->keys[k]];
+                for (int k = 0; k < GC__K_COUNT; k++)
+                        if (!a->prop[k])
+                                a->mixed |= 1u << k;
+                a->prop[GC__K_CLUSTER] = x->s->cluster;
+                a->mixed &= ~(1u << GC__K_CLUSTER);
+                r = gc__alloc_keep(a, own, sizeof(own) / sizeof(own[0]));
+                a->gpu_seconds = row->gpu_seconds;
+                a->cost = row->cost;
+                a->idle_cost = row_share ? row_share[i] : 0;
+                if (p && p->samples > 0 && isfinite(p->activity_mean)) {
+                        a->usage_seconds = p->activity_mean * row->gpu_seconds;
+                        a->measured_seconds = row->gpu_seconds;
+                }
+        }
+        return r;
+}
+
+/* Sorted by name; allocations of the same name (and idleness) become one. */
+static void gc__merge_same(gc__set *out)
+{
+        size_t w = 0;
+
+        if (out->n < 2)
+                return;
+        qsort(out->v, out->n, sizeof(*out->v), gc__by_name);
+        for (size_t i = 1; i < out->n; i++) {
+                gc__alloc *to = &out->v[w], *from = &out->v[i];
+
+                if (strcmp(to->name, from->name) == 0 && to->idle == from->idle) {
+                        gc__merge_props(to, from);
+                        to->gpu_seconds += from->gpu_seconds;
+                        to->cost += from->cost;
+                        to->idle_cost += from->idle_cost;
+                        to->usage_seconds += from->usage_seconds;
+                        to->measured_seconds += from->measured_seconds;
+                        free(from->name);
+                } else {
+                        out->v[++w] = *from;
+                }
+        }
+        out->n = w + 1;
+}
+
+/* Idle allocations: per node or for the cluster, when asked for (include_idle) or when there was
+ * nobody to share it with. */
+static int gc__add_idle(gc__api_ctx *x, const gc__agg *g, const gc__node_idle *nodes,
+                        size_t n_nodes, double total_cost, double total_idle_s,
+                        double total_idle_cost, gc__set *out)
+{
+        char name[GC__NAME_MAX];
+        int r = 0;
+
+        /* Idle: its own rows when asked for, or what could not be shared (a node with no tenant).
+         */
+        for (size_t i = 0; r == 0 && i < n_nodes; i++) {
+                const gc__node_idle *ni = &nodes[i];
+                int unshared =
+                    g->share_idle && (g->idle_by_node ? ni->tenant_cost <= 0 : total_cost <= 0);
+                gc__alloc *a;
+
+                if (!g->idle_by_node)
+                        break;
+                if ((!g->include_idle || g->share_idle) && !unshared)
+                        continue;
+                if (ni->idle_seconds <= 0 && ni->idle_cost <= 0)
+                        continue;
+                snprintf(name, sizeof(name), "%s/%s", ni->node, GC__IDLE);
+                a = gc__set_add(out, name);
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                a->idle = 1;
+                a->mixed = ~0u & ~((1u << GC__K_CLUSTER) | (1u << GC__K_NODE));
+                a->prop[GC__K_CLUSTER] = x->s->cluster;
+                a->prop[GC__K_NODE] = ni->node;
+                a->gpu_seconds = ni->idle_seconds;
+                a->cost = ni->idle_cost;
+        }
+        if (r == 0 && !g->idle_by_node &&
+            ((g->include_idle && !g->share_idle) || (g->share_idle && total_cost <= 0)) &&
+            (total_idle_s > 0 || total_idle_cost > 0)) {
+                gc__alloc *a = gc__set_add(out, GC__IDLE);
+
+                if (!a) {
+                        r = -ENOMEM;
+                } else {
+                        a->idle = 1;
+                        a->mixed = ~0u & ~(1u << GC__K_CLUSTER);
+                        a->prop[GC__K_CLUSTER] = x->s->cluster;
+                        a->gpu_seconds = total_idle_s;
+                        a->cost = total_idle_cost;
+                }
+        }
+        return r;
+}
+
+static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary *sum, gc__set *out)
+{
+        gc__node_idle *nodes = NULL;
         double total_cost = 0, total_idle_cost = 0, total_idle_s = 0;
         double *row_share = NULL;
         gc__node_idle **row_node = NULL;
@@ -521,101 +648,13 @@ static int gc__build_set(gc__api_ctx *x, const gc__agg *g, const gc_cost_summary
                         row_share[i] = total_idle_cost * row->cost / total_cost;
                 }
         }
-        for (size_t i = 0; r == 0 && i < sum->n_rows; i++) {
-                const gc_cost_row *row = &sum->rows[i];
-                const gc_api_pod *p;
-                gc__row_vals rv;
-                gc__alloc *a;
-
-                gc__row_values(x->s, row, &rv, &p);
-                r = gc__alloc_name(g, &rv, name, sizeof(name));
-                if (r < 0)
-                        break;
-                a = gc__set_add(out, name);
-                if (!a) {
-                        r = -ENOMEM;
-                        break;
-                }
-                /* Only the aggregation's own keys are properties, and only known values. */
-                for (size_t k = 0; k < g->n; k++)
-                        a->prop[g->keys[k]] = rv.v[g->keys[k]];
-                for (int k = 0; k < GC__K_COUNT; k++)
-                        if (!a->prop[k])
-                                a->mixed |= 1u << k;
-                a->prop[GC__K_CLUSTER] = x->s->cluster;
-                a->mixed &= ~(1u << GC__K_CLUSTER);
-                r = gc__alloc_keep(a, own, sizeof(own) / sizeof(own[0]));
-                a->gpu_seconds = row->gpu_seconds;
-                a->cost = row->cost;
-                a->idle_cost = row_share ? row_share[i] : 0;
-                if (p && p->samples > 0 && isfinite(p->activity_mean)) {
-                        a->usage_seconds = p->activity_mean * row->gpu_seconds;
-                        a->measured_seconds = row->gpu_seconds;
-                }
-        }
-        /* Idle: its own rows when asked for, or what could not be shared (a node with no tenant).
-         */
-        for (size_t i = 0; r == 0 && i < sum->n_idle_nodes; i++) {
-                const gc__node_idle *ni = &nodes[i];
-                int unshared =
-                    g->share_idle && (g->idle_by_node ? ni->tenant_cost <= 0 : total_cost <= 0);
-                gc__alloc *a;
-
-                if (!g->idle_by_node)
-                        break;
-                if ((!g->include_idle || g->share_idle) && !unshared)
-                        continue;
-                if (ni->idle_seconds <= 0 && ni->idle_cost <= 0)
-                        continue;
-                snprintf(name, sizeof(name), "%s/%s", ni->node, GC__IDLE);
-                a = gc__set_add(out, name);
-                if (!a) {
-                        r = -ENOMEM;
-                        break;
-                }
-                a->idle = 1;
-                a->mixed = ~0u & ~((1u << GC__K_CLUSTER) | (1u << GC__K_NODE));
-                a->prop[GC__K_CLUSTER] = x->s->cluster;
-                a->prop[GC__K_NODE] = ni->node;
-                a->gpu_seconds = ni->idle_seconds;
-                a->cost = ni->idle_cost;
-        }
-        if (r == 0 && !g->idle_by_node &&
-            ((g->include_idle && !g->share_idle) || (g->share_idle && total_cost <= 0)) &&
-            (total_idle_s > 0 || total_idle_cost > 0)) {
-                gc__alloc *a = gc__set_add(out, GC__IDLE);
-
-                if (!a) {
-                        r = -ENOMEM;
-                } else {
-                        a->idle = 1;
-                        a->mixed = ~0u & ~(1u << GC__K_CLUSTER);
-                        a->prop[GC__K_CLUSTER] = x->s->cluster;
-                        a->gpu_seconds = total_idle_s;
-                        a->cost = total_idle_cost;
-                }
-        }
-        if (r == 0 && out->n > 1) {
-                size_t w = 0;
-
-                qsort(out->v, out->n, sizeof(*out->v), gc__by_name);
-                for (size_t i = 1; i < out->n; i++) {
-                        gc__alloc *to = &out->v[w], *from = &out->v[i];
-
-                        if (strcmp(to->name, from->name) == 0 && to->idle == from->idle) {
-                                gc__merge_props(to, from);
-                                to->gpu_seconds += from->gpu_seconds;
-                                to->cost += from->cost;
-                                to->idle_cost += from->idle_cost;
-                                to->usage_seconds += from->usage_seconds;
-                                to->measured_seconds += from->measured_seconds;
-                                free(from->name);
-                        } else {
-                                out->v[++w] = *from;
-                        }
-                }
-                out->n = w + 1;
-        }
+        if (r == 0)
+                r = gc__add_rows(x, g, sum, row_share, out);
+        if (r == 0)
+                r = gc__add_idle(x, g, nodes, sum->n_idle_nodes, total_cost, total_idle_s,
+                                 total_idle_cost, out);
+        if (r == 0)
+                gc__merge_same(out);
 out:
         free(row_node);
         free(row_share);
