@@ -49,6 +49,7 @@ Run by hand against a cluster started with scripts/e2e-cluster.sh:
 
 import argparse
 import calendar
+import functools
 import json
 import random
 import re
@@ -685,6 +686,71 @@ def events_for(pods, nodes):
     return ev
 
 
+def node_object(n, anchor, uid):
+    """The Node the replay writes for spec n, created at anchor + n.created."""
+    created = anchor + n.created
+    status = {"capacity": dict(n.allocatable), "allocatable": dict(n.allocatable),
+              "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                              "message": "kubelet is posting ready status",
+                              "lastHeartbeatTime": rfc3339(created + 60),
+                              "lastTransitionTime": rfc3339(created + 60)}]}
+    status["capacity"].update(n.extra_status.get("capacity", {}))
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": n.name, "uid": uid, "creationTimestamp": rfc3339(created),
+                         "labels": n.labels, "annotations": n.annotations},
+            "spec": {"providerID": "e2e://%s" % n.name}, "status": status}
+
+
+@functools.lru_cache(maxsize=2)
+def _plan_events(seed):
+    nodes = node_specs()
+    return nodes, events_for(schedule(make_plan(seed), nodes), nodes)
+
+
+def plan_record(now, seed=SEED):
+    """What Replay(now=now).record() holds after a whole run, computed from the plan alone,
+    with no API server: the calendar test (test_calendar.py) asks, at fixed moments of the
+    week, month and year, whether the periods the e2e tests choose hold what they assert
+    about their own truth. Pods made by kube-controller-manager keep the plan's placeholder
+    names; pods deleted while holding their GPUs end at `now`, as the replay's real-time
+    deletions end at the moment it runs them; nodes deleted at the end go then too."""
+    anchor = anchor_for(now)
+    nodes, events = _plan_events(seed)
+    pods = {}
+    for e in events:
+        p = e.pod
+        if e.kind == "node_delete":
+            continue
+        if e.kind == "create":
+            w = p.workload
+            labels = dict(w.labels, **{WORKLOAD_LABEL: w.selector().split("=", 1)[1]}) \
+                if w is not None else dict(p.labels)
+            spec = {"containers": w.containers if w is not None else p.containers}
+            if p.init_containers and w is None:
+                spec["initContainers"] = p.init_containers
+            pods[p.name] = {"namespace": p.ns, "name": p.name, "labels": labels,
+                            "spec": json.loads(json.dumps(spec)), "fate": p.fate,
+                            "node": None if p.fate == "unbound" else p.node,
+                            "bound": None if p.fate == "unbound" else anchor + e.t,
+                            "end": None, "deleted": False}
+            if w is not None:
+                pods[p.name]["workload"] = w.id()
+            continue
+        rec = pods[p.name]
+        if e.kind in ("finish", "terminate_containers"):
+            rec["end"] = anchor + e.t
+        elif e.kind == "delete":
+            rec["deleted"] = True
+            if rec["end"] is None and rec["bound"] is not None:
+                rec["end"] = int(now)
+    return {"anchor": anchor,
+            "nodes": [{"object": node_object(n, anchor, "plan-%s" % n.name),
+                       "deleted_at": int(now) if n.delete_at_end else None} for n in nodes],
+            "namespaces": [{"metadata": {"name": ns, "labels": lab}}
+                           for ns, lab in NAMESPACES.items()],
+            "pods": list(pods.values())}
+
+
 # ---- the replay -----------------------------------------------------------------------------
 
 def _cid(rng):
@@ -707,7 +773,8 @@ class Replay:
 
     def __init__(self, api, etcd, now=None, seed=SEED, log=None):
         self.api, self.etcd = api, etcd
-        self.anchor = anchor_for(now if now is not None else time.time())
+        self.started = now if now is not None else time.time()
+        self.anchor = anchor_for(self.started)
         self.rng = random.Random(seed + 1)
         self.nodes = node_specs()
         self.plan = schedule(make_plan(seed), self.nodes)
@@ -746,18 +813,8 @@ class Replay:
         """A Node with a back-dated creationTimestamp: written into etcd (the API server
         would stamp the current time), then read back through the API."""
         created = self.anchor + n.created
-        status = {"capacity": dict(n.allocatable), "allocatable": dict(n.allocatable),
-                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                  "message": "kubelet is posting ready status",
-                                  "lastHeartbeatTime": rfc3339(created + 60),
-                                  "lastTransitionTime": rfc3339(created + 60)}]}
-        status["capacity"].update(n.extra_status.get("capacity", {}))
-        obj = {"apiVersion": "v1", "kind": "Node",
-               "metadata": {"name": n.name, "uid": str(uuid.UUID(int=self.rng.getrandbits(128),
-                                                                 version=4)),
-                            "creationTimestamp": rfc3339(created), "labels": n.labels,
-                            "annotations": n.annotations},
-               "spec": {"providerID": "e2e://%s" % n.name}, "status": status}
+        obj = node_object(n, self.anchor, str(uuid.UUID(int=self.rng.getrandbits(128),
+                                                          version=4)))
         self.etcd.put("/registry/minions/" + n.name, json.dumps(obj))
         got = self.api.get("/api/v1/nodes/" + n.name)
         if got["metadata"]["creationTimestamp"] != rfc3339(created):

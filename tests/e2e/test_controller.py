@@ -23,6 +23,7 @@ import pytest
 
 import e2e_truth as truth
 import harness
+import periods
 import sim
 
 CFG = json.loads(harness.CONFIG.read_text())
@@ -152,7 +153,7 @@ def check_logs(s):
 
 
 # What kube-controller-manager made for the replay (sim.py): the workloads of its pods.
-KCM_KINDS = ("Deployment/", "Job/", "CronJob/")
+KCM_KINDS = periods.KCM_KINDS
 
 
 def check_names_in_api(c, t, keep=harness.HISTORY_TOP_N):
@@ -163,16 +164,14 @@ def check_names_in_api(c, t, keep=harness.HISTORY_TOP_N):
     Among them the Deployment, Jobs and CronJob kube-controller-manager made for the replay, and
     their pods, by the names they resolve to; the complete weeks hold all three kinds. With
     `keep` above a period's pods, every pod and workload that ran in it is named."""
-    periods = t.complete_weeks(time.time()) + t.complete_days(time.time())
-    assert periods, "no complete period to ask about"
+    now = time.time()
+    complete = t.complete_weeks(now) + t.complete_days(now)
+    assert complete, "no complete period to ask about"
     kcm_pods = {u.name for u in t.usages if u.workload.startswith(KCM_KINDS)}
-    week_kinds = set()
-    for name, start, end in periods:
+    for name, start, end in complete:
         tw = t.window(start, end)
         kcm = {k for k, v in tw["workloads"].items()
                if k.startswith(KCM_KINDS) and v["gpu_seconds"] > 0}
-        if "weekly" in name:
-            week_kinds |= {k.split("/", 1)[0] for k in kcm}
         for by, want, key in (("namespace,pod", tw["pods"],
                                lambda k: "%s/%s" % (k["namespace"], k["pod"])),
                               ("workload", tw["workloads"], lambda k: k["workload"])):
@@ -213,7 +212,8 @@ def check_names_in_api(c, t, keep=harness.HISTORY_TOP_N):
                 for k, g in named.items():
                     assert g.get("pods") == want[k]["pods"], (name, k, g, want[k])
     # The replay starts each kind within its first day, which every set of complete weeks
-    # holds whatever the weekday.
+    # holds whatever the weekday (test_calendar.py).
+    week_kinds = periods.week_workload_kinds(t, now)
     assert week_kinds == {"Deployment", "Job", "CronJob"}, week_kinds
 
 

@@ -75,10 +75,14 @@ def days_of(zone, y, m):
 
 
 def pick_month(zone, now, need_dst):
-    """The latest complete local month (with a day that is not 24 hours long, if asked)."""
+    """The latest local month that ended at least PAST_END before now (its pods that cross its
+    last midnight have finished then: plan_pods), with a day that is not 24 hours long if
+    asked."""
     y, m = month_of(zone, now)
-    for k in range(1, 13):
+    for k in range(1, 14):
         py, pm = month_add(y, m, -k)
+        if month_bounds(zone, py, pm)[1] + PAST_END > now:
+            continue
         if not need_dst or any(e - s != 24 * H for _, s, e in days_of(zone, py, pm)):
             return py, pm
     raise AssertionError("no month with a clock change in the last year in " + zone)
@@ -111,6 +115,11 @@ class Truth:
         return out
 
 
+# How long after the replayed month's end its last pod finishes (edge-end below), and a margin:
+# a month that ended more recently is not replayed, so no pod finishes in the future.
+PAST_END = 2 * H
+
+
 def plan_pods(zone, y, m, now):
     """Pods crossing the month's first and last local midnight, one across its longest (or a
     middle) day, one at odd seconds, and one still running in the current month."""
@@ -126,6 +135,12 @@ def plan_pods(zone, y, m, now):
          ms + 11 * 86400 + 13 * H + 44 * 60 + 59),
         ("running", 1, min(cur_start - 2 * 86400, now - 3 * 86400), None),
     ]
+
+
+def budget_amount(spent):
+    """The team's monthly budget: three quarters of what the running month has spent, in
+    cents, so it was crossed mid-month."""
+    return round(max(spent * 0.75, 0.01), 2)
 
 
 # ---- the cluster ----------------------------------------------------------------------------
@@ -331,7 +346,7 @@ def test_replayed_month_and_budget_alerts(cluster, controller_bin, e2e_bin, tmp_
     # The running month so far: the budget is set below it, so it was crossed mid-month.
     cs, ce = month_bounds(zone, *month_of(zone, now))
     spent_now = truth.cost(cs, ce, now)
-    amount = round(max(spent_now * 0.75, 0.01), 2)
+    amount = budget_amount(spent_now)
 
     create_ns(cluster.api, harness.NS)
     create_ns(cluster.api, TEAM_NS, {"team": "ml"})

@@ -227,6 +227,25 @@ def test_truth_of_the_replay_adds_up(replay):
     assert ("language", "llm-pretrain") in groups     # namespace labels for both
 
 
+def test_plan_record_is_the_replay(replay):
+    """sim.plan_record (what test_calendar.py checks at fixed moments) is what a replay
+    records: every complete day's figures by team and project, and idle by node, equal."""
+    cfg = json.loads(harness.CONFIG.read_text())
+    real = truth.Truth(replay.record(), cfg)
+    plan = truth.Truth(sim.plan_record(replay.started), cfg)
+    days = real.complete_days(replay.started)
+    assert days == plan.complete_days(replay.started) and len(days) >= 7
+    for name, s, e in days:
+        a, b = real.window(s, e), plan.window(s, e)
+        assert set(a["groups"]) == set(b["groups"]), name
+        for k in a["groups"]:
+            assert abs(a["groups"][k]["gpu_seconds"] - b["groups"][k]["gpu_seconds"]) < 1e-6, \
+                (name, k)
+            assert a["groups"][k]["pods"] == b["groups"][k]["pods"], (name, k)
+        for n, v in a["idle_nodes"].items():
+            assert abs(v["gpu_seconds"] - b["idle_nodes"][n]["gpu_seconds"]) < 1e-6, (name, n)
+
+
 def test_hold_back_and_release(replay):
     assert RECORD["released"] > 50
 
