@@ -33,12 +33,25 @@ typedef struct gc__dra_pod {
 
 typedef struct gc__claim_slot {
         const char *key; /* pooled "<namespace>/<name>": its claim_map key */
-        gc_claim claim;
+        gc_claim claim;  /* own copy (gc_claim_copy) */
         int known;       /* 0: named by a pod, not seen yet */
         int gone;        /* deleted from the API (its devices still bill its pods) */
         size_t *holders; /* indices into dra_pods */
         size_t n_holders, cap_holders;
 } gc__claim_slot;
+
+/* One allocation of a device: result `res` of claim `claim` (claims index). */
+typedef struct gc__share_ref {
+        size_t claim;
+        size_t res;
+} gc__share_ref;
+
+/* The claims whose allocations name one device (a shared device has several). */
+typedef struct gc__share_slot {
+        const char *key; /* pooled gc_dra_device_key() */
+        gc__share_ref *refs;
+        size_t n_refs, cap_refs;
+} gc__share_slot;
 
 struct gc_accountant {
         gc_accountant_opts o;
@@ -63,7 +76,10 @@ struct gc_accountant {
         gc_ptrmap claim_map; /* pooled "<namespace>/<name>" -> claims index */
         gc__dra_pod *dra_pods;
         size_t n_dra_pods, cap_dra_pods;
-        gc_ptrmap dra_pod_map; /* pooled pod uid -> dra_pods index */
+        gc_ptrmap dra_pod_map;  /* pooled pod uid -> dra_pods index */
+        gc__share_slot *shares; /* per device key: the claims allocated it */
+        size_t n_shares, cap_shares;
+        gc_ptrmap share_map; /* pooled device key -> shares index */
 };
 
 /* The DRA half of pricing a pod: records its pieces (u: its usage without claims). */

@@ -23,8 +23,14 @@
 
 void gc__account_dra_free(gc_accountant *a)
 {
-        for (size_t i = 0; i < a->n_claims; i++)
+        for (size_t i = 0; i < a->n_claims; i++) {
                 free(a->claims[i].holders);
+                gc_claim_release(&a->claims[i].claim);
+        }
+        for (size_t i = 0; i < a->n_shares; i++)
+                free(a->shares[i].refs);
+        free(a->shares);
+        gc_ptrmap_free(&a->share_map);
         free(a->claims);
         free(a->devs);
         free(a->dra_pods);
@@ -194,30 +200,6 @@ static int gc__claim_find(gc_accountant *a, const char *ns, const char *name, si
         return 0;
 }
 
-/* GPU-equivalents of a claim's devices; *ret_missing counts devices no current slice has. */
-static double gc__claim_geq(const gc_accountant *a, const gc__claim_slot *c, int *ret_missing,
-                            int *ret_estimate)
-{
-        const char *cur = NULL, *s;
-        double geq = 0;
-        size_t n, idx;
-
-        if (!c->known)
-                return 0;
-        while (gc_list_next(c->claim.devices, '\n', &cur, &s, &n)) {
-                const char *key = gc_strpool_intern(a->pool, s, n);
-
-                if (!key || gc_ptrmap_get(&a->dev_map, key, &idx) < 0 ||
-                    !gc__dev_current(a, &a->devs[idx].dev)) {
-                        (*ret_missing)++;
-                        continue;
-                }
-                geq += a->devs[idx].dev.geq;
-                *ret_estimate |= a->devs[idx].dev.estimate;
-        }
-        return geq;
-}
-
 /* How many holders of c hold it at t (a pod holds over [start, end)). */
 static size_t gc__holding(const gc_accountant *a, const gc__claim_slot *c, int64_t t)
 {
@@ -230,6 +212,237 @@ static size_t gc__holding(const gc_accountant *a, const gc__claim_slot *c, int64
                         k++;
         }
         return k;
+}
+
+/* ---- shared devices: who holds a share (docs/dra.md, "Shared devices") ---------------------- */
+
+/* The current device slot of a key, or NULL (no slice seen, or only a superseded one). */
+static const gc__dev_slot *gc__dev_of(const gc_accountant *a, const char *key)
+{
+        size_t idx;
+
+        if (!key || gc_ptrmap_get(&a->dev_map, key, &idx) < 0 ||
+            !gc__dev_current(a, &a->devs[idx].dev))
+                return NULL;
+        return &a->devs[idx];
+}
+
+static const gc__share_slot *gc__share_of(const gc_accountant *a, const char *key)
+{
+        size_t idx;
+
+        return gc_ptrmap_get(&a->share_map, key, &idx) == 0 ? &a->shares[idx] : NULL;
+}
+
+static int gc__share_add(gc_accountant *a, const char *key, size_t claim, size_t res)
+{
+        gc__share_slot *sl;
+        size_t idx;
+        int r;
+
+        if (gc_ptrmap_get(&a->share_map, key, &idx) < 0) {
+                r = gc_grow((void **)&a->shares, &a->cap_shares, a->n_shares, sizeof(*a->shares),
+                            16, 0);
+                if (r == 0)
+                        r = gc_ptrmap_put(&a->share_map, key, a->n_shares);
+                if (r < 0)
+                        return r;
+                idx = a->n_shares++;
+                memset(&a->shares[idx], 0, sizeof(a->shares[idx]));
+                a->shares[idx].key = key;
+        }
+        sl = &a->shares[idx];
+        r = gc_grow((void **)&sl->refs, &sl->cap_refs, sl->n_refs, sizeof(*sl->refs), 2, 0);
+        if (r < 0)
+                return r;
+        sl->refs[sl->n_refs++] = (gc__share_ref){claim, res};
+        return 0;
+}
+
+/* Removes the claim's allocations from the devices they name. */
+static void gc__share_drop_claim(gc_accountant *a, size_t claim)
+{
+        const gc_claim *cl = &a->claims[claim].claim;
+        size_t idx;
+
+        for (size_t k = 0; k < cl->n_devices; k++) {
+                gc__share_slot *sl;
+                size_t keep = 0;
+
+                if (gc_ptrmap_get(&a->share_map, cl->devices[k].key, &idx) < 0)
+                        continue;
+                sl = &a->shares[idx];
+                for (size_t i = 0; i < sl->n_refs; i++)
+                        if (sl->refs[i].claim != claim)
+                                sl->refs[keep++] = sl->refs[i];
+                sl->n_refs = keep;
+        }
+}
+
+static int gc__share_add_claim(gc_accountant *a, size_t claim)
+{
+        const gc_claim *cl = &a->claims[claim].claim;
+        int r = 0;
+
+        for (size_t k = 0; k < cl->n_devices && r == 0; k++)
+                r = gc__share_add(a, cl->devices[k].key, claim, k);
+        return r;
+}
+
+/* The index again from the claims (their indices moved: gc_account_dra_forget). */
+static int gc__share_rebuild(gc_accountant *a)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < a->n_shares; i++)
+                free(a->shares[i].refs);
+        a->n_shares = 0;
+        gc_ptrmap_free(&a->share_map);
+        for (size_t c = 0; c < a->n_claims && r == 0; c++)
+                if (a->claims[c].known)
+                        r = gc__share_add_claim(a, c);
+        return r;
+}
+
+/*
+ * What one allocation takes of a shared device, before scaling: the largest fraction of any of
+ * the device's capacities it consumed (0 when it consumed none of them).
+ */
+static double gc__share_taken(const gc_dra_device *d, const gc_claim_device *cd)
+{
+        double m = 0;
+
+        for (size_t k = 0; k < cd->n_used; k++)
+                for (size_t c = 0; c < d->n_caps; c++) {
+                        double f;
+
+                        if (cd->used[k].name != d->caps[c].name || d->caps[c].value <= 0)
+                                continue;
+                        f = cd->used[k].value / d->caps[c].value;
+                        if (f > m)
+                                m = f > 1.0 ? 1.0 : f;
+                }
+        return m;
+}
+
+/*
+ * The share of shared device d that allocation (claim, res) holds at t, among the allocations
+ * of d whose claims are held then (docs/dra.md): m / max(1, M) for one that took m > 0, where M
+ * is the sum of what those took; what is left, 1 - min(1, M), split equally among those that
+ * took none (the driver's "unlimited" mode). So at every moment the holders' shares and the
+ * idle rest add up to exactly one device.
+ */
+static double gc__share_at(const gc_accountant *a, const gc_dra_device *d, const char *key,
+                           size_t claim, size_t res, int64_t t)
+{
+        const gc__share_slot *sl = gc__share_of(a, key);
+        double own = gc__share_taken(d, &a->claims[claim].claim.devices[res]), sum = 0;
+        size_t zero = 0;
+
+        for (size_t i = 0; sl && i < sl->n_refs; i++) {
+                const gc__claim_slot *c = &a->claims[sl->refs[i].claim];
+                double m;
+
+                if (!c->known || sl->refs[i].res >= c->claim.n_devices || !gc__holding(a, c, t))
+                        continue;
+                m = gc__share_taken(d, &c->claim.devices[sl->refs[i].res]);
+                if (m > 0)
+                        sum += m;
+                else
+                        zero++;
+        }
+        if (own > 0)
+                return own / (sum > 1.0 ? sum : 1.0);
+        return sum >= 1.0 || zero == 0 ? 0 : (1.0 - sum) / (double)zero;
+}
+
+/* GPU-equivalents a claim's devices give its holders together at t (before the split among
+ * them); *ret_missing counts devices no current slice has. */
+static double gc__claim_geq(const gc_accountant *a, size_t claim, int64_t t, int *ret_missing,
+                            int *ret_estimate)
+{
+        const gc__claim_slot *c = &a->claims[claim];
+        double geq = 0;
+
+        if (!c->known)
+                return 0;
+        for (size_t k = 0; k < c->claim.n_devices; k++) {
+                const gc__dev_slot *ds = gc__dev_of(a, c->claim.devices[k].key);
+
+                if (!ds) {
+                        (*ret_missing)++;
+                        continue;
+                }
+                if (ds->dev.shared)
+                        geq += ds->dev.geq *
+                               gc__share_at(a, &ds->dev, c->claim.devices[k].key, claim, k, t);
+                else
+                        geq += ds->dev.geq;
+                *ret_estimate |= ds->dev.estimate;
+        }
+        return geq;
+}
+
+/*
+ * Whether the shares of a shared device depend on who else holds it: only when an allocation
+ * took nothing (it shares the rest) or all of them together took more than the device (they
+ * are scaled). Otherwise (one capacity, as the drivers publish today) each share is its own.
+ */
+static int gc__share_interacts(const gc_accountant *a, const gc_dra_device *d,
+                               const gc__share_slot *sl)
+{
+        double sum = 0;
+
+        for (size_t i = 0; i < sl->n_refs; i++) {
+                const gc__claim_slot *c = &a->claims[sl->refs[i].claim];
+                double m;
+
+                if (!c->known || sl->refs[i].res >= c->claim.n_devices)
+                        continue;
+                m = gc__share_taken(d, &c->claim.devices[sl->refs[i].res]);
+                if (m <= 0)
+                        return 1;
+                sum += m;
+        }
+        return sum > 1.0 + 1e-9;
+}
+
+/*
+ * The pods whose figures depend on claim c (its holders) and on the claims sharing a shared
+ * device with it (theirs; with `interacting` only where the shares depend on each other), each
+ * passed to fn once per call site (duplicates are harmless).
+ */
+static int gc__claim_dependents_of(const gc_accountant *a, size_t claim, int interacting,
+                                   int (*fn)(void *ud, size_t pod), void *ud)
+{
+        const gc__claim_slot *c = &a->claims[claim];
+        int r = 0;
+
+        for (size_t h = 0; h < c->n_holders && r >= 0; h++)
+                r = fn(ud, c->holders[h]);
+        for (size_t k = 0; c->known && k < c->claim.n_devices && r >= 0; k++) {
+                const gc__dev_slot *ds = gc__dev_of(a, c->claim.devices[k].key);
+                const gc__share_slot *sl;
+
+                if (!ds || !ds->dev.shared || !(sl = gc__share_of(a, c->claim.devices[k].key)) ||
+                    (interacting && !gc__share_interacts(a, &ds->dev, sl)))
+                        continue;
+                for (size_t i = 0; i < sl->n_refs && r >= 0; i++) {
+                        const gc__claim_slot *o = &a->claims[sl->refs[i].claim];
+
+                        if (sl->refs[i].claim == claim)
+                                continue;
+                        for (size_t h = 0; h < o->n_holders && r >= 0; h++)
+                                r = fn(ud, o->holders[h]);
+                }
+        }
+        return r;
+}
+
+static int gc__claim_dependents(const gc_accountant *a, size_t claim,
+                                int (*fn)(void *ud, size_t pod), void *ud)
+{
+        return gc__claim_dependents_of(a, claim, 0, fn, ud);
 }
 
 static int gc__cmp_i64(const void *x, const void *y)
@@ -265,64 +478,88 @@ static const char *gc__piece_key(gc_accountant *a, const char *uid, uint32_t i)
         return gc_strpool_intern(a->pool, key, (size_t)n);
 }
 
+/* The moments within (start, end) at which a dependent's holding starts or stops. */
+typedef struct gc__moments {
+        const gc_accountant *a;
+        int64_t start, end;
+        int64_t *v;
+        size_t n, cap;
+} gc__moments;
+
+static int gc__moment_push(gc__moments *m, int64_t t)
+{
+        int r = gc_grow((void **)&m->v, &m->cap, m->n, sizeof(*m->v), 16, 1u << 24);
+
+        if (r == 0)
+                m->v[m->n++] = t;
+        return r;
+}
+
+static int gc__moment_add(gc__moments *m, int64_t t)
+{
+        return t <= m->start || t >= m->end ? 0 : gc__moment_push(m, t);
+}
+
+static int gc__moments_of(void *ud, size_t pod)
+{
+        gc__moments *m = ud;
+        const gc_usage *u = &m->a->dra_pods[pod].base;
+        int r = gc__moment_add(m, u->start);
+
+        return r < 0 ? r : gc__moment_add(m, u->end);
+}
+
 /*
  * Re-puts the pieces of DRA pod i. Returns 1 when it holds GPU-equivalents, 0 when it holds
  * none (its pieces are forgotten), or a negative errno.
  */
 static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
 {
-        size_t slots[GC__DRA_MAX_POD_CLAIMS], ns, npts = 0, npts_u = 0, cap = 2;
+        size_t slots[GC__DRA_MAX_POD_CLAIMS], ns, npts_u = 0;
         gc__dra_pod *p = &a->dra_pods[i];
-        int64_t *pts, start = p->base.start, end = p->base.end;
-        double geq[GC__DRA_MAX_POD_CLAIMS], *figs;
+        int64_t start = p->base.start, end = p->base.end;
+        gc__moments m = {a, start, end, NULL, 0, 0};
+        double *figs = NULL;
+        int64_t *pts;
         uint32_t parts = 0, old = p->n_parts;
         int missing = 0, estimate = 0, r = 0, any = 0;
 
         ns = gc__pod_claim_slots(a, p, slots);
-        for (size_t c = 0; c < ns; c++) {
-                /* A claim never seen holds no GPU device cost counts (not allocated yet,
-                 * another driver's, admin access only): it adds nothing. */
-                geq[c] = gc__claim_geq(a, &a->claims[slots[c]], &missing, &estimate);
-                cap += 2 * a->claims[slots[c]].n_holders;
-        }
+        /* A claim never seen holds no GPU device cost counts (not allocated yet, another
+         * driver's, admin access only): it adds nothing. */
+        for (size_t c = 0; c < ns; c++)
+                (void)gc__claim_geq(a, slots[c], start, &missing, &estimate);
         if (missing)
                 gc_diag_add(diag,
                             "pod %s/%s: %d GPU devices of its claims are in no ResourceSlice "
                             "seen (or only in a superseded pool generation); not billed",
                             p->ns, p->base.dims[GC_DIM_POD] ? p->base.dims[GC_DIM_POD] : "",
                             missing);
-        pts = malloc(cap * sizeof(*pts));
-        figs = malloc(cap * sizeof(*figs));
-        if (!pts || !figs) {
-                free(pts);
+        /* The moments the holders of one of its claims, or of a device share, can change. */
+        r = gc__moment_push(&m, start);
+        for (size_t c = 0; c < ns && r >= 0; c++)
+                r = gc__claim_dependents(a, slots[c], gc__moments_of, &m);
+        if (r >= 0)
+                figs = malloc(m.n * sizeof(*figs));
+        if (r < 0 || !figs) {
+                free(m.v);
                 free(figs);
-                return -ENOMEM;
+                return r < 0 ? r : -ENOMEM;
         }
-        /* The moments the number of holders of one of its claims can change. */
-        pts[npts++] = start;
-        for (size_t c = 0; c < ns; c++) {
-                const gc__claim_slot *cl = &a->claims[slots[c]];
-
-                for (size_t h = 0; h < cl->n_holders; h++) {
-                        const gc_usage *u = &a->dra_pods[cl->holders[h]].base;
-
-                        if (u->start > start && u->start < end)
-                                pts[npts++] = u->start;
-                        if (u->end > start && u->end < end)
-                                pts[npts++] = u->end;
-                }
-        }
-        qsort(pts, npts, sizeof(*pts), gc__cmp_i64);
+        pts = m.v;
+        qsort(pts, m.n, sizeof(*pts), gc__cmp_i64);
         /* Each distinct moment starts a piece, unless its figure equals the one before. */
-        for (size_t k = 0; k < npts; k++) {
+        for (size_t k = 0; k < m.n; k++) {
                 double g = p->base.geq;
 
                 if (k > 0 && pts[k] == pts[npts_u - 1])
                         continue;
                 for (size_t c = 0; c < ns; c++) {
                         size_t holding = gc__holding(a, &a->claims[slots[c]], pts[k]);
+                        int ignored = 0;
 
-                        g += geq[c] / (double)(holding ? holding : 1);
+                        g += gc__claim_geq(a, slots[c], pts[k], &ignored, &ignored) /
+                             (double)(holding ? holding : 1);
                 }
                 if (npts_u > 0 && g == figs[npts_u - 1])
                         continue;
@@ -366,6 +603,49 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
         }
         p->n_parts = parts;
         return any;
+}
+
+typedef struct gc__pods {
+        size_t *v;
+        size_t n, cap;
+} gc__pods;
+
+static int gc__pods_add(void *ud, size_t pod)
+{
+        gc__pods *ps = ud;
+        int r = gc_grow((void **)&ps->v, &ps->cap, ps->n, sizeof(*ps->v), 16, 1u << 24);
+
+        if (r == 0)
+                ps->v[ps->n++] = pod;
+        return r;
+}
+
+static int gc__cmp_size(const void *x, const void *y)
+{
+        size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+        return (a > b) - (a < b);
+}
+
+/* Re-puts, once each, the pods of ps and those that depend on the claims slots[0..ns), but
+ * `skip`; frees ps. */
+static int gc__put_dependents(gc_accountant *a, gc__pods *ps, const size_t *slots, size_t ns,
+                              size_t skip, gc_diag *diag)
+{
+        int r = 0;
+
+        for (size_t c = 0; c < ns && r >= 0; c++)
+                r = gc__claim_dependents(a, slots[c], gc__pods_add, ps);
+        if (r >= 0 && ps->n)
+                qsort(ps->v, ps->n, sizeof(*ps->v), gc__cmp_size);
+        for (size_t k = 0; k < ps->n && r >= 0; k++) {
+                if (ps->v[k] == skip || (k > 0 && ps->v[k] == ps->v[k - 1]))
+                        continue;
+                r = gc__dra_put(a, ps->v[k], diag);
+        }
+        free(ps->v);
+        *ps = (gc__pods){NULL, 0, 0};
+        return r < 0 ? r : 0;
 }
 
 /*
@@ -432,7 +712,7 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
         const char *uid, *cur = NULL, *s;
         size_t idx, n, slots[GC__DRA_MAX_POD_CLAIMS], ns;
         gc__dra_pod *p;
-        int r, fresh = 0;
+        int r, q, fresh = 0;
 
         uid = gc_strpool_intern0(a->pool, u->pod_uid);
         if (!uid)
@@ -479,51 +759,48 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
                 if (r != 0)
                         return r;
         }
-        /* Its own pieces, then those of every pod sharing a claim with it. */
+        /* Its own pieces, then those of every pod sharing a claim or a device with it. */
         r = gc__dra_put(a, idx, diag);
         if (r < 0)
                 return r;
         ns = gc__pod_claim_slots(a, &a->dra_pods[idx], slots);
-        for (size_t c = 0; c < ns; c++) {
-                const gc__claim_slot *cl = &a->claims[slots[c]];
-
-                for (size_t h = 0; h < cl->n_holders; h++) {
-                        int q;
-
-                        if (cl->holders[h] == idx)
-                                continue;
-                        q = gc__dra_put(a, cl->holders[h], diag);
-                        if (q < 0)
-                                return q;
-                }
-        }
-        return r;
+        q = gc__put_dependents(a, &(gc__pods){NULL, 0, 0}, slots, ns, idx, diag);
+        return q < 0 ? q : r;
 }
 
 int gc_account_claim(gc_accountant *a, const gc_claim *claim, gc_diag *diag)
 {
+        gc__pods before = {NULL, 0, 0};
         gc__claim_slot *c;
+        gc_claim copy;
         size_t idx;
         int r;
 
-        if (!a || !claim || !claim->name || !claim->devices)
+        if (!a || !claim || !claim->name || !claim->n_devices || !claim->devices)
                 return -EINVAL;
         r = gc__claim_find(a, claim->ns, claim->name, strlen(claim->name), 1, &idx);
+        if (r == 0)
+                r = gc_claim_copy(&copy, claim);
         if (r < 0)
                 return r;
         c = &a->claims[idx];
-        c->claim = *claim;
-        c->claim.devices = gc_strpool_intern0(a->pool, claim->devices);
-        if (!c->claim.devices)
-                return -ENOMEM;
-        c->known = 1;
-        /* Pods that named it before it was seen are priced again. */
-        for (size_t h = 0; h < c->n_holders; h++) {
-                r = gc__dra_put(a, a->claims[idx].holders[h], diag);
-                if (r < 0)
-                        return r;
+        /* The pods that depended on what it held before (sharing a device it leaves)... */
+        if (c->known) {
+                r = gc__claim_dependents(a, idx, gc__pods_add, &before);
+                gc__share_drop_claim(a, idx);
         }
-        return 0;
+        gc_claim_release(&c->claim);
+        c->claim = copy;
+        c->known = 1;
+        if (r >= 0)
+                r = gc__share_add_claim(a, idx);
+        if (r < 0) {
+                free(before.v);
+                return r;
+        }
+        /* ... and on what it holds now: pods that named it before it was seen, and the pods
+         * sharing a device with it, are priced again. */
+        return gc__put_dependents(a, &before, &idx, 1, SIZE_MAX, diag);
 }
 
 int gc_account_dra_device_gone(gc_accountant *a, const char *device_key)
@@ -588,36 +865,47 @@ static int gc__dra_candidate(const gc__dra_pod *p, int64_t before)
         return p->gone && p->base.end != GC_OPEN && p->base.end < before;
 }
 
+typedef struct gc__keep {
+        const gc_accountant *a;
+        unsigned char *keep;
+        const gc_usage *q; /* a kept pod */
+        int changed;
+} gc__keep;
+
+static int gc__keep_overlapping(void *ud, size_t pod)
+{
+        gc__keep *k = ud;
+        const gc_usage *p = &k->a->dra_pods[pod].base;
+
+        if (!k->keep[pod] && p->end > k->q->start && k->q->end > p->start) {
+                k->keep[pod] = 1;
+                k->changed = 1;
+        }
+        return 0;
+}
+
 /*
  * Which pods to keep (keep[i] = 1): every pod that is not a candidate, and every candidate that
- * overlaps, on a shared claim, a pod kept (re-putting the kept pod counts the holders over its
- * interval, so whoever held with it then must stay), to a fixed point.
+ * overlaps a pod kept on a claim they share, or on a shared device whose shares depend on each
+ * other (re-putting the kept pod counts those holders over its interval, so whoever held with it
+ * then must stay), to a fixed point.
  */
 static void gc__dra_keep(const gc_accountant *a, int64_t before, unsigned char *keep)
 {
-        int changed = 1;
+        gc__keep k = {a, keep, NULL, 1};
 
         for (size_t i = 0; i < a->n_dra_pods; i++)
                 keep[i] = !gc__dra_candidate(&a->dra_pods[i], before);
-        while (changed) {
-                changed = 0;
+        while (k.changed) {
+                k.changed = 0;
                 for (size_t c = 0; c < a->n_claims; c++) {
                         const gc__claim_slot *cl = &a->claims[c];
 
                         for (size_t h = 0; h < cl->n_holders; h++) {
-                                const gc_usage *q = &a->dra_pods[cl->holders[h]].base;
-
                                 if (!keep[cl->holders[h]])
                                         continue;
-                                for (size_t o = 0; o < cl->n_holders; o++) {
-                                        const gc_usage *p = &a->dra_pods[cl->holders[o]].base;
-
-                                        if (keep[cl->holders[o]] || p->end <= q->start ||
-                                            q->end <= p->start)
-                                                continue;
-                                        keep[cl->holders[o]] = 1;
-                                        changed = 1;
-                                }
+                                k.q = &a->dra_pods[cl->holders[h]].base;
+                                (void)gc__claim_dependents_of(a, c, 1, gc__keep_overlapping, &k);
                         }
                 }
         }
@@ -632,16 +920,10 @@ static int gc__dra_forget_devices(gc_accountant *a)
 
         memset(&named, 0, sizeof(named));
         for (size_t c = 0; c < a->n_claims && r == 0; c++) {
-                const char *cur = NULL, *s;
-                size_t n;
-
                 if (!a->claims[c].known)
                         continue;
-                while (r == 0 && gc_list_next(a->claims[c].claim.devices, '\n', &cur, &s, &n)) {
-                        const char *key = gc_strpool_intern(a->pool, s, n);
-
-                        r = key ? gc_ptrmap_put(&named, key, 1) : -ENOMEM;
-                }
+                for (size_t d = 0; r == 0 && d < a->claims[c].claim.n_devices; d++)
+                        r = gc_ptrmap_put(&named, a->claims[c].claim.devices[d].key, 1);
         }
         if (r < 0) {
                 gc_ptrmap_free(&named);
@@ -718,6 +1000,7 @@ long gc_account_dra_forget(gc_accountant *a, int64_t before)
                 if (kh == 0 && (cl.gone || !cl.known)) {
                         gc_ptrmap_del(&a->claim_map, cl.key);
                         free(cl.holders);
+                        gc_claim_release(&cl.claim);
                         continue;
                 }
                 a->claims[kc] = cl;
@@ -728,6 +1011,8 @@ long gc_account_dra_forget(gc_accountant *a, int64_t before)
         a->n_claims = kc;
         free(keep);
         free(to);
+        if (r == 0)
+                r = gc__share_rebuild(a);
         if (r == 0)
                 r = gc__dra_forget_devices(a);
         return r < 0 ? r : dropped;

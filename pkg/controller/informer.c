@@ -466,8 +466,10 @@ static int ctl__on_claim(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
         if (r == 0 && gc_ptrmap_get(&c->named_map[CTL_N_CLAIMS], key, &idx) < 0)
                 return 0;
         e = ctl__named(c, CTL_N_CLAIMS, key, &is_new);
-        if (!e)
+        if (!e) {
+                gc_claim_release(&cl);
                 return -ENOMEM;
+        }
         e->gen = c->gen[CTL_CLAIMS];
         if (is_new) {
                 e->a = gc_strpool_intern0(c->pool, gc_kube_meta(obj, "namespace"));
@@ -475,6 +477,7 @@ static int ctl__on_claim(ctl *c, gc_kube_event ev, const cJSON *obj, int64_t now
         }
         if (r == 1) {
                 r = gc_account_claim(c->acct, &cl, &c->diag);
+                gc_claim_release(&cl);
                 if (r < 0)
                         return r;
                 c->changes++;

@@ -192,6 +192,104 @@ static int gc__memory_slices(const gc__dev_attrs *d)
         return n;
 }
 
+/* A capacity's name without the driver's domain ("gpu.nvidia.com/memory" -> "memory"). */
+static const char *gc__cap_name(const char *name, const char *driver)
+{
+        size_t n = strlen(driver);
+
+        if (strncmp(name, driver, n) == 0 && name[n] == '/')
+                return name + n + 1;
+        return name;
+}
+
+/*
+ * A quantity of capacity: a string ("80Gi", "4") in v1, v1beta2 and v1beta1, in units (bytes,
+ * shares). -EINVAL when it is not a non-negative quantity.
+ */
+static int gc__cap_quantity(const cJSON *q, const char *path, double *ret, char *err, size_t errlen)
+{
+        int64_t milli;
+
+        if (!cJSON_IsString(q) || !q->valuestring || strlen(q->valuestring) > 64 ||
+            gc_quantity_parse(q->valuestring, &milli) < 0 || milli < 0)
+                return GC__FAIL(err, errlen, -EINVAL, "%s: not a non-negative quantity", path);
+        *ret = (double)milli / 1000.0;
+        return 0;
+}
+
+/*
+ * A shared device's capacities (allowMultipleAllocations: every capacity is consumable): those
+ * with a requestPolicy first, then the rest, each in document order (the API server writes a
+ * map's keys sorted), at most GC_DRA_MAX_CAPS, with a value above zero.
+ */
+static int gc__shared_caps(const gc__dev_attrs *d, const gc_model_opts *o, const char *path,
+                           gc_dra_device *dv, char *err, size_t errlen)
+{
+        for (int pass = 0; pass < 2; pass++) {
+                for (const cJSON *c = d->cap ? d->cap->child : NULL; c; c = c->next) {
+                        const cJSON *v = cJSON_IsObject(c)
+                                             ? cJSON_GetObjectItemCaseSensitive(c, "value")
+                                             : c; /* an early v1beta1: the quantity itself */
+                        const int policy =
+                            cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "requestPolicy"));
+                        char cpath[GC__LABEL_KEY_MAX + 64];
+                        double value;
+                        int r;
+
+                        if (!c->string || policy != (pass == 0))
+                                continue;
+                        if (strnlen(c->string, GC__LABEL_KEY_MAX + 1) > GC__LABEL_KEY_MAX ||
+                            !gc__printable(c->string, 0))
+                                return GC__FAIL(err, errlen, -EINVAL, "%s.capacity: a bad name",
+                                                path);
+                        snprintf(cpath, sizeof(cpath), "%s.capacity[%s].value", path, c->string);
+                        r = gc__cap_quantity(v, cpath, &value, err, errlen);
+                        if (r < 0)
+                                return r;
+                        if (value <= 0 || dv->n_caps >= GC_DRA_MAX_CAPS)
+                                continue;
+                        r = gc__intern(o->pool, gc__cap_name(c->string, d->driver),
+                                       &dv->caps[dv->n_caps].name, err, errlen);
+                        if (r < 0)
+                                return r;
+                        dv->caps[dv->n_caps++].value = value;
+                }
+        }
+        return 0;
+}
+
+/*
+ * A partitionable device (KEP-4815: dynamic MIG) consumes counters of a counter set the pool
+ * publishes, one per physical GPU: its GPU is "<driver>/<pool>/<counterSet>" of the first
+ * entry, so the GPU and every partition that could be carved from it count once. *ret NULL
+ * when it consumes none.
+ */
+static int gc__counter_set(const cJSON *dev, gc_strpool *pool, const char *driver,
+                           const char *pool_name, const char *path, const char **ret, char *err,
+                           size_t errlen)
+{
+        const cJSON *cc = NULL;
+        const char *set = NULL;
+        char key[3 * (GC__NAME_MAX + 1) + 1], cpath[96];
+        int r;
+
+        *ret = NULL;
+        r = gc__opt_arr(dev, "consumesCounters", 8, path, &cc, err, errlen);
+        if (r < 0 || !cc || !cc->child)
+                return r;
+        if (!cJSON_IsObject(cc->child))
+                return GC__FAIL(err, errlen, -EINVAL, "%s.consumesCounters[0]: not an object",
+                                path);
+        snprintf(cpath, sizeof(cpath), "%s.consumesCounters[0]", path);
+        r = gc__opt_str(cc->child, "counterSet", GC__LABEL_VALUE_MAX, 0, cpath, &set, err, errlen);
+        if (r == 0 && !gc__name_ok(set, GC__LABEL_VALUE_MAX))
+                r = GC__FAIL(err, errlen, -EINVAL, "%s.counterSet: not a name", cpath);
+        if (r < 0)
+                return r;
+        snprintf(key, sizeof(key), "%s/%s/%s", driver, pool_name, set);
+        return gc__intern(pool, key, ret, err, errlen);
+}
+
 /* "gpu-3" of "gpu-3-mig-9-4-2": the parent's name in NVIDIA's MIG device names. */
 static size_t gc__mig_parent_name(const char *dev)
 {
@@ -387,6 +485,19 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                 dv.node = node;
                 dv.generation = generation;
                 r = gc__intern(o->pool, s_name, &dv.name, err, errlen);
+                if (r == 0 && dv.kind != GC_DRA_CONFIGURED) {
+                        const char *set;
+
+                        r = gc__counter_set(basic ? basic : c, o->pool, driver, pool_name, path,
+                                            &set, err, errlen);
+                        if (r == 0 && set)
+                                dv.gpu = set;
+                }
+                if (r == 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+                                  basic ? basic : c, "allowMultipleAllocations"))) {
+                        dv.shared = 1;
+                        r = gc__shared_caps(&d, o, path, &dv, err, errlen);
+                }
                 if (r < 0)
                         goto fail;
                 r = gc_grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v), 64,
@@ -435,16 +546,50 @@ static int gc__request_admin(const cJSON *requests, const char *result_request)
         return 0;
 }
 
+/* One result's consumedCapacity into used (at most GC_CLAIM_MAX_USED); returns how many. */
+static int gc__consumed(const cJSON *res, const char *driver, gc_strpool *pool, const char *path,
+                        gc_dra_amount *used, char *err, size_t errlen)
+{
+        const cJSON *cc = NULL;
+        int r, n = 0;
+
+        r = gc__opt_obj(res, "consumedCapacity", path, &cc, err, errlen);
+        if (r < 0 || !cc)
+                return r;
+        if (cJSON_GetArraySize(cc) > GC_CLAIM_MAX_USED)
+                return GC__FAIL(err, errlen, -E2BIG, "%s.consumedCapacity: more than %d entries",
+                                path, GC_CLAIM_MAX_USED);
+        for (const cJSON *c = cc->child; c; c = c->next) {
+                char cpath[GC__LABEL_KEY_MAX + 96];
+
+                if (!c->string || strnlen(c->string, GC__LABEL_KEY_MAX + 1) > GC__LABEL_KEY_MAX ||
+                    !gc__printable(c->string, 0))
+                        return GC__FAIL(err, errlen, -EINVAL, "%s.consumedCapacity: a bad name",
+                                        path);
+                snprintf(cpath, sizeof(cpath), "%s.consumedCapacity[%s]", path, c->string);
+                r = gc__cap_quantity(c, cpath, &used[n].value, err, errlen);
+                if (r == 0)
+                        r = gc__intern(pool, gc__cap_name(c->string, driver), &used[n].name, err,
+                                       errlen);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        return n;
+}
+
 int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, char *err,
                        size_t errlen)
 {
         const cJSON *spec = NULL, *sdev = NULL, *requests = NULL, *status = NULL;
         const cJSON *alloc = NULL, *adev = NULL, *results = NULL, *reserved = NULL;
         const char *s_ext = NULL;
+        gc_claim_device devs[GC_CLAIM_MAX_RESULTS];
+        gc_dra_amount used[GC_CLAIM_MAX_RESULTS][GC_CLAIM_MAX_USED];
+        size_t n_used = 0;
         gc__interns in;
         gc__meta m;
         gc_claim cl;
-        gc_buf keys;
         int r, i = 0;
 
         r = gc__opts_ok(obj, o, ret, err, errlen);
@@ -470,17 +615,15 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
         if (r < 0)
                 return r;
 
-        gc_buf_init(&keys, (size_t)GC_CLAIM_MAX_RESULTS * (3 * (GC__NAME_MAX + 1) + 1));
         for (const cJSON *c = results->child; c; c = c->next, i++) {
-                const char *drv = NULL, *pl = NULL, *dev = NULL, *req = NULL;
+                const char *drv = NULL, *pl = NULL, *dev = NULL, *req = NULL, *share = NULL;
+                gc_claim_device *d = &devs[cl.n_devices];
                 char path[64];
                 int known;
 
                 snprintf(path, sizeof(path), "status.allocation.devices.results[%d]", i);
-                if (!cJSON_IsObject(c)) {
-                        r = GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
-                        goto done;
-                }
+                if (!cJSON_IsObject(c))
+                        return GC__FAIL(err, errlen, -EINVAL, "%s: not an object", path);
                 r = gc__opt_str(c, "driver", GC__NAME_MAX, 0, path, &drv, err, errlen);
                 if (r == 0)
                         r = gc__opt_str(c, "pool", GC__NAME_MAX, 0, path, &pl, err, errlen);
@@ -490,12 +633,14 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
                 if (r == 0)
                         r = gc__opt_str(c, "request", 2 * GC__LABEL_VALUE_MAX + 1, 0, path, &req,
                                         err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(c, "shareID", GC__UID_MAX, 0, path, &share, err, errlen);
                 if (r == 0 && (!gc__name_ok(drv, GC__NAME_MAX) || !gc__name_ok(pl, GC__NAME_MAX) ||
                                !gc__name_ok(dev, GC__LABEL_VALUE_MAX)))
                         r = GC__FAIL(err, errlen, -EINVAL,
                                      "%s: driver, pool and device are required names", path);
                 if (r < 0)
-                        goto done;
+                        return r;
                 (void)gc__rule(o, drv, NULL, &known);
                 if (!known)
                         continue;
@@ -503,20 +648,21 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
                 if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "adminAccess")) ||
                     (req && gc__request_admin(requests, req)))
                         continue;
-                if (keys.len)
-                        r = gc_buf_puts(&keys, "\n");
+                memset(d, 0, sizeof(*d));
+                d->key = gc_dra_device_key(o->pool, drv, pl, dev);
+                if (!d->key)
+                        return GC__FAIL(err, errlen, -ENOMEM, "out of memory");
+                r = gc__intern(o->pool, share && *share ? share : NULL, &d->share_id, err, errlen);
                 if (r == 0)
-                        r = gc_buf_printf(&keys, "%s/%s/%s", drv, pl, dev);
-                if (r < 0) {
-                        r = GC__FAIL(err, errlen, -ENOMEM, "out of memory");
-                        goto done;
-                }
+                        r = gc__consumed(c, drv, o->pool, path, used[cl.n_devices], err, errlen);
+                if (r < 0)
+                        return r;
+                d->n_used = (uint8_t)r;
+                n_used += (size_t)r;
                 cl.n_devices++;
         }
-        if (cl.n_devices == 0) {
-                r = 0;
-                goto done;
-        }
+        if (cl.n_devices == 0)
+                return 0;
 
         r = gc__meta_read(obj,
                           GC__META_NS | GC__META_UID | GC__META_CREATED | GC__META_DELETING |
@@ -529,31 +675,78 @@ int gc_claim_from_json(const cJSON *obj, const gc_model_opts *o, gc_claim *ret, 
                 r = gc__opt_arr(status, "reservedFor", GC__MAX_RESERVED, "status", &reserved, err,
                                 errlen);
         if (r < 0)
-                goto done;
+                return r;
         in = (gc__interns){o->pool, 0};
         cl.name = gc__intern_put(&in, m.name);
         cl.ns = gc__intern_put(&in, m.ns);
         cl.uid = gc__intern_put(&in, m.uid);
-        cl.devices = gc__intern_put(&in, keys.data);
         r = gc__intern_end(&in, err, errlen);
         if (r < 0)
-                goto done;
+                return r;
+        /* One block: the devices, then what each consumed. */
+        cl.devices = malloc(cl.n_devices * sizeof(*cl.devices) + n_used * sizeof(gc_dra_amount));
+        if (!cl.devices)
+                return GC__FAIL(err, errlen, -ENOMEM, "out of memory");
+        {
+                gc_dra_amount *to = (gc_dra_amount *)(cl.devices + cl.n_devices);
+
+                for (size_t k = 0; k < cl.n_devices; k++) {
+                        cl.devices[k] = devs[k];
+                        memcpy(to, used[k], devs[k].n_used * sizeof(*to));
+                        cl.devices[k].used = devs[k].n_used ? to : NULL;
+                        to += devs[k].n_used;
+                }
+        }
         cl.created_at = m.created_at;
         cl.deleting_at = m.deleting_at;
         cl.n_reserved = (uint16_t)cJSON_GetArraySize(reserved);
         if (s_ext && strcmp(s_ext, "true") == 0)
                 cl.flags |= GC_CLAIM_F_EXTENDED;
         *ret = cl;
-        r = 1;
-done:
-        gc_buf_free(&keys);
-        return r;
+        return 1;
+}
+
+void gc_claim_release(gc_claim *cl)
+{
+        if (!cl)
+                return;
+        free(cl->devices);
+        memset(cl, 0, sizeof(*cl));
+}
+
+int gc_claim_copy(gc_claim *dst, const gc_claim *src)
+{
+        size_t n_used = 0;
+        gc_dra_amount *to;
+
+        for (size_t k = 0; k < src->n_devices; k++)
+                n_used += src->devices[k].n_used;
+        *dst = *src;
+        dst->devices = NULL;
+        if (!src->n_devices)
+                return 0;
+        dst->devices = malloc(src->n_devices * sizeof(*dst->devices) + n_used * sizeof(*to));
+        if (!dst->devices) {
+                memset(dst, 0, sizeof(*dst));
+                return -ENOMEM;
+        }
+        to = (gc_dra_amount *)(dst->devices + src->n_devices);
+        for (size_t k = 0; k < src->n_devices; k++) {
+                dst->devices[k] = src->devices[k];
+                if (src->devices[k].n_used)
+                        memcpy(to, src->devices[k].used, src->devices[k].n_used * sizeof(*to));
+                dst->devices[k].used = src->devices[k].n_used ? to : NULL;
+                to += src->devices[k].n_used;
+        }
+        return 0;
 }
 
 void gc_claim_vec_free(gc_claim_vec *v)
 {
         if (!v)
                 return;
+        for (size_t i = 0; i < v->n; i++)
+                gc_claim_release(&v->v[i]);
         free(v->v);
         v->v = NULL;
         v->n = v->cap = 0;

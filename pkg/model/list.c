@@ -467,6 +467,7 @@ static int gc__claim_decode(const cJSON *obj, const gc_model_opts *o, void *out,
         r = gc_grow((void **)&v->v, &v->cap, v->n, sizeof(*v->v), 64,
                     v->limit ? v->limit : GC_VEC_DEFAULT_LIMIT);
         if (r < 0) {
+                gc_claim_release(&cl);
                 *ret_fatal = 1;
                 return GC__FAIL(err, errlen, r, "%s",
                                 r == -E2BIG ? "more claims than the limit" : "out of memory");
@@ -482,7 +483,10 @@ static size_t gc__claim_count(const void *out)
 
 static void gc__claim_truncate(void *out, size_t n)
 {
-        ((gc_claim_vec *)out)->n = n;
+        gc_claim_vec *v = out;
+
+        while (v->n > n)
+                gc_claim_release(&v->v[--v->n]);
 }
 
 static int gc__class_decode(const cJSON *obj, const gc_model_opts *o, void *out, int *ret_fatal,

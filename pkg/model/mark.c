@@ -8,8 +8,9 @@
 _Static_assert(sizeof(gc_pod) == 256, "gc_pod changed: mark its strings in gc_pod_mark");
 _Static_assert(sizeof(gc_node) == 400, "gc_node changed: mark its strings in gc_node_mark");
 _Static_assert(sizeof(gc_namespace) == 56, "gc_namespace changed: update gc_namespace_mark");
-_Static_assert(sizeof(gc_dra_device) == 80, "gc_dra_device changed: update gc_dra_device_mark");
+_Static_assert(sizeof(gc_dra_device) == 144, "gc_dra_device changed: update gc_dra_device_mark");
 _Static_assert(sizeof(gc_claim) == 56, "gc_claim changed: mark its strings in gc_claim_mark");
+_Static_assert(sizeof(gc_claim_device) == 32, "gc_claim_device changed: update gc_claim_mark");
 
 void gc_pod_mark(const gc_pod *pod, gc_strpool *p)
 {
@@ -67,6 +68,8 @@ void gc_dra_device_mark(const gc_dra_device *d, gc_strpool *p)
 
         for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
                 gc_strpool_mark(p, s[i]);
+        for (size_t i = 0; i < d->n_caps && i < GC_DRA_MAX_CAPS; i++)
+                gc_strpool_mark(p, d->caps[i].name);
 }
 
 void gc_claim_mark(const gc_claim *cl, gc_strpool *p)
@@ -74,5 +77,10 @@ void gc_claim_mark(const gc_claim *cl, gc_strpool *p)
         gc_strpool_mark(p, cl->uid);
         gc_strpool_mark(p, cl->ns);
         gc_strpool_mark(p, cl->name);
-        gc_strpool_mark(p, cl->devices);
+        for (size_t i = 0; i < cl->n_devices; i++) {
+                gc_strpool_mark(p, cl->devices[i].key);
+                gc_strpool_mark(p, cl->devices[i].share_id);
+                for (size_t k = 0; k < cl->devices[i].n_used; k++)
+                        gc_strpool_mark(p, cl->devices[i].used[k].name);
+        }
 }

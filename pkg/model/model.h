@@ -187,6 +187,15 @@ typedef enum gc_dra_kind {
         GC_DRA_CONFIGURED, /* a configured driver's device */
 } gc_dra_kind;
 
+/* An amount of a device's capacity: the device's own (DeviceCapacity.value) or what one
+ * allocation consumed of it (consumedCapacity), in the capacity's unit (bytes, shares...). */
+typedef struct gc_dra_amount {
+        const char *name; /* the capacity's name without the driver's domain, interned */
+        double value;
+} gc_dra_amount;
+
+#define GC_DRA_MAX_CAPS 4 /* capacities of a shared device its holders' shares are taken over */
+
 /* One GPU device a ResourceSlice publishes; every string interned. */
 typedef struct gc_dra_device {
         const char *driver; /* driver, pool and name: the key a claim's results give */
@@ -194,13 +203,21 @@ typedef struct gc_dra_device {
         const char *name;
         const char *node;    /* spec.nodeName; NULL when the slice is not one node's */
         const char *model;   /* GFD form ("NVIDIA-H100-80GB-HBM3"); NULL when unknown */
-        const char *gpu;     /* the physical GPU: its UUID, the parent's for MIG, or
-                                "<node>/gpu-<minor>" without one; NULL for configured devices */
+        const char *gpu;     /* the physical GPU: the pool's counter set it consumes
+                                ("<driver>/<pool>/<counterSet>", partitionable devices), else its
+                                UUID, the parent's for MIG, or "<node>/gpu-<minor>" without one;
+                                NULL for configured devices */
         const char *profile; /* MIG profile ("1g.10gb"); NULL otherwise */
         int64_t generation;  /* spec.pool.generation: only a pool's newest counts */
-        double geq;          /* GPU-equivalents of holding it */
-        uint8_t kind;        /* gc_dra_kind */
-        uint8_t estimate;    /* the share rests on the documented fallback rule */
+        double geq;          /* GPU-equivalents of holding it (whole, for a shared device) */
+        /* A shared device (allowMultipleAllocations: consumable capacity, KEP-5075): its
+         * capacities (those with a requestPolicy first, then by name; at most GC_DRA_MAX_CAPS),
+         * over which each allocation's share is taken (docs/dra.md, "Shared devices"). */
+        gc_dra_amount caps[GC_DRA_MAX_CAPS];
+        uint8_t n_caps;
+        uint8_t shared;   /* allowMultipleAllocations: true */
+        uint8_t kind;     /* gc_dra_kind */
+        uint8_t estimate; /* the share rests on the documented fallback rule */
 } gc_dra_device;
 
 #define GC_CLAIM_MAX_RESULTS 32 /* resource.k8s.io: AllocationResultsMaxSize */
@@ -209,20 +226,35 @@ enum {
         GC_CLAIM_F_EXTENDED = 1u << 0, /* made for an extended resource (nvidia.com/gpu) */
 };
 
+#define GC_CLAIM_MAX_USED 32 /* consumedCapacity entries of one result (v1: 32 capacities) */
+
+/* One GPU device a claim's allocation holds (status.allocation.devices.results[]). */
+typedef struct gc_claim_device {
+        const char *key;           /* gc_dra_device_key(): "<driver>/<pool>/<device>", interned */
+        const char *share_id;      /* shareID, interned: one share of a shared device; else NULL */
+        const gc_dra_amount *used; /* its consumedCapacity (n_used entries), in the claim's block */
+        uint8_t n_used;
+} gc_claim_device;
+
 typedef struct gc_claim {
         const char *uid;
         const char *ns;
         const char *name;
-        /* The GPU devices its allocation holds, each "<driver>/<pool>/<device>" (the key of
-         * gc_dra_device_key()), '\n'-separated, interned; adminAccess results are left out:
-         * they cost nothing. */
-        const char *devices;
+        /* The GPU devices its allocation holds (n_devices), with what each consumed, in one
+         * allocation the claim owns (gc_claim_release(), gc_claim_copy()); adminAccess results
+         * are left out: they cost nothing. */
+        gc_claim_device *devices;
         uint8_t n_devices;
         uint16_t n_reserved; /* status.reservedFor entries when decoded */
         uint32_t flags;      /* GC_CLAIM_F_* */
         int64_t created_at;
         int64_t deleting_at;
 } gc_claim;
+
+/* Frees what the claim owns and zeroes it; accepts a zeroed claim. */
+void gc_claim_release(gc_claim *cl);
+/* A copy of src owning its own block (strings stay the pool's): 0, or -ENOMEM with *dst zeroed. */
+int gc_claim_copy(gc_claim *dst, const gc_claim *src);
 
 /*
  * A DeviceClass, as far as cost and advice need it: which driver and NVIDIA device type its CEL
@@ -362,7 +394,7 @@ const char *gc_dra_device_key(gc_strpool *pool, const char *driver, const char *
                               const char *device);
 
 /*
- * The next entry of a separated list (gc_pod.claims: ' ', gc_claim.devices: '\n'): *cursor
+ * The next entry of a separated list (gc_pod.claims: ' '): *cursor
  * starts NULL; returns 1 with the entry's bytes (not NUL-terminated), 0 at the end.
  */
 int gc_list_next(const char *list, char sep, const char **cursor, const char **ret_s,

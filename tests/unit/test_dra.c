@@ -391,13 +391,16 @@ START_TEST(claim_shapes)
         ck_assert_str_eq(e.claims.v[0].name, "c1");
         ck_assert_str_eq(e.claims.v[0].ns, "ml");
         ck_assert_str_eq(e.claims.v[0].uid, "u1");
-        ck_assert_str_eq(e.claims.v[0].devices, "gpu.nvidia.com/n1/gpu-0\ngpu.nvidia.com/n1/gpu-1");
+        ck_assert_str_eq(e.claims.v[0].devices[0].key, "gpu.nvidia.com/n1/gpu-0");
+        ck_assert_str_eq(e.claims.v[0].devices[1].key, "gpu.nvidia.com/n1/gpu-1");
+        ck_assert_ptr_null(e.claims.v[0].devices[0].share_id);
         ck_assert_int_eq(e.claims.v[0].n_devices, 2);
         ck_assert_int_eq(e.claims.v[0].n_reserved, 2);
         ck_assert_int_eq(e.claims.v[0].created_at, T0);
         ck_assert_str_eq(e.claims.v[1].name, "c5");
         ck_assert_uint_eq(e.claims.v[1].flags & GC_CLAIM_F_EXTENDED, GC_CLAIM_F_EXTENDED);
-        ck_assert_str_eq(e.claims.v[1].devices, "gpu.nvidia.com/n2/gpu-0-mig-9-4-4");
+        ck_assert_int_eq(e.claims.v[1].n_devices, 1);
+        ck_assert_str_eq(e.claims.v[1].devices[0].key, "gpu.nvidia.com/n2/gpu-0-mig-9-4-4");
         ck_assert_uint_eq(e.diag.n_total, 0);
         env_done(&e);
 }
@@ -1012,6 +1015,348 @@ START_TEST(device_classes)
 }
 END_TEST
 
+/* ---- shared devices: consumable capacity (KEP-5075) --------------------------------------- */
+
+/*
+ * NVIDIA's driver v0.5.0 publishes a shareable GPU (cmd/gpu-kubelet-plugin/consumable_shares.go)
+ * as a whole-GPU device with allowMultipleAllocations and its memory consumable: in memory mode
+ * default the whole device, range 1Mi..max, step 1Mi; in "N shares" mode memory default 0 with a
+ * shares capacity of N (default 1, range 1..N, step 1). 80Gi here, so shares come out round.
+ */
+#define SHARED_MEM_DEV(minor, uuid)                                                                \
+        "{'name':'gpu-" minor "','allowMultipleAllocations':true,'attributes':{'type':{'string':"  \
+        "'gpu'},'uuid':{'string':'" uuid "'}," COMMON_ATTRS(                                       \
+            "NVIDIA H100 80GB HBM3", "Hopper") "},'capacity':{'memory':{'value':'80Gi','"          \
+                                               "requestPolicy':{'default':'80Gi','validRange':{"   \
+                                               "'min':'1Mi','max':'80Gi','step':'1Mi'}}}}}"
+#define SHARED_SHARES_DEV(minor, uuid, n)                                                          \
+        "{'name':'gpu-" minor "','allowMultipleAllocations':true,'attributes':{'type':{'string':"  \
+        "'gpu'},'uuid':{'string':'" uuid                                                           \
+        "'}," COMMON_ATTRS("NVIDIA H100 80GB HBM3",                                                \
+                           "Hopper") "},'capacity':{'memory':{'value':'80Gi','requestPolicy':{'"   \
+                                     "default':'0','validRange':{"                                 \
+                                     "'min':'0','max':'80Gi'}}},'shares':{'value':'" n             \
+                                     "','requestPolicy':{'default':'1',"                           \
+                                     "'validRange':{'min':'1','max':'" n "','step':'1'}}}}}"
+/* An allocation result on n1 as the 1.37 kube-scheduler writes it for a shared device. */
+#define SHARE_RESULT(dev, id, used)                                                                \
+        "{'request':'g','driver':'gpu.nvidia.com','pool':'n1','device':'" dev "','shareID':'" id   \
+        "','consumedCapacity':{" used "}}"
+#define SHARE_CLAIM(name, results)                                                                 \
+        "{'metadata':{'name':'" name "','namespace':'ml'},'status':{'allocation':{'devices':{"     \
+        "'results':[" results "]}}}}"
+
+START_TEST(shared_device_shapes)
+{
+        env e;
+        const gc_dra_device *d;
+
+        env_init(&e);
+        ck_assert_int_eq(slices(&e, "{'kind':'List','items':[" SLICE(
+                                        "v1", "n1", "1",
+                                        SHARED_MEM_DEV("0", "GPU-m") "," SHARED_SHARES_DEV(
+                                            "1", "GPU-s", "4") "," GPU_DEV("2", "GPU-w",
+                                                                           "NVIDIA H100 80GB "
+                                                                           "HBM3")) "]}"),
+                         0);
+        d = dev(&e, "gpu-0");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_int_eq(d->shared, 1);
+        ck_assert_int_eq(d->n_caps, 1);
+        ck_assert_str_eq(d->caps[0].name, "memory");
+        ck_assert_double_eq(d->caps[0].value, 80.0 * 1024 * 1024 * 1024);
+        ck_assert_double_eq(d->geq, 1.0);
+        d = dev(&e, "gpu-1");
+        ck_assert_int_eq(d->shared, 1);
+        ck_assert_int_eq(d->n_caps, 2);
+        ck_assert_str_eq(d->caps[0].name, "memory");
+        ck_assert_str_eq(d->caps[1].name, "shares");
+        ck_assert_double_eq(d->caps[1].value, 4.0);
+        d = dev(&e, "gpu-2");
+        ck_assert_int_eq(d->shared, 0);
+        ck_assert_int_eq(d->n_caps, 0);
+
+        ck_assert_int_eq(
+            claims(&e, "{'kind':'List','items':[" SHARE_CLAIM(
+                           "c1", SHARE_RESULT("gpu-0", "7e5a0b3c-1d2e-4f60-8a9b-0c1d2e3f4a5b",
+                                              "'gpu.nvidia.com/memory':'20Gi'")) "]}"),
+            0);
+        ck_assert_uint_eq(e.claims.n, 1);
+        ck_assert_str_eq(e.claims.v[0].devices[0].key, "gpu.nvidia.com/n1/gpu-0");
+        ck_assert_str_eq(e.claims.v[0].devices[0].share_id, "7e5a0b3c-1d2e-4f60-8a9b-0c1d2e3f4a5b");
+        ck_assert_int_eq(e.claims.v[0].devices[0].n_used, 1);
+        ck_assert_str_eq(e.claims.v[0].devices[0].used[0].name, "memory");
+        ck_assert_double_eq(e.claims.v[0].devices[0].used[0].value, 20.0 * 1024 * 1024 * 1024);
+        ck_assert_uint_eq(e.diag.n_total, 0);
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(bad_shared_shapes_name_the_field)
+{
+        env e;
+
+        env_init(&e);
+        /* A capacity that is no quantity refuses its slice, naming it. */
+        ck_assert_int_eq(slices(&e, SLICE("v1", "n1", "1",
+                                          "{'name':'gpu-0','allowMultipleAllocations':true,"
+                                          "'attributes':{'type':{'string':'gpu'}},'capacity':{"
+                                          "'memory':{'value':'lots'}}}")),
+                         0);
+        ck_assert_uint_eq(e.devs.n, 0);
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[0], "spec.devices[0].capacity[memory].value"));
+        /* A consumed amount that is negative, and a bad counter set, likewise. */
+        ck_assert_int_eq(claims(&e, "{'kind':'List','items':[" SHARE_CLAIM(
+                                        "c1", SHARE_RESULT("gpu-0", "x", "'memory':'-1Gi'")) "]}"),
+                         0);
+        ck_assert_uint_eq(e.claims.n, 0);
+        ck_assert_ptr_nonnull(strstr(e.diag.msgs[1], "consumedCapacity[memory]"));
+        ck_assert_int_eq(slices(&e, SLICE("v1", "n1", "1",
+                                          "{'name':'gpu-0','attributes':{'type':{'string':"
+                                          "'gpu'}},'consumesCounters':[{'counterSet':'a b'}]}")),
+                         0);
+        ck_assert_uint_eq(e.devs.n, 0);
+        ck_assert_ptr_nonnull(
+            strstr(e.diag.msgs[2], "spec.devices[0].consumesCounters[0].counterSet"));
+        env_done(&e);
+}
+END_TEST
+
+/* The window [T0, T0 + 2 h): what pod `name` held, in GPU-seconds. */
+static double held(acct *x, const char *name)
+{
+        gc_cost_summary s;
+        const gc_cost_row *r;
+        double v;
+
+        query(x, T0, T0 + 2 * H, GC_DIM_POD, &s);
+        r = row(&s, name, GC_DIM_POD);
+        v = r ? r->gpu_seconds : 0;
+        gc_cost_summary_free(&s);
+        return v;
+}
+
+START_TEST(shared_device_split_by_what_each_took)
+{
+        acct x;
+        gc_cost_summary s;
+        gc_pod p[4];
+
+        /* The issue's case: a memory-mode H100 (20Gi and 40Gi of 80Gi) and a 4-shares H100
+         * (1 and 2 shares) held for two hours: 0.25 + 0.5 + 0.25 + 0.5 = 1.5 GPUs, 3.0
+         * GPU-hours, not 8; the other 0.5 of the two GPUs is idle. */
+        acct_init(
+            &x,
+            SLICE("v1", "n1", "1",
+                  SHARED_MEM_DEV("0", "GPU-m") "," SHARED_SHARES_DEV("1", "GPU-s", "4")),
+            "{'kind':'List','items':[" SHARE_CLAIM("m20", SHARE_RESULT("gpu-0", "s1", "'memory':'20Gi'")) "," SHARE_CLAIM(
+                "m40", SHARE_RESULT(
+                           "gpu-0", "s2",
+                           "'memor"
+                           "y':'"
+                           "40Gi'")) "," SHARE_CLAIM("s1", SHARE_RESULT("gpu-1", "s3",
+                                                                        "'memory':'0','shares':'"
+                                                                        "1'")) "," SHARE_CLAIM("s2",
+                                                                                               SHARE_RESULT(
+                                                                                                   "gpu-1",
+                                                                                                   "s4",
+                                                                                                   "'memory':'0','shares':'2'")) "]}",
+            NODE_N1);
+        p[0] = claim_pod(&x, "p20", "m20", T0, T0 + 2 * H);
+        p[1] = claim_pod(&x, "p40", "m40", T0, T0 + 2 * H);
+        p[2] = claim_pod(&x, "ps1", "s1", T0, T0 + 2 * H);
+        p[3] = claim_pod(&x, "ps2", "s2", T0, T0 + 2 * H);
+        for (int i = 0; i < 4; i++)
+                ck_assert_int_eq(gc_account_pod(x.a, &p[i], &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "p20"), 0.25 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "p40"), 0.5 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "ps1"), 0.25 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "ps2"), 0.5 * 2 * H, 1e-6);
+        query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(s.total.gpu_seconds, 3.0 * H, 1e-6);
+        /* Two physical GPUs, each once; what the holders leave is idle. */
+        ck_assert_double_eq_tol(s.capacity.gpu_seconds, 4.0 * H, 1e-6);
+        ck_assert_double_eq_tol(s.idle.gpu_seconds, 1.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(shared_device_scaled_and_unlimited)
+{
+        acct x;
+        gc_pod p[5];
+
+        /* A device with memory and cores (as HAMi-DRA publishes one): a took 80% of the memory
+         * and 10% of the cores, b 10% and 80%: each takes 0.8, together 1.6, scaled to 0.5
+         * each. On an "unlimited" device (memory default 0): c took a quarter, d and e nothing
+         * and share the other three quarters while they hold it; e comes at 1 h. */
+        acct_init(
+            &x,
+            SLICE("v1", "n1", "1",
+                  "{'name':'gpu-0','allowMultipleAllocations':true,'attributes':{'type':{"
+                  "'string':'gpu'},'uuid':{'string':'GPU-h'}},'capacity':{'cores':{'value':'100',"
+                  "'requestPolicy':{'default':'0','validRange':{'min':'0','max':'100'}}},"
+                  "'memory':{'value':'100Gi','requestPolicy':{'default':'0','validRange':{"
+                  "'min':'0','max':'100Gi'}}}}},"
+                  "{'name':'gpu-1','allowMultipleAllocations':true,'attributes':{'type':{"
+                  "'string':'gpu'},'uuid':{'string':'GPU-u'}},'capacity':{'memory':{'value':"
+                  "'80Gi','requestPolicy':{'default':'0','validRange':{'min':'0','max':'80Gi'"
+                  "}}}}}"),
+            "{'kind':'List','items':[" SHARE_CLAIM("ca", SHARE_RESULT("gpu-0", "1", "'cores':'10','memory':'80Gi'")) "," SHARE_CLAIM("cb", SHARE_RESULT("gpu-0", "2", "'cores':'80','memory':'10Gi'")) "," SHARE_CLAIM(
+                "cc",
+                SHARE_RESULT(
+                    "gpu-1", "3",
+                    "'memory':'20Gi'")) "," SHARE_CLAIM("cd",
+                                                        SHARE_RESULT(
+                                                            "gpu-1", "4",
+                                                            "'memory':'0'")) "," SHARE_CLAIM("ce",
+                                                                                             SHARE_RESULT(
+                                                                                                 "g"
+                                                                                                 "p"
+                                                                                                 "u"
+                                                                                                 "-"
+                                                                                                 "1",
+                                                                                                 "5",
+                                                                                                 "'"
+                                                                                                 "m"
+                                                                                                 "e"
+                                                                                                 "m"
+                                                                                                 "o"
+                                                                                                 "r"
+                                                                                                 "y"
+                                                                                                 "'"
+                                                                                                 ":"
+                                                                                                 "'"
+                                                                                                 "0"
+                                                                                                 "'")) "]}",
+            NODE_N1);
+        p[0] = claim_pod(&x, "a", "ca", T0, T0 + 2 * H);
+        p[1] = claim_pod(&x, "b", "cb", T0, T0 + 2 * H);
+        p[2] = claim_pod(&x, "c", "cc", T0, T0 + 2 * H);
+        p[3] = claim_pod(&x, "d", "cd", T0, T0 + 2 * H);
+        p[4] = claim_pod(&x, "e", "ce", T0 + H, T0 + 2 * H);
+        for (int i = 0; i < 5; i++)
+                ck_assert_int_eq(gc_account_pod(x.a, &p[i], &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.5 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "b"), 0.5 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "c"), 0.25 * 2 * H, 1e-6);
+        /* d: alone with c for an hour (0.75), then with e (0.375) */
+        ck_assert_double_eq_tol(held(&x, "d"), 0.75 * H + 0.375 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "e"), 0.375 * H, 1e-6);
+        /* The holders plus idle are the two devices at every second: nothing idle here. */
+        {
+                gc_cost_summary s;
+
+                query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
+                ck_assert_double_eq_tol(s.total.gpu_seconds, 4.0 * H, 1e-6);
+                ck_assert_double_eq_tol(s.idle.gpu_seconds, 0, 1e-6);
+                gc_cost_summary_free(&s);
+        }
+        /* d ends at 1.5 h: e holds the three quarters alone from then. */
+        p[3].finished_at = T0 + 3 * H / 2;
+        ck_assert_int_eq(gc_account_pod(x.a, &p[3], &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "e"), 0.375 * H / 2 + 0.75 * H / 2, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "c"), 0.25 * 2 * H, 1e-6);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(shared_device_sharers_change_and_forget)
+{
+        acct x;
+        gc_account_dra_counts n;
+        gc_pod a, b;
+
+        /* a took 3/4 shares for [0, 1 h) and is gone; b 1/4 share, still running: forgetting
+         * a changes nothing b is billed (its figure does not depend on a's here), and a claim
+         * re-allocated to another share is priced again. */
+        acct_init(
+            &x, SLICE("v1", "n1", "1", SHARED_SHARES_DEV("0", "GPU-s", "4")),
+            "{'kind':'List','items':[" SHARE_CLAIM(
+                "ca",
+                SHARE_RESULT("gpu-0", "1",
+                             "'memory':'0','shares':'3'")) "," SHARE_CLAIM("cb",
+                                                                           SHARE_RESULT(
+                                                                               "gpu-0", "2",
+                                                                               "'memory':'0','"
+                                                                               "shares':'1'")) "]}",
+            NODE_N1);
+        a = claim_pod(&x, "a", "ca", T0, T0 + H);
+        b = claim_pod(&x, "b", "cb", T0, 0);
+        ck_assert_int_eq(gc_account_pod_gone(x.a, &a, T0 + H, 0, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.75 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "b"), 0.25 * 2 * H, 1e-6);
+        ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "ca"), 0);
+        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 2 * H), 1);
+        gc_account_dra_stats(x.a, &n);
+        ck_assert_uint_eq(n.pods, 1);
+        ck_assert_uint_eq(n.claims, 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "b"), 0.25 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.75 * H, 1e-6);
+        /* cb is allocated two shares now (a new allocation): b is priced again. */
+        ck_assert_int_eq(
+            claims(&x.e, "{'kind':'List','items':[" SHARE_CLAIM(
+                             "cb", SHARE_RESULT("gpu-0", "9", "'memory':'0','shares':'2'")) "]}"),
+            0);
+        ck_assert_int_eq(gc_account_claim(x.a, &x.e.claims.v[x.e.claims.n - 1], &x.e.diag), 0);
+        ck_assert_double_eq_tol(held(&x, "b"), 0.5 * 2 * H, 1e-6);
+        acct_done(&x);
+}
+END_TEST
+
+/* ---- partitionable devices: dynamic MIG (KEP-4815) --------------------------------------- */
+
+START_TEST(partitionable_gpu_counts_once)
+{
+        acct x;
+        gc_cost_summary s;
+        gc_pod a;
+
+        /* The pool's counter set in a slice of its own (a slice holds devices or counters,
+         * never both), and the whole GPU and two MIG profiles that could be carved from it, each
+         * consuming from the set. One 3g.40gb is allocated: 0.5 held, 0.5 idle, one GPU. */
+        acct_init(
+            &x,
+            "{'kind':'List','items':["
+            "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':{'name':'n1-c'},"
+            "'spec':{'driver':'gpu.nvidia.com','nodeName':'n1','pool':{'name':'n1','generation':"
+            "1,'resourceSliceCount':2},'sharedCounters':[{'name':'gpu-0-counter-set','counters':{"
+            "'memorySlice0':{'value':'1'},'multiprocessors':{'value':'132'}}}]}}," SLICE(
+                "v1", "n1", "1",
+                "{'name':'gpu-0','attributes':{'type':{'string':'gpu'},'uuid':{'string':'GPU-p'},"
+                "'productName':{'string':'NVIDIA H100 80GB HBM3'}},'consumesCounters':[{"
+                "'counterSet':'gpu-0-counter-set','counters':{'multiprocessors':{'value':'132'}}}]}"
+                ","
+                "{'name':'gpu-0-mig-9-4-4','attributes':{'type':{'string':'mig'},'profile':{"
+                "'string':'3g.40gb'},'parentUUID':{'string':'GPU-p'},'productName':{'string':"
+                "'NVIDIA H100 80GB HBM3'}},'consumesCounters':[{'counterSet':'gpu-0-counter-set',"
+                "'counters':{'multiprocessors':{'value':'60'}}}]},"
+                "{'name':'gpu-0-mig-19-0-1','attributes':{'type':{'string':'mig'},'profile':{"
+                "'string':'1g.10gb'},'productName':{'string':'NVIDIA H100 80GB HBM3'}},"
+                "'consumesCounters':[{'counterSet':'gpu-0-counter-set','counters':{"
+                "'multiprocessors':{'value':'16'}}}]}") "]}",
+            "{'kind':'List','items':[{'metadata':{'name':'carved','namespace':'ml'},'status':{"
+            "'allocation':{'devices':{'results':[{'request':'g','driver':'gpu.nvidia.com','pool':"
+            "'n1','device':'gpu-0-mig-9-4-4'}]}}}}]}",
+            NODE_N1);
+        ck_assert_str_eq(dev(&x.e, "gpu-0")->gpu, "gpu.nvidia.com/n1/gpu-0-counter-set");
+        ck_assert_str_eq(dev(&x.e, "gpu-0-mig-19-0-1")->gpu, "gpu.nvidia.com/n1/gpu-0-counter-set");
+        ck_assert_double_eq_tol(dev(&x.e, "gpu-0-mig-19-0-1")->geq, 1.0 / 7, 1e-9);
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 1.0, 1e-9);
+        a = claim_pod(&x, "a", "carved", T0, T0 + 2 * H);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(row(&s, "a", GC_DIM_POD)->gpu_seconds, 0.5 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(s.capacity.gpu_seconds, 2.0 * H, 1e-6);
+        ck_assert_double_eq_tol(s.idle.gpu_seconds, 1.0 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        acct_done(&x);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("dra");
@@ -1036,6 +1381,12 @@ int main(void)
         tcase_add_test(tc, slice_gone_ends_capacity_not_billing);
         tcase_add_test(tc, forget_keeps_what_a_shared_claim_needs);
         tcase_add_test(tc, restored_pod_whose_claim_is_gone_keeps_its_figures);
+        tcase_add_test(tc, shared_device_shapes);
+        tcase_add_test(tc, bad_shared_shapes_name_the_field);
+        tcase_add_test(tc, shared_device_split_by_what_each_took);
+        tcase_add_test(tc, shared_device_scaled_and_unlimited);
+        tcase_add_test(tc, shared_device_sharers_change_and_forget);
+        tcase_add_test(tc, partitionable_gpu_counts_once);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
