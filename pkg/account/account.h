@@ -79,11 +79,18 @@ int gc_account_dra_device_gone(gc_accountant *a, const char *key); /* gc_dra_dev
 /* The claim was deleted from the API: its pods keep its devices; forgotten once none holds it. */
 int gc_account_claim_gone(gc_accountant *a, const char *ns, const char *name);
 /*
- * Bounds memory over months of churn: forgets the pods gone from the API that ended before
- * `before` (and overlap, on a shared claim, no pod kept), the deleted claims no pod holds any
- * more, and the devices of deleted slices no claim names. Their pieces stay in the ledger as
- * written: nothing past is re-priced. Returns the number of pods forgotten, or a negative errno
- * (out of memory: some of the maps may be partly rebuilt; the accountant stays usable).
+ * The pieces of pods on claims before `before` are final (a later call moves it forward only):
+ * a pod's figures are computed again from there on, the pieces before it stay as the ledger
+ * holds them. After a restore, the checkpoint's moment: a claim deleted before it (a co-holder's
+ * of a shared device) is gone from the API, and what it took no longer known.
+ */
+void gc_account_dra_freeze(gc_accountant *a, int64_t before);
+/*
+ * Bounds memory over months of churn: freezes the pieces before `before`, then forgets the pods
+ * gone from the API that ended before it, the deleted claims no pod holds any more, and the
+ * devices of deleted slices no claim names. Their pieces stay in the ledger as written: nothing
+ * past is re-priced. Returns the number of pods forgotten, or a negative errno (out of memory:
+ * some of the maps may be partly rebuilt; the accountant stays usable).
  */
 long gc_account_dra_forget(gc_accountant *a, int64_t before);
 typedef struct gc_account_dra_counts {

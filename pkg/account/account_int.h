@@ -76,7 +76,10 @@ struct gc_accountant {
         gc_ptrmap claim_map; /* pooled "<namespace>/<name>" -> claims index */
         gc__dra_pod *dra_pods;
         size_t n_dra_pods, cap_dra_pods;
-        gc_ptrmap dra_pod_map;  /* pooled pod uid -> dra_pods index */
+        gc_ptrmap dra_pod_map; /* pooled pod uid -> dra_pods index */
+        /* Pieces of DRA pods before this moment are final (gc_account_dra_freeze): a pod's
+         * figures are computed again only from here on. */
+        int64_t frozen;
         gc__share_slot *shares; /* per device key: the claims allocated it */
         size_t n_shares, cap_shares;
         gc_ptrmap share_map; /* pooled device key -> shares index */

@@ -384,36 +384,11 @@ static double gc__claim_geq(const gc_accountant *a, size_t claim, int64_t t, int
 }
 
 /*
- * Whether the shares of a shared device depend on who else holds it: only when an allocation
- * took nothing (it shares the rest) or all of them together took more than the device (they
- * are scaled). Otherwise (one capacity, as the drivers publish today) each share is its own.
- */
-static int gc__share_interacts(const gc_accountant *a, const gc_dra_device *d,
-                               const gc__share_slot *sl)
-{
-        double sum = 0;
-
-        for (size_t i = 0; i < sl->n_refs; i++) {
-                const gc__claim_slot *c = &a->claims[sl->refs[i].claim];
-                double m;
-
-                if (!c->known || sl->refs[i].res >= c->claim.n_devices)
-                        continue;
-                m = gc__share_taken(d, &c->claim.devices[sl->refs[i].res]);
-                if (m <= 0)
-                        return 1;
-                sum += m;
-        }
-        return sum > 1.0 + 1e-9;
-}
-
-/*
  * The pods whose figures depend on claim c (its holders) and on the claims sharing a shared
- * device with it (theirs; with `interacting` only where the shares depend on each other), each
- * passed to fn once per call site (duplicates are harmless).
+ * device with it (theirs), each passed to fn once per call site (duplicates are harmless).
  */
-static int gc__claim_dependents_of(const gc_accountant *a, size_t claim, int interacting,
-                                   int (*fn)(void *ud, size_t pod), void *ud)
+static int gc__claim_dependents(const gc_accountant *a, size_t claim,
+                                int (*fn)(void *ud, size_t pod), void *ud)
 {
         const gc__claim_slot *c = &a->claims[claim];
         int r = 0;
@@ -424,8 +399,7 @@ static int gc__claim_dependents_of(const gc_accountant *a, size_t claim, int int
                 const gc__dev_slot *ds = gc__dev_of(a, c->claim.devices[k].key);
                 const gc__share_slot *sl;
 
-                if (!ds || !ds->dev.shared || !(sl = gc__share_of(a, c->claim.devices[k].key)) ||
-                    (interacting && !gc__share_interacts(a, &ds->dev, sl)))
+                if (!ds || !ds->dev.shared || !(sl = gc__share_of(a, c->claim.devices[k].key)))
                         continue;
                 for (size_t i = 0; i < sl->n_refs && r >= 0; i++) {
                         const gc__claim_slot *o = &a->claims[sl->refs[i].claim];
@@ -437,12 +411,6 @@ static int gc__claim_dependents_of(const gc_accountant *a, size_t claim, int int
                 }
         }
         return r;
-}
-
-static int gc__claim_dependents(const gc_accountant *a, size_t claim,
-                                int (*fn)(void *ud, size_t pod), void *ud)
-{
-        return gc__claim_dependents_of(a, claim, 0, fn, ud);
 }
 
 static int gc__cmp_i64(const void *x, const void *y)
@@ -509,20 +477,115 @@ static int gc__moments_of(void *ud, size_t pod)
         return r < 0 ? r : gc__moment_add(m, u->end);
 }
 
+/* Leading pieces missing from the ledger (folded: closed books) a prefix scan looks past. */
+#define GC__DRA_FOLDED_MAX 4096
+
+/* What of a pod's pieces stays before the moment its figures are computed again from. */
+typedef struct gc__prefix {
+        uint32_t keep; /* the recomputed pieces are numbered from here (0: none kept) */
+        uint32_t seen; /* pieces the ledger held (indices below it) */
+        int64_t from;  /* the recomputed pieces start here */
+        gc_usage last; /* the last piece kept, when keep > 0 and it is in the ledger */
+        int have_last;
+} gc__prefix;
+
 /*
- * Re-puts the pieces of DRA pod i. Returns 1 when it holds GPU-equivalents, 0 when it holds
- * none (its pieces are forgotten), or a negative errno.
+ * The pieces of pod p that start before `frozen` stay as the ledger holds them (their figures
+ * are final: what the accountant knew then may be gone, such as a co-holder's claim deleted
+ * before a restart); the one that spans `frozen` ends there, and none runs past the pod's end.
+ * Pieces missing at the front were folded (closed books). With no piece in the ledger at all
+ * everything is computed again from the pod's start.
+ */
+static int gc__dra_prefix(gc_accountant *a, gc__dra_pod *p, int64_t frozen, gc__prefix *ret)
+{
+        int64_t end = p->base.end;
+        uint32_t misses = 0;
+        int present = 0;
+
+        memset(ret, 0, sizeof(*ret));
+        ret->from = p->base.start;
+        ret->seen = p->n_parts;
+        for (uint32_t k = 0; k < 1u << 16; k++) {
+                const char *key = gc__piece_key(a, p->base.pod_uid, k);
+                gc_usage u;
+                int r;
+
+                if (!key)
+                        return -ENOMEM;
+                if (gc_ledger_get_usage(a->ledger, key, &u) < 0) {
+                        if (present || ++misses > GC__DRA_FOLDED_MAX)
+                                break;
+                        continue;
+                }
+                present = 1;
+                if (k + 1 > ret->seen)
+                        ret->seen = k + 1;
+                if (u.start >= frozen) {
+                        if (ret->keep == 0 && k > 0) {
+                                /* Only folded pieces before it: they cover up to its start. */
+                                ret->keep = k;
+                                ret->from = u.start;
+                        }
+                        continue;
+                }
+                if (u.end > frozen || u.end > end) {
+                        u.end = frozen < end ? frozen : end;
+                        if (u.end <= u.start) {
+                                (void)gc_ledger_forget_usage(a->ledger, key);
+                                continue;
+                        }
+                        r = gc_ledger_put_usage(a->ledger, &u);
+                        if (r < 0)
+                                return r;
+                }
+                ret->keep = k + 1;
+                ret->from = frozen;
+                ret->last = u;
+                ret->have_last = 1;
+        }
+        if (ret->keep == 0)
+                ret->from = p->base.start;
+        return 0;
+}
+
+/*
+ * Re-puts the pieces of DRA pod i (those before the accountant's frozen moment stay: they are
+ * final). Returns 1 when it holds GPU-equivalents, 0 when it holds none (its pieces are
+ * forgotten), or a negative errno.
  */
 static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
 {
         size_t slots[GC__DRA_MAX_POD_CLAIMS], ns, npts_u = 0;
         gc__dra_pod *p = &a->dra_pods[i];
-        int64_t start = p->base.start, end = p->base.end;
-        gc__moments m = {a, start, end, NULL, 0, 0};
+        int64_t start, end = p->base.end;
+        gc__moments m = {a, 0, end, NULL, 0, 0};
+        gc__prefix pre;
         double *figs = NULL;
         int64_t *pts;
-        uint32_t parts = 0, old = p->n_parts;
+        uint32_t parts, old, base;
         int missing = 0, estimate = 0, r = 0, any = 0;
+
+        memset(&pre, 0, sizeof(pre));
+        pre.from = p->base.start;
+        pre.seen = p->n_parts;
+        if (a->frozen > p->base.start) {
+                r = gc__dra_prefix(a, p, a->frozen, &pre);
+                if (r < 0)
+                        return r;
+        }
+        start = pre.from;
+        m.start = start;
+        old = pre.seen;
+        parts = pre.keep;
+        any = pre.have_last && pre.last.geq > 0;
+        if (start >= end) {
+                /* All of it is final. */
+                for (uint32_t k = parts; k < old; k++)
+                        (void)gc_ledger_forget_usage(a->ledger,
+                                                     gc__piece_key(a, p->base.pod_uid, k));
+                p->n_parts = parts;
+                return parts > 0;
+        }
 
         ns = gc__pod_claim_slots(a, p, slots);
         /* A claim never seen holds no GPU device cost counts (not allocated yet, another
@@ -566,17 +629,26 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
                 pts[npts_u] = pts[k];
                 figs[npts_u++] = g;
         }
+        /* The first recomputed piece goes on the last one kept when their figures agree, so
+           a frozen moment cuts no piece in two. */
+        base = parts;
+        if (pre.have_last && npts_u > 0 && pre.last.end == pts[0] && pre.last.geq == figs[0]) {
+                pts[0] = pre.last.start;
+                base = parts - 1;
+        }
+        parts = base;
         for (size_t k = 0; k < npts_u && r >= 0; k++) {
                 gc_usage u = p->base;
+                uint32_t idx = base + (uint32_t)k;
 
                 u.start = pts[k];
                 u.end = k + 1 < npts_u ? pts[k + 1] : end;
                 u.geq = figs[k];
                 if (estimate || missing)
                         u.flags |= GC_USAGE_F_ESTIMATE;
-                if (k > 0)
+                if (idx > 0)
                         u.flags |= GC_USAGE_F_PART;
-                u.pod_uid = gc__piece_key(a, p->base.pod_uid, (uint32_t)k);
+                u.pod_uid = gc__piece_key(a, p->base.pod_uid, idx);
                 if (!u.pod_uid) {
                         r = -ENOMEM;
                         break;
@@ -865,50 +937,12 @@ static int gc__dra_candidate(const gc__dra_pod *p, int64_t before)
         return p->gone && p->base.end != GC_OPEN && p->base.end < before;
 }
 
-typedef struct gc__keep {
-        const gc_accountant *a;
-        unsigned char *keep;
-        const gc_usage *q; /* a kept pod */
-        int changed;
-} gc__keep;
-
-static int gc__keep_overlapping(void *ud, size_t pod)
-{
-        gc__keep *k = ud;
-        const gc_usage *p = &k->a->dra_pods[pod].base;
-
-        if (!k->keep[pod] && p->end > k->q->start && k->q->end > p->start) {
-                k->keep[pod] = 1;
-                k->changed = 1;
-        }
-        return 0;
-}
-
-/*
- * Which pods to keep (keep[i] = 1): every pod that is not a candidate, and every candidate that
- * overlaps a pod kept on a claim they share, or on a shared device whose shares depend on each
- * other (re-putting the kept pod counts those holders over its interval, so whoever held with it
- * then must stay), to a fixed point.
- */
+/* Which pods to keep (keep[i] = 1): every pod that is not a candidate. (The pieces before
+ * `before` are frozen first, so no pod kept needs the ones forgotten to price itself again.) */
 static void gc__dra_keep(const gc_accountant *a, int64_t before, unsigned char *keep)
 {
-        gc__keep k = {a, keep, NULL, 1};
-
         for (size_t i = 0; i < a->n_dra_pods; i++)
                 keep[i] = !gc__dra_candidate(&a->dra_pods[i], before);
-        while (k.changed) {
-                k.changed = 0;
-                for (size_t c = 0; c < a->n_claims; c++) {
-                        const gc__claim_slot *cl = &a->claims[c];
-
-                        for (size_t h = 0; h < cl->n_holders; h++) {
-                                if (!keep[cl->holders[h]])
-                                        continue;
-                                k.q = &a->dra_pods[cl->holders[h]].base;
-                                (void)gc__claim_dependents_of(a, c, 1, gc__keep_overlapping, &k);
-                        }
-                }
-        }
 }
 
 /* Drops the devices of deleted slices no claim kept names, and entries superseded by a move. */
@@ -957,6 +991,12 @@ static int gc__dra_forget_devices(gc_accountant *a)
         return r;
 }
 
+void gc_account_dra_freeze(gc_accountant *a, int64_t before)
+{
+        if (a && before > a->frozen)
+                a->frozen = before;
+}
+
 long gc_account_dra_forget(gc_accountant *a, int64_t before)
 {
         unsigned char *keep;
@@ -973,6 +1013,9 @@ long gc_account_dra_forget(gc_accountant *a, int64_t before)
                 free(to);
                 return -ENOMEM;
         }
+        /* Pieces before `before` are final from now on: nothing recomputes them, so the pods
+           that ended before it are not needed by those that run on. */
+        gc_account_dra_freeze(a, before);
         gc__dra_keep(a, before, keep);
         for (size_t i = 0; i < a->n_dra_pods; i++) {
                 if (!keep[i]) {

@@ -5,7 +5,7 @@
  * A member added to these records that holds a pooled string must be marked below, or a sweep
  * frees it under the accountant: these sizes stop the build until it is.
  */
-_Static_assert(sizeof(struct gc_accountant) == 488,
+_Static_assert(sizeof(struct gc_accountant) == 496,
                "gc_accountant changed: mark its strings in gc_accountant_mark");
 _Static_assert(sizeof(gc__node_slot) == 632, "gc__node_slot changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__dev_slot) == 160, "gc__dev_slot changed: update gc_accountant_mark");

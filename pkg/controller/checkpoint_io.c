@@ -164,8 +164,13 @@ int gc__ctl_checkpoint_restore(ctl *c)
         c->cp_generation = info.header.generation;
         c->restored_at = info.header.written_at;
         c->restore_pending = 1;
-        for (int kind = 0; kind < CTL_RESUMED; kind++) {
+        /* Shares before the checkpoint were priced knowing claims since deleted: final. */
+        gc_account_dra_freeze(c->acct, c->restored_at);
+        for (int kind = 0; kind < CTL_KINDS; kind++) {
                 const char *rv = gc_checkpoint_rv_of(&info.header, gc__ctl_kind_name(kind));
+
+                if (!gc__ctl_resumes(kind))
+                        continue;
 
                 /* The ledger holds every effect up to rv: resume there, and until the watch
                    moves on, a new checkpoint keeps the same point. */
@@ -425,8 +430,8 @@ int gc__ctl_checkpoint_save(ctl *c)
         pthread_mutex_lock(&c->mu);
         folded = ctl__fold(c, now);
         /* The resume points under the same lock as the ledger: of one moment. */
-        for (int kind = 0; kind < CTL_RESUMED; kind++) {
-                if (!c->rv[kind][0])
+        for (int kind = 0; kind < CTL_KINDS; kind++) {
+                if (!gc__ctl_resumes(kind) || !c->rv[kind][0])
                         continue;
                 gc_strlcpy(rvs[n_rvs].resource, gc__ctl_kind_name(kind),
                            sizeof(rvs[n_rvs].resource));

@@ -21,8 +21,9 @@
 
 /* The watched resources. ResourceSlices, ResourceClaims and DeviceClasses (Dynamic Resource
  * Allocation) are watched when the API server serves resource.k8s.io (docs/dra.md); ReplicaSets
- * and Jobs, metadata only, for the pods' workloads (docs/workloads.md). They are state, not
- * history, so a restart LISTs them instead of resuming (CTL_RESUMED: the kinds that resume). */
+ * and Jobs, metadata only, for the pods' workloads (docs/workloads.md). Namespaces, nodes and
+ * pods (the first CTL_RESUMED) and ResourceClaims resume from the checkpoint (gc__ctl_resumes);
+ * the others are state, not history, and a restart LISTs them. */
 enum {
         CTL_NAMESPACES = 0,
         CTL_NODES,
@@ -36,7 +37,7 @@ enum {
 };
 /* An owner deleted from the API is kept this long, for pods deleted after it. */
 #define CTL_OWNER_KEEP_S 3600
-#define CTL_RESUMED      3
+#define CTL_RESUMED      3 /* the kinds with a core API path (ctl__path) */
 /* ctl.named[] tables: namespaces, nodes, ResourceSlices, ResourceClaims, DeviceClasses */
 enum { CTL_N_NS = 0, CTL_N_NODES, CTL_N_SLICES, CTL_N_CLAIMS, CTL_N_CLASSES, CTL_N_TABLES };
 
@@ -181,6 +182,11 @@ int gc__ctl_informer_start(ctl *c, int kind);
 void gc__ctl_informers_stop(ctl *c);
 void gc__ctl_fatal(ctl *c, const char *msg);
 const char *gc__ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "resourceslices", ... */
+/* 1 when a restart resumes the kind's watch from the checkpoint's resourceVersion: namespaces,
+ * nodes and pods (their history), and ResourceClaims, whose first LIST is then the state at
+ * that resourceVersion: a claim deallocated and deleted while the controller was away is still
+ * known, and the shares of the pods that held a device with it stay exact (docs/dra.md). */
+int gc__ctl_resumes(int kind);
 /* Asks the API server which resource.k8s.io version it serves; fills dra_version and paths. */
 int gc__ctl_dra_discover(ctl *c);
 /* The advisor's settings with the DeviceClasses watched for NVIDIA's whole GPUs and MIG

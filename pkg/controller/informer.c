@@ -17,6 +17,11 @@ const char *gc__ctl_kind_name(int kind)
 {
         return kind >= 0 && kind < CTL_KINDS ? ctl__kind_names[kind] : "?";
 }
+int gc__ctl_resumes(int kind)
+{
+        return (kind >= 0 && kind < CTL_RESUMED) || kind == CTL_CLAIMS;
+}
+
 static const char *const ctl__paths[CTL_RESUMED] = {"/api/v1/namespaces", "/api/v1/nodes",
                                                     "/api/v1/pods"};
 
@@ -954,8 +959,9 @@ static void *ctl__informer_main(void *arg)
         memset(&wo, 0, sizeof(wo));
         wo.path = ctl__path(c, inf->kind);
         wo.metadata_only = ctl__owner_kind(inf->kind) != NULL;
-        if (inf->kind < CTL_RESUMED && c->resume_rv[inf->kind][0]) {
+        if (gc__ctl_resumes(inf->kind) && c->resume_rv[inf->kind][0]) {
                 wo.resume_rv = c->resume_rv[inf->kind];
+                wo.resume_exact = inf->kind == CTL_CLAIMS;
                 inf->resuming = 1;
                 gc_log(GC_LOG_INFO, "resuming the watch from the checkpoint", "resource",
                        ctl__kind_names[inf->kind], "resourceVersion", wo.resume_rv, NULL);

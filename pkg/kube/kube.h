@@ -122,6 +122,12 @@ typedef struct gc_kube_watch_opts {
          * that LIST. A 410 (resume_rv older than the server's event window) notes
          * GC_KUBE_NOTE_EXPIRED and LISTs again as usual. */
         const char *resume_rv;
+        /* With resume_rv: the first LIST is the state at resume_rv itself (resourceVersion=
+         * resume_rv&resourceVersionMatch=Exact), then the watch goes on from there, so objects
+         * whose last state before a deletion the server would no longer show (a claim
+         * deallocated and deleted in one breath) are delivered as they were at resume_rv. A
+         * 410 (compacted past it) notes GC_KUBE_NOTE_EXPIRED and LISTs the state now. */
+        int resume_exact;
         /* 1: ask for metadata only (PartialObjectMetadata[List], meta.k8s.io/v1): objects come
          * with kind "PartialObjectMetadata" and no spec or status; a server that cannot answer
          * so sends the full objects. */

@@ -44,6 +44,9 @@ typedef struct gc__watch {
          * opts.resume_rv at first, later the oldest resourceVersion a 410 said the server
          * still holds. Empty: none. */
         char resume[GC__RV_MAX];
+        /* The resourceVersion the next LIST is of (opts.resume_exact), until one succeeds or a
+         * 410 says it is gone. Empty: the state now. */
+        char list_at[GC__RV_MAX];
         char oldest[GC__RV_MAX]; /* from the last 410's message, when it named one */
         int expired_last;        /* the last watch ended in 410 (a LIST may have followed) */
 
@@ -196,6 +199,11 @@ static gc__outcome gc__list_page(gc__watch *w, const char *cont, char **ret_cont
                 r = gc_buf_puts(&q, "&continue=");
                 if (r == 0)
                         r = gc_kube_escape(&q, cont);
+        } else if (r == 0 && w->list_at[0]) {
+                /* The first page only: a continue token carries its resourceVersion. */
+                r = gc_buf_puts(&q, "&resourceVersionMatch=Exact&resourceVersion=");
+                if (r == 0)
+                        r = gc_kube_escape(&q, w->list_at);
         }
         if (r == 0)
                 r = gc__query_common(w, &q);
@@ -276,8 +284,12 @@ again:
                 out = gc__list_page(w, cont, &next);
                 free(cont);
                 cont = next;
-                if (out == GC__EXPIRED && had_continue && restarts < GC__LIST_RESTARTS) {
+                if (out == GC__EXPIRED && (had_continue || w->list_at[0]) &&
+                    restarts < GC__LIST_RESTARTS) {
+                        /* A stale continue token, or a state the server no longer holds
+                           (resume_exact): the state now. */
                         restarts++;
+                        w->list_at[0] = '\0';
                         gc__note(w, GC_KUBE_NOTE_EXPIRED, 410, w->msg);
                         goto again;
                 }
@@ -291,6 +303,7 @@ again:
         free(cont);
         if (out != GC__OK)
                 return out;
+        w->list_at[0] = '\0';
         if (w->ops->list_end && (r = w->ops->list_end(w->ud)) < 0) {
                 w->cb_err = r;
                 return GC__FATAL;
@@ -531,7 +544,8 @@ static gc__watch *gc__watch_new(gc_kube *k, const gc_kube_watch_opts *o,
                         *ret_err = -EINVAL;
                         return NULL;
                 }
-                gc_strlcpy(w->resume, o->resume_rv, sizeof(w->resume));
+                gc_strlcpy(o->resume_exact ? w->list_at : w->resume, o->resume_rv,
+                           sizeof(w->resume));
         }
         return w;
 }

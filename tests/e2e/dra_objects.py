@@ -73,12 +73,6 @@ A100_40GB_MIG = {
 }
 
 
-def mig_share(profile):
-    """An A100 40GB partition's share of its parent: max(compute/7, memory/8)."""
-    c, m = A100_40GB_MIG[profile]["slices"]
-    return max(c / 7.0, m / 8.0)
-
-
 def rfc3339(t):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
@@ -156,11 +150,106 @@ def mig_device(minor, profile, start, uuid, parent_uuid, product, bus):
             "attributes": attrs, "capacity": cap}
 
 
-def resource_slice(node, devices, generation=1):
+# Shared GPUs (consumable capacity, KEP-5075), as NVIDIA's driver v0.5.0 publishes them:
+# kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/consumable_shares.go
+# (applyConsumableShares, commit f49e778e): the whole-GPU device gets
+# allowMultipleAllocations: true and its memory (rounded down to a whole MiB) a requestPolicy,
+# by the kubelet plugin's consumable-shares option:
+#   "memory":    default the whole memory, validRange 1Mi..memory, step 1Mi;
+#   "unlimited": default 0, validRange 0..memory, step 1Mi;
+#   "N":         memory as unlimited, plus a capacity "shares" of N: default 1, range 1..N, step 1.
+def shared_gpu(minor, uuid, mode, memory="81559Mi"):
+    dev = whole_gpu(minor, uuid, "NVIDIA H100 80GB HBM3", "Hopper", "9.0.0",
+                    "0000:%02x:00.0" % (0x18 + minor * 0x12), memory)
+    dev["allowMultipleAllocations"] = True
+    if mode == "memory":
+        pol = {"default": memory, "validRange": {"min": "1Mi", "max": memory, "step": "1Mi"}}
+    else:
+        pol = {"default": "0", "validRange": {"min": "0", "max": memory, "step": "1Mi"}}
+    dev["capacity"]["memory"]["requestPolicy"] = pol
+    if mode not in ("memory", "unlimited"):
+        n = str(int(mode))
+        dev["capacity"]["shares"] = {"value": n, "requestPolicy": {
+            "default": "1", "validRange": {"min": "1", "max": n, "step": "1"}}}
+    return dev
+
+
+# Dynamic MIG (partitionable devices, KEP-4815), as the driver publishes it
+# (cmd/gpu-kubelet-plugin/partitions.go, commit 095b7a19): one counter set per full GPU,
+# "gpu-<minor>-counter-set", with a counter per capacity of the largest profile (names
+# camelCase to DNS: copy-engines, jpeg-engines, ...) and one "memory-slice-<i>" of 1 per memory
+# slice; the full GPU consumes all of it, each MIG profile that could be carved at each
+# placement its own capacities and its memory slices, named gpu-<minor>-mig-<profile without
+# dots>-<profile id>-<placement start> (mig.go), without a uuid (the device exists only once
+# prepared). The counter sets go in a slice of their own (a slice holds devices or counters).
+# H100 80GB HBM3 (nvidia-smi mig -lgip): profile id,
+# SMs, memory MiB, copy engines, decoders, JPEG, OFA; placements of 1g.10gb 0..6 and 3g.40gb
+# 0 and 4.
+H100_MIG = {
+    "1g.10gb": {"id": 19, "sm": 16, "mib": 9856, "ce": 1, "dec": 1, "jpeg": 1, "ofa": 0,
+                "size": 1, "starts": range(7)},
+    "3g.40gb": {"id": 9, "sm": 60, "mib": 40192, "ce": 3, "dec": 3, "jpeg": 3, "ofa": 0,
+                "size": 4, "starts": (0, 4)},
+}
+H100_FULL = {"sm": 132, "mib": 81559, "ce": 8, "dec": 7, "jpeg": 7, "ofa": 1, "slices": 8}
+
+
+def _mig_counters(sm, mib, ce, dec, jpeg, ofa, start, size):
+    c = {"multiprocessors": {"value": str(sm)}, "copy-engines": {"value": str(ce)},
+         "decoders": {"value": str(dec)}, "encoders": {"value": "0"},
+         "jpeg-engines": {"value": str(jpeg)}, "ofa-engines": {"value": str(ofa)},
+         "memory": {"value": "%dMi" % mib}}
+    for i in range(start, start + size):
+        c["memory-slice-%d" % i] = {"value": "1"}
+    return c
+
+
+def partitionable_h100(minor, uuid):
+    """(counter sets, devices) of one H100 80GB with dynamic MIG."""
+    f = H100_FULL
+    cset = "gpu-%d-counter-set" % minor
+    full = whole_gpu(minor, uuid, "NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", "0000:18:00.0",
+                     "%dMi" % f["mib"])
+    full["consumesCounters"] = [{"counterSet": cset, "counters": _mig_counters(
+        f["sm"], f["mib"], f["ce"], f["dec"], f["jpeg"], f["ofa"], 0, f["slices"])}]
+    sets = [{"name": cset, "counters": _mig_counters(
+        f["sm"], f["mib"], f["ce"], f["dec"], f["jpeg"], f["ofa"], 0, f["slices"])}]
+    devices = [full]
+    for prof, p in H100_MIG.items():
+        for start in p["starts"]:
+            attrs = {"type": _s("mig"), "parentUUID": _s(uuid), "profile": _s(prof)}
+            attrs.update(_common_attrs("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0",
+                                       "0000:18:00.0"))
+            devices.append({
+                "name": "gpu-%d-mig-%s-%d-%d" % (minor, prof.replace(".", ""), p["id"], start),
+                "attributes": attrs,
+                "capacity": {"multiprocessors": {"value": str(p["sm"])},
+                             "copyEngines": {"value": str(p["ce"])},
+                             "decoders": {"value": str(p["dec"])}, "encoders": {"value": "0"},
+                             "jpegEngines": {"value": str(p["jpeg"])},
+                             "ofaEngines": {"value": str(p["ofa"])},
+                             "memory": {"value": "%dMi" % p["mib"]}},
+                "consumesCounters": [{"counterSet": cset, "counters": _mig_counters(
+                    p["sm"], p["mib"], p["ce"], p["dec"], p["jpeg"], p["ofa"], start,
+                    p["size"])}]})
+    return sets, devices
+
+
+def counter_slice(node, sets, generation=1, count=2):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"generateName": "%s-%s-counters-" % (node, DRIVER)},
+            "spec": {"driver": DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": generation,
+                              "resourceSliceCount": count},
+                     "sharedCounters": sets}}
+
+
+def resource_slice(node, devices, generation=1, count=1):
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
             "metadata": {"generateName": "%s-%s-" % (node, DRIVER)},
             "spec": {"driver": DRIVER, "nodeName": node,
-                     "pool": {"name": node, "generation": generation, "resourceSliceCount": 1},
+                     "pool": {"name": node, "generation": generation,
+                              "resourceSliceCount": count},
                      "devices": devices}}
 
 
@@ -185,8 +274,10 @@ def a100_mig_devices():
 
 # ---- claims, templates, pods ---------------------------------------------------------------------
 
-def request(name, device_class, cel=None, count=None, admin=False):
+def request(name, device_class, cel=None, count=None, admin=False, capacity=None):
     ex = {"deviceClassName": device_class}
+    if capacity:
+        ex["capacity"] = {"requests": dict(capacity)}
     if cel:
         ex["selectors"] = [{"cel": {"expression": cel}}]
     if count is not None:
@@ -328,6 +419,22 @@ class Recorder:
 
 # ---- the truth -----------------------------------------------------------------------------------
 
+def shared_caps(dev):
+    """[(name, value)] of a shared device's capacities its allocations' shares are taken over:
+    those with a requestPolicy first, then the rest, each by name, at most four, above zero
+    (docs/dra.md)."""
+    if not dev.get("allowMultipleAllocations"):
+        return []
+    caps = dev.get("capacity") or {}
+    order = sorted(caps, key=lambda n: ("requestPolicy" not in caps[n], n))
+    out = []
+    for n in order:
+        v = cli.parse_quantity(caps[n]["value"])
+        if v > 0 and len(out) < 4:
+            out.append((n.split("/")[-1], v))
+    return out
+
+
 def _attr(dev, name):
     attrs = dev.get("attributes") or (dev.get("basic") or {}).get("attributes") or {}
     v = attrs.get(name) or attrs.get(DRIVER + "/" + name) or {}
@@ -416,22 +523,31 @@ class DraTruth:
             pool = s["spec"]["pool"]
             if s["spec"]["driver"] == DRIVER:
                 newest[pool["name"]] = max(newest.get(pool["name"], 0), pool["generation"])
-        self.devices = {}   # (driver, pool, device) -> {node, geq, physical, model}
+        # (driver, pool, device) -> {node, geq, physical, model, shared, caps}
+        self.devices = {}
         for s in slices:
             pool = s["spec"]["pool"]
             if s["spec"]["driver"] != DRIVER or pool["generation"] < newest[pool["name"]]:
                 continue
-            for d in s["spec"]["devices"]:
+            for d in s["spec"].get("devices") or []:
                 typ = _attr(d, "type")
                 if typ == "gpu":
                     geq, phys = 1.0, _attr(d, "uuid")
                 elif typ == "mig":
-                    geq, phys = mig_share(_attr(d, "profile")), _attr(d, "parentUUID")
+                    geq = cli.mig_share(_attr(d, "productName").replace(" ", "-"),
+                                        _attr(d, "profile"))
+                    phys = _attr(d, "parentUUID")
                 else:
                     continue
+                # A partition of a partitionable GPU belongs to its counter set's GPU.
+                if d.get("consumesCounters"):
+                    phys = "%s/%s/%s" % (DRIVER, pool["name"],
+                                         d["consumesCounters"][0]["counterSet"])
                 self.devices[(DRIVER, pool["name"], d["name"])] = {
                     "node": s["spec"]["nodeName"], "geq": geq, "physical": phys,
-                    "model": _attr(d, "productName").replace(" ", "-")}
+                    "model": _attr(d, "productName").replace(" ", "-"),
+                    "shared": bool(d.get("allowMultipleAllocations")),
+                    "caps": shared_caps(d)}
         self.nodes = {}
         for o in nodes:
             n = DraNode(o, self.devices, self.cfg)
@@ -451,7 +567,7 @@ class DraTruth:
                     alloc = st["allocation"]
                 reserved = max(reserved, len(st.get("reservedFor") or []))
             reqs = {r["name"]: r for r in c["spec"]["devices"]["requests"]}
-            devs, geq = [], 0.0
+            devs, used = [], []
             for r in ((alloc or {}).get("devices") or {}).get("results") or []:
                 req = reqs.get(r["request"].split("/")[0]) or {}
                 admin = r.get("adminAccess") or (req.get("exactly") or {}).get("adminAccess")
@@ -459,8 +575,9 @@ class DraTruth:
                     continue
                 k = (r["driver"], r["pool"], r["device"])
                 devs.append(k)
-                geq += self.devices[k]["geq"]
-            self.claims[key] = {"geq": geq, "devices": devs, "reserved_max": reserved,
+                used.append({n.split("/")[-1]: cli.parse_quantity(q)
+                             for n, q in (r.get("consumedCapacity") or {}).items()})
+            self.claims[key] = {"devices": devs, "used": used, "reserved_max": reserved,
                                 "allocated": alloc is not None}
         ns_labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in namespaces}
         self.holders = []
@@ -477,11 +594,11 @@ class DraTruth:
             req = {r: n for r, n in cli.effective_request(p["spec"], self.cfg).items()
                    if r not in mapped}
             if node is None:
-                held = req or [n for n in names if self.claims.get((ns, n), {}).get("geq")]
+                held = req or [n for n in names if self.claims.get((ns, n), {}).get("devices")]
                 assert not held, "pod %s holds GPUs on a node without any" % md["name"]
                 continue
             dp = sum(n * node.node.unit_share(r, self.cfg) for r, n in req.items())
-            claims_held = [(ns, n) for n in names if self.claims.get((ns, n), {}).get("geq")]
+            claims_held = [(ns, n) for n in names if self.claims.get((ns, n), {}).get("devices")]
             if dp == 0 and not claims_held:
                 continue
             h = Holder()
@@ -499,21 +616,61 @@ class DraTruth:
         return sum(1 for h in self.holders if claim in h.claims and h.start <= t and
                    (h.end is None or t < h.end))
 
+    def _taken(self, dev, used):
+        """The largest fraction of a shared device's capacities an allocation consumed."""
+        return min(1.0, max([used.get(n, 0.0) / v for n, v in dev["caps"]] or [0.0]))
+
+    def share(self, key, claim, idx, t):
+        """The share of shared device `key` allocation idx of `claim` holds at t
+        (docs/dra.md, "Shared devices"), computed from the claims' consumedCapacity."""
+        dev = self.devices[key]
+        own = self._taken(dev, self.claims[claim]["used"][idx])
+        total, zero = 0.0, 0
+        for c, cl in self.claims.items():
+            if not self.holding(c, t):
+                continue
+            for k, u in zip(cl["devices"], cl["used"]):
+                if k != key:
+                    continue
+                m = self._taken(dev, u)
+                total, zero = (total + m, zero) if m > 0 else (total, zero + 1)
+        if own > 0:
+            return own / max(1.0, total)
+        return 0.0 if total >= 1.0 or zero == 0 else (1.0 - total) / zero
+
+    def claim_geq(self, claim, t):
+        """What a claim's devices give its holders together at t."""
+        cl = self.claims[claim]
+        g = 0.0
+        for i, k in enumerate(cl["devices"]):
+            dev = self.devices[k]
+            g += dev["geq"] * (self.share(k, claim, i, t) if dev["shared"] else 1.0)
+        return g
+
+    def _related(self, h):
+        """The claims whose holders change what h holds: its own, and those allocated a
+        shared device one of its claims was."""
+        mine = set(h.claims)
+        shared = {k for c in mine for k in self.claims[c]["devices"]
+                  if self.devices[k]["shared"]}
+        return mine | {c for c, cl in self.claims.items() if shared & set(cl["devices"])}
+
     def segments(self, h, now):
-        """[(a, b, geq)]: the pod's interval up to now cut wherever a co-holder of one of its
-        claims starts or stops, with its GPU-equivalents on each piece (equal neighbours
-        merged)."""
+        """[(a, b, geq)]: the pod's interval up to now cut wherever a holder of a claim that
+        changes its share starts or stops, with its GPU-equivalents on each piece (equal
+        neighbours merged)."""
         end = now if h.end is None else h.end
         cuts = {h.start, end}
+        related = self._related(h)
         for o in self.holders:
-            if set(o.claims) & set(h.claims):
+            if set(o.claims) & related:
                 cuts |= {o.start} | ({o.end} if o.end is not None else set())
         cuts = sorted(t for t in cuts if h.start <= t <= end)
         out = []
         for a, b in zip(cuts, cuts[1:]):
             if b <= a:
                 continue
-            geq = h.dp + sum(self.claims[c]["geq"] / self.holding(c, a) for c in h.claims)
+            geq = h.dp + sum(self.claim_geq(c, a) / self.holding(c, a) for c in h.claims)
             if out and out[-1][1] == a and abs(out[-1][2] - geq) < 1e-12:
                 out[-1] = (out[-1][0], b, geq)
             else:

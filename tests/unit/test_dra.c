@@ -810,8 +810,8 @@ START_TEST(forget_keeps_what_a_shared_claim_needs)
                             "1", "GPU-b", "NVIDIA H100 80GB HBM3")),
                   TWO_GPUS_TWO_CLAIMS, NODE_N1);
         /* solo: a [0, 1 h), gone. shared: b [0, 2 h) gone, c [1 h, 5 h) running, d [3 h, 4 h)
-         * gone. Forgetting before 4.5 h may drop a, never b or d: c overlaps them, and c's
-         * pieces are re-put from its co-holders whenever anything of it changes. */
+         * gone. Forgetting before 4.5 h freezes the pieces before it (c's with b and d among
+         * them), so a, b and d may all go: c is priced again only from 4.5 h on. */
         a = claim_pod(&x, "a", "solo", T0, T0 + H);
         b = claim_pod(&x, "b", "shared", T0, T0 + 2 * H);
         c = claim_pod(&x, "c", "shared", T0 + H, 0);
@@ -822,12 +822,12 @@ START_TEST(forget_keeps_what_a_shared_claim_needs)
         ck_assert_int_eq(gc_account_pod_gone(x.a, &d, T0 + 4 * H, 0, &x.e.diag), 1);
         ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "solo"), 0);
         ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "nope"), -ENOENT);
-        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 4 * H + H / 2), 1);
+        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 4 * H + H / 2), 3);
         gc_account_dra_stats(x.a, &n);
-        ck_assert_uint_eq(n.pods, 3);
+        ck_assert_uint_eq(n.pods, 1);
         ck_assert_uint_eq(n.claims, 1); /* solo: deleted, held by no one */
         ck_assert_uint_eq(n.devices, 2);
-        /* c finishes at 5 h: its pieces are re-put with b and d still counted. */
+        /* c finishes at 5 h: its pieces are re-put from 4.5 h, those with b and d kept. */
         c.phase = GC_PHASE_SUCCEEDED;
         c.finished_at = T0 + 5 * H;
         ck_assert_int_eq(gc_account_pod_gone(x.a, &c, T0 + 5 * H, 0, &x.e.diag), 1);
@@ -841,7 +841,7 @@ START_TEST(forget_keeps_what_a_shared_claim_needs)
         /* All gone and ended: everything goes, the ledger keeps every piece. */
         ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "shared"), 0);
         ck_assert_int_eq(gc_account_dra_device_gone(x.a, "gpu.nvidia.com/n1/gpu-0"), 0);
-        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 6 * H), 3);
+        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 6 * H), 1);
         gc_account_dra_stats(x.a, &n);
         ck_assert_uint_eq(n.pods, 0);
         ck_assert_uint_eq(n.claims, 0);
@@ -1150,17 +1150,20 @@ START_TEST(shared_device_split_by_what_each_took)
             SLICE("v1", "n1", "1",
                   SHARED_MEM_DEV("0", "GPU-m") "," SHARED_SHARES_DEV("1", "GPU-s", "4")),
             "{'kind':'List','items':[" SHARE_CLAIM("m20", SHARE_RESULT("gpu-0", "s1", "'memory':'20Gi'")) "," SHARE_CLAIM(
-                "m40", SHARE_RESULT(
-                           "gpu-0", "s2",
-                           "'memor"
-                           "y':'"
-                           "40Gi'")) "," SHARE_CLAIM("s1", SHARE_RESULT("gpu-1", "s3",
-                                                                        "'memory':'0','shares':'"
-                                                                        "1'")) "," SHARE_CLAIM("s2",
-                                                                                               SHARE_RESULT(
-                                                                                                   "gpu-1",
-                                                                                                   "s4",
-                                                                                                   "'memory':'0','shares':'2'")) "]}",
+                "m40",
+                SHARE_RESULT(
+                    "gpu-0", "s2",
+                    "'memor"
+                    "y':'"
+                    "40Gi'")) "," SHARE_CLAIM("s1",
+                                              SHARE_RESULT(
+                                                  "gpu-1", "s3",
+                                                  "'memory':'0','shares':'"
+                                                  "1'")) "," SHARE_CLAIM("s2",
+                                                                         SHARE_RESULT(
+                                                                             "gpu-1", "s4",
+                                                                             "'memory':'0','shares'"
+                                                                             ":'2'")) "]}",
             NODE_N1);
         p[0] = claim_pod(&x, "p20", "m20", T0, T0 + 2 * H);
         p[1] = claim_pod(&x, "p40", "m40", T0, T0 + 2 * H);
@@ -1268,9 +1271,8 @@ START_TEST(shared_device_sharers_change_and_forget)
         gc_account_dra_counts n;
         gc_pod a, b;
 
-        /* a took 3/4 shares for [0, 1 h) and is gone; b 1/4 share, still running: forgetting
-         * a changes nothing b is billed (its figure does not depend on a's here), and a claim
-         * re-allocated to another share is priced again. */
+        /* a took 3/4 shares for [0, 1 h) and is gone; b 1/4 share, still running. A claim
+         * allocated anew is priced again; forgetting a freezes what came before. */
         acct_init(
             &x, SLICE("v1", "n1", "1", SHARED_SHARES_DEV("0", "GPU-s", "4")),
             "{'kind':'List','items':[" SHARE_CLAIM(
@@ -1288,21 +1290,105 @@ START_TEST(shared_device_sharers_change_and_forget)
         ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
         ck_assert_double_eq_tol(held(&x, "a"), 0.75 * H, 1e-6);
         ck_assert_double_eq_tol(held(&x, "b"), 0.25 * 2 * H, 1e-6);
-        ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "ca"), 0);
-        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 2 * H), 1);
-        gc_account_dra_stats(x.a, &n);
-        ck_assert_uint_eq(n.pods, 1);
-        ck_assert_uint_eq(n.claims, 1);
-        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
-        ck_assert_double_eq_tol(held(&x, "b"), 0.25 * 2 * H, 1e-6);
-        ck_assert_double_eq_tol(held(&x, "a"), 0.75 * H, 1e-6);
-        /* cb is allocated two shares now (a new allocation): b is priced again. */
+        /* cb is allocated two shares now (a new allocation): b is priced again, all of it,
+         * and a with it: for a's hour the two took 5 of 4 shares, scaled to 0.6 and 0.4. */
         ck_assert_int_eq(
             claims(&x.e, "{'kind':'List','items':[" SHARE_CLAIM(
                              "cb", SHARE_RESULT("gpu-0", "9", "'memory':'0','shares':'2'")) "]}"),
             0);
         ck_assert_int_eq(gc_account_claim(x.a, &x.e.claims.v[x.e.claims.n - 1], &x.e.diag), 0);
-        ck_assert_double_eq_tol(held(&x, "b"), 0.5 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "b"), 0.4 * H + 0.5 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.6 * H, 1e-6);
+        ck_assert_int_eq(gc_account_claim_gone(x.a, "ml", "ca"), 0);
+        ck_assert_int_eq(gc_account_dra_forget(x.a, T0 + 3 * H / 2), 1);
+        gc_account_dra_stats(x.a, &n);
+        ck_assert_uint_eq(n.pods, 1);
+        ck_assert_uint_eq(n.claims, 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "b"), 0.4 * H + 0.5 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.6 * H, 1e-6);
+        /* Back to one share: priced again from the frozen moment (1.5 h) on only; what came
+           before stays as it was. */
+        ck_assert_int_eq(
+            claims(&x.e, "{'kind':'List','items':[" SHARE_CLAIM(
+                             "cb", SHARE_RESULT("gpu-0", "10", "'memory':'0','shares':'1'")) "]}"),
+            0);
+        ck_assert_int_eq(gc_account_claim(x.a, &x.e.claims.v[x.e.claims.n - 1], &x.e.diag), 0);
+        ck_assert_double_eq_tol(held(&x, "b"), 0.4 * H + 0.5 * H / 2 + 0.25 * H / 2, 1e-6);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(restart_keeps_shares_priced_with_claims_since_gone)
+{
+        gc_accountant_opts ao;
+        acct x, y;
+        gc_pod a, b, c;
+
+        /* An "unlimited" GPU: a and b took nothing and split it while both held it; b ended
+         * at 1 h and its generated claim went with it. The checkpoint at 2 h holds a's pieces.
+         * After the restart cb is gone from the API: what came before the checkpoint stays as
+         * priced (a held half for b's hour); from it on a is priced from what is known now, and
+         * c comes at 3 h. */
+        acct_init(
+            &x,
+            SLICE("v1", "n1", "1",
+                  "{'name':'gpu-0','allowMultipleAllocations':true,'attributes':{'type':{"
+                  "'string':'gpu'},'uuid':{'string':'GPU-u'}},'capacity':{'memory':{"
+                  "'value':'80Gi','requestPolicy':{'default':'0','validRange':{'min':'0',"
+                  "'max':'80Gi','step':'1Mi'}}}}}"),
+            "{'kind':'List','items':[" SHARE_CLAIM(
+                "ca",
+                SHARE_RESULT(
+                    "gpu-0", "1",
+                    "'memory':'0'")) "," SHARE_CLAIM("cb",
+                                                     SHARE_RESULT(
+                                                         "gpu-0", "2",
+                                                         "'memory':'0'")) "," SHARE_CLAIM("cc",
+                                                                                          SHARE_RESULT(
+                                                                                              "gpu-"
+                                                                                              "0",
+                                                                                              "3",
+                                                                                              "'mem"
+                                                                                              "ory'"
+                                                                                              ":'"
+                                                                                              "0'")) "]}",
+            NODE_N1);
+        a = claim_pod(&x, "a", "ca", T0, 0);
+        b = claim_pod(&x, "b", "cb", T0, T0 + H);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.5 * H + 1.0 * H, 1e-6);
+        memset(&y, 0, sizeof(y));
+        y.e = x.e;
+        y.cfg = x.cfg;
+        y.ledger = x.ledger;
+        gc_config_account_opts(y.cfg, &ao);
+        y.a = gc_accountant_new(&ao, y.e.pool, y.ledger);
+        ck_assert_ptr_nonnull(y.a);
+        gc_account_dra_freeze(y.a, T0 + 2 * H);
+        for (size_t i = 0; i < x.e.devs.n; i++)
+                ck_assert_int_eq(gc_account_dra_device(y.a, &x.e.devs.v[i]), 0);
+        ck_assert_int_eq(gc_account_claim(y.a, &x.e.claims.v[0], &x.e.diag), 0);
+        ck_assert_int_eq(gc_account_claim(y.a, &x.e.claims.v[2], &x.e.diag), 0);
+        for (size_t i = 0; i < x.nodes.n; i++)
+                ck_assert_int_eq(gc_account_node(y.a, &x.nodes.v[i], &x.e.diag), 0);
+        ck_assert_int_eq(gc_account_pod(y.a, &a, &x.e.diag), 1);
+        c = claim_pod(&x, "c", "cc", T0 + 3 * H, 0);
+        ck_assert_int_eq(gc_account_pod(y.a, &c, &x.e.diag), 1);
+        {
+                gc_cost_summary s;
+
+                query(&x, T0, T0 + 4 * H, GC_DIM_POD, &s);
+                /* a: 1 h at half, 2 h alone, 1 h at half with c */
+                ck_assert_double_eq_tol(row(&s, "a", GC_DIM_POD)->gpu_seconds,
+                                        0.5 * H + 2.0 * H + 0.5 * H, 1e-6);
+                ck_assert_double_eq_tol(row(&s, "b", GC_DIM_POD)->gpu_seconds, 0.5 * H, 1e-6);
+                ck_assert_double_eq_tol(row(&s, "c", GC_DIM_POD)->gpu_seconds, 0.5 * H, 1e-6);
+                gc_cost_summary_free(&s);
+        }
+        /* Without the freeze, a would be priced whole for b's hour (cb unknown): 0.5 h more. */
+        gc_accountant_free(y.a);
         acct_done(&x);
 }
 END_TEST
@@ -1386,6 +1472,7 @@ int main(void)
         tcase_add_test(tc, shared_device_split_by_what_each_took);
         tcase_add_test(tc, shared_device_scaled_and_unlimited);
         tcase_add_test(tc, shared_device_sharers_change_and_forget);
+        tcase_add_test(tc, restart_keeps_shares_priced_with_claims_since_gone);
         tcase_add_test(tc, partitionable_gpu_counts_once);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
