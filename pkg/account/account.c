@@ -3,6 +3,7 @@
 #include "account_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,34 @@ gc_accountant *gc_accountant_free(gc_accountant *a)
         gc__account_dra_free(a);
         free(a);
         return NULL;
+}
+
+/*
+ * The GPUs HAMi registered on the node as shared devices (gc_hami_node_devices); those it no
+ * longer registers are gone, as a slice's.
+ */
+static int gc__account_hami_devices(gc_accountant *a, const gc_node *node, const char *name,
+                                    gc_diag *diag)
+{
+        gc_dra_device_vec v;
+        char err[256];
+        int r;
+
+        memset(&v, 0, sizeof(v));
+        v.limit = GC_HAMI_MAX_GPUS;
+        r = gc_hami_node_devices(node, a->pool, &v, err, sizeof(err));
+        if (r < 0) {
+                gc_diag_add(diag, "node %s: HAMi's registered GPUs: %s", name, err);
+                free(v.v);
+                return r == -ENOMEM ? r : 0;
+        }
+        r = 0;
+        for (size_t i = 0; i < v.n && r == 0; i++)
+                r = gc_account_dra_device(a, &v.v[i]);
+        if (r == 0)
+                gc__account_dra_keep_only(a, name, GC_HAMI_DRIVER, v.v, v.n);
+        free(v.v);
+        return r;
 }
 
 int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
@@ -81,6 +110,9 @@ int gc_account_node(gc_accountant *a, const gc_node *node, gc_diag *diag)
         slot->node.labels = labels;
         slot->plugin_geq = node->alloc_geq;
         slot->plugin_model = node->gpu_model;
+        r = gc__account_hami_devices(a, node, name, diag);
+        if (r < 0)
+                return r;
         gc__account_dra_capacity(a, name, &dra_geq, &dra_model);
         if (dra_geq > 0) {
                 double both = node->alloc_geq + dra_geq;
@@ -233,6 +265,25 @@ static int gc__keep_known(const gc_accountant *a, const gc_pod *pod, int node_kn
         return 1;
 }
 
+/* HAMi's allocation of the pod as the claim its pieces are priced from (docs/dra.md, HAMi). */
+static int gc__account_hami_claim(gc_accountant *a, const gc_pod *pod, gc_diag *diag)
+{
+        gc_claim cl;
+        char err[256];
+        int r = gc_hami_pod_claim(pod, a->pool, &cl, err, sizeof(err));
+
+        if (r < 0) {
+                gc_diag_add(diag, "pod %s/%s: HAMi's allocation: %s", pod->ns ? pod->ns : "",
+                            pod->name ? pod->name : "", err);
+                return r == -ENOMEM ? r : 0;
+        }
+        if (r == 0)
+                return 0;
+        r = gc_account_claim(a, &cl, diag);
+        gc_claim_release(&cl);
+        return r;
+}
+
 /* Records the pod's interval; end_override > 0 replaces the end gc_pod_interval gives. */
 static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_override,
                            int estimate_end, int gone, gc_diag *diag)
@@ -318,8 +369,22 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
         if (estimate || estimate_end ||
             (pod->flags & (GC_POD_F_BOUND_GUESSED | GC_POD_F_END_GUESSED)))
                 u.flags |= GC_USAGE_F_ESTIMATE;
-        if (pod->claims)
-                return gc__account_dra_pod(a, pod, &u, gone, diag);
+        if (pod->hami_alloc) {
+                r = gc__account_hami_claim(a, pod, diag);
+                if (r < 0)
+                        return r;
+        }
+        if (pod->claims) {
+                r = gc__account_dra_pod(a, pod, &u, gone, diag);
+                if (r >= 0 && gone && pod->hami_alloc) {
+                        char name[GC_WORKLOAD_MAX];
+
+                        snprintf(name, sizeof(name), "%s%s", GC_HAMI_CLAIM_PREFIX,
+                                 pod->name ? pod->name : "");
+                        (void)gc_account_claim_gone(a, pod->ns, name);
+                }
+                return r;
+        }
         r = gc_ledger_put_usage(a->ledger, &u);
         return r < 0 ? r : 1;
 }

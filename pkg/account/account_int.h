@@ -92,5 +92,8 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
 void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *ret_geq,
                               const char **ret_model);
 void gc__account_dra_free(gc_accountant *a);
+/* Marks gone the devices of `driver` on the node that are not among keep[0..n). */
+void gc__account_dra_keep_only(gc_accountant *a, const char *node, const char *driver,
+                               const gc_dra_device *keep, size_t n);
 
 #endif

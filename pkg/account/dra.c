@@ -117,6 +117,26 @@ int gc_account_dra_device(gc_accountant *a, const gc_dra_device *dev)
         return 0;
 }
 
+void gc__account_dra_keep_only(gc_accountant *a, const char *node, const char *driver,
+                               const gc_dra_device *keep, size_t n)
+{
+        size_t i;
+
+        if (gc_ptrmap_get(&a->node_devs, node, &i) < 0)
+                return;
+        for (; i != SIZE_MAX; i = a->devs[i].next_on_node) {
+                const gc_dra_device *d = &a->devs[i].dev;
+                int kept = 0;
+
+                if (d->node != node || strcmp(d->driver, driver) != 0)
+                        continue;
+                for (size_t k = 0; k < n && !kept; k++)
+                        kept = strcmp(keep[k].name, d->name) == 0;
+                if (!kept)
+                        a->devs[i].gone = 1;
+        }
+}
+
 int gc_accountant_dra_node(void *ud, const char *node_name)
 {
         const gc_accountant *a = ud;

@@ -608,7 +608,7 @@ static int ctl__on_owner(ctl *c, int kind, gc_kube_event ev, const cJSON *obj, i
         return r;
 }
 
-_Static_assert(sizeof(ctl_pod) == 264, "ctl_pod changed: mark its strings in gc__ctl_mark");
+_Static_assert(sizeof(ctl_pod) == 272, "ctl_pod changed: mark its strings in gc__ctl_mark");
 _Static_assert(sizeof(ctl_named) == 72, "ctl_named changed: mark its strings in gc__ctl_mark");
 
 void gc__ctl_mark(ctl *c)

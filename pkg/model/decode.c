@@ -717,6 +717,56 @@ done:
         return r;
 }
 
+/* The resources HAMi's scheduler serves (Project-HAMi/HAMi charts/hami/values.yaml): a pod
+ * that HAMi allocated holds them through its allocation, not as device-plugin units. */
+static const char *const gc__hami_resources[] = {
+    "nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores"};
+
+/*
+ * HAMi's allocation (annotation hami.io/vgpu-devices-allocated): checked and kept, the pod's
+ * claims name it (GC_HAMI_CLAIM_PREFIX<name>), and HAMi's resources leave its device-plugin
+ * request, so its GPU counts once, by what it was allocated.
+ */
+static int gc__pod_hami(const cJSON *annotations, gc_strpool *pool, gc_pod *p, char *err,
+                        size_t errlen)
+{
+        const char *alloc = NULL;
+        char why[256];
+        gc_buf b;
+        int r;
+
+        r = gc__opt_str(annotations, GC_HAMI_ALLOCATED, GC_HAMI_ANNOTATION_MAX, 0,
+                        "metadata.annotations", &alloc, err, errlen);
+        if (r < 0 || !alloc)
+                return r;
+        r = gc__hami_alloc_check(alloc, why, sizeof(why));
+        if (r < 0)
+                return GC__FAIL(err, errlen, r, "metadata.annotations[%s]: %s", GC_HAMI_ALLOCATED,
+                                why);
+        if (r == 0)
+                return 0; /* nothing allocated (yet): the request is what it holds */
+        for (size_t i = 0; i < sizeof(gc__hami_resources) / sizeof(gc__hami_resources[0]); i++)
+                for (size_t g = 0; g < p->n_gpu; g++) {
+                        if (strcmp(p->gpu[g].resource, gc__hami_resources[i]) != 0)
+                                continue;
+                        memmove(&p->gpu[g], &p->gpu[g + 1], (p->n_gpu - g - 1) * sizeof(p->gpu[0]));
+                        p->n_gpu--;
+                        break;
+                }
+        gc_buf_init(&b, (size_t)(GC__MAX_POD_CLAIMS + 2) * (GC__NAME_MAX + 16));
+        r = p->claims ? gc_buf_printf(&b, "%s ", p->claims) : 0;
+        if (r == 0)
+                r = gc_buf_printf(&b, "%s%s", GC_HAMI_CLAIM_PREFIX, p->name);
+        if (r == 0)
+                r = gc__intern(pool, b.data, &p->claims, err, errlen);
+        else
+                r = GC__FAIL(err, errlen, r, "spec.resourceClaims: too many claims");
+        gc_buf_free(&b);
+        if (r == 0)
+                r = gc__intern(pool, alloc, &p->hami_alloc, err, errlen);
+        return r;
+}
+
 int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char *err,
                      size_t errlen)
 {
@@ -762,7 +812,7 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
 
         r = gc__meta_read(obj,
                           GC__META_NS | GC__META_UID | GC__META_CREATED | GC__META_DELETING |
-                              GC__META_LABELS,
+                              GC__META_LABELS | GC__META_ANNOTATIONS,
                           &m, err, errlen);
         if (r == 0)
                 r = gc__opt_str(spec, "nodeName", GC__NAME_MAX, 0, "spec", &s_node, err, errlen);
@@ -783,6 +833,8 @@ int gc_pod_from_json(const cJSON *obj, const gc_model_opts *o, gc_pod *ret, char
                                           : q.init_container ? q.init_container
                                                              : q.claim_container);
         r = gc__intern_end(&in, err, errlen);
+        if (r == 0 && m.annotations)
+                r = gc__pod_hami(m.annotations, o->pool, &p, err, errlen);
         if (r == 0)
                 r = gc__attribution(m.labels, o, &p.team, &p.project, p.labels, err, errlen);
         if (r == 0)
@@ -1034,7 +1086,9 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                       size_t errlen)
 {
         const cJSON *status = NULL;
-        const char *s_ct = NULL, *s_model = NULL, *s_price = NULL;
+        const char *s_ct = NULL, *s_model = NULL, *s_price = NULL, *s_hami = NULL;
+        int64_t hami_split = 0;
+        int hami_gpus = 0;
         gc__interns in;
         gc__meta m;
         gc_node n;
@@ -1082,6 +1136,20 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                 if (r == 0 && !s_price)
                         r = gc__opt_str(m.annotations, "gpu-cost.io/usd-per-gpu-hour",
                                         GC__ANNOTATION_MAX, 1, p, &s_price, err, errlen);
+                if (r == 0)
+                        r = gc__opt_str(m.annotations, GC_HAMI_REGISTER, GC_HAMI_ANNOTATION_MAX, 1,
+                                        p, &s_hami, err, errlen);
+                if (r == 0 && s_hami) {
+                        char why[256];
+
+                        r = gc__hami_register_check(s_hami, &hami_gpus, &hami_split, why,
+                                                    sizeof(why));
+                        if (r < 0)
+                                r = GC__FAIL(err, errlen, r, "%s[%s]: %s", p, GC_HAMI_REGISTER,
+                                             why);
+                        else if (hami_gpus == 0)
+                                s_hami = NULL;
+                }
         }
         if (r < 0)
                 return r;
@@ -1091,6 +1159,7 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
         n.ann_capacity_type = gc__intern_put(&in, s_ct);
         n.ann_gpu_model = gc__intern_put(&in, s_model);
         n.ann_price = gc__intern_put(&in, s_price);
+        n.hami_register = gc__intern_put(&in, s_hami);
         r = gc__intern_end(&in, err, errlen);
         if (r == 0)
                 r = gc__node_labels(m.labels, o->pool, &n, err, errlen);
@@ -1099,10 +1168,17 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
         if (r < 0)
                 goto fail;
         n.created_at = m.created_at;
+        /* HAMi's nvidia.com/gpu are vGPU slots, split ways per GPU: its GPUs are the registered
+           ones (gc_hami_node_devices), a slot not allocated through HAMi 1/split of one. */
+        if (n.hami_register && hami_split > 1)
+                n.replicas = hami_split;
 
         for (size_t i = 0; i < n.n_alloc; i++) {
                 double g;
                 int est;
+
+                if (n.hami_register && strcmp(n.alloc[i].resource, "nvidia.com/gpu") == 0)
+                        continue;
 
                 r = gc_gpu_equivalents(o->res, n.alloc[i].resource, n.alloc[i].count, &n, &g, &est);
                 if (r < 0) {

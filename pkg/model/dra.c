@@ -320,7 +320,10 @@ static int gc__nvidia_device(const gc__dev_attrs *d, const char *name, const cha
                 return r;
         if (!type)
                 return 0;
-        if (strcmp(type, "gpu") == 0 || strcmp(type, "vfio") == 0) {
+        /* HAMi-DRA's kubelet plugin (Project-HAMi/k8s-dra-driver v0.1.0,
+           cmd/hami-kubelet-plugin/hami_core.go) publishes whole GPUs as type "hami-gpu". */
+        if (strcmp(type, "gpu") == 0 || strcmp(type, "vfio") == 0 ||
+            (strcmp(d->driver, GC_DRA_HAMI_DRIVER) == 0 && strcmp(type, "hami-gpu") == 0)) {
                 dv->kind = GC_DRA_GPU;
                 dv->geq = 1.0;
         } else if (strcmp(type, "mig") == 0) {
@@ -372,7 +375,8 @@ static const gc_dra_rule *gc__rule(const gc_model_opts *o, const char *driver,
 {
         const gc_dra_rules *rs = o->dra;
 
-        *ret_known = (!rs || !rs->no_nvidia) && strcmp(driver, GC_DRA_NVIDIA_DRIVER) == 0;
+        *ret_known = ((!rs || !rs->no_nvidia) && strcmp(driver, GC_DRA_NVIDIA_DRIVER) == 0) ||
+                     strcmp(driver, GC_DRA_HAMI_DRIVER) == 0;
         for (size_t i = 0; rs && i < rs->n; i++) {
                 if (!rs->rules[i].driver || strcmp(rs->rules[i].driver, driver) != 0)
                         continue;
@@ -470,8 +474,9 @@ int gc_slice_from_json(const cJSON *obj, const gc_model_opts *o, gc_dra_device_v
                         dv.kind = GC_DRA_CONFIGURED;
                         dv.geq = rule->gpus_per_device;
                         r = gc__intern(o->pool, rule->model, &dv.model, err, errlen);
-                } else if (strcmp(driver, GC_DRA_NVIDIA_DRIVER) == 0 &&
-                           (!o->dra || !o->dra->no_nvidia)) {
+                } else if ((strcmp(driver, GC_DRA_NVIDIA_DRIVER) == 0 &&
+                            (!o->dra || !o->dra->no_nvidia)) ||
+                           strcmp(driver, GC_DRA_HAMI_DRIVER) == 0) {
                         r = gc__nvidia_device(&d, s_name, node, o, path, &dv, err, errlen);
                 } else {
                         r = 0;

@@ -76,8 +76,8 @@ static void gc__needle(gc__ctx *c, const char *s, size_t n)
 }
 
 /*
- * DRA objects: the name of every driver read. A slice or claim without one in its bytes holds
- * no GPU device cost counts.
+ * DRA objects: the name of every driver read (NVIDIA's unless turned off, HAMi-DRA's, the
+ * configured ones). A slice or claim without one in its bytes holds no GPU device cost counts.
  */
 static void gc__dra_needles(gc__ctx *c)
 {
@@ -85,6 +85,7 @@ static void gc__dra_needles(gc__ctx *c)
 
         if (!rs || !rs->no_nvidia)
                 gc__needle(c, GC_DRA_NVIDIA_DRIVER, strlen(GC_DRA_NVIDIA_DRIVER));
+        gc__needle(c, GC_DRA_HAMI_DRIVER, strlen(GC_DRA_HAMI_DRIVER));
         for (size_t i = 0; rs && i < rs->n && c->prefilter; i++)
                 if (rs->rules[i].driver)
                         gc__needle(c, rs->rules[i].driver, strlen(rs->rules[i].driver));

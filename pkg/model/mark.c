@@ -5,8 +5,8 @@
  * A member added to one of these records that holds a pooled string must be marked below, or a
  * sweep frees it under its holder: these sizes stop the build until it is.
  */
-_Static_assert(sizeof(gc_pod) == 256, "gc_pod changed: mark its strings in gc_pod_mark");
-_Static_assert(sizeof(gc_node) == 400, "gc_node changed: mark its strings in gc_node_mark");
+_Static_assert(sizeof(gc_pod) == 264, "gc_pod changed: mark its strings in gc_pod_mark");
+_Static_assert(sizeof(gc_node) == 408, "gc_node changed: mark its strings in gc_node_mark");
 _Static_assert(sizeof(gc_namespace) == 56, "gc_namespace changed: update gc_namespace_mark");
 _Static_assert(sizeof(gc_dra_device) == 144, "gc_dra_device changed: update gc_dra_device_mark");
 _Static_assert(sizeof(gc_claim) == 56, "gc_claim changed: mark its strings in gc_claim_mark");
@@ -26,7 +26,8 @@ void gc_pod_mark(const gc_pod *pod, gc_strpool *p)
                                  pod->template_hash,
                                  pod->workload_hint,
                                  pod->container,
-                                 pod->claims};
+                                 pod->claims,
+                                 pod->hami_alloc};
 
         for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
                 gc_strpool_mark(p, s[i]);
@@ -40,7 +41,8 @@ void gc_node_mark(const gc_node *n, gc_strpool *p)
 {
         const char *const s[] = {n->uid,           n->name,         n->ann_capacity_type,
                                  n->ann_gpu_model, n->ann_price,    n->product,
-                                 n->gpu_model,     n->mig_strategy, n->mig_single_profile};
+                                 n->gpu_model,     n->mig_strategy, n->mig_single_profile,
+                                 n->hami_register};
 
         for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
                 gc_strpool_mark(p, s[i]);

@@ -107,9 +107,12 @@ typedef struct gc_pod {
         const char *workload_hint;   /* "Kind/ns/name" from the first well-known workload label
                                         (docs/workloads.md), or NULL */
         const char *container;       /* first app container asking for a GPU resource */
-        const char *claims; /* the names of its ResourceClaims (spec.resourceClaims resolved
-                               through status.resourceClaimStatuses, then the extended-resource
-                               claim), space-separated, interned; NULL when none */
+        const char *claims;     /* the names of its ResourceClaims (spec.resourceClaims resolved
+                                   through status.resourceClaimStatuses, then the extended-resource
+                                   claim, then HAMi's: GC_HAMI_CLAIM_PREFIX and its name),
+                                   space-separated, interned; NULL when none */
+        const char *hami_alloc; /* annotation hami.io/vgpu-devices-allocated, checked (interned;
+                                   NULL when none): HAMi's shares of GPUs, gc_hami_pod_claim() */
         gc_gpu_req gpu[GC_POD_MAX_GPU_RES]; /* the effective request, per GPU resource */
         uint8_t n_gpu;
         gc_phase phase;
@@ -144,6 +147,10 @@ typedef struct gc_node {
         int64_t gpu_memory_mib;         /* nvidia.com/gpu.memory; 0 when absent */
         double alloc_geq;               /* allocatable GPU-equivalents (sum over alloc[]) */
         int geq_estimate;               /* 1 when alloc_geq rests on an estimated MIG share */
+        /* Annotation hami.io/node-nvidia-register, checked (interned; NULL when none): the GPUs
+         * HAMi shares, gc_hami_node_devices(). Its nvidia.com/gpu (HAMi's vGPU slots) is then not
+         * in alloc_geq, and `replicas` is its split count. */
+        const char *hami_register;
 } gc_node;
 
 typedef struct gc_namespace {
@@ -160,7 +167,9 @@ void gc_node_release(gc_node *n); /* frees labels; accepts a zeroed record */
 /* ---- Dynamic Resource Allocation (docs/dra.md) ----------------------------------------------- */
 
 #define GC_DRA_NVIDIA_DRIVER "gpu.nvidia.com" /* NVIDIA's DRA driver */
-#define GC_DRA_MAX_RULES     64
+/* HAMi-DRA's (Project-HAMi/k8s-dra-driver): shared GPUs of type "hami-gpu", cores and memory */
+#define GC_DRA_HAMI_DRIVER "hami-core-gpu.project-hami.io"
+#define GC_DRA_MAX_RULES   64
 
 /*
  * A configured driver (off by default): its devices that carry `attribute` (equal to `value`
@@ -399,6 +408,30 @@ const char *gc_dra_device_key(gc_strpool *pool, const char *driver, const char *
  */
 int gc_list_next(const char *list, char sep, const char **cursor, const char **ret_s,
                  size_t *ret_n);
+
+/* ---- HAMi (Project-HAMi/HAMi): shared GPUs of its classic scheduler (docs/dra.md, "HAMi") ---- */
+
+#define GC_HAMI_DRIVER         "hami.io"  /* the driver name its devices and claims are keyed by */
+#define GC_HAMI_CLAIM_PREFIX   "hami.io/" /* a pod's allocation as a claim: the prefix, its name */
+#define GC_HAMI_MAX_GPUS       64         /* GPUs one node registers */
+#define GC_HAMI_MAX_ALLOC      64         /* devices one pod is allocated, all containers */
+#define GC_HAMI_ANNOTATION_MAX (64 * 1024)
+#define GC_HAMI_REGISTER       "hami.io/node-nvidia-register"
+#define GC_HAMI_ALLOCATED      "hami.io/vgpu-devices-allocated"
+
+/*
+ * The node's HAMi GPUs (gc_node.hami_register) as shared devices of driver GC_HAMI_DRIVER, pool
+ * and node the node's name, name and physical GPU the device id, capacities memory (MiB) and
+ * cores (%), appended to out; returns how many.
+ */
+int gc_hami_node_devices(const gc_node *n, gc_strpool *pool, gc_dra_device_vec *out, char *err,
+                         size_t errlen);
+/*
+ * The pod's HAMi allocation (gc_pod.hami_alloc) as a claim named GC_HAMI_CLAIM_PREFIX<pod name>
+ * in its namespace, a result per device allocated (on the pod's node) with the memory and cores
+ * it consumed. 1 with *ret (release it with gc_claim_release), 0 when none.
+ */
+int gc_hami_pod_claim(const gc_pod *pod, gc_strpool *pool, gc_claim *ret, char *err, size_t errlen);
 
 /* ---- workloads: the top-level owner of a pod (docs/workloads.md) ------------------------------
  */

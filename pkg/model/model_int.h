@@ -76,6 +76,11 @@ int gc__meta_read(const cJSON *obj, unsigned want, gc__meta *ret, char *err, siz
 /* The controller ownerReference of metadata (borrowed strings, each NULL when absent). */
 int gc__controller_ref(const cJSON *meta, const char **ret_kind, const char **ret_name,
                        const char **ret_uid, char *err, size_t errlen);
+/* HAMi's annotations checked as the decoders keep them (hami.c): the node's GPUs and largest
+ * split; a pod's allocated devices (returns how many). */
+int gc__hami_register_check(const char *text, int *ret_gpus, int64_t *ret_split, char *err,
+                            size_t errlen);
+int gc__hami_alloc_check(const char *text, char *err, size_t errlen);
 /* A label's key and value as Kubernetes allows them. */
 int gc__label_ok(const char *key, const char *value, char *err, size_t errlen);
 /* From a pod's labels: pod-template-hash and the first well-known workload label as

@@ -1393,6 +1393,227 @@ START_TEST(restart_keeps_shares_priced_with_claims_since_gone)
 }
 END_TEST
 
+/* ---- HAMi (Project-HAMi/HAMi v2.10.0) ------------------------------------------------------ */
+
+/*
+ * hami.io/node-nvidia-register as the device plugin writes it: JSON since v2.8
+ * (pkg/device/devices.go MarshalNodeDevices: id, index, count, devmem MiB, devcore, type, numa,
+ * mode, health, each omitted when empty), "id,count,devmem,devcore,type,numa,health,index,mode:"
+ * up to v2.7 (EncodeNodeDevices). hami.io/vgpu-devices-allocated as the scheduler writes it
+ * (pkg/device/devices.go EncodePodSingleDevice): "UUID,NVIDIA,<MiB>,<cores>:" per device, ';'
+ * per container, init containers first.
+ */
+#define HAMI_JSON                                                                                  \
+        "[{\\\"id\\\":\\\"GPU-h0\\\",\\\"count\\\":10,\\\"devmem\\\":81559,\\\"devcore\\\":100,"   \
+        "\\\"type\\\":\\\"NVIDIA H100 80GB "                                                       \
+        "HBM3\\\",\\\"mode\\\":\\\"hami-core\\\",\\\"health\\\":"                                  \
+        "true},{\\\"id\\\":\\\"GPU-h1\\\",\\\"index\\\":1,\\\"count\\\":10,\\\"devmem\\\":81559,"  \
+        "\\\"devcore\\\":100,\\\"type\\\":\\\"NVIDIA H100 80GB "                                   \
+        "HBM3\\\",\\\"numa\\\":1,\\\"mode\\\":"                                                    \
+        "\\\"hami-core\\\",\\\"health\\\":true}]"
+#define HAMI_CSV                                                                                   \
+        "GPU-h0,10,81559,100,NVIDIA H100 80GB HBM3,0,true,0,hami-core:GPU-h1,10,81559,100,NVIDIA " \
+        "H100 80GB HBM3,1,true,1,hami-core:"
+#define HAMI_NODE(reg)                                                                             \
+        "{'kind':'NodeList','items':[{'metadata':{'name':'n1','creationTimestamp':"                \
+        "'2026-11-01T00:00:00Z','labels':{'karpenter.sh/capacity-type':'on-demand',"               \
+        "'nvidia.com/gpu.product':'NVIDIA-H100-80GB-HBM3'},'annotations':{"                        \
+        "'hami.io/node-nvidia-register':'" reg "'}},'status':{'allocatable':{"                     \
+        "'nvidia.com/gpu':'20'}}}]}"
+
+static gc_pod hami_pod(acct *x, const char *name, const char *alloc, int64_t bound,
+                       int64_t finished)
+{
+        char json[2048];
+        gc_pod p;
+        char *j;
+
+        snprintf(json, sizeof(json),
+                 "{'metadata':{'name':'%s','namespace':'ml','uid':'%s','annotations':{"
+                 "'hami.io/vgpu-node':'n1','hami.io/vgpu-devices-allocated':'%s'}},'spec':{"
+                 "'nodeName':'n1','containers':[{'name':'c','resources':{'limits':{"
+                 "'nvidia.com/gpu':'1','nvidia.com/gpumem':'20000','nvidia.com/gpucores':'30'}}}]},"
+                 "'status':{'phase':'Running'}}",
+                 name, name, alloc);
+        j = dq(json);
+        {
+                cJSON *obj = cJSON_Parse(j);
+
+                ck_assert_ptr_nonnull(obj);
+                memset(&p, 0, sizeof(p));
+                ck_assert_int_eq(gc_pod_from_json(obj, &x->e.o, &p, x->e.err, sizeof(x->e.err)), 1);
+                cJSON_Delete(obj);
+        }
+        free(j);
+        p.bound_at = bound;
+        p.finished_at = finished;
+        p.phase = finished ? GC_PHASE_SUCCEEDED : GC_PHASE_RUNNING;
+        return p;
+}
+
+/* HAMi-DRA: Project-HAMi/k8s-dra-driver v0.1.0, cmd/hami-kubelet-plugin/hami_core.go: one
+ * device per GPU, "hami-gpu-<minor>", type "hami-gpu", shared, cores (default 100, 0..100 step 1)
+ * and memory in bytes (default all, 1Mi..all step 1Mi). Its webhook turns nvidia.com/gpucores
+ * and nvidia.com/gpumem into capacity.requests cores and memory (bytes). */
+START_TEST(hami_dra_device_priced_as_shared)
+{
+        acct x;
+        gc_pod a;
+        char slice[4096];
+
+        snprintf(slice, sizeof(slice),
+                 "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':{'name':"
+                 "'n1-hami'},'spec':{'driver':'%s','nodeName':'n1','pool':{'name':'n1',"
+                 "'generation':1,'resourceSliceCount':1},'devices':[{'name':'hami-gpu-0',"
+                 "'allowMultipleAllocations':true,'attributes':{'type':{'string':'hami-gpu'},"
+                 "'uuid':{'string':'GPU-d0'},'minor':{'int':0},'productName':{'string':'NVIDIA "
+                 "H100 80GB HBM3'}},'capacity':{'cores':{'value':'100','requestPolicy':{'default':"
+                 "'100','validRange':{'min':'0','max':'100','step':'1'}}},'memory':{'value':"
+                 "'85899345920','requestPolicy':{'default':'85899345920','validRange':{'min':"
+                 "'1Mi','max':'85899345920','step':'1Mi'}}}}}]}}",
+                 GC_DRA_HAMI_DRIVER);
+        {
+                char claims[1024];
+
+                snprintf(claims, sizeof(claims),
+                         "{'kind':'List','items':[{'metadata':{'name':'ml-a-c-nvidia','namespace':"
+                         "'ml'},'status':{'allocation':{'devices':{'results':[{'request':'gpu',"
+                         "'driver':'%s','pool':'n1','device':'hami-gpu-0','shareID':'s1',"
+                         "'consumedCapacity':{'cores':'30','memory':'21474836480'}}]}}}}]}",
+                         GC_DRA_HAMI_DRIVER);
+                acct_init(&x, slice, claims, NODE_N1);
+        }
+        ck_assert_ptr_nonnull(dev(&x.e, "hami-gpu-0"));
+        ck_assert_int_eq(dev(&x.e, "hami-gpu-0")->shared, 1);
+        ck_assert_str_eq(dev(&x.e, "hami-gpu-0")->model, "NVIDIA-H100-80GB-HBM3");
+        ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 1.0, 1e-9);
+        a = claim_pod(&x, "a", "ml-a-c-nvidia", T0, T0 + 2 * H);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        /* 30 % of the cores is more of the GPU than 20 GiB of its 80: 0.3. */
+        ck_assert_double_eq_tol(held(&x, "a"), 0.3 * 2 * H, 1e-6);
+        acct_done(&x);
+}
+END_TEST
+
+START_TEST(hami_node_and_pod_shapes)
+{
+        for (int form = 0; form < 2; form++) {
+                acct x;
+                gc_dra_device_vec v;
+                gc_pod p;
+                gc_claim cl;
+                const gc_node *n;
+
+                acct_init(&x, "{'kind':'List','items':[]}", "{'kind':'List','items':[]}",
+                          form ? HAMI_NODE(HAMI_CSV) : HAMI_NODE(HAMI_JSON));
+                ck_assert_uint_eq(x.nodes.n, 1);
+                n = &x.nodes.v[0];
+                ck_assert_ptr_nonnull(n->hami_register);
+                /* 20 vGPU slots are two GPUs split ten ways: not 20 GPUs. */
+                ck_assert_int_eq(n->replicas, 10);
+                ck_assert_double_eq(n->alloc_geq, 0.0);
+                ck_assert_double_eq_tol(gc_accountant_node(x.a, "n1")->alloc_geq, 2.0, 1e-9);
+                memset(&v, 0, sizeof(v));
+                ck_assert_int_eq(gc_hami_node_devices(n, x.e.pool, &v, x.e.err, sizeof(x.e.err)),
+                                 2);
+                ck_assert_str_eq(v.v[1].name, "GPU-h1");
+                ck_assert_str_eq(v.v[1].driver, GC_HAMI_DRIVER);
+                ck_assert_str_eq(v.v[1].model, "NVIDIA-H100-80GB-HBM3");
+                ck_assert_int_eq(v.v[1].shared, 1);
+                ck_assert_str_eq(v.v[1].caps[0].name, "memory");
+                ck_assert_double_eq(v.v[1].caps[0].value, 81559);
+                ck_assert_str_eq(v.v[1].caps[1].name, "cores");
+                ck_assert_double_eq(v.v[1].caps[1].value, 100);
+                free(v.v);
+
+                /* Two containers: the first on both GPUs, the second none. */
+                p = hami_pod(&x, "a", "GPU-h0,NVIDIA,3000,50:GPU-h1,NVIDIA,3000,50:;;", T0, 0);
+                ck_assert_uint_eq(p.n_gpu, 0); /* nvidia.com/gpu, gpumem, gpucores are HAMi's */
+                ck_assert_str_eq(p.claims, "hami.io/a");
+                ck_assert_int_eq(gc_hami_pod_claim(&p, x.e.pool, &cl, x.e.err, sizeof(x.e.err)), 1);
+                ck_assert_str_eq(cl.name, "hami.io/a");
+                ck_assert_int_eq(cl.n_devices, 2);
+                ck_assert_str_eq(cl.devices[1].key, "hami.io/n1/GPU-h1");
+                ck_assert_str_eq(cl.devices[1].used[0].name, "memory");
+                ck_assert_double_eq(cl.devices[1].used[0].value, 3000);
+                ck_assert_double_eq(cl.devices[1].used[1].value, 50);
+                gc_claim_release(&cl);
+                acct_done(&x);
+        }
+}
+END_TEST
+
+START_TEST(hami_bad_annotations_name_the_field)
+{
+        static const struct {
+                const char *reg, *want;
+        } cases[] = {
+            {"GPU-h0,ten,81559,100,H100,0,true:", "a bad id, count, memory or cores"},
+            {"GPU-h0,10,81559:", "not 7 or 9 comma-separated fields"},
+            {"[{\\\"count\\\":10}]", "[0].id: missing"},
+            {"[{\\\"id\\\":\\\"GPU-h0\\\",\\\"devmem\\\":-1}]", "[0].devmem: not a whole number"},
+            {"{}", "not 7 or 9 comma-separated fields"},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                env e;
+                char json[1024], *j;
+                gc_decode_stats st;
+
+                env_init(&e);
+                snprintf(json, sizeof(json), HAMI_NODE("%s"), cases[i].reg);
+                j = dq(json);
+                ck_assert_int_eq(gc_decode_nodes(j, strlen(j), &e.o, &(gc_node_vec){0}, &st,
+                                                 &e.diag, e.err, sizeof(e.err)),
+                                 0);
+                free(j);
+                ck_assert_uint_eq(st.kept, 0);
+                ck_assert_msg(e.diag.n_total == 1 &&
+                                  strstr(e.diag.msgs[0], "hami.io/node-nvidia-register") &&
+                                  strstr(e.diag.msgs[0], cases[i].want),
+                              "%zu: %s", i, e.diag.n_total ? e.diag.msgs[0] : "(none)");
+                env_done(&e);
+        }
+}
+END_TEST
+
+START_TEST(hami_pods_priced_by_what_they_got)
+{
+        acct x;
+        gc_cost_summary s;
+        gc_pod a, b, c, d;
+
+        /* a: 20000 MiB and 30 % of the cores of GPU-h0: 0.3 of it; b: 40000 MiB, no core cap:
+         * 40000/81559; c: HAMi allocated nothing yet (no annotation devices): its vGPU slot is
+         * 1/10 of a GPU, as any split unit; d: 0.2 of GPU-h0 (its cores) and about half of GPU-h1
+         * (its memory). Two GPUs of capacity, not 20. */
+        acct_init(&x, "{'kind':'List','items':[]}", "{'kind':'List','items':[]}",
+                  HAMI_NODE(HAMI_JSON));
+        a = hami_pod(&x, "a", "GPU-h0,NVIDIA,20000,30:;", T0, T0 + 2 * H);
+        b = hami_pod(&x, "b", "GPU-h0,NVIDIA,40000,0:;", T0, T0 + 2 * H);
+        c = hami_pod(&x, "c", ";", T0, T0 + 2 * H);
+        d = hami_pod(&x, "d", "GPU-h0,NVIDIA,10000,20:GPU-h1,NVIDIA,40780,50:;", T0, T0 + H);
+        ck_assert_int_eq(gc_account_pod(x.a, &a, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &b, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &c, &x.e.diag), 1);
+        ck_assert_int_eq(gc_account_pod(x.a, &d, &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.3 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "b"), 40000.0 / 81559 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "c"), 0.1 * 2 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "d"), (0.2 + 40780.0 / 81559) * H, 1e-6);
+        query(&x, T0, T0 + 2 * H, GC_DIM_POD, &s);
+        ck_assert_double_eq_tol(s.capacity.gpu_seconds, 2.0 * 2 * H, 1e-6);
+        gc_cost_summary_free(&s);
+        /* a is deleted at 1 h: its claim goes with it, b's share does not move. */
+        a.phase = GC_PHASE_RUNNING;
+        a.finished_at = 0;
+        ck_assert_int_eq(gc_account_pod_gone(x.a, &a, T0 + H, 0, &x.e.diag), 1);
+        ck_assert_double_eq_tol(held(&x, "a"), 0.3 * H, 1e-6);
+        ck_assert_double_eq_tol(held(&x, "b"), 40000.0 / 81559 * 2 * H, 1e-6);
+        acct_done(&x);
+}
+END_TEST
+
 /* ---- partitionable devices: dynamic MIG (KEP-4815) --------------------------------------- */
 
 START_TEST(partitionable_gpu_counts_once)
@@ -1473,6 +1694,10 @@ int main(void)
         tcase_add_test(tc, shared_device_scaled_and_unlimited);
         tcase_add_test(tc, shared_device_sharers_change_and_forget);
         tcase_add_test(tc, restart_keeps_shares_priced_with_claims_since_gone);
+        tcase_add_test(tc, hami_dra_device_priced_as_shared);
+        tcase_add_test(tc, hami_node_and_pod_shapes);
+        tcase_add_test(tc, hami_bad_annotations_name_the_field);
+        tcase_add_test(tc, hami_pods_priced_by_what_they_got);
         tcase_add_test(tc, partitionable_gpu_counts_once);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
