@@ -42,6 +42,9 @@ import e2e_truth as truth
 cli = truth.cli
 
 DRIVER = "gpu.nvidia.com"
+# HAMi-DRA's kubelet plugin (Project-HAMi/k8s-dra-driver v0.1.0, cmd/hami-kubelet-plugin).
+HAMI_DRIVER = "hami-core-gpu.project-hami.io"
+DRIVERS = (DRIVER, HAMI_DRIVER)
 RESOURCE_API = "/apis/resource.k8s.io/v1"
 EXT_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
@@ -235,6 +238,35 @@ def partitionable_h100(minor, uuid):
     return sets, devices
 
 
+# HAMi-DRA (Project-HAMi/k8s-dra-driver v0.1.0, commit ebeaad97,
+# cmd/hami-kubelet-plugin/hami_core.go): one device per GPU, "hami-gpu-<minor>", shared, type
+# "hami-gpu", uuid, minor, productName...; capacities cores (100, default 100, 0..100 step 1) and
+# memory in bytes (default all, 1Mi..all step 1Mi). Its webhook (Project-HAMi/HAMi-DRA
+# pkg/webhook/dra/mutating.go) turns nvidia.com/gpucores and nvidia.com/gpumem (MiB) into
+# capacity.requests cores and memory (bytes) on its class.
+HAMI_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+              "metadata": {"name": HAMI_DRIVER},
+              "spec": {"selectors": [{"cel": {"expression":
+                                              'device.driver == "%s" && device.attributes["%s"]'
+                                              '.type == "hami-gpu"' % (HAMI_DRIVER,
+                                                                       HAMI_DRIVER)}}]}}
+
+
+def hami_gpu(minor, uuid, memory_bytes=85520809984):
+    m = str(memory_bytes)
+    attrs = {"type": _s("hami-gpu"), "uuid": _s(uuid), "minor": {"int": minor},
+             "productName": _s("NVIDIA H100 80GB HBM3"), "brand": _s("Nvidia"),
+             "architecture": _s("Hopper"), "cudaComputeCapability": _v("9.0.0"),
+             "driverVersion": _v("580.95.5"), "cudaDriverVersion": _v("13.0.0"),
+             "pcieBusID": _s("0000:18:00.0")}
+    return {"name": "hami-gpu-%d" % minor, "allowMultipleAllocations": True,
+            "attributes": attrs,
+            "capacity": {"cores": {"value": "100", "requestPolicy": {
+                "default": "100", "validRange": {"min": "0", "max": "100", "step": "1"}}},
+                "memory": {"value": m, "requestPolicy": {
+                    "default": m, "validRange": {"min": "1Mi", "max": m, "step": "1Mi"}}}}}
+
+
 def counter_slice(node, sets, generation=1, count=2):
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
             "metadata": {"generateName": "%s-%s-counters-" % (node, DRIVER)},
@@ -244,10 +276,10 @@ def counter_slice(node, sets, generation=1, count=2):
                      "sharedCounters": sets}}
 
 
-def resource_slice(node, devices, generation=1, count=1):
+def resource_slice(node, devices, generation=1, count=1, driver=DRIVER):
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"generateName": "%s-%s-" % (node, DRIVER)},
-            "spec": {"driver": DRIVER, "nodeName": node,
+            "metadata": {"generateName": "%s-%s-" % (node, driver)},
+            "spec": {"driver": driver, "nodeName": node,
                      "pool": {"name": node, "generation": generation,
                               "resourceSliceCount": count},
                      "devices": devices}}
@@ -435,9 +467,9 @@ def shared_caps(dev):
     return out
 
 
-def _attr(dev, name):
+def _attr(dev, name, driver=DRIVER):
     attrs = dev.get("attributes") or (dev.get("basic") or {}).get("attributes") or {}
-    v = attrs.get(name) or attrs.get(DRIVER + "/" + name) or {}
+    v = attrs.get(name) or attrs.get(driver + "/" + name) or {}
     return v.get("string")
 
 
@@ -521,17 +553,18 @@ class DraTruth:
         newest = {}
         for s in slices:
             pool = s["spec"]["pool"]
-            if s["spec"]["driver"] == DRIVER:
+            if s["spec"]["driver"] in DRIVERS:
                 newest[pool["name"]] = max(newest.get(pool["name"], 0), pool["generation"])
         # (driver, pool, device) -> {node, geq, physical, model, shared, caps}
         self.devices = {}
         for s in slices:
             pool = s["spec"]["pool"]
-            if s["spec"]["driver"] != DRIVER or pool["generation"] < newest[pool["name"]]:
+            drv = s["spec"]["driver"]
+            if drv not in DRIVERS or pool["generation"] < newest[pool["name"]]:
                 continue
             for d in s["spec"].get("devices") or []:
-                typ = _attr(d, "type")
-                if typ == "gpu":
+                typ = _attr(d, "type", drv)
+                if typ == "gpu" or (drv == HAMI_DRIVER and typ == "hami-gpu"):
                     geq, phys = 1.0, _attr(d, "uuid")
                 elif typ == "mig":
                     geq = cli.mig_share(_attr(d, "productName").replace(" ", "-"),
@@ -543,7 +576,7 @@ class DraTruth:
                 if d.get("consumesCounters"):
                     phys = "%s/%s/%s" % (DRIVER, pool["name"],
                                          d["consumesCounters"][0]["counterSet"])
-                self.devices[(DRIVER, pool["name"], d["name"])] = {
+                self.devices[(drv, pool["name"], d["name"])] = {
                     "node": s["spec"]["nodeName"], "geq": geq, "physical": phys,
                     "model": _attr(d, "productName").replace(" ", "-"),
                     "shared": bool(d.get("allowMultipleAllocations")),
@@ -571,7 +604,7 @@ class DraTruth:
             for r in ((alloc or {}).get("devices") or {}).get("results") or []:
                 req = reqs.get(r["request"].split("/")[0]) or {}
                 admin = r.get("adminAccess") or (req.get("exactly") or {}).get("adminAccess")
-                if r["driver"] != DRIVER or admin:
+                if r["driver"] not in DRIVERS or admin:
                     continue
                 k = (r["driver"], r["pool"], r["device"])
                 devs.append(k)

@@ -15,7 +15,10 @@ The cluster (one H100 80GB per node, no nvidia.com/gpu):
 - share-unl: "unlimited" mode; two claims ask nothing (memory default 0) and one 20Gi: the two
   share what the third leaves;
 - dyn-mig: dynamic MIG: a counter-set slice and a device slice with the full GPU and every
-  1g.10gb and 3g.40gb that could be carved; claims take a 3g.40gb and a 1g.10gb.
+  1g.10gb and 3g.40gb that could be carved; claims take a 3g.40gb and a 1g.10gb;
+- hami-dra: the GPU as HAMi-DRA's kubelet plugin publishes it (dra_objects.hami_gpu: cores and
+  memory); claims take 30 % of the cores with 20Gi, and 20 % with 40Gi, as its webhook writes
+  them from nvidia.com/gpucores and nvidia.com/gpumem.
 
 Pods start, finish and are deleted; then the controller is killed and, while it is down, a pod
 takes a share, one is deleted and one finishes. Per pod (start, end, GPU-hours, cost, pieces),
@@ -38,7 +41,7 @@ import pytest
 
 R = dra.RESOURCE_API
 ML, SERVE = "share-ml", "share-serve"
-MEM, FOUR, UNL, DMIG = "share-mem", "share-4", "share-unl", "dyn-mig"
+MEM, FOUR, UNL, DMIG, HAMI = "share-mem", "share-4", "share-unl", "dyn-mig", "hami-dra"
 GIB = 1024 ** 3
 
 
@@ -67,11 +70,11 @@ def scenario(module_cluster, tmp_path_factory):
     cluster.apply(harness.RBAC)
     cluster.wait_controller_can()
     cluster.wait_controller_can(R + "/resourceslices?limit=1")
-    for dc in dra.DEVICE_CLASSES:
+    for dc in dra.DEVICE_CLASSES + [dra.HAMI_CLASS]:
         api.call("POST", R + "/deviceclasses", dc)
     s.nodes = [dra.create_node(api, n, dra.dra_node_labels(n, "p5.48xlarge", "us-east-1",
                                                            "us-east-1a", "on-demand"))
-               for n in (MEM, FOUR, UNL, DMIG)]
+               for n in (MEM, FOUR, UNL, DMIG, HAMI)]
     s.slices = {}
     for i, (node, mode) in enumerate(((MEM, "memory"), (FOUR, "4"), (UNL, "unlimited"))):
         dev = dra.shared_gpu(0, "GPU-5bd1c0de-0000-4000-8000-%012d" % i, mode)
@@ -80,6 +83,9 @@ def scenario(module_cluster, tmp_path_factory):
     api.call("POST", R + "/resourceslices", dra.counter_slice(DMIG, sets, count=2))
     s.slices[DMIG] = api.call("POST", R + "/resourceslices",
                               dra.resource_slice(DMIG, devs, count=2))
+    s.slices[HAMI] = api.call("POST", R + "/resourceslices", dra.resource_slice(
+        HAMI, [dra.hami_gpu(0, "GPU-5bd1c0de-0000-4000-8000-0000000000ab")],
+        driver=dra.HAMI_DRIVER))
     # The API server keeps what its feature gates allow: a server without them drops the
     # fields, and this test has nothing to test there.
     back = api.get(R + "/resourceslices/" + s.slices[MEM]["metadata"]["name"])
@@ -89,7 +95,7 @@ def scenario(module_cluster, tmp_path_factory):
 
     s.pods = dra.Recorder(cluster, "/api/v1/pods").start()
     s.claims = dra.Recorder(cluster, R + "/resourceclaims").start()
-    kubelet = SimulatedKubelet(cluster.env, [MEM, FOUR, UNL, DMIG]).start()
+    kubelet = SimulatedKubelet(cluster.env, [MEM, FOUR, UNL, DMIG, HAMI]).start()
     s.controller, s.controller_error = None, None
     try:
         binary = _controller_binary()
@@ -126,7 +132,9 @@ def run_workloads(s):
                 ("shares-2", gpu, {"shares": "2"}, None),
                 ("any", gpu, None, None),
                 ("mig-3g", mig, None, dra.profile_is("3g.40gb")),
-                ("mig-1g", mig, None, dra.profile_is("1g.10gb"))):
+                ("mig-1g", mig, None, dra.profile_is("1g.10gb")),
+                ("hami-30", dra.HAMI_DRIVER, {"cores": "30", "memory": str(20 * GIB)}, None),
+                ("hami-mem", dra.HAMI_DRIVER, {"cores": "20", "memory": str(40 * GIB)}, None)):
             api.call("POST", ns_path(ns, "resourceclaimtemplates", R),
                      _template(name, klass, cap, cel))
     api.call("POST", ns_path(SERVE, "resourceclaims", R),
@@ -144,6 +152,8 @@ def run_workloads(s):
     create(ML, _pod("nb-c", "notebooks", template="mem-20", node=UNL))
     create(ML, _pod("ft", "finetune", template="mig-3g", node=DMIG))
     create(ML, _pod("tiny", "eval", template="mig-1g", node=DMIG, run=8))
+    create(SERVE, _pod("hd-a", "chat", template="hami-30", node=HAMI))
+    create(ML, _pod("hd-b", "ranker", template="hami-mem", node=HAMI, run=10))
     wait("serve-a running", lambda: phase(api, SERVE, "serve-a") == "Running")
     time.sleep(3)
     create(SERVE, _pod("serve-b", "chat", claim_name="serve-10", node=MEM))
@@ -157,7 +167,8 @@ def run_workloads(s):
                            (SERVE, "chat-2", "Gone"), (ML, "embed", "Running"),
                            (SERVE, "serve-b", "Running"), (SERVE, "chat-1", "Running"),
                            (ML, "nb-a", "Running"), (ML, "nb-c", "Running"),
-                           (ML, "ft", "Running")):
+                           (ML, "ft", "Running"), (SERVE, "hd-a", "Running"),
+                           (ML, "hd-b", "Succeeded")):
         wait("%s/%s %s" % (ns, name, want), lambda: phase(api, ns, name) == want, timeout=45)
     time.sleep(2.5)  # a snapshot (1 s) after the last event
     s.done = time.time()
@@ -196,6 +207,11 @@ def test_scheduler_shares_the_devices(scenario):
     assert ft["device"] in ("gpu-0-mig-3g40gb-9-0", "gpu-0-mig-3g40gb-9-4"), ft
     assert tiny["device"].startswith("gpu-0-mig-1g10gb-19-"), tiny
     assert not ft.get("shareID"), ft
+    (ha,) = _results(s, SERVE, "hd-a")
+    (hb,) = _results(s, ML, "hd-b")
+    assert ha["device"] == hb["device"] == "hami-gpu-0" and ha["shareID"] != hb["shareID"]
+    assert {k: dra.cli.parse_quantity(v) for k, v in ha["consumedCapacity"].items()} == {
+        "cores": 30, "memory": 20 * GIB}
     assert not s.claims.errors and not s.pods.errors
 
 
@@ -221,7 +237,12 @@ def test_truth_on_the_scenario(scenario):
     assert nb_a[-1][2] == pytest.approx(rest)
     assert [g for _, _, g in t.segments(h["ft"], now)] == [0.5]
     assert [g for _, _, g in t.segments(h["tiny"], now)] == [pytest.approx(1 / 7)]
-    assert {n: x.capacity for n, x in t.nodes.items()} == {MEM: 1, FOUR: 1, UNL: 1, DMIG: 1}
+    # HAMi-DRA: the larger fraction of each: 30 % of the cores; 40Gi of the memory.
+    hami_mem = 85520809984
+    assert [g for _, _, g in t.segments(h["hd-a"], now)] == [pytest.approx(0.3)]
+    assert [g for _, _, g in t.segments(h["hd-b"], now)] == [pytest.approx(40 * GIB / hami_mem)]
+    assert {n: x.capacity for n, x in t.nodes.items()} == {MEM: 1, FOUR: 1, UNL: 1, DMIG: 1,
+                                                             HAMI: 1}
     assert a.start < b.start
 
 
