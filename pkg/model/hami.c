@@ -151,7 +151,7 @@ static int gc__hami_register_csv(const char *text, gc__hami_dev_fn fn, void *ud,
                                 break;
                         q = c + 1;
                 }
-                if ((nf != 7 && nf != 9) || memchr(f[nf - 1], ',', fl[nf - 1]))
+                if ((nf != 7 && nf != 9) || f[nf - 1] + fl[nf - 1] != e)
                         return GC__FAIL(err, errlen, -EINVAL,
                                         "device %d: not 7 or 9 comma-separated fields", i);
                 memset(&d, 0, sizeof(d));
@@ -231,7 +231,7 @@ static int gc__hami_device(void *ud, const gc__hami_dev *d)
 {
         gc__hami_devs *x = ud;
         gc_dra_device dv;
-        char model[64] = "";
+        char model[64];
         int r;
 
         memset(&dv, 0, sizeof(dv));
@@ -243,8 +243,11 @@ static int gc__hami_device(void *ud, const gc__hami_dev *d)
         dv.node = x->node->name;
         dv.name = gc_strpool_intern0(x->pool, d->id);
         dv.gpu = dv.name;
-        if (d->type && gc_dra_model_name(d->type, model, sizeof(model)) == 0)
+        if (d->type && gc_dra_model_name(d->type, model, sizeof(model)) == 0) {
                 dv.model = gc_strpool_intern0(x->pool, model);
+                if (!dv.model)
+                        return GC__FAIL(x->err, x->errlen, -ENOMEM, "out of memory");
+        }
         if (d->devmem > 0) {
                 dv.caps[dv.n_caps].name = gc_strpool_intern0(x->pool, "memory");
                 dv.caps[dv.n_caps++].value = (double)d->devmem;
@@ -256,7 +259,7 @@ static int gc__hami_device(void *ud, const gc__hami_dev *d)
         for (size_t i = 0; i < dv.n_caps; i++)
                 if (!dv.caps[i].name)
                         return GC__FAIL(x->err, x->errlen, -ENOMEM, "out of memory");
-        if (!dv.driver || !dv.name || (model[0] && !dv.model))
+        if (!dv.driver || !dv.name)
                 return GC__FAIL(x->err, x->errlen, -ENOMEM, "out of memory");
         r = gc_grow((void **)&x->out->v, &x->out->cap, x->out->n, sizeof(*x->out->v), 8,
                     x->out->limit ? x->out->limit : GC_VEC_DEFAULT_LIMIT);
@@ -328,7 +331,7 @@ static int gc__hami_alloc(const char *text, int (*fn)(void *ud, const gc__hami_u
                                 break;
                         q = c + 1;
                 }
-                if (nf != 4 || memchr(f[3], ',', fl[3]))
+                if (nf != 4 || f[3] + fl[3] != e)
                         return GC__FAIL(err, errlen, -EINVAL,
                                         "device %d: not UUID,type,memory,cores", n);
                 memset(&u, 0, sizeof(u));

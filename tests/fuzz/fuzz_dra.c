@@ -1,5 +1,7 @@
 /* fuzz_dra: arbitrary bytes through the ResourceSlice, ResourceClaim, DeviceClass and pod decoders,
- * then the accountant (shared claims, DRA capacity) and a query, as a dump would go. */
+ * then the accountant (shared claims, shared devices, DRA capacity) and a query, as a dump would
+ * go; what the decoders keep and what the query answers must stay within their stated bounds. */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -55,6 +57,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)gc_decode_slices(json, size, &o, &devs, &st, &diag, err, sizeof(err));
         (void)gc_decode_claims(json, size, &o, &claims, &st, &diag, err, sizeof(err));
         (void)gc_decode_device_classes(json, size, &o, &classes, &st, &diag, err, sizeof(err));
+        /* A device: finite GPU-equivalents, at most one GPU unless a rule says more; a shared
+           one's capacities positive and at most GC_DRA_MAX_CAPS. A claim: 1..32 devices, each
+           consumed amount finite and not negative. */
+        for (size_t i = 0; i < devs.n; i++) {
+                const gc_dra_device *d = &devs.v[i];
+
+                if (!isfinite(d->geq) || d->geq < 0 ||
+                    (d->kind != GC_DRA_CONFIGURED && d->geq > 1.0) || d->n_caps > GC_DRA_MAX_CAPS ||
+                    (!d->shared && d->n_caps))
+                        __builtin_trap();
+                for (size_t k = 0; k < d->n_caps; k++)
+                        if (!d->caps[k].name || !isfinite(d->caps[k].value) ||
+                            d->caps[k].value <= 0)
+                                __builtin_trap();
+        }
+        for (size_t i = 0; i < claims.n; i++) {
+                const gc_claim *c = &claims.v[i];
+
+                if (c->n_devices < 1 || c->n_devices > GC_CLAIM_MAX_RESULTS || !c->devices)
+                        __builtin_trap();
+                for (size_t k = 0; k < c->n_devices; k++)
+                        for (size_t u = 0; u < c->devices[k].n_used; u++)
+                                if (!isfinite(c->devices[k].used[u].value) ||
+                                    c->devices[k].used[u].value < 0)
+                                        __builtin_trap();
+        }
         for (size_t i = 0; i < devs.n; i++)
                 (void)gc_account_dra_device(acct, &devs.v[i]);
         for (size_t i = 0; i < claims.n; i++)
@@ -76,7 +104,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         q.end = INT64_C(4102444800); /* 2100-01-01 */
         q.by[0] = GC_DIM_POD;
         q.n_by = 1;
-        (void)gc_ledger_query(ledger, &q, &sum);
+        /* The answer adds up: rows sum to the total, nothing negative or not finite. */
+        if (gc_ledger_query(ledger, &q, &sum) == 0) {
+                double rows = 0;
+
+                for (size_t i = 0; i < sum.n_rows; i++) {
+                        if (!isfinite(sum.rows[i].gpu_seconds) || sum.rows[i].gpu_seconds < 0)
+                                __builtin_trap();
+                        rows += sum.rows[i].gpu_seconds;
+                }
+                if (!isfinite(sum.total.gpu_seconds) || !isfinite(sum.capacity.gpu_seconds) ||
+                    sum.capacity.gpu_seconds < 0 || sum.idle.gpu_seconds < 0 ||
+                    fabs(rows - sum.total.gpu_seconds) > 1e-6 * (1 + fabs(rows)))
+                        __builtin_trap();
+        }
         if (size < 128) {
                 char s[128];
 

@@ -1550,6 +1550,7 @@ START_TEST(hami_bad_annotations_name_the_field)
         } cases[] = {
             {"GPU-h0,ten,81559,100,H100,0,true:", "a bad id, count, memory or cores"},
             {"GPU-h0,10,81559:", "not 7 or 9 comma-separated fields"},
+            {"GPU-h0,10,81559,100,H100,0,true,0,hami-core,more:", "not 7 or 9 comma-separated"},
             {"[{\\\"count\\\":10}]", "[0].id: missing"},
             {"[{\\\"id\\\":\\\"GPU-h0\\\",\\\"devmem\\\":-1}]", "[0].devmem: not a whole number"},
             {"{}", "not 7 or 9 comma-separated fields"},
