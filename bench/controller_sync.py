@@ -27,6 +27,10 @@ of 8 whole H100s and 50 of 8 H100s each cut into 7 MIG 1g.10gb partitions), thei
 ResourceSlices as NVIDIA's driver (gpu.nvidia.com) publishes them, NVIDIA's two DeviceClasses,
 and per DRA pod a ResourceClaim allocated (status.allocation, status.reservedFor) to devices of
 its node; the pod names it in spec.resourceClaims and its main container in resources.claims.
+With --share the DRA pods hold shares of shared GPUs instead (consumable capacity, as NVIDIA's
+driver v0.5.0 publishes them in its "memory" mode): DRA nodes of 8 H100s each published with
+allowMultipleAllocations and memory 81559Mi under a request policy, four pods per GPU, each with
+a claim of 20Gi whose result carries consumedCapacity and a shareID (docs/dra.md).
 A comma-separated list (--dra-pods 0,1000) runs the whole benchmark once per value, each on a
 fresh cluster, and ends with the figures side by side. Every run checks that the controller
 priced what the cluster holds (/api/v1/pods: the GPU pods, the DRA ones on the DRA nodes, their
@@ -35,7 +39,7 @@ GPU-equivalents) and fails otherwise.
 Everything it starts is stopped on exit, failure and SIGINT/SIGTERM included.
 
 Usage: bench/controller_sync.py [--build DIR] [--pods N] [--gpu-pods G] [--dra-pods D[,D...]]
-                                [--no-replay] [--keep]
+                                [--share] [--no-replay] [--keep]
   E2E_BIN: the e2e tools and informer-peer (default ~/.cache/gpu-cost-e2e/bin)
   BENCH_SYNC_PODS, BENCH_SYNC_GPU_PODS, BENCH_SYNC_DRA_PODS: the defaults of the three counts
 """
@@ -55,6 +59,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import uuid as uuid_mod
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -75,6 +80,8 @@ DRA_DRIVER = "gpu.nvidia.com"
 DRA_PODS_PER_PAIR = 20  # a whole-GPU and a MIG DRA node per 20 DRA pods: 50 + 50 per 1,000
 MIG_PER_GPU = 7         # 1g.10gb partitions of an H100 (GPU instance profile 19, size 1)
 MIG_SHARE = 1.0 / 7     # what one 1g.10gb is of an H100: max(1/7 compute, 1/8 memory)
+SHARES_PER_GPU = 4      # --share: pods per shared H100, each claiming 20Gi of its 81559Mi
+SHARE_GEQ = 20 * 1024 / 81559.0
 H100_PRODUCT = "NVIDIA H100 80GB HBM3"
 P5_BUSES = (0x53, 0x64, 0x75, 0x86, 0x97, 0xa8, 0xb9, 0xca)  # a p5.48xlarge's GPU PCIe buses
 SETTLE_S = 3.0      # RSS is read this long after ready/synced, for both sides
@@ -174,7 +181,7 @@ def _v(v):
     return {"version": v}
 
 
-def dra_slice(node, node_uid, i, mig):
+def dra_slice(node, node_uid, i, mig, share=False):
     """The ResourceSlice NVIDIA's kubelet plugin publishes for a node (tests/fixtures/dra/dra.json:
     typed, unqualified attributes; one pool per node, named after it; owned by the Node): 8 whole
     H100s (gpu-<minor>), or on a MIG node each H100's seven 1g.10gb partitions
@@ -191,8 +198,15 @@ def dra_slice(node, node_uid, i, mig):
             attrs = {"type": _s("gpu"), "uuid": _s(uuid)}
             attrs.update(common)
             attrs["resource.kubernetes.io/pcieRoot"] = _s("pci0000:%02x" % (P5_BUSES[g] - 3))
-            devices.append({"name": "gpu-%d" % g, "attributes": attrs,
-                            "capacity": {"memory": {"value": "81559Mi"}}})
+            dev = {"name": "gpu-%d" % g, "attributes": attrs,
+                   "capacity": {"memory": {"value": "81559Mi"}}}
+            if share:
+                # consumable_shares.go, "memory" mode.
+                dev["allowMultipleAllocations"] = True
+                dev["capacity"]["memory"]["requestPolicy"] = {
+                    "default": "81559Mi",
+                    "validRange": {"min": "1Mi", "max": "81559Mi", "step": "1Mi"}}
+            devices.append(dev)
             continue
         for start in range(MIG_PER_GPU):
             attrs = {"type": _s("mig"),
@@ -227,19 +241,27 @@ def device_classes():
             for t in ("gpu", "mig")]
 
 
-def dra_claim(p, node, devices, mig):
+def dra_claim(p, node, devices, mig, share=False):
     """The ResourceClaim a DRA pod names, and its status (allocated to the devices, reserved for
-    the pod; the pod's uid is filled in once the pod exists)."""
+    the pod; the pod's uid is filled in once the pod exists). With share: 20Gi of one shared
+    GPU, the result with what it consumed and a shareID, as the scheduler writes them."""
     m = p["metadata"]
+    req = {"deviceClassName": "mig.nvidia.com" if mig else "gpu.nvidia.com",
+           "allocationMode": "ExactCount", "count": len(devices)}
+    if share:
+        req["capacity"] = {"requests": {"memory": "20Gi"}}
     claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
              "metadata": {"name": m["name"] + "-gpu", "namespace": m["namespace"],
                           "labels": {"app": m["labels"]["app"], "team": m["labels"]["team"]}},
-             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                 "deviceClassName": "mig.nvidia.com" if mig else "gpu.nvidia.com",
-                 "allocationMode": "ExactCount", "count": len(devices)}}]}}}
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": req}]}}}
+    results = [{"request": "gpu", "driver": DRA_DRIVER, "pool": node, "device": d}
+               for d in devices]
+    if share:
+        for r in results:
+            r["consumedCapacity"] = {"memory": "20Gi"}
+            r["shareID"] = str(uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, m["name"]))
     status = {"status": {
-        "allocation": {"devices": {"results": [{"request": "gpu", "driver": DRA_DRIVER,
-                                                "pool": node, "device": d} for d in devices]},
+        "allocation": {"devices": {"results": results},
                        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{
                            "key": "metadata.name", "operator": "In", "values": [node]}]}]}},
         "reservedFor": [{"resource": "pods", "name": m["name"], "uid": None}]}}
@@ -384,6 +406,16 @@ def pod_status(p, i, node_ip, t0):
         "containerStatuses": cs}}
 
 
+def place_share(dra):
+    """--share: each DRA pod 20Gi of a shared GPU, four to a GPU, eight GPUs to a node:
+    (nodes, {k: (("share", j), [device], False)})."""
+    out = {}
+    for n, k in enumerate(dra):
+        j, slot = divmod(n, GPUS_PER_NODE * SHARES_PER_GPU)
+        out[k] = (("share", j), ["gpu-%d" % (slot // SHARES_PER_GPU)], False)
+    return -(-len(dra) // (GPUS_PER_NODE * SHARES_PER_GPU)) if dra else 0, out
+
+
 def place_dra(sizes, dra):
     """Devices for the DRA pods (indices into sizes, in order): a pod takes its size in whole
     GPUs, first fit on the whole-GPU DRA nodes, while they have room; otherwise one 1g.10gb
@@ -407,7 +439,7 @@ def place_dra(sizes, dra):
     return pairs, out
 
 
-def populate(env, n_pods, n_gpu, workers, n_dra=0):
+def populate(env, n_pods, n_gpu, workers, n_dra=0, share=False):
     """Namespaces, nodes, DRA objects and pods; returns a summary dict."""
     rng = random.Random(20261122)
     api = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"])
@@ -438,7 +470,7 @@ def populate(env, n_pods, n_gpu, workers, n_dra=0):
             j = len(free) - 1
         free[j] -= g
         place[k] = j
-    pairs, dra_place = place_dra(sizes, dra)
+    pairs, dra_place = place_share(dra) if share else place_dra(sizes, dra)
     n_gpu_nodes = len(free)
     n_cpu_nodes = max(1, (n_pods - n_gpu + 89) // 90)
     nodes = []  # (name, ip)
@@ -461,7 +493,7 @@ def populate(env, n_pods, n_gpu, workers, n_dra=0):
         for dc in device_classes():
             api.call("POST", "/apis/resource.k8s.io/v1/deviceclasses", dc)
     for j in range(pairs):
-        for kind in ("dra", "mig"):
+        for kind in (("share",) if share else ("dra", "mig")):
             i = len(nodes) + len(dra_nodes)
             name = "gpu-h100-%s-%04d" % (kind, j)
             labels, alloc = dra_node(name, i, kind == "mig")
@@ -470,7 +502,7 @@ def populate(env, n_pods, n_gpu, workers, n_dra=0):
                 "spec": {"providerID": "aws:///us-east-1a/i-%017x" % i}})
             st = node_status(name, i, alloc)
             api.merge_patch("/api/v1/nodes/%s/status" % name, {"status": st})
-            sl = dra_slice(name, created["metadata"]["uid"], i, kind == "mig")
+            sl = dra_slice(name, created["metadata"]["uid"], i, kind == "mig", share)
             api.call("POST", "/apis/resource.k8s.io/v1/resourceslices", sl)
             n_devices += len(sl["spec"]["devices"])
             dra_nodes[(kind, j)] = (name, st["addresses"][0]["address"])
@@ -487,14 +519,14 @@ def populate(env, n_pods, n_gpu, workers, n_dra=0):
         at = dra_place.get(k) if k is not None else None  # (where, devices, mig) of a DRA pod
         if at:
             node, gpus = dra_nodes[at[0]], sizes[k]
-            dra_geq += MIG_SHARE if at[2] else len(at[1])
-            dra_whole += not at[2]
+            dra_geq += SHARE_GEQ if share else MIG_SHARE if at[2] else len(at[1])
+            dra_whole += not at[2] and not share
         elif k is not None:
             node, gpus = nodes[place[k]], sizes[k]
         else:
             node, gpus = nodes[n_gpu_nodes + i % n_cpu_nodes], 0
         p = pod(i, ns, team, node[0], gpus, rng, claim=bool(at))
-        claim = dra_claim(p, node[0], at[1], at[2]) if at else None
+        claim = dra_claim(p, node[0], at[1], at[2], share) if at else None
         jobs.append((p, pod_status(p, i, node[1], t0 + (i % 1000) * 60), claim))
 
     local = threading.local()
@@ -540,7 +572,8 @@ def populate(env, n_pods, n_gpu, workers, n_dra=0):
             "pod_bytes": len(json.dumps(jobs[0][0])) + len(json.dumps(jobs[0][1])),
             "remaining": listed["metadata"].get("remainingItemCount"),
             "dra_pods": len(dra_place), "dra_whole_pods": dra_whole,
-            "dra_mig_pods": len(dra_place) - dra_whole, "dra_node_count": len(dra_nodes),
+            "dra_mig_pods": 0 if share else len(dra_place) - dra_whole,
+            "dra_share_pods": len(dra_place) if share else 0, "dra_node_count": len(dra_nodes),
             "dra_nodes": sorted(n for n, _ in dra_nodes.values()), "devices": n_devices,
             "dra_geq": dra_geq, "dp_geq": dp_geq}
 
@@ -874,13 +907,17 @@ def bench_cluster(a, n_dra, binary, peer):
 
         say("writing %d pods (%d with GPUs, %d of them on DRA claims) with %d writers" % (
             a.pods, a.gpu_pods, n_dra, a.workers))
-        pop = populate(env, a.pods, a.gpu_pods, a.workers, n_dra)
+        pop = populate(env, a.pods, a.gpu_pods, a.workers, n_dra, a.share)
         res["pop"] = pop
         say("cluster: %(pods)d pods (%(gpu_pods)d with GPUs, %(gpus)d GPUs), %(gpu_nodes)d GPU "
             "nodes + %(cpu_nodes)d CPU nodes, %(namespaces)d team namespaces; pods written, "
             "bound and given status in %(write_s).0f s; a pod's create + status body about "
             "%(pod_bytes)d bytes" % pop)
-        if n_dra:
+        if n_dra and a.share:
+            say("  DRA: %(dra_pods)d of the GPU pods on ResourceClaims, each a 20Gi share of a "
+                "shared H100 (%(dra_share_pods)d shares; %(dra_geq).3f GPU-equivalents), "
+                "%(dra_node_count)d DRA nodes publishing %(devices)d shared devices" % pop)
+        elif n_dra:
             say("  DRA: %(dra_pods)d of the GPU pods on ResourceClaims (%(dra_whole_pods)d on "
                 "whole H100s, %(dra_mig_pods)d on a 1g.10gb partition; %(dra_geq).3f "
                 "GPU-equivalents), %(dra_node_count)d DRA nodes (half whole GPUs, half MIG) "
@@ -1012,6 +1049,8 @@ def main(argv=None):
                     default=dra_counts(os.environ.get("BENCH_SYNC_DRA_PODS") or "0"),
                     help="how many of the GPU pods hold their GPUs through ResourceClaims; a "
                     "comma-separated list runs once per value, each on a fresh cluster")
+    ap.add_argument("--share", action="store_true",
+                    help="the DRA pods hold 20Gi shares of shared GPUs (consumable capacity)")
     ap.add_argument("--workers", type=int, default=8, help="parallel writers of pods")
     ap.add_argument("--no-replay", action="store_true", help="skip the seven-day replay")
     ap.add_argument("--keep", action="store_true", help="keep the cluster directory")

@@ -655,7 +655,8 @@ var KIND_LABEL = {
   unattributed: "Unattributed spend",
   idle_capacity: "Idle capacity",
   reserve_floor: "Reserve the floor",
-  buy_vs_rent: "Buy vs rent"
+  buy_vs_rent: "Buy vs rent",
+  share_fit: "Fits a GPU share"
 };
 function subjectText(sub) {
   if (!sub || typeof sub !== "object") return sub ? String(sub) : "";

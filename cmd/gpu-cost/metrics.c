@@ -48,6 +48,7 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
 
         memset(&tab, 0, sizeof(tab));
         gc_config_savings_opts(d->cfg, &so);
+        gc_savings_shared_opts(&so.advisor, d->acct);
         store = gc_gpuuse_new(&so.usage);
         order = calloc(n_files ? n_files : 1, sizeof(*order));
         if (!store || !order)

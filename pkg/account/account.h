@@ -97,6 +97,19 @@ typedef struct gc_account_dra_counts {
         size_t devices, claims, pods, holders;
 } gc_account_dra_counts;
 void gc_account_dra_stats(const gc_accountant *a, gc_account_dra_counts *ret);
+/* A kind of shared GPU the cluster offers (a shared device's driver, model and capacities). */
+typedef struct gc_account_shared_gpu {
+        const char *driver; /* pooled: gpu.nvidia.com, hami-core-gpu.project-hami.io, hami.io */
+        const char *model;  /* pooled, GFD form; NULL when unknown */
+        double memory_mib;  /* its memory capacity, MiB (0: none) */
+        double shares;      /* its "shares" capacity (NVIDIA's "N shares" mode), 0: none */
+        int cores;          /* 1 when it has a "cores" capacity (HAMi, HAMi-DRA) */
+} gc_account_shared_gpu;
+/*
+ * The kinds of shared GPUs current devices offer, each (driver, model, memory, shares, cores)
+ * once, at most max into out; returns how many. For the advisor's share_fit.
+ */
+size_t gc_account_shared_gpus(const gc_accountant *a, gc_account_shared_gpu *out, size_t max);
 /* The GPU devices the pod's claims hold (known claims only), for "devices requested". */
 size_t gc_account_pod_claim_devices(gc_accountant *a, const gc_pod *pod);
 /*

@@ -911,6 +911,41 @@ int gc_account_dra_device_gone(gc_accountant *a, const char *device_key)
         return 0;
 }
 
+size_t gc_account_shared_gpus(const gc_accountant *a, gc_account_shared_gpu *out, size_t max)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; a && out && i < a->n_devs; i++) {
+                const gc_dra_device *d = &a->devs[i].dev;
+                gc_account_shared_gpu g;
+                int dup = 0;
+
+                if (!d->shared || a->devs[i].gone || !gc__dev_current(a, d))
+                        continue;
+                memset(&g, 0, sizeof(g));
+                g.driver = d->driver;
+                g.model = d->model;
+                for (size_t k = 0; k < d->n_caps; k++) {
+                        if (strcmp(d->caps[k].name, "memory") == 0)
+                                /* HAMi registers MiB; the API's capacities are bytes. */
+                                g.memory_mib = strcmp(d->driver, GC_HAMI_DRIVER) == 0
+                                                   ? d->caps[k].value
+                                                   : d->caps[k].value / (1024.0 * 1024.0);
+                        else if (strcmp(d->caps[k].name, "shares") == 0)
+                                g.shares = d->caps[k].value;
+                        else if (strcmp(d->caps[k].name, "cores") == 0)
+                                g.cores = 1;
+                }
+                for (size_t k = 0; k < n && !dup; k++)
+                        dup = out[k].driver == g.driver && out[k].model == g.model &&
+                              out[k].memory_mib == g.memory_mib && out[k].shares == g.shares &&
+                              out[k].cores == g.cores;
+                if (!dup && n < max)
+                        out[n++] = g;
+        }
+        return n;
+}
+
 size_t gc_account_pod_claim_devices(gc_accountant *a, const gc_pod *pod)
 {
         const char *cur = NULL, *s;

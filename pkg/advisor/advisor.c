@@ -23,6 +23,7 @@ static const char *const gc__kind_names[GC_FINDING_KIND_COUNT] = {
     [GC_FINDING_IDLE_GPU] = "idle_gpu",
     [GC_FINDING_OVER_REQUESTED] = "over_requested",
     [GC_FINDING_MIG_FIT] = "mig_fit",
+    [GC_FINDING_SHARE_FIT] = "share_fit",
     [GC_FINDING_CHEAPER_CLASS] = "cheaper_class",
     [GC_FINDING_UNATTRIBUTED] = "unattributed",
     [GC_FINDING_IDLE_CAPACITY] = "idle_capacity",
@@ -720,6 +721,97 @@ static int gc__mig_fit_rule(gc__adv *a, const gc_advisor_pod *p, double monthly,
         return 0;
 }
 
+/*
+ * A pod on one whole GPU whose measured peak memory and p95 activity, with headroom, fit a share
+ * of a shared GPU of the same model the cluster offers: the claim (or HAMi's resources) that
+ * asks for that share, priced as docs/dra.md prices one (the largest fraction it takes). The
+ * offer that saves most wins.
+ */
+static int gc__share_fit(gc__adv *a, const gc_advisor_pod *p, double monthly, gc__cand *c)
+{
+        double h = a->o->mig_headroom, mem_need, act_need, best = 1;
+        const gc_advisor_shared *o = NULL;
+        gc_finding *f = &c->f;
+
+        if (!a->o->n_shared || !gc__whole_gpus(p) || p->gpus_requested != 1 || !p->model ||
+            !isfinite(p->mem_used_peak_mib) || !isfinite(p->activity_p95))
+                return 0;
+        mem_need = p->mem_used_peak_mib * (1 + h);
+        act_need = p->activity_p95 * (1 + h);
+        for (size_t i = 0; i < a->o->n_shared && i < GC_ADVISOR_MAX_SHARED; i++) {
+                const gc_advisor_shared *s = &a->o->shared[i];
+                double share;
+
+                if (strcmp(s->model, p->model) != 0 || s->memory_mib <= 0)
+                        continue;
+                share = mem_need / s->memory_mib;
+                /* Memory alone sets a share in memory mode; cores and shares cap compute too. */
+                if (s->way != GC_SHARE_DRA_MEMORY && act_need > share)
+                        share = act_need;
+                if (s->way == GC_SHARE_DRA_SHARES && s->shares >= 1)
+                        share = ceil(share * s->shares - 1e-9) / s->shares;
+                if (share < best) {
+                        best = share;
+                        o = s;
+                }
+        }
+        if (!o || best >= 1 || best <= 0)
+                return 0;
+        f->kind = GC_FINDING_SHARE_FIT;
+        gc__subject(a, f, p);
+        gc__num(f, "share", best);
+        gc__num(f, "mem_used_peak_mib", p->mem_used_peak_mib);
+        gc__num(f, "mem_needed_mib", mem_need);
+        gc__num(f, "gpu_memory_mib", o->memory_mib);
+        gc__num(f, "activity_p95", p->activity_p95);
+        gc__num(f, "activity_needed", act_need);
+        gc__num(f, "headroom", h);
+        gc__num(f, "monthly_cost", monthly);
+        gc__text(f, "device_class", o->device_class[0] ? gc__str(a, o->device_class) : NULL);
+        gc__text(f, "activity_source", gc__str(a, p->activity_source));
+        f->summary = gc__fmt(a,
+                             "%s/%s peaks at %.0f MiB and %.0f%% activity (p95) on a whole %s: "
+                             "a %.0f%% share of a shared %s holds it with %.0f%% headroom",
+                             p->ns, p->name, p->mem_used_peak_mib, p->activity_p95 * 100, p->model,
+                             best * 100, p->model, h * 100);
+        switch (o->way) {
+        case GC_SHARE_DRA_MEMORY:
+                f->stanza = gc__fmt(a,
+                                    "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    "
+                                    "requests:\n    - name: gpu\n      exactly:\n        "
+                                    "deviceClassName: %s\n        capacity:\n          "
+                                    "requests:\n            memory: %.0fMi\n",
+                                    o->device_class, ceil(mem_need));
+                break;
+        case GC_SHARE_DRA_SHARES:
+                f->stanza = gc__fmt(a,
+                                    "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    "
+                                    "requests:\n    - name: gpu\n      exactly:\n        "
+                                    "deviceClassName: %s\n        capacity:\n          "
+                                    "requests:\n            shares: \"%.0f\"\n",
+                                    o->device_class, best * o->shares);
+                break;
+        case GC_SHARE_DRA_CORES:
+                f->stanza = gc__fmt(a,
+                                    "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    "
+                                    "requests:\n    - name: gpu\n      exactly:\n        "
+                                    "deviceClassName: %s\n        capacity:\n          "
+                                    "requests:\n            cores: \"%.0f\"\n            "
+                                    "memory: %.0fMi\n",
+                                    o->device_class, ceil(act_need * 100), ceil(mem_need));
+                break;
+        default:
+                f->stanza = gc__fmt(a,
+                                    "resources:\n  limits:\n    nvidia.com/gpu: 1\n    "
+                                    "nvidia.com/gpumem: %.0f\n    nvidia.com/gpucores: %.0f\n",
+                                    ceil(mem_need), ceil(act_need * 100));
+                break;
+        }
+        f->monthly_savings = (1 - best) * monthly;
+        c->ok = 1;
+        return 0;
+}
+
 static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly, gc__cand *c)
 {
         char m1[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN];
@@ -776,9 +868,9 @@ static int gc__cheaper_class(gc__adv *a, const gc_advisor_pod *p, double monthly
 
 static int gc__pod_rules(gc__adv *a, const gc_advisor_pod *p)
 {
-        gc__cand c[4];
+        gc__cand c[5];
         double monthly, hours;
-        size_t best = 4;
+        size_t best = 5;
 
         memset(c, 0, sizeof(c));
         monthly = gc__pod_monthly(a, p, &hours);
@@ -790,11 +882,12 @@ static int gc__pod_rules(gc__adv *a, const gc_advisor_pod *p)
                 gc__over_requested(a, p, monthly, &c[1]);
                 gc__mig_fit_rule(a, p, monthly, &c[2]);
                 gc__cheaper_class(a, p, monthly, &c[3]);
+                gc__share_fit(a, p, monthly, &c[4]);
         }
-        for (size_t i = 0; i < 4; i++)
-                if (c[i].ok && (best == 4 || c[i].f.monthly_savings > c[best].f.monthly_savings))
+        for (size_t i = 0; i < 5; i++)
+                if (c[i].ok && (best == 5 || c[i].f.monthly_savings > c[best].f.monthly_savings))
                         best = i;
-        if (best < 4) {
+        if (best < 5) {
                 gc_finding *f = gc__finding(a, c[best].f.kind);
 
                 if (!f)

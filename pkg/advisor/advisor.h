@@ -26,11 +26,12 @@ typedef enum gc_finding_kind {
         GC_FINDING_IDLE_CAPACITY,
         GC_FINDING_RESERVE_FLOOR,
         GC_FINDING_BUY_VS_RENT,
+        GC_FINDING_SHARE_FIT,
         GC_FINDING_KIND_COUNT,
 } gc_finding_kind;
 
 /* "idle_gpu", "over_requested", "mig_fit", "cheaper_class", "unattributed", "idle_capacity",
- * "reserve_floor", "buy_vs_rent" (static strings); NULL for an invalid kind. */
+ * "reserve_floor", "buy_vs_rent", "share_fit" (static strings); NULL for an invalid kind. */
 const char *gc_finding_kind_name(gc_finding_kind k);
 int gc_finding_kind_parse(const char *s, gc_finding_kind *ret);
 
@@ -53,6 +54,27 @@ typedef struct gc_advisor_class {
 /* Field names are the JSON configuration's (docs/advisor.md); defaults in brackets. */
 #define GC_ADVISOR_CLASS_NAME 254 /* a DeviceClass name: a DNS subdomain, and the NUL */
 
+/* How a kind of shared GPU is asked for (docs/dra.md): a claim's capacity requests on a DRA
+ * device class, or HAMi's resources. */
+typedef enum gc_advisor_share_way {
+        GC_SHARE_DRA_MEMORY = 1, /* capacity.requests.memory (NVIDIA's "memory" mode) */
+        GC_SHARE_DRA_SHARES,     /* capacity.requests.shares of N (NVIDIA's "N shares" mode) */
+        GC_SHARE_DRA_CORES,      /* capacity.requests cores and memory (HAMi-DRA) */
+        GC_SHARE_HAMI,           /* nvidia.com/gpumem and nvidia.com/gpucores (classic HAMi) */
+} gc_advisor_share_way;
+
+#define GC_ADVISOR_MAX_SHARED 8
+
+/* A kind of shared GPU the cluster offers, for share_fit: filled by the caller from what the
+ * accountant saw (gc_savings_shared_opts), never from the configuration. */
+typedef struct gc_advisor_shared {
+        char model[GC_ADVISOR_MODEL_MAX];
+        char device_class[GC_ADVISOR_CLASS_NAME]; /* the class a claim asks ("" for HAMi) */
+        uint8_t way;                              /* gc_advisor_share_way */
+        double shares;                            /* N of GC_SHARE_DRA_SHARES */
+        double memory_mib;                        /* the GPU's memory */
+} gc_advisor_shared;
+
 typedef struct gc_advisor_opts {
         double idle_activity;        /* [0.05] activity below it is idle */
         double idle_memory_fraction; /* [0.10] ...while more of the memory than this is held */
@@ -72,6 +94,10 @@ typedef struct gc_advisor_opts {
          * ships them; the controller takes them from the DeviceClasses it watches. */
         char dra_gpu_class[GC_ADVISOR_CLASS_NAME];
         char dra_mig_class[GC_ADVISOR_CLASS_NAME];
+        /* The shared GPUs a pod holding a whole one could take a share of instead (share_fit);
+         * none: no such finding. */
+        gc_advisor_shared shared[GC_ADVISOR_MAX_SHARED];
+        size_t n_shared;
 } gc_advisor_opts;
 
 /* gc_advisor_pod.resource of a pod holding whole GPUs through DRA ResourceClaims. */

@@ -650,6 +650,7 @@ void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
                 gc_strlcpy(ret->dra_gpu_class, gpu, sizeof(ret->dra_gpu_class));
         if (mig)
                 gc_strlcpy(ret->dra_mig_class, mig, sizeof(ret->dra_mig_class));
+        gc_savings_shared_opts(ret, c->acct);
 }
 
 static int ctl__list_begin(void *ud)

@@ -302,6 +302,39 @@ static int gc_savings__only_team(const gc_advisor_result *r, const char *team,
         return 0;
 }
 
+void gc_savings_shared_opts(gc_advisor_opts *o, const gc_accountant *a)
+{
+        gc_account_shared_gpu g[GC_ADVISOR_MAX_SHARED];
+        size_t n = gc_account_shared_gpus(a, g, GC_ADVISOR_MAX_SHARED);
+
+        o->n_shared = 0;
+        for (size_t i = 0; i < n; i++) {
+                gc_advisor_shared *s = &o->shared[o->n_shared];
+                const char *klass = NULL;
+
+                if (!g[i].model || g[i].memory_mib <= 0)
+                        continue;
+                memset(s, 0, sizeof(*s));
+                if (strcmp(g[i].driver, GC_DRA_NVIDIA_DRIVER) == 0) {
+                        s->way = g[i].shares >= 1 ? GC_SHARE_DRA_SHARES : GC_SHARE_DRA_MEMORY;
+                        klass = o->dra_gpu_class[0] ? o->dra_gpu_class : GC_DRA_NVIDIA_DRIVER;
+                } else if (strcmp(g[i].driver, GC_DRA_HAMI_DRIVER) == 0) {
+                        s->way = GC_SHARE_DRA_CORES;
+                        klass = GC_DRA_HAMI_DRIVER; /* its chart's DeviceClass */
+                } else if (strcmp(g[i].driver, GC_HAMI_DRIVER) == 0) {
+                        s->way = GC_SHARE_HAMI;
+                } else {
+                        continue;
+                }
+                gc_strlcpy(s->model, g[i].model, sizeof(s->model));
+                if (klass)
+                        gc_strlcpy(s->device_class, klass, sizeof(s->device_class));
+                s->shares = g[i].shares;
+                s->memory_mib = g[i].memory_mib;
+                o->n_shared++;
+        }
+}
+
 int gc_savings_render(const char *currency, const gc_advisor_result *res, const char *team,
                       size_t max_findings, gc_buf *md, gc_buf *json)
 {

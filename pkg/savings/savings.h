@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "account/account.h"
 #include "advisor/advisor.h"
 #include "gpuuse/gpuuse.h"
 #include "ledger/ledger.h"
@@ -81,6 +82,14 @@ int gc_savings_run(const gc_savings_opts *o, const gc_ledger *l, int64_t start, 
  * report ConfigMaps' sections this way from the result its API serves, so both say the same.
  * -EINVAL, -ENOMEM, or the buffers' error (-E2BIG past a limit).
  */
+/*
+ * The shared GPUs the accountant saw (gc_account_shared_gpus), into the advisor's options: how
+ * each is asked for (a claim on NVIDIA's whole-GPU class with memory or shares, on HAMi-DRA's
+ * class with cores and memory, or HAMi's resources), for share_fit. o->dra_gpu_class names
+ * NVIDIA's class ("gpu.nvidia.com" when empty).
+ */
+void gc_savings_shared_opts(gc_advisor_opts *o, const gc_accountant *a);
+
 int gc_savings_render(const char *currency, const gc_advisor_result *res, const char *team,
                       size_t max_findings, gc_buf *md, gc_buf *json);
 

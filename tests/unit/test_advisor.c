@@ -581,6 +581,106 @@ static const struct {
     {0.05, 10000, "ReplicaSet", 1, GC_FINDING_MIG_FIT},        /* no A10G price: skipped */
 };
 
+/* ---- share_fit ------------------------------------------------------------------------------ */
+
+/* A pod on a whole H100 (80 GB: 81559 MiB) peaking at 12000 MiB and 10 % activity (p95): with
+ * 20 % headroom it needs 14400 MiB and 12 % of the compute. Where the cluster offers shared H100s,
+ * the share it would take (docs/dra.md) and the claim or resources that ask for it. */
+static void share_offer(gc_advisor_opts *o, const char *model, gc_advisor_share_way way,
+                        const char *klass, double shares)
+{
+        gc_advisor_shared *s = &o->shared[o->n_shared++];
+
+        memset(s, 0, sizeof(*s));
+        gc_strlcpy(s->model, model, sizeof(s->model));
+        if (klass)
+                gc_strlcpy(s->device_class, klass, sizeof(s->device_class));
+        s->way = (uint8_t)way;
+        s->shares = shares;
+        s->memory_mib = 81559;
+}
+
+START_TEST(test_share_fit)
+{
+        static const struct {
+                gc_advisor_share_way way;
+                const char *klass;
+                double shares, share;
+                const char *stanza;
+        } cases[] = {
+            {GC_SHARE_DRA_MEMORY, "gpu.nvidia.com", 0, 14400.0 / 81559,
+             "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    requests:\n    - name: "
+             "gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n        capacity:\n"
+             "          requests:\n            memory: 14400Mi\n"},
+            /* 10 shares: 0.18 of the GPU rounds up to two shares of ten (a 1g.20gb, 0.25,
+               would save less). */
+            {GC_SHARE_DRA_SHARES, "gpu.nvidia.com", 10, 0.2,
+             "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    requests:\n    - name: "
+             "gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n        capacity:\n"
+             "          requests:\n            shares: \"2\"\n"},
+            {GC_SHARE_DRA_CORES, "hami-core-gpu.project-hami.io", 0, 14400.0 / 81559,
+             "# the pod's ResourceClaimTemplate\nspec:\n  devices:\n    requests:\n    - name: "
+             "gpu\n      exactly:\n        deviceClassName: hami-core-gpu.project-hami.io\n"
+             "        capacity:\n          requests:\n            cores: \"12\"\n"
+             "            memory: 14400Mi\n"},
+            {GC_SHARE_HAMI, NULL, 0, 14400.0 / 81559,
+             "resources:\n  limits:\n    nvidia.com/gpu: 1\n    nvidia.com/gpumem: 14400\n    "
+             "nvidia.com/gpucores: 12\n"},
+        };
+        gc_advisor_opts o;
+        gc_advisor_pod p = base_pod();
+        const gc_finding *f;
+
+        gc_advisor_opts_default(&o);
+        share_offer(&o, H100, cases[_i].way, cases[_i].klass, cases[_i].shares);
+        p.model = H100;
+        p.mem_used_peak_mib = 12000;
+        p.activity_p95 = 0.10;
+        p.activity_mean = 0.05;
+        p.controller_kind = "Job"; /* no cheaper class */
+        run(&p, 1, &o);
+        ck_assert_uint_eq(res->n_findings, 1);
+        f = first_kind(GC_FINDING_SHARE_FIT);
+        ck_assert_msg(f != NULL, "case %d: kind %s", _i,
+                      gc_finding_kind_name(res->findings[0].kind));
+        ck_assert_double_eq_tol(fig(f, "share"), cases[_i].share, 1e-12);
+        ck_assert_str_eq(f->stanza, cases[_i].stanza);
+        ck_assert_double_eq_tol(f->monthly_savings,
+                                (1 - cases[_i].share) * p.price_per_gpu_hour * 730, 1e-6);
+}
+END_TEST
+
+START_TEST(test_share_fit_only_where_offered)
+{
+        gc_advisor_opts o;
+        gc_advisor_pod p = base_pod();
+
+        gc_advisor_opts_default(&o);
+        p.model = H100;
+        p.mem_used_peak_mib = 12000;
+        p.activity_p95 = 0.10;
+        p.controller_kind = "Job";
+        /* No shared GPU offered: the MIG advice stands alone, as before. */
+        run(&p, 1, &o);
+        ck_assert_uint_eq(count_kind(GC_FINDING_SHARE_FIT), 0);
+        ck_assert_uint_eq(count_kind(GC_FINDING_MIG_FIT), 1);
+        /* Shared A100s only: not for an H100 pod. */
+        share_offer(&o, A100, GC_SHARE_DRA_MEMORY, "gpu.nvidia.com", 0);
+        run(&p, 1, &o);
+        ck_assert_uint_eq(count_kind(GC_FINDING_SHARE_FIT), 0);
+        /* Needs the whole GPU's memory: no share. */
+        share_offer(&o, H100, GC_SHARE_DRA_MEMORY, "gpu.nvidia.com", 0);
+        p.mem_used_peak_mib = 70000;
+        run(&p, 1, &o);
+        ck_assert_uint_eq(count_kind(GC_FINDING_SHARE_FIT), 0);
+        /* Two whole GPUs: over_requested's business, not a share. */
+        p.mem_used_peak_mib = 12000;
+        p.gpus_requested = p.geq = 2;
+        run(&p, 1, &o);
+        ck_assert_uint_eq(count_kind(GC_FINDING_SHARE_FIT), 0);
+}
+END_TEST
+
 START_TEST(test_cheaper_class)
 {
         gc_advisor_pod p = base_pod();
@@ -1050,7 +1150,9 @@ START_TEST(test_json_shape)
             cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "evidence"), "coverage")));
         x = cJSON_GetObjectItem(j, "totals");
         ck_assert_int_eq(cJSON_GetObjectItem(x, "findings")->valueint, 2);
-        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(x, "by_kind")), 8);
+        /* every kind, share_fit among them */
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(x, "by_kind")),
+                         GC_FINDING_KIND_COUNT);
         ck_assert_int_eq(
             cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(x, "by_kind"), "idle_gpu"),
                                 "count")
@@ -1233,6 +1335,8 @@ static Suite *advisor_suite(void)
                             (int)(sizeof(over_cases) / sizeof(over_cases[0])));
         tcase_add_loop_test(tc, test_mig_fit, 0, (int)(sizeof(mig_cases) / sizeof(mig_cases[0])));
         tcase_add_test(tc, test_mig_fit_only_whole_single_gpu);
+        tcase_add_loop_test(tc, test_share_fit, 0, 4);
+        tcase_add_test(tc, test_share_fit_only_where_offered);
         tcase_add_test(tc, test_mig_fit_dra_names_the_device_class);
         tcase_add_loop_test(tc, test_cheaper_class, 0,
                             (int)(sizeof(cheap_cases) / sizeof(cheap_cases[0])));
