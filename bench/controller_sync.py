@@ -30,7 +30,7 @@ its node; the pod names it in spec.resourceClaims and its main container in reso
 With --share the DRA pods hold shares of shared GPUs instead (consumable capacity, as NVIDIA's
 driver v0.5.0 publishes them in its "memory" mode): DRA nodes of 8 H100s each published with
 allowMultipleAllocations and memory 81559Mi under a request policy, four pods per GPU, each with
-a claim of 20Gi whose result carries consumedCapacity and a shareID (docs/dra.md).
+a claim of 19Gi (four fit in 81559Mi) whose result carries consumedCapacity and a shareID (docs/dra.md).
 A comma-separated list (--dra-pods 0,1000) runs the whole benchmark once per value, each on a
 fresh cluster, and ends with the figures side by side. Every run checks that the controller
 priced what the cluster holds (/api/v1/pods: the GPU pods, the DRA ones on the DRA nodes, their
@@ -80,8 +80,8 @@ DRA_DRIVER = "gpu.nvidia.com"
 DRA_PODS_PER_PAIR = 20  # a whole-GPU and a MIG DRA node per 20 DRA pods: 50 + 50 per 1,000
 MIG_PER_GPU = 7         # 1g.10gb partitions of an H100 (GPU instance profile 19, size 1)
 MIG_SHARE = 1.0 / 7     # what one 1g.10gb is of an H100: max(1/7 compute, 1/8 memory)
-SHARES_PER_GPU = 4      # --share: pods per shared H100, each claiming 20Gi of its 81559Mi
-SHARE_GEQ = 20 * 1024 / 81559.0
+SHARES_PER_GPU = 4      # --share: pods per shared H100, each claiming 19Gi of its 81559Mi
+SHARE_GEQ = 19 * 1024 / 81559.0  # four fit (76Gi): the scheduler would refuse 4 x 20Gi
 H100_PRODUCT = "NVIDIA H100 80GB HBM3"
 P5_BUSES = (0x53, 0x64, 0x75, 0x86, 0x97, 0xa8, 0xb9, 0xca)  # a p5.48xlarge's GPU PCIe buses
 SETTLE_S = 3.0      # RSS is read this long after ready/synced, for both sides
@@ -243,13 +243,13 @@ def device_classes():
 
 def dra_claim(p, node, devices, mig, share=False):
     """The ResourceClaim a DRA pod names, and its status (allocated to the devices, reserved for
-    the pod; the pod's uid is filled in once the pod exists). With share: 20Gi of one shared
+    the pod; the pod's uid is filled in once the pod exists). With share: 19Gi of one shared
     GPU, the result with what it consumed and a shareID, as the scheduler writes them."""
     m = p["metadata"]
     req = {"deviceClassName": "mig.nvidia.com" if mig else "gpu.nvidia.com",
            "allocationMode": "ExactCount", "count": len(devices)}
     if share:
-        req["capacity"] = {"requests": {"memory": "20Gi"}}
+        req["capacity"] = {"requests": {"memory": "19Gi"}}
     claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
              "metadata": {"name": m["name"] + "-gpu", "namespace": m["namespace"],
                           "labels": {"app": m["labels"]["app"], "team": m["labels"]["team"]}},
@@ -258,7 +258,7 @@ def dra_claim(p, node, devices, mig, share=False):
                for d in devices]
     if share:
         for r in results:
-            r["consumedCapacity"] = {"memory": "20Gi"}
+            r["consumedCapacity"] = {"memory": "19Gi"}
             r["shareID"] = str(uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, m["name"]))
     status = {"status": {
         "allocation": {"devices": {"results": results},
@@ -407,7 +407,7 @@ def pod_status(p, i, node_ip, t0):
 
 
 def place_share(dra):
-    """--share: each DRA pod 20Gi of a shared GPU, four to a GPU, eight GPUs to a node:
+    """--share: each DRA pod 19Gi of a shared GPU, four to a GPU, eight GPUs to a node:
     (nodes, {k: (("share", j), [device], False)})."""
     out = {}
     for n, k in enumerate(dra):
@@ -914,7 +914,7 @@ def bench_cluster(a, n_dra, binary, peer):
             "bound and given status in %(write_s).0f s; a pod's create + status body about "
             "%(pod_bytes)d bytes" % pop)
         if n_dra and a.share:
-            say("  DRA: %(dra_pods)d of the GPU pods on ResourceClaims, each a 20Gi share of a "
+            say("  DRA: %(dra_pods)d of the GPU pods on ResourceClaims, each a 19Gi share of a "
                 "shared H100 (%(dra_share_pods)d shares; %(dra_geq).3f GPU-equivalents), "
                 "%(dra_node_count)d DRA nodes publishing %(devices)d shared devices" % pop)
         elif n_dra:
@@ -1050,7 +1050,7 @@ def main(argv=None):
                     help="how many of the GPU pods hold their GPUs through ResourceClaims; a "
                     "comma-separated list runs once per value, each on a fresh cluster")
     ap.add_argument("--share", action="store_true",
-                    help="the DRA pods hold 20Gi shares of shared GPUs (consumable capacity)")
+                    help="the DRA pods hold 19Gi shares of shared GPUs (consumable capacity)")
     ap.add_argument("--workers", type=int, default=8, help="parallel writers of pods")
     ap.add_argument("--no-replay", action="store_true", help="skip the seven-day replay")
     ap.add_argument("--keep", action="store_true", help="keep the cluster directory")

@@ -94,5 +94,8 @@ enum { GC_HTTPD__HEAD_MORE = 0, GC_HTTPD__HEAD_PASS = 1 };
  */
 int gc_httpd__head_check(const char *p, size_t n, size_t limit, size_t *ret_len,
                          const char **ret_msg);
+/* 1 when libwebsockets would leave a request with this header name unanswered (a proper prefix
+ * of a header name it knows): the head check refuses it with 400. */
+bool gc_httpd__lws_stalls(const char *name, size_t n);
 
 #endif

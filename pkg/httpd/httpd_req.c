@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <libwebsockets.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <strings.h>
@@ -224,6 +225,33 @@ static int target_check(const char *t, size_t n, size_t *ret_params, const char 
         return 0;
 }
 
+/*
+ * lws 4.1 reads header names through its lexical table: a name that is a proper prefix of one
+ * it knows and not itself one ("A", "Ho", "Content", "Accept-Enc"), followed by ':', leaves its
+ * parser waiting for the rest, and the request is never answered (the connection hangs until
+ * the client gives up). 1 for such a name (compared without case), from lws' own table, so it
+ * holds for the lws built against.
+ */
+bool gc_httpd__lws_stalls(const char *name, size_t n)
+{
+        bool prefix = false;
+
+        if (n == 0)
+                return false;
+        for (int t = 0; t < WSI_TOKEN_COUNT; t++) {
+                const char *s = (const char *)lws_token_to_string((enum lws_token_indexes)t);
+                size_t sl = s ? strlen(s) : 0;
+
+                /* Header tokens end with ':' ("accept:"); methods with ' ' ("get "). */
+                if (sl < 2 || s[sl - 1] != ':' || n > sl - 1 || strncasecmp(s, name, n) != 0)
+                        continue;
+                if (n == sl - 1)
+                        return false; /* a name it knows ("Accept", though "Accept-Encoding") */
+                prefix = true;
+        }
+        return prefix;
+}
+
 int gc_httpd__head_check(const char *p, size_t n, size_t limit, size_t *ret_len,
                          const char **ret_msg)
 {
@@ -270,6 +298,16 @@ int gc_httpd__head_check(const char *p, size_t n, size_t limit, size_t *ret_len,
                 }
                 if (len == 0 || (len == 1 && line[0] == '\r'))
                         break;
+                {
+                        const char *colon = memchr(line, ':', len);
+
+                        if (colon && gc_httpd__lws_stalls(line, (size_t)(colon - line))) {
+                                *ret_msg = "a header name that is the beginning of one this "
+                                           "server's HTTP library knows, and that it cannot "
+                                           "read";
+                                return 400;
+                        }
+                }
                 if (++lines + params > GC_HTTPD__MAX_HEAD_PIECES) {
                         *ret_msg = "too many header lines";
                         return 431;
