@@ -3,7 +3,8 @@
 set -eu
 
 PKGS="cmake make gcc pkg-config libcjson-dev libcurl4-openssl-dev libyaml-dev libwebsockets-dev libssl-dev
-check clang clang-format clang-tidy libclang-rt-14-dev python3-yaml prometheus chromium fonts-dejavu-core wrk tzdata"
+check clang clang-format clang-tidy libclang-rt-14-dev python3-yaml prometheus chromium fonts-dejavu-core wrk tzdata
+openssl"
 
 missing=""
 for p in $PKGS; do

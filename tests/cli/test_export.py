@@ -21,6 +21,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
+import truth
 
 from test_remote import Demo, _controller_path
 
@@ -49,12 +50,39 @@ def report(cli):
                   "json").json()
 
 
-def test_focus_totals_equal_the_report_to_the_cent(cli, report):
+DAY = 86400
+
+
+def days(window=WINDOW):
+    """The UTC days of the window, as the export's charge periods."""
+    start, end = (truth.parse_time(x) for x in window.split(","))
+    return [(d, d + DAY) for d in range(start, end, DAY)]
+
+
+def test_focus_totals_equal_the_truth_to_the_cent(cli, report, cluster):
+    """Usage and idle per team and day equal the independent truth (tests/cli/truth.py, from
+    the raw dumps), and the report, to the cent."""
     rows = export(cli, "--focus-version", "1.2")
     usage = sum(num(r["BilledCost"]) for r in rows if r["x_CostKind"] == "usage")
     idle = sum(num(r["BilledCost"]) for r in rows if r["x_CostKind"] == "idle")
+    w = cluster.compute(*WINDOW.split(","), by=("team",))
+    assert abs(usage - w["total"]["cost_usd"]) < 0.005, (usage, w["total"])
+    assert abs(idle - w["idle"]["cost_usd"]) < 0.005, (idle, w["idle"])
     assert round(usage, 2) == round(report["total"]["cost_usd"], 2)
     assert round(idle, 2) == round(report["idle"]["cost_usd"], 2)
+    got = defaultdict(float)
+    for r in rows:
+        if r["x_CostKind"] == "usage":
+            got[(r["ChargePeriodStart"][:10], json.loads(r["Tags"])["gpu-cost/team"])] += \
+                num(r["BilledCost"])
+    want = {}
+    for d0, d1 in days():
+        for (team,), g in cluster.compute(d0, d1, by=("team",))["groups"].items():
+            if g["cost_usd"] > 0:
+                want[(time.strftime("%Y-%m-%d", time.gmtime(d0)), team)] = g["cost_usd"]
+    assert set(got) == set(want), sorted(set(got) ^ set(want))
+    for k, v in want.items():
+        assert abs(got[k] - v) < 0.005, (k, got[k], v)
     hours = sum(num(r["ConsumedQuantity"]) for r in rows if r["x_CostKind"] == "usage")
     assert abs(hours - report["total"]["gpu_hours"]) < 1e-4
     for r in rows:  # no discounts: every cost column agrees, and ListCost = price x quantity
@@ -99,7 +127,7 @@ def test_every_usage_row_names_its_workload(cli):
 
 @pytest.mark.parametrize("fmt", [["--format", "csv"], ["--focus-version", "1.3"],
                                  ["--focus-version", "1.2"]])
-def test_proportional_bills_add_up_to_capacity(cli, report, fmt):
+def test_proportional_bills_add_up_to_capacity(cli, report, cluster, fmt):
     """Every team's bill with its share of idle and unattributed spend adds up to capacity."""
     rows = rows_of(cli.ok("export", *DUMPS, "--window", WINDOW, "--share-idle",
                           "proportional", *fmt).out)
@@ -117,11 +145,23 @@ def test_proportional_bills_add_up_to_capacity(cli, report, fmt):
     assert round(sum(bills.values()), 2) == round(report["capacity"]["cost_usd"], 2)
     assert round(report["total"]["cost_usd"] + report["idle"]["cost_usd"], 2) == \
         round(report["capacity"]["cost_usd"], 2)
-    # Proportional: each team's share is its spend's share of all attributed spend (per day,
-    # summed), so a team that spent more pays more of the idle.
-    spend = {g["keys"]["team"]: g["cost_usd"] for g in report["groups"]
-             if g["keys"]["team"] != "__unattributed__"}
-    assert set(bills) == set(spend)
+    # Proportional, computed here from the truth: each day (a charge period) and node, the
+    # node's idle and unattributed cost goes to the teams in proportion to their attributed
+    # spend that day (docs/export.md, Chargeback), so a team that spent more pays more of it.
+    want = defaultdict(float)
+    for d0, d1 in days():
+        w = cluster.compute(d0, d1, by=("team",))
+        spend = {t: g["cost_usd"] for (t,), g in w["groups"].items()
+                 if t != "__unattributed__" and g["cost_usd"] > 0}
+        # The pool: idle and the spend no team is known for (a known team with an unknown
+        # project pays its own).
+        pool = w["idle"]["cost_usd"] + sum(g["cost_usd"] for (t,), g in w["groups"].items()
+                                           if t == "__unattributed__")
+        for t, v in spend.items():
+            want[t] += v + (pool * v / sum(spend.values()) if spend else 0)
+    assert set(bills) == set(want)
+    for t, v in want.items():
+        assert abs(bills[t] - v) < 0.01, (t, bills[t], v)
 
 
 def test_weights_share_by_fixed_weights(cli, tmp_path, report):

@@ -4,6 +4,7 @@ the scenarios need, and the replay never schedules beyond a node's allocatable."
 
 import collections
 import json
+import subprocess
 import time
 
 import pytest
@@ -244,6 +245,51 @@ def test_plan_record_is_the_replay(replay):
             assert a["groups"][k]["pods"] == b["groups"][k]["pods"], (name, k)
         for n, v in a["idle_nodes"].items():
             assert abs(v["gpu_seconds"] - b["idle_nodes"][n]["gpu_seconds"]) < 1e-6, (name, n)
+
+
+def test_offline_analyzer_agrees_with_the_truth(replay, module_cluster, controller_bin,
+                                                tmp_path):
+    """The cross-check tests/e2e/README.md promises: `gpu-cost analyze` (the offline analyzer)
+    on `kubectl get -o json`-shaped dumps of the replayed cluster equals the truth on every
+    complete day and week, by team and project. A dump shows what exists now: pods deleted,
+    and those on the node deleted at the end, are left out of the truth it is compared with."""
+    cli = controller_bin.with_name("gpu-cost")
+    assert cli.exists(), "%s is missing: make build" % cli
+    api = module_cluster.api
+    files = {}
+    for kind, path in (("pods", "/api/v1/pods"), ("nodes", "/api/v1/nodes"),
+                       ("namespaces", "/api/v1/namespaces")):
+        files[kind] = tmp_path / (kind + ".json")
+        files[kind].write_text(json.dumps(api.get(path)))
+    gone = {n["object"]["metadata"]["name"] for n in replay.record()["nodes"] if n["deleted_at"]}
+    cfg = json.loads(harness.CONFIG.read_text())
+    t = truth.Truth(replay.record(), cfg,
+                    exclude=lambda p: p["deleted"] or p.get("node") in gone)
+    now = time.time()
+    periods = t.complete_days(now) + t.complete_weeks(now)
+    assert len(periods) >= 8
+    bad = []
+    for name, s, e in periods:
+        cp = subprocess.run([str(cli), "analyze", "--pods", str(files["pods"]), "--nodes",
+                             str(files["nodes"]), "--namespaces", str(files["namespaces"]),
+                             "--config", str(harness.CONFIG), "--window",
+                             "%s,%s" % (sim.rfc3339(s), sim.rfc3339(e)), "--by",
+                             "team,project", "--format", "json"],
+                            capture_output=True, text=True, timeout=120)
+        assert cp.returncode == 0, cp.stderr
+        got = {(g["keys"]["team"], g["keys"]["project"]): g
+               for g in json.loads(cp.stdout)["groups"]}
+        want = {k: v for k, v in t.window(s, e)["groups"].items() if v["gpu_seconds"] > 0}
+        if set(got) != set(want):
+            bad.append("%s: groups %s" % (name, sorted(set(got) ^ set(want), key=str)))
+            continue
+        for k, w in want.items():
+            if abs(got[k]["gpu_seconds"] - w["gpu_seconds"]) > 1e-6 or \
+                    abs(got[k]["cost_usd"] - w["cost_usd"]) > 0.005:
+                bad.append("%s %s: %r GPU-s $%r; truth %r $%r" % (
+                    name, k, got[k]["gpu_seconds"], got[k]["cost_usd"], w["gpu_seconds"],
+                    w["cost_usd"]))
+    assert not bad, "\n".join(bad[:20])
 
 
 def test_hold_back_and_release(replay):
