@@ -257,11 +257,16 @@ def test_offline_analyzer_agrees_with_the_truth(replay, module_cluster, controll
     assert cli.exists(), "%s is missing: make build" % cli
     api = module_cluster.api
     files = {}
+    gone = {n["object"]["metadata"]["name"] for n in replay.record()["nodes"] if n["deleted_at"]}
     for kind, path in (("pods", "/api/v1/pods"), ("nodes", "/api/v1/nodes"),
                        ("namespaces", "/api/v1/namespaces")):
+        doc = api.get(path)
+        if kind == "pods":
+            # Pods of the deleted node are in the dump, their node is not: analyze would price
+            # them at the catalog's fallback. Left out of both sides.
+            doc["items"] = [p for p in doc["items"] if p["spec"].get("nodeName") not in gone]
         files[kind] = tmp_path / (kind + ".json")
-        files[kind].write_text(json.dumps(api.get(path)))
-    gone = {n["object"]["metadata"]["name"] for n in replay.record()["nodes"] if n["deleted_at"]}
+        files[kind].write_text(json.dumps(doc))
     cfg = json.loads(harness.CONFIG.read_text())
     t = truth.Truth(replay.record(), cfg,
                     exclude=lambda p: p["deleted"] or p.get("node") in gone)
