@@ -1037,6 +1037,103 @@ static int gc__node_gfd(gc_node *n, gc_strpool *pool, char *err, size_t errlen)
         return 0;
 }
 
+/*
+ * NeuronCores per Neuron device by instance family, for a node that offers neuroncore without a
+ * device count to divide by (AWS Neuron docs, "Neuron hardware": Inferentia 4 NeuronCore-v1,
+ * Inferentia2 and Trainium 2 NeuronCore-v2 each; Trainium2 8 NeuronCore-v3, shown as 4 logical
+ * cores under the default logical NeuronCore configuration LNC=2, which a node may change).
+ */
+static const struct {
+        const char *prefix;
+        uint8_t cores;
+        uint8_t estimate;
+} gc__neuron_families[] = {
+    {"inf1.", 4, 0},  {"inf2.", 2, 0}, {"trn1.", 2, 0},
+    {"trn1n.", 2, 0}, {"trn2.", 4, 1}, {"trn2u.", 4, 1},
+};
+
+static int64_t gc__label_count(const gc_node *n, const char *key, const char *beta)
+{
+        const char *v = gc_node_label(n, key);
+        int64_t x;
+
+        if (!v && beta)
+                v = gc_node_label(n, beta);
+        return v && gc_parse_int64(v, &x) == 0 && x > 0 && x <= GC__GPU_COUNT_MAX ? x : 0;
+}
+
+/*
+ * Another vendor's accelerators (docs/model.md, "Other accelerators"): the model from the
+ * vendor's labels when GPU Feature Discovery gave none, and how many units of a partitioned
+ * device's resource make one device: an AMD GPU's compute partitions (the node labeller's
+ * partition label, else its compute-unit count), a Neuron device's cores (allocatable cores
+ * over devices, else the instance family). Labels that do not parse are ignored, not errors:
+ * they only refine a figure that has a default.
+ */
+static int gc__node_accel(gc_node *n, const gc_model_opts *o, char *err, size_t errlen)
+{
+        int64_t neuron_devices = 0, neuron_cores = 0, parts = 1;
+        char model[GC__LABEL_VALUE_MAX + 16];
+        const char *src;
+        int amd = 0, est = 0, r;
+
+        for (size_t i = 0; i < n->n_alloc; i++) {
+                const gc_res_rule *rule = gc_res_table_match(o->res, n->alloc[i].resource);
+
+                if (!rule)
+                        continue;
+                if (rule->kind == GC_RES_AMD)
+                        amd = 1;
+                else if (rule->kind == GC_RES_NEURON && n->alloc[i].count > neuron_devices)
+                        neuron_devices = n->alloc[i].count;
+                else if (rule->kind == GC_RES_NEURONCORE)
+                        neuron_cores = n->alloc[i].count;
+        }
+        if (!n->gpu_model && gc_accel_model(n, model, sizeof(model), &src) == 0) {
+                r = gc__intern(o->pool, model, &n->gpu_model, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if (amd) {
+                /* The labeller's code writes amd.com/gpu.compute-memory-partition; its docs and
+                 * the GPU Operator name amd.com/compute-memory-partition. Either is read. */
+                const char *mode = gc_node_label(n, "amd.com/gpu.compute-memory-partition");
+                int64_t cus =
+                    gc__label_count(n, "amd.com/gpu.cu-count", "beta.amd.com/gpu.cu-count");
+
+                if (!mode)
+                        mode = gc_node_label(n, "amd.com/compute-memory-partition");
+                if (gc_amd_partitions(n->gpu_model, mode, cus, &parts, &est) < 0 &&
+                    gc_amd_partitions(n->gpu_model, NULL, cus, &parts, &est) < 0)
+                        parts = 1;
+        } else if (neuron_cores > 0) {
+                const char *itype = gc_node_label(n, "node.kubernetes.io/instance-type");
+
+                if (!itype)
+                        itype = gc_node_label(n, "beta.kubernetes.io/instance-type");
+                parts = 2;
+                est = 1;
+                if (neuron_devices > 0 && neuron_cores >= neuron_devices &&
+                    neuron_cores % neuron_devices == 0) {
+                        parts = neuron_cores / neuron_devices;
+                        est = 0;
+                } else {
+                        for (size_t i = 0; itype && i < sizeof(gc__neuron_families) /
+                                                            sizeof(gc__neuron_families[0]);
+                             i++) {
+                                if (strncmp(itype, gc__neuron_families[i].prefix,
+                                            strlen(gc__neuron_families[i].prefix)) == 0) {
+                                        parts = gc__neuron_families[i].cores;
+                                        est = gc__neuron_families[i].estimate;
+                                }
+                        }
+                }
+        }
+        n->units_per_device = (uint16_t)(parts >= 1 && parts <= 1000 ? parts : 1);
+        n->units_estimate = (uint8_t)est;
+        return 0;
+}
+
 static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *n, char *err,
                           size_t errlen)
 {
@@ -1079,6 +1176,53 @@ static int gc__node_alloc(const cJSON *status, const gc_model_opts *o, gc_node *
                 n->alloc[n->n_alloc].resource = it->string; /* interned once the node is kept */
                 n->alloc[n->n_alloc++].count = units;
         }
+        return 0;
+}
+
+/*
+ * alloc_geq: the GPU-equivalents of everything allocatable. A Neuron node offers its devices
+ * twice, as devices (neuron, neurondevice) and as cores: those views are counted once, by the
+ * largest. Another vendor's node gets gpu_count, its physical devices, when they come out whole
+ * (never its partitions: 64 CPX partitions are 8 GPUs).
+ */
+static int gc__node_capacity(gc_node *n, const gc_model_opts *o, char *err, size_t errlen)
+{
+        double neuron = 0, accel = 0;
+        int accel_est = 0;
+
+        for (size_t i = 0; i < n->n_alloc; i++) {
+                const gc_res_rule *rule = gc_res_table_match(o->res, n->alloc[i].resource);
+                double g;
+                int est, r;
+
+                if (n->hami_register && strcmp(n->alloc[i].resource, "nvidia.com/gpu") == 0)
+                        continue;
+                r = gc_gpu_equivalents(o->res, n->alloc[i].resource, n->alloc[i].count, n, &g,
+                                       &est);
+                if (r < 0)
+                        return GC__FAIL(err, errlen, r,
+                                        "status.allocatable[%s]: no GPU share known",
+                                        n->alloc[i].resource);
+                n->geq_estimate |= est;
+                if (rule && (rule->kind == GC_RES_NEURON || rule->kind == GC_RES_NEURONCORE)) {
+                        neuron = g > neuron ? g : neuron;
+                        accel_est |= est;
+                        continue;
+                }
+                /* Whole devices of another vendor: AMD units, and one-per-device rules (Gaudi,
+                 * TPU; a configured amd.com/gpu of 1.0). */
+                if (rule && (rule->kind == GC_RES_AMD ||
+                             (rule->kind == GC_RES_FIXED && rule->gpus_per_unit == 1.0 &&
+                              strncmp(n->alloc[i].resource, "nvidia.com/", 11) != 0))) {
+                        accel += g;
+                        accel_est |= est;
+                }
+                n->alloc_geq += g;
+        }
+        n->alloc_geq += neuron;
+        accel += neuron;
+        if (n->gpu_count == 0 && accel >= 0.5 && !accel_est && fabs(accel - round(accel)) < 1e-9)
+                n->gpu_count = (int64_t)round(accel);
         return 0;
 }
 
@@ -1165,6 +1309,8 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
                 r = gc__node_labels(m.labels, o->pool, &n, err, errlen);
         if (r == 0)
                 r = gc__node_gfd(&n, o->pool, err, errlen);
+        if (r == 0)
+                r = gc__node_accel(&n, o, err, errlen);
         if (r < 0)
                 goto fail;
         n.created_at = m.created_at;
@@ -1173,22 +1319,9 @@ int gc_node_from_json(const cJSON *obj, const gc_model_opts *o, gc_node *ret, ch
         if (n.hami_register && hami_split > 1)
                 n.replicas = hami_split;
 
-        for (size_t i = 0; i < n.n_alloc; i++) {
-                double g;
-                int est;
-
-                if (n.hami_register && strcmp(n.alloc[i].resource, "nvidia.com/gpu") == 0)
-                        continue;
-
-                r = gc_gpu_equivalents(o->res, n.alloc[i].resource, n.alloc[i].count, &n, &g, &est);
-                if (r < 0) {
-                        r = GC__FAIL(err, errlen, r, "status.allocatable[%s]: no GPU share known",
-                                     n.alloc[i].resource);
-                        goto fail;
-                }
-                n.alloc_geq += g;
-                n.geq_estimate |= est;
-        }
+        r = gc__node_capacity(&n, o, err, errlen);
+        if (r < 0)
+                goto fail;
         *ret = n;
         return 1;
 fail:

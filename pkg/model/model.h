@@ -32,6 +32,12 @@ typedef enum gc_res_kind {
         GC_RES_GPU_SHARED, /* nvidia.com/gpu.shared: 1/replicas of a GPU */
         GC_RES_MIG,        /* nvidia.com/mig-<profile>[.shared]: the profile's share */
         GC_RES_FIXED,      /* configured: gpus_per_unit GPU-equivalents per unit */
+        /* Built in for other vendors' device plugins (docs/model.md, "Other accelerators"): */
+        GC_RES_AMD,        /* amd.com/gpu and amd.com/<mode>_nps<n>: one AMD Instinct compute
+                              partition, 1/(partitions per GPU) of a GPU */
+        GC_RES_NEURON,     /* aws.amazon.com/neuron and neurondevice: one Neuron device */
+        GC_RES_NEURONCORE, /* aws.amazon.com/neuroncore: 1/(cores per device) of a Neuron device;
+                              the same devices as GC_RES_NEURON, so a node counts them once */
 } gc_res_kind;
 
 typedef struct gc_res_rule {
@@ -45,7 +51,10 @@ typedef struct gc_res_table {
         size_t n;
 } gc_res_table;
 
-/* The built-in rules: nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*. */
+/* The built-in rules: nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*; amd.com/gpu and
+ * amd.com/{spx,dpx,tpx,qpx,cpx}_*; habana.ai/gaudi and google.com/tpu (one device each);
+ * aws.amazon.com/neuron, neurondevice and neuroncore. A configured rule of the same name
+ * replaces a built-in one. */
 gc_res_table *gc_res_table_new_default(void);
 /* Adds a rule, or replaces the rule of the same name; an exact name wins over a prefix. */
 int gc_res_table_set(gc_res_table *t, const char *name, gc_res_kind kind, double gpus_per_unit);
@@ -65,6 +74,18 @@ int gc_quantity_parse(const char *s, int64_t *ret_milli);
  */
 int gc_mig_share(const char *parent_model, const char *profile, double *ret_share,
                  int *ret_estimate);
+
+/*
+ * Compute partitions of one AMD Instinct GPU of `model` (any spelling with an "MI300X"-style
+ * token): from `mode`, a compute partition mode as the device plugin and node labeller write it
+ * ("cpx", "CPX", "cpx_nps4"): SPX 1, DPX 2, TPX 3, QPX 4, CPX one per XCD (8 on an MI300X);
+ * without a mode, from `cu_count` (the compute units the node labeller reports for one device,
+ * 0 when unknown) against the model's whole GPU (38 of an MI300X's 304 is CPX); else 1.
+ * *ret_estimate is 1 when CPX is taken as 8 for a model whose XCDs are not in the table.
+ * -EINVAL when mode is given but is no compute partition mode.
+ */
+int gc_amd_partitions(const char *model, const char *mode, int64_t cu_count,
+                      int64_t *ret_partitions, int *ret_estimate);
 
 /* ---- records -------------------------------------------------------------------------------- */
 
@@ -139,14 +160,24 @@ typedef struct gc_node {
         int64_t created_at;
         /* From the GPU Feature Discovery labels: */
         const char *product;            /* nvidia.com/gpu.product as written */
-        const char *gpu_model;          /* the physical model: product without -MIG-<p> / -SHARED */
+        const char *gpu_model;          /* the physical model: product without -MIG-<p> / -SHARED,
+                                           or another vendor's (gc_accel_model) */
         const char *mig_strategy;       /* nvidia.com/mig.strategy, or NULL */
         const char *mig_single_profile; /* "1g.10gb" when the product ends in -MIG-1g.10gb */
         int64_t replicas;               /* nvidia.com/gpu.replicas; 1 when absent or 0 */
-        int64_t gpu_count;              /* nvidia.com/gpu.count; 0 when absent */
+        int64_t gpu_count;              /* nvidia.com/gpu.count; for another vendor the physical
+                                           devices its resources come to (64 CPX partitions are 8
+                                           GPUs); 0 when unknown */
         int64_t gpu_memory_mib;         /* nvidia.com/gpu.memory; 0 when absent */
         double alloc_geq;               /* allocatable GPU-equivalents (sum over alloc[]) */
         int geq_estimate;               /* 1 when alloc_geq rests on an estimated MIG share */
+        /* Another vendor's partitioned device (docs/model.md, "Other accelerators"): how many
+         * units of its resource make one physical device, from the node's labels and
+         * allocatable: AMD compute partitions per GPU (amd.com/gpu), NeuronCores per Neuron
+         * device (aws.amazon.com/neuroncore); 0 or 1 when whole or not such a node. They fit in the
+         * record's padding, so its size is unchanged. */
+        uint16_t units_per_device;
+        uint8_t units_estimate; /* 1 when units_per_device is a default, not read */
         /* Annotation hami.io/node-nvidia-register, checked (interned; NULL when none): the GPUs
          * HAMi shares, gc_hami_node_devices(). Its nvidia.com/gpu (HAMi's vGPU slots) is then not
          * in alloc_geq, and `replicas` is its split count. */
@@ -162,6 +193,15 @@ typedef struct gc_namespace {
 
 /* Returns a label value or NULL. */
 const char *gc_node_label(const gc_node *n, const char *key);
+/*
+ * The model of another vendor's accelerator from a node's labels, in the GPU Feature Discovery
+ * form (docs/model.md, "Other accelerators"): AMD's node labeller (amd.com/gpu.product-name, its
+ * beta.amd.com/ twin, else the device id) gives "AMD-Instinct-MI300X"; GKE's
+ * cloud.google.com/gke-tpu-accelerator gives "Google-TPU-v5e" (an unknown value as written).
+ * *ret_source is the label read ("label amd.com/gpu.product-name"), static text. -ENOENT when
+ * no such label says, -ENAMETOOLONG when out is too small.
+ */
+int gc_accel_model(const gc_node *n, char *out, size_t outlen, const char **ret_source);
 void gc_node_release(gc_node *n); /* frees labels; accepts a zeroed record */
 
 /* ---- Dynamic Resource Allocation (docs/dra.md) ----------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Resource names are <DNS subdomain (253)>/<name (63)> at most. */
 #define GC__RES_NAME_MAX  317
@@ -27,16 +28,44 @@ gc_res_table *gc_res_table_free(gc_res_table *t)
         return NULL;
 }
 
+/*
+ * The device plugins' resource names, each vendor's as its plugin registers it (docs/model.md
+ * cites the sources): NVIDIA's k8s-device-plugin; AMD's ROCm k8s-device-plugin, whose "mixed"
+ * strategy names a partitioned GPU's units <compute>_<memory> ("cpx_nps4"); Habana's
+ * habanalabs-k8s-device-plugin ("habana.ai/" + "gaudi" for Gaudi, Gaudi2 and Gaudi3); AWS's
+ * Neuron device plugin (neurondevice is the older name of neuron); GKE's TPU plugin.
+ */
+static const struct {
+        const char *name;
+        gc_res_kind kind;
+        double gpus_per_unit; /* GC_RES_FIXED only */
+} gc__builtin_rules[] = {
+    {"nvidia.com/gpu", GC_RES_GPU, 1.0},
+    {"nvidia.com/gpu.shared", GC_RES_GPU_SHARED, 1.0},
+    {"nvidia.com/mig-*", GC_RES_MIG, 1.0},
+    {"amd.com/gpu", GC_RES_AMD, 0},
+    {"amd.com/spx_*", GC_RES_AMD, 0},
+    {"amd.com/dpx_*", GC_RES_AMD, 0},
+    {"amd.com/tpx_*", GC_RES_AMD, 0},
+    {"amd.com/qpx_*", GC_RES_AMD, 0},
+    {"amd.com/cpx_*", GC_RES_AMD, 0},
+    {"habana.ai/gaudi", GC_RES_FIXED, 1.0},
+    {"aws.amazon.com/neuron", GC_RES_NEURON, 0},
+    {"aws.amazon.com/neurondevice", GC_RES_NEURON, 0},
+    {"aws.amazon.com/neuroncore", GC_RES_NEURONCORE, 0},
+    {"google.com/tpu", GC_RES_FIXED, 1.0},
+};
+
 gc_res_table *gc_res_table_new_default(void)
 {
         gc_res_table *t = calloc(1, sizeof(*t));
 
         if (!t)
                 return NULL;
-        if (gc_res_table_set(t, "nvidia.com/gpu", GC_RES_GPU, 1.0) < 0 ||
-            gc_res_table_set(t, "nvidia.com/gpu.shared", GC_RES_GPU_SHARED, 1.0) < 0 ||
-            gc_res_table_set(t, "nvidia.com/mig-*", GC_RES_MIG, 1.0) < 0)
-                return gc_res_table_free(t);
+        for (size_t i = 0; i < sizeof(gc__builtin_rules) / sizeof(gc__builtin_rules[0]); i++)
+                if (gc_res_table_set(t, gc__builtin_rules[i].name, gc__builtin_rules[i].kind,
+                                     gc__builtin_rules[i].gpus_per_unit) < 0)
+                        return gc_res_table_free(t);
         return t;
 }
 
@@ -67,7 +96,8 @@ int gc_res_table_set(gc_res_table *t, const char *name, gc_res_kind kind, double
         if (!t || !name || !gc__res_name_valid(name))
                 return -EINVAL;
         if (kind != GC_RES_GPU && kind != GC_RES_GPU_SHARED && kind != GC_RES_MIG &&
-            kind != GC_RES_FIXED)
+            kind != GC_RES_FIXED && kind != GC_RES_AMD && kind != GC_RES_NEURON &&
+            kind != GC_RES_NEURONCORE)
                 return -EINVAL;
         if (kind == GC_RES_FIXED &&
             (!isfinite(gpus_per_unit) || gpus_per_unit < 0 || gpus_per_unit > 1000.0))
@@ -563,6 +593,180 @@ int gc_mig_share(const char *parent_model, const char *profile, double *ret_shar
         return 0;
 }
 
+/* ---- other accelerators ---------------------------------------------------------------------- */
+
+/*
+ * AMD Instinct GPUs that partition, with their compute units and XCDs (the compute dies; CPX
+ * makes one partition of each), from the ROCm "GPU hardware specifications" table
+ * (rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html: "304 (38 per XCD)" for an MI300X).
+ * The partition counts are the amdgpu driver's (drivers/gpu/drm/amd/amdgpu/aqua_vanjaram.c,
+ * __aqua_vanjaram_get_xcc_per_xcp: SPX all XCCs in one, DPX halves, TPX thirds, QPX quarters,
+ * CPX one XCC each), which amdsmi.h states for the MI300X as SPX 1, DPX 2, QPX 4, CPX 8.
+ */
+static const struct {
+        const char *name;
+        int cus;
+        int xcds;
+} gc__amd_partitionable[] = {
+    {"MI300X", 304, 8}, {"MI325X", 304, 8}, {"MI300A", 228, 6},
+    {"MI350X", 256, 8}, {"MI355X", 256, 8}, {"MI350P", 128, 4},
+};
+
+#define GC__AMD_TOKEN_MAX 15
+
+/* The "MI300X"-style token of an AMD product or model name (separated by '-', '_', ' ' or '/'),
+ * upper-cased into out; 0 when there is none. */
+static size_t gc__amd_token(const char *s, char out[GC__AMD_TOKEN_MAX + 1])
+{
+        size_t n = s ? strnlen(s, GC__MODEL_MAX_LEN + 1) : 0;
+
+        for (size_t i = 0; i < n && n <= GC__MODEL_MAX_LEN;) {
+                size_t j = i;
+
+                while (j < n && s[j] != '-' && s[j] != '_' && s[j] != ' ' && s[j] != '/')
+                        j++;
+                if (j - i >= 3 && j - i <= GC__AMD_TOKEN_MAX &&
+                    toupper((unsigned char)s[i]) == 'M' &&
+                    toupper((unsigned char)s[i + 1]) == 'I' && isdigit((unsigned char)s[i + 2])) {
+                        for (size_t k = i; k < j; k++)
+                                out[k - i] = (char)toupper((unsigned char)s[k]);
+                        out[j - i] = '\0';
+                        return j - i;
+                }
+                i = j + 1;
+        }
+        return 0;
+}
+
+int gc_amd_partitions(const char *model, const char *mode, int64_t cu_count,
+                      int64_t *ret_partitions, int *ret_estimate)
+{
+        static const char *const modes = "sdtqc"; /* spx dpx tpx qpx cpx: 1 2 3 4 per-XCD */
+        char tok[GC__AMD_TOKEN_MAX + 1];
+        int cus = 0, xcds = 0;
+        const char *m;
+
+        if (!ret_partitions || !ret_estimate)
+                return -EINVAL;
+        if (gc__amd_token(model, tok) > 0)
+                for (size_t i = 0;
+                     i < sizeof(gc__amd_partitionable) / sizeof(gc__amd_partitionable[0]); i++)
+                        if (strcmp(tok, gc__amd_partitionable[i].name) == 0) {
+                                cus = gc__amd_partitionable[i].cus;
+                                xcds = gc__amd_partitionable[i].xcds;
+                        }
+        if (mode && *mode) {
+                char c = (char)tolower((unsigned char)mode[0]);
+
+                m = strchr(modes, c);
+                if (!m || tolower((unsigned char)mode[1]) != 'p' ||
+                    tolower((unsigned char)mode[2]) != 'x' || (mode[3] && mode[3] != '_'))
+                        return -EINVAL;
+                if (*m == 'c') {
+                        *ret_partitions = xcds ? xcds : 8;
+                        *ret_estimate = !xcds;
+                } else {
+                        *ret_partitions = (m - modes) + 1;
+                        *ret_estimate = 0;
+                }
+                return 0;
+        }
+        *ret_partitions = 1;
+        *ret_estimate = 0;
+        /* The labeller reports one device's compute units: a partition's when partitioned. */
+        if (cus && cu_count > 0 && cu_count < cus && cus % cu_count == 0) {
+                int64_t p = cus / cu_count;
+
+                if (p == xcds || (p <= 4 && p <= xcds))
+                        *ret_partitions = p;
+        }
+        return 0;
+}
+
+/* AMD device ids to their products, from the labeller's own table (ROCm k8s-device-plugin,
+ * cmd/k8s-node-labeller/amdgpu.ids); VF and HF variants are the same GPU for pricing. */
+static const gc_label gc__amd_device_ids[] = {
+    {"738c", "MI100"},  {"7408", "MI250X"}, {"740c", "MI250X"}, {"740f", "MI210"},
+    {"74a0", "MI300A"}, {"74a1", "MI300X"}, {"74a2", "MI308X"}, {"74a5", "MI325X"},
+    {"74a8", "MI308X"}, {"74a9", "MI300X"}, {"74b5", "MI300X"}, {"74b6", "MI308X"},
+    {"74b9", "MI325X"}, {"74bc", "MI308X"}, {"74bd", "MI300X"}, {"75a0", "MI350X"},
+    {"75a3", "MI355X"}, {"75b0", "MI350X"}, {"75b3", "MI355X"},
+};
+
+/* GKE's TPU accelerator names (cloud.google.com/gke-tpu-accelerator, as the AI-Hypercomputer
+ * xpk system characteristics and GKE's "Plan TPUs" page list them) to model names. */
+static const gc_label gc__gke_tpus[] = {
+    {"tpu-v4-podslice", "Google-TPU-v4"},     {"tpu-v5-lite-podslice", "Google-TPU-v5e"},
+    {"tpu-v5-lite-device", "Google-TPU-v5e"}, {"tpu-v5p-slice", "Google-TPU-v5p"},
+    {"tpu-v6e-slice", "Google-TPU-v6e"},      {"tpu7x", "Google-TPU-7x"},
+};
+
+/* The first of two label keys present (the current one, then its beta twin). */
+static const char *gc__label2(const gc_node *n, const char *key, const char *beta,
+                              const char **ret_key)
+{
+        const char *v = gc_node_label(n, key);
+
+        if (!v || !*v) {
+                v = gc_node_label(n, beta);
+                key = beta;
+        }
+        *ret_key = key;
+        return v && *v ? v : NULL;
+}
+
+int gc_accel_model(const gc_node *n, char *out, size_t outlen, const char **ret_source)
+{
+        char tok[GC__AMD_TOKEN_MAX + 1];
+        const char *v, *key;
+        int w = -1;
+
+        if (!n || !out || !outlen || !ret_source)
+                return -EINVAL;
+        if ((v = gc__label2(n, "amd.com/gpu.product-name", "beta.amd.com/gpu.product-name",
+                            &key))) {
+                /* The labeller writes the product name with '_' for ' '
+                 * ("AMD_Instinct_MI300X_OAM"): an Instinct is named by its MI token, anything else
+                 * as written, with dashes. */
+                if (gc__amd_token(v, tok) > 0) {
+                        w = snprintf(out, outlen, "AMD-Instinct-%s", tok);
+                } else {
+                        w = snprintf(out, outlen, "%s", v);
+                        for (char *p = out; *p; p++)
+                                if (*p == '_')
+                                        *p = '-';
+                }
+                *ret_source = strcmp(key, "amd.com/gpu.product-name") == 0
+                                  ? "label amd.com/gpu.product-name"
+                                  : "label beta.amd.com/gpu.product-name";
+        } else if ((v = gc__label2(n, "amd.com/gpu.device-id", "beta.amd.com/gpu.device-id",
+                                   &key))) {
+                if (strncmp(v, "0x", 2) == 0)
+                        v += 2;
+                for (size_t i = 0; i < sizeof(gc__amd_device_ids) / sizeof(gc__amd_device_ids[0]);
+                     i++)
+                        if (strcasecmp(v, gc__amd_device_ids[i].key) == 0)
+                                w = snprintf(out, outlen, "AMD-Instinct-%s",
+                                             gc__amd_device_ids[i].value);
+                if (w < 0)
+                        return -ENOENT;
+                *ret_source = strcmp(key, "amd.com/gpu.device-id") == 0
+                                  ? "label amd.com/gpu.device-id"
+                                  : "label beta.amd.com/gpu.device-id";
+        } else if ((v = gc_node_label(n, "cloud.google.com/gke-tpu-accelerator")) && *v) {
+                const char *m = v;
+
+                for (size_t i = 0; i < sizeof(gc__gke_tpus) / sizeof(gc__gke_tpus[0]); i++)
+                        if (strcmp(v, gc__gke_tpus[i].key) == 0)
+                                m = gc__gke_tpus[i].value;
+                w = snprintf(out, outlen, "%s", m);
+                *ret_source = "label cloud.google.com/gke-tpu-accelerator";
+        } else {
+                return -ENOENT;
+        }
+        return w >= 0 && (size_t)w < outlen ? 0 : -ENAMETOOLONG;
+}
+
 /* ---- GPU-equivalents ------------------------------------------------------------------------- */
 
 /* The MIG profile a resource name carries: "nvidia.com/mig-1g.10gb.me.shared" -> "1g.10gb.me". */
@@ -642,6 +846,32 @@ static int gc__mig_single_share(const gc_node *node, double *ret_share, int *ret
         return 0;
 }
 
+/* Partitions per GPU of one unit of an AMD resource: amd.com/gpu on a partitioned node counts the
+ * node's (units_per_device), amd.com/<mode>_<nps> the partitions its name gives on the node's
+ * model. A mode the name does not give is one unit a GPU, flagged. */
+static int gc__amd_units(const char *resource, const gc_node *node, int64_t *ret_parts,
+                         int *ret_estimate)
+{
+        const char *slash = strrchr(resource, '/');
+        const char *name = slash ? slash + 1 : resource;
+
+        *ret_parts = 1;
+        *ret_estimate = 0;
+        if (strcmp(name, "gpu") == 0) {
+                if (node && node->units_per_device > 1) {
+                        *ret_parts = node->units_per_device;
+                        *ret_estimate = node->units_estimate;
+                }
+                return 0;
+        }
+        if (gc_amd_partitions(node ? node->gpu_model : NULL, name, 0, ret_parts, ret_estimate) <
+            0) {
+                *ret_parts = 1;
+                *ret_estimate = 1;
+        }
+        return 0;
+}
+
 int gc_gpu_equivalents(const gc_res_table *t, const char *resource, int64_t count,
                        const gc_node *node, double *ret_geq, int *ret_estimate)
 {
@@ -709,6 +939,27 @@ int gc_gpu_equivalents(const gc_res_table *t, const char *resource, int64_t coun
                 }
                 break;
         }
+        case GC_RES_AMD: {
+                int64_t parts;
+
+                r = gc__amd_units(resource, node, &parts, &est);
+                if (r < 0)
+                        return r;
+                unit = 1.0 / (double)parts;
+                break;
+        }
+        case GC_RES_NEURON:
+                break;
+        case GC_RES_NEURONCORE:
+                if (node && node->units_per_device > 1) {
+                        unit = 1.0 / node->units_per_device;
+                        est = node->units_estimate;
+                } else if (!node || !node->units_per_device) {
+                        /* Cores per device unknown: two, as on Trn1 and Inf2 (docs/model.md). */
+                        unit = 0.5;
+                        est = 1;
+                }
+                break;
         default:
                 return -EINVAL;
         }

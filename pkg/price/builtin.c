@@ -59,6 +59,39 @@ static const struct {
     {"NVIDIA-A16*", "*", 0.53,
      "estimate: no cloud rents an A16; priced as the comparable T4 cloud instance. A vGPU "
      "profile is priced as a whole GPU"},
+    /* Other vendors' accelerators, per device-hour: the instance's list price over the devices in
+     * it. Each source carries its own date; docs/prices.md has the table. */
+    {"AMD-Instinct-MI300X", "*", 1.99,
+     "DigitalOcean GPU Droplet list price, 1.99/h for one MI300X (15.92/h for 8), Droplet pricing "
+     "page validated 2026-05-28; the only hourly MI300X list price published, a neocloud's, so "
+     "lower than a hyperscaler's would be; an upper bound for spot and reserved"},
+    {"AMD-Instinct-MI3*", "*", 1.99,
+     "estimate: other MI300-series (MI325X, MI350X, MI355X: sold per contract, no list price) "
+     "priced as the MI300X"},
+    {"AWS-Trainium1", "*", 1.34375,
+     "AWS trn1.32xlarge on-demand list price in us-east-1, 21.50/h for 16 Trainium (trn1.2xlarge "
+     "1.34375/h for one), AWS price list of 2026-07-20; an upper bound for spot and reserved"},
+    {"AWS-Inferentia2", "*", 1.0818,
+     "AWS inf2.48xlarge on-demand list price in us-east-1, 12.98127/h for 12 Inferentia2 "
+     "(inf2.24xlarge the same per device), AWS price list of 2026-07-20"},
+    {"AWS-Inferentia1", "*", 0.2951,
+     "AWS inf1.24xlarge on-demand list price in us-east-1, 4.721/h for 16 Inferentia, AWS price "
+     "list of 2026-07-20"},
+    {"Intel-Gaudi1", "*", 1.6386,
+     "AWS dl1.24xlarge on-demand list price in us-east-1, 13.10904/h for 8 Gaudi, AWS price list "
+     "of 2026-07-20"},
+    {"Google-TPU-v4", "*", 3.22,
+     "Google Cloud TPU v4 on-demand price in us-central2, 9891.84/h for a v4-6144 (3072 chips), "
+     "as the SkyPilot catalog of Google's SKUs records it (skypilot-catalog 017e2502)"},
+    {"Google-TPU-v5e", "*", 1.20,
+     "Google Cloud TPU v5e on-demand price in us-central1, 1.20/h for a v5litepod-1 (one chip), "
+     "as the SkyPilot catalog of Google's SKUs records it (skypilot-catalog 017e2502)"},
+    {"Google-TPU-v5p", "*", 4.20,
+     "Google Cloud TPU v5p on-demand price in us-central1, 16.80/h for a v5p-8 (4 chips), as the "
+     "SkyPilot catalog of Google's SKUs records it (skypilot-catalog 017e2502)"},
+    {"Google-TPU-v6e", "*", 2.70,
+     "Google Cloud TPU v6e (Trillium) on-demand price in us-central1, 2.70/h for a v6e-1 (one "
+     "chip), as the SkyPilot catalog of Google's SKUs records it (skypilot-catalog 017e2502)"},
     {"*", "*", 2.00,
      "estimate: catch-all for GPU models not in the catalog, a mid-range figure near the "
      "A10G; add your models"},

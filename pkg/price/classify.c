@@ -67,6 +67,17 @@ static const gc_label gc__instance_models[] = {
     {"g6.*", "NVIDIA-L4"},
     {"g6e.*", "NVIDIA-L40S"},
     {"g4dn.*", "Tesla-T4"},
+    /* AWS accelerators of other vendors: devices per instance and generation from the AWS Neuron
+     * docs ("Trn1/Trn1n Architecture", "Trn2 Architecture", "Inf2 Architecture", "Inf1
+     * Architecture") and the AWS DL1 deep dive (eight Gaudi accelerators in a dl1.24xlarge). The
+     * names follow GFD's Vendor-Product form, with the generation always written. */
+    {"trn1.*", "AWS-Trainium1"},
+    {"trn1n.*", "AWS-Trainium1"},
+    {"trn2.*", "AWS-Trainium2"},
+    {"trn2u.*", "AWS-Trainium2"},
+    {"inf1.*", "AWS-Inferentia1"},
+    {"inf2.*", "AWS-Inferentia2"},
+    {"dl1.*", "Intel-Gaudi1"},
     /* Google Cloud */
     {"a3-highgpu-*", "NVIDIA-H100-80GB-HBM3"},
     {"a3-megagpu-8g", "NVIDIA-H100-80GB-HBM3"},
@@ -76,6 +87,14 @@ static const gc_label gc__instance_models[] = {
     {"a2-megagpu-16g", "NVIDIA-A100-SXM4-40GB"},
     {"a2-ultragpu-*", "NVIDIA-A100-SXM4-80GB"},
     {"g2-standard-*", "NVIDIA-L4"},
+    /* Google Cloud TPU VMs, as GKE's TPU nodes name their machine type (AI-Hypercomputer xpk
+     * system characteristics); the gke-tpu-accelerator label says the same first. */
+    {"ct4p-*", "Google-TPU-v4"},
+    {"ct5l-*", "Google-TPU-v5e"},
+    {"ct5lp-*", "Google-TPU-v5e"},
+    {"ct5p-*", "Google-TPU-v5p"},
+    {"ct6e-*", "Google-TPU-v6e"},
+    {"tpu7x-*", "Google-TPU-7x"},
     /* Azure */
     {"Standard_ND96isr_H100_v5", "NVIDIA-H100-80GB-HBM3"},
     {"Standard_ND96isr_H200_v5", "NVIDIA-H200"},
@@ -88,6 +107,10 @@ static const gc_label gc__instance_models[] = {
     {"Standard_NC8as_T4_v3", "Tesla-T4"},
     {"Standard_NC16as_T4_v3", "Tesla-T4"},
     {"Standard_NC64as_T4_v3", "Tesla-T4"},
+    {"Standard_ND96isr_MI300X_v5", "AMD-Instinct-MI300X"},
+    /* DigitalOcean GPU Droplets (DOKS nodes), one or eight MI300X */
+    {"gpu-mi300x1-192gb", "AMD-Instinct-MI300X"},
+    {"gpu-mi300x8-1536gb", "AMD-Instinct-MI300X"},
 };
 
 /* Instance types compare without case; a pattern may end in '*'. */
@@ -224,6 +247,22 @@ static const char *gc__rule_source(gc_strpool *pool, long i)
         return gc_strpool_intern0(pool, buf);
 }
 
+/* Which label the model module took a record's gpu_model from: GPU Feature Discovery's product,
+ * GKE's accelerator (mapped), or another vendor's label (gc_accel_model). */
+static const char *gc__record_model_source(const gc_node *n, int gke_mapped)
+{
+        char buf[GC__NAME_MAX + 1];
+        const char *src;
+
+        if (gke_mapped)
+                return "label cloud.google.com/gke-accelerator";
+        if (n->product || gc__label(n, "nvidia.com/gpu.product"))
+                return "label nvidia.com/gpu.product";
+        if (gc_accel_model(n, buf, sizeof(buf), &src) == 0 && strcmp(buf, n->gpu_model) == 0)
+                return src;
+        return "label nvidia.com/gpu.product";
+}
+
 static int gc__classify_model(const gc_price_rules *r, const gc_node *n, const gc__rule_hits *h,
                               gc_strpool *pool, gc_node_class *cls, const char *node_name,
                               char *err, size_t errlen)
@@ -259,8 +298,7 @@ static int gc__classify_model(const gc_price_rules *r, const gc_node *n, const g
                                  n->gpu_model);
 
                 gc_strlcpy(buf, m ? m : n->gpu_model, sizeof(buf));
-                cls->model_source =
-                    m ? "label cloud.google.com/gke-accelerator" : "label nvidia.com/gpu.product";
+                cls->model_source = gc__record_model_source(n, m != NULL);
         } else if ((v = n->product) || (v = gc__label(n, "nvidia.com/gpu.product"))) {
                 /* A record decoded without the model module's stripping: strip here. */
                 gc__strip_product(v, buf);
@@ -271,6 +309,9 @@ static int gc__classify_model(const gc_price_rules *r, const gc_node *n, const g
 
                 gc_strlcpy(buf, m ? m : v, sizeof(buf));
                 cls->model_source = "label cloud.google.com/gke-accelerator";
+        } else if (gc_accel_model(n, buf, sizeof(buf), &v) == 0) {
+                /* Another vendor's labels on a record decoded without the model module. */
+                cls->model_source = v;
         } else if (((itype = gc__label(n, "node.kubernetes.io/instance-type")) ||
                     (itype = gc__label(n, "beta.kubernetes.io/instance-type"))) &&
                    r && (v = gc__map_find(r->instance_models, r->n_instance_models, itype))) {

@@ -196,9 +196,47 @@ class Config:
 _GPU_RES = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|"
                       r"mig-[0-9]+g\.[0-9]+gb(\.[a-z]+)*(\.shared)?)$")
 
+# Other vendors' device plugins, built in (docs/model.md "Other accelerators"): AMD's ROCm
+# k8s-device-plugin (amd.com/gpu; the mixed strategy's <compute>_<memory> partition names),
+# habanalabs-k8s-device-plugin, the AWS Neuron device plugin, GKE's TPUs.
+_VENDOR_RES = re.compile(r"^(amd\.com/(gpu|(spx|dpx|tpx|qpx|cpx)_[a-z0-9]+)|habana\.ai/gaudi|"
+                         r"aws\.amazon\.com/(neuron|neurondevice|neuroncore)|google\.com/tpu)$")
+_NEURON = ("aws.amazon.com/neuron", "aws.amazon.com/neurondevice", "aws.amazon.com/neuroncore")
+# XCDs of the partitionable Instinct GPUs (ROCm GPU specifications: CUs, and CUs per XCD);
+# a compute partition mode cuts a GPU into 1, 2, 3, 4 or one-per-XCD partitions.
+_AMD_XCDS = {"MI300X": (304, 8), "MI325X": (304, 8), "MI300A": (228, 6), "MI350X": (256, 8),
+             "MI355X": (256, 8)}
+_AMD_IDS = {"74a1": "MI300X", "74a5": "MI325X", "74a0": "MI300A", "75a3": "MI355X"}
+_TPUS = {"tpu-v4-podslice": "Google-TPU-v4", "tpu-v5-lite-podslice": "Google-TPU-v5e",
+         "tpu-v5p-slice": "Google-TPU-v5p", "tpu-v6e-slice": "Google-TPU-v6e"}
+# Instance types that name their accelerator (AWS Neuron docs; the AWS DL1 announcement).
+_VENDOR_INSTANCES = (("trn1.", "AWS-Trainium1"), ("trn1n.", "AWS-Trainium1"),
+                     ("trn2.", "AWS-Trainium2"), ("inf1.", "AWS-Inferentia1"),
+                     ("inf2.", "AWS-Inferentia2"), ("dl1.", "Intel-Gaudi1"))
+
 
 def is_gpu_resource(name, cfg):
-    return bool(_GPU_RES.match(name)) or name in cfg.resources
+    return bool(_GPU_RES.match(name)) or bool(_VENDOR_RES.match(name)) or name in cfg.resources
+
+
+def _amd_model(lab):
+    name = lab.get("amd.com/gpu.product-name") or lab.get("beta.amd.com/gpu.product-name")
+    if name:
+        m = re.search(r"(?:^|[_ -])(MI\d+[A-Z]*)(?:$|[_ -])", name)
+        return "AMD-Instinct-" + m.group(1) if m else name.replace("_", "-")
+    dev = lab.get("amd.com/gpu.device-id") or lab.get("beta.amd.com/gpu.device-id")
+    return "AMD-Instinct-" + _AMD_IDS[dev] if dev in _AMD_IDS else None
+
+
+def _amd_partitions(model, mode, cus):
+    """Compute partitions of one GPU: SPX 1, DPX 2, TPX 3, QPX 4, CPX one per XCD; without a
+    mode, the GPU's CUs over the CUs one device reports."""
+    total, xcds = _AMD_XCDS.get((model or "").replace("AMD-Instinct-", ""), (0, 8))
+    if mode:
+        return {"spx": 1, "dpx": 2, "tpx": 3, "qpx": 4, "cpx": xcds}[mode[:3].lower()]
+    if cus and total and total % cus == 0:
+        return total // cus
+    return 1
 
 
 class Node:
@@ -229,8 +267,15 @@ class Node:
         if self.replicas < 1:
             self.replicas = 1
         self.gfd_model = gpu_model
+        self.vendor_model = _amd_model(lab) or _TPUS.get(
+            lab.get("cloud.google.com/gke-tpu-accelerator"),
+            lab.get("cloud.google.com/gke-tpu-accelerator"))
         self._classify(cfg)
-        self.alloc_geq = sum(self.unit_share(r, cfg) * n for r, n in self.alloc.items())
+        # A Neuron node's devices and cores are one set of devices: counted once, the largest.
+        views = [self.unit_share(r, cfg) * n for r, n in self.alloc.items()
+                 if r in _NEURON and r not in cfg.resources]
+        self.alloc_geq = sum(self.unit_share(r, cfg) * n for r, n in self.alloc.items()
+                             if r not in _NEURON or r in cfg.resources) + max(views, default=0)
 
     def _rule_field(self, cfg, field):
         for r in cfg.rules:
@@ -263,9 +308,12 @@ class Node:
         if not model:
             model = lab.get("cloud.google.com/gke-accelerator")
         if not model:
+            model = self.vendor_model
+        if not model:
             it = lab.get("node.kubernetes.io/instance-type") or \
                 lab.get("beta.kubernetes.io/instance-type")
-            model = cfg.instance_types.get(it)
+            model = cfg.instance_types.get(it) or next(
+                (m for p, m in _VENDOR_INSTANCES if (it or "").startswith(p)), None)
         self.model = model or "unknown"
         self.region = self._rule_field(cfg, "region") or lab.get("topology.kubernetes.io/region")
         # price of one whole GPU-hour
@@ -284,6 +332,22 @@ class Node:
             if r.get("kind", "fixed") == "fixed":
                 return float(r.get("gpus_per_unit", 1.0))
         parent = self.gfd_model or self.model
+        if res.startswith("amd.com/"):
+            lab = self.labels
+            if res == "amd.com/gpu":
+                mode = (lab.get("amd.com/gpu.compute-memory-partition") or
+                        lab.get("amd.com/compute-memory-partition"))
+                cus = int(lab.get("amd.com/gpu.cu-count") or
+                          lab.get("beta.amd.com/gpu.cu-count") or 0)
+            else:
+                mode, cus = res.split("/", 1)[1], 0
+            return 1.0 / _amd_partitions(self.vendor_model, mode, cus)
+        if res == "aws.amazon.com/neuroncore":
+            devices = max(self.alloc.get("aws.amazon.com/neuron", 0),
+                          self.alloc.get("aws.amazon.com/neurondevice", 0))
+            return devices / self.alloc[res]
+        if _VENDOR_RES.match(res):
+            return 1.0
         if res == "nvidia.com/gpu":
             if self.mig_single:
                 return mig_share(parent, self.mig_single)

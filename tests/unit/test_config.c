@@ -19,7 +19,8 @@ START_TEST(test_defaults)
         ck_assert_ptr_nonnull(c->catalog);
         ck_assert_uint_eq(c->top_n, 10);
         ck_assert_ptr_nonnull(gc_res_table_match(c->res, "nvidia.com/gpu"));
-        ck_assert_ptr_null(gc_res_table_match(c->res, "amd.com/gpu"));
+        ck_assert_int_eq(gc_res_table_match(c->res, "amd.com/gpu")->kind, GC_RES_AMD);
+        ck_assert_ptr_null(gc_res_table_match(c->res, "example.com/gpu"));
         /* No usage source unless configured; the advisor's documented thresholds. */
         ck_assert_int_eq(c->has_dcgm, 0);
         ck_assert_int_eq(c->has_prometheus, 0);

@@ -107,7 +107,9 @@ START_TEST(res_table_rules)
         ck_assert_ptr_null(gc_res_table_match(t, "nvidia.com/gpucores"));
         ck_assert_ptr_null(gc_res_table_match(t, "nvidia.com/gpu "));
         ck_assert_ptr_null(gc_res_table_match(t, "cpu"));
-        ck_assert_ptr_null(gc_res_table_match(t, "amd.com/gpu"));
+        /* Other vendors' plugins are built in (issue 27); their other resources are not GPUs. */
+        ck_assert_int_eq(gc_res_table_match(t, "amd.com/gpu")->kind, GC_RES_AMD);
+        ck_assert_ptr_null(gc_res_table_match(t, "amd.com/nic"));
 
         /* Additions, an exact name over a prefix, and replacement. */
         ck_assert_int_eq(gc_res_table_set(t, "amd.com/gpu", GC_RES_FIXED, 1.0), 0);
@@ -118,7 +120,7 @@ START_TEST(res_table_rules)
         r = gc_res_table_match(t, "nvidia.com/gpu");
         ck_assert_int_eq(r->kind, GC_RES_FIXED);
         ck_assert_double_eq(r->gpus_per_unit, 0);
-        ck_assert_uint_eq(t->n, 5);
+        ck_assert_uint_eq(t->n, 15); /* 14 built in (amd.com/gpu replaced), one added */
 
         /* A longer prefix wins over a shorter one. */
         ck_assert_int_eq(gc_res_table_set(t, "example.com/*", GC_RES_FIXED, 1), 0);
@@ -1398,6 +1400,344 @@ START_TEST(fixture_h100_mig_single)
 }
 END_TEST
 
+/* ---- other vendors' accelerators (docs/model.md, "Other accelerators") ------------------------
+ */
+
+/* The built-in table alone: env_init configures amd.com/gpu, which a default does not. */
+static void env_builtin(env *e)
+{
+        env_init(e);
+        gc_res_table_free(e->res);
+        e->res = gc_res_table_new_default();
+        ck_assert_ptr_nonnull(e->res);
+        e->o.res = e->res;
+}
+
+/*
+ * Label sets as the vendors' labellers write them. AMD: ROCm k8s-device-plugin
+ * docs/user-guide/installation.md ("Example labels for an AMD MI300X GPU": cu-count 304,
+ * device-id 74a1, family AI, product-name AMD_Instinct_MI300X_OAM, simd-count 1216, vram 192G),
+ * its labeller's beta twins (cmd/k8s-node-labeller/main.go, createLabels), the partition label
+ * its code writes (amd.com/gpu.compute-memory-partition) and the one its docs name
+ * (amd.com/compute-memory-partition); resources per docs/user-guide/configuration.md ("single":
+ * 64 amd.com/gpu for 8 CPX GPUs; "mixed": amd.com/spx_nps1 5 and amd.com/cpx_nps1 24). Neuron:
+ * the device plugin's aws.amazon.com/neuron and neuroncore (AWS Neuron docs,
+ * k8s-neuron-device-plugin). TPU: GKE's cloud.google.com/gke-tpu-accelerator.
+ */
+#define MI300X_LABELS                                                                              \
+        "'amd.com/gpu.cu-count':'304','amd.com/gpu.device-id':'74a1','amd.com/gpu.family':'AI',"   \
+        "'amd.com/gpu.product-name':'AMD_Instinct_MI300X_OAM','amd.com/gpu.simd-count':'1216',"    \
+        "'amd.com/gpu.vram':'192G','beta.amd.com/gpu.product-name':'AMD_Instinct_MI300X_OAM',"     \
+        "'beta.amd.com/gpu.product-name.AMD_Instinct_MI300X_OAM':'8'"
+
+static const struct {
+        const char *what;
+        const char *labels;      /* JSON object, single quotes */
+        const char *allocatable; /* JSON object */
+        double geq;              /* hand-computed */
+        int estimate;
+        const char *model; /* gpu_model, or NULL */
+        int units;         /* units_per_device */
+        int64_t gpu_count; /* physical devices */
+} vendor_nodes[] = {
+    {"AMD MI300X, 8 whole GPUs", "{" MI300X_LABELS "}", "{'amd.com/gpu':'8','cpu':'192'}", 8.0, 0,
+     "AMD-Instinct-MI300X", 1, 8},
+    {"AMD MI300X CPX by the labeller's partition label: 64 x 1/8",
+     "{" MI300X_LABELS ",'amd.com/gpu.compute-memory-partition':'cpx_nps4'}",
+     "{'amd.com/gpu':'64'}", 8.0, 0, "AMD-Instinct-MI300X", 8, 8},
+    {"AMD MI300X DPX by the documented label name: 16 x 1/2",
+     "{" MI300X_LABELS ",'amd.com/compute-memory-partition':'dpx_nps2'}", "{'amd.com/gpu':'16'}",
+     8.0, 0, "AMD-Instinct-MI300X", 2, 8},
+    {"AMD MI300X CPX without a partition label: 38 of 304 CUs a device",
+     "{'amd.com/gpu.product-name':'AMD_Instinct_MI300X_OAM','amd.com/gpu.cu-count':'38'}",
+     "{'amd.com/gpu':'64'}", 8.0, 0, "AMD-Instinct-MI300X", 8, 8},
+    {"AMD MI300X QPX, beta labels only: 76 CUs",
+     "{'beta.amd.com/gpu.device-id':'74a1','beta.amd.com/gpu.cu-count':'76'}",
+     "{'amd.com/gpu':'32'}", 8.0, 0, "AMD-Instinct-MI300X", 4, 8},
+    {"AMD mixed strategy, heterogeneous: 5 SPX + 24 CPX partitions = 8 GPUs",
+     "{'amd.com/gpu.product-name':'AMD_Instinct_MI300X_OAM','amd.com/gpu.cu-count.304':'5',"
+     "'amd.com/gpu.cu-count.38':'24'}",
+     "{'amd.com/spx_nps1':'5','amd.com/cpx_nps1':'24'}", 8.0, 0, "AMD-Instinct-MI300X", 1, 8},
+    {"AMD MI300A TPX (6 XCDs): 12 x 1/3",
+     "{'amd.com/gpu.product-name':'AMD_Instinct_MI300A','amd.com/gpu.compute-memory-partition':"
+     "'tpx_nps1'}",
+     "{'amd.com/gpu':'12'}", 4.0, 0, "AMD-Instinct-MI300A", 3, 4},
+    {"AMD MI325X by device id, CPX: 8 XCDs", "{'amd.com/gpu.device-id':'74a5'}",
+     "{'amd.com/cpx_nps4':'16'}", 2.0, 0, "AMD-Instinct-MI325X", 1, 2},
+    {"AMD MI308X CPX: XCDs not in the table, taken as 8, estimate",
+     "{'amd.com/gpu.device-id':'74a2'}", "{'amd.com/cpx_nps1':'32'}", 4.0, 1, "AMD-Instinct-MI308X",
+     1, 0},
+    {"AMD MI210, not partitionable", "{'amd.com/gpu.product-name':'Instinct_MI210'}",
+     "{'amd.com/gpu':'4'}", 4.0, 0, "AMD-Instinct-MI210", 1, 4},
+    {"AMD without labels: whole GPUs", "{}", "{'amd.com/gpu':'2'}", 2.0, 0, NULL, 1, 2},
+    {"AMD NIC is not a GPU", "{}", "{'amd.com/gpu':'1','amd.com/nic':'8'}", 1.0, 0, NULL, 1, 1},
+    {"Gaudi on dl1.24xlarge: 8 devices", "{'node.kubernetes.io/instance-type':'dl1.24xlarge'}",
+     "{'habana.ai/gaudi':'8'}", 8.0, 0, NULL, 1, 8},
+    {"Trainium trn1.32xlarge: devices and cores are one set of 16 devices",
+     "{'node.kubernetes.io/instance-type':'trn1.32xlarge'}",
+     "{'aws.amazon.com/neuron':'16','aws.amazon.com/neuroncore':'32'}", 16.0, 0, NULL, 2, 16},
+    {"Neuron with the old neurondevice name too",
+     "{'node.kubernetes.io/instance-type':'trn1.32xlarge'}",
+     "{'aws.amazon.com/neurondevice':'16','aws.amazon.com/neuron':'16',"
+     "'aws.amazon.com/neuroncore':'32'}",
+     16.0, 0, NULL, 2, 16},
+    {"Inferentia inf1.24xlarge, cores only: 4 a device by family",
+     "{'node.kubernetes.io/instance-type':'inf1.24xlarge'}", "{'aws.amazon.com/neuroncore':'64'}",
+     16.0, 0, NULL, 4, 16},
+    {"Trainium2, cores only: 4 logical a device (LNC=2), estimate",
+     "{'node.kubernetes.io/instance-type':'trn2.48xlarge'}", "{'aws.amazon.com/neuroncore':'64'}",
+     16.0, 1, NULL, 4, 0},
+    {"Trainium2 with LNC=1: 8 cores a device, read from the node",
+     "{'node.kubernetes.io/instance-type':'trn2.48xlarge'}",
+     "{'aws.amazon.com/neuron':'16','aws.amazon.com/neuroncore':'128'}", 16.0, 0, NULL, 8, 16},
+    {"GKE TPU v5e slice host: 4 chips",
+     "{'cloud.google.com/gke-tpu-accelerator':'tpu-v5-lite-podslice',"
+     "'cloud.google.com/gke-tpu-topology':'2x4','node.kubernetes.io/instance-type':"
+     "'ct5lp-hightpu-4t'}",
+     "{'google.com/tpu':'4'}", 4.0, 0, "Google-TPU-v5e", 1, 4},
+    {"GKE TPU of a later generation: kept as written",
+     "{'cloud.google.com/gke-tpu-accelerator':'tpu-v9-slice'}", "{'google.com/tpu':'4'}", 4.0, 0,
+     "tpu-v9-slice", 1, 4},
+};
+
+START_TEST(vendor_node_table)
+{
+        char buf[2048], err[256] = "";
+        gc_node n;
+        env e;
+        int r;
+
+        env_builtin(&e);
+        snprintf(buf, sizeof(buf),
+                 "{'kind':'Node','metadata':{'name':'n1','uid':'u-1','labels':%s},"
+                 "'status':{'allocatable':%s}}",
+                 vendor_nodes[_i].labels, vendor_nodes[_i].allocatable);
+        r = node_of(&e, buf, &n, err, sizeof(err));
+        ck_assert_msg(r == 1, "%s: rc %d (%s)", vendor_nodes[_i].what, r, err);
+        ck_assert_msg(fabs(n.alloc_geq - vendor_nodes[_i].geq) < EPS, "%s: geq %f, want %f",
+                      vendor_nodes[_i].what, n.alloc_geq, vendor_nodes[_i].geq);
+        ck_assert_msg(n.geq_estimate == vendor_nodes[_i].estimate, "%s: estimate %d",
+                      vendor_nodes[_i].what, n.geq_estimate);
+        if (vendor_nodes[_i].model)
+                ck_assert_msg(n.gpu_model && strcmp(n.gpu_model, vendor_nodes[_i].model) == 0,
+                              "%s: model %s", vendor_nodes[_i].what,
+                              n.gpu_model ? n.gpu_model : "(null)");
+        else
+                ck_assert_ptr_null(n.gpu_model);
+        ck_assert_msg(n.units_per_device == vendor_nodes[_i].units, "%s: units %d",
+                      vendor_nodes[_i].what, n.units_per_device);
+        ck_assert_msg(n.gpu_count == vendor_nodes[_i].gpu_count, "%s: gpu_count %lld",
+                      vendor_nodes[_i].what, (long long)n.gpu_count);
+        gc_node_release(&n);
+        env_done(&e);
+}
+END_TEST
+
+/* A pod's share of a partitioned device: what its units are worth on its node. */
+static const struct {
+        const char *labels, *allocatable, *resource;
+        int64_t count;
+        double geq;
+        int estimate;
+} vendor_pods[] = {
+    {"{" MI300X_LABELS ",'amd.com/gpu.compute-memory-partition':'cpx_nps4'}",
+     "{'amd.com/gpu':'64'}", "amd.com/gpu", 3, 3.0 / 8, 0},
+    {"{" MI300X_LABELS "}", "{'amd.com/gpu':'8'}", "amd.com/gpu", 3, 3.0, 0},
+    {"{" MI300X_LABELS "}", "{'amd.com/dpx_nps2':'16'}", "amd.com/dpx_nps2", 1, 0.5, 0},
+    {"{" MI300X_LABELS "}", "{'amd.com/qpx_nps1':'32'}", "amd.com/qpx_nps1", 2, 0.5, 0},
+    {"{'node.kubernetes.io/instance-type':'trn1.2xlarge'}",
+     "{'aws.amazon.com/neuron':'1','aws.amazon.com/neuroncore':'2'}", "aws.amazon.com/neuroncore",
+     1, 0.5, 0},
+    {"{'node.kubernetes.io/instance-type':'trn1.2xlarge'}",
+     "{'aws.amazon.com/neuron':'1','aws.amazon.com/neuroncore':'2'}", "aws.amazon.com/neuron", 1,
+     1.0, 0},
+    {"{'node.kubernetes.io/instance-type':'inf1.6xlarge'}", "{'aws.amazon.com/neuroncore':'16'}",
+     "aws.amazon.com/neuroncore", 2, 0.5, 0},
+    {"{'cloud.google.com/gke-tpu-accelerator':'tpu-v6e-slice'}", "{'google.com/tpu':'8'}",
+     "google.com/tpu", 8, 8.0, 0},
+    {"{'node.kubernetes.io/instance-type':'dl1.24xlarge'}", "{'habana.ai/gaudi':'8'}",
+     "habana.ai/gaudi", 2, 2.0, 0},
+};
+
+START_TEST(vendor_pod_table)
+{
+        char buf[2048], err[256] = "";
+        double g = -1;
+        int est = -1;
+        gc_node n;
+        env e;
+
+        env_builtin(&e);
+        snprintf(buf, sizeof(buf),
+                 "{'kind':'Node','metadata':{'name':'n1','labels':%s},'status':{'allocatable':%s}}",
+                 vendor_pods[_i].labels, vendor_pods[_i].allocatable);
+        ck_assert_int_eq(node_of(&e, buf, &n, err, sizeof(err)), 1);
+        ck_assert_int_eq(gc_gpu_equivalents(e.res, vendor_pods[_i].resource, vendor_pods[_i].count,
+                                            &n, &g, &est),
+                         0);
+        ck_assert_msg(fabs(g - vendor_pods[_i].geq) < EPS, "%s x%lld: %f, want %f",
+                      vendor_pods[_i].resource, (long long)vendor_pods[_i].count, g,
+                      vendor_pods[_i].geq);
+        ck_assert_int_eq(est, vendor_pods[_i].estimate);
+        gc_node_release(&n);
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(vendor_units_direct)
+{
+        int64_t p = -1;
+        int est = -1;
+        double g;
+        env e;
+
+        /* The partition modes (amdgpu's aqua_vanjaram.c; amdsmi.h for the MI300X). */
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", "SPX", 0, &p, &est), 0);
+        ck_assert_int_eq(p, 1);
+        ck_assert_int_eq(gc_amd_partitions("AMD Instinct MI300X", "dpx_nps2", 0, &p, &est), 0);
+        ck_assert_int_eq(p, 2);
+        ck_assert_int_eq(gc_amd_partitions("AMD_Instinct_MI300A", "TPX", 0, &p, &est), 0);
+        ck_assert_int_eq(p, 3);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", "qpx", 0, &p, &est), 0);
+        ck_assert_int_eq(p, 4);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300A", "cpx", 0, &p, &est), 0);
+        ck_assert_int_eq(p, 6);
+        ck_assert_int_eq(est, 0);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI355X", "CPX", 0, &p, &est), 0);
+        ck_assert_int_eq(p, 8);
+        ck_assert_int_eq(gc_amd_partitions(NULL, "cpx", 0, &p, &est), 0);
+        ck_assert_int_eq(p, 8);
+        ck_assert_int_eq(est, 1);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", "xpx", 0, &p, &est), -EINVAL);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", "cpxx", 0, &p, &est), -EINVAL);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", "c", 0, &p, &est), -EINVAL);
+        /* From compute units: only a whole partition count a model allows. */
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", NULL, 152, &p, &est), 0);
+        ck_assert_int_eq(p, 2);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", NULL, 304, &p, &est), 0);
+        ck_assert_int_eq(p, 1);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI300X", NULL, 100, &p, &est), 0);
+        ck_assert_int_eq(p, 1);
+        ck_assert_int_eq(gc_amd_partitions("AMD-Instinct-MI210", NULL, 52, &p, &est), 0);
+        ck_assert_int_eq(p, 1);
+
+        /* No node: an AMD unit is a whole GPU, a NeuronCore half a device (flagged). */
+        env_builtin(&e);
+        ck_assert_int_eq(gc_gpu_equivalents(e.res, "amd.com/gpu", 2, NULL, &g, &est), 0);
+        ck_assert_double_eq_tol(g, 2.0, EPS);
+        ck_assert_int_eq(est, 0);
+        ck_assert_int_eq(gc_gpu_equivalents(e.res, "amd.com/cpx_nps4", 8, NULL, &g, &est), 0);
+        ck_assert_double_eq_tol(g, 1.0, EPS);
+        ck_assert_int_eq(est, 1);
+        ck_assert_int_eq(gc_gpu_equivalents(e.res, "aws.amazon.com/neuroncore", 2, NULL, &g, &est),
+                         0);
+        ck_assert_double_eq_tol(g, 1.0, EPS);
+        ck_assert_int_eq(est, 1);
+        ck_assert_int_eq(gc_gpu_equivalents(e.res, "google.com/tpu", 4, NULL, &g, &est), 0);
+        ck_assert_double_eq_tol(g, 4.0, EPS);
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(vendor_config_overrides)
+{
+        char err[256] = "";
+        gc_node n;
+        env e;
+
+        /* A configured rule replaces the built-in one: here HAMi-style, half a GPU a unit. */
+        env_builtin(&e);
+        ck_assert_int_eq(gc_res_table_set(e.res, "amd.com/gpu", GC_RES_FIXED, 0.5), 0);
+        ck_assert_int_eq(node_of(&e,
+                                 "{'metadata':{'name':'n','labels':{" MI300X_LABELS
+                                 ",'amd.com/gpu.compute-memory-partition':'cpx_nps4'}},"
+                                 "'status':{'allocatable':{'amd.com/gpu':'64'}}}",
+                                 &n, err, sizeof(err)),
+                         1);
+        ck_assert_double_eq_tol(n.alloc_geq, 32.0, EPS);
+        gc_node_release(&n);
+        /* ...and configuring neuroncore as a plain resource sums it like any other. */
+        ck_assert_int_eq(gc_res_table_set(e.res, "aws.amazon.com/neuroncore", GC_RES_FIXED, 0), 0);
+        ck_assert_int_eq(
+            node_of(&e,
+                    "{'metadata':{'name':'n'},'status':{'allocatable':"
+                    "{'aws.amazon.com/neuron':'16','aws.amazon.com/neuroncore':'32'}}}",
+                    &n, err, sizeof(err)),
+            1);
+        ck_assert_double_eq_tol(n.alloc_geq, 16.0, EPS);
+        gc_node_release(&n);
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(vendor_model_names)
+{
+        static const struct {
+                const char *labels[5];
+                const char *want, *source;
+                int rc;
+        } cases[] = {
+            {{"amd.com/gpu.product-name", "AMD_Instinct_MI300X_OAM"},
+             "AMD-Instinct-MI300X",
+             "label amd.com/gpu.product-name",
+             0},
+            /* the GPU Operator's own test data writes it without "AMD" */
+            {{"beta.amd.com/gpu.product-name", "Instinct_MI210"},
+             "AMD-Instinct-MI210",
+             "label beta.amd.com/gpu.product-name",
+             0},
+            /* not an Instinct: as written, dashes for underscores (GPU Operator release notes) */
+            {{"amd.com/gpu.product-name", "AMD_Radeon_Graphics"},
+             "AMD-Radeon-Graphics",
+             "label amd.com/gpu.product-name",
+             0},
+            {{"amd.com/gpu.device-id", "74B5"},
+             "AMD-Instinct-MI300X",
+             "label amd.com/gpu.device-id",
+             0},
+            {{"beta.amd.com/gpu.device-id", "0x75a3"},
+             "AMD-Instinct-MI355X",
+             "label beta.amd.com/gpu.device-id",
+             0},
+            {{"amd.com/gpu.device-id", "ffff"}, NULL, NULL, -ENOENT},
+            {{"cloud.google.com/gke-tpu-accelerator", "tpu-v5p-slice"},
+             "Google-TPU-v5p",
+             "label cloud.google.com/gke-tpu-accelerator",
+             0},
+            {{"cloud.google.com/gke-tpu-accelerator", "tpu7x"},
+             "Google-TPU-7x",
+             "label cloud.google.com/gke-tpu-accelerator",
+             0},
+            {{"nvidia.com/gpu.product", "Tesla-T4"}, NULL, NULL, -ENOENT},
+        };
+        char out[64];
+        gc_label l[2];
+        gc_node n;
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *src = NULL;
+                int rc;
+
+                memset(&n, 0, sizeof(n));
+                l[0].key = cases[i].labels[0];
+                l[0].value = cases[i].labels[1];
+                n.labels = l;
+                n.n_labels = 1;
+                rc = gc_accel_model(&n, out, sizeof(out), &src);
+                ck_assert_msg(rc == cases[i].rc, "%s: rc %d", cases[i].labels[1], rc);
+                if (rc < 0)
+                        continue;
+                ck_assert_str_eq(out, cases[i].want);
+                ck_assert_str_eq(src, cases[i].source);
+        }
+        l[0].key = "amd.com/gpu.product-name";
+        l[0].value = "AMD_Instinct_MI300X_OAM";
+        n.labels = l;
+        n.n_labels = 1;
+        ck_assert_int_eq(gc_accel_model(&n, out, 8, &l[1].key), -ENAMETOOLONG);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
         Suite *s = suite_create("model");
@@ -1431,6 +1771,15 @@ static Suite *model_suite(void)
         tcase_add_test(tc, list_limit_rolls_back);
         tcase_add_test(tc, list_pool_full);
         tcase_add_test(tc, list_nodes_and_namespaces);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("vendors");
+        tcase_add_loop_test(tc, vendor_node_table, 0,
+                            sizeof(vendor_nodes) / sizeof(vendor_nodes[0]));
+        tcase_add_loop_test(tc, vendor_pod_table, 0, sizeof(vendor_pods) / sizeof(vendor_pods[0]));
+        tcase_add_test(tc, vendor_units_direct);
+        tcase_add_test(tc, vendor_config_overrides);
+        tcase_add_test(tc, vendor_model_names);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("fixtures");

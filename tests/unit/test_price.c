@@ -503,6 +503,22 @@ static const struct {
     {"NVIDIA-A16", "on-prem", 0.53, 1},
     {"NVIDIA-A16-4Q", "on-demand", 0.53, 1},
     {"unknown", "on-demand", 2.00, 1},
+    /* Other vendors, per device-hour (docs/prices.md has each source). */
+    {"AMD-Instinct-MI300X", "on-demand", 1.99, 0},
+    {"AMD Instinct MI300X", "spot", 1.99, 0},
+    {"AMD-Instinct-MI325X", "on-demand", 1.99, 1},
+    {"AMD-Instinct-MI355X", "reserved", 1.99, 1},
+    {"AMD-Instinct-MI210", "on-demand", 2.00, 1},
+    {"AWS-Trainium1", "on-demand", 21.50 / 16, 0},
+    {"AWS-Trainium2", "on-demand", 2.00, 1},
+    {"AWS-Inferentia2", "on-demand", 1.0818, 0},
+    {"AWS-Inferentia1", "on-demand", 0.2951, 0},
+    {"Intel-Gaudi1", "on-demand", 1.6386, 0},
+    {"Google-TPU-v4", "on-demand", 3.22, 0},
+    {"Google-TPU-v5e", "on-demand", 1.20, 0},
+    {"Google-TPU-v5p", "spot", 4.20, 0},
+    {"Google-TPU-v6e", "on-demand", 2.70, 0},
+    {"Google-TPU-7x", "on-demand", 2.00, 1},
 };
 
 START_TEST(test_builtin_figures)
@@ -1258,6 +1274,106 @@ START_TEST(test_real_gfd_h100_node)
 }
 END_TEST
 
+/*
+ * Other vendors' nodes, decoded as the controller decodes them and classified against the
+ * built-in catalog: no configuration. Labels as the vendors write them (test_model.c and
+ * docs/model.md cite them); prices per docs/prices.md.
+ */
+static const struct {
+        const char *labels;      /* JSON object */
+        const char *allocatable; /* JSON object */
+        const char *model, *model_source;
+        double price;
+        const char *price_source;
+        double geq;
+} vendor_classes[] = {
+    {"{\"amd.com/gpu.product-name\":\"AMD_Instinct_MI300X_OAM\",\"amd.com/gpu.device-id\":\"74a1\","
+     "\"amd.com/gpu.compute-memory-partition\":\"cpx_nps4\"}",
+     "{\"amd.com/gpu\":\"64\"}", "AMD-Instinct-MI300X", "label amd.com/gpu.product-name", 1.99,
+     "catalog AMD-Instinct-MI300X/*/*", 8},
+    {"{\"beta.amd.com/gpu.device-id\":\"74a5\"}", "{\"amd.com/gpu\":\"8\"}", "AMD-Instinct-MI325X",
+     "label beta.amd.com/gpu.device-id", 1.99, "catalog AMD-Instinct-MI3*/*/*", 8},
+    /* Azure names the MI300X in its VM size; AKS writes it as the instance type */
+    {"{\"node.kubernetes.io/instance-type\":\"Standard_ND96isr_MI300X_v5\"}",
+     "{\"amd.com/gpu\":\"8\"}", "AMD-Instinct-MI300X", "instance type, built-in map", 1.99,
+     "catalog AMD-Instinct-MI300X/*/*", 8},
+    {"{\"node.kubernetes.io/instance-type\":\"trn1.32xlarge\",\"topology.kubernetes.io/region\":"
+     "\"us-east-1\"}",
+     "{\"aws.amazon.com/neuron\":\"16\",\"aws.amazon.com/neuroncore\":\"32\"}", "AWS-Trainium1",
+     "instance type, built-in map", 1.34375, "catalog AWS-Trainium1/*/*", 16},
+    {"{\"node.kubernetes.io/instance-type\":\"trn1n.32xlarge\"}",
+     "{\"aws.amazon.com/neuron\":\"16\"}", "AWS-Trainium1", "instance type, built-in map", 1.34375,
+     "catalog AWS-Trainium1/*/*", 16},
+    {"{\"node.kubernetes.io/instance-type\":\"trn2.48xlarge\"}",
+     "{\"aws.amazon.com/neuron\":\"16\",\"aws.amazon.com/neuroncore\":\"64\"}", "AWS-Trainium2",
+     "instance type, built-in map", 2.00, "catalog */*/*", 16},
+    {"{\"node.kubernetes.io/instance-type\":\"inf2.48xlarge\"}",
+     "{\"aws.amazon.com/neuron\":\"12\",\"aws.amazon.com/neuroncore\":\"24\"}", "AWS-Inferentia2",
+     "instance type, built-in map", 1.0818, "catalog AWS-Inferentia2/*/*", 12},
+    {"{\"beta.kubernetes.io/instance-type\":\"inf1.xlarge\"}",
+     "{\"aws.amazon.com/neuroncore\":\"4\"}", "AWS-Inferentia1", "instance type, built-in map",
+     0.2951, "catalog AWS-Inferentia1/*/*", 1},
+    {"{\"node.kubernetes.io/instance-type\":\"dl1.24xlarge\"}", "{\"habana.ai/gaudi\":\"8\"}",
+     "Intel-Gaudi1", "instance type, built-in map", 1.6386, "catalog Intel-Gaudi1/*/*", 8},
+    {"{\"cloud.google.com/gke-tpu-accelerator\":\"tpu-v6e-slice\",\"cloud.google.com/gke-spot\":"
+     "\"true\",\"node.kubernetes.io/instance-type\":\"ct6e-standard-4t\"}",
+     "{\"google.com/tpu\":\"4\"}", "Google-TPU-v6e", "label cloud.google.com/gke-tpu-accelerator",
+     2.70, "catalog Google-TPU-v6e/*/*", 4},
+    /* the machine type alone still names the TPU */
+    {"{\"node.kubernetes.io/instance-type\":\"ct5p-hightpu-4t\"}", "{\"google.com/tpu\":\"4\"}",
+     "Google-TPU-v5p", "instance type, built-in map", 4.20, "catalog Google-TPU-v5p/*/*", 4},
+    {"{\"cloud.google.com/gke-tpu-accelerator\":\"tpu-v4-podslice\"}", "{\"google.com/tpu\":\"4\"}",
+     "Google-TPU-v4", "label cloud.google.com/gke-tpu-accelerator", 3.22,
+     "catalog Google-TPU-v4/*/*", 4},
+};
+
+START_TEST(test_vendor_nodes)
+{
+        gc_strpool *pool = gc_strpool_new(1u << 20);
+        gc_res_table *res = gc_res_table_new_default();
+        gc_catalog *c = gc_catalog_builtin();
+        gc_model_opts o = {.pool = pool, .res = res};
+        char doc[1024], err[256] = "";
+        gc_node_class cls;
+        cJSON *obj;
+        gc_node n;
+
+        snprintf(doc, sizeof(doc),
+                 "{\"kind\":\"Node\",\"metadata\":{\"name\":\"accel-1\",\"labels\":%s},"
+                 "\"status\":{\"allocatable\":%s}}",
+                 vendor_classes[_i].labels, vendor_classes[_i].allocatable);
+        obj = cJSON_Parse(doc);
+        ck_assert_ptr_nonnull(obj);
+        ck_assert_int_eq(gc_node_from_json(obj, &o, &n, err, sizeof(err)), 1);
+        ck_assert_double_eq_tol(n.alloc_geq, vendor_classes[_i].geq, 1e-9);
+        ck_assert_msg(gc_node_classify(NULL, c, &n, pool, &cls, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_str_eq(cls.model, vendor_classes[_i].model);
+        ck_assert_str_eq(cls.model_source, vendor_classes[_i].model_source);
+        ck_assert_double_eq_tol(cls.price_per_gpu_hour, vendor_classes[_i].price, 1e-9);
+        ck_assert_str_eq(cls.price_source, vendor_classes[_i].price_source);
+        /* A rule still beats the vendor's labels and the catalog. */
+        {
+                gc_label m[] = {{"kubernetes.io/hostname", "*"}};
+                gc_label host[] = {{"kubernetes.io/hostname", "accel-1"}};
+                gc_node_rule rule[] = {{m, 1, NULL, "Mine", NULL, 0.75}};
+                gc_price_rules rules = {rule, 1, NULL, 0, NULL};
+                gc_node copy = n;
+
+                copy.labels = host;
+                copy.n_labels = 1;
+                ck_assert_int_eq(gc_node_classify(&rules, c, &copy, pool, &cls, err, sizeof(err)),
+                                 0);
+                ck_assert_str_eq(cls.model, "Mine");
+                ck_assert_double_eq_tol(cls.price_per_gpu_hour, 0.75, 1e-9);
+        }
+        gc_node_release(&n);
+        cJSON_Delete(obj);
+        gc_catalog_free(c);
+        gc_res_table_free(res);
+        gc_strpool_free(pool);
+}
+END_TEST
+
 START_TEST(test_real_rke2_a16_node)
 {
         cJSON *root = read_fixture("nodelist-rke2-a16-vgpu-gpu-operator.json");
@@ -1481,6 +1597,8 @@ static Suite *price_suite(void)
         tcase_add_test(tc, test_rules_free);
         tcase_add_test(tc, test_real_gfd_h100_node);
         tcase_add_test(tc, test_real_rke2_a16_node);
+        tcase_add_loop_test(tc, test_vendor_nodes, 0,
+                            sizeof(vendor_classes) / sizeof(vendor_classes[0]));
         suite_add_tcase(s, tc);
 
         tc = tcase_create("tco");
