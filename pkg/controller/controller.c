@@ -22,6 +22,14 @@ int64_t gc__ctl_mono(void)
         return (int64_t)ts.tv_sec;
 }
 
+/* The write fence of `kw` (pkg/kube/kube.h): a write lands only within our lease. */
+static int64_t ctl__fence(void *arg)
+{
+        ctl *c = arg;
+
+        return atomic_load(&c->fence_ms);
+}
+
 static int64_t ctl__mono_ms(void)
 {
         struct timespec ts;
@@ -116,6 +124,8 @@ static int ctl__setup(ctl *c, const gc_controller_opts *o)
                 return 2;
         }
         c->kw = gc_kube_new(&c->kcfg, err, sizeof(err));
+        if (c->kw && o->leader_election)
+                gc_kube_set_write_fence(c->kw, ctl__fence, c);
         c->pool = gc_strpool_new((size_t)1 << 30);
         if (!c->kw || !c->pool || !c->cfg) {
                 gc_log(GC_LOG_ERROR, "cannot start", "error", c->kw ? "out of memory" : err, NULL);
@@ -274,6 +284,8 @@ static int ctl__lease(ctl *c, gc_kube_lease *lease)
         int leader = 0, r;
 
         r = gc_kube_lease_tick(c->kl, lease, gc__ctl_mono(), &leader, err, sizeof(err));
+        /* Before `leader` changes: a replica that reads it set finds the fence already open. */
+        atomic_store(&c->fence_ms, gc_kube_lease_fence_ms(lease));
         if (r < 0)
                 gc_log(GC_LOG_WARN, "lease update failed", "lease", lease->name, "error", err,
                        NULL);

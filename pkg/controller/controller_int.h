@@ -143,8 +143,10 @@ struct ctl {
         /* Leader election (controller.c): a thread of its own renews the Lease every 2 s, so
          * no report, advisor or checkpoint work on the main loop can delay a renewal. It owns
          * `lease` and `kl` (its own API client) until joined; it publishes `leader`, which
-         * every thread reads. */
+         * every thread reads, and `fence_ms`, until when the main loop's writes may land
+         * (gc_kube_set_write_fence on `kw`). */
         atomic_int leader;
+        _Atomic int64_t fence_ms;
         gc_kube *kl;
         gc_kube_lease lease;
         pthread_t lease_thread;

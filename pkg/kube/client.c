@@ -576,7 +576,9 @@ static int gc__perform(gc_kube *k, const char *method, const char *url, const ch
         GC__SET(CURLOPT_NOPROGRESS, 0L);
         /* Streams have no overall limit: the server ends them, and the idle limit catches a dead
          * connection that never would. */
-        if (io->timeout_s >= 0)
+        if (io->timeout_ms > 0)
+                GC__SET(CURLOPT_TIMEOUT_MS, io->timeout_ms);
+        else if (io->timeout_s >= 0)
                 GC__SET(CURLOPT_TIMEOUT,
                         (long)(io->timeout_s ? io->timeout_s : GC__KUBE_REQUEST_S));
         if (io->idle_s > 0) {
@@ -608,10 +610,51 @@ out:
         return r;
 }
 
+void gc_kube_set_write_fence(gc_kube *k, gc_kube_fence_fn fn, void *arg)
+{
+        if (!k)
+                return;
+        k->fence = fn;
+        k->fence_arg = arg;
+}
+
+static int64_t gc__mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A write under a fence: refused at or past its deadline, else limited to end there (*fenced). */
+static int gc__fence(gc_kube *k, const char *method, const gc__kube_io *io, gc__kube_io *fenced,
+                     const gc__kube_io **use, char *err, size_t errlen)
+{
+        int64_t left, limit;
+
+        if (!k->fence || strcmp(method, "GET") == 0)
+                return 0;
+        left = k->fence(k->fence_arg) - gc__mono_ms();
+        if (left <= 0) {
+                snprintf(err, errlen, "not written: the leader lease may have passed to another "
+                                      "replica");
+                return -ESTALE;
+        }
+        *fenced = *io;
+        limit = io->timeout_ms > 0   ? io->timeout_ms
+                : io->timeout_s > 0  ? (int64_t)io->timeout_s * 1000
+                : io->timeout_s == 0 ? (int64_t)GC__KUBE_REQUEST_S * 1000
+                                     : left;
+        fenced->timeout_ms = (long)(left < limit ? left : limit);
+        *use = fenced;
+        return 0;
+}
+
 int gc__kube_do(gc_kube *k, const char *method, const char *path, const char *content_type,
                 const char *body, size_t body_len, const gc__kube_io *io, long *ret_status,
                 gc_buf *ret_body, gc__kube_fail *ret_fail, char *err, size_t errlen)
 {
+        gc__kube_io fenced;
         static const gc__kube_io plain;
         gc__kube_fail fail;
         gc_buf url;
@@ -633,6 +676,9 @@ int gc__kube_do(gc_kube *k, const char *method, const char *path, const char *co
                          "request: this client is busy (called from a watch callback)");
                 return -EBUSY;
         }
+        r = gc__fence(k, method, io, &fenced, &io, err, errlen);
+        if (r < 0)
+                return r;
         gc_buf_init(&url, 16384);
         r = gc_buf_puts(&url, k->server);
         if (r == 0)

@@ -53,6 +53,16 @@ gc_kube *gc_kube_new(const gc_kube_config *cfg, char *err, size_t errlen);
 gc_kube *gc_kube_free(gc_kube *k); /* accepts NULL, returns NULL */
 
 /*
+ * Fencing (docs/kube.md, "Leader election"): with a fence set, every request but GET first asks
+ * fn(arg) for the CLOCK_MONOTONIC millisecond until which a write may still land (the lease's
+ * gc_kube_lease_fence_ms). At or past it the request is never sent: -ESTALE, "not written: ...".
+ * Before it, the request's time limit is cut to end there, so a write held up in the network is
+ * abandoned before another replica may take the lease. NULL fn: no fence.
+ */
+typedef int64_t (*gc_kube_fence_fn)(void *arg);
+void gc_kube_set_write_fence(gc_kube *k, gc_kube_fence_fn fn, void *arg);
+
+/*
  * One request; path starts with '/' and is already escaped. body may be NULL. The response
  * body goes into *ret_body (initialised here with limit GC_KUBE_MAX_RESPONSE; the caller frees
  * it). Returns 0 with the HTTP status in *ret_status (any status, 4xx and 5xx included), or a
@@ -238,6 +248,12 @@ typedef struct gc_kube_lease {
  */
 int gc_kube_lease_tick(gc_kube *k, gc_kube_lease *l, int64_t now_mono, int *ret_leader, char *err,
                        size_t errlen);
+/*
+ * The CLOCK_MONOTONIC millisecond until which our writes may land: renewed_at + duration_s - 2
+ * while leader (the moment a failed renewal makes us step down), 0 when not leader. Another
+ * replica takes the lease no sooner than duration_s after it saw our last renewal.
+ */
+int64_t gc_kube_lease_fence_ms(const gc_kube_lease *l);
 /* Gives the lease up (holderIdentity cleared) if we hold it, so a standby takes over at once. */
 int gc_kube_lease_release(gc_kube *k, gc_kube_lease *l, char *err, size_t errlen);
 

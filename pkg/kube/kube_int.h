@@ -37,6 +37,8 @@ struct gc_kube {
         uint64_t rng;
         int busy; /* a transfer is running: ops called from it must not start another */
         unsigned long n_conflicts; /* 409s that ConfigMap writes re-read and retried (tests) */
+        gc_kube_fence_fn fence;    /* gc_kube_set_write_fence; NULL = none */
+        void *fence_arg;
         char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -44,6 +46,7 @@ struct gc_kube {
 typedef struct gc__kube_io {
         const char *accept; /* Accept header; NULL = application/json */
         int timeout_s;      /* whole transfer; 0 = GC__KUBE_REQUEST_S, < 0 = none (streams) */
+        long timeout_ms;    /* when > 0, the whole transfer's limit instead (the write fence) */
         int idle_s;         /* abort after this long without a byte; 0 = none */
         /*
          * Streaming: the body of a 200 answer goes here slice by slice instead of into the body

@@ -338,6 +338,13 @@ failed:
         return r;
 }
 
+int64_t gc_kube_lease_fence_ms(const gc_kube_lease *l)
+{
+        if (!l || !l->leader)
+                return 0;
+        return (l->renewed_at_mono + gc__lease_duration(l) - 2) * 1000;
+}
+
 int gc_kube_lease_release(gc_kube *k, gc_kube_lease *l, char *err, size_t errlen)
 {
         cJSON *o = NULL, *spec;

@@ -1493,6 +1493,92 @@ START_TEST(test_watch_relists_at_once_when_the_server_answers_410)
 }
 END_TEST
 
+/* ---- the write fence: leader election's writes land only within the lease --------------------
+ */
+
+static int64_t fence_at_ms;
+
+static int64_t fence_fn(void *arg)
+{
+        (void)arg;
+        return fence_at_ms;
+}
+
+static int64_t mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const step fence_script[] = {
+    {"GET /api/v1/namespaces/ns/configmaps/cm", 404, "{}", 0},
+    {"POST /api/v1/namespaces/ns/configmaps", 201, "{}", 1}, /* headers, then nothing */
+};
+
+START_TEST(test_write_fence)
+{
+        gc_kube_kv data = {"k", "v"};
+        gc_kube_lease l;
+        gc_kube_config cfg;
+        gc_kube *k;
+        fake f;
+        char server[64], err[256];
+        int64_t t0;
+        int r;
+
+        /* The lease's side: renewed_at + duration - 2 while leader, 0 when not. */
+        memset(&l, 0, sizeof(l));
+        l.duration_s = 8;
+        l.renewed_at_mono = 100;
+        ck_assert_int_eq(gc_kube_lease_fence_ms(&l), 0);
+        l.leader = 1;
+        ck_assert_int_eq(gc_kube_lease_fence_ms(&l), 106000);
+        l.duration_s = 0; /* the default, 15 s */
+        ck_assert_int_eq(gc_kube_lease_fence_ms(&l), 113000);
+
+        fake_start(&f, fence_script, 2);
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        gc_kube_set_write_fence(k, fence_fn, NULL);
+
+        /* Past the fence: the read goes out, the write never does. */
+        fence_at_ms = mono_ms() - 1;
+        r = gc_kube_configmap_put(k, "ns", "cm", NULL, 0, &data, 1, err, sizeof(err));
+        ck_assert_int_eq(r, -ESTALE);
+        ck_assert_msg(strstr(err, "not written") != NULL, "%s", err);
+        ck_assert_uint_eq(f.next, 1);
+        ck_assert_msg(strncmp(f.req[0], "GET ", 4) == 0, "%s", f.req[0]);
+
+        /* Before it: the write goes out, and a server that never finishes answering is left at
+         * the fence, not at the 60 s request limit. */
+        f.next = 0;
+        fence_at_ms = mono_ms() + 500;
+        t0 = mono_ms();
+        r = gc_kube_configmap_put(k, "ns", "cm", NULL, 0, &data, 1, err, sizeof(err));
+        ck_assert_int_lt(r, 0);
+        ck_assert_uint_eq(f.next, 2);
+        ck_assert_msg(strncmp(f.req[1], "POST ", 5) == 0, "%s", f.req[1]);
+        ck_assert_msg(mono_ms() - t0 < 30000, "the write outlived its fence: %lld ms",
+                      (long long)(mono_ms() - t0));
+
+        /* No fence: a write is sent whatever the clock says. */
+        gc_kube_set_write_fence(k, NULL, NULL);
+        f.next = 0;
+        f.script = fence_script;
+        f.n = 1; /* the POST answered 500 by the fake: sent, refused by the server */
+        r = gc_kube_configmap_put(k, "ns", "cm", NULL, 0, &data, 1, err, sizeof(err));
+        ck_assert_int_lt(r, 0);
+        ck_assert_uint_eq(f.next, 2);
+        k = gc_kube_free(k);
+        fake_stop(&f);
+}
+END_TEST
+
 static Suite *kube_suite(void)
 {
         Suite *s = suite_create("kube");
@@ -1542,6 +1628,7 @@ static Suite *kube_suite(void)
         tcase_add_test(t, test_watch_backoff);
         tcase_add_test(t, test_watch_backoff_reset_after_a_working_stream);
         tcase_add_test(t, test_watch_relists_at_once_when_the_server_answers_410);
+        tcase_add_test(t, test_write_fence);
         suite_add_tcase(s, t);
 
         t = tcase_create("lease");
