@@ -126,6 +126,10 @@ static int ctl__setup(ctl *c, const gc_controller_opts *o)
         c->kw = gc_kube_new(&c->kcfg, err, sizeof(err));
         if (c->kw && o->leader_election)
                 gc_kube_set_write_fence(c->kw, ctl__fence, c);
+        if (c->kw && o->id && gc_kube_set_writer(c->kw, o->id) < 0) {
+                snprintf(err, sizeof(err), "out of memory");
+                c->kw = gc_kube_free(c->kw);
+        }
         c->pool = gc_strpool_new((size_t)1 << 30);
         if (!c->kw || !c->pool || !c->cfg) {
                 gc_log(GC_LOG_ERROR, "cannot start", "error", c->kw ? "out of memory" : err, NULL);

@@ -246,6 +246,7 @@ gc_kube *gc_kube_free(gc_kube *k)
         gc__free_secret(k->key_data);
         gc__free_secret(k->token);
         free(k->token_file);
+        free(k->writer);
         free(k);
         return NULL;
 }
@@ -616,6 +617,19 @@ void gc_kube_set_write_fence(gc_kube *k, gc_kube_fence_fn fn, void *arg)
                 return;
         k->fence = fn;
         k->fence_arg = arg;
+}
+
+int gc_kube_set_writer(gc_kube *k, const char *identity)
+{
+        char *w = NULL;
+
+        if (!k)
+                return -EINVAL;
+        if (identity && !(w = strdup(identity)))
+                return -ENOMEM;
+        free(k->writer);
+        k->writer = w;
+        return 0;
 }
 
 static int64_t gc__mono_ms(void)

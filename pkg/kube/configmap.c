@@ -127,6 +127,21 @@ static int gc__send_json(gc_kube *k, const char *method, const char *path, const
         return r;
 }
 
+/* Sets metadata.annotations[key] = value, keeping the other annotations. -ENOMEM. */
+static int gc__annotate(cJSON *meta, const char *key, const char *value)
+{
+        cJSON *a = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+
+        if (!cJSON_IsObject(a)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(meta, "annotations");
+                a = cJSON_AddObjectToObject(meta, "annotations");
+                if (!a)
+                        return -ENOMEM;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(a, key);
+        return cJSON_AddStringToObject(a, key, value) ? 0 : -ENOMEM;
+}
+
 /* A new ConfigMap with only its name and namespace (*ret_meta: its metadata); NULL when out of
  * memory. */
 static cJSON *gc__cm_skeleton(const char *ns, const char *name, cJSON **ret_meta)
@@ -228,6 +243,8 @@ int gc_kube_configmap_put(gc_kube *k, const char *ns, const char *name, const gc
                         r = gc__replace(meta, "labels", gc__kv_object(labels, n_labels));
                 if (r == 0)
                         r = gc__replace(obj, "data", gc__kv_object(data, n_data));
+                if (r == 0 && k->writer)
+                        r = gc__annotate(meta, GC_KUBE_WRITER_ANNOTATION, k->writer);
                 if (r < 0) {
                         cJSON_Delete(obj);
                         snprintf(err, errlen, "out of memory");

@@ -60,6 +60,10 @@ gc_kube *gc_kube_free(gc_kube *k); /* accepts NULL, returns NULL */
  * abandoned before another replica may take the lease. NULL fn: no fence.
  */
 typedef int64_t (*gc_kube_fence_fn)(void *arg);
+/* Names the writer: gc_kube_configmap_put sets annotation gpu-cost.io/written-by to it on every
+ * ConfigMap it writes (which replica wrote a report). Copied; NULL clears. -ENOMEM. */
+#define GC_KUBE_WRITER_ANNOTATION "gpu-cost.io/written-by"
+int gc_kube_set_writer(gc_kube *k, const char *identity);
 void gc_kube_set_write_fence(gc_kube *k, gc_kube_fence_fn fn, void *arg);
 
 /*

@@ -39,6 +39,7 @@ struct gc_kube {
         unsigned long n_conflicts; /* 409s that ConfigMap writes re-read and retried (tests) */
         gc_kube_fence_fn fence;    /* gc_kube_set_write_fence; NULL = none */
         void *fence_arg;
+        char *writer; /* gc_kube_set_writer, or NULL */
         char errbuf[CURL_ERROR_SIZE];
 };
 

@@ -370,8 +370,10 @@ class Recorder:
     and which were deleted. Nothing is held back: the watch resumes from the last
     resourceVersion after a quiet stream ends."""
 
-    def __init__(self, cluster, path):
+    def __init__(self, cluster, path, keep=None):
+        """keep: what to store of each object (e.g. only its metadata); the whole by default."""
         env = cluster.env
+        self.keep = keep or (lambda o: o)
         u = urllib.parse.urlparse(env["E2E_SERVER"])
         self.host, self.port = u.hostname, u.port
         self.ctx = ssl.create_default_context(cafile=env["E2E_CA"])
@@ -388,7 +390,7 @@ class Recorder:
         doc = self.api.get(self.path)
         with self.lock:
             for obj in doc.get("items", []):
-                self.versions.setdefault(obj["metadata"]["uid"], []).append(obj)
+                self.versions.setdefault(obj["metadata"]["uid"], []).append(self.keep(obj))
         rv = doc["metadata"]["resourceVersion"]
         self.thread = threading.Thread(target=self._run, args=(rv,), daemon=True)
         self.thread.start()
@@ -417,7 +419,8 @@ class Recorder:
                     if ev["type"] == "BOOKMARK":
                         continue
                     with self.lock:
-                        self.versions.setdefault(obj["metadata"]["uid"], []).append(obj)
+                        self.versions.setdefault(obj["metadata"]["uid"], []).append(
+                            self.keep(obj))
                         if ev["type"] == "DELETED":
                             self.deleted.add(obj["metadata"]["uid"])
             except (OSError, http.client.HTTPException, ValueError):

@@ -17,6 +17,7 @@ import json
 import signal
 import time
 
+import dra_objects
 import e2e_truth as truth
 import harness
 import sim
@@ -423,6 +424,138 @@ def test_partition_past_the_event_window_names_the_blind_span(scenario, tmp_path
         check_logs(s)
     finally:
         proxy.cut()
+
+
+# ---- fencing: a live leader partitioned past its lease stops writing before the next one starts -
+
+FENCE_LEASE_S = 8
+WRITER = "gpu-cost.io/written-by"
+
+
+def _meta_only(obj):
+    return {"metadata": obj["metadata"], "spec": obj.get("spec")}
+
+
+def writes_in_order(recorders):
+    """Every write the test's own watches saw, as (resourceVersion, what, writer), in the API
+    server's order. A Lease version's writer is its holder; a ConfigMap's, the annotation the
+    controller sets on each write. Deletions name no writer and are left out."""
+    out = []
+    for kind, rec in recorders:
+        deleted = rec.deleted
+        for uid, versions in rec.all_versions().items():
+            for i, v in enumerate(versions):
+                if uid in deleted and i == len(versions) - 1:
+                    continue
+                md = v["metadata"]
+                if kind == "lease":
+                    who = (v.get("spec") or {}).get("holderIdentity")
+                else:
+                    who = (md.get("annotations") or {}).get(WRITER)
+                out.append((int(md["resourceVersion"]), "%s/%s" % (kind, md["name"]), who))
+    return sorted(set(out))
+
+
+def test_partitioned_leader_stops_writing_before_the_new_one_starts(scenario, tmp_path):  # noqa: F811,E501
+    """Leader A reaches kube-apiserver through a proxy the test cuts for longer than the Lease
+    while the replay goes on; standby B, connected directly, takes the Lease over. The test's
+    own watches on the Lease and the controller's ConfigMaps order every write by
+    resourceVersion: A's last write (Lease renewal, report, checkpoint chunk) comes before B's
+    first (its acquisition), even though the partition heals the moment B holds the Lease, when
+    a leader that had not stopped would write again. A exits saying so, comes back as a
+    standby, and B's figures equal the truth, completed periods and today per pod and team."""
+    s = scenario
+    lease = ["--lease-duration", "%ds" % FENCE_LEASE_S]
+    proxy = TcpProxy(int(s.cluster.env["E2E_APISERVER_PORT"]))
+    via = tmp_path / "via-proxy.kubeconfig"
+    via.write_text(open(s.cluster.controller_kubeconfig).read().replace(
+        s.cluster.env["E2E_SERVER"], "https://127.0.0.1:%d" % proxy.port))
+    via.chmod(0o600)
+
+    def replica_a():
+        c = harness.Controller(s.binary, s.cluster, s.logdir / "fence-a.log", ident="gpu-cost-a",
+                               extra=FLAGS + lease, kubeconfig=via)
+        s.controllers.append(c)
+        return c.start()
+
+    recs = [("lease", dra_objects.Recorder(
+                s.cluster, "/apis/coordination.k8s.io/v1/namespaces/%s/leases" % harness.NS,
+                keep=_meta_only).start()),
+            ("configmap", dra_objects.Recorder(
+                s.cluster, "/api/v1/namespaces/%s/configmaps" % harness.NS,
+                keep=_meta_only).start())]
+    a = replica_a()
+    a.wait_ready()
+    b = s.controller("gpu-cost-b", FLAGS + lease).start()
+    state = {}
+
+    def standby(c, after=0):
+        return any(r.get("msg") == "standby: another replica holds the lease"
+                   for r in c.log_records()[after:])
+
+    def cut(r):
+        # A has written reports and a checkpoint, and B is a warm standby.
+        deadline = time.time() + 30
+        while not standby(b) and time.time() < deadline:
+            time.sleep(0.2)
+        assert standby(b), harness.tail(b.log_path)
+        assert wait_checkpoint(s.cluster), "leader A wrote no checkpoint"
+        state["first"] = r.done
+        proxy.cut()
+
+    def heal(r):
+        # Nothing is held back: the churn since the cut reached B, not A.
+        deadline = time.time() + FENCE_LEASE_S + 30
+        while time.time() < deadline:
+            if (s.cluster.lease() or {}).get("spec", {}).get("holderIdentity") == "gpu-cost-b":
+                break
+            time.sleep(0.1)
+        state["a_alive_at_heal"] = a.alive()
+        proxy.heal()  # a leader that had not fenced itself would write again from here
+        state["a_rc"] = a.wait_exit(30)
+        state["last"] = r.done
+        n = len(a.log_records())
+        a2 = replica_a()
+        deadline = time.time() + 30
+        while not standby(a2, n) and time.time() < deadline and a2.alive():
+            time.sleep(0.2)
+        state["a2_standby"] = standby(a2, n)
+
+    try:
+        s.replay.run(hooks=[(0.4, cut), (0.45, heal)])
+        churn = outage_churn(s.replay, state["first"], state["last"])
+        print("churn while A was cut off: %s; A alive when the partition healed: %s" % (
+            churn, state["a_alive_at_heal"]))
+        assert churn.get("create", 0) > 0 and churn.get("finish", 0) > 0, churn
+        assert state["a_rc"] not in (None, 0), "A kept running after losing its lease:\n" + \
+            harness.tail(a.log_path)
+        assert records(a, "lost the leader lease: exiting so that only one replica writes"), \
+            harness.tail(a.log_path)
+        assert state["a2_standby"], "A did not come back as a standby:\n" + harness.tail(
+            a.log_path)
+        t = check_exact(s, b)
+        assert (s.cluster.lease() or {}).get("spec", {}).get("holderIdentity") == "gpu-cost-b"
+        writes = writes_in_order(recs)
+        took = min((rv for rv, what, who in writes
+                    if what.startswith("lease/") and who == "gpu-cost-b"), default=None)
+        assert took is not None, "the watch saw no Lease held by B"
+        by_a = [(rv, what) for rv, what, who in writes if who == "gpu-cost-a"]
+        assert any(w.startswith("configmap/gpu-cost-checkpoint") for _, w in by_a) and \
+            any(w.startswith("configmap/") and "checkpoint" not in w for _, w in by_a), \
+            "A's reports and checkpoint were not seen: the order below proves nothing"
+        late = [(rv, w) for rv, w in by_a if rv > took]
+        assert not late, "A wrote after B took the Lease (resourceVersion %d): %s" % (
+            took, late[:10])
+        assert any(rv > took and who == "gpu-cost-b" and w.startswith("configmap/")
+                   for rv, w, who in writes), "B wrote no ConfigMap after taking over"
+        print("A's last write at resourceVersion %d, B took the Lease at %d" % (
+            max(rv for rv, _ in by_a), took))
+        check_names_in_api(b, t)
+        check_logs(s)
+    finally:
+        proxy.cut()
+        for _, rec in recs:
+            rec.stop()
 
 
 def check_today_after_span(c, t, since, victims, timeout=30):
