@@ -23,7 +23,7 @@ import harness
 import sim
 from tcpproxy import TcpProxy
 from test_controller import Scenario, check_documents, check_logs  # noqa: F401
-from test_controller import check_names_in_api, check_reports_api
+from test_controller import check_exact, check_names_in_api, check_reports_api, _get_json
 from test_controller import scenario  # noqa: F401  (the fixture)
 from test_controller import wait_checkpoint
 
@@ -43,53 +43,6 @@ def outage_churn(replay, first, last):
 
 def records(c, msg):
     return [r for r in c.log_records() if r.get("msg") == msg]
-
-
-def _get_json(c, path):
-    import urllib.request
-    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (c.port, path), timeout=10) as r:
-        return json.loads(r.read())
-
-
-def today_mismatches(s, c, t):
-    """Today so far (up to a moment the latest snapshot has passed), per team and project and
-    per pod, through /api/v1/costs, against the truth."""
-    end = int(time.time()) - 3
-    start = truth.floor_day(end)
-    if end - start < 600:  # just past midnight: take yesterday too
-        start -= truth.DAY
-    win = "%s,%s" % (sim.rfc3339(start), sim.rfc3339(end))
-    bad = harness.compare_summary("today", _get_json(
-        c, "/api/v1/costs?window=%s&by=team,project" % win), t.window(start, end))
-    want = {}
-    for u in t.usages:
-        e = end if u.end is None else min(u.end, end)
-        sec = max(0, e - max(u.start, start))
-        if sec > 0:
-            want[u.name] = want.get(u.name, 0.0) + u.geq * sec
-    got = {}
-    doc = _get_json(c, "/api/v1/costs?window=%s&by=namespace,pod" % win)
-    for g in doc.get("groups", []):
-        k = g.get("keys", {})
-        got["%s/%s" % (k.get("namespace"), k.get("pod"))] = g.get("gpu_seconds", 0.0)
-    for name in sorted(set(got) | set(want)):
-        if not harness._gs_ok(got.get(name, 0.0), want.get(name, 0.0)):
-            bad.append("pod %s: %r GPU-s, truth %r" % (name, got.get(name), want.get(name)))
-    return bad
-
-
-def check_exact(s, c):
-    t = s.truth()
-    reports = harness.wait_reports(s.cluster, t, controller=c)
-    check_documents(s, t, reports)
-    deadline = time.time() + 30
-    while True:
-        bad = today_mismatches(s, c, t)
-        if not bad or time.time() > deadline:
-            break
-        time.sleep(1)
-    assert not bad, "\n".join(bad[:40])
-    return t
 
 
 # ---- SIGKILL, churn while down, restart: the watches resume and replay the outage ------------
@@ -287,8 +240,10 @@ def test_resume_point_past_the_event_window_names_the_blind_span(scenario):  # n
     kube-apiserver restarted, so its watch cache forgets them too): the restart's resume gets
     410, and what happened in between is a blind span. Pods running at the checkpoint and
     deleted meanwhile are estimates; the span is named in the log, /metrics and the reports;
-    every complete day and week is still exact. The bound itself is not compared here: this replay back-dates its pods by days, so
-    what a span hides lies outside its real-time window."""
+    every complete day and week is still exact. The bound is compared with what the test hid
+    in the span: the running pods it deleted in real time (check_blind_bound). The plan's own
+    deletions wait: this replay back-dates its pods by days, so what they would hide lies
+    outside the span's real-time window."""
     s = scenario
     state = {}
     c = s.controller(extra=FLAGS).start()
@@ -304,6 +259,7 @@ def test_resume_point_past_the_event_window_names_the_blind_span(scenario):  # n
         # finishes go on.
         r.hold_back("delete")
         state["victims"] = r.running_pods()[:2]
+        time.sleep(4)  # into the span: their time after its start is what the bound must cover
         for v in state["victims"]:
             r.delete_pod_now(v)
 
@@ -319,8 +275,8 @@ def test_resume_point_past_the_event_window_names_the_blind_span(scenario):  # n
     c2 = state["c2"]
     blind = records(c2, "blind span")
     assert blind, "no blind span logged:\n" + harness.tail(c2.log_path)
-    assert float(blind[-1]["bound"].split()[0]) >= 0, blind
     t = s.truth()
+    check_blind_bound(c2, blind[-1], t, state["victims"])
     deadline = time.time() + 60
     while True:
         reps = harness.read_reports(s.cluster)
@@ -377,6 +333,7 @@ def test_partition_past_the_event_window_names_the_blind_span(scenario, tmp_path
         # The running pods deleted here, in real time, are the estimate case.
         r.hold_back("delete")
         state["victims"] = r.running_pods()[:2]
+        time.sleep(4)  # into the span, as above
         for v in state["victims"]:
             r.delete_pod_now(v)
 
@@ -398,9 +355,8 @@ def test_partition_past_the_event_window_names_the_blind_span(scenario, tmp_path
         assert blind, "no blind span logged:\n" + harness.tail(c.log_path)
         since = truth.utc(blind[-1]["from"])
         assert state["cut_at"] - 5 <= since <= state["cut_at"] + 2, (blind[-1], state)
-        bound = float(blind[-1]["bound"].split()[0])
-        assert bound >= 0
         t = s.truth()
+        check_blind_bound(c, blind[-1], t, state["victims"])
         harness.wait_reports(s.cluster, t, controller=c)
         deadline = time.time() + 60
         while True:
@@ -556,6 +512,34 @@ def test_partitioned_leader_stops_writing_before_the_new_one_starts(scenario, tm
         proxy.cut()
         for _, rec in recs:
             rec.stop()
+
+
+def check_blind_bound(c, rec, t, victims):
+    """A blind span's bound (the GPUs free on the nodes in it, as the controller saw them,
+    priced; the log says it to the cent, /metrics in full) against what the test hid in it: at
+    least the cost of the victims' time in the span (running pods deleted while nobody watched,
+    a few seconds into it), which must be more than nothing for this to mean anything, and at
+    most the cost of every GPU in the span (docs/controller.md)."""
+    start, end = truth.utc(rec["from"]), truth.utc(rec["to"])
+    logged = float(rec["bound"].split()[0])
+    m = [line for line in _get_json_text(c, "/metrics").splitlines()
+         if line.startswith("gpu_cost_blind_span_bound_cost")]
+    assert m, "no gpu_cost_blind_span_bound_cost in /metrics"
+    bound = float(m[-1].split()[-1])
+    assert abs(bound - logged) <= 0.005 + 1e-9, (bound, rec)
+    assert end > start, rec
+    hidden = sum(u.geq * max(0, min(u.end, end) - max(u.start, start)) / 3600.0 * u.price
+                 for u in t.usages
+                 if u.name.split("/", 1)[1] in victims and u.end is not None)
+    tw = t.window(start, end)
+    cap, idle = tw["capacity"]["cost_usd"], tw["idle"]["cost_usd"]
+    print("blind span %s..%s (%d s): bound %.6f, hidden %.6f, truth's idle %.6f, capacity %.6f"
+          % (rec["from"], rec["to"], end - start, bound, hidden, idle, cap))
+    assert hidden > 0, "the victims' deletions fell outside the span: %s, %s" % (rec, victims)
+    assert bound >= hidden * (1 - 1e-9), "the bound %.6f is below what the span hid, %.6f" % (
+        bound, hidden)
+    assert bound <= cap * (1 + 1e-9), "the bound %.6f is above every GPU in the span, %.6f" % (
+        bound, cap)
 
 
 def check_today_after_span(c, t, since, victims, timeout=30):
