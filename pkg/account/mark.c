@@ -9,7 +9,7 @@ _Static_assert(sizeof(struct gc_accountant) == 496,
                "gc_accountant changed: mark its strings in gc_accountant_mark");
 _Static_assert(sizeof(gc__node_slot) == 640, "gc__node_slot changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__dev_slot) == 160, "gc__dev_slot changed: update gc_accountant_mark");
-_Static_assert(sizeof(gc__dra_pod) == 176, "gc__dra_pod changed: update gc_accountant_mark");
+_Static_assert(sizeof(gc__dra_pod) == 192, "gc__dra_pod changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__claim_slot) == 96, "gc__claim_slot changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__share_slot) == 32, "gc__share_slot changed: update gc_accountant_mark");
 
