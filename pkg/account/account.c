@@ -35,6 +35,7 @@ gc_accountant *gc_accountant_free(gc_accountant *a)
         free(a->nss);
         gc_ptrmap_free(&a->node_map);
         gc_ptrmap_free(&a->ns_map);
+        gc_ptrmap_free(&a->pod_names);
         gc__account_dra_free(a);
         free(a);
         return NULL;
@@ -285,6 +286,35 @@ static int gc__account_hami_claim(gc_accountant *a, const gc_pod *pod, gc_diag *
 }
 
 /* Records the pod's interval; end_override > 0 replaces the end gc_pod_interval gives. */
+/* Files the pod under its name for gc_account_split_by_use, or takes it out once gone. */
+static int gc__pod_name(gc_accountant *a, const gc_pod *pod, const char *key, int gone)
+{
+        const char *name, *k;
+        gc_buf b;
+        size_t old;
+
+        if (!pod->ns || !pod->name)
+                return 0;
+        gc_buf_init(&b, 1024);
+        if (gc_buf_printf(&b, "%s/%s", pod->ns, pod->name) < 0) {
+                gc_buf_free(&b);
+                return -ENOMEM;
+        }
+        name = gc_strpool_intern0(a->pool, b.data);
+        gc_buf_free(&b);
+        k = gc_strpool_intern0(a->pool, key);
+        if (!name || !k)
+                return -ENOMEM;
+        if (gone) {
+                /* Only its own entry: a pod of the same name may have followed it. */
+                if (gc_ptrmap_get(&a->pod_names, name, &old) == 0 &&
+                    (const char *)(uintptr_t)old == k)
+                        (void)gc_ptrmap_del(&a->pod_names, name);
+                return 0;
+        }
+        return gc_ptrmap_put(&a->pod_names, name, (size_t)(uintptr_t)k);
+}
+
 static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_override,
                            int estimate_end, int gone, gc_diag *diag)
 {
@@ -336,6 +366,9 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 if (!u.pod_uid)
                         return -ENOMEM;
         }
+        r = gc__pod_name(a, pod, u.pod_uid, gone);
+        if (r < 0)
+                return r;
         u.dims[GC_DIM_NAMESPACE] = pod->ns;
         u.dims[GC_DIM_NODE] = pod->node;
         u.dims[GC_DIM_POD] = pod->name;

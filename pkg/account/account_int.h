@@ -83,6 +83,9 @@ struct gc_accountant {
         gc__share_slot *shares; /* per device key: the claims allocated it */
         size_t n_shares, cap_shares;
         gc_ptrmap share_map; /* pooled device key -> shares index */
+        /* Pods by name, for measured use that names no uid (HAMi): pooled "<ns>/<name>" ->
+         * the pooled key of its interval (as uintptr_t); a pod leaves it when gone. */
+        gc_ptrmap pod_names;
 };
 
 /* The DRA half of pricing a pod: records its pieces (u: its usage without claims). */
@@ -92,6 +95,8 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
 void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *ret_geq,
                               const char **ret_model);
 void gc__account_dra_free(gc_accountant *a);
+/* The ledger key of piece i of a pod priced in pieces (piece 0 is the pod's uid); NULL: ENOMEM. */
+const char *gc__account_piece_key(gc_accountant *a, const char *uid, uint32_t i);
 /* Marks gone the devices of `driver` on the node that are not among keep[0..n). */
 void gc__account_dra_keep_only(gc_accountant *a, const char *node, const char *driver,
                                const gc_dra_device *keep, size_t n);

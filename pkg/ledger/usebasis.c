@@ -90,6 +90,17 @@ static int gc__adjust(gc_ledger *l, const gc__piece *p, int64_t bucket, double a
         return gc_ledger_put_usage(l, &a);
 }
 
+/* Whether a piece's span was split already (a replayed sample: Prometheus asked again after a
+ * restart): its adjustment in the bucket reaches past the span's start. */
+static int gc__already(const gc_ledger *l, const gc__piece *p, int64_t bucket)
+{
+        char key[GC__ADJ_KEY_MAX];
+        gc_usage a;
+
+        return gc__adj_key(p->u.pod_uid, bucket, key) == 0 &&
+               gc_ledger_get_usage(l, key, &a) == 0 && a.end > p->lo;
+}
+
 /* New adjustment records a bucket's split would add. */
 static size_t gc__adj_missing(const gc_ledger *l, const gc__piece *pc, size_t n, int64_t bucket)
 {
@@ -154,6 +165,11 @@ static int gc__split_span(gc_ledger *l, int64_t bucket, int64_t lo, int64_t hi,
         /* One holder alone pays what it held, measured or not: nothing to record. */
         if (holding < 2)
                 return 0;
+        /* Spans are split once: a sample seen again changes nothing (each holder's pieces were
+         * split together, so one is enough to tell). */
+        for (size_t k = 0; k < np; k++)
+                if (gc__already(l, &pc[k], bucket))
+                        return 0;
         if (l->n_iv + gc__adj_missing(l, pc, np, bucket) > l->max_intervals)
                 return -E2BIG;
         for (size_t i = 0; i < n && r == 0; i++) {

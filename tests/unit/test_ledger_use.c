@@ -117,6 +117,9 @@ START_TEST(test_split_by_use)
         /* In 15-second samples, as dcgm-exporter is scraped. */
         for (int64_t t = T0; t < T0 + H; t += 15)
                 ck_assert_int_eq(split1("a", 0.6, "b", 0.2, "c", 0.0, t, t + 15), 0);
+        /* Read again (Prometheus asked for the same range after a restart): nothing changes. */
+        for (int64_t t = T0; t < T0 + H; t += 15)
+                ck_assert_int_eq(split1("a", 0.1, "b", 0.9, "c", 0.0, t, t + 15), 0);
         al = query(GC_BASIS_ALLOCATION, T0, T0 + H, "pod");
         us = query(GC_BASIS_USAGE, T0, T0 + H, "pod");
         ck_assert_double_eq_tol(cost_of(&al, GC_DIM_POD, "a"), 1.0, EPS);
