@@ -299,6 +299,7 @@ typedef struct gc_cost_row {
 
 typedef struct gc_cost_summary {
         int64_t start, end;
+        gc_basis basis; /* the query's */
         gc_dim by[GC_KEY_COUNT];
         size_t n_by;
         gc_label_keys label_keys; /* the ledger's, naming its label dimensions */

@@ -730,6 +730,7 @@ static int gc__finish(const gc__q *x, gc__acc *a, gc_cost_summary *ret)
                 return r;
         s.start = a->start;
         s.end = a->end;
+        s.basis = x->q->basis;
         memcpy(s.by, x->q->by, sizeof(s.by));
         s.n_by = x->q->n_by;
         gc_ledger_label_keys(x->l, &s.label_keys);
