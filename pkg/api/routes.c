@@ -126,9 +126,8 @@ static int gc__blind_span(gc_buf *b, const gc_api_health *h, int64_t start, int6
 int gc__api_costs(gc__api_ctx *x)
 {
         static const char *const known[] = {
-            "window",        "by",   "step", "namespace", "team",       "project", "model",
-            "capacity_type", "node", "pod",  "workload",  "share_idle", "basis",   "label:*",
-            NULL};
+            "window", "by",  "step",     "namespace",  "team",  "project", "model", "capacity_type",
+            "node",   "pod", "workload", "share_idle", "basis", "label:*", NULL};
         gc_query q = {0};
         const char *basis = gc_httpd_query(x->req, "basis");
         gc_label_keys lk;
