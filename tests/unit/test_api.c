@@ -731,9 +731,11 @@ START_TEST(test_allocation_aggregates)
         ck_near(num(a, "gpuUsageAverage"), 0.5 * 4 / 8, 1e-9);
         ck_near(num(a, "gpuEfficiency"), 0.5, 1e-9);
         ck_near(num(a, "gpuRequestAverage"), 4.0 / 8, 1e-9);
+        /* Not measured: unknown, which is null, never 0 (0 would read as all waste). */
         a = alloc(set, "train-b");
         ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "gpuUsageAverage")));
-        ck_near(num(a, "gpuEfficiency"), 0.0, 0);
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "gpuEfficiency")));
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "totalEfficiency")));
         cJSON_Delete(j);
 
         /* Default: one allocation per container, OpenCost's name. */
