@@ -1337,6 +1337,12 @@ START_TEST(test_metrics)
                  COST_A + 8.0);
         ck_assert_msg(strstr(r.body.data, line), "missing %s", line);
         ck_assert_ptr_nonnull(strstr(r.body.data, "# TYPE gpu_cost_spend_total counter\n"));
+        /* Nothing measured here: the usage basis's counter is the same spend. */
+        snprintf(line, sizeof(line),
+                 "gpu_cost_usage_spend_total{cluster=\"default\",namespace=\"ml\",team=\"red\","
+                 "project=\"p1\"} %.15g\n",
+                 COST_A + 8.0);
+        ck_assert_msg(strstr(r.body.data, line), "missing %s", line);
         ck_assert_ptr_nonnull(strstr(
             r.body.data, "gpu_cost_idle_spend_total{cluster=\"default\",node=\"n1\"} 214\n"));
         ck_assert_ptr_nonnull(
