@@ -570,7 +570,7 @@ int cmd_demo(int argc, char **argv)
         cli_metrics_file mf;
         gc_buf sv_md, sv_json;
         gc_period_report rep;
-        gc_chargeback cb = {GC_CHARGEBACK_NONE, NULL, 0};
+        gc_chargeback cb = {GC_CHARGEBACK_NONE, NULL, 0, GC_BASIS_ALLOCATION};
         int64_t now = 0;
         const char *notes[1];
         analysis a;

@@ -1214,7 +1214,7 @@ static int gc__parse_advisor(gc_config *c, const cJSON *v, char *err, size_t err
 /* {"mode": "none|proportional|weights", "weights": {"team": 2, ...}} */
 static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t errlen)
 {
-        static const char *const ck[] = {"mode", "weights"};
+        static const char *const ck[] = {"mode", "weights", "basis"};
         const cJSON *t, *it;
         size_t n = 0;
         int r;
@@ -1223,9 +1223,15 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
                 gc_errf(err, errlen, "chargeback: must be an object");
                 return -EINVAL;
         }
-        r = gc__check_keys(v, "chargeback", ck, 2, err, errlen);
+        r = gc__check_keys(v, "chargeback", ck, 3, err, errlen);
         if (r < 0)
                 return r;
+        t = cJSON_GetObjectItemCaseSensitive(v, "basis");
+        if (t && (!cJSON_IsString(t) || gc_basis_parse(t->valuestring, strlen(t->valuestring),
+                                                       &c->chargeback.basis) < 0)) {
+                gc_errf(err, errlen, "chargeback.basis: must be \"allocation\" or \"usage\"");
+                return -EINVAL;
+        }
         t = cJSON_GetObjectItemCaseSensitive(v, "mode");
         if (t && (!cJSON_IsString(t) ||
                   gc_chargeback_mode_parse(t->valuestring, &c->chargeback.mode) < 0)) {

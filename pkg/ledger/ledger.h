@@ -378,6 +378,9 @@ typedef struct gc_chargeback {
         gc_chargeback_mode mode;
         const gc_team_weight *weights; /* WEIGHTS only */
         size_t n_weights;
+        /* Which spend the teams are billed (and shares are taken) by: the allocation basis, or
+         * the usage basis, shared GPUs split by measured use (docs/ledger.md). */
+        gc_basis basis;
 } gc_chargeback;
 
 #define GC_CHARGEBACK_MAX_WEIGHTS 1000

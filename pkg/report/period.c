@@ -157,6 +157,13 @@ typedef struct gc_report__period {
         int has_use;
 } gc_report__period;
 
+/* The spend by team the chargeback bills by: the configured basis's. */
+static const gc_cost_summary *gc_report__cb_sum(const gc_report__period *p)
+{
+        return p->r->chargeback && p->r->chargeback->basis == GC_BASIS_USAGE ? &p->use_team
+                                                                             : &p->team;
+}
+
 static void gc_report__period_free(gc_report__period *p)
 {
         gc_cost_summary_free(&p->tp);
@@ -687,10 +694,10 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                 ret = gc_report__cut(p, p->lab[i].rows, p->lab[i].n_rows,
                                      (gc_dim)(GC_DIM_LABEL + i), &p->sh_lab[i]);
         if (ret == 0 && !r->team && r->chargeback && r->chargeback->mode != GC_CHARGEBACK_NONE) {
-                p->cb_ratio = calloc(p->team.n_rows + 1, sizeof(*p->cb_ratio));
-                ret = p->cb_ratio
-                          ? gc_chargeback_ratios(&p->team, r->chargeback, p->cb_ratio, &p->cb_pool)
-                          : -ENOMEM;
+                p->cb_ratio = calloc(gc_report__cb_sum(p)->n_rows + 1, sizeof(*p->cb_ratio));
+                ret = p->cb_ratio ? gc_chargeback_ratios(gc_report__cb_sum(p), r->chargeback,
+                                                         p->cb_ratio, &p->cb_pool)
+                                  : -ENOMEM;
         }
         if (ret == 0)
                 gc_report__own_notes(p);
@@ -700,7 +707,7 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
 /* A team's bill under chargeback: its spend and share, or 0 when its spend was shared out. */
 static double gc_report__cb_bill(const gc_report__period *p, size_t i)
 {
-        const gc_cost_row *row = &p->team.rows[i];
+        const gc_cost_row *row = &gc_report__cb_sum(p)->rows[i];
 
         if (p->cb_pool > 0 && gc_report__is_unattributed(row))
                 return 0;
@@ -710,7 +717,7 @@ static double gc_report__cb_bill(const gc_report__period *p, size_t i)
 /* Every team with its spend, share and bill; the bills' total is the capacity's cost. */
 static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
 {
-        const gc_cost_summary *s = &p->team;
+        const gc_cost_summary *s = gc_report__cb_sum(p);
         size_t n = s->n_rows + 1; /* the teams, and idle when nothing was shared */
         gc_cost_row *share, *bill;
         gc_cost_row share_total = {0}, bill_total = {0};
@@ -744,14 +751,19 @@ static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
                 r = gc_report__round_rows(bill, n, &bill_total, &rb);
         if (r == 0)
                 r = gc_buf_printf(out,
-                                  "\n## Chargeback (%s)\n\n"
+                                  "\n## Chargeback (%s%s)\n\n"
                                   "Idle GPU capacity and the spend of no team are charged to the "
-                                  "teams %s; each bill is the team's spend plus its share, and the "
-                                  "spend of no team, being in the shares, bills 0.\n\n",
+                                  "teams %s; each bill is the team's spend%s plus its share, and "
+                                  "the spend of no team, being in the shares, bills 0.\n\n",
                                   gc_chargeback_mode_name(p->r->chargeback->mode),
+                                  p->r->chargeback->basis == GC_BASIS_USAGE ? ", usage basis" : "",
                                   p->r->chargeback->mode == GC_CHARGEBACK_WEIGHTS
                                       ? "by their configured weights"
-                                      : "in proportion to their spend");
+                                      : "in proportion to their spend",
+                                  p->r->chargeback->basis == GC_BASIS_USAGE
+                                      ? " (shared GPUs split by measured use, as in the Usage "
+                                        "basis section)"
+                                      : "");
         if (r == 0)
                 r = gc_report__table_init(&t, "lrrr", out->limit);
         if (r == 0)
@@ -956,7 +968,7 @@ static int gc_report__json_usage(gc_buf *b, const gc_report__period *p)
 
 static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
 {
-        const gc_cost_summary *s = &p->team;
+        const gc_cost_summary *s = gc_report__cb_sum(p);
         double charged = p->cb_pool > 0 ? 0 : s->idle.cost;
 
         if (!p->cb_ratio)
@@ -965,6 +977,8 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
         gc_buf_json_str(b, "mode");
         gc_buf_puts(b, ":");
         gc_buf_json_str(b, gc_chargeback_mode_name(p->r->chargeback->mode));
+        if (p->r->chargeback->basis == GC_BASIS_USAGE)
+                gc_report__json_field_str(b, "basis", gc_basis_name(GC_BASIS_USAGE));
         gc_buf_puts(b, ",\"teams\":[");
         for (size_t i = 0; !b->err && i < s->n_rows; i++) {
                 double bill = gc_report__cb_bill(p, i);

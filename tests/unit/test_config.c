@@ -392,6 +392,8 @@ static const struct {
     {"{\"chargeback\":{\"mode\":\"weights\",\"weights\":{\"ml\":0}}}", "chargeback.weights.ml"},
     {"{\"chargeback\":{\"weights\":{\"ml\":\"2\"}}}", "chargeback.weights.ml"},
     {"{\"chargeback\":{\"weights\":[1]}}", "chargeback.weights"},
+    {"{\"chargeback\":{\"basis\":\"use\"}}", "chargeback.basis"},
+    {"{\"chargeback\":{\"basis\":1}}", "chargeback.basis"},
 };
 
 START_TEST(test_chargeback)
@@ -412,6 +414,12 @@ START_TEST(test_chargeback)
         ck_assert_double_eq(c->chargeback.weights[0].weight, 3);
         ck_assert_str_eq(c->chargeback.weights[1].team, "web");
         ck_assert_double_eq(c->chargeback.weights[1].weight, 1.5);
+        ck_assert_int_eq(c->chargeback.basis, GC_BASIS_ALLOCATION);
+        gc_config_free(c);
+        c = gc_config_parse("{\"chargeback\":{\"mode\":\"proportional\",\"basis\":\"usage\"}}", 54,
+                            err, sizeof(err));
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_int_eq(c->chargeback.basis, GC_BASIS_USAGE);
         gc_config_free(c);
 }
 END_TEST

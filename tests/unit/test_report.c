@@ -933,6 +933,32 @@ START_TEST(period_usage_basis)
         ck_assert_double_eq_tol(num(team, "usage_cost") - num(team, "allocation_cost"),
                                 num(team, "difference"), 1e-9);
         cJSON_Delete(doc);
+        /* Chargeback in the usage basis bills the usage-basis spend ($105.70 for ml), and the
+         * bills still add up to the capacity's cost. */
+        {
+                const gc_chargeback cb = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0, GC_BASIS_USAGE};
+                const cJSON *c, *tm;
+                double charged = 0;
+
+                r.chargeback = &cb;
+                gc_buf_reset(&j);
+                ck_assert_int_eq(gc_report_period_json(&r, &j), 0);
+                doc = parse(&j);
+                c = get(doc, "chargeback");
+                ck_assert_str_eq(str(c, "basis"), "usage");
+                cJSON_ArrayForEach(tm, get(c, "teams"))
+                {
+                        if (strcmp(str(tm, "team"), "ml") == 0)
+                                ck_assert_double_eq_tol(num(tm, "cost"), 105.70, 1e-9);
+                        charged += num(tm, "charged");
+                }
+                ck_assert_double_eq_tol(charged, num(c, "capacity_cost"), 1e-6);
+                cJSON_Delete(doc);
+                gc_buf_reset(&b);
+                ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+                ck_assert(strstr(b.data, "## Chargeback (proportional, usage basis)") != NULL);
+                r.chargeback = NULL;
+        }
         gc_buf_free(&b);
         gc_buf_free(&j);
         gc_diag_clear(&d);
