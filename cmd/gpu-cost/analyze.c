@@ -261,6 +261,7 @@ static const char analyze_usage[] =
     "                        [--config FILE] --window START,END [--by DIMS]\n"
     "                        [--format table|json|markdown]\n"
     "                        [--metrics FILE]... [--now TIME] [--scrape-interval DURATION]\n"
+    "                        [--basis allocation|usage]\n"
     "\n"
     "Cost of the GPUs held by the pods of `kubectl get pods -A -o json` (FILE, or - for\n"
     "standard input) over the window [START, END), RFC 3339 times. Pods still running\n"
@@ -294,6 +295,9 @@ static const char analyze_usage[] =
     "                     present (default: END)\n"
     "  --scrape-interval D  what one reading stands for (e.g. 30s); default: a series' own\n"
     "                     spacing, else usage.dcgm.interval_seconds or 30s\n"
+    "  --basis B          allocation (default): what each pod was allocated; usage: shared\n"
+    "                     GPUs (time-sliced, MPS, HAMi, shared DRA devices) split by the\n"
+    "                     per-pod use in --metrics (docs/ledger.md); the same totals\n"
     "\n"
     "Exit status: 0 on success, 2 on bad input (the message names the file and field).\n";
 
@@ -315,6 +319,7 @@ int cmd_analyze(int argc, char **argv)
             {"metrics", required_argument, NULL, 'm'},
             {"now", required_argument, NULL, 'N'},
             {"scrape-interval", required_argument, NULL, 'I'},
+            {"basis", required_argument, NULL, 'B'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -333,6 +338,7 @@ int cmd_analyze(int argc, char **argv)
         gc_cost_summary sum;
         gc_label_keys lk;
         label_words lw;
+        gc_gpuuse *store = NULL;
         gc_buf out;
         char err[640];
         int c, r, rc = GC_EXIT_USAGE;
@@ -403,6 +409,13 @@ int cmd_analyze(int argc, char **argv)
                             interval_s > 86400) {
                                 cli_error("--scrape-interval: \"%s\" is not a duration from 1s "
                                           "to 24h",
+                                          optarg);
+                                goto finish;
+                        }
+                        break;
+                case 'B':
+                        if (gc_basis_parse(optarg, strlen(optarg), &q.basis) < 0) {
+                                cli_error("--basis: \"%s\" is neither allocation nor usage",
                                           optarg);
                                 goto finish;
                         }
@@ -478,6 +491,10 @@ int cmd_analyze(int argc, char **argv)
                 goto finish;
         }
         rc = GC_EXIT_FAIL;
+        /* Measured use first: shared GPUs' per-pod use goes into the usage basis. */
+        if (n_metrics &&
+            cli_metrics_ingest(&a, metrics, n_metrics, scrape_at, interval_s, &store) < 0)
+                goto finish;
         r = gc_ledger_query(a.ledger, &q, &sum);
         if (r < 0) {
                 cli_error("query failed: %s", strerror(-r));
@@ -494,8 +511,7 @@ int cmd_analyze(int argc, char **argv)
 
                 /* The summary's members, then "savings"; or the Savings section after it. */
                 gc_buf_init(&sv, (size_t)1 << 30);
-                r = cli_metrics_savings(&a, metrics, n_metrics, scrape_at, interval_s, q.start,
-                                        q.end, scrape_at ? scrape_at : q.end,
+                r = cli_metrics_savings(&a, store, q.start, q.end, scrape_at ? scrape_at : q.end,
                                         fmt == FMT_JSON ? NULL : &sv, fmt == FMT_JSON ? &sv : NULL);
                 if (r == 0 && fmt == FMT_JSON && out.len && out.data[out.len - 1] == '}') {
                         out.data[--out.len] = '\0';
@@ -519,6 +535,7 @@ int cmd_analyze(int argc, char **argv)
         }
         rc = GC_EXIT_OK;
 finish:
+        gc_gpuuse_free(store);
         gc_cost_summary_free(&sum);
         gc_buf_free(&out);
         gc_dump_release(&a);
@@ -568,6 +585,7 @@ int cmd_demo(int argc, char **argv)
         out_format fmt = FMT_MARKDOWN;
         input pods, nodes, nss, config, settings, metrics;
         cli_metrics_file mf;
+        gc_gpuuse *store = NULL;
         gc_buf sv_md, sv_json;
         gc_period_report rep;
         gc_chargeback cb = {GC_CHARGEBACK_NONE, NULL, 0, GC_BASIS_ALLOCATION};
@@ -641,7 +659,8 @@ int cmd_demo(int argc, char **argv)
         mf.data = metrics.data;
         mf.len = metrics.len;
         mf.mtime = now;
-        if (cli_metrics_savings(&a, &mf, 1, now, 0, rep.start, rep.end, now, &sv_md, &sv_json) < 0)
+        if (cli_metrics_ingest(&a, &mf, 1, now, 0, &store) < 0 ||
+            cli_metrics_savings(&a, store, rep.start, rep.end, now, &sv_md, &sv_json) < 0)
                 goto finish;
         rep.savings_markdown = sv_md.data;
         rep.savings_json = sv_json.data;
@@ -656,6 +675,7 @@ int cmd_demo(int argc, char **argv)
         }
         rc = GC_EXIT_OK;
 finish:
+        gc_gpuuse_free(store);
         gc_buf_free(&out);
         gc_buf_free(&sv_md);
         gc_buf_free(&sv_json);
