@@ -36,6 +36,7 @@ gc_accountant *gc_accountant_free(gc_accountant *a)
         gc_ptrmap_free(&a->node_map);
         gc_ptrmap_free(&a->ns_map);
         gc_ptrmap_free(&a->pod_names);
+        free(a->named);
         gc__account_dra_free(a);
         free(a);
         return NULL;
@@ -305,14 +306,40 @@ static int gc__pod_name(gc_accountant *a, const gc_pod *pod, const char *key, in
         k = gc_strpool_intern0(a->pool, key);
         if (!name || !k)
                 return -ENOMEM;
-        if (gone) {
+        if (gc_ptrmap_get(&a->pod_names, name, &old) == 0) {
+                if (!gone) {
+                        a->named[old].key = k;
+                        return 0;
+                }
                 /* Only its own entry: a pod of the same name may have followed it. */
-                if (gc_ptrmap_get(&a->pod_names, name, &old) == 0 &&
-                    (const char *)(uintptr_t)old == k)
-                        (void)gc_ptrmap_del(&a->pod_names, name);
+                if (a->named[old].key != k)
+                        return 0;
+                (void)gc_ptrmap_del(&a->pod_names, name);
+                if (old + 1 < a->n_named) {
+                        a->named[old] = a->named[a->n_named - 1];
+                        if (gc_ptrmap_put(&a->pod_names, a->named[old].name, old) < 0)
+                                return -ENOMEM;
+                }
+                a->n_named--;
                 return 0;
         }
-        return gc_ptrmap_put(&a->pod_names, name, (size_t)(uintptr_t)k);
+        if (gone)
+                return 0;
+        if (a->n_named == a->cap_named) {
+                size_t c = a->cap_named ? a->cap_named * 2 : 64;
+                gc__named_pod *v = realloc(a->named, c * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                a->named = v;
+                a->cap_named = c;
+        }
+        a->named[a->n_named].name = name;
+        a->named[a->n_named].key = k;
+        if (gc_ptrmap_put(&a->pod_names, name, a->n_named) < 0)
+                return -ENOMEM;
+        a->n_named++;
+        return 0;
 }
 
 static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_override,

@@ -31,6 +31,11 @@ typedef struct gc__dra_pod {
         int restored;     /* priced from the restored ledger: a claim of it was never seen */
 } gc__dra_pod;
 
+/* A pod found by name (gc_account_split_by_use): its pooled "<ns>/<name>" and ledger key. */
+typedef struct gc__named_pod {
+        const char *name, *key;
+} gc__named_pod;
+
 typedef struct gc__claim_slot {
         const char *key; /* pooled "<namespace>/<name>": its claim_map key */
         gc_claim claim;  /* own copy (gc_claim_copy) */
@@ -84,8 +89,10 @@ struct gc_accountant {
         size_t n_shares, cap_shares;
         gc_ptrmap share_map; /* pooled device key -> shares index */
         /* Pods by name, for measured use that names no uid (HAMi): pooled "<ns>/<name>" ->
-         * the pooled key of its interval (as uintptr_t); a pod leaves it when gone. */
+         * index into named; a pod leaves it when gone. */
         gc_ptrmap pod_names;
+        gc__named_pod *named;
+        size_t n_named, cap_named;
 };
 
 /* The DRA half of pricing a pod: records its pieces (u: its usage without claims). */

@@ -5,7 +5,7 @@
  * A member added to these records that holds a pooled string must be marked below, or a sweep
  * frees it under the accountant: these sizes stop the build until it is.
  */
-_Static_assert(sizeof(struct gc_accountant) == 528,
+_Static_assert(sizeof(struct gc_accountant) == 552,
                "gc_accountant changed: mark its strings in gc_accountant_mark");
 _Static_assert(sizeof(gc__node_slot) == 640, "gc__node_slot changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__dev_slot) == 160, "gc__dev_slot changed: update gc_accountant_mark");
@@ -46,7 +46,8 @@ void gc_accountant_mark(const gc_accountant *a, gc_strpool *p)
         for (size_t i = 0; i < a->n_shares; i++)
                 gc_strpool_mark(p, a->shares[i].key);
         gc_ptrmap_mark_keys(&a->share_map, p);
-        gc_ptrmap_mark_keys(&a->pod_names, p);
-        for (size_t i = 0; i < a->pod_names.ix.count; i++)
-                gc_strpool_mark(p, (const char *)(uintptr_t)a->pod_names.rows[i].val);
+        for (size_t i = 0; i < a->n_named; i++) {
+                gc_strpool_mark(p, a->named[i].name);
+                gc_strpool_mark(p, a->named[i].key);
+        }
 }

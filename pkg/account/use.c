@@ -30,7 +30,7 @@ static const char *gc__use_key(gc_accountant *a, const gc_account_use *h)
                            : NULL;
                 gc_buf_free(&b);
                 if (name && gc_ptrmap_get(&a->pod_names, name, &v) == 0)
-                        return (const char *)(uintptr_t)v;
+                        return a->named[v].key;
         }
         return NULL;
 }

@@ -208,8 +208,8 @@ int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret);
  * finite); keys the ledger does not hold (folded, never put) and time they do not cover are
  * left on allocation. When the holders' measured use is zero, or fewer than two hold the span,
  * nothing moves. A span split already (the same sample read again) is not split twice: spans
- * must come in time order per GPU. Spans before the fold horizon are closed books. -EINVAL for from >= to,
- * negative or not finite use; -E2BIG at the interval limit (each bucket of the span is split
+ * must come in time order per GPU. Spans before the fold horizon are closed books. -EINVAL for from
+ * >= to, negative or not finite use; -E2BIG at the interval limit (each bucket of the span is split
  * whole or not at all: the buckets before the one that did not fit are kept).
  */
 #define GC_LEDGER_MAX_SHARE_KEYS 64 /* interval keys of one holder */
