@@ -448,8 +448,10 @@ function renderTotals(doc, src, recs, recSrc) {
       h("p", {"class": "sub"},
         fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods"), " pods",
         s.basis === "usage" && s.total.measured_cost !== undefined ?
-            [", ", money("span", s.total.measured_cost, src, p + "/total/measured_cost"),
-             " of it split by measured use"] :
+            [
+              ", ", money("span", s.total.measured_cost, src, p + "/total/measured_cost"),
+              " of it split by measured use"
+            ] :
             null)
     ],
     [
