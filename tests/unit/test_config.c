@@ -364,7 +364,7 @@ static const struct {
     {"{\"usage\":{\"prometheus\":{\"url\":\"http://p:9090/\"}}}", "usage.prometheus.url"},
     {"{\"usage\":{\"prometheus\":{\"url\":\"http://p:9090/api/v1\"}}}", "usage.prometheus.url"},
     {"{\"usage\":{\"prometheus\":{\"lookback_days\":91}}}", "usage.prometheus.lookback_days"},
-    {"{\"usage\":{\"prometheus\":{\"lookback_days\":30,\"step_seconds\":60}}}",
+    {"{\"usage\":{\"prometheus\":{\"lookback_days\":1,\"step_seconds\":7}}}",
      "usage.prometheus.step_seconds"},
     {"{\"usage\":{\"prometheus\":{\"bearer_token_file\":5}}}",
      "usage.prometheus.bearer_token_file"},
