@@ -345,6 +345,16 @@ static int gc_report__summary_render(const gc_cost_summary *s, const char *curre
                 return -EINVAL;
         orig = out->len;
         r = gc_report__summary_tab(s, currency, md, out);
+        /* The usage basis says so under the table, with what measured use decided. */
+        if (r == 0 && s->basis == GC_BASIS_USAGE) {
+                char m[GC_REPORT_MONEY_LEN];
+
+                gc_report_money(s->total.measured_cost, gc_report__currency(currency), m);
+                r = gc_buf_printf(out,
+                                  "\n%sUsage basis%s: shared GPUs split by measured use; %s of "
+                                  "the total rests on measurement, the rest as allocated.\n",
+                                  md ? "_" : "", md ? "_" : "", m);
+        }
         if (r < 0 && out->data)
                 gc_buf_truncate(out, orig);
         return r;
