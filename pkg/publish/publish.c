@@ -18,9 +18,10 @@
 #define GC_PUB__MAX_MONTHS 120
 #define GC_PUB__MAX_TOP_N  1000
 #define GC_PUB__TOP_N      10
-#define GC_PUB__FORMAT     2 /* bump when the reports' layout changes: every hash changes
-                                (2: the Usage basis section) */
-#define GC_PUB__NOTE_LEN   256
+#define GC_PUB__FORMAT                                                                             \
+        2 /* bump when the reports' layout changes: every hash changes                             \
+             (2: the Usage basis section) */
+#define GC_PUB__NOTE_LEN 256
 
 /* Rows per table tried in turn until a report fits; 0 = every row. */
 static const size_t gc_pub__levels[] = {0, 1000, 500, 250, 100, 50, 20, 10, 5, 1};
