@@ -507,6 +507,16 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         return 0;
 }
 
+gc__iv *gc__iv_find(const gc_ledger *l, const char *uid)
+{
+        gc__iv_key k = {l, uid};
+        size_t pos;
+
+        if (!gc_index_find(&l->iv_ix, gc__str_hash(uid), gc__iv_eq, &k, &pos))
+                return NULL;
+        return &l->iv[gc_index_row(&l->iv_ix, pos)];
+}
+
 int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid)
 {
         gc__iv_key k;

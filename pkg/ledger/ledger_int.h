@@ -194,6 +194,9 @@ void gc__lbl_sweep(gc_ledger *l, int dropped);
 /* Tuples in use (not emptied). */
 size_t gc__lbl_count(const gc_ledger *l);
 
+/* The interval kept under uid (it may move on the next put or removal), or NULL. */
+gc__iv *gc__iv_find(const gc_ledger *l, const char *uid);
+
 /* Period history (tier.c). */
 void gc__tier_free(gc_ledger *l);
 /* Adds a closed interval to every kept period it overlaps, or to none (-ENOMEM, -E2BIG). */

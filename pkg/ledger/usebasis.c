@@ -29,9 +29,10 @@ int gc_basis_parse(const char *s, size_t n, gc_basis *ret)
 
 /* One interval key of a holder within a bucket's span: what it was allocated there. */
 typedef struct gc__piece {
-        gc_usage u;     /* the interval (its strings the ledger's) */
-        int64_t lo, hi; /* its part of the span */
-        double alloc;   /* allocation cost of that part */
+        const char *key;           /* the interval's (the ledger's string) */
+        int64_t lo, hi;            /* its part of the span */
+        double alloc;              /* allocation cost of that part */
+        char adj[GC__ADJ_KEY_MAX]; /* its adjustment's key in the bucket being split */
 } gc__piece;
 
 static int gc__adj_key(const char *key, int64_t bucket, char out[GC__ADJ_KEY_MAX])
@@ -44,47 +45,52 @@ static int gc__adj_key(const char *key, int64_t bucket, char out[GC__ADJ_KEY_MAX
 /* The part of [lo, hi) an interval held, and its allocation cost; 0 when none. */
 static int gc__piece_of(const gc_ledger *l, const char *key, int64_t lo, int64_t hi, gc__piece *p)
 {
+        const gc__iv *v = gc__iv_find(l, key);
         int64_t end;
 
-        if (gc_ledger_get_usage(l, key, &p->u) < 0 || (p->u.flags & GC_USAGE_F_ADJUST))
+        if (!v || (v->flags & GC_USAGE_F_ADJUST) || v->geq <= 0)
                 return 0;
-        end = p->u.end == GC_OPEN ? hi : p->u.end;
-        p->lo = p->u.start > lo ? p->u.start : lo;
+        end = v->end == GC_OPEN ? hi : v->end;
+        p->lo = v->start > lo ? v->start : lo;
         p->hi = end < hi ? end : hi;
-        if (p->hi <= p->lo || p->u.geq <= 0)
+        if (p->hi <= p->lo)
                 return 0;
-        p->alloc = (double)(p->hi - p->lo) * p->u.geq / 3600.0 * p->u.price_per_gpu_hour;
+        p->key = v->uid;
+        p->alloc = (double)(p->hi - p->lo) * v->geq / 3600.0 * v->price_per_gpu_hour;
         return 1;
 }
 
 /* Adds what moved to an interval's part of one bucket into its adjustment there. */
-static int gc__adjust(gc_ledger *l, const gc__piece *p, int64_t bucket, double adj)
+static int gc__adjust(gc_ledger *l, const gc__piece *p, double adj)
 {
-        char key[GC__ADJ_KEY_MAX];
+        gc__iv *v = gc__iv_find(l, p->adj);
+        const gc__iv *of;
         gc_usage a;
-        int r = gc__adj_key(p->u.pod_uid, bucket, key);
 
-        if (r < 0)
-                return r;
-        if (gc_ledger_get_usage(l, key, &a) == 0) {
-                a.adj_cost += adj;
-                a.covered_cost += p->alloc;
-                if (p->lo < a.start)
-                        a.start = p->lo;
-                if (p->hi > a.end)
-                        a.end = p->hi;
-        } else {
-                a = p->u;
-                a.pod_uid = key;
-                a.geq = 0;
-                a.price_per_gpu_hour = 0;
-                a.start = p->lo;
-                a.end = p->hi;
-                a.flags = GC_USAGE_F_ADJUST;
-                a.adj_cost = adj;
-                a.covered_cost = p->alloc;
+        if (v) { /* in place: its key, dimensions and flags stay */
+                v->use.adj += adj;
+                v->use.covered += p->alloc;
+                if (v->use.covered + v->use.adj < 0) /* rounding: a share is never below 0 */
+                        v->use.adj = -v->use.covered;
+                if (p->lo < v->start)
+                        v->start = p->lo;
+                if (p->hi > v->end)
+                        v->end = p->hi;
+                return 0;
         }
-        /* Rounding may leave a share a hair below zero: it is zero. */
+        of = gc__iv_find(l, p->key);
+        if (!of)
+                return -ENOENT;
+        memset(&a, 0, sizeof(a));
+        memcpy(a.dims, of->dims, sizeof(a.dims));
+        if (l->n_label_keys)
+                memcpy(a.labels, l->lbl[of->lbl].v, sizeof(a.labels));
+        a.pod_uid = p->adj;
+        a.start = p->lo;
+        a.end = p->hi;
+        a.flags = GC_USAGE_F_ADJUST;
+        a.adj_cost = adj;
+        a.covered_cost = p->alloc;
         if (a.covered_cost + a.adj_cost < 0)
                 a.adj_cost = -a.covered_cost;
         return gc_ledger_put_usage(l, &a);
@@ -92,28 +98,20 @@ static int gc__adjust(gc_ledger *l, const gc__piece *p, int64_t bucket, double a
 
 /* Whether a piece's span was split already (a replayed sample: Prometheus asked again after a
  * restart): its adjustment in the bucket reaches past the span's start. */
-static int gc__already(const gc_ledger *l, const gc__piece *p, int64_t bucket)
+static int gc__already(const gc_ledger *l, const gc__piece *p)
 {
-        char key[GC__ADJ_KEY_MAX];
-        gc_usage a;
+        const gc__iv *a = gc__iv_find(l, p->adj);
 
-        return gc__adj_key(p->u.pod_uid, bucket, key) == 0 &&
-               gc_ledger_get_usage(l, key, &a) == 0 && a.end > p->lo;
+        return a && a->end > p->lo;
 }
 
 /* New adjustment records a bucket's split would add. */
-static size_t gc__adj_missing(const gc_ledger *l, const gc__piece *pc, size_t n, int64_t bucket)
+static size_t gc__adj_missing(const gc_ledger *l, const gc__piece *pc, size_t n)
 {
         size_t missing = 0;
 
-        for (size_t i = 0; i < n; i++) {
-                char key[GC__ADJ_KEY_MAX];
-                gc_usage a;
-
-                if (pc[i].alloc > 0 && gc__adj_key(pc[i].u.pod_uid, bucket, key) == 0 &&
-                    gc_ledger_get_usage(l, key, &a) < 0)
-                        missing++;
-        }
+        for (size_t i = 0; i < n; i++)
+                missing += pc[i].alloc > 0 && !gc__iv_find(l, pc[i].adj);
         return missing;
 }
 
@@ -152,6 +150,8 @@ static int gc__split_span(gc_ledger *l, int64_t bucket, int64_t lo, int64_t hi,
                 for (size_t k = 0; k < h[i].n_keys; k++) {
                         if (!gc__piece_of(l, h[i].keys[k], lo, hi, &pc[np]))
                                 continue;
+                        if (gc__adj_key(pc[np].key, bucket, pc[np].adj) < 0)
+                                return -EINVAL;
                         alloc[i] += pc[np].alloc;
                         held += (double)(pc[np].hi - pc[np].lo);
                         np++;
@@ -168,9 +168,9 @@ static int gc__split_span(gc_ledger *l, int64_t bucket, int64_t lo, int64_t hi,
         /* Spans are split once: a sample seen again changes nothing (each holder's pieces were
          * split together, so one is enough to tell). */
         for (size_t k = 0; k < np; k++)
-                if (gc__already(l, &pc[k], bucket))
+                if (gc__already(l, &pc[k]))
                         return 0;
-        if (l->n_iv + gc__adj_missing(l, pc, np, bucket) > l->max_intervals)
+        if (l->n_iv + gc__adj_missing(l, pc, np) > l->max_intervals)
                 return -E2BIG;
         for (size_t i = 0; i < n && r == 0; i++) {
                 /* No use measured at all: the span stays split by allocation, but measured. */
@@ -178,7 +178,7 @@ static int gc__split_span(gc_ledger *l, int64_t bucket, int64_t lo, int64_t hi,
                 double moved = share - alloc[i];
 
                 for (size_t k = first[i]; k < first[i + 1] && r == 0; k++)
-                        r = gc__adjust(l, &pc[k], bucket, moved * pc[k].alloc / alloc[i]);
+                        r = gc__adjust(l, &pc[k], moved * pc[k].alloc / alloc[i]);
         }
         return r;
 }
