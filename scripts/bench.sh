@@ -157,6 +157,18 @@ END {
 		a, n - 3, n, b, b / a, b <= 1.15 * a ? "met" : "MISSED"
 }' "$OUT/history-sweep.txt"
 
+# The usage basis (docs/ledger.md): BENCH_USE_PODS (10,000) pods sharing GPUs four to one, every
+# BENCH_USE_STEP (15) seconds of BENCH_USE_DAYS (28) days split by measured use, beside a ledger
+# fed by allocation alone, both folding hourly as the controller does (bench/bench_usebasis.c).
+# The whole span takes long on two cores (about 2 us a split: 403 million of them); the figures
+# are the split time, each ledger's bytes at the end and a query of the span in each basis, whose
+# totals must agree.
+echo
+echo "== usage basis: ${BENCH_USE_PODS:-10000} shared GPU pods x ${BENCH_USE_DAYS:-28} days x ${BENCH_USE_STEP:-15} s samples, beside allocation alone"
+"$BUILD/bench_usebasis" "${BENCH_USE_PODS:-10000}" "${BENCH_USE_DAYS:-28}" "${BENCH_USE_STEP:-15}" |
+	tee "$OUT/usebasis.txt"
+grep -q "totals_agree=yes" "$OUT/usebasis.txt" || echo "MISSED: the usage basis's total differs from the allocation basis's"
+
 # The controller's initial sync and RSS against a real kube-apiserver + etcd, beside a client-go
 # informer program in the same run (bench/controller_sync.py). Needs Go for the pinned e2e
 # tools (scripts/e2e-build.sh: a no-op when its cache is current) and the peer; skipped without
