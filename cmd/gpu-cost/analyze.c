@@ -736,7 +736,8 @@ static const char export_usage[] =
     "                       [--config FILE] --window START,END [--format focus|csv]\n"
     "                       [--focus-version 1.2|1.3] [--granularity daily|hourly]\n"
     "                       [--share-idle none|proportional|weights]\n"
-    "       gpu-cost export --server URL [--window W] [same flags]\n"
+    "                       [--metrics FILE]... [--basis allocation|usage]\n"
+    "       gpu-cost export --server URL [--window W] [same flags but --metrics]\n"
     "\n"
     "GPU cost as CSV rows a FinOps tool or a spreadsheet reads, written to standard output as\n"
     "they are made: one row per charge period (UTC day or hour) x node x (namespace, team,\n"
@@ -744,6 +745,10 @@ static const char export_usage[] =
     "node x team for its share of idle and unattributed cost (docs/export.md). Offline from\n"
     "`kubectl get -o json` dumps (as analyze), or from a controller with --server.\n"
     "\n"
+    "  --metrics FILE     saved dcgm-exporter or HAMi /metrics bodies (repeatable): per-pod use\n"
+    "                     of shared GPUs, for --basis usage\n"
+    "  --basis B          allocation (default), or usage: shared GPUs split by measured use\n"
+    "                     (docs/ledger.md); FOCUS 1.3 names it in AllocatedMethodId\n"
     "  --format F         focus (default): the FOCUS cost and usage dataset; csv: plain\n"
     "  --focus-version V  1.3 (default; split-allocation columns) or 1.2\n"
     "  --granularity G    daily (default) or hourly charge periods, in UTC\n"
@@ -768,6 +773,8 @@ int cmd_export(int argc, char **argv)
             {"granularity", required_argument, NULL, 'g'},
             {"focus-version", required_argument, NULL, 'V'},
             {"share-idle", required_argument, NULL, 'S'},
+            {"basis", required_argument, NULL, 'B'},
+            {"metrics", required_argument, NULL, 'm'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -777,6 +784,11 @@ int cmd_export(int argc, char **argv)
         input pods, nodes, nss, config, prices;
         gc_export_opts eo;
         analysis a;
+        const char *metrics_paths[CLI_MAX_METRICS];
+        size_t n_metrics = 0;
+        cli_metrics_file metrics[CLI_MAX_METRICS];
+        gc_buf metrics_owned[CLI_MAX_METRICS];
+        gc_gpuuse *store = NULL;
         int c, r, rc = GC_EXIT_USAGE;
 
         for (int i = 1; i < argc; i++)
@@ -786,6 +798,7 @@ int cmd_export(int argc, char **argv)
         nodes = nss = config = prices = pods;
         memset(&a, 0, sizeof(a));
         memset(&eo, 0, sizeof(eo));
+        memset(metrics_owned, 0, sizeof(metrics_owned));
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -807,6 +820,20 @@ int cmd_export(int argc, char **argv)
                         break;
                 case 'w':
                         window = optarg;
+                        break;
+                case 'B':
+                        if (gc_basis_parse(optarg, strlen(optarg), &eo.basis) < 0) {
+                                cli_error("--basis: \"%s\" is neither allocation nor usage",
+                                          optarg);
+                                goto finish;
+                        }
+                        break;
+                case 'm':
+                        if (n_metrics == CLI_MAX_METRICS) {
+                                cli_error("--metrics: at most %d files", CLI_MAX_METRICS);
+                                goto finish;
+                        }
+                        metrics_paths[n_metrics++] = optarg;
                         break;
                 case 'h':
                         fputs(export_usage, stdout);
@@ -846,6 +873,9 @@ int cmd_export(int argc, char **argv)
                 cli_error("--window: at most 400 days");
                 goto finish;
         }
+        for (size_t i = 0; i < n_metrics; i++)
+                if (cli_metrics_read(metrics_paths[i], &metrics[i], &metrics_owned[i]) < 0)
+                        goto finish;
         if (input_read(&pods, pods_path) < 0 || input_read(&nodes, nodes_path) < 0 ||
             (ns_path && input_read(&nss, ns_path) < 0) ||
             (config_path && input_read(&config, config_path) < 0) ||
@@ -860,6 +890,11 @@ int cmd_export(int argc, char **argv)
         analysis_print_warnings(&a);
         if (r < 0) {
                 rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
+                goto finish;
+        }
+        /* Measured use of shared GPUs into the usage basis before the rows are made. */
+        if (n_metrics && cli_metrics_ingest(&a, metrics, n_metrics, 0, 0, &store) < 0) {
+                rc = GC_EXIT_FAIL;
                 goto finish;
         }
         eo.chargeback = a.cfg->chargeback;
@@ -886,11 +921,14 @@ int cmd_export(int argc, char **argv)
         }
         rc = GC_EXIT_OK;
 finish:
+        gc_gpuuse_free(store);
         gc_dump_release(&a);
         input_done(&pods);
         input_done(&nodes);
         input_done(&nss);
         input_done(&config);
         input_done(&prices);
+        for (size_t i = 0; i < n_metrics; i++)
+                gc_buf_free(&metrics_owned[i]);
         return rc;
 }

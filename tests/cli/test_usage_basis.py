@@ -204,3 +204,46 @@ def test_basis_flag_is_checked(cli, tmp_path):
     r = cli("analyze", "--pods", tmp_path / "pods.json", "--nodes", tmp_path / "nodes.json",
                 "--window", WINDOW, "--basis", "use")
     assert r.code == 2 and "--basis" in r.err
+
+
+def export_rows(cli, tmp_path, metrics, *args):
+    import csv
+    import io
+    r = cli.ok("export", "--pods", tmp_path / "pods.json", "--nodes", tmp_path / "nodes.json",
+               "--window", WINDOW, "--metrics", metrics, *args)
+    return list(csv.DictReader(io.StringIO(r.out, newline="")))
+
+
+def test_focus_export_in_the_usage_basis(cli, tmp_path):
+    """FOCUS 1.3 in the usage basis: the usage rows name the method (gpu-cost:measured-use) and
+    carry the usage-basis cost; every node's allocated charges still add up to it (ratios sum to
+    1), the file's total is the allocation basis's, and each team's rows add up to analyze's
+    usage-basis figure."""
+    dumps(tmp_path)
+    smp = samples()
+    metrics = tmp_path / "dcgm.prom"
+    write_dcgm(metrics, smp)
+    cost, _, _ = truth(smp)
+    us = export_rows(cli, tmp_path, metrics, "--focus-version", "1.3", "--basis", "usage")
+    al = export_rows(cli, tmp_path, metrics, "--focus-version", "1.3")
+    assert {r["AllocatedMethodId"] for r in us if r["x_CostKind"] == "usage"} == \
+        {"gpu-cost:measured-use"}
+    assert {r["AllocatedMethodId"] for r in al if r["x_CostKind"] == "usage"} == \
+        {"gpu-cost:held-gpu-equivalents"}
+    assert sum(float(r["BilledCost"]) for r in us) == pytest.approx(
+        sum(float(r["BilledCost"]) for r in al), rel=1e-9)
+    origin = {}
+    for r in us:
+        d = json.loads(r["AllocatedMethodDetails"])
+        k = (r["ResourceId"], r["ChargePeriodStart"])
+        origin[k] = origin.get(k, 0) + sum(e["AllocatedRatio"] for e in d["Elements"])
+    for k, v in origin.items():
+        assert v == pytest.approx(1.0, abs=1e-6), k
+    teams = {}
+    for r in us:
+        if r["x_CostKind"] == "usage":
+            t = json.loads(r["AllocatedTags"])["gpu-cost/team"]
+            teams[t] = teams.get(t, 0.0) + float(r["BilledCost"])
+    assert teams["nlp"] == pytest.approx(cost["tokenizer"], abs=1e-6)
+    assert teams["ads"] == pytest.approx(cost["scorer"], abs=1e-6)
+    assert teams["vision"] == pytest.approx(cost["trainer"] + cost["alone"], abs=1e-6)
