@@ -653,6 +653,13 @@ static void emit_shares(gc_gpuuse *s, gc__applied *ap, size_t n, int64_t interva
                         }
                         j++;
                 }
+                /* A reading at or before the device's last share (a sample's own timestamp going
+                 * back, a replayed range) covers time already handed: it hands nothing. */
+                if (d->share_at != INT64_MIN && ap[i].t <= d->share_at) {
+                        st->out_of_order++;
+                        i = j;
+                        continue;
+                }
                 memset(&sh, 0, sizeof(sh));
                 sh.uuid = pair_first(d->key, d->keylen);
                 sh.gpu_i_id = pair_second_or_null(d->key, d->keylen);

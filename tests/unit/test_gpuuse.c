@@ -709,6 +709,43 @@ START_TEST(test_shares_coverage)
 }
 END_TEST
 
+/*
+ * A reading of a shared device at or before its last share (a new pod's sample carrying an
+ * older timestamp) covers time already handed: it hands nothing and is counted out of order,
+ * never a span that ends before it begins (found by fuzz_gpuuse).
+ */
+START_TEST(test_shares_backwards)
+{
+        static const char fmt[] =
+            "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-1\",namespace=\"n\",pod=\"%s\",pod_uid=\"u-%s\"} 50 "
+            "%lld\n";
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        sink k = {0};
+        char body[512];
+        int len;
+        gc_gpuuse_stats st;
+
+        gc_gpuuse_set_share_sink(s, sink_fn, &k);
+        len = snprintf(body, sizeof(body), fmt, "a", "a", (long long)(T0 + 100) * 1000);
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, (size_t)len, T0 + 100, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 1);
+        len = snprintf(body, sizeof(body), fmt, "b", "b", (long long)(T0 + 50) * 1000);
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, (size_t)len, T0 + 110, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 1);
+        ck_assert_uint_eq(st.shares, 0);
+        ck_assert_uint_eq(st.out_of_order, 1);
+        /* The same time again hands nothing; a later one covers the time since the last. */
+        len = snprintf(body, sizeof(body), fmt, "b", "b", (long long)(T0 + 110) * 1000);
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, (size_t)len, T0 + 110, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 2);
+        ck_assert_int_eq(k.s[1].from, T0 + 100);
+        ck_assert_int_eq(k.s[1].to, T0 + 110);
+        gc_gpuuse_free(s);
+}
+END_TEST
+
 static const char matrix[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
     "{\"metric\":{\"__name__\":\"DCGM_FI_PROF_GR_ENGINE_ACTIVE\",\"UUID\":\"GPU-q\","
@@ -1283,6 +1320,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_shares_dcgm_virtual_gpus);
         tcase_add_test(tc, test_shares_hami);
         tcase_add_test(tc, test_shares_coverage);
+        tcase_add_test(tc, test_shares_backwards);
         suite_add_tcase(s, tc);
         return s;
 }
