@@ -1335,6 +1335,74 @@ static void *bg_watch_run(void *arg)
         return NULL;
 }
 
+/*
+ * 401 is not 403: credentials the API server does not accept (-EKEYREJECTED) are not a grant
+ * RBAC lacks (-EACCES), so the caller can say which to fix. A ConfigMap read, a Lease read and a
+ * watch each see both.
+ */
+static const step refusal_script[] = {
+    {"GET /api/v1/namespaces/ns/configmaps/cm ", 401,
+     "{\"kind\":\"Status\",\"code\":401,"
+     "\"message\":\"Unauthorized\"}",
+     0},
+    {"GET /api/v1/namespaces/ns/configmaps/cm ", 403,
+     "{\"kind\":\"Status\",\"code\":403,"
+     "\"message\":\"configmaps \\\"cm\\\" is forbidden\"}",
+     0},
+    {"GET /apis/coordination.k8s.io/v1/namespaces/ns/leases/l ", 401, "{}", 0},
+    {"GET /apis/coordination.k8s.io/v1/namespaces/ns/leases/l ", 403, "{}", 0},
+    {LIST_PATH " ", 401, "{\"kind\":\"Status\",\"code\":401}", 0},
+    {LIST_PATH " ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+};
+
+START_TEST(test_refusals_401_and_403)
+{
+        gc_kube_watch_ops ops = {.object = no_object};
+        gc_kube_watch_opts o;
+        gc_kube_config cfg;
+        gc_kube_lease l;
+        gc_kube *k;
+        cJSON *obj = NULL;
+        fake f;
+        char server[64], err[256];
+        volatile sig_atomic_t stop = 0;
+        int leader = 0;
+
+        fake_start(&f, refusal_script, sizeof(refusal_script) / sizeof(refusal_script[0]));
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        cfg.token = "t";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        ck_assert_int_eq(gc_kube_configmap_get(k, "ns", "cm", &obj, err, sizeof(err)),
+                         -EKEYREJECTED);
+        ck_assert_msg(strstr(err, "HTTP 401: Unauthorized") != NULL, "%s", err);
+        ck_assert_int_eq(gc_kube_configmap_get(k, "ns", "cm", &obj, err, sizeof(err)), -EACCES);
+        ck_assert_msg(strstr(err, "HTTP 403") != NULL, "%s", err);
+        ck_assert_ptr_null(obj);
+        memset(&l, 0, sizeof(l));
+        l.ns = "ns";
+        l.name = "l";
+        l.identity = "me";
+        ck_assert_int_eq(gc_kube_lease_tick(k, &l, 1, &leader, err, sizeof(err)), -EKEYREJECTED);
+        ck_assert_int_eq(gc_kube_lease_tick(k, &l, 2, &leader, err, sizeof(err)), -EACCES);
+        ck_assert_int_eq(leader, 0);
+        memset(&o, 0, sizeof(o));
+        o.path = "/api/v1/pods";
+        o.forbidden_grace_s = -1;
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, NULL, &stop), -EKEYREJECTED);
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, NULL, &stop), -EACCES);
+        fake_stop(&f);
+        ck_assert_uint_eq(f.next, sizeof(refusal_script) / sizeof(refusal_script[0]));
+        for (size_t i = 0; i < f.next; i++)
+                ck_assert_msg(
+                    strncmp(f.req[i], refusal_script[i].path, strlen(refusal_script[i].path)) == 0,
+                    "request %zu: got \"%s\", want \"%s...\"", i, f.req[i], refusal_script[i].path);
+        gc_kube_free(k);
+}
+END_TEST
+
 /* Nobody listens: transport errors back off, doubling with jitter up to the cap; stop is prompt. */
 START_TEST(test_watch_backoff)
 {
@@ -1538,6 +1606,7 @@ static Suite *kube_suite(void)
 
         t = tcase_create("watch");
         tcase_add_test(t, test_watch_state_machine);
+        tcase_add_test(t, test_refusals_401_and_403);
         tcase_add_test(t, test_watch_resume);
         tcase_add_test(t, test_watch_backoff);
         tcase_add_test(t, test_watch_backoff_reset_after_a_working_stream);
