@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
@@ -1549,6 +1550,129 @@ START_TEST(test_tls_and_reload)
 }
 END_TEST
 
+/* What fd received until the server closed it (EOF or reset), or -1 if it is still open after
+ * limit_sec; the time of the close, in seconds since t0 (now_sec()), in *ret_at. */
+static ssize_t read_to_close(int fd, char *buf, size_t buflen, double t0, double limit_sec,
+                             double *ret_at)
+{
+        struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+        size_t got = 0;
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (now_sec() - t0 < limit_sec) {
+                char scratch[4096];
+                ssize_t n = read(fd, got < buflen ? buf + got : scratch,
+                                 got < buflen ? buflen - got : sizeof(scratch));
+
+                if (n > 0 && got < buflen)
+                        got += (size_t)n;
+                if (n == 0 ||
+                    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                        *ret_at = now_sec() - t0;
+                        return (ssize_t)got;
+                }
+        }
+        return -1;
+}
+
+/*
+ * The TLS handshake is bounded like a request head (docs/httpd.md, Limits): a client that sends
+ * nothing, or a ClientHello cut short, is dropped header_timeout_sec after it connected; one that
+ * finishes the handshake and asks nothing, header_timeout_sec after that; all of them well before
+ * idle_timeout_sec. Bytes that are no TLS (garbage, a plain HTTP request) are dropped unanswered.
+ * HTTPS clients are answered meanwhile.
+ */
+START_TEST(test_tls_handshake_deadline)
+{
+        enum { HEAD_SEC = 3, SLACK_SEC = 10 };
+        /* A handshake record announcing 512 bytes, a ClientHello's first 6 of them. */
+        static const unsigned char half_hello[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01,
+                                                   0x00, 0x01, 0xfc, 0x03, 0x03};
+        static const char plain[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+        char dir[] = "/tmp/test_httpd_hsXXXXXX", cert[256], key[256], ca[256], url[128];
+        char buf[256], junk[64];
+        gc_httpd_opts o = {.header_timeout_sec = HEAD_SEC, .idle_timeout_sec = 60};
+        struct srv s = {0};
+        struct resp r;
+        SSL_CTX *ctx;
+        SSL *ssl;
+        int silent, half, idle, garbage, http;
+        double t_silent, t_half, t_idle, at;
+        ssize_t n;
+        CURL *c;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        make_cert(dir, "one");
+        snprintf(cert, sizeof(cert), "%s/one.crt", dir);
+        snprintf(key, sizeof(key), "%s/one.key", dir);
+        snprintf(ca, sizeof(ca), "%s/one.crt", dir);
+        o.tls_cert_file = cert;
+        o.tls_key_file = key;
+        srv_start(&s, &o);
+
+        t_silent = now_sec();
+        silent = connect_raw(s.port);
+        t_half = now_sec();
+        half = connect_raw(s.port);
+        ck_assert_int_eq(write(half, half_hello, sizeof(half_hello)), (ssize_t)sizeof(half_hello));
+        /* A whole handshake, then no request. */
+        ctx = SSL_CTX_new(TLS_client_method());
+        ck_assert_ptr_nonnull(ctx);
+        ck_assert_int_eq(SSL_CTX_load_verify_locations(ctx, ca, NULL), 1);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        idle = connect_raw(s.port);
+        ssl = SSL_new(ctx);
+        SSL_set_fd(ssl, idle);
+        ck_assert_int_eq(SSL_connect(ssl), 1);
+        t_idle = now_sec();
+        garbage = connect_raw(s.port);
+        for (size_t i = 0; i < sizeof(junk); i++)
+                junk[i] = (char)(0xa5 ^ (i * 37));
+        ck_assert_int_eq(write(garbage, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+        http = connect_raw(s.port);
+        ck_assert_int_eq(write(http, plain, sizeof(plain) - 1), (ssize_t)(sizeof(plain) - 1));
+
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+        c = curl_easy_init();
+        for (int i = 0; i < 3; i++) {
+                request(c, url, NULL, ca, NULL, &r);
+                ck_assert_msg(r.rc == CURLE_OK, "%s", curl_easy_strerror(r.rc));
+                ck_assert_int_eq(r.status, 200);
+                resp_free(&r);
+        }
+        curl_easy_cleanup(c);
+
+        /* No TLS at all: closed, and nothing that looks like an HTTP answer. */
+        n = read_to_close(garbage, buf, sizeof(buf) - 1, now_sec(), SLACK_SEC, &at);
+        ck_assert_msg(n >= 0, "garbage instead of a ClientHello: still open");
+        n = read_to_close(http, buf, sizeof(buf) - 1, now_sec(), SLACK_SEC, &at);
+        ck_assert_msg(n >= 0, "plain HTTP on the TLS port: still open");
+        buf[n] = '\0';
+        ck_assert_msg(strstr(buf, "HTTP/") == NULL, "plain HTTP answered: %s", buf);
+        /* The handshakes: at their deadline, not before, and long before the idle timeout. */
+        ck_assert_int_ge(
+            read_to_close(silent, buf, sizeof(buf), t_silent, HEAD_SEC + SLACK_SEC, &at), 0);
+        ck_assert_msg(at >= HEAD_SEC - 0.5, "silent client closed after %.2f s", at);
+        ck_assert_int_ge(read_to_close(half, buf, sizeof(buf), t_half, HEAD_SEC + SLACK_SEC, &at),
+                         0);
+        ck_assert_msg(at >= HEAD_SEC - 0.5, "half a ClientHello closed after %.2f s", at);
+        ck_assert_int_ge(read_to_close(idle, buf, sizeof(buf), t_idle, HEAD_SEC + SLACK_SEC, &at),
+                         0);
+        ck_assert_msg(at >= HEAD_SEC - 0.5, "a handshake without a request closed after %.2f s",
+                      at);
+
+        SSL_free(ssl);
+        SSL_CTX_free(ctx);
+        close(silent);
+        close(half);
+        close(idle);
+        close(garbage);
+        close(http);
+        srv_stop(&s);
+        remove_dir(dir);
+}
+END_TEST
+
 /* ---- the guard and parked requests ------------------------------------------------------- */
 
 /*
@@ -2423,6 +2547,7 @@ static Suite *httpd_suite(void)
         tcase_add_test(tc, test_slow_clients_do_not_stall);
         tcase_add_test(tc, test_per_address_cap);
         tcase_add_test(tc, test_tls_and_reload);
+        tcase_add_test(tc, test_tls_handshake_deadline);
         tcase_add_test(tc, test_guard_decisions);
         tcase_add_test(tc, test_guard_park_and_wake);
         tcase_add_test(tc, test_guard_park_limits);
