@@ -1307,7 +1307,20 @@ static void count_retry(void *ud, gc_kube_note note, long status, const char *ms
         if (note != GC_KUBE_NOTE_RETRY || r->n >= 16)
                 return;
         r->status = status;
-        r->delay[r->n++] = p ? strtod(p + 12, NULL) : -1;
+        r->delay[r->n] = p ? strtod(p + 12, NULL) : -1;
+        /* Published last: another thread may wait for the count (retries_wait). */
+        __atomic_store_n(&r->n, r->n + 1, __ATOMIC_RELEASE);
+}
+
+/* Waits until n retries were noted (by a watch on another thread); 0 after 30 s. */
+static int retries_wait(retries *r, int n)
+{
+        for (int i = 0; i < 3000; i++) {
+                if (__atomic_load_n(&r->n, __ATOMIC_ACQUIRE) >= n)
+                        return 1;
+                usleep(10000);
+        }
+        return 0;
 }
 
 static int no_object(void *ud, gc_kube_event ev, const cJSON *obj)
@@ -1403,14 +1416,15 @@ START_TEST(test_refusals_401_and_403)
 }
 END_TEST
 
-/* Nobody listens: transport errors back off, doubling with jitter up to the cap; stop is prompt. */
+/* Nobody listens: transport errors back off, doubling with jitter up to the cap; a stop ends a
+ * backoff early. */
 START_TEST(test_watch_backoff)
 {
         gc_kube_config cfg;
         bg_watch b;
         pthread_t th;
         char err[256];
-        struct timespec t0, t1;
+        struct timespec until;
 
         memset(&cfg, 0, sizeof(cfg));
         cfg.server = "https://127.0.0.1:1";
@@ -1422,23 +1436,40 @@ START_TEST(test_watch_backoff)
         b.ops.object = no_object;
         b.ops.note = count_retry;
         ck_assert_int_eq(pthread_create(&th, NULL, bg_watch_run, &b), 0);
-        sleep(2);
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ck_assert_msg(retries_wait(&b.r, 6), "%d retries", b.r.n);
         b.stop = 1;
         pthread_join(th, NULL);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         ck_assert_int_eq(b.result, 0);
-        /* Stopped within the 100 ms nap granularity, not after a whole backoff. */
-        ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 300);
         ck_assert_int_eq(b.r.status, 0); /* transport errors carry no HTTP status */
-        /* 0.1, 0.2, 0.4, 0.4, ... each jittered to [50%, 100%]: about 6 in 2 s. */
-        ck_assert_int_ge(b.r.n, 4);
+        /* 0.1, 0.2, 0.4, 0.4, ... each jittered to [50%, 100%]. */
+        ck_assert_int_ge(b.r.n, 6);
         ck_assert_msg(b.r.delay[0] >= 0.05 - 1e-9 && b.r.delay[0] <= 0.1 + 1e-9, "%f",
                       b.r.delay[0]);
         ck_assert(b.r.delay[1] >= 0.1 - 1e-9 && b.r.delay[1] <= 0.2 + 1e-9);
         for (int i = 2; i < b.r.n; i++)
                 ck_assert_msg(b.r.delay[i] >= 0.2 - 1e-9 && b.r.delay[i] <= 0.4 + 1e-9, "%d: %f", i,
                               b.r.delay[i]);
+        gc_kube_free(b.k);
+
+        /* In a backoff of 60 s (30 to 60 with the jitter), a stop is seen at once: the thread
+         * ends well before the backoff would have. */
+        memset(&b, 0, sizeof(b));
+        b.k = gc_kube_new(&cfg, err, sizeof(err));
+        b.o.path = "/api/v1/nodes";
+        b.o.backoff_min_s = 60;
+        b.o.backoff_max_s = 60;
+        b.ops.object = no_object;
+        b.ops.note = count_retry;
+        ck_assert_int_eq(pthread_create(&th, NULL, bg_watch_run, &b), 0);
+        ck_assert_msg(retries_wait(&b.r, 1), "no retry");
+        b.stop = 1;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 15;
+        ck_assert_msg(pthread_timedjoin_np(th, NULL, &until) == 0,
+                      "the stop waited for the backoff");
+        ck_assert_int_eq(b.result, 0);
+        ck_assert_int_eq(b.r.n, 1);
+        ck_assert_msg(b.r.delay[0] >= 30 - 1e-9, "%f", b.r.delay[0]);
         gc_kube_free(b.k);
 }
 END_TEST
@@ -1537,8 +1568,8 @@ START_TEST(test_watch_relists_at_once_when_the_server_answers_410)
         memset(&o, 0, sizeof(o));
         o.path = "/api/v1/pods";
         o.timeout_seconds = 60;
-        o.backoff_min_s = 0.2;
-        o.backoff_max_s = 3.2;
+        o.backoff_min_s = 0.5;
+        o.backoff_max_s = 8;
         o.forbidden_grace_s = -1;
         memset(&r, 0, sizeof(r));
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1550,12 +1581,12 @@ START_TEST(test_watch_relists_at_once_when_the_server_answers_410)
         for (int i = 0; i < r.n; i++)
                 waited += r.delay[i];
         took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-        /* The 503s' waits (0.2, 0.4, 0.8 jittered), then no wait before the first LIST (the
-           grown backoff, 0.8 to 1.6 s, would be one), then the loop's wait from the minimum
-           (0.1 to 0.2 s). */
-        ck_assert_msg(took >= waited + 0.1 - 0.01, "took %f s, the retries waited %f s", took,
+        /* The 503s' waits (0.5, 1, 2 jittered to [50%, 100%]), then the loop's wait from the
+           minimum (0.25 to 0.5 s) after the second 410. A wait before the first LIST, with the
+           backoff grown to 4 s, would add 2 s at least: the run took less than that more. */
+        ck_assert_msg(took >= waited + 0.25 - 0.01, "took %f s, the retries waited %f s", took,
                       waited);
-        ck_assert_msg(took <= waited + 0.2 + 0.5, "took %f s, the retries waited %f s", took,
+        ck_assert_msg(took < waited + 0.25 + 2.0, "took %f s, the retries waited %f s", took,
                       waited);
         gc_kube_free(k);
 }
