@@ -127,6 +127,13 @@ echo
 echo "== REST API: /api/v1/costs?window=7d&by=team,project at ${BENCH_API_RATE:-1000} requests/s, ${BENCH_API_PODS:-10000} GPU pods x 4 weeks, vs Go net/http"
 ./bench/api_load.sh "$BUILD" || echo "MISSED: bench/api_load.sh failed (exit $?)"
 
+# The HTTP server under hostile and clumsy clients (tests/robustness's attacks): the latency of a
+# well-behaved client meanwhile and the probes', plain HTTP and HTTPS, beside Go's net/http (the
+# peer bench/api_load.sh built) under the same attacks (bench/attack_latency.py, about 4 minutes).
+echo
+echo "== the HTTP server under hostile clients: a well-behaved client's latency, vs Go net/http"
+python3 bench/attack_latency.py --build "$BUILD" || echo "MISSED: bench/attack_latency.py failed (exit $?)"
+
 # The export's peak memory: a thousand hourly FOCUS rows beside a million over the same ledger,
 # each in its own process (bench/bench_export.c); the two peaks should be equal.
 echo

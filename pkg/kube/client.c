@@ -145,6 +145,7 @@ int gc__kube_status_errno(long status)
         case 422:
                 return -EINVAL;
         case 401:
+                return -EKEYREJECTED; /* who we are was not accepted: not a missing grant */
         case 403:
                 return -EACCES;
         case 404:
