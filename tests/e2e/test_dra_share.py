@@ -170,7 +170,6 @@ def run_workloads(s):
                            (ML, "ft", "Running"), (SERVE, "hd-a", "Running"),
                            (ML, "hd-b", "Succeeded")):
         wait("%s/%s %s" % (ns, name, want), lambda: phase(api, ns, name) == want, timeout=45)
-    time.sleep(2.5)  # a snapshot (1 s) after the last event
     s.done = time.time()
 
 
@@ -273,7 +272,7 @@ def test_controller_prices_the_shares(scenario, controller_bin):
     """/api/v1/pods and /api/v1/costs = the truth per pod, team, project and node."""
     s = scenario
     c = controller_up(s)
-    bad = compare_pods(s, c) + compare_costs(s, c)
+    bad = harness.settle(lambda: compare_pods(s, c) + compare_costs(s, c))
     assert not bad, "\n".join(bad)
     check_every_change(s, c)
 
@@ -302,8 +301,7 @@ def test_controller_killed_while_shares_change(scenario, controller_bin):
     time.sleep(1)
     c.start()
     c.wait_ready()
-    time.sleep(2.5)
-    bad = compare_pods(s, c) + compare_costs(s, c)
+    bad = harness.settle(lambda: compare_pods(s, c) + compare_costs(s, c))
     assert not bad, "\n".join(bad)
     check_every_change(s, c)
     # /allocation: OpenCost's view of the same pods adds up to the same cost.

@@ -54,7 +54,7 @@ def test_sigkill_restart_replays_the_outage(scenario):  # noqa: F811
     c.wait_ready()
 
     def kill(r):
-        time.sleep(6)  # a checkpoint interval: one is written with what came before
+        assert wait_checkpoint(s.cluster)  # one written with what came before
         c.kill(signal.SIGKILL)
         state["first"] = r.done
         # Running pods deleted while nobody watches, on top of the plan's own churn.
@@ -250,7 +250,7 @@ def test_resume_point_past_the_event_window_names_the_blind_span(scenario):  # n
     c.wait_ready()
 
     def kill(r):
-        time.sleep(6)  # a checkpoint with what came before
+        assert wait_checkpoint(s.cluster)  # one written with what came before
         c.kill(signal.SIGKILL)
         # The plan's deletions wait for the restart, on purpose: a pod the blind span hides the
         # deletion of ends as an estimate at the checkpoint's real time, which for this replay's
