@@ -564,7 +564,8 @@ static int gc__perform(gc_kube *k, const char *method, const char *url, const ch
                 goto setopt_fail;
         GC__SET(CURLOPT_HTTPHEADER, hdrs);
         GC__SET(CURLOPT_USERAGENT, "gpu-cost/" GC_VERSION);
-        GC__SET(CURLOPT_ACCEPT_ENCODING, "gzip");
+        if (!io->identity)
+                GC__SET(CURLOPT_ACCEPT_ENCODING, "gzip");
         if (body) {
                 GC__SET(CURLOPT_POSTFIELDS, body);
                 GC__SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);

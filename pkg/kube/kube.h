@@ -93,7 +93,8 @@ typedef enum gc_kube_event {
 } gc_kube_event;
 
 typedef enum gc_kube_note {
-        GC_KUBE_NOTE_LISTED = 0,   /* a full LIST completed (msg: object count, resourceVersion) */
+        GC_KUBE_NOTE_LISTED = 0,   /* a full LIST completed (msg: object count, resourceVersion,
+                                      and ", streamed" when it came as a streaming list) */
         GC_KUBE_NOTE_WATCH_START,  /* a watch began from a resourceVersion */
         GC_KUBE_NOTE_WATCH_END,    /* the server ended a watch normally; it resumes */
         GC_KUBE_NOTE_EXPIRED,      /* 410 Gone (status or in-stream ERROR): LIST again */
@@ -102,7 +103,9 @@ typedef enum gc_kube_note {
                                       for transport errors) */
         GC_KUBE_NOTE_FORBIDDEN,    /* 401 or 403: the watch stops, gc_kube_watch_run fails */
         GC_KUBE_NOTE_BAD_EVENT,    /* an event line that is not JSON, too long, or malformed:
-                                      skipped, then LIST again so nothing is lost */
+                                      skipped, then LIST again so nothing is lost; also a
+                                      streaming list the server refused or ignored (msg says
+                                      so): LIST in pages from then on */
 } gc_kube_note;
 
 typedef struct gc_kube_watch_ops {
@@ -153,14 +156,20 @@ typedef struct gc_kube_watch_opts {
          * with kind "PartialObjectMetadata" and no spec or status; a server that cannot answer
          * so sends the full objects. */
         int metadata_only;
+        /* 1: paged LISTs only. 0 (the default): each LIST is a streaming list (a WATCH with
+         * sendInitialEvents whose ADDED events up to the initial-events-end bookmark are the
+         * state now, served from the API server's watch cache), and paged LISTs only once a
+         * server refused or ignored one (docs/kube.md, "Streaming list"). resume_exact's first
+         * LIST is paged: it is of a past state. */
+        int paged_list;
 } gc_kube_watch_opts;
 
 /*
- * LIST (paged, following metadata.continue) then WATCH (allowWatchBookmarks, resuming from the
- * last resourceVersion seen, bookmarks included), forever, calling ops from this thread, until
- * *stop becomes non-zero (looked at least every second, also mid-transfer). resourceVersions are
- * opaque strings. 410 (status, or in-stream ERROR with code 410) and a stale continue token lead
- * to a new LIST; errors back off with jitter. ops run inside the transfer: they must not use k
+ * LIST (streamed, or paged following metadata.continue) then WATCH (allowWatchBookmarks, resuming
+ * from the last resourceVersion seen, bookmarks included), forever, calling ops from this thread,
+ * until *stop becomes non-zero (looked at least every second, also mid-transfer). resourceVersions
+ * are opaque strings. 410 (status, or in-stream ERROR with code 410) and a stale continue token
+ * lead to a new LIST; errors back off with jitter. ops run inside the transfer: they must not use k
  * (that fails with -EBUSY), another gc_kube is fine. Returns 0 when stopped, -EACCES after a 403
  * (RBAC must fail loudly, never look like an empty cluster), -EKEYREJECTED after a 401 (the
  * credentials themselves were refused), or the negative code an ops callback returned.

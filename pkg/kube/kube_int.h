@@ -49,6 +49,10 @@ typedef struct gc__kube_io {
         int timeout_s;      /* whole transfer; 0 = GC__KUBE_REQUEST_S, < 0 = none (streams) */
         long timeout_ms;    /* when > 0, the whole transfer's limit instead (the write fence) */
         int idle_s;         /* abort after this long without a byte; 0 = none */
+        /* 1: no "Accept-Encoding: gzip". kube-apiserver (WatchListCompression) sends a streaming
+         * list as gzip members one after another, and libcurl takes the bytes after the first
+         * member for garbage ("Failed writing received data"). */
+        int identity;
         /*
          * Streaming: the body of a 200 answer goes here slice by slice instead of into the body
          * buffer (any other status is buffered, so its Status can be read). A negative return

@@ -1,4 +1,5 @@
-/* kube watch: paged LIST, then WATCH from its resourceVersion, forever (docs/kube.md). */
+/* kube watch: a streaming or paged LIST, then WATCH from its resourceVersion, forever
+ * (docs/kube.md). */
 #include "kube_int.h"
 
 #include <errno.h>
@@ -11,6 +12,10 @@
 #define GC__LIST_IDLE_MAX_S 60      /* a LIST page that stalls this long is retried */
 #define GC__END_STREAM      (-4242) /* internal: the line handler ends the stream on purpose */
 #define GC__LIST_RESTARTS   3       /* stale continue tokens in a row before backing off */
+/* A streaming list whose bytes stop this long before its initial-events-end bookmark: the server
+ * ignored sendInitialEvents (a plain watch goes quiet once its synthetic ADDED events are out). */
+#define GC__STREAM_QUIET_S 10
+#define GC__INITIAL_END    "k8s.io/initial-events-end"
 /* gc_kube_watch_opts.metadata_only: metadata, or the full object from a server without it. */
 #define GC__ACCEPT_META_LIST                                                                       \
         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
@@ -49,6 +54,10 @@ typedef struct gc__watch {
         char list_at[GC__RV_MAX];
         char oldest[GC__RV_MAX]; /* from the last 410's message, when it named one */
         int expired_last;        /* the last watch ended in 410 (a LIST may have followed) */
+        /* Streaming list (docs/kube.md): no_stream once the server refused or ignored one
+         * (paged LISTs for the rest of this run); streaming during its transfer; listed once
+         * its initial-events-end bookmark arrived. */
+        int no_stream, streaming, listed;
 
         /* per transfer */
         int cb_err;
@@ -342,6 +351,44 @@ static void gc__oldest_rv(gc__watch *w, const char *msg)
         w->oldest[e - p] = '\0';
 }
 
+/* The server does not stream lists: LIST in pages for the rest of this run. */
+static int gc__not_streamed(gc__watch *w, const char *why)
+{
+        w->no_stream = 1;
+        snprintf(w->msg, sizeof(w->msg), "%s: streaming list not honoured, LISTing in pages", why);
+        w->stream_outcome = GC__BAD;
+        return GC__END_STREAM;
+}
+
+/*
+ * A bookmark during a streaming list. Annotated k8s.io/initial-events-end: "true", its
+ * resourceVersion is the list's, list_end follows, and the transfer ends there (the watch goes
+ * on from that resourceVersion as after a paged LIST, under the ordinary idle limit). Any other
+ * bookmark first: the server sent no initial state (kube-apiserver sends the end bookmark before
+ * any other, since both come from the same watcher in order).
+ */
+static int gc__initial_end(gc__watch *w, const cJSON *obj)
+{
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+        const cJSON *an = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+        const cJSON *end = cJSON_GetObjectItemCaseSensitive(an, GC__INITIAL_END);
+        int r;
+
+        if (!cJSON_IsString(end) || strcmp(end->valuestring, "true") != 0)
+                return gc__not_streamed(w, "a bookmark before the initial-events-end one");
+        if (gc__set_rv(w, gc_kube_meta(obj, "resourceVersion")) < 0 || !w->rv[0])
+                return gc__bad_event(w, "an initial-events-end bookmark without a usable "
+                                        "resourceVersion");
+        w->n_events++;
+        if (w->ops->list_end && (r = w->ops->list_end(w->ud)) < 0) {
+                w->cb_err = r;
+                return r;
+        }
+        w->listed = 1;
+        w->stream_outcome = GC__OK;
+        return GC__END_STREAM;
+}
+
 static int gc__event(gc__watch *w, const cJSON *ev)
 {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
@@ -360,6 +407,8 @@ static int gc__event(gc__watch *w, const cJSON *ev)
         } else if (strcmp(t, "DELETED") == 0) {
                 kind = GC_KUBE_DELETED;
         } else if (strcmp(t, "BOOKMARK") == 0) {
+                if (w->streaming)
+                        return gc__initial_end(w, obj);
                 /* Only the resume point moves. */
                 if (gc__set_rv(w, gc_kube_meta(obj, "resourceVersion")) < 0)
                         return gc__bad_event(w, "a bookmark with an oversized resourceVersion");
@@ -383,12 +432,24 @@ static int gc__event(gc__watch *w, const cJSON *ev)
         } else {
                 return gc__bad_event(w, "an event of unknown type");
         }
+        /* The initial state is ADDED events only: a change before its end bookmark means a
+           plain watch (sendInitialEvents ignored), whose end nothing would ever mark. */
+        if (w->streaming && kind != GC_KUBE_ADDED)
+                return gc__not_streamed(w, kind == GC_KUBE_MODIFIED
+                                               ? "a MODIFIED event before the initial-events-end "
+                                                 "bookmark"
+                                               : "a DELETED event before the initial-events-end "
+                                                 "bookmark");
         r = w->ops->object(w->ud, kind, obj);
         if (r < 0) {
                 w->cb_err = r;
                 return r;
         }
         w->n_events++;
+        if (w->streaming) {
+                w->n_objects++; /* the initial state: in no resourceVersion order */
+                return 0;
+        }
         /* After the callback: a failure there must resume before this event, not after it. */
         if (gc__set_rv(w, gc_kube_meta(obj, "resourceVersion")) < 0)
                 return gc__bad_event(w, "an object with an oversized resourceVersion");
@@ -401,6 +462,13 @@ static int gc__watch_line(void *ud, const char *line, size_t len)
         cJSON *ev;
         int r;
 
+        if (!line && w->streaming) {
+                /* As a paged LIST skips such an object: listing again would meet it again. */
+                snprintf(w->msg, sizeof(w->msg), "a streamed object over %zu bytes was skipped",
+                         w->max_line);
+                gc__note(w, GC_KUBE_NOTE_BAD_EVENT, 200, w->msg);
+                return 0;
+        }
         if (!line) {
                 snprintf(w->msg, sizeof(w->msg), "an event line over %zu bytes", w->max_line);
                 w->stream_outcome = GC__BAD;
@@ -427,7 +495,8 @@ static int gc__watch_feed(void *ud, const char *p, size_t n)
         return gc_kube_lines_feed(&w->lines, p, n, gc__watch_line, w);
 }
 
-/* One watch stream from w->rv. *ret_healthy: it worked long enough to reset the backoff. */
+/* One watch stream from w->rv, or with w->streaming a streaming list's transfer. *ret_healthy:
+ * it worked long enough to reset the backoff. */
 static gc__outcome gc__watch_once(gc__watch *w, int *ret_healthy)
 {
         gc__kube_io io = {0};
@@ -443,6 +512,8 @@ static gc__outcome gc__watch_once(gc__watch *w, int *ret_healthy)
         w->status = 0;
         timeout_s = w->timeout_s ? w->timeout_s : 300 + (int)(gc__kube_rand(w->k) * 301);
         idle_s = w->idle_s ? w->idle_s : timeout_s + 30;
+        if (w->streaming && idle_s > GC__STREAM_QUIET_S)
+                idle_s = GC__STREAM_QUIET_S;
         gc_buf_init(&q, 65536);
         gc_buf_init(&body, 0);
         gc_kube_lines_init(&w->lines, w->max_line);
@@ -451,10 +522,15 @@ static gc__outcome gc__watch_once(gc__watch *w, int *ret_healthy)
         w->n_events = 0;
         r = gc_buf_printf(&q, "%s%cwatch=1&allowWatchBookmarks=true&timeoutSeconds=%d", w->o->path,
                           strchr(w->o->path, '?') ? '&' : '?', timeout_s);
-        if (r == 0)
+        /* A streaming list: no resourceVersion, so the state now (a consistent read served
+           from the watch cache), as ADDED events, then the initial-events-end bookmark. */
+        if (r == 0 && w->streaming) {
+                r = gc_buf_puts(&q, "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan");
+        } else if (r == 0) {
                 r = gc_buf_puts(&q, "&resourceVersion=");
-        if (r == 0)
-                r = gc_kube_escape(&q, w->rv);
+                if (r == 0)
+                        r = gc_kube_escape(&q, w->rv);
+        }
         if (r == 0)
                 r = gc__query_common(w, &q);
         if (r < 0) {
@@ -462,11 +538,15 @@ static gc__outcome gc__watch_once(gc__watch *w, int *ret_healthy)
                 out = GC__RETRY;
                 goto out;
         }
-        snprintf(w->msg, sizeof(w->msg), "from resourceVersion %s", w->rv);
-        gc__note(w, GC_KUBE_NOTE_WATCH_START, 0, w->msg);
+        /* A streaming list is the LIST's stand-in, which notes no start either. */
+        if (!w->streaming) {
+                snprintf(w->msg, sizeof(w->msg), "from resourceVersion %s", w->rv);
+                gc__note(w, GC_KUBE_NOTE_WATCH_START, 0, w->msg);
+        }
         io.timeout_s = -1;
         io.idle_s = idle_s;
         io.accept = w->o->metadata_only ? GC__ACCEPT_META_ONE : NULL;
+        io.identity = w->streaming;
         io.stream = gc__watch_feed;
         io.stream_ud = w;
         io.stop = w->stop;
@@ -504,6 +584,75 @@ out:
         gc_kube_lines_release(&w->lines);
         gc_buf_free(&body);
         gc_buf_free(&q);
+        return out;
+}
+
+/* ---- streaming list ------------------------------------------------------------------------ */
+
+/* A status that refuses the streaming list's parameters: 422 from a server with WatchList off,
+ * 400 from one that does not know them. 401/403 (credentials, RBAC), 408, 410 and 429 mean what
+ * they mean for any request. */
+static int gc__stream_refused(long status)
+{
+        return status >= 400 && status < 500 && status != 401 && status != 403 && status != 408 &&
+               status != 410 && status != 429;
+}
+
+/*
+ * A streaming list (docs/kube.md, "Streaming list"): list_begin, the objects as ADDED events,
+ * list_end at the initial-events-end bookmark, whose resourceVersion is then w->rv; GC__OK only
+ * then. A server that refuses the parameters, or ignores them (another event first, or quiet for
+ * GC__STREAM_QUIET_S before the bookmark), sets no_stream: GC__BAD, and LISTs in pages from then
+ * on. A transfer that breaks before the bookmark is retried like a failed LIST.
+ */
+static gc__outcome gc__stream(gc__watch *w, int *ret_healthy)
+{
+        gc__outcome out;
+        size_t n;
+        int r;
+
+        w->n_objects = 0;
+        w->listed = 0;
+        w->rv[0] = '\0';
+        if (w->ops->list_begin && (r = w->ops->list_begin(w->ud)) < 0) {
+                w->cb_err = r;
+                return GC__FATAL;
+        }
+        w->streaming = 1;
+        out = gc__watch_once(w, ret_healthy);
+        w->streaming = 0;
+        if (w->listed && out == GC__OK) {
+                snprintf(w->msg, sizeof(w->msg), "%zu objects at resourceVersion %s, streamed",
+                         w->n_objects, w->rv);
+                gc__note(w, GC_KUBE_NOTE_LISTED, 200, w->msg);
+                return GC__OK;
+        }
+        if (out == GC__FATAL || out == GC__STOPPED || w->no_stream)
+                return out;
+        n = strlen(w->msg);
+        if (out == GC__RETRY && gc__stream_refused(w->status)) {
+                w->no_stream = 1;
+                snprintf(w->msg + n, sizeof(w->msg) - n,
+                         "; streaming list refused, LISTing in pages");
+                return GC__BAD;
+        }
+        if (out == GC__IDLE) {
+                w->no_stream = 1;
+                w->status = 200;
+                snprintf(w->msg, sizeof(w->msg),
+                         "no initial-events-end bookmark after %d s of quiet: streaming list not "
+                         "honoured, LISTing in pages",
+                         w->idle_s && w->idle_s < GC__STREAM_QUIET_S ? w->idle_s
+                                                                     : GC__STREAM_QUIET_S);
+                return GC__BAD;
+        }
+        if (out == GC__OK) {
+                snprintf(w->msg, sizeof(w->msg),
+                         "the streaming list ended after %zu objects, before its "
+                         "initial-events-end bookmark",
+                         w->n_objects);
+                return GC__RETRY;
+        }
         return out;
 }
 
@@ -628,7 +777,17 @@ int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_wat
                 w->cb_err = 0;
                 w->status = 0;
                 if (need_list) {
-                        out = gc__list(w);
+                        /* resume_exact's LIST of a past state has no streaming form. */
+                        if (!w->no_stream && !w->o->paged_list && !w->list_at[0]) {
+                                out = gc__stream(w, &healthy);
+                                if (out == GC__BAD && w->no_stream) {
+                                        /* Refused or ignored: LIST in pages, at once. */
+                                        gc__note(w, GC_KUBE_NOTE_BAD_EVENT, w->status, w->msg);
+                                        continue;
+                                }
+                        } else {
+                                out = gc__list(w);
+                        }
                         if (out == GC__OK) {
                                 need_list = 0;
                                 forbidden_since_ms = 0;

@@ -909,7 +909,7 @@ typedef struct step {
         const char *path; /* the request's path and query must start with this */
         long status;
         const char *body;
-        long hold; /* send the headers, then nothing, and keep the connection open */
+        long hold; /* send the headers (and body), then nothing, and keep the connection open */
 } step;
 
 #define FAKE_MAX 32
@@ -920,6 +920,7 @@ typedef struct fake {
         size_t n, next;
         char req[FAKE_MAX][512];
         char auth[FAKE_MAX][64];
+        int gzip[FAKE_MAX]; /* the request accepted gzip */
         int held[FAKE_MAX];
         size_t n_held;
         volatile int stop;
@@ -952,6 +953,7 @@ static void fake_serve_one(fake *f, int c)
         if (line_end)
                 *line_end = '\0';
         gc_strlcpy(f->req[f->next], buf, sizeof(f->req[0]));
+        f->gzip[f->next] = line_end && strstr(line_end + 2, "Accept-Encoding: gzip") != NULL;
         a = line_end ? strstr(line_end + 2, "Authorization: Bearer ") : NULL;
         if (a) {
                 char *e = strstr(a, "\r\n");
@@ -966,7 +968,7 @@ static void fake_serve_one(fake *f, int c)
                  "HTTP/1.1 %ld X\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
                  s ? s->status : 500L);
         if (write(c, head, strlen(head)) < 0 ||
-            (s && s->body && !s->hold && write(c, s->body, strlen(s->body)) < 0)) {
+            (s && s->body && write(c, s->body, strlen(s->body)) < 0)) {
                 close(c);
                 return;
         }
@@ -1026,6 +1028,7 @@ static void fake_stop(fake *f)
 typedef struct trace {
         char log[4096]; /* what the callbacks saw, in order */
         int list_begin, list_end;
+        char bad[512]; /* the last GC_KUBE_NOTE_BAD_EVENT's message */
 } trace;
 
 static void trace_add(trace *t, const char *s)
@@ -1069,7 +1072,8 @@ static void tr_note(void *ud, gc_kube_note note, long status, const char *msg)
                                             "IDLE",   "RETRY", "FORBIDDEN", "BAD"};
         char s[64];
 
-        (void)msg;
+        if (note == GC_KUBE_NOTE_BAD_EVENT)
+                gc_strlcpy(((trace *)ud)->bad, msg, sizeof(((trace *)ud)->bad));
         if (note == GC_KUBE_NOTE_WATCH_START) {
                 trace_add(ud, "START");
                 return;
@@ -1168,6 +1172,7 @@ START_TEST(test_watch_state_machine)
         o.backoff_min_s = 0.01;
         o.backoff_max_s = 0.02;
         o.forbidden_grace_s = -1; /* the first 403 is final here; e2e covers the grace */
+        o.paged_list = 1;         /* the paged path; streaming lists have tests of their own */
         memset(&t, 0, sizeof(t));
         ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, &t, &stop), -EACCES);
         fake_stop(&f);
@@ -1267,6 +1272,7 @@ START_TEST(test_watch_resume)
         ck_assert_msg(k != NULL, "%s", err);
         memset(&o, 0, sizeof(o));
         o.path = "/api/v1/pods";
+        o.paged_list = 1;
         o.timeout_seconds = 60;
         o.backoff_min_s = 0.01;
         o.backoff_max_s = 0.02;
@@ -1290,6 +1296,263 @@ START_TEST(test_watch_resume)
                                 "[ +a ] LISTED:200 @60 START EXPIRED:410 [ +a ] LISTED:200 "
                                 "START -c EXPIRED:410 [ ] LISTED:200 @80 START FORBIDDEN:403");
         gc_kube_free(k);
+}
+END_TEST
+
+/* ---- streaming lists ------------------------------------------------------------------------ */
+
+#define STREAM_PATH WATCH_PATH "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan "
+#define EV(type, name, rv)                                                                         \
+        "{\"type\":\"" type "\",\"object\":{\"metadata\":{\"name\":\"" name                        \
+        "\",\"resourceVersion\":\"" rv "\"}}}\n"
+#define END_BOOKMARK(rv)                                                                           \
+        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":"   \
+        "\"" rv "\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n"
+
+/* What a consumer of the ops holds: a LIST replaces the whole set at list_end. */
+typedef struct store {
+        trace t;
+        char have[8][16], seen[8][16];
+        int n_have, n_seen, listing;
+} store;
+
+static void names_put(char (*set)[16], int *n, const char *name, int del)
+{
+        for (int i = 0; i < *n; i++) {
+                if (strcmp(set[i], name) == 0) {
+                        if (del)
+                                memmove(set[i], set[i + 1], (size_t)(*n - i - 1) * sizeof(set[0]));
+                        *n -= del;
+                        return;
+                }
+        }
+        if (!del && *n < 8)
+                gc_strlcpy(set[(*n)++], name, sizeof(set[0]));
+}
+
+static int st_list_begin(void *ud)
+{
+        store *s = ud;
+
+        s->n_seen = 0;
+        s->listing = 1;
+        return tr_list_begin(&s->t);
+}
+
+static int st_object(void *ud, gc_kube_event ev, const cJSON *obj)
+{
+        store *s = ud;
+        const char *name = gc_kube_meta(obj, "name");
+
+        if (s->listing)
+                names_put(s->seen, &s->n_seen, name, 0);
+        else
+                names_put(s->have, &s->n_have, name, ev == GC_KUBE_DELETED);
+        return tr_object(&s->t, ev, obj);
+}
+
+static int st_list_end(void *ud)
+{
+        store *s = ud;
+
+        memcpy(s->have, s->seen, sizeof(s->have));
+        s->n_have = s->n_seen;
+        s->listing = 0;
+        return tr_list_end(&s->t);
+}
+
+static void st_note(void *ud, gc_kube_note note, long status, const char *msg)
+{
+        tr_note(&((store *)ud)->t, note, status, msg);
+}
+
+static void st_progress(void *ud, const char *rv)
+{
+        tr_progress(&((store *)ud)->t, rv);
+}
+
+static const gc_kube_watch_ops store_ops = {
+    .list_begin = st_list_begin,
+    .object = st_object,
+    .list_end = st_list_end,
+    .note = st_note,
+    .progress = st_progress,
+};
+
+/* Runs script against a fresh client with the watch options the streaming tests share; the
+ * requests must match the script's paths in order. */
+static int run_script(const step *steps, size_t n, int resume_rv, store *s)
+{
+        gc_kube_watch_opts o;
+        gc_kube_config cfg;
+        gc_kube *k;
+        fake f;
+        char server[64], err[256];
+        volatile sig_atomic_t stop = 0;
+        int r;
+
+        fake_start(&f, steps, n);
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        cfg.token = "t";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        memset(&o, 0, sizeof(o));
+        o.path = "/api/v1/pods";
+        o.timeout_seconds = 60;
+        o.idle_seconds = 1; /* also the bound on a streaming list's quiet */
+        o.backoff_min_s = 0.01;
+        o.backoff_max_s = 0.02;
+        o.forbidden_grace_s = -1;
+        o.resume_rv = resume_rv ? "3" : NULL;
+        memset(s, 0, sizeof(*s));
+        r = gc_kube_watch_run(k, &o, &store_ops, s, &stop);
+        fake_stop(&f);
+        ck_assert_uint_eq(f.next, n);
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_msg(strncmp(f.req[i], steps[i].path, strlen(steps[i].path)) == 0,
+                              "request %zu: got \"%s\", want \"%s...\"", i, f.req[i],
+                              steps[i].path);
+                /* kube-apiserver's gzip of a streaming list is more than libcurl reads. */
+                ck_assert_int_eq(f.gzip[i], strstr(f.req[i], "sendInitialEvents") == NULL);
+        }
+        gc_kube_free(k);
+        return r;
+}
+
+/*
+ * The initial state as a stream: ADDED events, then the initial-events-end bookmark, whose
+ * resourceVersion the watch goes on from (what follows it on that connection comes again on the
+ * watch). A 410, a connection dropped before the bookmark, an in-stream 410: each streams the
+ * state again, and list_end only ever follows a bookmark, so b, deleted while the watch was
+ * away, is gone once the last stream ends.
+ */
+static const step stream_script[] = {
+    {STREAM_PATH, 200,
+     EV("ADDED", "a", "5") EV("ADDED", "b", "7") END_BOOKMARK("10") EV("MODIFIED", "a", "11"), 0},
+    /* the watch from the bookmark; its normal end resumes from the last event */
+    {WATCH_PATH "&resourceVersion=10 ", 200, EV("MODIFIED", "a", "11"), 0},
+    {WATCH_PATH "&resourceVersion=11 ", 410, "{\"kind\":\"Status\",\"code\":410}", 0},
+    /* dropped before the bookmark: no list_end, stream again */
+    {STREAM_PATH, 200, EV("ADDED", "a", "12"), 0},
+    /* a 410 inside the stream */
+    {STREAM_PATH, 200,
+     EV("ADDED", "a", "12") "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+                            "\"reason\":\"Expired\"}}\n",
+     0},
+    {STREAM_PATH, 200, EV("ADDED", "a", "12") EV("ADDED", "c", "14") END_BOOKMARK("30"), 0},
+    {WATCH_PATH "&resourceVersion=30 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+};
+
+START_TEST(test_stream_list)
+{
+        store s;
+
+        ck_assert_int_eq(
+            run_script(stream_script, sizeof(stream_script) / sizeof(stream_script[0]), 0, &s),
+            -EACCES);
+        ck_assert_str_eq(s.t.log, "[ +a +b ] LISTED:200 @10 START ~a END:200 START EXPIRED:410 "
+                                  "[ +a RETRY:200 [ +a EXPIRED:410 [ +a +c ] LISTED:200 @30 "
+                                  "START FORBIDDEN:403");
+        ck_assert_int_eq(s.t.list_begin, 4);
+        ck_assert_int_eq(s.t.list_end, 2);
+        ck_assert_int_eq(s.n_have, 2);
+        ck_assert_str_eq(s.have[0], "a");
+        ck_assert_str_eq(s.have[1], "c");
+}
+END_TEST
+
+/* A restart's resume point: the streamed state, no progress for it, then the replay from the
+ * resume point, as after a paged LIST. */
+static const step stream_resume_script[] = {
+    {STREAM_PATH, 200, EV("ADDED", "a", "5") END_BOOKMARK("10"), 0},
+    {WATCH_PATH "&resourceVersion=3 ", 200, EV("ADDED", "b", "4") EV("DELETED", "b", "6"), 0},
+    {WATCH_PATH "&resourceVersion=6 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+};
+
+START_TEST(test_stream_list_resume)
+{
+        store s;
+
+        ck_assert_int_eq(run_script(stream_resume_script,
+                                    sizeof(stream_resume_script) / sizeof(stream_resume_script[0]),
+                                    1, &s),
+                         -EACCES);
+        ck_assert_str_eq(s.t.log, "[ +a ] LISTED:200 START +b -b END:200 START FORBIDDEN:403");
+        ck_assert_int_eq(s.n_have, 1);
+        ck_assert_str_eq(s.have[0], "a");
+}
+END_TEST
+
+/*
+ * A server that refuses the parameters (kube-apiserver with WatchList off answers 422, one that
+ * does not know them 400) or ignores them (a plain watch: its first events look like an initial
+ * state, but a change, a plain bookmark or a quiet stream comes where the end bookmark should):
+ * paged LISTs, at once and for the rest of the run (the 410 LISTs in pages again).
+ */
+#define FALLBACK_REST                                                                              \
+        {LIST_PATH " ", 200,                                                                       \
+         "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\"}}]"  \
+         "}",                                                                                      \
+         0},                                                                                       \
+            {WATCH_PATH "&resourceVersion=10 ", 410, "{\"kind\":\"Status\",\"code\":410}", 0},     \
+            {LIST_PATH " ", 200, "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[]}", 0},   \
+        {                                                                                          \
+                WATCH_PATH "&resourceVersion=20 ", 403, "{\"kind\":\"Status\",\"code\":403}", 0    \
+        }
+
+static const step fallback_422[] = {
+    {STREAM_PATH, 422,
+     "{\"kind\":\"Status\",\"code\":422,\"reason\":\"Invalid\",\"message\":\"sendInitialEvents "
+     "is forbidden for watch unless the WatchList feature gate is enabled\"}",
+     0},
+    FALLBACK_REST,
+};
+static const step fallback_400[] = {
+    {STREAM_PATH, 400, "{\"kind\":\"Status\",\"code\":400}", 0},
+    FALLBACK_REST,
+};
+static const step fallback_modified[] = {
+    {STREAM_PATH, 200, EV("ADDED", "a", "5") EV("MODIFIED", "a", "9"), 0},
+    FALLBACK_REST,
+};
+static const step fallback_bookmark[] = {
+    {STREAM_PATH, 200,
+     EV("ADDED", "a", "5") "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{"
+                           "\"resourceVersion\":\"9\"}}}\n",
+     0},
+    FALLBACK_REST,
+};
+static const step fallback_quiet[] = {
+    {STREAM_PATH, 200, EV("ADDED", "a", "5"), 1},
+    FALLBACK_REST,
+};
+
+static const struct {
+        const step *script;
+        const char *log, *why;
+} fallbacks[] = {
+    {fallback_422, "[ BAD:422", "WatchList feature gate"},
+    {fallback_400, "[ BAD:400", "streaming list refused"},
+    {fallback_modified, "[ +a BAD:200", "a MODIFIED event before"},
+    {fallback_bookmark, "[ +a BAD:200", "a bookmark before"},
+    {fallback_quiet, "[ +a BAD:200", "after 1 s of quiet"},
+};
+
+START_TEST(test_stream_list_fallback)
+{
+        char want[256];
+        store s;
+
+        ck_assert_int_eq(run_script(fallbacks[_i].script, 5, 0, &s), -EACCES);
+        snprintf(
+            want, sizeof(want),
+            "%s [ +a ] LISTED:200 @10 START EXPIRED:410 [ ] LISTED:200 @20 START FORBIDDEN:403",
+            fallbacks[_i].log);
+        ck_assert_str_eq(s.t.log, want);
+        ck_assert_msg(strstr(s.t.bad, fallbacks[_i].why), "%s", s.t.bad);
+        ck_assert_msg(strstr(s.t.bad, "LISTing in pages"), "%s", s.t.bad);
 }
 END_TEST
 
@@ -1403,6 +1666,7 @@ START_TEST(test_refusals_401_and_403)
         ck_assert_int_eq(leader, 0);
         memset(&o, 0, sizeof(o));
         o.path = "/api/v1/pods";
+        o.paged_list = 1; /* the paged path; streaming lists have tests of their own */
         o.forbidden_grace_s = -1;
         ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, NULL, &stop), -EKEYREJECTED);
         ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, NULL, &stop), -EACCES);
@@ -1510,6 +1774,7 @@ START_TEST(test_watch_backoff_reset_after_a_working_stream)
         ck_assert_msg(k != NULL, "%s", err);
         memset(&o, 0, sizeof(o));
         o.path = "/api/v1/pods";
+        o.paged_list = 1;
         o.timeout_seconds = 60;
         o.backoff_min_s = 0.1;
         o.backoff_max_s = 0.8;
@@ -1567,6 +1832,7 @@ START_TEST(test_watch_relists_at_once_when_the_server_answers_410)
         ck_assert_msg(k != NULL, "%s", err);
         memset(&o, 0, sizeof(o));
         o.path = "/api/v1/pods";
+        o.paged_list = 1;
         o.timeout_seconds = 60;
         o.backoff_min_s = 0.5;
         o.backoff_max_s = 8;
@@ -1725,6 +1991,10 @@ static Suite *kube_suite(void)
         tcase_add_test(t, test_watch_state_machine);
         tcase_add_test(t, test_refusals_401_and_403);
         tcase_add_test(t, test_watch_resume);
+        tcase_add_test(t, test_stream_list);
+        tcase_add_test(t, test_stream_list_resume);
+        tcase_add_loop_test(t, test_stream_list_fallback, 0,
+                            (int)(sizeof(fallbacks) / sizeof(fallbacks[0])));
         tcase_add_test(t, test_watch_backoff);
         tcase_add_test(t, test_watch_backoff_reset_after_a_working_stream);
         tcase_add_test(t, test_watch_relists_at_once_when_the_server_answers_410);
