@@ -503,6 +503,7 @@ START_TEST(test_paged_list_stale_continue)
         rec_init(&r, "/api/v1/namespaces");
         r.o.label_selector = PATH(sel, "e2e-kube=paged-%s", run_id);
         r.o.page_limit = 2;
+        r.o.paged_list = 1; /* the stale-continue path is the paged LIST's */
         r.stop_after_list = 1;
         r.on_first_object = bump_and_compact;
         rec_start(&r, admin());
