@@ -63,6 +63,14 @@ RSS (VmRSS) of every replica is sampled every 10 s. The run fails when the leade
 the second half of the run exceeds its maximum over the first half by more than
 --rss-bound-mib (default 4 MiB).
 
+For long runs, once per hour of run time and once at the end (after the comparison), it
+prints and keeps (under "hourly" in --json) the leader's RSS, the size of the checkpoint (the
+count and the bytes of every ConfigMap in the controller's namespace whose name begins
+gpu-cost-checkpoint: both generations' manifests and the parts they name, docs/checkpoint.md)
+and the leader's ledger gauges from /metrics (pods, intervals, open intervals, rollup rows,
+period rows, ledger and string pool bytes): whether a run of hours stays flat once its
+intervals fold (--fold-after 1h) is read from them.
+
 Exit status: 0 equal and flat, 1 totals differ or RSS grew past the bound, 2 the harness
 itself failed (cluster, truth incomplete).
 """
@@ -116,6 +124,11 @@ IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 FAULTS = ("kill", "kill-leader", "apiserver", "partition", "checkpoint")
 RESTART_DELAY = 2.0
 RSS_EVERY = 10.0
+FIGURES_EVERY = 3600.0
+# The leader's /metrics gauges of the ledger's size (docs/api.md), taken with the hourly figures.
+LEDGER_METRICS = ("gpu_cost_pods", "gpu_cost_ledger_intervals", "gpu_cost_ledger_open_intervals",
+                  "gpu_cost_ledger_rollup_rows", "gpu_cost_ledger_period_rows",
+                  "gpu_cost_ledger_bytes", "gpu_cost_pool_bytes", "gpu_cost_pool_strings")
 
 
 def log(msg, *a):
@@ -471,6 +484,19 @@ class Churn:
 
 # ---- the replicas ------------------------------------------------------------------------------
 
+def metric_values(text):
+    """Prometheus text: {name: value} of the samples without labels."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#") or "{" in line:
+            continue
+        parts = line.split()
+        if len(parts) >= 2:
+            v = float(parts[1])
+            out[parts[0]] = int(v) if v.is_integer() else v
+    return out
+
+
 def vm_rss_kib(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -533,6 +559,11 @@ class Replica:
                                     timeout=timeout) as r:
             return json.loads(r.read())
 
+    def get_text(self, path, timeout=30):
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.ctl.port, path),
+                                    timeout=timeout) as r:
+            return r.read().decode("utf-8", "replace")
+
     def records(self, msg=None):
         recs = self.ctl.log_records() if self.ctl else []
         return [r for r in recs if msg is None or r.get("msg") == msg]
@@ -550,6 +581,7 @@ class Soak:
         self.cluster = harness.Cluster(self.workdir / "cluster")
         self.faults = []         # dicts: kind, at, seconds, details
         self.rss = []            # (t, ident, pid, leader, kib)
+        self.hourly = []         # dicts: the figures taken every --figures-every s and at the end
         self.leaders = []        # (t, ident) whenever the holder changes
         self.replicas = []
         self.rec = self.churn = self.kubelet = None
@@ -593,6 +625,54 @@ class Soak:
                 r.down_since = time.time()
             if time.time() - r.down_since >= RESTART_DELAY:
                 r.start()
+
+    def figures(self, label):
+        """The long run's figures at this moment (printed, and kept for --json): the leader's
+        RSS, the bytes of the checkpoint ConfigMaps in the controller's namespace (every name
+        beginning gpu-cost-checkpoint: both generations' manifests and the parts they name,
+        docs/checkpoint.md) and the leader's ledger gauges from /metrics. A figure that could
+        not be read is None, with the reason under "errors"."""
+        now = time.time()
+        f = {"label": label, "at_s": round(now - self.t_start), "time": sim.rfc3339(now),
+             "leader": None, "leader_rss_kib": None,
+             "rss_kib": {r.ident: vm_rss_kib(r.pid()) if r.pid() else None
+                         for r in self.replicas},
+             "checkpoint_configmaps": None, "checkpoint_data_bytes": None,
+             "checkpoint_object_bytes": None, "ledger": {}, "errors": []}
+        lead = self.leader()
+        if lead is not None:
+            f["leader"], f["leader_rss_kib"] = lead.ident, f["rss_kib"].get(lead.ident)
+            try:
+                m = metric_values(lead.get_text("/metrics"))
+                f["ledger"] = {k[len("gpu_cost_"):]: m[k] for k in LEDGER_METRICS if k in m}
+            except (OSError, urllib.error.URLError, ValueError) as e:
+                f["errors"].append("metrics: %s" % e)
+        else:
+            f["errors"].append("no live leader")
+        try:
+            items = self.cluster.api.get("/api/v1/namespaces/%s/configmaps" % harness.NS)["items"]
+            cps = [c for c in items if c["metadata"]["name"].startswith("gpu-cost-checkpoint")]
+            f["checkpoint_configmaps"] = len(cps)
+            # data: what the ConfigMap's 1 MiB bound counts; object: the whole object as the
+            # API serves it in JSON (metadata and labels too).
+            f["checkpoint_data_bytes"] = sum(len(k.encode()) + len(v.encode()) for c in cps
+                                             for k, v in (c.get("data") or {}).items())
+            f["checkpoint_object_bytes"] = sum(len(json.dumps(c, separators=(",", ":")).encode())
+                                               for c in cps)
+        except (OSError, ApiError, http.client.HTTPException, ValueError) as e:
+            self.cluster.api.close()
+            f["errors"].append("checkpoint ConfigMaps: %s" % e)
+        self.hourly.append(f)
+        led = f["ledger"]
+        log("figures %s (%.1f min): leader %s RSS %s KiB; checkpoint %s ConfigMaps, %s bytes "
+            "(objects %s); ledger intervals %s (open %s), rollup rows %s, period rows %s, "
+            "bytes %s; pods %s%s", label, f["at_s"] / 60.0, f["leader"], f["leader_rss_kib"],
+            f["checkpoint_configmaps"], f["checkpoint_data_bytes"],
+            f["checkpoint_object_bytes"], led.get("ledger_intervals"),
+            led.get("ledger_open_intervals"), led.get("ledger_rollup_rows"),
+            led.get("ledger_period_rows"), led.get("ledger_bytes"), led.get("pods"),
+            "; errors: %s" % f["errors"] if f["errors"] else "")
+        return f
 
     def checkpoint_parts(self):
         n = 0
@@ -734,6 +814,9 @@ class Soak:
         self.t_half = self.t_start + a.minutes * 30
         next_fault = self.t_start + self.rng.uniform(0.5, 1.5) * a.fault_every
         next_rss = 0.0
+        # Once per --figures-every (an hour) of run time; a moment with no live leader (a
+        # takeover) waits for one, up to a minute, then is taken without the leader's figures.
+        hour, next_fig, fig_waited = 1, self.t_start + a.figures_every, 0.0
         kinds = [k for k in a.faults.split(",") if k]
         # Faults come from shuffled decks of every kind: random order, but a 15-minute run
         # sees each kind about equally often (a plain random choice left kinds out).
@@ -744,6 +827,15 @@ class Soak:
             if now >= next_rss:
                 self.sample_rss()
                 next_rss = now + RSS_EVERY
+            if now >= next_fig:
+                if self.leader() is None and fig_waited < 60:
+                    fig_waited += 5
+                    next_fig = now + 5
+                else:
+                    self.figures(("hour %d" if a.figures_every == FIGURES_EVERY else
+                                  "period %d") % hour)
+                    hour, fig_waited = hour + 1, 0.0
+                    next_fig = self.t_start + hour * a.figures_every
             if now >= next_fault and now < t_end - 20:
                 if not deck:
                     deck = list(kinds)
@@ -1001,6 +1093,8 @@ def main(argv=None):
     ap.add_argument("--workdir", help="logs and the cluster (default: a new temporary directory)")
     ap.add_argument("--keep", action="store_true", help="keep etcd's data at the end")
     ap.add_argument("--json", help="write the figures here")
+    # For testing the hourly figures in a short run only: the figures' period in seconds.
+    ap.add_argument("--figures-every", type=float, default=FIGURES_EVERY, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     bad_kinds = [k for k in a.faults.split(",") if k and k not in FAULTS]
     if bad_kinds:
@@ -1038,6 +1132,10 @@ def main(argv=None):
             if not bad or time.time() > deadline:
                 break
             time.sleep(2)
+        try:
+            s.figures("end")
+        except Exception:  # noqa: BLE001  (a figure missing is reported, not fatal)
+            traceback.print_exc()
         spans = s.blind_spans()
         if fig and fig["estimates"] and not spans:
             bad.append("costs: %s estimates, and no blind span logged" % fig["estimates"])
@@ -1079,6 +1177,7 @@ def main(argv=None):
             "blind_spans": spans, "bounded": bounded, "logs": s.log_counts(),
             "comparison": fig, "mismatches": bad[:200], "mismatch_count": len(bad),
             "truth_problems": problems[:50], "rss": rss, "rss_bound_mib": a.rss_bound_mib,
+            "hourly": s.hourly, "figures_every_s": a.figures_every,
             "rss_samples": [(round(t0 - s.t_start), i, pid, ld, k, round(age))
                             for t0, i, pid, ld, k, age in s.rss],
             "loadavg": os.getloadavg(), "workdir": str(s.workdir)})
@@ -1144,6 +1243,19 @@ def print_summary(r, totals_ok, rss_ok):
               mib(rss["leader_max_second_half_kib"]),
               mib(rss.get("second_half_growth_kib")), r["rss_bound_mib"],
               rss.get("longest_lived")))
+    if r["hourly"]:
+        print("figures every %g s (leader RSS, checkpoint ConfigMaps and bytes, ledger "
+              "intervals / open / rollup rows / period rows / bytes):" % r["figures_every_s"])
+    for f in r["hourly"]:
+        led = f["ledger"]
+        print("   %-8s %6.1f min  %s  RSS %s  checkpoint %s CMs %s B  ledger %s / %s / %s / %s / "
+              "%s B%s" % (
+                  f["label"], f["at_s"] / 60.0, f["leader"], mib(f["leader_rss_kib"]),
+                  f["checkpoint_configmaps"], f["checkpoint_data_bytes"],
+                  led.get("ledger_intervals"), led.get("ledger_open_intervals"),
+                  led.get("ledger_rollup_rows"), led.get("ledger_period_rows"),
+                  led.get("ledger_bytes"), "  (%s)" % "; ".join(f["errors"]) if f["errors"]
+                  else ""))
     print("load average at the end: %.2f %.2f %.2f" % tuple(r["loadavg"]))
     print("RESULT: totals %s, RSS %s" % ("EQUAL" if totals_ok else "DIFFER",
                                          {True: "flat", False: "GREW", None: "n/a"}[rss_ok]))
