@@ -62,8 +62,9 @@ test: unit unit-asan cli-test robustness-test lint fuzz-test chart-test e2e web-
 
 # The HTTP server under hostile and clumsy clients (slow headers, 1,000 idle connections, a
 # reconnect flood, oversized and smuggling-shaped requests, pipelining, expensive answers, then
-# /metrics scraped on the probe port with the API port flooded) against
-# `gpu-cost-controller --demo` on 127.0.0.1; about a minute (tests/robustness, docs/httpd.md).
+# /metrics scraped on the probe port with the API port flooded; stalled and garbage TLS
+# handshakes on an HTTPS port) against `gpu-cost-controller --demo` on 127.0.0.1; conditions,
+# not latencies (those are `make bench`'s); about a minute (tests/robustness, docs/httpd.md).
 .PHONY: robustness-test
 robustness-test: build
 	GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller PYTHONDONTWRITEBYTECODE=1 \

@@ -127,6 +127,13 @@ echo
 echo "== REST API: /api/v1/costs?window=7d&by=team,project at ${BENCH_API_RATE:-1000} requests/s, ${BENCH_API_PODS:-10000} GPU pods x 4 weeks, vs Go net/http"
 ./bench/api_load.sh "$BUILD" || echo "MISSED: bench/api_load.sh failed (exit $?)"
 
+# The HTTP server under hostile and clumsy clients (tests/robustness's attacks): the latency of a
+# well-behaved client meanwhile and the probes', plain HTTP and HTTPS, beside Go's net/http (the
+# peer bench/api_load.sh built) under the same attacks (bench/attack_latency.py, about 4 minutes).
+echo
+echo "== the HTTP server under hostile clients: a well-behaved client's latency, vs Go net/http"
+python3 bench/attack_latency.py --build "$BUILD" || echo "MISSED: bench/attack_latency.py failed (exit $?)"
+
 # The export's peak memory: a thousand hourly FOCUS rows beside a million over the same ledger,
 # each in its own process (bench/bench_export.c); the two peaks should be equal.
 echo
@@ -156,6 +163,18 @@ END {
 	printf "history RSS flat once retention is full: weeks 5-8 max %.1f MiB, weeks %d-%d max %.1f MiB (%.2fx, target <= 1.15x): %s\n",
 		a, n - 3, n, b, b / a, b <= 1.15 * a ? "met" : "MISSED"
 }' "$OUT/history-sweep.txt"
+
+# The usage basis (docs/ledger.md): BENCH_USE_PODS (10,000) pods sharing GPUs four to one, every
+# BENCH_USE_STEP (15) seconds of BENCH_USE_DAYS (28) days split by measured use, beside a ledger
+# fed by allocation alone, both folding hourly as the controller does (bench/bench_usebasis.c).
+# The whole span takes long on two cores (about 2 us a split: 403 million of them); the figures
+# are the split time, each ledger's bytes at the end and a query of the span in each basis, whose
+# totals must agree.
+echo
+echo "== usage basis: ${BENCH_USE_PODS:-10000} shared GPU pods x ${BENCH_USE_DAYS:-28} days x ${BENCH_USE_STEP:-15} s samples, beside allocation alone"
+"$BUILD/bench_usebasis" "${BENCH_USE_PODS:-10000}" "${BENCH_USE_DAYS:-28}" "${BENCH_USE_STEP:-15}" |
+	tee "$OUT/usebasis.txt"
+grep -q "totals_agree=yes" "$OUT/usebasis.txt" || echo "MISSED: the usage basis's total differs from the allocation basis's"
 
 # The controller's initial sync and RSS against a real kube-apiserver + etcd, beside a client-go
 # informer program in the same run (bench/controller_sync.py). Needs Go for the pinned e2e

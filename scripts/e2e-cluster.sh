@@ -33,9 +33,14 @@
 # JSON event per request of E2E_CONTROLLER_USER at the Metadata level (verb, resource, namespace,
 # status; no bodies) and nothing of anyone else; kept on through restart-apiserver.
 #
+# Client certificates: kube-apiserver trusts DIR/client-ca.crt (--client-ca-file), a CA made at
+# start and kept through restarts; a certificate it signs authenticates as its CN, in the groups
+# of its O fields (tests/e2e/test_client_cert.py signs one with DIR/client-ca.key).
+#
 # DIR/env holds: E2E_DIR E2E_BIN E2E_SERVER E2E_CA E2E_ADMIN_TOKEN E2E_CONTROLLER_TOKEN
 # E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT E2E_ETCD_PID E2E_APISERVER_PID
-# E2E_SCHEDULER_PID E2E_KCM_PID KUBECTL E2E_AUDIT_LOG (empty when the audit log is off).
+# E2E_SCHEDULER_PID E2E_KCM_PID KUBECTL E2E_AUDIT_LOG (empty when the audit log is off)
+# E2E_CLIENT_CA E2E_CLIENT_CA_KEY.
 set -euo pipefail
 
 E2E_BIN=${E2E_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-e2e/bin}
@@ -50,7 +55,7 @@ die() {
 	exit 1
 }
 usage() {
-	sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -178,8 +183,11 @@ write_env() {
 			printf 'E2E_KCM_PID=%q\n' "${E2E_KCM_PID:-}"
 			printf 'KUBECTL=%q\n' "$E2E_BIN/kubectl"
 			printf 'E2E_AUDIT_LOG=%q\n' "$(audit_log)"
+			printf 'E2E_CLIENT_CA=%q\n' "$DIR/client-ca.crt"
+			printf 'E2E_CLIENT_CA_KEY=%q\n' "$DIR/client-ca.key"
 			echo "export E2E_DIR E2E_BIN E2E_SERVER E2E_CA E2E_ADMIN_TOKEN E2E_CONTROLLER_TOKEN"
 			echo "export E2E_CONTROLLER_USER E2E_ETCD_URL E2E_APISERVER_PORT KUBECTL E2E_AUDIT_LOG"
+			echo "export E2E_CLIENT_CA E2E_CLIENT_CA_KEY"
 		} >"$f"
 	)
 	mv -f "$f" "$DIR/env"
@@ -256,6 +264,7 @@ start_apiserver() {
 		--service-account-key-file "$DIR/sa.key" \
 		--service-account-signing-key-file "$DIR/sa.key" \
 		--token-auth-file "$DIR/tokens.csv" \
+		--client-ca-file "$DIR/client-ca.crt" \
 		--authorization-mode RBAC \
 		--disable-admission-plugins ServiceAccount,TaintNodesByCondition \
 		--endpoint-reconciler-type none \
@@ -398,7 +407,7 @@ cmd_start() {
 		die "a cluster is already running in $DIR (run: $0 stop $DIR)"
 	fi
 	rm -rf "$DIR/etcd" "$DIR/certs" "$DIR"/certs-* "$DIR/env" "$DIR/tokens.csv" "$DIR/sa.key" \
-		"$DIR"/*.kubeconfig "$DIR"/*.log "$DIR/audit-policy.yaml"
+		"$DIR"/*.kubeconfig "$DIR"/*.log "$DIR/audit-policy.yaml" "$DIR"/client-ca.*
 	mkdir -p "$DIR/certs"
 	chmod 700 "$DIR"
 	if [ "$E2E_AUDIT" = 1 ]; then
@@ -421,6 +430,13 @@ EOF
 		umask 077
 		openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
 	) || die "openssl genrsa failed"
+	# The CA of client certificates, made once per cluster (a restart keeps trusting it).
+	(
+		umask 077
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+			-keyout "$DIR/client-ca.key" -out "$DIR/client-ca.crt" -days 7 \
+			-subj "/CN=e2e-client-ca" 2>/dev/null
+	) || die "openssl req (the client CA) failed"
 	E2E_ADMIN_TOKEN=$(openssl rand -hex 32)
 	E2E_CONTROLLER_TOKEN=$(openssl rand -hex 32)
 	scheduler_token=$(openssl rand -hex 32)

@@ -1056,6 +1056,18 @@ def build_planted():
             [gpu("server", G, 1, image=IMAGES["serve"], cpu="4", memory="16Gi")],
             nodes=[H["h100"]], created=t("2026-11-22T09:00:00Z"),
             labels={"app.kubernetes.io/project": "intent"})[0]
+        # One time-sliced T4 shared by two teams (a quarter GPU each): research's notebook
+        # barely uses it, recommendations' feature backfill keeps it busy. By allocation they
+        # pay the same; the usage basis (docs/ledger.md) moves the difference between them.
+        PLANTED["share_nb"] = place(
+            "research", "jupyter-omar-" + sfx(),
+            [gpu("notebook", G, 1, mode="limits", image=IMAGES["nb"], cpu="2", memory="8Gi")],
+            nodes=[H["t4a"]], earliest=t("2026-11-22T09:00:00Z"), run_s=None, phase="Running")
+        PLANTED["share_bf"] = place(
+            "recsys", "feature-backfill-" + sfx(),
+            [gpu("backfill", G, 1, mode="limits", image=IMAGES["tf"], cpu="4", memory="16Gi")],
+            nodes=[H["t4a"]], earliest=t("2026-11-22T09:00:00Z"), run_s=None, phase="Running",
+            labels={"project": "feed-ranking"})
     finally:
         rng, _rv[0] = saved_rng, saved_rv
 
@@ -1108,6 +1120,18 @@ def metrics_text():
     devices.append((labels(p["spec"]["nodeName"], 3, "NVIDIA H100 80GB HBM3", p, "server"),
                     lambda tt: r.randint(4900, 5200), 81559,
                     lambda tt: r.uniform(0.03, 0.09), lambda tt: r.uniform(0.01, 0.04), st))
+    # The shared T4: dcgm-exporter with KUBERNETES_VIRTUAL_GPUS writes each sharer's own
+    # GPU_UTIL (%) with pod_uid beside the device's series (tests/fixtures/SOURCES.md).
+    rs = random.Random(SEED + 11)  # its own: the other series stay the same bytes
+    shared_uuid = "GPU-%s" % uuid.UUID(int=rs.getrandbits(128))
+    sharers = [(PLANTED["share_nb"], "notebook", lambda tt: rs.uniform(0.03, 0.08)),
+               (PLANTED["share_bf"], "backfill", lambda tt: rs.uniform(0.70, 0.90))]
+    shared = {}
+    for p, container, use_fn in sharers:
+        st = pod_start(p)
+        first = max(SERIES_START, st - st % SERIES_STEP + SERIES_STEP)
+        for tt in range(first, SERIES_END, SERIES_STEP):
+            shared.setdefault(tt, []).append((p, container, use_fn(tt)))
     # Readings: per device and scrape time, (activity, tensor, used, free).
     rows = []
     for lab, used_fn, total, act_fn, tensor_fn, st in devices:
@@ -1122,6 +1146,20 @@ def metrics_text():
         return ",".join('%s="%s"' % kv for kv in lab)
 
     out = []
+    node = PLANTED["share_nb"]["spec"]["nodeName"]
+    dev = ('gpu="0",UUID="%s",pci_bus_id="00000000:00:04.0",device="nvidia0",'
+           'modelName="Tesla T4",Hostname="%s",DCGM_FI_DRIVER_VERSION="550.127.08"'
+           % (shared_uuid, node))
+    out.append("# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")
+    out.append("# TYPE DCGM_FI_DEV_GPU_UTIL gauge")
+    for tt in sorted(shared):
+        total = min(100.0, sum(u for _, _, u in shared[tt]) * 100)
+        out.append("DCGM_FI_DEV_GPU_UTIL{%s} %.0f %d" % (dev, total, tt * 1000))
+        for p, container, u in shared[tt]:
+            out.append('DCGM_FI_DEV_GPU_UTIL{%s,container="%s",namespace="%s",pod="%s",'
+                       'pod_uid="%s"} %.0f %d'
+                       % (dev, container, p["metadata"]["namespace"], p["metadata"]["name"],
+                          p["metadata"]["uid"], u * 100, tt * 1000))
     for k, (name, help_) in enumerate(DCGM_HELP):
         out.append("# HELP %s %s" % (name, help_))
         out.append("# TYPE %s gauge" % name)

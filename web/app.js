@@ -36,6 +36,10 @@ function currentWindow() {
   var w = fragment().get("window");
   return WINDOWS[w] ? w : "7d";
 }
+// The cost basis: allocation (the default) or usage, shared GPUs split by measured use.
+function currentBasis() {
+  return fragment().get("basis") === "usage" ? "usage" : "allocation";
+}
 
 // ---- elements ---------------------------------------------------------------------------------
 function h(tag, attrs) {
@@ -425,7 +429,8 @@ function niceMax(v) {
 
 // ---- views ------------------------------------------------------------------------------------
 function costUrl(win, by, step) {
-  return "api/v1/costs?window=" + win + "&by=" + by + (step ? "&step=" + step : "");
+  return "api/v1/costs?window=" + win + "&by=" + by + (step ? "&step=" + step : "") +
+      (currentBasis() === "usage" ? "&basis=usage" : "");
 }
 
 function renderTotals(doc, src, recs, recSrc) {
@@ -441,7 +446,13 @@ function renderTotals(doc, src, recs, recSrc) {
     [
       "Spend", money("p", s.total.cost, src, p + "/total/cost"),
       h("p", {"class": "sub"},
-        fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods"), " pods")
+        fig("span", grouped(s.total.pods, 0), s.total.pods, src, p + "/total/pods"), " pods",
+        s.basis === "usage" && s.total.measured_cost !== undefined ?
+            [
+              ", ", money("span", s.total.measured_cost, src, p + "/total/measured_cost"),
+              " of it split by measured use"
+            ] :
+            null)
     ],
     [
       "GPU-hours", hours("p", s.total.gpu_hours, src, p + "/total/gpu_hours"),
@@ -1070,6 +1081,10 @@ function load(quiet) {
     if (b.tagName === "BUTTON")
       b.setAttribute("aria-pressed", String(b.getAttribute("data-window") === win));
   });
+  document.documentElement.setAttribute("data-basis", currentBasis());
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-basis]"), function(b) {
+    b.setAttribute("aria-pressed", String(b.getAttribute("data-basis") === currentBasis()));
+  });
   var urls = {
     team: costUrl(win, "team"),
     teamDays: costUrl(win, "team", "1d"),
@@ -1310,6 +1325,16 @@ Array.prototype.forEach.call(document.querySelectorAll("button[data-window]"), f
   b.addEventListener("click", function() {
     var f = fragment();
     f.set("window", b.getAttribute("data-window"));
+    location.hash = f.toString();
+  });
+});
+Array.prototype.forEach.call(document.querySelectorAll("button[data-basis]"), function(b) {
+  b.addEventListener("click", function() {
+    var f = fragment();
+    if (b.getAttribute("data-basis") === "usage")
+      f.set("basis", "usage");
+    else
+      f.delete("basis");
     location.hash = f.toString();
   });
 });

@@ -261,6 +261,7 @@ static const char analyze_usage[] =
     "                        [--config FILE] --window START,END [--by DIMS]\n"
     "                        [--format table|json|markdown]\n"
     "                        [--metrics FILE]... [--now TIME] [--scrape-interval DURATION]\n"
+    "                        [--basis allocation|usage]\n"
     "\n"
     "Cost of the GPUs held by the pods of `kubectl get pods -A -o json` (FILE, or - for\n"
     "standard input) over the window [START, END), RFC 3339 times. Pods still running\n"
@@ -294,6 +295,9 @@ static const char analyze_usage[] =
     "                     present (default: END)\n"
     "  --scrape-interval D  what one reading stands for (e.g. 30s); default: a series' own\n"
     "                     spacing, else usage.dcgm.interval_seconds or 30s\n"
+    "  --basis B          allocation (default): what each pod was allocated; usage: shared\n"
+    "                     GPUs (time-sliced, MPS, HAMi, shared DRA devices) split by the\n"
+    "                     per-pod use in --metrics (docs/ledger.md); the same totals\n"
     "\n"
     "Exit status: 0 on success, 2 on bad input (the message names the file and field).\n";
 
@@ -315,6 +319,7 @@ int cmd_analyze(int argc, char **argv)
             {"metrics", required_argument, NULL, 'm'},
             {"now", required_argument, NULL, 'N'},
             {"scrape-interval", required_argument, NULL, 'I'},
+            {"basis", required_argument, NULL, 'B'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -333,6 +338,7 @@ int cmd_analyze(int argc, char **argv)
         gc_cost_summary sum;
         gc_label_keys lk;
         label_words lw;
+        gc_gpuuse *store = NULL;
         gc_buf out;
         char err[640];
         int c, r, rc = GC_EXIT_USAGE;
@@ -403,6 +409,13 @@ int cmd_analyze(int argc, char **argv)
                             interval_s > 86400) {
                                 cli_error("--scrape-interval: \"%s\" is not a duration from 1s "
                                           "to 24h",
+                                          optarg);
+                                goto finish;
+                        }
+                        break;
+                case 'B':
+                        if (gc_basis_parse(optarg, strlen(optarg), &q.basis) < 0) {
+                                cli_error("--basis: \"%s\" is neither allocation nor usage",
                                           optarg);
                                 goto finish;
                         }
@@ -478,6 +491,10 @@ int cmd_analyze(int argc, char **argv)
                 goto finish;
         }
         rc = GC_EXIT_FAIL;
+        /* Measured use first: shared GPUs' per-pod use goes into the usage basis. */
+        if (n_metrics &&
+            cli_metrics_ingest(&a, metrics, n_metrics, scrape_at, interval_s, &store) < 0)
+                goto finish;
         r = gc_ledger_query(a.ledger, &q, &sum);
         if (r < 0) {
                 cli_error("query failed: %s", strerror(-r));
@@ -494,8 +511,7 @@ int cmd_analyze(int argc, char **argv)
 
                 /* The summary's members, then "savings"; or the Savings section after it. */
                 gc_buf_init(&sv, (size_t)1 << 30);
-                r = cli_metrics_savings(&a, metrics, n_metrics, scrape_at, interval_s, q.start,
-                                        q.end, scrape_at ? scrape_at : q.end,
+                r = cli_metrics_savings(&a, store, q.start, q.end, scrape_at ? scrape_at : q.end,
                                         fmt == FMT_JSON ? NULL : &sv, fmt == FMT_JSON ? &sv : NULL);
                 if (r == 0 && fmt == FMT_JSON && out.len && out.data[out.len - 1] == '}') {
                         out.data[--out.len] = '\0';
@@ -519,6 +535,7 @@ int cmd_analyze(int argc, char **argv)
         }
         rc = GC_EXIT_OK;
 finish:
+        gc_gpuuse_free(store);
         gc_cost_summary_free(&sum);
         gc_buf_free(&out);
         gc_dump_release(&a);
@@ -568,9 +585,10 @@ int cmd_demo(int argc, char **argv)
         out_format fmt = FMT_MARKDOWN;
         input pods, nodes, nss, config, settings, metrics;
         cli_metrics_file mf;
+        gc_gpuuse *store = NULL;
         gc_buf sv_md, sv_json;
         gc_period_report rep;
-        gc_chargeback cb = {GC_CHARGEBACK_NONE, NULL, 0};
+        gc_chargeback cb = {GC_CHARGEBACK_NONE, NULL, 0, GC_BASIS_ALLOCATION};
         int64_t now = 0;
         const char *notes[1];
         analysis a;
@@ -641,7 +659,8 @@ int cmd_demo(int argc, char **argv)
         mf.data = metrics.data;
         mf.len = metrics.len;
         mf.mtime = now;
-        if (cli_metrics_savings(&a, &mf, 1, now, 0, rep.start, rep.end, now, &sv_md, &sv_json) < 0)
+        if (cli_metrics_ingest(&a, &mf, 1, now, 0, &store) < 0 ||
+            cli_metrics_savings(&a, store, rep.start, rep.end, now, &sv_md, &sv_json) < 0)
                 goto finish;
         rep.savings_markdown = sv_md.data;
         rep.savings_json = sv_json.data;
@@ -656,6 +675,7 @@ int cmd_demo(int argc, char **argv)
         }
         rc = GC_EXIT_OK;
 finish:
+        gc_gpuuse_free(store);
         gc_buf_free(&out);
         gc_buf_free(&sv_md);
         gc_buf_free(&sv_json);
@@ -716,7 +736,8 @@ static const char export_usage[] =
     "                       [--config FILE] --window START,END [--format focus|csv]\n"
     "                       [--focus-version 1.2|1.3] [--granularity daily|hourly]\n"
     "                       [--share-idle none|proportional|weights]\n"
-    "       gpu-cost export --server URL [--window W] [same flags]\n"
+    "                       [--metrics FILE]... [--basis allocation|usage]\n"
+    "       gpu-cost export --server URL [--window W] [same flags but --metrics]\n"
     "\n"
     "GPU cost as CSV rows a FinOps tool or a spreadsheet reads, written to standard output as\n"
     "they are made: one row per charge period (UTC day or hour) x node x (namespace, team,\n"
@@ -724,6 +745,10 @@ static const char export_usage[] =
     "node x team for its share of idle and unattributed cost (docs/export.md). Offline from\n"
     "`kubectl get -o json` dumps (as analyze), or from a controller with --server.\n"
     "\n"
+    "  --metrics FILE     saved dcgm-exporter or HAMi /metrics bodies (repeatable): per-pod use\n"
+    "                     of shared GPUs, for --basis usage\n"
+    "  --basis B          allocation (default), or usage: shared GPUs split by measured use\n"
+    "                     (docs/ledger.md); FOCUS 1.3 names it in AllocatedMethodId\n"
     "  --format F         focus (default): the FOCUS cost and usage dataset; csv: plain\n"
     "  --focus-version V  1.3 (default; split-allocation columns) or 1.2\n"
     "  --granularity G    daily (default) or hourly charge periods, in UTC\n"
@@ -748,6 +773,8 @@ int cmd_export(int argc, char **argv)
             {"granularity", required_argument, NULL, 'g'},
             {"focus-version", required_argument, NULL, 'V'},
             {"share-idle", required_argument, NULL, 'S'},
+            {"basis", required_argument, NULL, 'B'},
+            {"metrics", required_argument, NULL, 'm'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -757,6 +784,11 @@ int cmd_export(int argc, char **argv)
         input pods, nodes, nss, config, prices;
         gc_export_opts eo;
         analysis a;
+        const char *metrics_paths[CLI_MAX_METRICS];
+        size_t n_metrics = 0;
+        cli_metrics_file metrics[CLI_MAX_METRICS];
+        gc_buf metrics_owned[CLI_MAX_METRICS];
+        gc_gpuuse *store = NULL;
         int c, r, rc = GC_EXIT_USAGE;
 
         for (int i = 1; i < argc; i++)
@@ -766,6 +798,7 @@ int cmd_export(int argc, char **argv)
         nodes = nss = config = prices = pods;
         memset(&a, 0, sizeof(a));
         memset(&eo, 0, sizeof(eo));
+        memset(metrics_owned, 0, sizeof(metrics_owned));
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -787,6 +820,20 @@ int cmd_export(int argc, char **argv)
                         break;
                 case 'w':
                         window = optarg;
+                        break;
+                case 'B':
+                        if (gc_basis_parse(optarg, strlen(optarg), &eo.basis) < 0) {
+                                cli_error("--basis: \"%s\" is neither allocation nor usage",
+                                          optarg);
+                                goto finish;
+                        }
+                        break;
+                case 'm':
+                        if (n_metrics == CLI_MAX_METRICS) {
+                                cli_error("--metrics: at most %d files", CLI_MAX_METRICS);
+                                goto finish;
+                        }
+                        metrics_paths[n_metrics++] = optarg;
                         break;
                 case 'h':
                         fputs(export_usage, stdout);
@@ -826,6 +873,9 @@ int cmd_export(int argc, char **argv)
                 cli_error("--window: at most 400 days");
                 goto finish;
         }
+        for (size_t i = 0; i < n_metrics; i++)
+                if (cli_metrics_read(metrics_paths[i], &metrics[i], &metrics_owned[i]) < 0)
+                        goto finish;
         if (input_read(&pods, pods_path) < 0 || input_read(&nodes, nodes_path) < 0 ||
             (ns_path && input_read(&nss, ns_path) < 0) ||
             (config_path && input_read(&config, config_path) < 0) ||
@@ -840,6 +890,11 @@ int cmd_export(int argc, char **argv)
         analysis_print_warnings(&a);
         if (r < 0) {
                 rc = r == -ENOMEM ? GC_EXIT_FAIL : GC_EXIT_USAGE;
+                goto finish;
+        }
+        /* Measured use of shared GPUs into the usage basis before the rows are made. */
+        if (n_metrics && cli_metrics_ingest(&a, metrics, n_metrics, 0, 0, &store) < 0) {
+                rc = GC_EXIT_FAIL;
                 goto finish;
         }
         eo.chargeback = a.cfg->chargeback;
@@ -866,11 +921,14 @@ int cmd_export(int argc, char **argv)
         }
         rc = GC_EXIT_OK;
 finish:
+        gc_gpuuse_free(store);
         gc_dump_release(&a);
         input_done(&pods);
         input_done(&nodes);
         input_done(&nss);
         input_done(&config);
         input_done(&prices);
+        for (size_t i = 0; i < n_metrics; i++)
+                gc_buf_free(&metrics_owned[i]);
         return rc;
 }

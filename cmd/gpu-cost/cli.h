@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "dump/dump.h"
+#include "gpuuse/gpuuse.h"
 #include "export/export.h"
 #include "util/util.h"
 
@@ -29,12 +30,16 @@ typedef struct cli_metrics_file {
 
 int cli_metrics_read(const char *path, cli_metrics_file *ret, gc_buf *owned);
 /*
- * The advisor over [start, end) at now, from the loaded cluster and the bodies: samples without
- * a timestamp are taken at scrape_at (0: the file's mtime); interval_s 0: a series' own spacing.
- * Renders the Savings section (md) and the recommendations document (json); either may be NULL.
+ * The bodies into a usage store, oldest first: samples without a timestamp are taken at
+ * scrape_at (0: the file's mtime); interval_s 0: a series' own spacing. Shared GPUs' per-pod
+ * use goes into the loaded cluster's usage basis (docs/ledger.md) as it is read, so load the
+ * cluster first. Errors are said; free *ret_store with gc_gpuuse_free.
  */
-int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t n_files,
-                        int64_t scrape_at, int64_t interval_s, int64_t start, int64_t end,
+int cli_metrics_ingest(gc_dump *d, const cli_metrics_file *files, size_t n_files, int64_t scrape_at,
+                       int64_t interval_s, gc_gpuuse **ret_store);
+/* The advisor over [start, end) at now from the store: the Savings section (md) and the
+ * recommendations document (json); either may be NULL. */
+int cli_metrics_savings(const gc_dump *d, const gc_gpuuse *store, int64_t start, int64_t end,
                         int64_t now, gc_buf *md, gc_buf *json);
 
 int cmd_analyze(int argc, char **argv);

@@ -33,26 +33,45 @@ static const gc_pod *cli__pod(void *ud, const char *uid)
         return NULL;
 }
 
-int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t n_files,
-                        int64_t scrape_at, int64_t interval_s, int64_t start, int64_t end,
-                        int64_t now, gc_buf *md, gc_buf *json)
+/* The share sink: measured use of a shared GPU into the usage basis (docs/ledger.md). */
+static int cli__share(void *ud, const gc_gpuuse_share *sh)
+{
+        gc_dump *d = ud;
+        gc_account_use h[GC_LEDGER_MAX_HOLDERS];
+        size_t n = sh->n < GC_LEDGER_MAX_HOLDERS ? sh->n : GC_LEDGER_MAX_HOLDERS;
+        int r;
+
+        if (n < 2)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                h[i].ns = sh->h[i].ns;
+                h[i].pod = sh->h[i].pod;
+                h[i].pod_uid = sh->h[i].pod_uid;
+                h[i].use = sh->h[i].use;
+        }
+        r = gc_account_split_by_use(d->acct, sh->from, sh->to, h, n);
+        return r < 0 ? r : 0;
+}
+
+int cli_metrics_ingest(gc_dump *d, const cli_metrics_file *files, size_t n_files, int64_t scrape_at,
+                       int64_t interval_s, gc_gpuuse **ret_store)
 {
         gc_savings_opts so;
-        gc_gpuuse *store = NULL;
-        cli__order *order = NULL;
-        gc_advisor_pod *pods = NULL;
-        size_t n_pods = 0;
-        gc_savings_table tab;
-        char err[512];
-        int r = -ENOMEM;
+        gc_gpuuse *store;
+        cli__order *order;
+        int r = 0;
 
-        memset(&tab, 0, sizeof(tab));
+        *ret_store = NULL;
         gc_config_savings_opts(d->cfg, &so);
-        gc_savings_shared_opts(&so.advisor, d->acct);
         store = gc_gpuuse_new(&so.usage);
         order = calloc(n_files ? n_files : 1, sizeof(*order));
-        if (!store || !order)
-                goto finish;
+        if (!store || !order) {
+                free(order);
+                gc_gpuuse_free(store);
+                cli_error("out of memory");
+                return -ENOMEM;
+        }
+        gc_gpuuse_set_share_sink(store, cli__share, d);
         for (size_t i = 0; i < n_files; i++) {
                 int64_t first;
                 int64_t series = gc_savings_series_interval(files[i].data, files[i].len, &first);
@@ -74,7 +93,8 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
                         cli_warn("%s: more readings than one batch holds; the rest is left out",
                                  f->name);
                 else if (r < 0)
-                        goto finish;
+                        break;
+                r = 0;
                 if (st.parse_errors)
                         cli_warn("%s: %llu malformed lines skipped (line %llu: %s)", f->name,
                                  (unsigned long long)st.parse_errors,
@@ -85,7 +105,34 @@ int cli_metrics_savings(const gc_dump *d, const cli_metrics_file *files, size_t 
                 if (st.used == 0)
                         cli_warn("%s: no dcgm-exporter sample of a known metric with a GPU UUID",
                                  f->name);
+                if (st.share_errors)
+                        cli_warn("%s: %llu samples of shared GPUs could not be split by measured "
+                                 "use (they stay as allocated)",
+                                 f->name, (unsigned long long)st.share_errors);
         }
+        free(order);
+        if (r < 0) {
+                cli_error("cannot read the metrics: %s", strerror(-r));
+                gc_gpuuse_free(store);
+                return r;
+        }
+        *ret_store = store;
+        return 0;
+}
+
+int cli_metrics_savings(const gc_dump *d, const gc_gpuuse *store, int64_t start, int64_t end,
+                        int64_t now, gc_buf *md, gc_buf *json)
+{
+        gc_savings_opts so;
+        gc_advisor_pod *pods = NULL;
+        size_t n_pods = 0;
+        gc_savings_table tab;
+        char err[512];
+        int r;
+
+        memset(&tab, 0, sizeof(tab));
+        gc_config_savings_opts(d->cfg, &so);
+        gc_savings_shared_opts(&so.advisor, d->acct);
         r = gc_savings_table_build(store, start, end, &tab);
         if (r == 0)
                 r = gc_savings_collect(d->ledger, start, end, now, cli__pod, (void *)d, &tab, &pods,
@@ -101,8 +148,6 @@ finish:
                 cli_error("out of memory");
         free(pods);
         gc_savings_table_release(&tab);
-        free(order);
-        gc_gpuuse_free(store);
         return r;
 }
 

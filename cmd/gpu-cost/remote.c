@@ -609,11 +609,13 @@ int cmd_export_remote(int argc, char **argv)
             {"granularity", required_argument, NULL, 'g'},
             {"focus-version", required_argument, NULL, 'V'},
             {"share-idle", required_argument, NULL, 'S'},
+            {"basis", required_argument, NULL, 'B'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
         const char *params[REMOTE_MAX_PARAMS * 2] = {
-            "window", "lastmonth", "granularity", NULL, "focus_version", NULL, "share_idle", NULL};
+            "window", "lastmonth",  "granularity", NULL,    "focus_version",
+            NULL,     "share_idle", NULL,          "basis", NULL};
         cli_export_flags f = {.format = GC_EXPORT_FOCUS};
         gc_buf body;
         remote rm;
@@ -632,6 +634,9 @@ int cmd_export_remote(int argc, char **argv)
                 switch (c) {
                 case 'w':
                         params[1] = optarg;
+                        break;
+                case 'B':
+                        params[9] = optarg; /* the controller checks it */
                         break;
                 case 'h':
                         rc = cmd_export(2, (char *[]){"export", "--help", NULL});
@@ -664,7 +669,7 @@ int cmd_export_remote(int argc, char **argv)
         if (rc == 0)
                 rc = remote_get(
                     &rm, f.format == GC_EXPORT_CSV ? "/api/v1/export/csv" : "/api/v1/export/focus",
-                    params, 4, GC_CLIENT_MAX_BODY, &body);
+                    params, 5, GC_CLIENT_MAX_BODY, &body);
         if (rc != 0)
                 goto finish;
         rc = GC_EXIT_FAIL;

@@ -35,6 +35,8 @@ gc_accountant *gc_accountant_free(gc_accountant *a)
         free(a->nss);
         gc_ptrmap_free(&a->node_map);
         gc_ptrmap_free(&a->ns_map);
+        gc_ptrmap_free(&a->pod_names);
+        free(a->named);
         gc__account_dra_free(a);
         free(a);
         return NULL;
@@ -285,6 +287,61 @@ static int gc__account_hami_claim(gc_accountant *a, const gc_pod *pod, gc_diag *
 }
 
 /* Records the pod's interval; end_override > 0 replaces the end gc_pod_interval gives. */
+/* Files the pod under its name for gc_account_split_by_use, or takes it out once gone. */
+static int gc__pod_name(gc_accountant *a, const gc_pod *pod, const char *key, int gone)
+{
+        const char *name, *k;
+        gc_buf b;
+        size_t old;
+
+        if (!pod->ns || !pod->name)
+                return 0;
+        gc_buf_init(&b, 1024);
+        if (gc_buf_printf(&b, "%s/%s", pod->ns, pod->name) < 0) {
+                gc_buf_free(&b);
+                return -ENOMEM;
+        }
+        name = gc_strpool_intern0(a->pool, b.data);
+        gc_buf_free(&b);
+        k = gc_strpool_intern0(a->pool, key);
+        if (!name || !k)
+                return -ENOMEM;
+        if (gc_ptrmap_get(&a->pod_names, name, &old) == 0) {
+                if (!gone) {
+                        a->named[old].key = k;
+                        return 0;
+                }
+                /* Only its own entry: a pod of the same name may have followed it. */
+                if (a->named[old].key != k)
+                        return 0;
+                (void)gc_ptrmap_del(&a->pod_names, name);
+                if (old + 1 < a->n_named) {
+                        a->named[old] = a->named[a->n_named - 1];
+                        if (gc_ptrmap_put(&a->pod_names, a->named[old].name, old) < 0)
+                                return -ENOMEM;
+                }
+                a->n_named--;
+                return 0;
+        }
+        if (gone)
+                return 0;
+        if (a->n_named == a->cap_named) {
+                size_t c = a->cap_named ? a->cap_named * 2 : 64;
+                gc__named_pod *v = realloc(a->named, c * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                a->named = v;
+                a->cap_named = c;
+        }
+        a->named[a->n_named].name = name;
+        a->named[a->n_named].key = k;
+        if (gc_ptrmap_put(&a->pod_names, name, a->n_named) < 0)
+                return -ENOMEM;
+        a->n_named++;
+        return 0;
+}
+
 static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_override,
                            int estimate_end, int gone, gc_diag *diag)
 {
@@ -336,6 +393,9 @@ static int gc__account_pod(gc_accountant *a, const gc_pod *pod, int64_t end_over
                 if (!u.pod_uid)
                         return -ENOMEM;
         }
+        r = gc__pod_name(a, pod, u.pod_uid, gone);
+        if (r < 0)
+                return r;
         u.dims[GC_DIM_NAMESPACE] = pod->ns;
         u.dims[GC_DIM_NODE] = pod->node;
         u.dims[GC_DIM_POD] = pod->name;

@@ -118,6 +118,20 @@ size_t gc_account_pod_claim_devices(gc_accountant *a, const gc_pod *pod);
  * with gc_account_node_gone() instead, so its past capacity stays. -ENOENT for a node not seen.
  */
 int gc_account_node_refresh(gc_accountant *a, const char *node_name, gc_diag *diag);
+/*
+ * Measured use of one shared GPU over (from, to] (docs/ledger.md, "The usage basis"): each
+ * holder is found by its uid, or else by namespace/name among the pods not gone, and its
+ * intervals (a pod priced in pieces has several) are split by gc_ledger_split_by_use. Holders
+ * not found stay on allocation. Returns how many were found, or -EINVAL, -ENOMEM, -E2BIG.
+ */
+typedef struct gc_account_use {
+        const char *ns, *pod; /* the pod's namespace and name */
+        const char *pod_uid;  /* NULL when the measurement names none */
+        double use;           /* >= 0 */
+} gc_account_use;
+int gc_account_split_by_use(gc_accountant *a, int64_t from, int64_t to, const gc_account_use *h,
+                            size_t n);
+
 /* 1 when current slices publish GPU devices on the node (gc_model_opts.keep_node: pass a as ud). */
 int gc_accountant_dra_node(void *a, const char *node_name);
 

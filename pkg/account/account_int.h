@@ -31,6 +31,11 @@ typedef struct gc__dra_pod {
         int restored;     /* priced from the restored ledger: a claim of it was never seen */
 } gc__dra_pod;
 
+/* A pod found by name (gc_account_split_by_use): its pooled "<ns>/<name>" and ledger key. */
+typedef struct gc__named_pod {
+        const char *name, *key;
+} gc__named_pod;
+
 typedef struct gc__claim_slot {
         const char *key; /* pooled "<namespace>/<name>": its claim_map key */
         gc_claim claim;  /* own copy (gc_claim_copy) */
@@ -83,6 +88,11 @@ struct gc_accountant {
         gc__share_slot *shares; /* per device key: the claims allocated it */
         size_t n_shares, cap_shares;
         gc_ptrmap share_map; /* pooled device key -> shares index */
+        /* Pods by name, for measured use that names no uid (HAMi): pooled "<ns>/<name>" ->
+         * index into named; a pod leaves it when gone. */
+        gc_ptrmap pod_names;
+        gc__named_pod *named;
+        size_t n_named, cap_named;
 };
 
 /* The DRA half of pricing a pod: records its pieces (u: its usage without claims). */
@@ -92,6 +102,8 @@ int gc__account_dra_pod(gc_accountant *a, const gc_pod *pod, const gc_usage *u, 
 void gc__account_dra_capacity(const gc_accountant *a, const char *node, double *ret_geq,
                               const char **ret_model);
 void gc__account_dra_free(gc_accountant *a);
+/* The ledger key of piece i of a pod priced in pieces (piece 0 is the pod's uid); NULL: ENOMEM. */
+const char *gc__account_piece_key(gc_accountant *a, const char *uid, uint32_t i);
 /* Marks gone the devices of `driver` on the node that are not among keep[0..n). */
 void gc__account_dra_keep_only(gc_accountant *a, const char *node, const char *driver,
                                const gc_dra_device *keep, size_t n);

@@ -453,7 +453,7 @@ static size_t gc__pod_claim_slots(gc_accountant *a, const gc__dra_pod *p, size_t
 }
 
 /* The key of piece i of a pod: its uid, then "<uid>#dra<i>". */
-static const char *gc__piece_key(gc_accountant *a, const char *uid, uint32_t i)
+const char *gc__account_piece_key(gc_accountant *a, const char *uid, uint32_t i)
 {
         char key[GC__DRA_PIECE_KEY_MAX + 254];
         int n;
@@ -526,7 +526,7 @@ static int gc__dra_prefix(gc_accountant *a, gc__dra_pod *p, int64_t frozen, gc__
         ret->from = p->base.start;
         ret->seen = p->n_parts;
         for (uint32_t k = 0; k < 1u << 16; k++) {
-                const char *key = gc__piece_key(a, p->base.pod_uid, k);
+                const char *key = gc__account_piece_key(a, p->base.pod_uid, k);
                 gc_usage u;
                 int r;
 
@@ -602,7 +602,7 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
                 /* All of it is final. */
                 for (uint32_t k = parts; k < old; k++)
                         (void)gc_ledger_forget_usage(a->ledger,
-                                                     gc__piece_key(a, p->base.pod_uid, k));
+                                                     gc__account_piece_key(a, p->base.pod_uid, k));
                 p->n_parts = parts;
                 return parts > 0;
         }
@@ -668,7 +668,7 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
                         u.flags |= GC_USAGE_F_ESTIMATE;
                 if (idx > 0)
                         u.flags |= GC_USAGE_F_PART;
-                u.pod_uid = gc__piece_key(a, p->base.pod_uid, idx);
+                u.pod_uid = gc__account_piece_key(a, p->base.pod_uid, idx);
                 if (!u.pod_uid) {
                         r = -ENOMEM;
                         break;
@@ -684,11 +684,11 @@ static int gc__dra_put(gc_accountant *a, size_t i, gc_diag *diag)
         if (!any) {
                 for (uint32_t k = 0; k < parts; k++)
                         (void)gc_ledger_forget_usage(a->ledger,
-                                                     gc__piece_key(a, p->base.pod_uid, k));
+                                                     gc__account_piece_key(a, p->base.pod_uid, k));
                 parts = 0;
         }
         for (uint32_t k = parts; k < old; k++) {
-                const char *key = gc__piece_key(a, p->base.pod_uid, k);
+                const char *key = gc__account_piece_key(a, p->base.pod_uid, k);
 
                 if (key)
                         (void)gc_ledger_forget_usage(a->ledger, key);
@@ -754,7 +754,7 @@ static int gc__dra_restored(gc_accountant *a, gc__dra_pod *p, gc_diag *diag)
         int any = 0;
 
         for (k = 0; k < 1u << 16; k++) {
-                const char *key = gc__piece_key(a, p->base.pod_uid, k);
+                const char *key = gc__account_piece_key(a, p->base.pod_uid, k);
                 gc_usage u;
 
                 if (!key)

@@ -5,11 +5,11 @@
  * A member added to these records that holds a pooled string must be marked below, or a sweep
  * frees it under the accountant: these sizes stop the build until it is.
  */
-_Static_assert(sizeof(struct gc_accountant) == 496,
+_Static_assert(sizeof(struct gc_accountant) == 552,
                "gc_accountant changed: mark its strings in gc_accountant_mark");
 _Static_assert(sizeof(gc__node_slot) == 640, "gc__node_slot changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__dev_slot) == 160, "gc__dev_slot changed: update gc_accountant_mark");
-_Static_assert(sizeof(gc__dra_pod) == 176, "gc__dra_pod changed: update gc_accountant_mark");
+_Static_assert(sizeof(gc__dra_pod) == 192, "gc__dra_pod changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__claim_slot) == 96, "gc__claim_slot changed: update gc_accountant_mark");
 _Static_assert(sizeof(gc__share_slot) == 32, "gc__share_slot changed: update gc_accountant_mark");
 
@@ -46,4 +46,8 @@ void gc_accountant_mark(const gc_accountant *a, gc_strpool *p)
         for (size_t i = 0; i < a->n_shares; i++)
                 gc_strpool_mark(p, a->shares[i].key);
         gc_ptrmap_mark_keys(&a->share_map, p);
+        for (size_t i = 0; i < a->n_named; i++) {
+                gc_strpool_mark(p, a->named[i].name);
+                gc_strpool_mark(p, a->named[i].key);
+        }
 }

@@ -1057,7 +1057,8 @@ static int gc__visit_usage(void *ud, const gc_usage *u)
         int64_t s, e, held_end;
         gc__model_days *m;
 
-        if (!model)
+        /* An adjustment of the usage basis holds no GPUs. */
+        if (!model || (u->flags & GC_USAGE_F_ADJUST))
                 return 0;
         /* As a query counts it: an open interval accrues up to now, a closed one as recorded. */
         held_end = u->end == GC_OPEN ? x->a->wend : u->end;

@@ -674,10 +674,12 @@ static int gc__alloc_json(gc_buf *b, const gc__agg *g, const gc__alloc *a, int64
                           int64_t end)
 {
         double hours = a->gpu_seconds / 3600.0, win_h = (double)(end - start) / 3600.0;
-        int known =
-            !a->idle && a->gpu_seconds > 0 && a->measured_seconds >= a->gpu_seconds * (1 - 1e-9);
-        double usage = known ? a->usage_seconds / 3600.0 / win_h : NAN;
-        double eff = known ? a->usage_seconds / a->gpu_seconds : 0.0;
+        /* Measured use where there is some: the measured pods' ratio of use to GPU-seconds,
+         * applied to the whole allocation; null (never 0) where nothing was measured, so a
+         * client does not read unknown use as waste. Idle capacity is used by no pod: 0. */
+        int known = a->idle || (a->gpu_seconds > 0 && a->measured_seconds > 0);
+        double eff = a->idle ? 0.0 : known ? a->usage_seconds / a->measured_seconds : NAN;
+        double usage = known ? eff * hours / win_h : NAN;
         int any_label = 0;
 
         gc_buf_json_str(b, a->name);
@@ -782,6 +784,10 @@ int gc__api_allocation(gc__api_ctx *x)
             gc__bool(x, "shareIdle", &g.share_idle) || gc__bool(x, "idleByNode", &g.idle_by_node) ||
             gc__aggregate(x, &g))
                 return 0;
+        if (gc_httpd_query(x->req, "basis") &&
+            gc_basis_parse(gc_httpd_query(x->req, "basis"), strlen(gc_httpd_query(x->req, "basis")),
+                           &q.basis) < 0)
+                return gc__api_bad(x, 400, "basis", "must be allocation or usage");
         if (accumulate || !step)
                 step = end - start;
         if (gc__api_coarse(x, start, end, step == end - start ? 0 : step, "step"))

@@ -185,8 +185,9 @@ static const char *gc__export_region(void *ud, const char *node)
  */
 int gc__api_export(gc__api_ctx *x)
 {
-        static const char *const known[] = {"window", "granularity", "focus_version", "share_idle",
-                                            NULL};
+        static const char *const known[] = {"window",     "granularity", "focus_version",
+                                            "share_idle", "basis",       NULL};
+        const char *basis = gc_httpd_query(x->req, "basis");
         const char *path = x->req->path;
         const char *gran = gc_httpd_query(x->req, "granularity");
         const char *ver = gc_httpd_query(x->req, "focus_version");
@@ -216,6 +217,8 @@ int gc__api_export(gc__api_ctx *x)
         o.chargeback = x->s->p.settings.chargeback;
         if (share && gc_chargeback_mode_parse(share, &o.chargeback.mode) < 0)
                 return gc__api_bad(x, 400, "share_idle", "must be none, proportional or weights");
+        if (basis && gc_basis_parse(basis, strlen(basis), &o.basis) < 0)
+                return gc__api_bad(x, 400, "basis", "must be allocation or usage");
         if (o.chargeback.mode == GC_CHARGEBACK_WEIGHTS && o.chargeback.n_weights == 0)
                 return gc__api_bad(x, 400, "share_idle",
                                    "weights needs chargeback.weights in the configuration");

@@ -157,6 +157,28 @@ static int gc__costs(gc__api_ctx *x, gc_buf *b, const gc_snapshot *s)
                                     NULL, sum.idle_nodes[i].gpu_seconds / 3600.0));
         }
         gc_cost_summary_free(&sum);
+        /* The same spend in the usage basis (docs/ledger.md): shared GPUs split by measured
+         * use. A sample arriving late can move spend between teams after the fact; the
+         * counter holds, and catches up as the spend grows again. */
+        q.basis = GC_BASIS_USAGE;
+        r = gc_ledger_query(s->p.ledger, &q, &sum);
+        if (r < 0)
+                return r;
+        gc__head(b, "gpu_cost_usage_spend_total", "counter",
+                 "GPU cost in the usage basis (shared GPUs split by measured use) since the "
+                 "counters started; its sum is gpu_cost_spend_total's.");
+        for (size_t i = 0; !b->err && i < sum.n_rows; i++) {
+                const gc_cost_row *w = &sum.rows[i];
+                gc__lbl l[] = {{"cluster", s->cluster},
+                               {"namespace", gc__nz(w->keys[GC_DIM_NAMESPACE])},
+                               {"team", gc__nz(w->keys[GC_DIM_TEAM])},
+                               {"project", gc__nz(w->keys[GC_DIM_PROJECT])}};
+
+                gc__sample(b, "gpu_cost_usage_spend_total", l, 4,
+                           gc__mono(x, q.start, "gpu_cost_usage_spend_total", l[1].value,
+                                    l[2].value, l[3].value, w->cost));
+        }
+        gc_cost_summary_free(&sum);
         return b->err;
 }
 

@@ -126,9 +126,10 @@ static int gc__blind_span(gc_buf *b, const gc_api_health *h, int64_t start, int6
 int gc__api_costs(gc__api_ctx *x)
 {
         static const char *const known[] = {
-            "window",        "by",   "step", "namespace", "team",       "project", "model",
-            "capacity_type", "node", "pod",  "workload",  "share_idle", "label:*", NULL};
+            "window", "by",  "step",     "namespace",  "team",  "project", "model", "capacity_type",
+            "node",   "pod", "workload", "share_idle", "basis", "label:*", NULL};
         gc_query q = {0};
+        const char *basis = gc_httpd_query(x->req, "basis");
         gc_label_keys lk;
         gc_cost_summary sum = {0};
         gc_buf *b = &x->res->body;
@@ -153,6 +154,8 @@ int gc__api_costs(gc__api_ctx *x)
                 return 0;
         if (share && gc_chargeback_mode_parse(share, &cb.mode) < 0)
                 return gc__api_bad(x, 400, "share_idle", "must be none, proportional or weights");
+        if (basis && gc_basis_parse(basis, strlen(basis), &q.basis) < 0)
+                return gc__api_bad(x, 400, "basis", "must be allocation or usage");
         if (cb.mode == GC_CHARGEBACK_WEIGHTS && cb.n_weights == 0)
                 return gc__api_bad(x, 400, "share_idle",
                                    "weights needs chargeback.weights in the configuration");

@@ -181,7 +181,7 @@ typedef struct gc_cp__run {
         const char *strs[GC_CP__MAX_STRS];
         int64_t hour; /* the first */
         size_t hours; /* 0 = no run */
-        double v[2];
+        double v[4];  /* GPU-seconds, cost, and the usage basis's adjustment and covered cost */
 } gc_cp__run;
 
 typedef struct gc_cp__enc {
@@ -381,6 +381,12 @@ static int gc_cp__enc_usage(void *ud, const gc_usage *u)
                 r = gc_cp__time(&nums, u->end);
         if (r == 0)
                 r = gc_buf_printf(&nums, ",%u", u->flags);
+        /* The usage basis's two figures follow only where there are any (docs/checkpoint.md). */
+        if (r == 0 && (u->adj_cost != 0 || u->covered_cost != 0)) {
+                double use[2] = {u->adj_cost, u->covered_cost};
+
+                r = gc_cp__nums(&nums, use, 2);
+        }
         if (r == 0)
                 r = gc_cp__record(e, GC_CP__USAGE, strs, nums.data);
         gc_buf_free(&nums);
@@ -425,7 +431,6 @@ static int gc_cp__same_bits(double a, double b)
 static int gc_cp__run_flush(gc_cp__enc *e)
 {
         gc_cp__run *u = &e->run;
-        double v[2] = {u->v[0], u->v[1]};
         gc_buf nums;
         int r;
 
@@ -434,7 +439,7 @@ static int gc_cp__run_flush(gc_cp__enc *e)
         gc_buf_init(&nums, 256);
         r = gc_cp__time(&nums, u->hour);
         if (r == 0)
-                r = gc_cp__nums(&nums, v, 2);
+                r = gc_cp__nums(&nums, u->v, u->v[2] != 0 || u->v[3] != 0 ? 4 : 2);
         if (r == 0 && u->hours > 1)
                 r = gc_buf_printf(&nums, ",%zu", u->hours);
         if (r == 0)
@@ -448,14 +453,15 @@ static int gc_cp__run_flush(gc_cp__enc *e)
 }
 
 static int gc_cp__run_add(gc_cp__enc *e, int section, const char *const *strs, size_t n_strs,
-                          int64_t hour, double v0, double v1)
+                          int64_t hour, const double v[4])
 {
         gc_cp__run *u = &e->run;
-        int same = u->hours > 0 && u->section == section &&
-                   u->hour + (int64_t)u->hours * e->step == hour && gc_cp__same_bits(u->v[0], v0) &&
-                   gc_cp__same_bits(u->v[1], v1);
+        int same =
+            u->hours > 0 && u->section == section && u->hour + (int64_t)u->hours * e->step == hour;
         int r;
 
+        for (size_t i = 0; same && i < 4; i++)
+                same = gc_cp__same_bits(u->v[i], v[i]);
         for (size_t i = 0; same && i < n_strs; i++)
                 same = u->strs[i] == strs[i];
         if (same) {
@@ -469,8 +475,7 @@ static int gc_cp__run_add(gc_cp__enc *e, int section, const char *const *strs, s
         for (size_t i = 0; i < n_strs; i++)
                 u->strs[i] = strs[i];
         u->hour = hour;
-        u->v[0] = v0;
-        u->v[1] = v1;
+        memcpy(u->v, v, sizeof(u->v));
         u->hours = 1;
         return 0;
 }
@@ -484,8 +489,9 @@ static int gc_cp__enc_rollup(void *ud, const gc_rollup *rw)
                 strs[d] = gc_cp__s(rw->dims[d]);
         for (size_t i = 0; i < e->n_labels; i++)
                 strs[GC_DIM_POD + i] = gc_cp__s(rw->labels[i]);
-        return gc_cp__run_add(e, GC_CP__ROLLUP, strs, GC_DIM_POD + e->n_labels, rw->hour,
-                              rw->gpu_seconds, rw->cost);
+        double v[4] = {rw->gpu_seconds, rw->cost, rw->adj_cost, rw->covered_cost};
+
+        return gc_cp__run_add(e, GC_CP__ROLLUP, strs, GC_DIM_POD + e->n_labels, rw->hour, v);
 }
 
 static int gc_cp__enc_crollup(void *ud, const gc_capacity_rollup *rw)
@@ -493,7 +499,9 @@ static int gc_cp__enc_crollup(void *ud, const gc_capacity_rollup *rw)
         gc_cp__enc *e = ud;
         const char *strs[3] = {rw->node, gc_cp__s(rw->model), gc_cp__s(rw->capacity_type)};
 
-        return gc_cp__run_add(e, GC_CP__CROLLUP, strs, 3, rw->hour, rw->geq_seconds, rw->cost);
+        double v[4] = {rw->geq_seconds, rw->cost, 0, 0};
+
+        return gc_cp__run_add(e, GC_CP__CROLLUP, strs, 3, rw->hour, v);
 }
 
 static int gc_cp__enc_period(void *ud, const gc_period_row *pr)
@@ -519,6 +527,11 @@ static int gc_cp__enc_period(void *ud, const gc_period_row *pr)
                 r = gc_cp__nums(&nums, money, 2);
         if (r == 0)
                 r = gc_buf_printf(&nums, ",%u,%u", pr->pods, pr->estimates);
+        if (r == 0 && (pr->adj_cost != 0 || pr->covered_cost != 0)) {
+                double use[2] = {pr->adj_cost, pr->covered_cost};
+
+                r = gc_cp__nums(&nums, use, 2);
+        }
         if (r == 0)
                 r = gc_cp__record(e, GC_CP__PERIOD, strs, nums.data);
         gc_buf_free(&nums);
@@ -1513,7 +1526,8 @@ typedef struct gc_cp__fields {
         uint32_t flags;
         uint32_t n[3]; /* counts: a period's unit, pods, estimates */
         size_t n_count;
-        size_t hours; /* rollups: the figures repeat for this many hours from t[0] */
+        size_t hours;  /* rollups: the figures repeat for this many hours from t[0] */
+        double use[2]; /* the usage basis's adjustment and covered cost, when written */
 } gc_cp__fields;
 
 static int gc_cp__time_field(const cJSON *v, int open_ok, int64_t *ret)
@@ -1608,8 +1622,9 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
         size_t ns = gc_cp__n_strs[section] + (gc_cp__labelled(section) ? n_labels : 0);
         size_t nn = gc_cp__n_nums[section];
         const cJSON *v;
-        size_t i = 0, size, n_money = 0;
+        size_t i = 0, size, n_money = 0, extra;
         int64_t x;
+        int use;
 
         memset(f, 0, sizeof(*f));
         f->hours = 1;
@@ -1617,8 +1632,12 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
         /* Usage records written before the workload dimension have one string fewer. */
         if (section == GC_CP__USAGE && n_labels == 0 && size == GC_CP__USAGE_STRS_V1 + nn)
                 ns = GC_CP__USAGE_STRS_V1;
-        /* Rollup records may end with a count of hours that repeat the figures. */
-        if (size != ns + nn && (section < GC_CP__ROLLUP || size != ns + nn + 1)) {
+        /* Usage, rollup and period records may carry the usage basis's two figures after
+         * their numbers; rollup records may end with a count of hours that repeat them all. */
+        extra = size > ns + nn ? size - ns - nn : 0;
+        use = section != GC_CP__CAPACITY && section != GC_CP__CROLLUP && extra >= 2;
+        if (size < ns + nn || extra > (size_t)(use ? 2 : 0) +
+                                          (section == GC_CP__ROLLUP || section == GC_CP__CROLLUP)) {
                 gc_errf(err, errlen, "must be an array of %zu values", ns + nn);
                 return -EINVAL;
         }
@@ -1639,6 +1658,17 @@ static int gc_cp__read(int section, const cJSON *rec, const char *const *strings
                                 gc_errf(err, errlen, "%s: out of range or not a number", sp->name);
                                 return -EINVAL;
                         }
+                } else if (use && i < ns + nn + 2) {
+                        size_t k = i - ns - nn;
+
+                        /* The adjustment may be negative; the covered cost may not. */
+                        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+                            (k == 1 && v->valuedouble < 0)) {
+                                gc_errf(err, errlen, "%s: out of range or not a number",
+                                        k == 0 ? "adj_cost" : "covered_cost");
+                                return -EINVAL;
+                        }
+                        f->use[k] = v->valuedouble;
                 } else {
                         if (gc_cp__int(v, 1, (GC_CP__TIME_MAX - f->t[0]) / GC_CP__BUCKET + 1, &x) <
                             0) {
@@ -1699,6 +1729,8 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                 u.start = f->t[0];
                 u.end = f->t[1];
                 u.flags = f->flags;
+                u.adj_cost = f->use[0];
+                u.covered_cost = f->use[1];
                 return gc_ledger_put_usage(l, &u);
         }
         case GC_CP__CAPACITY: {
@@ -1716,6 +1748,8 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                 gc_cp__labels_to(lm, &f->s[GC_DIM_POD], rw.labels);
                 rw.gpu_seconds = f->d[0];
                 rw.cost = f->d[1];
+                rw.adj_cost = f->use[0];
+                rw.covered_cost = f->use[1];
                 for (size_t k = 0; r == 0 && k < f->hours; k++) {
                         rw.hour = f->t[0] + (int64_t)k * step;
                         r = gc_ledger_add_rollup(l, &rw);
@@ -1737,6 +1771,8 @@ static int gc_cp__apply(gc_ledger *l, int section, const gc_cp__fields *f, int64
                 pr.cost = f->d[1];
                 pr.pods = f->n[1];
                 pr.estimates = f->n[2];
+                pr.adj_cost = f->use[0];
+                pr.covered_cost = f->use[1];
                 return gc_ledger_add_period_row(l, &pr);
         }
         default: {

@@ -940,7 +940,8 @@ static int gc__parse_dcgm(gc_config *c, const cJSON *v, char *err, size_t errlen
         return 0;
 }
 
-/* Prometheus answers at most 11,000 points per series in one query_range. */
+/* Prometheus answers at most 11,000 points per series in one query_range; the history is asked
+ * for a day at a time (GC_GPUUSE_PROM_CHUNK_S), so a day's points are what must fit. */
 #define GC_CONFIG_PROM_MAX_POINTS 11000
 
 static int gc__parse_prometheus(gc_config *c, const cJSON *v, char *err, size_t errlen)
@@ -1011,14 +1012,13 @@ static int gc__parse_prometheus(gc_config *c, const cJSON *v, char *err, size_t 
                         (long long)p->interval_s);
                 return -EINVAL;
         }
-        if (p->lookback_days * 86400 / p->step_s > GC_CONFIG_PROM_MAX_POINTS) {
+        if (86400 / p->step_s > GC_CONFIG_PROM_MAX_POINTS) {
                 gc_errf(err, errlen,
-                        "usage.prometheus.step_seconds: lookback_days x 86400 / step_seconds "
-                        "must be at most %d (Prometheus' points per series); raise the step to "
-                        "at least %lld",
+                        "usage.prometheus.step_seconds: a day's query (86400 / step_seconds "
+                        "points) must be at most %d points (Prometheus' points per series); "
+                        "raise the step to at least %d",
                         GC_CONFIG_PROM_MAX_POINTS,
-                        (long long)((p->lookback_days * 86400 + GC_CONFIG_PROM_MAX_POINTS - 1) /
-                                    GC_CONFIG_PROM_MAX_POINTS));
+                        (86400 + GC_CONFIG_PROM_MAX_POINTS - 1) / GC_CONFIG_PROM_MAX_POINTS);
                 return -EINVAL;
         }
         c->has_prometheus = 1;
@@ -1214,7 +1214,7 @@ static int gc__parse_advisor(gc_config *c, const cJSON *v, char *err, size_t err
 /* {"mode": "none|proportional|weights", "weights": {"team": 2, ...}} */
 static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t errlen)
 {
-        static const char *const ck[] = {"mode", "weights"};
+        static const char *const ck[] = {"mode", "weights", "basis"};
         const cJSON *t, *it;
         size_t n = 0;
         int r;
@@ -1223,9 +1223,15 @@ static int gc__parse_chargeback(gc_config *c, const cJSON *v, char *err, size_t 
                 gc_errf(err, errlen, "chargeback: must be an object");
                 return -EINVAL;
         }
-        r = gc__check_keys(v, "chargeback", ck, 2, err, errlen);
+        r = gc__check_keys(v, "chargeback", ck, 3, err, errlen);
         if (r < 0)
                 return r;
+        t = cJSON_GetObjectItemCaseSensitive(v, "basis");
+        if (t && (!cJSON_IsString(t) || gc_basis_parse(t->valuestring, strlen(t->valuestring),
+                                                       &c->chargeback.basis) < 0)) {
+                gc_errf(err, errlen, "chargeback.basis: must be \"allocation\" or \"usage\"");
+                return -EINVAL;
+        }
         t = cJSON_GetObjectItemCaseSensitive(v, "mode");
         if (t && (!cJSON_IsString(t) ||
                   gc_chargeback_mode_parse(t->valuestring, &c->chargeback.mode) < 0)) {

@@ -14,17 +14,18 @@ static const gc_kube_kv ctl__checkpoint_labels[] = {
     {"gpu-cost.io/kind", "checkpoint"},
 };
 
-/* data["checkpoint.json"] of a ConfigMap, copied; NULL when absent. */
-static char *ctl__fetch(ctl *c, const char *name, size_t *ret_len, int *ret_err)
+/* data["checkpoint.json"] of a ConfigMap, copied; NULL when absent, or on an error (*ret_err,
+ * with the reason in err). */
+static char *ctl__fetch(ctl *c, const char *name, size_t *ret_len, int *ret_err, char *err,
+                        size_t errlen)
 {
         cJSON *obj = NULL;
         const cJSON *v;
-        char err[256];
         char *out = NULL;
         int r;
 
         *ret_err = 0;
-        r = gc_kube_configmap_get(c->kw, c->ns, name, &obj, err, sizeof(err));
+        r = gc_kube_configmap_get(c->kw, c->ns, name, &obj, err, errlen);
         if (r == -ENOENT)
                 return NULL;
         if (r < 0) {
@@ -79,7 +80,8 @@ static void ctl__checkpoint_lost(ctl *c, const char *why)
  * room for as many names. < 0 when chunk 0 could not be read (absent is not an error).
  */
 static int ctl__fetch_slot(ctl *c, size_t s, char **chunks, size_t *lens,
-                           char (*parts)[GC_CHECKPOINT_NAME_MAX], size_t *ret_n)
+                           char (*parts)[GC_CHECKPOINT_NAME_MAX], size_t *ret_n, char *err,
+                           size_t errlen)
 {
         enum { MAXC = GC_CHECKPOINT_MAX_PARTS + 1 };
         char name[GC_CHECKPOINT_NAME_MAX];
@@ -89,7 +91,7 @@ static int ctl__fetch_slot(ctl *c, size_t s, char **chunks, size_t *lens,
 
         *ret_n = 0;
         gc_checkpoint_slot_name(s, 0, name);
-        chunks[0] = ctl__fetch(c, name, &lens[0], &fetch_err);
+        chunks[0] = ctl__fetch(c, name, &lens[0], &fetch_err, err, errlen);
         if (fetch_err)
                 return fetch_err;
         if (!chunks[0])
@@ -106,7 +108,7 @@ static int ctl__fetch_slot(ctl *c, size_t s, char **chunks, size_t *lens,
                         gc_strlcpy(name, parts[i - 1], sizeof(name));
                 else
                         gc_checkpoint_slot_name(s, i, name);
-                chunks[i] = ctl__fetch(c, name, &lens[i], &fetch_err);
+                chunks[i] = ctl__fetch(c, name, &lens[i], &fetch_err, err, errlen);
         }
         *ret_n = n < MAXC ? n : MAXC;
         return 0;
@@ -136,10 +138,13 @@ int gc__ctl_checkpoint_restore(ctl *c)
                 goto finish;
         }
         for (size_t s = 0; s < G; s++) {
-                if (ctl__fetch_slot(c, s, chunks[s], lens[s], parts, &slots[s].n) < 0) {
+                r = ctl__fetch_slot(c, s, chunks[s], lens[s], parts, &slots[s].n, err, sizeof(err));
+                if (r < 0) {
                         /* Unreadable is not absent: starting empty would lose history. */
-                        gc__ctl_fatal(c, "cannot read the checkpoint ConfigMap: check the Role "
-                                         "(get on configmaps in the controller's namespace)");
+                        gc__ctl_fatal_api(c, r, "cannot read the checkpoint ConfigMap",
+                                          "the Role must grant get on configmaps in the "
+                                          "controller's namespace",
+                                          err);
                         r = -EIO;
                         goto finish;
                 }
@@ -215,7 +220,7 @@ finish:
 
 int gc__ctl_checkpoint_sync_generation(ctl *c)
 {
-        char name[GC_CHECKPOINT_NAME_MAX];
+        char name[GC_CHECKPOINT_NAME_MAX], err[256];
         gc_checkpoint_header h;
         int fetch_err;
 
@@ -226,9 +231,12 @@ int gc__ctl_checkpoint_sync_generation(ctl *c)
                 char *data;
 
                 gc_checkpoint_slot_name(s, 0, name);
-                data = ctl__fetch(c, name, &len, &fetch_err);
-                if (fetch_err)
+                data = ctl__fetch(c, name, &len, &fetch_err, err, sizeof(err));
+                if (fetch_err) {
+                        gc__ctl_fatal_api(c, fetch_err, "cannot read the checkpoint ConfigMaps",
+                                          "the Role must grant get on configmaps", err);
                         return fetch_err;
+                }
                 if (data && gc_checkpoint_peek(data, len, &h, NULL, 0) == 0 &&
                     (c->cp_slot == SIZE_MAX || h.generation > c->cp_generation)) {
                         c->cp_slot = s;
@@ -392,7 +400,7 @@ static void ctl__collect_garbage(ctl *c, size_t slot, const gc_checkpoint_write 
         for (size_t i = 0; i < w->n_parts; i++)
                 gc_strlcpy(keep[n_keep++], w->parts[i].name, sizeof(keep[0]));
         gc_checkpoint_slot_name(slot == 0 ? 1 : 0, 0, name);
-        other = ctl__fetch(c, name, &len, &fetch_err);
+        other = ctl__fetch(c, name, &len, &fetch_err, err, sizeof(err));
         if (!fetch_err && (!other || gc_checkpoint_manifest_parts(other, len, keep + n_keep, MAXP,
                                                                   &n_other) == 0)) {
                 n_keep += n_other;

@@ -281,8 +281,9 @@ static int ctl__start_watching(ctl *c, const volatile sig_atomic_t *stop)
         return gc__ctl_informer_start(c, CTL_PODS);
 }
 
-/* One Lease attempt (lease thread); returns 1 leader, 0 not, -1 when leadership was lost. */
-static int ctl__lease(ctl *c, gc_kube_lease *lease)
+/* One Lease attempt (lease thread); returns 1 leader, 0 not, -1 when leadership was lost.
+ * *ret_failed: the API server did not answer the attempt (who holds it is not known). */
+static int ctl__lease(ctl *c, gc_kube_lease *lease, int *ret_failed)
 {
         char err[256];
         int leader = 0, r;
@@ -290,6 +291,7 @@ static int ctl__lease(ctl *c, gc_kube_lease *lease)
         r = gc_kube_lease_tick(c->kl, lease, gc__ctl_mono(), &leader, err, sizeof(err));
         /* Before `leader` changes: a replica that reads it set finds the fence already open. */
         atomic_store(&c->fence_ms, gc_kube_lease_fence_ms(lease));
+        *ret_failed = r < 0;
         if (r < 0)
                 gc_log(GC_LOG_WARN, "lease update failed", "lease", lease->name, "error", err,
                        NULL);
@@ -311,12 +313,15 @@ static void *ctl__lease_main(void *arg)
         int was_standby = 0;
 
         while (!c->lease_stop && !atomic_load(&c->fatal)) {
-                if (ctl__lease(c, &c->lease) < 0) {
+                int failed;
+
+                if (ctl__lease(c, &c->lease, &failed) < 0) {
                         gc__ctl_fatal(c, "lost the leader lease: exiting so that only one replica "
                                          "writes");
                         break;
                 }
-                if (!atomic_load(&c->leader) && !was_standby) {
+                /* A failed read says nothing of another replica: the warning said what. */
+                if (!atomic_load(&c->leader) && !was_standby && !failed) {
                         gc_log(GC_LOG_INFO, "standby: another replica holds the lease", "holder",
                                c->lease.holder, NULL);
                         was_standby = 1;
@@ -432,11 +437,8 @@ static int ctl__tick(ctl *c, ctl__loop *l, const volatile sig_atomic_t *stop)
         }
         if (atomic_load(&c->leader) && !l->leading) {
                 /* A standby taking over: the old leader went on writing generations. */
-                if (o->leader_election && gc__ctl_checkpoint_sync_generation(c) < 0) {
-                        gc__ctl_fatal(c, "cannot read the checkpoint ConfigMaps: check the "
-                                         "Role (get on configmaps)");
-                        return -1;
-                }
+                if (o->leader_election && gc__ctl_checkpoint_sync_generation(c) < 0)
+                        return -1; /* it said why */
                 l->leading = 1;
         }
         if (l->leading && !atomic_load(&c->ready) && atomic_load(&c->inf[CTL_PODS].synced)) {

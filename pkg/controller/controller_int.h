@@ -183,6 +183,10 @@ void gc__ctl_mark(ctl *c);
 int gc__ctl_informer_start(ctl *c, int kind);
 void gc__ctl_informers_stop(ctl *c);
 void gc__ctl_fatal(ctl *c, const char *msg);
+/* gc__ctl_fatal for an API call doing `what` that failed with r: a 401 (-EKEYREJECTED) names the
+ * credential refused, a 403 (-EACCES) says `grant` (what the roles must grant), anything else
+ * `cause` (an err buffer; NULL or empty: r's strerror). */
+void gc__ctl_fatal_api(ctl *c, int r, const char *what, const char *grant, const char *cause);
 const char *gc__ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "resourceslices", ... */
 /* 1 when a restart resumes the kind's watch from the checkpoint's resourceVersion: namespaces,
  * nodes and pods (their history), and ResourceClaims, whose first LIST is then the state at

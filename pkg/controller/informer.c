@@ -71,6 +71,38 @@ void gc__ctl_fatal(ctl *c, const char *msg)
                 c->inf[i].wake = 1;
 }
 
+/* Which credential the API server refused with a 401, and what usually makes it refuse it. */
+static const char *ctl__credential_hint(const ctl *c)
+{
+        if (c->kcfg.client_cert_file || c->kcfg.client_cert_data)
+                return "the kubeconfig's client certificate was refused: is it signed by a CA in "
+                       "kube-apiserver's --client-ca-file, and still valid?";
+        if (c->kcfg.token_file)
+                return "the token file's token was refused: expired, revoked, or its "
+                       "ServiceAccount deleted?";
+        if (c->kcfg.token)
+                return "the kubeconfig's token was refused: expired or revoked?";
+        return "no credential was given (the kubeconfig has no token nor client certificate)";
+}
+
+void gc__ctl_fatal_api(ctl *c, int r, const char *what, const char *grant, const char *cause)
+{
+        char msg[sizeof(c->fatal_msg)];
+
+        if (r == -EKEYREJECTED)
+                gc_errf(msg, sizeof(msg),
+                        "%s: the API server does not accept the controller's credentials "
+                        "(HTTP 401): %s",
+                        what, ctl__credential_hint(c));
+        else if (r == -EACCES)
+                gc_errf(msg, sizeof(msg), "%s: forbidden (HTTP 403): %s", what,
+                        grant ? grant : "check the roles bound to the controller");
+        else
+                gc_errf(msg, sizeof(msg), "%s: %s", what,
+                        cause && cause[0] ? cause : strerror(r < 0 ? -r : EIO));
+        gc__ctl_fatal(c, msg);
+}
+
 /* Re-prices every pod matching (node or namespace): their inputs changed. Under c->mu. */
 static void ctl__reaccount(ctl *c, const char *node, const char *ns)
 {
@@ -1001,6 +1033,9 @@ static void *ctl__informer_main(void *arg)
                          ctl__kind_names[inf->kind], ctl__kind_names[inf->kind],
                          inf->kind < CTL_RESUMED ? "" : " in the resource.k8s.io API group");
                 gc__ctl_fatal(c, msg);
+        } else if (r == -EKEYREJECTED) {
+                snprintf(msg, sizeof(msg), "cannot list/watch %s", ctl__kind_names[inf->kind]);
+                gc__ctl_fatal_api(c, r, msg, NULL, NULL);
         } else if (r < 0 && !atomic_load(&c->fatal)) {
                 snprintf(msg, sizeof(msg), "%s: watch failed: %s", ctl__kind_names[inf->kind],
                          strerror(-r));

@@ -60,6 +60,8 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         size_t idx;
         int r;
 
+        if (u->flags & GC_USAGE_F_ADJUST)
+                return 0; /* the usage basis's, not a pod */
         r = ctl__pod_piece(ps, u, &uid);
         if (r != 0)
                 return r < 0 ? r : 0;

@@ -45,11 +45,47 @@ struct ctl_usage {
         int64_t next_dcgm, next_prom;
         gc_gpuuse_prom_plan prom; /* which Prometheus range is due */
         int failing;              /* the last round had errors: log the next success */
+        int split_failed;         /* a split of the usage basis failed (said once) */
         int slow_logged;          /* a round took longer than the interval (said once) */
 
         /* The main thread's. */
         int64_t next_advice, advised_at;
 };
+
+/* ---- the usage basis ------------------------------------------------------------------------ */
+
+/*
+ * The share sink (usage thread, during an ingest): a shared GPU's measured use over a span,
+ * split among its holders in the ledger (docs/ledger.md, "The usage basis"). One holder alone
+ * has nothing to split. Takes c->mu (no other lock is held here).
+ */
+static int ctl__share(void *ud, const gc_gpuuse_share *sh)
+{
+        struct ctl_usage *u = ud;
+        ctl *c = u->c;
+        gc_account_use h[GC_LEDGER_MAX_HOLDERS];
+        size_t n = sh->n < GC_LEDGER_MAX_HOLDERS ? sh->n : GC_LEDGER_MAX_HOLDERS;
+        int r;
+
+        if (n < 2)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                h[i].ns = sh->h[i].ns;
+                h[i].pod = sh->h[i].pod;
+                h[i].pod_uid = sh->h[i].pod_uid;
+                h[i].use = sh->h[i].use;
+        }
+        pthread_mutex_lock(&c->mu);
+        r = gc_account_split_by_use(c->acct, sh->from, sh->to, h, n);
+        pthread_mutex_unlock(&c->mu);
+        if (r < 0 && !u->split_failed) {
+                gc_log(GC_LOG_WARN,
+                       "cannot split a shared GPU by measured use: it stays as allocated", "gpu",
+                       sh->uuid, "error", strerror(-r), NULL);
+                u->split_failed = 1;
+        }
+        return r < 0 ? r : 0;
+}
 
 /* ---- summaries --------------------------------------------------------------------------- */
 
@@ -416,6 +452,7 @@ static int ctl__demo(ctl *c)
         u->store = gc_gpuuse_new(&so.usage);
         if (!u->store)
                 return -ENOMEM;
+        gc_gpuuse_set_share_sink(u->store, ctl__share, u);
         u->prom.lookback_s = c->cfg->prometheus.lookback_days * 86400;
         u->prom.step_s = c->cfg->prometheus.step_s;
         memset(&st, 0, sizeof(st));
@@ -457,6 +494,7 @@ int gc__ctl_usage_start(ctl *c)
         u->store = gc_gpuuse_new(&so.usage);
         if (!u->store)
                 return -ENOMEM;
+        gc_gpuuse_set_share_sink(u->store, ctl__share, u);
         u->prom.lookback_s = c->cfg->prometheus.lookback_days * 86400;
         u->prom.step_s = c->cfg->prometheus.step_s;
         if (c->cfg->has_dcgm) {

@@ -7,14 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GC__EX_TAG       "gpu-cost/"       /* prefix of the tags this program defines */
-#define GC__EX_LABEL_TAG "gpu-cost/label/" /* before a label key that has GC__EX_TAG's prefix */
-#define GC__EX_M_USAGE   "gpu-cost:held-gpu-equivalents"
-#define GC__EX_M_IDLE    "gpu-cost:idle-capacity"
-#define GC__EX_M_PROP    "gpu-cost:shared-proportional"
-#define GC__EX_M_WEIGHTS "gpu-cost:shared-weights"
-#define GC__EX_UNIT      "GPU-Hours"
-#define GC__EX_CHUNK     24 /* periods per stepped query: a day of hours (<= GC_LEDGER_MAX_STEPS) */
+#define GC__EX_TAG        "gpu-cost/"       /* prefix of the tags this program defines */
+#define GC__EX_LABEL_TAG  "gpu-cost/label/" /* before a label key that has GC__EX_TAG's prefix */
+#define GC__EX_M_USAGE    "gpu-cost:held-gpu-equivalents"
+#define GC__EX_M_MEASURED "gpu-cost:measured-use"
+#define GC__EX_M_IDLE     "gpu-cost:idle-capacity"
+#define GC__EX_M_PROP     "gpu-cost:shared-proportional"
+#define GC__EX_M_WEIGHTS  "gpu-cost:shared-weights"
+#define GC__EX_UNIT       "GPU-Hours"
+#define GC__EX_CHUNK      24 /* periods per stepped query: a day of hours (<= GC_LEDGER_MAX_STEPS) */
 
 typedef enum { GC__EX_USAGE, GC__EX_IDLE, GC__EX_SHARED } gc__ex_kind;
 
@@ -343,7 +344,7 @@ static int gc__ex_csv_row(gc__ex *x, const gc__ex_row *w)
 static const char *gc__ex_method(const gc__ex *x, gc__ex_kind k)
 {
         if (k == GC__EX_USAGE)
-                return GC__EX_M_USAGE;
+                return x->o->basis == GC_BASIS_USAGE ? GC__EX_M_MEASURED : GC__EX_M_USAGE;
         if (k == GC__EX_IDLE)
                 return GC__EX_M_IDLE;
         return x->o->chargeback.mode == GC_CHARGEBACK_WEIGHTS ? GC__EX_M_WEIGHTS : GC__EX_M_PROP;
@@ -721,7 +722,10 @@ static int gc__ex_step(void *ud, const gc_cost_summary *s)
 
 static int gc__ex_query(gc__ex *x, int64_t start, int64_t end, int64_t step)
 {
-        gc_query q = {.start = start, .end = end, .now = x->o->now ? x->o->now : x->o->end};
+        gc_query q = {.start = start,
+                      .end = end,
+                      .now = x->o->now ? x->o->now : x->o->end,
+                      .basis = x->o->basis};
         static const gc_dim by[] = {GC_DIM_NODE,    GC_DIM_NAMESPACE, GC_DIM_TEAM,
                                     GC_DIM_PROJECT, GC_DIM_MODEL,     GC_DIM_CAPACITY_TYPE,
                                     GC_DIM_WORKLOAD};

@@ -41,6 +41,9 @@ typedef struct gc_export_opts {
         const char *cluster; /* BillingAccountId/Name, Tags; NULL = "default" */
         const char *currency;
         gc_chargeback chargeback;
+        /* allocation, or usage: shared GPUs split by measured use (docs/ledger.md); the
+         * usage rows then say so in 1.3's AllocatedMethodId. Totals and idle are the same. */
+        gc_basis basis;
         /* The region of a node, for RegionId (NULL, or a NULL answer: no region). */
         const char *(*region_of)(void *ud, const char *node);
         void *region_ud;

@@ -100,6 +100,8 @@ typedef struct gc_gpuuse_stats {
         uint64_t out_of_order;
         uint64_t pods_over_limit, devices_over_limit, readings_over_limit;
         uint64_t parse_errors; /* malformed lines (text) or series (JSON) */
+        uint64_t shares;       /* (device, time) per-pod readings handed to the share sink */
+        uint64_t share_errors; /* of them, refused by the sink */
         uint64_t first_error_line;
         char first_error[96];
         uint64_t bytes;
@@ -220,6 +222,33 @@ typedef struct gc_gpuuse_prom_plan {
 int gc_gpuuse_prom_plan_next(gc_gpuuse_prom_plan *p, int64_t now, int64_t *ret_start,
                              int64_t *ret_end);
 void gc_gpuuse_prom_plan_done(gc_gpuuse_prom_plan *p, int64_t end, int ok);
+
+/*
+ * Measured use of shared GPUs, per pod (docs/usage.md, "Shares"). dcgm-exporter with
+ * KUBERNETES_VIRTUAL_GPUS=true writes, beside the device's own series, one DCGM_FI_DEV_GPU_UTIL
+ * and DCGM_FI_DEV_FB_USED series per pod sharing the device, with that pod's own figures; HAMi's
+ * vGPU monitor writes one per container. Each (device, time) with such per-pod readings is handed
+ * to the sink as the batch is applied, in time order.
+ */
+typedef struct gc_gpuuse_holder {
+        const char *ns, *pod; /* never NULL */
+        const char *pod_uid;  /* the pod_uid label, NULL when absent */
+        double use;           /* 0..1: this pod's SM use of the device (GPU_UTIL / 100) */
+        double mem_mib;       /* this pod's framebuffer in MiB; NaN when not measured */
+} gc_gpuuse_holder;
+typedef struct gc_gpuuse_share {
+        const char *uuid;     /* the physical GPU */
+        const char *gpu_i_id; /* MIG instance, NULL on a whole GPU */
+        const char *hostname; /* NULL when unlabelled */
+        /* The reading covers (from, to]: to is its time, from the device's previous reading
+         * with per-pod figures, or to - interval when that is longer ago (a gap). */
+        int64_t from, to;
+        const gc_gpuuse_holder *h;
+        size_t n; /* holders with a per-pod use at `to`, n >= 1 */
+} gc_gpuuse_share;
+/* A non-zero return is counted (gc_gpuuse_stats.share_errors); the batch still applies. */
+typedef int (*gc_gpuuse_share_fn)(void *ud, const gc_gpuuse_share *s);
+void gc_gpuuse_set_share_sink(gc_gpuuse *s, gc_gpuuse_share_fn fn, void *ud);
 
 /* Drops pods and devices whose last reading is before now - retention_s. Returns how many. */
 size_t gc_gpuuse_expire(gc_gpuuse *s, int64_t now);

@@ -16,6 +16,7 @@ typedef struct gc__podev {
 
 typedef struct gc__pod {
         char *key; /* "ns/pod\0ns\0pod\0" */
+        char *uid; /* the pod_uid label last seen, or NULL */
         size_t keylen;
         uint32_t hash;
         int live;
@@ -45,7 +46,8 @@ typedef struct gc__dev {
         uint32_t hash;
         int live, has_gi;
         uint32_t serial;
-        int32_t pod; /* holder in the latest reading, -1 = none */
+        int32_t pod;      /* holder in the latest reading, -1 = none */
+        int64_t share_at; /* time of its last reading with per-pod figures (INT64_MIN: none) */
         char *mig, *model, *host, *gpu;
         int64_t created_at, first_at, last_at;
         uint64_t samples, n_gr, n_util, act_n, mem_n, unheld_n, unheld_act_n;
@@ -65,14 +67,19 @@ struct gc_gpuuse {
         uint32_t dev_serial;
         gc_index pod_idx, dev_idx; /* rows of pods and devs by key: slots in use only */
         size_t str_bytes, podev_bytes;
+        gc_gpuuse_share_fn share_fn; /* gc_gpuuse_set_share_sink */
+        void *share_ud;
 };
 
 /* One device at one time: its series joined. NaN = that metric was absent. */
+/* One device at one time, for one pod (per-pod series of a shared device, HAMi's containers)
+ * or the device itself (pod -1, or the single holder its series name). */
 typedef struct gc__reading {
         int64_t t;
         uint32_t dev;
         int32_t pod;
         float gr, util, used, free, tensor, power;
+        uint8_t per_pod; /* from a per-pod source: HAMi, or dcgm-exporter's pod_uid series */
 } gc__reading;
 
 typedef struct gc__row {
@@ -83,9 +90,9 @@ typedef struct gc__row {
 
 /* The labels a sample is filed by (pointers into the parser's line; not NUL-terminated). */
 typedef struct gc__labels {
-        const char *uuid, *gi, *profile, *model, *host, *gpu, *pod, *ns, *container;
+        const char *uuid, *gi, *profile, *model, *host, *gpu, *pod, *ns, *container, *uid;
         size_t uuid_len, gi_len, profile_len, model_len, host_len, gpu_len, pod_len, ns_len,
-            container_len;
+            container_len, uid_len;
 } gc__labels;
 
 int gc__pod_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret);

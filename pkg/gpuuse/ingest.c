@@ -9,7 +9,19 @@
 #include <string.h>
 #include <strings.h>
 
-enum metric { M_NONE = 0, M_GR, M_UTIL, M_USED, M_FREE, M_TENSOR, M_POWER };
+enum metric {
+        M_NONE = 0,
+        M_GR,
+        M_UTIL,
+        M_USED,
+        M_FREE,
+        M_TENSOR,
+        M_POWER,
+        /* HAMi's vGPU monitor, per container (cmd/vGPUmonitor/metrics.go): SM use in percent,
+         * framebuffer in bytes. The current names and the --legacy-metrics ones. */
+        M_HAMI_UTIL,
+        M_HAMI_USED,
+};
 
 struct gc_gpuuse_batch {
         gc_gpuuse *s;
@@ -28,7 +40,13 @@ struct gc_gpuuse_batch {
 
 static enum metric classify(const char *name)
 {
-        /* Every metric we use starts with "DCGM_FI_" (any case); most others are rejected here. */
+        if (strcasecmp(name, "hami_container_device_utilization_ratio") == 0 ||
+            strcasecmp(name, "Device_utilization_desc_of_container") == 0)
+                return M_HAMI_UTIL;
+        if (strcasecmp(name, "hami_vgpu_memory_used_bytes") == 0 ||
+            strcasecmp(name, "vGPU_device_memory_usage_in_bytes") == 0)
+                return M_HAMI_USED;
+        /* Every dcgm metric we use starts with "DCGM_FI_" (any case); most others stop here. */
         if (strncasecmp(name, "dcgm_fi_", 8) != 0)
                 return M_NONE;
         name += 8;
@@ -73,6 +91,12 @@ static void file_labels(const gc_prom_label *lb, size_t nl, gc__labels *ret)
                                 ret->uuid_len = l->value_len;
                         }
                         break;
+                case 'd': /* HAMi's device label, current and legacy */
+                        if (gc__label_is(n, "device_uuid") || gc__label_is(n, "deviceuuid")) {
+                                ret->uuid = l->value;
+                                ret->uuid_len = l->value_len;
+                        }
+                        break;
                 case 'g':
                         if (gc__label_is(n, "GPU_I_ID")) {
                                 ret->gi = l->value;
@@ -100,10 +124,15 @@ static void file_labels(const gc_prom_label *lb, size_t nl, gc__labels *ret)
                 case 'p':
                         if (gc__label_is(n, "pod"))
                                 take_label(&ret->pod, &ret->pod_len, &rp, 2, l);
-                        else if (gc__label_is(n, "pod_name"))
+                        else if (gc__label_is(n, "pod_name") || gc__label_is(n, "podname"))
                                 take_label(&ret->pod, &ret->pod_len, &rp, 1, l);
-                        else if (gc__label_is(n, "pod_namespace"))
+                        else if (gc__label_is(n, "pod_namespace") ||
+                                 gc__label_is(n, "podnamespace"))
                                 take_label(&ret->ns, &ret->ns_len, &rn, 1, l);
+                        else if (gc__label_is(n, "pod_uid")) {
+                                ret->uid = l->value;
+                                ret->uid_len = l->value_len;
+                        }
                         break;
                 case 'n':
                         if (gc__label_is(n, "namespace"))
@@ -112,7 +141,7 @@ static void file_labels(const gc_prom_label *lb, size_t nl, gc__labels *ret)
                 case 'c':
                         if (gc__label_is(n, "container"))
                                 take_label(&ret->container, &ret->container_len, &rc, 2, l);
-                        else if (gc__label_is(n, "container_name"))
+                        else if (gc__label_is(n, "container_name") || gc__label_is(n, "ctrname"))
                                 take_label(&ret->container, &ret->container_len, &rc, 1, l);
                         break;
                 case 'e':
@@ -132,10 +161,11 @@ static void file_labels(const gc_prom_label *lb, size_t nl, gc__labels *ret)
         }
 }
 
-static size_t tab_home(uint32_t dev, int64_t t, size_t slots)
+static size_t tab_home(uint32_t dev, int32_t pod, int64_t t, size_t slots)
 {
-        uint64_t h =
-            ((uint64_t)dev * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t * 0xC2B2AE3D27D4EB4Full);
+        uint64_t h = ((uint64_t)dev * 0x9E3779B97F4A7C15ull) ^
+                     ((uint64_t)t * 0xC2B2AE3D27D4EB4Full) ^
+                     ((uint64_t)(uint32_t)pod * 0x165667B19E3779F9ull);
 
         h ^= h >> 29;
         return (size_t)(h & (slots - 1));
@@ -149,7 +179,8 @@ static int tab_grow(gc_gpuuse_batch *b)
         if (!t)
                 return -ENOMEM;
         for (size_t i = 0; i < b->n; i++) {
-                size_t j = tab_home(b->rd[i].dev, b->rd[i].t, n);
+                size_t j =
+                    tab_home(b->rd[i].dev, b->rd[i].per_pod ? b->rd[i].pod : -1, b->rd[i].t, n);
 
                 while (t[j])
                         j = (j + 1) & (n - 1);
@@ -161,17 +192,17 @@ static int tab_grow(gc_gpuuse_batch *b)
         return 0;
 }
 
-/* The reading of (dev, t), created when new. */
-static gc__reading *reading_get(gc_gpuuse_batch *b, uint32_t dev, int64_t t)
+/* The reading of (dev, t) (pod -1), or of a pod's own figures on it; created when new. */
+static gc__reading *reading_get(gc_gpuuse_batch *b, uint32_t dev, int32_t pod, int64_t t)
 {
         size_t j;
         gc__reading *r;
 
         if (b->tab_slots) {
-                for (j = tab_home(dev, t, b->tab_slots); b->tab[j];
+                for (j = tab_home(dev, pod, t, b->tab_slots); b->tab[j];
                      j = (j + 1) & (b->tab_slots - 1)) {
                         r = &b->rd[b->tab[j] - 1];
-                        if (r->dev == dev && r->t == t)
+                        if (r->dev == dev && r->t == t && (r->per_pod ? r->pod : -1) == pod)
                                 return r;
                 }
         }
@@ -198,9 +229,10 @@ static gc__reading *reading_get(gc_gpuuse_batch *b, uint32_t dev, int64_t t)
         r = &b->rd[b->n];
         r->t = t;
         r->dev = dev;
-        r->pod = -1;
+        r->pod = pod;
+        r->per_pod = pod >= 0;
         r->gr = r->util = r->used = r->free = r->tensor = r->power = NAN;
-        for (j = tab_home(dev, t, b->tab_slots); b->tab[j]; j = (j + 1) & (b->tab_slots - 1))
+        for (j = tab_home(dev, pod, t, b->tab_slots); b->tab[j]; j = (j + 1) & (b->tab_slots - 1))
                 ;
         b->tab[j] = (uint32_t)++b->n;
         return r;
@@ -216,7 +248,7 @@ static int take(gc_gpuuse_batch *b, const char *name, const gc_prom_label *lb, s
         enum metric m = classify(name);
         gc__labels l;
         uint32_t dev, pod = 0;
-        int has_pod, r;
+        int has_pod, per_pod, r;
         gc__reading *rd;
         float fv;
 
@@ -255,13 +287,25 @@ static int take(gc_gpuuse_batch *b, const char *name, const gc_prom_label *lb, s
                         return r == -ENOMEM ? r : 0;
                 }
         }
-        rd = reading_get(b, dev, t);
+        /* A pod's own figures: HAMi's, and dcgm-exporter's per-process SM use and memory of a
+         * shared GPU (KUBERNETES_VIRTUAL_GPUS: those series carry pod_uid; docs/usage.md). A
+         * MIG instance is never shared that way (and its GPU_UTIL reads 0). */
+        per_pod = has_pod && (m == M_HAMI_UTIL || m == M_HAMI_USED ||
+                              (l.uid_len && !l.gi_len && (m == M_UTIL || m == M_USED)));
+        rd = reading_get(b, dev, per_pod ? (int32_t)pod : -1, t);
         if (!rd)
                 return b->err == -ENOMEM ? -ENOMEM : 0;
         if (has_pod && rd->pod < 0)
                 rd->pod = (int32_t)pod;
         fv = (float)v;
         switch (m) {
+        case M_HAMI_UTIL: /* a pod's containers on one device add up */
+                rd->util = isnan(rd->util) ? fv : rd->util + fv;
+                break;
+        case M_HAMI_USED:
+                fv = (float)(v / 1048576.0);
+                rd->used = isnan(rd->used) ? fv : rd->used + fv;
+                break;
         case M_GR:
                 rd->gr = fv;
                 break;

@@ -10,7 +10,17 @@
 
 const char gc_gpuuse_default_promql[] =
     "{__name__=~\"(?i)dcgm_fi_(prof_gr_engine_active|dev_gpu_util|dev_fb_used|dev_fb_free|"
-    "prof_pipe_tensor_active|dev_power_usage)\"}";
+    "prof_pipe_tensor_active|dev_power_usage)|hami_container_device_utilization_ratio|"
+    "hami_vgpu_memory_used_bytes|device_utilization_desc_of_container|"
+    "vgpu_device_memory_usage_in_bytes\"}";
+
+void gc_gpuuse_set_share_sink(gc_gpuuse *s, gc_gpuuse_share_fn fn, void *ud)
+{
+        if (!s)
+                return;
+        s->share_fn = fn;
+        s->share_ud = ud;
+}
 
 const char *gc_gpuuse_source_name(gc_gpuuse_source s)
 {
@@ -155,6 +165,7 @@ gc_gpuuse *gc_gpuuse_new(const gc_gpuuse_opts *opts)
 static void pod_clear(gc__pod *p)
 {
         free(p->key);
+        free(p->uid);
         free(p->container);
         free(p->model);
         free(p->mig);
@@ -259,6 +270,15 @@ int gc__pod_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret)
         p->last_at = INT64_MIN;
         s->str_bytes += 2 * (kl + 1);
 found:
+        /* A pod of the same name may follow a gone one: its uid is the newest seen. */
+        if (l->uid_len &&
+            (!p->uid || strlen(p->uid) != l->uid_len || memcmp(p->uid, l->uid, l->uid_len) != 0)) {
+                if (p->uid)
+                        s->str_bytes -= strlen(p->uid) + 1;
+                free(p->uid);
+                p->uid = NULL;
+                fill(&p->uid, l->uid, l->uid_len, &s->str_bytes);
+        }
         fill(&p->container, l->container, l->container_len, &s->str_bytes);
         fill(&p->model, l->model, l->model_len, &s->str_bytes);
         fill(&p->mig, l->profile, l->profile_len, &s->str_bytes);
@@ -324,6 +344,7 @@ int gc__dev_get(gc_gpuuse *s, const gc__labels *l, int64_t now, uint32_t *ret)
         d->has_gi = l->gi_len > 0;
         d->serial = ++s->dev_serial;
         d->pod = -1;
+        d->share_at = INT64_MIN;
         d->created_at = now;
         d->last_at = INT64_MIN;
         s->str_bytes += 2 * (kl + 1);
@@ -577,13 +598,113 @@ static void pod_take(gc_gpuuse *s, gc__pod *p, const gc__dev *d, const gc__readi
         pod_dev_add(s, p, d->serial, act);
 }
 
+/* Per-pod readings of one device at one time, applied: what the share sink is handed. */
+typedef struct gc__applied {
+        int64_t t;
+        uint32_t dev;
+        int32_t pod;
+        double use, mem;
+} gc__applied;
+
+static int cmp_applied(const void *a, const void *b)
+{
+        const gc__applied *x = a, *y = b;
+
+        if (x->t != y->t)
+                return x->t < y->t ? -1 : 1;
+        if (x->dev != y->dev)
+                return x->dev < y->dev ? -1 : 1;
+        return x->pod < y->pod ? -1 : x->pod > y->pod;
+}
+
+static const char *pair_second_or_null(const char *k, size_t kl)
+{
+        const char *v = pair_second(k, kl);
+
+        return v && *v ? v : NULL;
+}
+
+/*
+ * The share sink, per (device, time) in time order: the holders with a per-pod use, the span
+ * the reading covers (docs/usage.md, "Shares").
+ */
+static void emit_shares(gc_gpuuse *s, gc__applied *ap, size_t n, int64_t interval,
+                        gc_gpuuse_stats *st)
+{
+        gc_gpuuse_holder h[256];
+
+        if (n > 1)
+                qsort(ap, n, sizeof(*ap), cmp_applied);
+        for (size_t i = 0; i < n;) {
+                gc__dev *d = &s->devs[ap[i].dev];
+                gc_gpuuse_share sh;
+                size_t j = i, k = 0;
+
+                while (j < n && ap[j].t == ap[i].t && ap[j].dev == ap[i].dev) {
+                        const gc__pod *p = &s->pods[ap[j].pod];
+
+                        if (k < sizeof(h) / sizeof(h[0])) {
+                                h[k].ns = pair_first(p->key, p->keylen);
+                                h[k].pod = pair_second(p->key, p->keylen);
+                                h[k].pod_uid = p->uid;
+                                h[k].use = ap[j].use;
+                                h[k].mem_mib = ap[j].mem;
+                                k++;
+                        }
+                        j++;
+                }
+                /* A reading at or before the device's last share (a sample's own timestamp going
+                 * back, a replayed range) covers time already handed: it hands nothing. */
+                if (d->share_at != INT64_MIN && ap[i].t <= d->share_at) {
+                        st->out_of_order++;
+                        i = j;
+                        continue;
+                }
+                memset(&sh, 0, sizeof(sh));
+                sh.uuid = pair_first(d->key, d->keylen);
+                sh.gpu_i_id = pair_second_or_null(d->key, d->keylen);
+                sh.hostname = d->host;
+                sh.to = ap[i].t;
+                sh.from = d->share_at != INT64_MIN && sh.to - d->share_at <= interval
+                              ? d->share_at
+                              : sh.to - interval;
+                sh.h = h;
+                sh.n = k;
+                d->share_at = sh.to;
+                st->shares++;
+                if (s->share_fn(s->share_ud, &sh) != 0)
+                        st->share_errors++;
+                i = j;
+        }
+}
+
+/*
+ * Whether rd[i]'s (device, time) has per-pod readings: rd is sorted by (time, pod, device), so
+ * they may lie on either side; a small scan of the same time. The device's own reading then
+ * belongs to no pod (its pod label is one sharer's, its figures the device's).
+ */
+static int shared_at(const gc__reading *rd, size_t n, size_t i)
+{
+        for (size_t j = i; j > 0 && rd[j - 1].t == rd[i].t; j--)
+                if (rd[j - 1].dev == rd[i].dev && rd[j - 1].per_pod)
+                        return 1;
+        for (size_t j = i + 1; j < n && rd[j].t == rd[i].t; j++)
+                if (rd[j].dev == rd[i].dev && rd[j].per_pod)
+                        return 1;
+        return 0;
+}
+
 void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpuuse_stats *st)
 {
         gc__row row;
         gc__pod *rowpod = NULL;
+        gc__applied *ap = NULL;
+        size_t n_ap = 0;
 
         if (n > 1)
                 qsort(rd, n, sizeof(*rd), cmp_reading);
+        if (s->share_fn && n)
+                ap = malloc(n * sizeof(*ap)); /* none: no shares this batch, the rest applies */
         memset(&row, 0, sizeof(row));
         for (size_t i = 0; i < n; i++) {
                 gc__reading *r = &rd[i];
@@ -592,17 +713,30 @@ void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpu
                 double act = NAN, used = r->used, total = NAN;
                 int src = 0;
 
+                /* The device's own series on a shared device: a sharer's label, the device's
+                 * figures. */
+                if (p && !r->per_pod && shared_at(rd, n, i))
+                        p = NULL;
                 if (rowpod && (rowpod != p || row.t != r->t)) {
                         pod_row(s, rowpod, &row, interval);
                         rowpod = NULL;
                 }
                 if (!d->live || (p && !p->live))
                         continue;
-                if ((d->samples && r->t <= d->last_at) || (p && p->samples && r->t <= p->last_at)) {
+                if ((!r->per_pod && d->samples && r->t <= d->last_at) ||
+                    (p && p->samples && r->t <= p->last_at)) {
                         st->out_of_order++;
                         continue;
                 }
-                if (!isnan(r->gr)) {
+                if (r->per_pod) {
+                        /* A pod's own figures: its SM use (never the device-wide engine figure
+                         * dcgm-exporter copies to every sharer) and its memory. */
+                        if (!isnan(r->util)) {
+                                act = r->util / 100.0;
+                                act = act < 0 ? 0 : act > 1 ? 1 : act;
+                                src = GC_GPUUSE_SRC_GPU_UTIL;
+                        }
+                } else if (!isnan(r->gr)) {
                         act = r->gr;
                         src = GC_GPUUSE_SRC_GR_ENGINE;
                 } else if (!isnan(r->util) && !d->has_gi && !d->mig) {
@@ -613,10 +747,27 @@ void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpu
                         total = (double)r->used + (double)r->free;
                 st->readings++;
 
-                dev_take(d, r, src, act, used, total);
+                if (!r->per_pod)
+                        dev_take(d, r, src, act, used, total);
                 if (!p)
                         continue;
-                pod_take(s, p, d, r, src, act, used, total);
+                if (r->per_pod) {
+                        gc__reading pr = *r;
+
+                        pr.tensor = pr.power = NAN; /* copies of the device's */
+                        total = NAN;                /* FB_FREE is the device's, not the pod's */
+                        pod_take(s, p, d, &pr, src, act, used, total);
+                        if (ap && !isnan(act)) {
+                                ap[n_ap].t = r->t;
+                                ap[n_ap].dev = r->dev;
+                                ap[n_ap].pod = r->pod;
+                                ap[n_ap].use = act;
+                                ap[n_ap].mem = used;
+                                n_ap++;
+                        }
+                } else {
+                        pod_take(s, p, d, r, src, act, used, total);
+                }
 
                 /* ... and joined per time into its row. */
                 if (!rowpod) {
@@ -639,6 +790,9 @@ void gc__apply(gc_gpuuse *s, gc__reading *rd, size_t n, int64_t interval, gc_gpu
         }
         if (rowpod)
                 pod_row(s, rowpod, &row, interval);
+        if (ap)
+                emit_shares(s, ap, n_ap, interval, st);
+        free(ap);
 }
 
 /* ---- summaries --------------------------------------------------------------------------------

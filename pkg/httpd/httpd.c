@@ -1839,6 +1839,14 @@ static struct lws_context *make_context(struct gc_httpd *h)
         ci.max_http_header_pool2 = (unsigned)h->n_slots;
         ci.fd_limit_per_thread = (unsigned)(h->n_accept + LWS_OWN_FDS);
         ci.pt_serv_buf_size = SERVICE_BUF_SIZE;
+        /*
+         * lws' own timer for a TLS handshake, and then for the request head after it (and for
+         * a closing connection's last bytes), otherwise 5 s whatever the options say. Under TLS
+         * the handshake must finish within head_sec of the accept (the header table's timer
+         * from the vhost, whichever lws armed last) and the head within head_sec of the
+         * handshake (docs/httpd.md, Limits).
+         */
+        ci.timeout_secs = (unsigned)h->head_sec;
         return lws_create_context(&ci);
 }
 

@@ -145,6 +145,7 @@ int gc__kube_status_errno(long status)
         case 422:
                 return -EINVAL;
         case 401:
+                return -EKEYREJECTED; /* who we are was not accepted: not a missing grant */
         case 403:
                 return -EACCES;
         case 404:
@@ -650,8 +651,9 @@ static int gc__fence(gc_kube *k, const char *method, const gc__kube_io *io, gc__
                 return 0;
         left = k->fence(k->fence_arg) - gc__mono_ms();
         if (left <= 0) {
-                snprintf(err, errlen, "not written: the leader lease may have passed to another "
-                                      "replica");
+                snprintf(err, errlen,
+                         "not written: the leader lease may have passed to another "
+                         "replica");
                 return -ESTALE;
         }
         *fenced = *io;

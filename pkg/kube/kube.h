@@ -46,6 +46,13 @@ void gc_kube_config_release(gc_kube_config *c); /* accepts a zeroed struct */
 
 /* ---- requests -------------------------------------------------------------------------------- */
 
+/*
+ * The functions below that read an HTTP status map it to an errno: 401 to -EKEYREJECTED (the API
+ * server did not accept the credentials: a token it does not know, a client certificate from a
+ * CA it does not trust), 403 to -EACCES (it knows who asks; RBAC does not grant it), 404
+ * -ENOENT, 409 -EBUSY, 410 -ESTALE, 413 -E2BIG, 400/422 -EINVAL, 429/5xx -EAGAIN.
+ */
+
 typedef struct gc_kube gc_kube;
 
 /* Copies what it needs of cfg. */
@@ -154,9 +161,9 @@ typedef struct gc_kube_watch_opts {
  * *stop becomes non-zero (looked at least every second, also mid-transfer). resourceVersions are
  * opaque strings. 410 (status, or in-stream ERROR with code 410) and a stale continue token lead
  * to a new LIST; errors back off with jitter. ops run inside the transfer: they must not use k
- * (that fails with -EBUSY), another gc_kube is fine. Returns 0 when stopped, -EACCES after 401/403
- * (RBAC must fail loudly, never look like an empty cluster), or the negative code an ops callback
- * returned.
+ * (that fails with -EBUSY), another gc_kube is fine. Returns 0 when stopped, -EACCES after a 403
+ * (RBAC must fail loudly, never look like an empty cluster), -EKEYREJECTED after a 401 (the
+ * credentials themselves were refused), or the negative code an ops callback returned.
  */
 int gc_kube_watch_run(gc_kube *k, const gc_kube_watch_opts *o, const gc_kube_watch_ops *ops,
                       void *ud, const volatile sig_atomic_t *stop);

@@ -553,7 +553,7 @@ static gc__watch *gc__watch_new(gc_kube *k, const gc_kube_watch_opts *o,
 /*
  * A 401/403: retried (an authorizer still syncing) until the refusal has lasted grace_ms
  * (negative: at once), then fatal. *since_ms: when the refusals began (0: none before). 1 to
- * stop (-EACCES in *ret_r when fatal), 0 to go on.
+ * stop (-EKEYREJECTED for a 401, -EACCES for a 403 in *ret_r when fatal), 0 to go on.
  */
 static int gc__on_forbidden(gc__watch *w, int64_t *since_ms, int64_t grace_ms, int *ret_r)
 {
@@ -565,7 +565,7 @@ static int gc__on_forbidden(gc__watch *w, int64_t *since_ms, int64_t grace_ms, i
                 *since_ms = now_ms;
         if (grace_ms < 0 || now_ms - *since_ms >= grace_ms) {
                 gc__note(w, GC_KUBE_NOTE_FORBIDDEN, w->status, w->msg);
-                *ret_r = -EACCES;
+                *ret_r = w->status == 401 ? -EKEYREJECTED : -EACCES;
                 return 1;
         }
         /* Maybe an API server whose authorizer is still syncing: retry, but only until the

@@ -399,6 +399,17 @@ static int gc__valid_money(double geq, double price)
         return isfinite(geq) && geq >= 0 && isfinite(price) && price >= 0;
 }
 
+/* An adjustment holds no GPUs, within one bucket; nothing else carries usage figures. */
+static int gc__valid_use(const gc_usage *u)
+{
+        if (!(u->flags & GC_USAGE_F_ADJUST))
+                return u->adj_cost == 0 && u->covered_cost == 0;
+        return u->geq == 0 && u->end != GC_OPEN && u->end > u->start &&
+               u->end - u->start <= GC__HOUR && isfinite(u->adj_cost) &&
+               isfinite(u->covered_cost) && u->covered_cost >= 0 &&
+               u->covered_cost + u->adj_cost >= -1e-9 * (1 + u->covered_cost);
+}
+
 static const char *gc__intern(const gc_ledger *l, const char *s)
 {
         return s ? gc_strpool_intern0(l->pool, s) : l->empty;
@@ -444,7 +455,7 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         int r;
 
         if (!l || !u || !u->pod_uid || !*u->pod_uid || !gc__valid_span(u->start, u->end) ||
-            !gc__valid_money(u->geq, u->price_per_gpu_hour))
+            !gc__valid_money(u->geq, u->price_per_gpu_hour) || !gc__valid_use(u))
                 return -EINVAL;
         v.uid = gc_strpool_intern0(l->pool, u->pod_uid);
         if (!v.uid)
@@ -462,6 +473,8 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         v.start = u->start;
         v.end = u->end;
         v.flags = u->flags;
+        v.use.adj = u->adj_cost;
+        v.use.covered = u->covered_cost;
 
         k.l = l;
         k.uid = v.uid;
@@ -492,6 +505,16 @@ int gc_ledger_put_usage(gc_ledger *l, const gc_usage *u)
         l->n_iv++;
         l->n_open += v.end == GC_OPEN;
         return 0;
+}
+
+gc__iv *gc__iv_find(const gc_ledger *l, const char *uid)
+{
+        gc__iv_key k = {l, uid};
+        size_t pos;
+
+        if (!gc_index_find(&l->iv_ix, gc__str_hash(uid), gc__iv_eq, &k, &pos))
+                return NULL;
+        return &l->iv[gc_index_row(&l->iv_ix, pos)];
 }
 
 int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid)
@@ -532,6 +555,8 @@ int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret)
         ret->start = iv->start;
         ret->end = iv->end;
         ret->flags = iv->flags;
+        ret->adj_cost = iv->use.adj;
+        ret->covered_cost = iv->use.covered;
         return 0;
 }
 
@@ -612,7 +637,8 @@ static int gc__rows_reserve(gc_ledger *l, size_t more_roll, size_t more_runs)
 }
 
 /* Adds into the (hour, group) row; room must have been reserved when the row is new. */
-static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_seconds, double cost)
+static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_seconds, double cost,
+                         gc__use use)
 {
         gc__roll_key k = {l, hour, grp};
         uint32_t h = gc__roll_hash(hour, grp);
@@ -631,6 +657,7 @@ static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_se
         }
         row->gpu_seconds += gpu_seconds;
         row->cost += cost;
+        gc__use_add(&row->use, use);
 }
 
 /*
@@ -638,12 +665,12 @@ static void gc__roll_add(gc_ledger *l, int64_t hour, uint32_t grp, double gpu_se
  * counting past `cap` (the caller only needs to know it will not fit).
  */
 static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, int64_t first,
-                                double geq, uint32_t grp, size_t cap)
+                                int any, uint32_t grp, size_t cap)
 {
         size_t missing = 0;
         int64_t h = gc__floor_bucket(start, l->bucket);
 
-        if (geq <= 0 || grp == UINT32_MAX)
+        if (!any || grp == UINT32_MAX)
                 return 0;
         if (h < first)
                 h = first;
@@ -657,13 +684,16 @@ static size_t gc__missing_hours(const gc_ledger *l, int64_t start, int64_t end, 
         return missing;
 }
 
-/* Splits [start, end) per hour from hour `first` on; room must have been reserved. */
+/* Splits [start, end) per hour from hour `first` on; room must have been reserved. An
+ * adjustment (within one bucket of the ledger's or a coarser one's, so within at most 4 of
+ * this one's) goes to its buckets by their share of its span. */
 static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t first, double geq,
-                          double price_per_gpu_hour, uint32_t grp)
+                          double price_per_gpu_hour, gc__use use, uint32_t grp)
 {
         int64_t h = gc__floor_bucket(start, l->bucket);
+        int adjust = use.adj != 0 || use.covered != 0;
 
-        if (geq <= 0 || grp == UINT32_MAX)
+        if ((geq <= 0 && !adjust) || grp == UINT32_MAX)
                 return;
         if (h < first)
                 h = first;
@@ -672,10 +702,12 @@ static void gc__fold_span(gc_ledger *l, int64_t start, int64_t end, int64_t firs
                 int64_t hi = end < h + l->bucket ? end : h + l->bucket;
                 double gs = (double)(hi - lo) * geq;
                 double cost = gs / 3600.0 * price_per_gpu_hour;
+                double part = (double)(hi - lo) / (double)(end - start);
+                gc__use u = {use.adj * part, use.covered * part};
 
                 if (hi <= lo)
                         continue;
-                gc__roll_add(l, h, grp, gs, cost);
+                gc__roll_add(l, h, grp, gs, cost, u);
         }
 }
 
@@ -742,8 +774,9 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 v = &l->iv[i];
                 missing = 0;
                 for (size_t g = 0; g < 3; g++)
-                        missing += gc__missing_hours(l, v->start, v->end, first, v->geq, grp[g],
-                                                     l->max_rollup_rows - gc__rows(l));
+                        missing += gc__missing_hours(l, v->start, v->end, first,
+                                                     v->geq > 0 || (v->flags & GC_USAGE_F_ADJUST),
+                                                     grp[g], l->max_rollup_rows - gc__rows(l));
                 r = gc__rows_reserve(l, missing, 0);
                 if (r == 0)
                         r = gc__tier_fold(l, &l->iv[i], keep_since);
@@ -752,7 +785,7 @@ int gc_ledger_fold(gc_ledger *l, int64_t before, int64_t keep_since)
                 v = &l->iv[i];
                 for (size_t g = 0; g < 3; g++)
                         gc__fold_span(l, v->start, v->end, first, v->geq, v->price_per_gpu_hour,
-                                      grp[g]);
+                                      v->use, grp[g]);
                 gc_index_find(&l->iv_ix, gc__str_hash(v->uid), gc__iv_eq, &k, &pos);
                 gc__iv_remove(l, pos, i);
                 if (folded < INT32_MAX)
@@ -818,10 +851,11 @@ int gc_ledger_coarsen(gc_ledger *l, int64_t before)
                 /* Period history has the pods' figures; a node's held seconds move into it. */
                 if (drop && g->node_row != GC__ROW_PODS) {
                         if (r == 0)
-                                r = gc__tier_add_node(
-                                    l, rr.hour, g->dims[GC_DIM_NODE], g->dims[GC_DIM_MODEL],
-                                    g->dims[GC_DIM_CAPACITY_TYPE],
-                                    g->node_row == GC__ROW_NODE_UNATTR, rr.gpu_seconds, rr.cost);
+                                r = gc__tier_add_node(l, rr.hour, g->dims[GC_DIM_NODE],
+                                                      g->dims[GC_DIM_MODEL],
+                                                      g->dims[GC_DIM_CAPACITY_TYPE],
+                                                      g->node_row == GC__ROW_NODE_UNATTR,
+                                                      rr.gpu_seconds, rr.cost, rr.use);
                         drop = r == 0; /* past a failure the rest stay by the hour */
                 }
                 if (!drop)
@@ -927,6 +961,8 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
                 u.start = iv->start;
                 u.end = iv->end;
                 u.flags = iv->flags;
+                u.adj_cost = iv->use.adj;
+                u.covered_cost = iv->use.covered;
                 if ((r = v->usage(ud, &u)) != 0)
                         return r;
         }
@@ -949,6 +985,8 @@ int gc_ledger_visit(const gc_ledger *l, const gc_ledger_visitor *v, void *ud)
                         memcpy(o.labels, l->lbl[l->grp[rr->grp].lbl].v, sizeof(o.labels));
                 o.gpu_seconds = rr->gpu_seconds;
                 o.cost = rr->cost;
+                o.adj_cost = rr->use.adj;
+                o.covered_cost = rr->use.covered;
                 if ((r = v->rollup(ud, &o)) != 0)
                         return r;
         }
@@ -984,7 +1022,8 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
         int64_t hour;
         int r;
 
-        if (!l || !rw || !gc__valid_row(rw->hour, rw->gpu_seconds, rw->cost))
+        if (!l || !rw || !gc__valid_row(rw->hour, rw->gpu_seconds, rw->cost) ||
+            !isfinite(rw->adj_cost) || !isfinite(rw->covered_cost) || rw->covered_cost < 0)
                 return -EINVAL;
         /* A row of a finer ledger goes into the bucket holding it (docs/ledger.md). */
         hour = gc__floor_bucket(rw->hour, l->bucket);
@@ -1005,7 +1044,8 @@ int gc_ledger_add_rollup(gc_ledger *l, const gc_rollup *rw)
                 if (!gc_index_find(&l->roll_ix, gc__roll_hash(hour, grp[g]), gc__roll_eq, &k, &pos))
                         r = gc__rows_reserve(l, 1, 0);
                 if (r == 0)
-                        gc__roll_add(l, hour, grp[g], rw->gpu_seconds, rw->cost);
+                        gc__roll_add(l, hour, grp[g], rw->gpu_seconds, rw->cost,
+                                     (gc__use){rw->adj_cost, rw->covered_cost});
         }
         return r;
 }

@@ -113,6 +113,14 @@ enum {
          * count as one pod (in a step, a piece counts only when no earlier piece overlaps it).
          */
         GC_USAGE_F_PART = 1u << 1,
+        /*
+         * A usage-basis adjustment (docs/ledger.md, "The usage basis"): no GPUs held (geq 0), it
+         * carries what measured use moved to or from the pod within one bucket: adj_cost, and
+         * the allocation cost of the measured time, covered_cost. Its key is its own (made by
+         * gc_ledger_split_by_use); its span lies within one bucket and within the pod's; it
+         * counts no pod, and its dimensions are the pod's when it was made.
+         */
+        GC_USAGE_F_ADJUST = 1u << 2,
 };
 
 typedef struct gc_usage {
@@ -125,6 +133,8 @@ typedef struct gc_usage {
         int64_t start;             /* bound to the node */
         int64_t end;               /* finished or deleted; GC_OPEN while held */
         uint32_t flags;            /* GC_USAGE_F_* */
+        double adj_cost;           /* GC_USAGE_F_ADJUST only: the usage basis's change, +/- */
+        double covered_cost;       /* GC_USAGE_F_ADJUST only: allocation cost measured, >= 0 */
 } gc_usage;
 
 typedef struct gc_capacity {
@@ -187,6 +197,30 @@ int gc_ledger_put_capacity(gc_ledger *l, const gc_capacity *c);
 int gc_ledger_forget_usage(gc_ledger *l, const char *pod_uid);
 /* The interval kept under pod_uid (its strings the ledger's), or -ENOENT (never put, folded). */
 int gc_ledger_get_usage(const gc_ledger *l, const char *pod_uid, gc_usage *ret);
+
+/*
+ * The usage basis (docs/ledger.md): the allocation cost of the pods holding one GPU over
+ * (from, to] is split among them in proportion to their measured use x the seconds they held it
+ * in the span, and each pod's difference from its allocation cost is kept as adjustments
+ * (GC_USAGE_F_ADJUST), one per interval key and bucket. The adjustments of one call add up to
+ * zero, so every total, node and idle figure is the same in both bases. A holder names its
+ * intervals (a pod priced in pieces has several, a key each) and its measured use (>= 0,
+ * finite); keys the ledger does not hold (folded, never put) and time they do not cover are
+ * left on allocation. When the holders' measured use is zero, or fewer than two hold the span,
+ * nothing moves. A span split already (the same sample read again) is not split twice: spans
+ * must come in time order per GPU. Spans before the fold horizon are closed books. -EINVAL for from
+ * >= to, negative or not finite use; -E2BIG at the interval limit (each bucket of the span is split
+ * whole or not at all: the buckets before the one that did not fit are kept).
+ */
+#define GC_LEDGER_MAX_SHARE_KEYS 64 /* interval keys of one holder */
+#define GC_LEDGER_MAX_HOLDERS    256
+typedef struct gc_use_holder {
+        const char *const *keys; /* its interval keys (n_keys, at most GC_LEDGER_MAX_SHARE_KEYS) */
+        size_t n_keys;
+        double use;
+} gc_use_holder;
+int gc_ledger_split_by_use(gc_ledger *l, int64_t from, int64_t to, const gc_use_holder *h,
+                           size_t n);
 /*
  * Folds into hourly rollups every interval that ended before `before` (rounded down to the
  * hour) and drops it; also folds capacity hours before it. Rollup hours older than
@@ -234,8 +268,18 @@ void gc_ledger_stats_get(const gc_ledger *l, gc_ledger_stats *ret);
 
 /* ---- queries -------------------------------------------------------------------------------- */
 
+/* Which cost a query answers (docs/ledger.md, "The usage basis"). */
+typedef enum gc_basis {
+        GC_BASIS_ALLOCATION = 0, /* what each pod was allocated, x the time it held it */
+        GC_BASIS_USAGE,          /* shared GPUs split by measured use: allocation + adjustments */
+} gc_basis;
+/* "allocation", "usage". */
+const char *gc_basis_name(gc_basis b);
+int gc_basis_parse(const char *s, size_t n, gc_basis *ret);
+
 typedef struct gc_query {
-        int64_t start, end;      /* [start, end) */
+        int64_t start, end; /* [start, end) */
+        gc_basis basis;
         int64_t now;             /* open intervals accrue up to min(end, now); 0 = end */
         gc_dim by[GC_KEY_COUNT]; /* grouping, in order; label dimensions of kept keys only */
         size_t n_by;
@@ -245,13 +289,17 @@ typedef struct gc_query {
 typedef struct gc_cost_row {
         const char *keys[GC_KEY_COUNT]; /* the grouping dims' values; others NULL */
         double gpu_seconds;             /* GPU-equivalent seconds */
-        double cost;
+        double cost;                    /* in the query's basis */
+        /* Of cost, the part of time a measurement covered (usage basis: what measured use
+         * decided; allocation basis: the allocation cost of that time). */
+        double measured_cost;
         uint32_t pods;      /* distinct pod intervals contributing (folded hours add none) */
         uint32_t estimates; /* of them, resting on estimates */
 } gc_cost_row;
 
 typedef struct gc_cost_summary {
         int64_t start, end;
+        gc_basis basis; /* the query's */
         gc_dim by[GC_KEY_COUNT];
         size_t n_by;
         gc_label_keys label_keys; /* the ledger's, naming its label dimensions */
@@ -330,6 +378,9 @@ typedef struct gc_chargeback {
         gc_chargeback_mode mode;
         const gc_team_weight *weights; /* WEIGHTS only */
         size_t n_weights;
+        /* Which spend the teams are billed (and shares are taken) by: the allocation basis, or
+         * the usage basis, shared GPUs split by measured use (docs/ledger.md). */
+        gc_basis basis;
 } gc_chargeback;
 
 #define GC_CHARGEBACK_MAX_WEIGHTS 1000
@@ -366,6 +417,7 @@ typedef struct gc_rollup {
         const char *labels[GC_LABEL_DIMS]; /* the pods' rows' label values (as gc_usage) */
         double gpu_seconds;
         double cost;
+        double adj_cost, covered_cost; /* the usage basis's, as gc_usage */
 } gc_rollup;
 
 /* Whether a visited row is a node's (see above), not the pods'. */
@@ -395,6 +447,7 @@ typedef struct gc_period_row {
         const char *labels[GC_LABEL_DIMS]; /* as gc_usage; GC_UNLABELLED in node rows */
         double gpu_seconds;
         double cost;
+        double adj_cost, covered_cost; /* the usage basis's, as gc_usage */
         uint32_t pods, estimates;
 } gc_period_row;
 

@@ -18,6 +18,12 @@
 /* Floor division to the hour, for any time (negative included). */
 int64_t gc__floor_bucket(int64_t t, int64_t bucket);
 
+/* The usage basis's figures of a row (ledger.h, GC_USAGE_F_ADJUST): adjustment and the
+ * allocation cost measured. Zero wherever nothing was measured. */
+typedef struct gc__use {
+        double adj, covered;
+} gc__use;
+
 /* A pod's interval. */
 typedef struct gc__iv {
         const char *dims[GC_DIM_COUNT];
@@ -27,6 +33,7 @@ typedef struct gc__iv {
         int64_t start, end;
         uint32_t flags;
         uint32_t lbl; /* its label values: index into gc_ledger.lbl (in the padding: free) */
+        gc__use use;  /* GC_USAGE_F_ADJUST only */
 } gc__iv;
 
 /* A node's capacity interval; start has moved past the hours already folded. */
@@ -44,6 +51,7 @@ typedef struct gc__roll {
         uint32_t grp; /* index into gc_ledger.grp */
         double gpu_seconds;
         double cost;
+        gc__use use;
 } gc__roll;
 
 /*
@@ -78,6 +86,7 @@ typedef struct gc__prow {
         const char *dims[GC_DIM_COUNT];
         const char *uid;
         double gpu_seconds, cost;
+        gc__use use;
         uint32_t pods, estimates;
         uint32_t lbl; /* label values (gc_ledger.lbl) */
 } gc__prow;
@@ -101,6 +110,7 @@ typedef struct gc__pnode {
         const char *node, *model, *capacity_type;
         int unattr; /* the part whose team or project is GC_UNATTRIBUTED */
         double gpu_seconds, cost;
+        gc__use use;
 } gc__pnode;
 
 /* One local day, ISO week or month of period history (tier.c). */
@@ -184,6 +194,9 @@ void gc__lbl_sweep(gc_ledger *l, int dropped);
 /* Tuples in use (not emptied). */
 size_t gc__lbl_count(const gc_ledger *l);
 
+/* The interval kept under uid (it may move on the next put or removal), or NULL. */
+gc__iv *gc__iv_find(const gc_ledger *l, const char *uid);
+
 /* Period history (tier.c). */
 void gc__tier_free(gc_ledger *l);
 /* Adds a closed interval to every kept period it overlaps, or to none (-ENOMEM, -E2BIG). */
@@ -198,7 +211,8 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
 int64_t gc__coarse_from(const gc_ledger *l);
 /* Adds a node row's bucket to the node rows of every period holding it (-ENOMEM, -E2BIG). */
 int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, const char *model,
-                      const char *capacity_type, int unattr, double gpu_seconds, double cost);
+                      const char *capacity_type, int unattr, double gpu_seconds, double cost,
+                      gc__use use);
 int gc__tier_clone(gc_ledger *c, const gc_ledger *l);
 size_t gc__tier_bytes(const gc_ledger *l);
 
@@ -212,6 +226,12 @@ void gc__crun_fold(gc_ledger *l, const gc__cap *c, int64_t end, int64_t first);
 void gc__crun_drop_old(gc_ledger *l, int64_t first);
 int gc__crun_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_capacity_rollup *r), void *ud);
 int gc__crun_clone(gc_ledger *c, const gc_ledger *l);
+
+static inline void gc__use_add(gc__use *to, gc__use u)
+{
+        to->adj += u.adj;
+        to->covered += u.covered;
+}
 
 /* Grows a dense array to hold n items of `size` bytes (gc_grow underneath); may reallocate *p. */
 int gc__vec_reserve(void **p, size_t *cap, size_t n, size_t size);

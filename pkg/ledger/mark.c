@@ -5,15 +5,15 @@
  * A member added to one of these records that holds a pooled string must be marked below, or
  * the sweep frees it under the ledger: these sizes stop the build until it is.
  */
-_Static_assert(sizeof(gc__iv) == 112, "gc__iv changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__iv) == 128, "gc__iv changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__cap) == 64, "gc__cap changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__grp) == 56, "gc__grp changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__crun) == 56, "gc__crun changed: mark its strings in gc_ledger_mark");
-_Static_assert(sizeof(gc__prow) == 104, "gc__prow changed: mark its strings in gc_ledger_mark");
-_Static_assert(sizeof(gc__pnode) == 48, "gc__pnode changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__prow) == 120, "gc__prow changed: mark its strings in gc_ledger_mark");
+_Static_assert(sizeof(gc__pnode) == 64, "gc__pnode changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__lbl) == 32, "gc__lbl changed: mark its strings in gc_ledger_mark");
 _Static_assert(sizeof(gc__period) == 152, "gc__period changed: mark its rows in gc_ledger_mark");
-_Static_assert(sizeof(gc_usage) == 144, "gc_usage changed: mark its strings in gc_usage_mark");
+_Static_assert(sizeof(gc_usage) == 160, "gc_usage changed: mark its strings in gc_usage_mark");
 _Static_assert(sizeof(struct gc_ledger) == 512,
                "gc_ledger changed: mark its strings in gc_ledger_mark");
 

@@ -225,10 +225,27 @@ static gc__acc *gc__hour_step(const gc__q *x, int64_t hour)
         return hour >= a->start && hour + x->l->bucket <= a->end ? a : NULL;
 }
 
-static void gc__row_add(gc_cost_row *row, double gs, double cost, uint32_t pods, uint32_t estimates)
+/* Cost and measured cost of a record's figures in the query's basis (docs/ledger.md). */
+typedef struct gc__fig {
+        double cost, measured;
+} gc__fig;
+
+static gc__fig gc__fig_of(const gc__q *x, double cost, gc__use u)
+{
+        gc__fig f = {cost, u.covered};
+
+        if (x->q->basis == GC_BASIS_USAGE) {
+                f.cost += u.adj;
+                f.measured += u.adj;
+        }
+        return f;
+}
+
+static void gc__row_add(gc_cost_row *row, double gs, gc__fig f, uint32_t pods, uint32_t estimates)
 {
         row->gpu_seconds += gs;
-        row->cost += cost;
+        row->cost += f.cost;
+        row->measured_cost += f.measured;
         row->pods += pods;
         row->estimates += estimates;
 }
@@ -339,16 +356,16 @@ static int gc__keys(gc__q *x, const char *const dims[GC_DIM_COUNT], uint32_t lbl
 
 /* Adds one contribution to its group, the total and the unattributed part of a step. */
 static int gc__account(gc__acc *a, const char *const keys[GC_KEY_COUNT], uint32_t h, int unattr,
-                       double gs, double cost, uint32_t pods, uint32_t estimates)
+                       double gs, gc__fig f, uint32_t pods, uint32_t estimates)
 {
         gc_cost_row *row = gc__row_get(a, keys, h);
 
         if (!row)
                 return -ENOMEM;
-        gc__row_add(row, gs, cost, pods, estimates);
-        gc__row_add(&a->total, gs, cost, pods, estimates);
+        gc__row_add(row, gs, f, pods, estimates);
+        gc__row_add(&a->total, gs, f, pods, estimates);
         if (unattr)
-                gc__row_add(&a->unattributed, gs, cost, pods, estimates);
+                gc__row_add(&a->unattributed, gs, f, pods, estimates);
         return 0;
 }
 
@@ -379,11 +396,19 @@ static int gc__usage_pass(gc__q *x)
                         int64_t ov = gc__overlap(st, v->start, hi);
                         gc__node_acc *a;
                         double gs, cost;
+                        gc__use u = {0, 0};
 
                         if (ov <= 0)
                                 continue;
                         gs = (double)ov * v->geq;
                         cost = gs / 3600.0 * v->price_per_gpu_hour;
+                        if (v->flags & GC_USAGE_F_ADJUST) {
+                                /* Spread evenly over the measured time it covers. */
+                                double part = (double)ov / (double)(v->end - v->start);
+
+                                u.adj = v->use.adj * part;
+                                u.covered = v->use.covered * part;
+                        }
                         /* Idle is not narrowed by team or project: the node's GPUs sit idle
                          * regardless. */
                         if (st->n_nodes && (a = gc__node_find(st, v->dims[GC_DIM_NODE], nh)))
@@ -393,9 +418,11 @@ static int gc__usage_pass(gc__q *x)
                         /* A later piece of a pod counts the pod only where no earlier piece
                          * overlaps the step: the pieces are contiguous, so when it starts no
                          * later than the step does. */
-                        r = gc__account(st, keys, kh, unattr, gs, cost,
-                                        !(v->flags & GC_USAGE_F_PART) || v->start <= st->start,
-                                        (v->flags & GC_USAGE_F_ESTIMATE) != 0);
+                        r = gc__account(
+                            st, keys, kh, unattr, gs, gc__fig_of(x, cost, u),
+                            !(v->flags & GC_USAGE_F_ADJUST) &&
+                                (!(v->flags & GC_USAGE_F_PART) || v->start <= st->start),
+                            (v->flags & GC_USAGE_F_ESTIMATE) != 0);
                         if (r < 0)
                                 return r;
                 }
@@ -425,11 +452,12 @@ static int gc__usage_pass(gc__q *x)
                         continue;
                 r = 0;
                 if (g->node_row == GC__ROW_NODE_UNATTR)
-                        gc__row_add(&st->unattributed, rr->gpu_seconds, rr->cost, 0, 0);
+                        gc__row_add(&st->unattributed, rr->gpu_seconds,
+                                    gc__fig_of(x, rr->cost, rr->use), 0, 0);
                 else
                         r = gc__account(st, keys, kh,
                                         g->node_row == GC__ROW_PODS && gc__unattributed(x, dims),
-                                        rr->gpu_seconds, rr->cost, 0, 0);
+                                        rr->gpu_seconds, gc__fig_of(x, rr->cost, rr->use), 0, 0);
                 if (r < 0)
                         return r;
         }
@@ -455,11 +483,13 @@ static int gc__tier_pass(gc__q *x)
                         memcpy(dims, row->dims, sizeof(dims));
                         if (i >= p->n_top)
                                 dims[GC_DIM_NODE] = x->l->folded_pod; /* the rest has no node */
-                        if ((row->pods == 0 && row->gpu_seconds == 0) ||
+                        if ((row->pods == 0 && row->gpu_seconds == 0 && row->use.adj == 0 &&
+                             row->use.covered == 0) ||
                             !gc__keys(x, dims, row->lbl, keys, &kh))
                                 continue;
                         r = gc__account(st, keys, kh, gc__unattributed(x, dims), row->gpu_seconds,
-                                        row->cost, row->pods, row->estimates);
+                                        gc__fig_of(x, row->cost, row->use), row->pods,
+                                        row->estimates);
                         if (r < 0)
                                 return r;
                 }
@@ -501,9 +531,11 @@ static int gc__pnode_pass(gc__q *x)
                         if (!gc__keys(x, dims, 0, keys, &kh))
                                 continue;
                         if (n->unattr)
-                                gc__row_add(&st->unattributed, n->gpu_seconds, n->cost, 0, 0);
+                                gc__row_add(&st->unattributed, n->gpu_seconds,
+                                            gc__fig_of(x, n->cost, n->use), 0, 0);
                         else
-                                r = gc__account(st, keys, kh, 0, n->gpu_seconds, n->cost, 0, 0);
+                                r = gc__account(st, keys, kh, 0, n->gpu_seconds,
+                                                gc__fig_of(x, n->cost, n->use), 0, 0);
                         if (r < 0)
                                 return r;
                 }
@@ -629,7 +661,8 @@ static int gc__query_valid(const gc_ledger *l, const gc_query *q)
 {
         unsigned seen = 0, dims = GC_DIM_COUNT + (unsigned)l->n_label_keys;
 
-        if (q->start > q->end || q->now < 0 || q->n_by > GC_KEY_COUNT)
+        if (q->start > q->end || q->now < 0 || q->n_by > GC_KEY_COUNT ||
+            (q->basis != GC_BASIS_ALLOCATION && q->basis != GC_BASIS_USAGE))
                 return 0;
         for (size_t i = 0; i < q->n_by; i++) {
                 if ((unsigned)q->by[i] >= dims || (seen & (1u << q->by[i])))
@@ -697,6 +730,7 @@ static int gc__finish(const gc__q *x, gc__acc *a, gc_cost_summary *ret)
                 return r;
         s.start = a->start;
         s.end = a->end;
+        s.basis = x->q->basis;
         memcpy(s.by, x->q->by, sizeof(s.by));
         s.n_by = x->q->n_by;
         gc_ledger_label_keys(x->l, &s.label_keys);

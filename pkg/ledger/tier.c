@@ -195,7 +195,8 @@ static int gc__period_reserve(gc_ledger *l, gc__period *p, size_t rest)
 
 /* Adds into the period's row of the rest of the same dimensions; room must be reserved. */
 static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_DIM_COUNT],
-                         uint32_t lbl, double gs, double cost, uint32_t pods, uint32_t estimates)
+                         uint32_t lbl, double gs, double cost, gc__use use, uint32_t pods,
+                         uint32_t estimates)
 {
         const char *key[GC_DIM_COUNT];
         gc__rest_key k = {p, key, lbl};
@@ -220,6 +221,7 @@ static void gc__rest_add(gc_ledger *l, gc__period *p, const char *const dims[GC_
         }
         row->gpu_seconds += gs;
         row->cost += cost;
+        gc__use_add(&row->use, use);
         row->pods += pods;
         row->estimates += estimates;
 }
@@ -247,6 +249,7 @@ static void gc__top_offer(gc_ledger *l, gc__period *p, const gc__prow *in)
                 if (p->top[i].uid == in->uid) {
                         p->top[i].gpu_seconds += in->gpu_seconds;
                         p->top[i].cost += in->cost;
+                        gc__use_add(&p->top[i].use, in->use);
                         p->top[i].pods += in->pods;
                         p->top[i].estimates += in->estimates;
                         return;
@@ -260,12 +263,12 @@ static void gc__top_offer(gc_ledger *l, gc__period *p, const gc__prow *in)
                 return;
         }
         if (p->n_top == 0 || !gc__top_below(&p->top[low], in)) {
-                gc__rest_add(l, p, in->dims, in->lbl, in->gpu_seconds, in->cost, in->pods,
+                gc__rest_add(l, p, in->dims, in->lbl, in->gpu_seconds, in->cost, in->use, in->pods,
                              in->estimates);
                 return;
         }
         gc__rest_add(l, p, p->top[low].dims, p->top[low].lbl, p->top[low].gpu_seconds,
-                     p->top[low].cost, p->top[low].pods, p->top[low].estimates);
+                     p->top[low].cost, p->top[low].use, p->top[low].pods, p->top[low].estimates);
         p->top[low] = *in;
 }
 
@@ -342,6 +345,14 @@ static int gc__add_one(gc_ledger *l, int unit, int64_t ps, int64_t pe, void *ud)
         in.uid = c->base;
         in.gpu_seconds = (double)(hi - lo) * v->geq;
         in.cost = in.gpu_seconds / 3600.0 * v->price_per_gpu_hour;
+        if (v->flags & GC_USAGE_F_ADJUST) {
+                double part = (double)(hi - lo) / (double)(v->end - v->start);
+
+                in.use.adj = v->use.adj * part;
+                in.use.covered = v->use.covered * part;
+                gc__top_offer(l, l->per[ix], &in); /* no pod of its own: the pod's figures */
+                return 0;
+        }
         /* A later piece of a pod counts the pod only in a period no earlier piece reaches. */
         in.pods = !(v->flags & GC_USAGE_F_PART) || v->start <= ps;
         in.estimates = in.pods && (v->flags & GC_USAGE_F_ESTIMATE);
@@ -501,7 +512,8 @@ static int gc__period_compact(gc_ledger *l, gc__period *p)
                 memcpy(dims, r->dims, sizeof(dims));
                 if (f && !f->keep)
                         dims[GC_DIM_WORKLOAD] = l->folded_pod;
-                gc__rest_add(l, p, dims, r->lbl, r->gpu_seconds, r->cost, r->pods, r->estimates);
+                gc__rest_add(l, p, dims, r->lbl, r->gpu_seconds, r->cost, r->use, r->pods,
+                             r->estimates);
         }
         free(old);
         free(w);
@@ -560,12 +572,14 @@ static void gc__pnode_add(gc_ledger *l, gc__period *p, const gc__pnode *in)
                 row = &p->nodes[p->n_nodes];
                 *row = *in;
                 row->gpu_seconds = row->cost = 0;
+                row->use = (gc__use){0, 0};
                 gc_index_fill(&p->nodes_ix, pos, h, p->n_nodes);
                 p->n_nodes++;
                 l->n_prows++;
         }
         row->gpu_seconds += in->gpu_seconds;
         row->cost += in->cost;
+        gc__use_add(&row->use, in->use);
 }
 
 static int gc__pnode_reserve(gc__period *p)
@@ -592,9 +606,10 @@ int64_t gc__coarse_from(const gc_ledger *l)
 }
 
 int gc__tier_add_node(gc_ledger *l, int64_t bucket_start, const char *node, const char *model,
-                      const char *capacity_type, int unattr, double gpu_seconds, double cost)
+                      const char *capacity_type, int unattr, double gpu_seconds, double cost,
+                      gc__use use)
 {
-        gc__pnode in = {node, model, capacity_type, unattr, gpu_seconds, cost};
+        gc__pnode in = {node, model, capacity_type, unattr, gpu_seconds, cost, use};
         gc__period *p[GC__N_UNITS];
         size_t ix[GC__N_UNITS];
 
@@ -654,6 +669,8 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
                                 memcpy(o.labels, l->lbl[row->lbl].v, sizeof(o.labels));
                         o.gpu_seconds = row->gpu_seconds;
                         o.cost = row->cost;
+                        o.adj_cost = row->use.adj;
+                        o.covered_cost = row->use.covered;
                         o.pods = row->pods;
                         o.estimates = row->estimates;
                         r = fn(ud, &o);
@@ -676,6 +693,8 @@ int gc__tier_visit(const gc_ledger *l, int (*fn)(void *ud, const gc_period_row *
                                 memcpy(o.labels, l->lbl[0].v, sizeof(o.labels));
                         o.gpu_seconds = n->gpu_seconds;
                         o.cost = n->cost;
+                        o.adj_cost = n->use.adj;
+                        o.covered_cost = n->use.covered;
                         r = fn(ud, &o);
                         if (r != 0)
                                 return r;
@@ -689,7 +708,8 @@ static int gc__valid_period_row(const gc_period_row *r)
         return (r->unit == GC_TZ_DAY || r->unit == GC_TZ_WEEK || r->unit == GC_TZ_MONTH) &&
                r->start >= 0 && r->end > r->start && r->end <= GC__TIME_MAX &&
                isfinite(r->gpu_seconds) && r->gpu_seconds >= 0 && isfinite(r->cost) &&
-               r->cost >= 0 && r->estimates <= r->pods && (!r->pod_uid || *r->pod_uid);
+               r->cost >= 0 && r->estimates <= r->pods && (!r->pod_uid || *r->pod_uid) &&
+               isfinite(r->adj_cost) && isfinite(r->covered_cost) && r->covered_cost >= 0;
 }
 
 /* A node row of a period (no pod, a node): its held GPU-seconds in coarsened buckets. */
@@ -700,7 +720,8 @@ static int gc__node_row_add(gc_ledger *l, const gc_period_row *r, const gc__prow
                        in->dims[GC_DIM_CAPACITY_TYPE],
                        in->dims[GC_DIM_TEAM] == l->unattributed,
                        in->gpu_seconds,
-                       in->cost};
+                       in->cost,
+                       in->use};
         gc__period *p;
         int rc;
 
@@ -737,6 +758,8 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
                 return rc;
         in.gpu_seconds = r->gpu_seconds;
         in.cost = r->cost;
+        in.use.adj = r->adj_cost;
+        in.use.covered = r->covered_cost;
         in.pods = r->pods;
         in.estimates = r->estimates;
         if (!in.uid && *in.dims[GC_DIM_NODE])
@@ -749,7 +772,8 @@ int gc_ledger_add_period_row(gc_ledger *l, const gc_period_row *r)
         if (in.uid)
                 gc__top_offer(l, p, &in);
         else
-                gc__rest_add(l, p, in.dims, in.lbl, in.gpu_seconds, in.cost, in.pods, in.estimates);
+                gc__rest_add(l, p, in.dims, in.lbl, in.gpu_seconds, in.cost, in.use, in.pods,
+                             in.estimates);
         return 0;
 }
 

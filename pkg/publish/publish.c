@@ -18,8 +18,10 @@
 #define GC_PUB__MAX_MONTHS 120
 #define GC_PUB__MAX_TOP_N  1000
 #define GC_PUB__TOP_N      10
-#define GC_PUB__FORMAT     1 /* bump when the reports' layout changes: every hash changes */
-#define GC_PUB__NOTE_LEN   256
+#define GC_PUB__FORMAT                                                                             \
+        2 /* bump when the reports' layout changes: every hash changes                             \
+             (2: the Usage basis section) */
+#define GC_PUB__NOTE_LEN 256
 
 /* Rows per table tried in turn until a report fits; 0 = every row. */
 static const size_t gc_pub__levels[] = {0, 1000, 500, 250, 100, 50, 20, 10, 5, 1};
@@ -149,6 +151,8 @@ static uint64_t gc_pub__hash_row(uint64_t h, const gc_cost_row *row)
                 h = gc_pub__hash_str(h, row->keys[d]);
         h = gc_pub__hash_num(h, row->gpu_seconds);
         h = gc_pub__hash_num(h, row->cost);
+        /* Measured use reaching the usage basis (its section, its chargeback) grows this. */
+        h = gc_pub__hash_num(h, row->measured_cost);
         h = gc_pub__hash_i64(h, row->pods);
         return gc_pub__hash_i64(h, row->estimates);
 }
@@ -185,6 +189,7 @@ static void gc_pub__examine(const gc_publish_opts *o, int64_t now, const gc_cost
         }
         /* How idle and unattributed spend is charged back changes the report's Chargeback. */
         h = gc_pub__hash_i64(h, o->chargeback ? (int64_t)o->chargeback->mode : -1);
+        h = gc_pub__hash_i64(h, o->chargeback ? (int64_t)o->chargeback->basis : -1);
         for (size_t i = 0; o->chargeback && i < o->chargeback->n_weights; i++) {
                 h = gc_pub__hash_str(h, o->chargeback->weights[i].team);
                 h = gc_pub__hash_num(h, o->chargeback->weights[i].weight);

@@ -151,12 +151,24 @@ typedef struct gc_report__period {
         size_t n_own;
         double *cb_ratio; /* per p->team row, when chargeback applies; else NULL */
         double cb_pool;
+        /* The spend by team in the usage basis (docs/ledger.md); has_use when any of the
+         * period's figures rest on measured use of a shared GPU. */
+        gc_cost_summary use_team;
+        int has_use;
 } gc_report__period;
+
+/* The spend by team the chargeback bills by: the configured basis's. */
+static const gc_cost_summary *gc_report__cb_sum(const gc_report__period *p)
+{
+        return p->r->chargeback && p->r->chargeback->basis == GC_BASIS_USAGE ? &p->use_team
+                                                                             : &p->team;
+}
 
 static void gc_report__period_free(gc_report__period *p)
 {
         gc_cost_summary_free(&p->tp);
         gc_cost_summary_free(&p->team);
+        gc_cost_summary_free(&p->use_team);
         gc_cost_summary_free(&p->model);
         gc_cost_summary_free(&p->prev);
         gc_cost_summary_free(&p->ns);
@@ -185,12 +197,14 @@ static void gc_report__period_free(gc_report__period *p)
         free(p->bud_st);
 }
 
-static int gc_report__query(const gc_report__period *p, int64_t start, int64_t end,
-                            const gc_dim *by, size_t n_by, gc_cost_summary *ret)
+static int gc_report__query_basis(const gc_report__period *p, int64_t start, int64_t end,
+                                  const gc_dim *by, size_t n_by, gc_basis basis,
+                                  gc_cost_summary *ret)
 {
         gc_query q;
 
         memset(&q, 0, sizeof(q));
+        q.basis = basis;
         q.start = start;
         q.end = end;
         q.now = p->r->now;
@@ -199,6 +213,12 @@ static int gc_report__query(const gc_report__period *p, int64_t start, int64_t e
                 q.by[i] = by[i];
         q.n_by = n_by;
         return gc_ledger_query(p->r->ledger, &q, ret);
+}
+
+static int gc_report__query(const gc_report__period *p, int64_t start, int64_t end,
+                            const gc_dim *by, size_t n_by, gc_cost_summary *ret)
+{
+        return gc_report__query_basis(p, start, end, by, n_by, GC_BASIS_ALLOCATION, ret);
 }
 
 static const char *gc_report__key(const gc_cost_row *row, gc_dim d)
@@ -619,6 +639,10 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
         if (ret == 0)
                 ret = gc_report__query(p, r->start, r->end, team, 1, &p->team);
         if (ret == 0)
+                ret = gc_report__query_basis(p, r->start, r->end, team, 1, GC_BASIS_USAGE,
+                                             &p->use_team);
+        p->has_use = ret == 0 && p->use_team.total.measured_cost > 0;
+        if (ret == 0)
                 ret = gc_report__query(p, r->start, r->end, model, 2, &p->model);
         if (ret == 0)
                 ret = gc_report__query(p, p->prev_start, r->start, NULL, 0, &p->prev);
@@ -670,10 +694,10 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
                 ret = gc_report__cut(p, p->lab[i].rows, p->lab[i].n_rows,
                                      (gc_dim)(GC_DIM_LABEL + i), &p->sh_lab[i]);
         if (ret == 0 && !r->team && r->chargeback && r->chargeback->mode != GC_CHARGEBACK_NONE) {
-                p->cb_ratio = calloc(p->team.n_rows + 1, sizeof(*p->cb_ratio));
-                ret = p->cb_ratio
-                          ? gc_chargeback_ratios(&p->team, r->chargeback, p->cb_ratio, &p->cb_pool)
-                          : -ENOMEM;
+                p->cb_ratio = calloc(gc_report__cb_sum(p)->n_rows + 1, sizeof(*p->cb_ratio));
+                ret = p->cb_ratio ? gc_chargeback_ratios(gc_report__cb_sum(p), r->chargeback,
+                                                         p->cb_ratio, &p->cb_pool)
+                                  : -ENOMEM;
         }
         if (ret == 0)
                 gc_report__own_notes(p);
@@ -683,7 +707,7 @@ static int gc_report__collect(const gc_period_report *r, gc_report__period *p)
 /* A team's bill under chargeback: its spend and share, or 0 when its spend was shared out. */
 static double gc_report__cb_bill(const gc_report__period *p, size_t i)
 {
-        const gc_cost_row *row = &p->team.rows[i];
+        const gc_cost_row *row = &gc_report__cb_sum(p)->rows[i];
 
         if (p->cb_pool > 0 && gc_report__is_unattributed(row))
                 return 0;
@@ -693,7 +717,7 @@ static double gc_report__cb_bill(const gc_report__period *p, size_t i)
 /* Every team with its spend, share and bill; the bills' total is the capacity's cost. */
 static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
 {
-        const gc_cost_summary *s = &p->team;
+        const gc_cost_summary *s = gc_report__cb_sum(p);
         size_t n = s->n_rows + 1; /* the teams, and idle when nothing was shared */
         gc_cost_row *share, *bill;
         gc_cost_row share_total = {0}, bill_total = {0};
@@ -727,14 +751,19 @@ static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
                 r = gc_report__round_rows(bill, n, &bill_total, &rb);
         if (r == 0)
                 r = gc_buf_printf(out,
-                                  "\n## Chargeback (%s)\n\n"
+                                  "\n## Chargeback (%s%s)\n\n"
                                   "Idle GPU capacity and the spend of no team are charged to the "
-                                  "teams %s; each bill is the team's spend plus its share, and the "
-                                  "spend of no team, being in the shares, bills 0.\n\n",
+                                  "teams %s; each bill is the team's spend%s plus its share, and "
+                                  "the spend of no team, being in the shares, bills 0.\n\n",
                                   gc_chargeback_mode_name(p->r->chargeback->mode),
+                                  p->r->chargeback->basis == GC_BASIS_USAGE ? ", usage basis" : "",
                                   p->r->chargeback->mode == GC_CHARGEBACK_WEIGHTS
                                       ? "by their configured weights"
-                                      : "in proportion to their spend");
+                                      : "in proportion to their spend",
+                                  p->r->chargeback->basis == GC_BASIS_USAGE
+                                      ? " (shared GPUs split by measured use, as in the Usage "
+                                        "basis section)"
+                                      : "");
         if (r == 0)
                 r = gc_report__table_init(&t, "lrrr", out->limit);
         if (r == 0)
@@ -793,9 +822,153 @@ static int gc_report__md_chargeback(gc_buf *out, const gc_report__period *p)
         return r;
 }
 
+/* The allocation-basis spend of the team of a usage-basis row (same ledger, same teams). */
+static double gc_report__alloc_of(const gc_report__period *p, const gc_cost_row *use)
+{
+        const char *t = gc_report__key(use, GC_DIM_TEAM);
+
+        for (size_t i = 0; i < p->team.n_rows; i++)
+                if (strcmp(gc_report__key(&p->team.rows[i], GC_DIM_TEAM), t) == 0)
+                        return p->team.rows[i].cost;
+        return 0;
+}
+
+/*
+ * "Usage basis": each team's spend when shared GPUs are split by measured use, beside its
+ * spend by allocation, the difference, and how much measurement decided. Only in a period
+ * with measurements; the totals are the same in both bases.
+ */
+static int gc_report__md_usage(gc_buf *out, const gc_report__period *p)
+{
+        const gc_cost_summary *s = &p->use_team;
+        gc_cost_row *alloc, *diff, *meas, ta = {0}, td = {0}, tm = {0};
+        gc_report__rounded ra = {0}, ru = {0}, rd = {0}, rm = {0};
+        gc_report__table t = {0};
+        char a[GC_REPORT__TEXT_LEN], u[GC_REPORT__TEXT_LEN], d[GC_REPORT__TEXT_LEN],
+            m[GC_REPORT__TEXT_LEN];
+        int r;
+
+        if (!p->has_use || out->err)
+                return out->err;
+        alloc = calloc(s->n_rows + 1, sizeof(*alloc));
+        diff = calloc(s->n_rows + 1, sizeof(*diff));
+        meas = calloc(s->n_rows + 1, sizeof(*meas));
+        r = alloc && diff && meas ? 0 : -ENOMEM;
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+                alloc[i].cost = gc_report__alloc_of(p, &s->rows[i]);
+                diff[i].cost = s->rows[i].cost - alloc[i].cost;
+                meas[i].cost = s->rows[i].measured_cost;
+                ta.cost += alloc[i].cost;
+                td.cost += diff[i].cost;
+                tm.cost += meas[i].cost;
+        }
+        if (r == 0)
+                r = gc_report__round_rows(alloc, s->n_rows, &ta, &ra);
+        if (r == 0)
+                r = gc_report__round_rows(s->rows, s->n_rows, &s->total, &ru);
+        if (r == 0)
+                r = gc_report__round_rows(meas, s->n_rows, &tm, &rm);
+        /* The differences are the rounded columns' differences, so each line reads true. */
+        if (r == 0)
+                r = gc_report__round_rows(diff, s->n_rows, &td, &rd);
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++)
+                rd.cents[i] = ru.cents[i] - ra.cents[i];
+        if (r == 0)
+                rd.total_cents = ru.total_cents - ra.total_cents;
+        if (r == 0)
+                r = gc_buf_puts(out,
+                                "\n## Usage basis\n\n"
+                                "Shared GPUs (time-sliced, MPS, HAMi, shared DRA devices) split "
+                                "by what each pod was measured to use, instead of what it was "
+                                "allocated: the same total, moved between teams. _Measured_ is "
+                                "the part of a team's usage-basis spend that measurement "
+                                "decided; the rest had no sample and stays as allocated.\n\n");
+        if (r == 0)
+                r = gc_report__table_init(&t, "lrrrr", out->limit);
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Team");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "By allocation");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "By usage");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Difference");
+        if (r == 0)
+                r = gc_report__table_cell(&t, "Measured");
+        for (size_t i = 0; r == 0 && i < s->n_rows; i++) {
+                gc_report__money(ra.cents[i], p->currency, a);
+                gc_report__money(ru.cents[i], p->currency, u);
+                gc_report__money(rd.cents[i] < 0 ? -rd.cents[i] : rd.cents[i], p->currency, d);
+                gc_report__money(rm.cents[i], p->currency, m);
+                r = gc_report__table_key(&t, gc_report__key(&s->rows[i], GC_DIM_TEAM), 1);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, a);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, u);
+                if (r == 0)
+                        r = gc_report__table_cellf(&t, "%s%s",
+                                                   rd.cents[i] > 0   ? "+"
+                                                   : rd.cents[i] < 0 ? "-"
+                                                                     : "",
+                                                   d);
+                if (r == 0)
+                        r = gc_report__table_cell(&t, m);
+        }
+        gc_report__money(ra.total_cents, p->currency, a);
+        gc_report__money(ru.total_cents, p->currency, u);
+        gc_report__money(rm.total_cents, p->currency, m);
+        if (r == 0)
+                r = gc_report__table_cell(&t, "**Total**");
+        if (r == 0)
+                r = gc_report__table_cellf(&t, "**%s**", a);
+        if (r == 0)
+                r = gc_report__table_cellf(&t, "**%s**", u);
+        if (r == 0)
+                r = gc_report__table_cell(&t, "");
+        if (r == 0)
+                r = gc_report__table_cellf(&t, "**%s**", m);
+        if (r == 0)
+                r = gc_report__table_markdown(&t, out);
+        gc_report__table_free(&t);
+        gc_report__rounded_free(&ra);
+        gc_report__rounded_free(&ru);
+        gc_report__rounded_free(&rd);
+        gc_report__rounded_free(&rm);
+        free(alloc);
+        free(diff);
+        free(meas);
+        return r;
+}
+
+/* "usage_basis": per team both bases and the measured part; absent without measurements. */
+static int gc_report__json_usage(gc_buf *b, const gc_report__period *p)
+{
+        const gc_cost_summary *s = &p->use_team;
+
+        if (!p->has_use)
+                return 0;
+        gc_buf_puts(b, ",\"usage_basis\":{\"teams\":[");
+        for (size_t i = 0; !b->err && i < s->n_rows; i++) {
+                double alloc = gc_report__alloc_of(p, &s->rows[i]);
+
+                gc_buf_puts(b, i ? ",{\"team\":" : "{\"team\":");
+                gc_buf_json_str(b, gc_report__key(&s->rows[i], GC_DIM_TEAM));
+                gc_report__json_field_money(b, "allocation_cost", alloc);
+                gc_report__json_field_money(b, "usage_cost", s->rows[i].cost);
+                gc_report__json_field_money(b, "difference", s->rows[i].cost - alloc);
+                gc_report__json_field_money(b, "measured_cost", s->rows[i].measured_cost);
+                gc_buf_puts(b, "}");
+        }
+        gc_buf_puts(b, "]");
+        gc_report__json_field_money(b, "total_cost", s->total.cost);
+        gc_report__json_field_money(b, "measured_cost", s->total.measured_cost);
+        gc_buf_puts(b, "}");
+        return b->err;
+}
+
 static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
 {
-        const gc_cost_summary *s = &p->team;
+        const gc_cost_summary *s = gc_report__cb_sum(p);
         double charged = p->cb_pool > 0 ? 0 : s->idle.cost;
 
         if (!p->cb_ratio)
@@ -804,6 +977,8 @@ static int gc_report__json_chargeback(gc_buf *b, const gc_report__period *p)
         gc_buf_json_str(b, "mode");
         gc_buf_puts(b, ":");
         gc_buf_json_str(b, gc_chargeback_mode_name(p->r->chargeback->mode));
+        if (p->r->chargeback->basis == GC_BASIS_USAGE)
+                gc_report__json_field_str(b, "basis", gc_basis_name(GC_BASIS_USAGE));
         gc_buf_puts(b, ",\"teams\":[");
         for (size_t i = 0; !b->err && i < s->n_rows; i++) {
                 double bill = gc_report__cb_bill(p, i);
@@ -1418,6 +1593,8 @@ static int gc_report__md_spend(gc_buf *out, const gc_report__period *p)
                 return r;
         if (p->cb_ratio && (r = gc_report__md_chargeback(out, p)) < 0)
                 return r;
+        if ((r = gc_report__md_usage(out, p)) < 0)
+                return r;
         gc_buf_puts(out, "\n## Spend by team and project\n\n");
         r = gc_report__md_shown(out, &c_tp, &p->sh_tp, &s->total, p->currency);
         if (r < 0)
@@ -1792,6 +1969,7 @@ static int gc_report__json(gc_buf *b, const gc_report__period *p)
                 gc_report__json_omitted(b, "summary_idle_nodes_omitted", &p->sh_nodes, 0);
         gc_report__json_shown(b, "by_team", d_team, 1, &p->sh_team, &s->total, 1);
         gc_report__json_chargeback(b, p);
+        gc_report__json_usage(b, p);
         gc_report__json_shown(b, "by_model", d_model, 2, &p->sh_model, &s->total, 1);
         gc_report__json_days(b, p);
         gc_report__json_shown(b, "idle_nodes", d_idle, 3, &p->sh_idle, NULL, 0);

@@ -59,6 +59,8 @@ static int gc_report__json_groups(gc_buf *b, const gc_cost_summary *s, const cha
                         gc_report__json_field_str(b, names[k], row->keys[s->by[k]]);
                 gc_buf_append(b, "}", 1);
                 gc_report__json_amounts(b, row);
+                if (s->basis == GC_BASIS_USAGE)
+                        gc_report__json_field_money(b, "measured_cost", row->measured_cost);
                 gc_report__json_field_u64(b, "pods", row->pods);
                 gc_report__json_field_u64(b, "estimates", row->estimates);
                 if (ratio) {
@@ -130,6 +132,10 @@ static int gc_report__json_summary(const gc_cost_summary *s, const char *currenc
         }
         gc_buf_puts(b, "]");
         gc_report__json_field_str(b, "currency", gc_report__currency(currency));
+        /* The usage basis says so, and how much of each figure measurement decided; an
+         * allocation answer is as it always was. */
+        if (s->basis == GC_BASIS_USAGE)
+                gc_report__json_field_str(b, "basis", gc_basis_name(s->basis));
         gc_report__json_groups(b, s, names, ratio, pool);
         gc_report__json_idle(b, s);
         gc_buf_puts(b, ",\"unattributed\":{");
@@ -139,6 +145,8 @@ static int gc_report__json_summary(const gc_cost_summary *s, const char *currenc
         gc_report__json_amounts(b, &s->capacity);
         gc_buf_puts(b, "},\"total\":{");
         gc_report__json_amounts(b, &s->total);
+        if (s->basis == GC_BASIS_USAGE)
+                gc_report__json_field_money(b, "measured_cost", s->total.measured_cost);
         gc_report__json_field_u64(b, "pods", s->total.pods);
         gc_report__json_field_u64(b, "estimates", s->total.estimates);
         gc_buf_puts(b, "}");
@@ -337,6 +345,16 @@ static int gc_report__summary_render(const gc_cost_summary *s, const char *curre
                 return -EINVAL;
         orig = out->len;
         r = gc_report__summary_tab(s, currency, md, out);
+        /* The usage basis says so under the table, with what measured use decided. */
+        if (r == 0 && s->basis == GC_BASIS_USAGE) {
+                char m[GC_REPORT_MONEY_LEN];
+
+                gc_report_money(s->total.measured_cost, gc_report__currency(currency), m);
+                r = gc_buf_printf(out,
+                                  "\n%sUsage basis%s: shared GPUs split by measured use; %s of "
+                                  "the total rests on measurement, the rest as allocated.\n",
+                                  md ? "_" : "", md ? "_" : "", m);
+        }
         if (r < 0 && out->data)
                 gc_buf_truncate(out, orig);
         return r;

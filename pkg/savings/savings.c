@@ -152,7 +152,8 @@ static int gc_savings__usage(void *ud, const gc_usage *u)
         gc_advisor_pod *p;
         int64_t held_from, held_to;
 
-        if (u->start >= a->end || (u->end != GC_OPEN && u->end <= a->start))
+        if (u->start >= a->end || (u->end != GC_OPEN && u->end <= a->start) ||
+            (u->flags & GC_USAGE_F_ADJUST))
                 return 0;
         /* A later piece of a pod on a shared DRA claim extends the pod's entry (one pod). */
         if ((u->flags & GC_USAGE_F_PART) && gc_savings__extend(a, u))

@@ -5,6 +5,9 @@ Environment:
                  built by scripts/e2e-build.sh)
   GPU_COST       the CLI (default build/gpu-cost), which must accept every rendered configuration
   GPU_COST_CONTROLLER  the controller (default build/gpu-cost-controller), run in the cluster test
+  GPU_COST_CONTROLLER_PREV  the previous release's controller (default
+                 build/prev-<version>/gpu-cost-controller, tests/chart/prev-release.sh), run in the
+                 upgrade test
   CHART_REQUIRE=1  fail instead of skipping when a tool is missing (`make chart-test` sets it)
   CHART_HELM     the helm binary in E2E_BIN: helm (Helm 4, the default) or helm3 (Helm 3)
 """

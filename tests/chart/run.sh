@@ -8,7 +8,8 @@
 # Environment: E2E_BIN (helm (Helm 4), helm3, kubectl, the control plane; scripts/e2e-build.sh
 # builds them),
 # GPU_COST, GPU_COST_CONTROLLER (default build/gpu-cost, build/gpu-cost-controller), IMAGE (default
-# gpu-cost-controller:<version>, what make image tags).
+# gpu-cost-controller:<version>, what make image tags), GPU_COST_CONTROLLER_PREV (default: the
+# previous release's controller, built by tests/chart/prev-release.sh).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,6 +50,15 @@ say "against kube-apiserver: server-side dry run of every scenario, helm install
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_cluster.py
 say "Helm 3: helm install/upgrade/uninstall against kube-apiserver"
 CHART_HELM=helm3 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_cluster.py
+if [ -z "${GPU_COST_CONTROLLER_PREV:-}" ]; then
+	say "the previous release's controller, built from its commit (once; tests/chart/prev-release.sh)"
+	GPU_COST_CONTROLLER_PREV=$(tests/chart/prev-release.sh)
+fi
+export GPU_COST_CONTROLLER_PREV
+say "upgrade from the previous release (fixtures/gpu-cost-*.tgz) and rollback, the checkpoint read across both"
+CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_upgrade.py
+say "Helm 3: upgrade from the previous release and rollback"
+CHART_HELM=helm3 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_upgrade.py
 say "the image make image built, run from its root filesystem (read-only, uid 65532), and the chart installed with it"
 CHART_REQUIRE=1 python3 -m pytest -q tests/chart/test_chart_image.py
 say "all passed"

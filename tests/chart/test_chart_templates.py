@@ -14,6 +14,9 @@ from conftest import (CHART, CI_VALUES, GPU_COST, INVALID_VALUES, NAMESPACE, REP
                       need, render, render_fails, template_args)
 
 EXAMPLES = REPO / "examples"
+CHART_META = yaml.safe_load((CHART / "Chart.yaml").read_text())
+CHART_VERSION = CHART_META["version"]
+APP_VERSION = CHART_META["appVersion"]
 WINDOW = "2026-11-16T00:00:00Z,2026-11-23T00:00:00Z"
 # Every verb any gpu-cost role may hold; "*" and escalation verbs never.
 # (The controller never patches; tests/chart/test_chart_cluster.py proves each granted verb used.)
@@ -73,11 +76,15 @@ def values_file(tmp_path, values):
 
 
 def test_chart_metadata():
-    c = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    c = CHART_META
     assert c["apiVersion"] == "v2"
     assert c["name"] == "gpu-cost"
     assert c["kubeVersion"] == ">=1.25.0-0"
-    assert c["appVersion"] == "0.1.0" and c["version"] == "0.1.0"
+    # One version for the chart, the program and the image: make image tags
+    # gpu-cost-controller:<CMakeLists.txt's version>, the image the chart names by default.
+    version = re.search(r"^project\(gpu-cost VERSION ([0-9.]+) ",
+                        (REPO / "CMakeLists.txt").read_text(), re.M).group(1)
+    assert c["appVersion"] == version and c["version"] == version == CHART_VERSION
     schema = json.loads((CHART / "values.schema.json").read_text())
     assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
     assert schema["additionalProperties"] is False
@@ -283,7 +290,7 @@ def test_labels_and_selector(scenarios):
             assert labels["app.kubernetes.io/name"] == "gpu-cost", (name, o["kind"])
             assert labels["app.kubernetes.io/instance"] == "gpu-cost"
             assert labels["app.kubernetes.io/managed-by"] == "Helm"
-            assert labels["helm.sh/chart"] == "gpu-cost-0.1.0"
+            assert labels["helm.sh/chart"] == "gpu-cost-" + CHART_VERSION
             # The controller deletes report ConfigMaps by this label: never on the chart's.
             assert "gpu-cost.io/kind" not in labels
         d = r.deployment()
@@ -899,7 +906,7 @@ def test_helm_test_pod():
     health, c = spec["containers"]
     ctl = dep["spec"]["containers"][0]
     for x in (health, c):
-        assert x["image"] == ctl["image"] == "gpu-cost-controller:0.1.0"
+        assert x["image"] == ctl["image"] == "gpu-cost-controller:" + APP_VERSION
         assert x["securityContext"] == ctl["securityContext"]
         assert x["securityContext"]["readOnlyRootFilesystem"] is True
         assert x["command"] == ["/usr/local/bin/gpu-cost"]

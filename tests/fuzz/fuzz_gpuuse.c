@@ -1,5 +1,5 @@
-/* fuzz_gpuuse: any text body or Prometheus answer keeps the store's summaries in range; any list
- * gives well-formed dcgm-exporter scrape URLs. */
+/* fuzz_gpuuse: any text body or Prometheus answer keeps the store's summaries in range and hands
+ * the share sink well-formed shares; any list gives well-formed dcgm-exporter scrape URLs. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +8,24 @@
 #include "gpuuse/gpuuse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every share: holders with a name and a use in [0, 1], a span (from, to] no longer than the
+ * batch's interval, handed in time order; the store's bound of 256 holders a call. */
+static int64_t last_to;
+
+static int share(void *ud, const gc_gpuuse_share *sh)
+{
+        (void)ud;
+        if (!sh->uuid || sh->n < 1 || sh->n > 256 || sh->from >= sh->to || sh->to < last_to ||
+            sh->to - sh->from > 86400)
+                __builtin_trap();
+        last_to = sh->to;
+        for (size_t i = 0; i < sh->n; i++)
+                if (!sh->h[i].ns || !sh->h[i].pod || !(sh->h[i].use >= 0 && sh->h[i].use <= 1) ||
+                    (!isnan(sh->h[i].mem_mib) && !isfinite(sh->h[i].mem_mib)))
+                        __builtin_trap();
+        return 0;
+}
 
 static void check(const gc_gpuuse *s)
 {
@@ -75,10 +93,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         s = gc_gpuuse_new(&o);
         if (!s)
                 return 0;
+        gc_gpuuse_set_share_sink(s, share, NULL);
         /* The same bytes as a scrape at two times, then as a Prometheus answer. */
+        last_to = INT64_MIN; /* in time order within a batch */
         gc_gpuuse_ingest_text(s, (const char *)data, size, 1795166100, 0, &st);
+        last_to = INT64_MIN;
         gc_gpuuse_ingest_text(s, (const char *)data, size, 1795166130, 0, &st);
         check(s);
+        last_to = INT64_MIN;
         gc_gpuuse_ingest_prom_json(s, (const char *)data, size, 1 << 20, 60, &st, err, sizeof(err));
         check(s);
         /* Expiry drops everything last seen before the cut, and nothing after it. */

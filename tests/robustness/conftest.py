@@ -64,8 +64,9 @@ def _ports(log_path, deadline):
     return api, probe
 
 
-def _controller(tmp_path_factory):
-    """Starts a controller, yields its Server, and stops it (exit 0 after SIGTERM)."""
+def _controller(tmp_path_factory, extra=()):
+    """Starts a controller (with extra flags), yields its Server, and stops it (exit 0 after
+    SIGTERM)."""
     # The suite holds over 1,000 sockets at once; the server inherits the limit but keeps its own
     # cap (256 connections, docs/httpd.md).
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -75,7 +76,7 @@ def _controller(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("robustness") / "controller.log"
     log = open(log_path, "w")
     proc = subprocess.Popen([controller_path(), "--demo", "--listen", "127.0.0.1:0",
-                             "--probe-listen", "127.0.0.1:0"], stdout=log, stderr=log)
+                             "--probe-listen", "127.0.0.1:0", *extra], stdout=log, stderr=log)
     api, probe = _ports(log_path, time.monotonic() + 20)
     if api is None or probe is None:
         proc.kill()
@@ -95,6 +96,22 @@ def _controller(tmp_path_factory):
 def server(tmp_path_factory):
     """The controller every attack shares, whose descriptors and RSS the last test bounds."""
     yield from _controller(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    """A controller serving its API over TLS with a certificate made here (EC P-256, for
+    127.0.0.1); its .ca is the file a client trusts."""
+    d = tmp_path_factory.mktemp("tls")
+    crt, key = d / "tls.crt", d / "tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", str(key), "-out", str(crt),
+                    "-days", "1", "-subj", "/CN=gpu-cost", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    for srv in _controller(tmp_path_factory, ["--tls-cert-file", str(crt), "--tls-key-file",
+                                              str(key)]):
+        srv.ca = str(crt)
+        yield srv
 
 
 @pytest.fixture

@@ -3,11 +3,13 @@ on 127.0.0.1 (docs/httpd.md, figures in docs/benchmarks.md).
 
 Each attack runs while a well-behaved client asks for a cheap answer every 20 ms on a keep-alive
 connection and a prober asks the probe port for /healthz every 100 ms on a new connection, as
-the kubelet does. The well-behaved client's p99 stays under GOOD_P99_MS, the prober never fails
-and never waits over PROBE_MAX_MS, and afterwards the server's descriptors return to their
-baseline and its RSS to within RSS_SLACK_KIB of it. Lines starting "FIGURE" are the measurements.
-Last, the attacks all at once while Prometheus' scrape goes to /metrics on the probe port: it gets
-every answer, whole and in time.
+the kubelet does. Every request of the well-behaved client is answered, and every probe within
+PROBE_TIMEOUT_S (the chart's timeoutSeconds: a slower answer is a failed probe to the kubelet);
+afterwards the server's descriptors return to their baseline and its RSS to within RSS_SLACK_KIB
+of it. These are conditions: how fast the others are answered depends on the machine's load and
+is measured, with its target, by `make bench` (bench/attack_latency.py); lines starting "FIGURE"
+print this run's figures. Last, the attacks all at once while Prometheus' scrape goes to /metrics
+on the probe port: it gets every answer, whole.
 """
 
 import http.client
@@ -24,9 +26,10 @@ import pytest
 
 from conftest import connect, read_response
 
-# The bounds asserted (docs/benchmarks.md has the figures measured against them).
-GOOD_P99_MS = 50.0   # the well-behaved client under every attack
-PROBE_MAX_MS = 1000.0  # the kubelet's default timeoutSeconds is 1 s; the chart gives 5 s
+# The conditions asserted; the latency targets are bench/attack_latency.py's (docs/benchmarks.md).
+PROBE_TIMEOUT_S = 5  # the chart's probes' timeoutSeconds: a probe slower than this fails
+HEAD_TIMEOUT_S = 10  # header_timeout_sec, the server's default: a slow head is closed then
+SLACK_S = 5          # past a deadline, for a loaded machine
 RSS_SLACK_KIB = 16 * 1024
 CHEAP = "/api/v1/prices"
 EXPENSIVE = "/allocation?window=28d&aggregate=pod&step=1h"  # the demo's largest answer, ~5.5 MB
@@ -100,7 +103,8 @@ class Watch:
         while not self.stop.is_set():
             t0 = time.monotonic()
             try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.server.probe_port, timeout=2)
+                conn = http.client.HTTPConnection("127.0.0.1", self.server.probe_port,
+                                                  timeout=PROBE_TIMEOUT_S)
                 conn.request("GET", "/healthz")
                 r = conn.getresponse()
                 if r.status != 200 or r.read() != b"ok\n":
@@ -131,16 +135,12 @@ class Watch:
                   len(self.good_errors), len(pms), max(pms or [0]), len(self.probe_errors)))
         return False
 
-    def check(self, p99_ms=GOOD_P99_MS):
-        ms = [1000 * x for x in self.good]
-        assert len(ms) > 20, "the well-behaved client got %d answers" % len(ms)
+    def check(self):
+        """Every request answered (beyond one reconnect), every probe within its timeout."""
+        assert len(self.good) > 20, "the well-behaved client got %d answers" % len(self.good)
         assert not self.good_errors, self.good_errors[:5]
-        assert pct(ms, 99) < p99_ms, "%s: well-behaved p99 %.1f ms, bound %.1f ms" % (
-            self.name, pct(ms, 99), p99_ms)
-        assert len(self.probe) > 5
+        assert len(self.probe) > 5, "%d probes" % len(self.probe)
         assert not self.probe_errors, self.probe_errors[:5]
-        assert max(self.probe) * 1000 < PROBE_MAX_MS, "a probe took %.0f ms" % (
-            max(self.probe) * 1000)
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +180,8 @@ def server_closed(s):
 
 def test_slow_header_clients(server, baseline):
     """200 clients send a request line and then a header every 2 s (the issue's stall was 100):
-    others are answered all along, and the head deadline (10 s) closes the slow ones."""
+    others are answered all along, and the head deadline (10 s from a head's first byte) closes
+    the slow ones, within the deadline and SLACK_S of the last one's first byte."""
     slow = []
     with Watch(server, "200 slow-header clients") as w:
         for i in range(200):
@@ -188,18 +189,20 @@ def test_slow_header_clients(server, baseline):
             s.sendall(b"GET " + CHEAP.encode() + b" HTTP/1.1\r\nHost: a\r\n")
             slow.append(s)
         t0 = time.monotonic()
-        while time.monotonic() - t0 < 12:
-            for s in slow:
+        open_ = list(slow)
+        while open_ and time.monotonic() - t0 < HEAD_TIMEOUT_S + SLACK_S:
+            for s in open_:
                 try:
                     s.sendall(b"X-Trickle: 1\r\n")
                 except OSError:
                     pass
             time.sleep(2)
-    closed = sum(server_closed(s) for s in slow)
-    print("FIGURE 200 slow-header clients: closed by the server after 12 s: %d" % closed)
+            open_ = [s for s in open_ if not server_closed(s)]
+    print("FIGURE 200 slow-header clients: closed by the server %d, after at most %.1f s" % (
+        len(slow) - len(open_), time.monotonic() - t0))
     close_all(slow)
     w.check()
-    assert closed == len(slow), "the head deadline left %d open" % (len(slow) - closed)
+    assert not open_, "the head deadline left %d open" % len(open_)
 
 
 def test_idle_keepalive_connections(server, baseline):
@@ -215,8 +218,12 @@ def test_idle_keepalive_connections(server, baseline):
             if r is not None:
                 assert r[0] == 200
             conns.append(s)
-        time.sleep(3)
+        # Admission sheds the stalest once they are a second old, on the server's 200 ms tick.
+        deadline = time.monotonic() + SLACK_S
         open_now = sum(not server_closed(s) for s in conns)
+        while open_now > SERVER_MAX_CONNECTIONS and time.monotonic() < deadline:
+            time.sleep(0.2)
+            open_now = sum(not server_closed(s) for s in conns)
     print("FIGURE 1000 idle keep-alive connections: still open %d, shed %d (cap %d)" % (
         open_now, len(conns) - open_now, SERVER_MAX_CONNECTIONS))
     close_all(conns)
@@ -400,9 +407,8 @@ def test_pipelined(server, baseline):
 
 def test_expensive_answers(server, baseline):
     """A client fetches the demo's largest answer back to back: the cheap ones on other
-    connections do not wait for its computation (a worker thread does it) nor for its 5.5 MB to
-    be written (64 KiB pieces): their p99 stays under the general bound (docs/httpd.md,
-    Fairness)."""
+    connections are answered all along (a worker thread computes it, its 5.5 MB go out in
+    64 KiB pieces; docs/httpd.md, Fairness). Their latency is make bench's "large answers"."""
     with Watch(server, "expensive answers back to back") as w:
         r = load_result(load("expensive", server.api_port, 8, EXPENSIVE))
     ttfb = [1000 * x for x in r["ttfb"]]
@@ -510,7 +516,7 @@ def test_metrics_on_probe_port_under_flood(own_server):
     connections it admits, a reconnect flood, and its largest answer fetched back to back (its
     own scrape then waits up to seconds). Every scrape on the probe port, on a new connection
     every 100 ms, gets a 200 with the API port's body byte for byte, valid Prometheus text,
-    within PROBE_MAX_MS. On a controller of its own: the attacks' peak at once leaves more
+    within PROBE_TIMEOUT_S (what it took is a FIGURE). On a controller of its own: the attacks' peak at once leaves more
     memory with the allocator than test_back_to_baseline allows the shared one."""
     server = own_server
     def get(port, path, timeout=10):
@@ -536,7 +542,7 @@ def test_metrics_on_probe_port_under_flood(own_server):
         while not stop.is_set():
             t0 = time.monotonic()
             try:
-                got = get(server.probe_port, "/metrics", timeout=5)
+                got = get(server.probe_port, "/metrics", timeout=PROBE_TIMEOUT_S)
                 if got[0] != 200 or got[1] != ctype or got[2] != want:
                     errors.append("status %d, %s, %d bytes" % (got[0], got[1], len(got[2])))
                 else:
@@ -587,7 +593,6 @@ def test_metrics_on_probe_port_under_flood(own_server):
               pct(ms, 50), max(ms or [0]), len(errors), pct(api_ms, 50), max(api_ms or [0])))
     assert len(ms) > 20, "%d scrapes" % len(ms)
     assert not errors, errors[:5]
-    assert max(ms) < PROBE_MAX_MS, "a scrape took %.0f ms" % max(ms)
     assert server.alive()
 
 

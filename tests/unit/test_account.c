@@ -1,6 +1,7 @@
 /* test_account: pods and nodes decoded, priced, attributed and queried, with figures by hand. */
 #include <check.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,6 +380,52 @@ START_TEST(test_gone)
 }
 END_TEST
 
+/*
+ * Measured use of the time-sliced T4 shared by "serve" (found by uid) and a second pod of the
+ * same size (found by namespace/name, as HAMi names pods), 11:00-12:00: use 0.75 and 0.25 of a
+ * pot of 2 x 0.5 GPU x $0.40 = $0.40: 0.30 and 0.10. A holder not found (a pod gone, one never
+ * seen) stays on allocation and is not counted; once gone, a pod is not found by name.
+ */
+START_TEST(test_split_by_use)
+{
+        gc_cost_summary s;
+        gc_query q;
+        gc_pod serve, other;
+        fixture f;
+        gc_account_use h[3] = {{"misc", "serve", "p2", 0.75},
+                               {"misc", "serve-2", NULL, 0.25},
+                               {"misc", "never", NULL, 0.9}};
+
+        load(&f);
+        serve = f.pods.v[1];
+        ck_assert_int_eq(gc_account_pod(f.acct, &serve, NULL), 1);
+        other = serve;
+        other.uid = "p9";
+        other.name = "serve-2";
+        ck_assert_int_eq(gc_account_pod(f.acct, &other, NULL), 1);
+        ck_assert_int_eq(gc_account_split_by_use(f.acct, T0 + 11 * 3600, T0 + 12 * 3600, h, 3), 2);
+        memset(&q, 0, sizeof(q));
+        q.start = T0 + 11 * 3600;
+        q.end = T0 + 12 * 3600;
+        q.now = q.end;
+        q.by[0] = GC_DIM_POD;
+        q.n_by = 1;
+        q.basis = GC_BASIS_USAGE;
+        ck_assert_int_eq(gc_ledger_query(f.ledger, &q, &s), 0);
+        ck_assert_double_eq_tol(row_by(&s, GC_DIM_POD, "serve")->cost, 0.30, 1e-12);
+        ck_assert_double_eq_tol(row_by(&s, GC_DIM_POD, "serve-2")->cost, 0.10, 1e-12);
+        ck_assert_double_eq_tol(s.total.cost, 0.40, 1e-12);
+        gc_cost_summary_free(&s);
+        /* Gone: no longer found by name (a pod of the same name may follow it). */
+        other.deleting_at = T0 + 13 * 3600;
+        ck_assert_int_eq(gc_account_pod_gone(f.acct, &other, T0 + 13 * 3600, 0, NULL), 1);
+        ck_assert_int_eq(gc_account_split_by_use(f.acct, T0 + 12 * 3600, T0 + 13 * 3600, h, 2), 1);
+        h[0].use = NAN;
+        ck_assert_int_eq(gc_account_split_by_use(f.acct, T0, T0 + 60, h, 1), -EINVAL);
+        unload(&f);
+}
+END_TEST
+
 START_TEST(test_interval)
 {
         gc_pod p;
@@ -418,6 +465,7 @@ int main(void)
         tcase_add_test(tc, test_gone);
         tcase_add_test(tc, test_restart_keeps_gone_node_and_owner);
         tcase_add_test(tc, test_interval);
+        tcase_add_test(tc, test_split_by_use);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

@@ -731,9 +731,11 @@ START_TEST(test_allocation_aggregates)
         ck_near(num(a, "gpuUsageAverage"), 0.5 * 4 / 8, 1e-9);
         ck_near(num(a, "gpuEfficiency"), 0.5, 1e-9);
         ck_near(num(a, "gpuRequestAverage"), 4.0 / 8, 1e-9);
+        /* Not measured: unknown, which is null, never 0 (0 would read as all waste). */
         a = alloc(set, "train-b");
         ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "gpuUsageAverage")));
-        ck_near(num(a, "gpuEfficiency"), 0.0, 0);
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "gpuEfficiency")));
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "totalEfficiency")));
         cJSON_Delete(j);
 
         /* Default: one allocation per container, OpenCost's name. */
@@ -1335,6 +1337,12 @@ START_TEST(test_metrics)
                  COST_A + 8.0);
         ck_assert_msg(strstr(r.body.data, line), "missing %s", line);
         ck_assert_ptr_nonnull(strstr(r.body.data, "# TYPE gpu_cost_spend_total counter\n"));
+        /* Nothing measured here: the usage basis's counter is the same spend. */
+        snprintf(line, sizeof(line),
+                 "gpu_cost_usage_spend_total{cluster=\"default\",namespace=\"ml\",team=\"red\","
+                 "project=\"p1\"} %.15g\n",
+                 COST_A + 8.0);
+        ck_assert_msg(strstr(r.body.data, line), "missing %s", line);
         ck_assert_ptr_nonnull(strstr(
             r.body.data, "gpu_cost_idle_spend_total{cluster=\"default\",node=\"n1\"} 214\n"));
         ck_assert_ptr_nonnull(

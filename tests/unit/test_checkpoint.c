@@ -1146,6 +1146,103 @@ START_TEST(roundtrip_periods)
 END_TEST
 
 /*
+ * The usage basis through a checkpoint (full and incremental): shared pods split by use
+ * over three days, the first two folded (adjustments in hourly rows and period history, some
+ * coarsened away from the hours), the last still adjustments; every hour, day and the week by
+ * pod and team answer the same in both bases, measured cost included.
+ */
+static void encode_incr(const gc_ledger *l, uint64_t gen, int64_t at, gc_checkpoint_write *w);
+static void decode_incr(const gc_checkpoint_write *w, fixture *b);
+
+static void usage_fill(gc_ledger *l, int64_t *ret_now)
+{
+        int64_t base = t0();
+        char a[32], b[32];
+
+        for (int d = 0; d < 3; d++) {
+                snprintf(a, sizeof(a), "share-a-%d", d);
+                snprintf(b, sizeof(b), "share-b-%d", d);
+                put_pod(l, a, "ml", "vision", "p", "t4-0", "Tesla-T4", 0.25, 0.35,
+                        base + d * DAY + H, base + d * DAY + 20 * H, 0);
+                put_pod(l, b, "nlp", "nlp", "q", "t4-0", "Tesla-T4", 0.25, 0.35,
+                        base + d * DAY + 3 * H, base + d * DAY + 22 * H, 0);
+                for (int64_t t = base + d * DAY + 3 * H; t < base + d * DAY + 19 * H; t += 60) {
+                        const char *ka[] = {a}, *kb[] = {b};
+                        double ua = 0.05 + 0.9 * (double)((t / 60) % 7) / 6.0;
+                        gc_use_holder h[2] = {{ka, 1, ua}, {kb, 1, 0.3}};
+
+                        ck_assert_int_eq(gc_ledger_split_by_use(l, t, t + 60, h, 2), 0);
+                }
+        }
+        *ret_now = base + 3 * DAY;
+        ck_assert_int_ge(gc_ledger_fold(l, base + 2 * DAY, 0), 1);
+        ck_assert_int_eq(gc_ledger_coarsen(l, base + DAY), 0);
+}
+
+static void assert_same_usage(const gc_ledger *x, const gc_ledger *y, int64_t start, int64_t end,
+                              int64_t now, gc_dim by)
+{
+        for (int b = 0; b < 2; b++) {
+                gc_query q;
+                gc_cost_summary s1, s2;
+
+                memset(&q, 0, sizeof(q));
+                q.start = start;
+                q.end = end;
+                q.now = now;
+                q.by[0] = by;
+                q.n_by = 1;
+                q.basis = b ? GC_BASIS_USAGE : GC_BASIS_ALLOCATION;
+                ck_assert_int_eq(gc_ledger_query(x, &q, &s1), 0);
+                ck_assert_int_eq(gc_ledger_query(y, &q, &s2), 0);
+                ck_assert_uint_eq(s1.n_rows, s2.n_rows);
+                for (size_t i = 0; i < s1.n_rows; i++) {
+                        assert_rows_close(&s1.rows[i], &s2.rows[i], &q);
+                        assert_close(s1.rows[i].measured_cost, s2.rows[i].measured_cost);
+                }
+                assert_close(s1.total.cost, s2.total.cost);
+                assert_close(s1.total.measured_cost, s2.total.measured_cost);
+                if (b && by == GC_DIM_TEAM && end - start >= DAY)
+                        ck_assert_msg(s1.total.measured_cost > 0, "nothing measured");
+                gc_cost_summary_free(&s1);
+                gc_cost_summary_free(&s2);
+        }
+}
+
+START_TEST(roundtrip_usage_basis)
+{
+        fixture a, b, c;
+        gc_checkpoint_info info;
+        gc_checkpoint_write w;
+        int64_t now;
+
+        fx_new(&a);
+        usage_fill(a.l, &now);
+        roundtrip(a.l, &b, GC_CHECKPOINT_MIN_CHUNK, &info);
+        gc_checkpoint_info_release(&info);
+        encode_incr(a.l, 1, now, &w);
+        decode_incr(&w, &c);
+        gc_checkpoint_write_release(&w);
+        for (int64_t d = 0; d < 3; d++) {
+                int64_t day = t0() + d * DAY;
+
+                assert_same_usage(a.l, b.l, day, day + DAY, now, GC_DIM_TEAM);
+                assert_same_usage(a.l, c.l, day, day + DAY, now, GC_DIM_POD);
+                for (int64_t h = 0; h < 24; h += 5) {
+                        assert_same_usage(a.l, b.l, day + h * H, day + (h + 1) * H, now,
+                                          GC_DIM_TEAM);
+                        assert_same_usage(a.l, c.l, day + h * H, day + (h + 1) * H, now,
+                                          GC_DIM_POD);
+                }
+        }
+        assert_same_usage(a.l, b.l, t0(), t0() + 7 * DAY, now, GC_DIM_POD);
+        fx_free(&a);
+        fx_free(&b);
+        fx_free(&c);
+}
+END_TEST
+
+/*
  * A coarsened ledger (buckets kept only in periods) restores with its node rows and coarse_to,
  * from a full write and from an incremental one: every coarsened day answers the same, by node
  * (held and idle) and by team. A write of version 3 (no "coarse_to") still reads.
@@ -2349,6 +2446,7 @@ static Suite *checkpoint_suite(void)
         tcase_add_test(tc, roundtrip_coarsened);
         tcase_add_test(tc, roundtrip_quarter_hour_runs);
         tcase_add_test(tc, roundtrip_periods);
+        tcase_add_test(tc, roundtrip_usage_basis);
         tcase_add_test(tc, roundtrip_labels);
         tcase_add_test(tc, encode_limits);
         tcase_add_test(tc, close_missing);

@@ -364,7 +364,7 @@ static const struct {
     {"{\"usage\":{\"prometheus\":{\"url\":\"http://p:9090/\"}}}", "usage.prometheus.url"},
     {"{\"usage\":{\"prometheus\":{\"url\":\"http://p:9090/api/v1\"}}}", "usage.prometheus.url"},
     {"{\"usage\":{\"prometheus\":{\"lookback_days\":91}}}", "usage.prometheus.lookback_days"},
-    {"{\"usage\":{\"prometheus\":{\"lookback_days\":30,\"step_seconds\":60}}}",
+    {"{\"usage\":{\"prometheus\":{\"lookback_days\":1,\"step_seconds\":7}}}",
      "usage.prometheus.step_seconds"},
     {"{\"usage\":{\"prometheus\":{\"bearer_token_file\":5}}}",
      "usage.prometheus.bearer_token_file"},
@@ -392,6 +392,8 @@ static const struct {
     {"{\"chargeback\":{\"mode\":\"weights\",\"weights\":{\"ml\":0}}}", "chargeback.weights.ml"},
     {"{\"chargeback\":{\"weights\":{\"ml\":\"2\"}}}", "chargeback.weights.ml"},
     {"{\"chargeback\":{\"weights\":[1]}}", "chargeback.weights"},
+    {"{\"chargeback\":{\"basis\":\"use\"}}", "chargeback.basis"},
+    {"{\"chargeback\":{\"basis\":1}}", "chargeback.basis"},
 };
 
 START_TEST(test_chargeback)
@@ -412,6 +414,12 @@ START_TEST(test_chargeback)
         ck_assert_double_eq(c->chargeback.weights[0].weight, 3);
         ck_assert_str_eq(c->chargeback.weights[1].team, "web");
         ck_assert_double_eq(c->chargeback.weights[1].weight, 1.5);
+        ck_assert_int_eq(c->chargeback.basis, GC_BASIS_ALLOCATION);
+        gc_config_free(c);
+        c = gc_config_parse("{\"chargeback\":{\"mode\":\"proportional\",\"basis\":\"usage\"}}", 54,
+                            err, sizeof(err));
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_int_eq(c->chargeback.basis, GC_BASIS_USAGE);
         gc_config_free(c);
 }
 END_TEST

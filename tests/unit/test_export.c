@@ -106,7 +106,7 @@ START_TEST(chargeback_proportional)
 {
         gc_cost_summary s;
         gc_cost_row rows[4];
-        gc_chargeback cb = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0};
+        gc_chargeback cb = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0, GC_BASIS_ALLOCATION};
         double ratio[4], pool, bills = 0;
 
         fill(&s, rows);
@@ -127,7 +127,7 @@ START_TEST(chargeback_weights)
         gc_cost_summary s;
         gc_cost_row rows[4];
         gc_team_weight w[] = {{"web", 3}, {"ml", 1}, {"absent", 100}};
-        gc_chargeback cb = {GC_CHARGEBACK_WEIGHTS, w, 3};
+        gc_chargeback cb = {GC_CHARGEBACK_WEIGHTS, w, 3, GC_BASIS_ALLOCATION};
         double ratio[4], pool;
 
         fill(&s, rows);
@@ -153,8 +153,8 @@ START_TEST(chargeback_edges)
 {
         gc_cost_summary s;
         gc_cost_row rows[4];
-        gc_chargeback none = {GC_CHARGEBACK_NONE, NULL, 0};
-        gc_chargeback prop = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0};
+        gc_chargeback none = {GC_CHARGEBACK_NONE, NULL, 0, GC_BASIS_ALLOCATION};
+        gc_chargeback prop = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0, GC_BASIS_ALLOCATION};
         double ratio[4], pool = -1;
 
         fill(&s, rows);
@@ -556,7 +556,7 @@ START_TEST(export_bad_options)
         o.end = 0;
         ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
         o.end = DAY;
-        o.chargeback = (gc_chargeback){GC_CHARGEBACK_WEIGHTS, &w, 1};
+        o.chargeback = (gc_chargeback){GC_CHARGEBACK_WEIGHTS, &w, 1, GC_BASIS_ALLOCATION};
         ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
         ck_assert_uint_eq(s.pieces, 0); /* nothing written before the options are checked */
         fx_done(&f);

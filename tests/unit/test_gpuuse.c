@@ -537,6 +537,215 @@ END_TEST
 /* ---- Prometheus API answers ---------------------------------------------------------------------
  */
 
+/* ---- shares: per-pod readings of shared GPUs --------------------------------------------------
+ */
+
+typedef struct sink {
+        size_t n;
+        struct {
+                char uuid[64];
+                int64_t from, to;
+                size_t n;
+                char who[4][96];
+                double use[4], mem[4];
+        } s[16];
+} sink;
+
+static int sink_fn(void *ud, const gc_gpuuse_share *sh)
+{
+        sink *k = ud;
+
+        ck_assert_uint_lt(k->n, 16);
+        snprintf(k->s[k->n].uuid, sizeof(k->s[0].uuid), "%s", sh->uuid);
+        k->s[k->n].from = sh->from;
+        k->s[k->n].to = sh->to;
+        k->s[k->n].n = sh->n;
+        for (size_t i = 0; i < sh->n && i < 4; i++) {
+                snprintf(k->s[k->n].who[i], sizeof(k->s[0].who[0]), "%s/%s %s", sh->h[i].ns,
+                         sh->h[i].pod, sh->h[i].pod_uid ? sh->h[i].pod_uid : "-");
+                k->s[k->n].use[i] = sh->h[i].use;
+                k->s[k->n].mem[i] = sh->h[i].mem_mib;
+        }
+        k->n++;
+        return 0;
+}
+
+static int who_index(const sink *k, size_t i, const char *prefix)
+{
+        for (size_t j = 0; j < k->s[i].n; j++)
+                if (strncmp(k->s[i].who[j], prefix, strlen(prefix)) == 0)
+                        return (int)j;
+        return -1;
+}
+
+/*
+ * dcgm-exporter with KUBERNETES_VIRTUAL_GPUS (tests/fixtures/SOURCES.md): one T4 shared by two
+ * pods, read twice 15 s apart. Each sample hands the sink the pods with their own SM use (60%
+ * and 20%, then 30% and 15%) and pod_uid; the device's own series and the engine figure copied
+ * to every sharer (0.75) are nobody's use. The first sample covers the interval before it, the
+ * second the 15 s since the first. The pods' activity is their own.
+ */
+START_TEST(test_shares_dcgm_virtual_gpus)
+{
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        gc_gpuuse_stats st;
+        gc_gpuuse_pod p;
+        sink k = {0};
+        int a;
+        size_t n;
+        char *body = read_fixture("t4-virtual-gpus.prom", &n);
+
+        gc_gpuuse_set_share_sink(s, sink_fn, &k);
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, n, T0 + 60, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 2);
+        ck_assert_uint_eq(st.shares, 2);
+        ck_assert_str_eq(k.s[0].uuid, "GPU-5f0b9c1e-7a31-4c2b-9d0e-1a2b3c4d5e6f");
+        ck_assert_int_eq(k.s[0].from, T0 - 15);
+        ck_assert_int_eq(k.s[0].to, T0);
+        ck_assert_int_eq(k.s[1].from, T0);
+        ck_assert_int_eq(k.s[1].to, T0 + 15);
+        ck_assert_uint_eq(k.s[0].n, 2);
+        a = who_index(&k, 0, "recsys/ranker-7d9f8-abcde 0b6e3c1a-1111");
+        ck_assert_int_ge(a, 0);
+        ck_assert_double_eq_tol(k.s[0].use[a], 0.60, EPS);
+        ck_assert_double_eq_tol(k.s[0].mem[a], 3000, EPS);
+        ck_assert_double_eq_tol(k.s[0].use[1 - a], 0.20, EPS);
+        a = who_index(&k, 1, "research/jupyter-ana-x2k9p 0b6e3c1a-2222");
+        ck_assert_double_eq_tol(k.s[1].use[a], 0.15, EPS);
+        ck_assert(isnan(k.s[1].mem[a])); /* no FB sample at the second time */
+        /* The pods' own activity, not the device's 0.75 copied to them. */
+        ck_assert_int_eq(gc_gpuuse_pod_get(s, "recsys", "ranker-7d9f8-abcde", T0 - 15, T0 + 15, &p),
+                         0);
+        ck_assert_double_eq_tol(p.activity_mean, 0.45, EPS);
+        ck_assert_int_eq(p.activity_src, GC_GPUUSE_SRC_GPU_UTIL);
+        /* Read again: out of order for every pod, no share twice. */
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, n, T0 + 60, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 2);
+        ck_assert_uint_gt(st.out_of_order, 0);
+        free(body);
+        gc_gpuuse_free(s);
+}
+END_TEST
+
+/* HAMi's vGPU monitor, current names and legacy ones: the same shares. A pod's two containers
+ * on one device add up (35% + 5%); bytes are MiB; percent is a ratio. */
+START_TEST(test_shares_hami)
+{
+        static const char *const files[] = {"hami-vgpu-monitor.prom",
+                                            "hami-vgpu-monitor-legacy.prom"};
+
+        for (size_t f = 0; f < 2; f++) {
+                gc_gpuuse *s = gc_gpuuse_new(NULL);
+                gc_gpuuse_stats st;
+                sink k = {0};
+                int a;
+
+                gc_gpuuse_set_share_sink(s, sink_fn, &k);
+                memset(&st, 0, sizeof(st));
+                ingest_fixture(s, files[f], T0, &st);
+                ck_assert_uint_eq(k.n, 1);
+                ck_assert_uint_eq(k.s[0].n, 2);
+                ck_assert_str_eq(k.s[0].uuid, "GPU-7a1c2e3f-4b5d-6e7f-8091-a2b3c4d5e6f7");
+                ck_assert_int_eq(k.s[0].to, T0);
+                ck_assert_int_eq(k.s[0].from, T0 - 30); /* the store's default interval */
+                a = who_index(&k, 0, "ml/train-small-5c7d9 -");
+                ck_assert_msg(a >= 0, "%s", files[f]);
+                ck_assert_double_eq_tol(k.s[0].use[a], 0.40, EPS);
+                ck_assert_double_eq_tol(k.s[0].mem[a], 2048, EPS);
+                ck_assert_double_eq_tol(k.s[0].use[1 - a], 0.10, EPS);
+                ck_assert_double_eq_tol(k.s[0].mem[1 - a], 1024, EPS);
+                gc_gpuuse_free(s);
+        }
+}
+END_TEST
+
+/*
+ * Coverage: a reading covers the interval before it, or the time since the device's last one
+ * when that is shorter; after a gap longer than the interval, only the interval. Pods come and
+ * go between samples. Plain dcgm-exporter (no pod_uid: the pod label names the one holder)
+ * hands over nothing: a whole GPU has nothing to split.
+ */
+START_TEST(test_shares_coverage)
+{
+        static const char fmt[] =
+            "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-1\",namespace=\"n\",pod=\"%s\",pod_uid=\"u-%s\"} %d "
+            "%lld\n";
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        sink k = {0};
+        char body[4096];
+        size_t len = 0;
+        gc_gpuuse_stats st;
+        const struct {
+                const char *pod;
+                int util;
+                int64_t t;
+        } rows[] = {{"a", 50, T0},       {"b", 10, T0},       {"a", 40, T0 + 10},
+                    {"a", 40, T0 + 100}, {"c", 70, T0 + 100}, {"c", 70, T0 + 115}};
+
+        gc_gpuuse_set_share_sink(s, sink_fn, &k);
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+                len += (size_t)snprintf(body + len, sizeof(body) - len, fmt, rows[i].pod,
+                                        rows[i].pod, rows[i].util, (long long)rows[i].t * 1000);
+        len += (size_t)snprintf(body + len, sizeof(body) - len,
+                                "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-2\",namespace=\"n\","
+                                "pod=\"whole\"} 90 %lld\n",
+                                (long long)T0 * 1000);
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, len, T0, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 4);
+        ck_assert_int_eq(k.s[0].from, T0 - 15);
+        ck_assert_uint_eq(k.s[0].n, 2);
+        ck_assert_int_eq(k.s[1].from, T0); /* 10 s later: since the last */
+        ck_assert_int_eq(k.s[1].to, T0 + 10);
+        ck_assert_uint_eq(k.s[1].n, 1);
+        ck_assert_int_eq(k.s[2].from, T0 + 100 - 15); /* after a 90 s gap: the interval only */
+        ck_assert_uint_eq(k.s[2].n, 2);
+        ck_assert_int_eq(k.s[3].from, T0 + 100);
+        for (size_t i = 0; i < k.n; i++)
+                ck_assert_str_eq(k.s[i].uuid, "GPU-1");
+        gc_gpuuse_free(s);
+}
+END_TEST
+
+/*
+ * A reading of a shared device at or before its last share (a new pod's sample carrying an
+ * older timestamp) covers time already handed: it hands nothing and is counted out of order,
+ * never a span that ends before it begins (found by fuzz_gpuuse).
+ */
+START_TEST(test_shares_backwards)
+{
+        static const char fmt[] =
+            "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-1\",namespace=\"n\",pod=\"%s\",pod_uid=\"u-%s\"} 50 "
+            "%lld\n";
+        gc_gpuuse *s = gc_gpuuse_new(NULL);
+        sink k = {0};
+        char body[512];
+        int len;
+        gc_gpuuse_stats st;
+
+        gc_gpuuse_set_share_sink(s, sink_fn, &k);
+        len = snprintf(body, sizeof(body), fmt, "a", "a", (long long)(T0 + 100) * 1000);
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, (size_t)len, T0 + 100, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 1);
+        len = snprintf(body, sizeof(body), fmt, "b", "b", (long long)(T0 + 50) * 1000);
+        memset(&st, 0, sizeof(st));
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, (size_t)len, T0 + 110, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 1);
+        ck_assert_uint_eq(st.shares, 0);
+        ck_assert_uint_eq(st.out_of_order, 1);
+        /* The same time again hands nothing; a later one covers the time since the last. */
+        len = snprintf(body, sizeof(body), fmt, "b", "b", (long long)(T0 + 110) * 1000);
+        ck_assert_int_eq(gc_gpuuse_ingest_text(s, body, (size_t)len, T0 + 110, 15, &st), 0);
+        ck_assert_uint_eq(k.n, 2);
+        ck_assert_int_eq(k.s[1].from, T0 + 100);
+        ck_assert_int_eq(k.s[1].to, T0 + 110);
+        gc_gpuuse_free(s);
+}
+END_TEST
+
 static const char matrix[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
     "{\"metric\":{\"__name__\":\"DCGM_FI_PROF_GR_ENGINE_ACTIVE\",\"UUID\":\"GPU-q\","
@@ -1108,6 +1317,10 @@ static Suite *suite(void)
         tcase_add_test(tc, test_targets_bounded);
         tcase_add_test(tc, test_read_token);
         tcase_add_test(tc, test_prom_plan);
+        tcase_add_test(tc, test_shares_dcgm_virtual_gpus);
+        tcase_add_test(tc, test_shares_hami);
+        tcase_add_test(tc, test_shares_coverage);
+        tcase_add_test(tc, test_shares_backwards);
         suite_add_tcase(s, tc);
         return s;
 }

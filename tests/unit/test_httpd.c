@@ -8,9 +8,11 @@
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -830,14 +832,14 @@ END_TEST
 START_TEST(test_many_connections)
 {
         enum { N = 48 };
-        gc_httpd_opts o = {.max_connections = 4, .idle_timeout_sec = 2};
+        /* An idle timeout longer than a request's own (10 s): no idle connection leaves by it. */
+        gc_httpd_opts o = {.max_connections = 4, .idle_timeout_sec = 60};
         struct srv s = {0};
         CURL *easy[N];
         CURLM *m = curl_multi_init();
         char url[128];
         int running = 0, ok = 0, idle[4];
         CURLMsg *msg;
-        double t0;
 
         srv_start(&s, &o);
         snprintf(url, sizeof(url), "%s/big", s.base);
@@ -871,14 +873,14 @@ START_TEST(test_many_connections)
         curl_multi_cleanup(m);
 
         /*
-         * Four idle connections fill the server. The next client is served at once, and the
-         * stalest idle connection (more than a second without a request) is shed to bring the
-         * server back to its four, well before the idle timeout.
+         * Four idle connections fill the server. The next client is served (within its own
+         * 10 s, so not after an idle connection's timeout), and the stalest idle connection
+         * (more than a second without a request) is shed to bring the server back to its four:
+         * that one only.
          */
         for (int i = 0; i < 4; i++)
                 idle[i] = connect_raw(s.port);
-        usleep(1200000);
-        t0 = now_sec();
+        usleep(1200000); /* the age at which an idle connection may be shed */
         {
                 struct resp r;
 
@@ -887,8 +889,15 @@ START_TEST(test_many_connections)
                 ck_assert_int_eq(r.status, 200);
                 resp_free(&r);
         }
-        ck_assert_msg(now_sec() - t0 < 0.5, "waited %.2fs", now_sec() - t0);
-        ck_assert_msg(wait_closed(idle[0], 1.0) >= 0, "the stalest idle connection is still open");
+        ck_assert_msg(wait_closed(idle[0], 10.0) >= 0, "the stalest idle connection is still open");
+        for (int i = 1; i < 4; i++) {
+                struct timeval tv = {.tv_sec = 0, .tv_usec = 1000};
+                char c;
+
+                setsockopt(idle[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+                ck_assert_msg(read(idle[i], &c, 1) < 0 && errno == EAGAIN,
+                              "idle connection %d was closed too", i);
+        }
         for (int i = 0; i < 4; i++)
                 close(idle[i]);
         srv_stop(&s);
@@ -1260,7 +1269,6 @@ START_TEST(test_slow_clients_do_not_stall)
         struct srv s = {0};
         int slow[SLOW];
         char url[128];
-        double worst = 0;
 
         srv_start(&s, &o);
         for (int i = 0; i < SLOW; i++) {
@@ -1268,22 +1276,23 @@ START_TEST(test_slow_clients_do_not_stall)
                 ck_assert_int_eq(write(slow[i], "GET /hello HTTP/1.1\r\n", 21), 21);
         }
         snprintf(url, sizeof(url), "%s/hello", s.base);
+        /*
+         * The bug made a request wait until a slow client's head deadline freed a header table.
+         * That deadline is 30 s here and a request gives up after 10 s (request()): every one
+         * answered was answered without waiting for it.
+         */
         for (int round = 0; round < 20; round++) {
                 struct resp r;
-                double t0 = now_sec();
 
                 for (int i = 0; i < SLOW; i++)
                         if (write(slow[i], "X-a: b\r\n", 8) < 0)
                                 continue; /* shed: closed by the server */
                 get(url, NULL, &r);
-                ck_assert_int_eq(r.status, 200);
+                ck_assert_msg(r.status == 200, "round %d: %ld (%s)", round, r.status,
+                              curl_easy_strerror(r.rc));
                 resp_free(&r);
-                if (now_sec() - t0 > worst)
-                        worst = now_sec() - t0;
                 usleep(100000);
         }
-        /* 1 s is the shed delay; the bug made them wait 5 s and more. */
-        ck_assert_msg(worst < 1.5, "a request waited %.2f s", worst);
         for (int i = 0; i < SLOW; i++)
                 close(slow[i]);
         srv_stop(&s);
@@ -1522,7 +1531,7 @@ START_TEST(test_tls_and_reload)
 
         install(dir, "two.key", "tls.key");
         t0 = now_sec();
-        while (!switched && now_sec() - t0 < 5.0) {
+        while (!switched && now_sec() - t0 < 15.0) {
                 CURL *c = curl_easy_init();
 
                 request(c, url, NULL, ca2, NULL, &r);
@@ -1545,6 +1554,129 @@ START_TEST(test_tls_and_reload)
         ck_assert_msg(strstr(lb.text, "1 tls_key_file: ") != NULL, "log: %s", lb.text);
         ck_assert_msg(strstr(lb.text, "2 tls: loaded the new certificate") != NULL, "log: %s",
                       lb.text);
+        remove_dir(dir);
+}
+END_TEST
+
+/* What fd received until the server closed it (EOF or reset), or -1 if it is still open after
+ * limit_sec; the time of the close, in seconds since t0 (now_sec()), in *ret_at. */
+static ssize_t read_to_close(int fd, char *buf, size_t buflen, double t0, double limit_sec,
+                             double *ret_at)
+{
+        struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+        size_t got = 0;
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (now_sec() - t0 < limit_sec) {
+                char scratch[4096];
+                ssize_t n = read(fd, got < buflen ? buf + got : scratch,
+                                 got < buflen ? buflen - got : sizeof(scratch));
+
+                if (n > 0 && got < buflen)
+                        got += (size_t)n;
+                if (n == 0 ||
+                    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                        *ret_at = now_sec() - t0;
+                        return (ssize_t)got;
+                }
+        }
+        return -1;
+}
+
+/*
+ * The TLS handshake is bounded like a request head (docs/httpd.md, Limits): a client that sends
+ * nothing, or a ClientHello cut short, is dropped header_timeout_sec after it connected; one that
+ * finishes the handshake and asks nothing, header_timeout_sec after that; all of them well before
+ * idle_timeout_sec. Bytes that are no TLS (garbage, a plain HTTP request) are dropped unanswered.
+ * HTTPS clients are answered meanwhile.
+ */
+START_TEST(test_tls_handshake_deadline)
+{
+        enum { HEAD_SEC = 3, SLACK_SEC = 10 };
+        /* A handshake record announcing 512 bytes, a ClientHello's first 6 of them. */
+        static const unsigned char half_hello[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01,
+                                                   0x00, 0x01, 0xfc, 0x03, 0x03};
+        static const char plain[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+        char dir[] = "/tmp/test_httpd_hsXXXXXX", cert[256], key[256], ca[256], url[128];
+        char buf[256], junk[64];
+        gc_httpd_opts o = {.header_timeout_sec = HEAD_SEC, .idle_timeout_sec = 60};
+        struct srv s = {0};
+        struct resp r;
+        SSL_CTX *ctx;
+        SSL *ssl;
+        int silent, half, idle, garbage, http;
+        double t_silent, t_half, t_idle, at;
+        ssize_t n;
+        CURL *c;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        make_cert(dir, "one");
+        snprintf(cert, sizeof(cert), "%s/one.crt", dir);
+        snprintf(key, sizeof(key), "%s/one.key", dir);
+        snprintf(ca, sizeof(ca), "%s/one.crt", dir);
+        o.tls_cert_file = cert;
+        o.tls_key_file = key;
+        srv_start(&s, &o);
+
+        t_silent = now_sec();
+        silent = connect_raw(s.port);
+        t_half = now_sec();
+        half = connect_raw(s.port);
+        ck_assert_int_eq(write(half, half_hello, sizeof(half_hello)), (ssize_t)sizeof(half_hello));
+        /* A whole handshake, then no request. */
+        ctx = SSL_CTX_new(TLS_client_method());
+        ck_assert_ptr_nonnull(ctx);
+        ck_assert_int_eq(SSL_CTX_load_verify_locations(ctx, ca, NULL), 1);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        idle = connect_raw(s.port);
+        ssl = SSL_new(ctx);
+        SSL_set_fd(ssl, idle);
+        ck_assert_int_eq(SSL_connect(ssl), 1);
+        t_idle = now_sec();
+        garbage = connect_raw(s.port);
+        for (size_t i = 0; i < sizeof(junk); i++)
+                junk[i] = (char)(0xa5 ^ (i * 37));
+        ck_assert_int_eq(write(garbage, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+        http = connect_raw(s.port);
+        ck_assert_int_eq(write(http, plain, sizeof(plain) - 1), (ssize_t)(sizeof(plain) - 1));
+
+        snprintf(url, sizeof(url), "%s/hello", s.base);
+        c = curl_easy_init();
+        for (int i = 0; i < 3; i++) {
+                request(c, url, NULL, ca, NULL, &r);
+                ck_assert_msg(r.rc == CURLE_OK, "%s", curl_easy_strerror(r.rc));
+                ck_assert_int_eq(r.status, 200);
+                resp_free(&r);
+        }
+        curl_easy_cleanup(c);
+
+        /* No TLS at all: closed, and nothing that looks like an HTTP answer. */
+        n = read_to_close(garbage, buf, sizeof(buf) - 1, now_sec(), SLACK_SEC, &at);
+        ck_assert_msg(n >= 0, "garbage instead of a ClientHello: still open");
+        n = read_to_close(http, buf, sizeof(buf) - 1, now_sec(), SLACK_SEC, &at);
+        ck_assert_msg(n >= 0, "plain HTTP on the TLS port: still open");
+        buf[n] = '\0';
+        ck_assert_msg(strstr(buf, "HTTP/") == NULL, "plain HTTP answered: %s", buf);
+        /* The handshakes: at their deadline, not before, and long before the idle timeout. */
+        ck_assert_int_ge(
+            read_to_close(silent, buf, sizeof(buf), t_silent, HEAD_SEC + SLACK_SEC, &at), 0);
+        ck_assert_msg(at >= HEAD_SEC - 0.5, "silent client closed after %.2f s", at);
+        ck_assert_int_ge(read_to_close(half, buf, sizeof(buf), t_half, HEAD_SEC + SLACK_SEC, &at),
+                         0);
+        ck_assert_msg(at >= HEAD_SEC - 0.5, "half a ClientHello closed after %.2f s", at);
+        ck_assert_int_ge(read_to_close(idle, buf, sizeof(buf), t_idle, HEAD_SEC + SLACK_SEC, &at),
+                         0);
+        ck_assert_msg(at >= HEAD_SEC - 0.5, "a handshake without a request closed after %.2f s",
+                      at);
+
+        SSL_free(ssl);
+        SSL_CTX_free(ctx);
+        close(silent);
+        close(half);
+        close(idle);
+        close(garbage);
+        close(http);
+        srv_stop(&s);
         remove_dir(dir);
 }
 END_TEST
@@ -1658,6 +1790,7 @@ struct bg_get {
         const char *cainfo;
         struct resp r;
         double took_sec;
+        atomic_bool done; /* r is in */
 };
 
 static void *bg_get_main(void *p)
@@ -1667,6 +1800,7 @@ static void *bg_get_main(void *p)
 
         get_auth(g->url, g->auth, g->cainfo, &g->r);
         g->took_sec = now_sec() - t0;
+        atomic_store(&g->done, true);
         return NULL;
 }
 
@@ -1676,6 +1810,7 @@ static void bg_start(struct bg_get *g, const char *base, const char *path, const
         snprintf(g->url, sizeof(g->url), "%s%s", base, path);
         g->auth = auth;
         g->cainfo = cainfo;
+        atomic_store(&g->done, false);
         ck_assert_int_eq(pthread_create(&g->th, NULL, bg_get_main, g), 0);
 }
 
@@ -1820,7 +1955,6 @@ START_TEST(test_guard_park_and_wake)
         ck_assert_int_eq(g[1].r.status, 200);
         ck_assert_str_eq(g[1].r.body.data, "v1 /api/v1/x");
         ck_assert_int_eq(g[2].r.status, 200);
-        ck_assert_msg(g[0].took_sec < 5.0, "took %.2f s", g[0].took_sec);
         for (int i = 0; i < 3; i++)
                 resp_free(&g[i].r);
         srv_stop(&s);
@@ -1830,12 +1964,11 @@ END_TEST
 START_TEST(test_guard_park_limits)
 {
         struct fake_authority fa = {.mu = PTHREAD_MUTEX_INITIALIZER};
-        gc_httpd_opts o = {.max_parked = 2, .park_timeout_sec = 1};
+        gc_httpd_opts o = {.max_parked = 2, .park_timeout_sec = 3};
         struct srv s = {0};
         struct bg_get g[2];
         struct resp r;
         char url[128];
-        double t0;
         int fd, n;
 
         memset(g, 0, sizeof(g));
@@ -1844,14 +1977,15 @@ START_TEST(test_guard_park_limits)
         bg_start(&g[1], s.base, "/hello", "Bearer wait", NULL);
         wait_pending(&fa, 2);
 
-        /* A third is refused at once: 503 with Retry-After. */
+        /* A third is refused at once (503 with Retry-After): while the two are still parked, not
+         * after a place came free. */
         snprintf(url, sizeof(url), "%s/hello", s.base);
-        t0 = now_sec();
         get_auth(url, "Bearer wait", NULL, &r);
         ck_assert_int_eq(r.status, 503);
         ck_assert(has_header(&r, "retry-after: 1\r\n"));
         ck_assert(strstr(r.body.data, "\"status\":503") != NULL);
-        ck_assert_msg(now_sec() - t0 < 0.9, "took %.2f s", now_sec() - t0);
+        ck_assert_msg(!atomic_load(&g[0].done) && !atomic_load(&g[1].done),
+                      "a parked request was answered before the third was refused");
         resp_free(&r);
 
         /* Never decided: 504 after park_timeout_sec, however many wakes came in between. */
@@ -1862,7 +1996,8 @@ START_TEST(test_guard_park_limits)
                 ck_assert_int_eq(g[i].r.status, 504);
                 ck_assert_str_eq(g[i].r.body.data,
                                  "{\"error\":\"authorization timed out\",\"status\":504}");
-                ck_assert_msg(g[i].took_sec > 0.9 && g[i].took_sec < 2.5, "took %.2f s",
+                /* At the deadline, not before: the 504 is the park timeout's. */
+                ck_assert_msg(g[i].took_sec >= o.park_timeout_sec - 0.1, "took %.2f s",
                               g[i].took_sec);
                 resp_free(&g[i].r);
         }
@@ -1918,8 +2053,8 @@ START_TEST(test_pipelined)
         fd = connect_raw(s.port);
         ck_assert_int_eq(write(fd, parked, sizeof(parked) - 1), (ssize_t)(sizeof(parked) - 1));
         wait_pending(&fa, 1);
-        t = wait_closed(fd, 10.0);
-        ck_assert_msg(t >= 0 && t < 8.0, "closed after %.2f s", t);
+        t = wait_closed(fd, 15.0); /* the park timeout and its 5 s backstop, and slack */
+        ck_assert_msg(t >= 0, "still open after 15 s");
         close(fd);
 
         fd = connect_raw(s.port);
@@ -1934,8 +2069,8 @@ START_TEST(test_pipelined)
                 buf[n] = '\0';
                 ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
         }
-        t = wait_closed(fd, 10.0);
-        ck_assert_msg(t >= 0 && t < 8.0, "closed after %.2f s", t);
+        t = wait_closed(fd, 15.0); /* the park timeout and its 5 s backstop, and slack */
+        ck_assert_msg(t >= 0, "still open after 15 s");
         close(fd);
 
         snprintf(url, sizeof(url), "%s/hello", s.base);
@@ -2265,13 +2400,13 @@ START_TEST(test_deferred)
         ck_assert_str_eq(r.body.data, "{\"error\":\"internal error\",\"status\":500}");
         resp_free(&r);
 
-        /* Gate closed: one computing, one queued; a third is a 503, a cheap answer is at once. */
+        /* Gate closed: one computing, one queued; a third is a 503, a cheap answer is at once:
+         * both while the gate stays closed, so neither waited for a computation. */
         gate_set(true);
         bg_plain_start(&g[0], &s, "/deferred/big");
         gate_wait_for(1);
         bg_plain_start(&g[1], &s, "/deferred");
         usleep(200000);
-        t0 = now_sec();
         snprintf(url, sizeof(url), "%s/deferred", s.base);
         get(url, NULL, &r);
         ck_assert_int_eq(r.status, 503);
@@ -2284,7 +2419,6 @@ START_TEST(test_deferred)
         ck_assert_int_eq(r.status, 200);
         ck_assert_str_eq(r.body.data, "hello /hello");
         resp_free(&r);
-        ck_assert_msg(now_sec() - t0 < 1.0, "took %.2f s", now_sec() - t0);
 
         /* A client that hangs up while its answer is computed. */
         gate_set(false);
@@ -2325,7 +2459,7 @@ START_TEST(test_deferred)
                 ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
                 setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
                 t0 = now_sec();
-                while (got < sizeof(buf) - 1 && now_sec() - t0 < 3.0 &&
+                while (got < sizeof(buf) - 1 && now_sec() - t0 < 10.0 &&
                        !strstr(buf, "hello /hello")) {
                         n = read(fd, buf + got, sizeof(buf) - 1 - got);
                         if (n == 0)
@@ -2372,17 +2506,19 @@ START_TEST(test_stop_flag)
         gc_httpd_opts o = {.listen = "127.0.0.1:0"};
         char err[256];
         struct srv s = {0};
-        double t0;
+        struct timespec until;
 
         s.h = gc_httpd_new(&o, err, sizeof(err));
         ck_assert_ptr_nonnull(s.h);
         stop_flag = 0;
         ck_assert_int_eq(pthread_create(&s.th, NULL, run_with_flag, &s), 0);
         usleep(100000);
-        t0 = now_sec();
+        /* Nothing else happens to wake the loop: only its 200 ms tick sees the flag. */
         stop_flag = 1;
-        ck_assert_int_eq(pthread_join(s.th, NULL), 0);
-        ck_assert_msg(now_sec() - t0 < 1.0, "stopped after %.2fs", now_sec() - t0);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        ck_assert_msg(pthread_timedjoin_np(s.th, NULL, &until) == 0,
+                      "the loop did not see the stop flag");
         ck_assert_int_eq(s.run_result, 0);
         s.h = gc_httpd_free(s.h);
 
@@ -2423,6 +2559,7 @@ static Suite *httpd_suite(void)
         tcase_add_test(tc, test_slow_clients_do_not_stall);
         tcase_add_test(tc, test_per_address_cap);
         tcase_add_test(tc, test_tls_and_reload);
+        tcase_add_test(tc, test_tls_handshake_deadline);
         tcase_add_test(tc, test_guard_decisions);
         tcase_add_test(tc, test_guard_park_and_wake);
         tcase_add_test(tc, test_guard_park_limits);

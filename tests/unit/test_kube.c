@@ -1307,7 +1307,20 @@ static void count_retry(void *ud, gc_kube_note note, long status, const char *ms
         if (note != GC_KUBE_NOTE_RETRY || r->n >= 16)
                 return;
         r->status = status;
-        r->delay[r->n++] = p ? strtod(p + 12, NULL) : -1;
+        r->delay[r->n] = p ? strtod(p + 12, NULL) : -1;
+        /* Published last: another thread may wait for the count (retries_wait). */
+        __atomic_store_n(&r->n, r->n + 1, __ATOMIC_RELEASE);
+}
+
+/* Waits until n retries were noted (by a watch on another thread); 0 after 30 s. */
+static int retries_wait(retries *r, int n)
+{
+        for (int i = 0; i < 3000; i++) {
+                if (__atomic_load_n(&r->n, __ATOMIC_ACQUIRE) >= n)
+                        return 1;
+                usleep(10000);
+        }
+        return 0;
 }
 
 static int no_object(void *ud, gc_kube_event ev, const cJSON *obj)
@@ -1335,14 +1348,83 @@ static void *bg_watch_run(void *arg)
         return NULL;
 }
 
-/* Nobody listens: transport errors back off, doubling with jitter up to the cap; stop is prompt. */
+/*
+ * 401 is not 403: credentials the API server does not accept (-EKEYREJECTED) are not a grant
+ * RBAC lacks (-EACCES), so the caller can say which to fix. A ConfigMap read, a Lease read and a
+ * watch each see both.
+ */
+static const step refusal_script[] = {
+    {"GET /api/v1/namespaces/ns/configmaps/cm ", 401,
+     "{\"kind\":\"Status\",\"code\":401,"
+     "\"message\":\"Unauthorized\"}",
+     0},
+    {"GET /api/v1/namespaces/ns/configmaps/cm ", 403,
+     "{\"kind\":\"Status\",\"code\":403,"
+     "\"message\":\"configmaps \\\"cm\\\" is forbidden\"}",
+     0},
+    {"GET /apis/coordination.k8s.io/v1/namespaces/ns/leases/l ", 401, "{}", 0},
+    {"GET /apis/coordination.k8s.io/v1/namespaces/ns/leases/l ", 403, "{}", 0},
+    {LIST_PATH " ", 401, "{\"kind\":\"Status\",\"code\":401}", 0},
+    {LIST_PATH " ", 403, "{\"kind\":\"Status\",\"code\":403}", 0},
+};
+
+START_TEST(test_refusals_401_and_403)
+{
+        gc_kube_watch_ops ops = {.object = no_object};
+        gc_kube_watch_opts o;
+        gc_kube_config cfg;
+        gc_kube_lease l;
+        gc_kube *k;
+        cJSON *obj = NULL;
+        fake f;
+        char server[64], err[256];
+        volatile sig_atomic_t stop = 0;
+        int leader = 0;
+
+        fake_start(&f, refusal_script, sizeof(refusal_script) / sizeof(refusal_script[0]));
+        snprintf(server, sizeof(server), "http://127.0.0.1:%d", f.port);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.server = server;
+        cfg.token = "t";
+        k = gc_kube_new(&cfg, err, sizeof(err));
+        ck_assert_msg(k != NULL, "%s", err);
+        ck_assert_int_eq(gc_kube_configmap_get(k, "ns", "cm", &obj, err, sizeof(err)),
+                         -EKEYREJECTED);
+        ck_assert_msg(strstr(err, "HTTP 401: Unauthorized") != NULL, "%s", err);
+        ck_assert_int_eq(gc_kube_configmap_get(k, "ns", "cm", &obj, err, sizeof(err)), -EACCES);
+        ck_assert_msg(strstr(err, "HTTP 403") != NULL, "%s", err);
+        ck_assert_ptr_null(obj);
+        memset(&l, 0, sizeof(l));
+        l.ns = "ns";
+        l.name = "l";
+        l.identity = "me";
+        ck_assert_int_eq(gc_kube_lease_tick(k, &l, 1, &leader, err, sizeof(err)), -EKEYREJECTED);
+        ck_assert_int_eq(gc_kube_lease_tick(k, &l, 2, &leader, err, sizeof(err)), -EACCES);
+        ck_assert_int_eq(leader, 0);
+        memset(&o, 0, sizeof(o));
+        o.path = "/api/v1/pods";
+        o.forbidden_grace_s = -1;
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, NULL, &stop), -EKEYREJECTED);
+        ck_assert_int_eq(gc_kube_watch_run(k, &o, &ops, NULL, &stop), -EACCES);
+        fake_stop(&f);
+        ck_assert_uint_eq(f.next, sizeof(refusal_script) / sizeof(refusal_script[0]));
+        for (size_t i = 0; i < f.next; i++)
+                ck_assert_msg(
+                    strncmp(f.req[i], refusal_script[i].path, strlen(refusal_script[i].path)) == 0,
+                    "request %zu: got \"%s\", want \"%s...\"", i, f.req[i], refusal_script[i].path);
+        gc_kube_free(k);
+}
+END_TEST
+
+/* Nobody listens: transport errors back off, doubling with jitter up to the cap; a stop ends a
+ * backoff early. */
 START_TEST(test_watch_backoff)
 {
         gc_kube_config cfg;
         bg_watch b;
         pthread_t th;
         char err[256];
-        struct timespec t0, t1;
+        struct timespec until;
 
         memset(&cfg, 0, sizeof(cfg));
         cfg.server = "https://127.0.0.1:1";
@@ -1354,23 +1436,40 @@ START_TEST(test_watch_backoff)
         b.ops.object = no_object;
         b.ops.note = count_retry;
         ck_assert_int_eq(pthread_create(&th, NULL, bg_watch_run, &b), 0);
-        sleep(2);
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ck_assert_msg(retries_wait(&b.r, 6), "%d retries", b.r.n);
         b.stop = 1;
         pthread_join(th, NULL);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         ck_assert_int_eq(b.result, 0);
-        /* Stopped within the 100 ms nap granularity, not after a whole backoff. */
-        ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 300);
         ck_assert_int_eq(b.r.status, 0); /* transport errors carry no HTTP status */
-        /* 0.1, 0.2, 0.4, 0.4, ... each jittered to [50%, 100%]: about 6 in 2 s. */
-        ck_assert_int_ge(b.r.n, 4);
+        /* 0.1, 0.2, 0.4, 0.4, ... each jittered to [50%, 100%]. */
+        ck_assert_int_ge(b.r.n, 6);
         ck_assert_msg(b.r.delay[0] >= 0.05 - 1e-9 && b.r.delay[0] <= 0.1 + 1e-9, "%f",
                       b.r.delay[0]);
         ck_assert(b.r.delay[1] >= 0.1 - 1e-9 && b.r.delay[1] <= 0.2 + 1e-9);
         for (int i = 2; i < b.r.n; i++)
                 ck_assert_msg(b.r.delay[i] >= 0.2 - 1e-9 && b.r.delay[i] <= 0.4 + 1e-9, "%d: %f", i,
                               b.r.delay[i]);
+        gc_kube_free(b.k);
+
+        /* In a backoff of 60 s (30 to 60 with the jitter), a stop is seen at once: the thread
+         * ends well before the backoff would have. */
+        memset(&b, 0, sizeof(b));
+        b.k = gc_kube_new(&cfg, err, sizeof(err));
+        b.o.path = "/api/v1/nodes";
+        b.o.backoff_min_s = 60;
+        b.o.backoff_max_s = 60;
+        b.ops.object = no_object;
+        b.ops.note = count_retry;
+        ck_assert_int_eq(pthread_create(&th, NULL, bg_watch_run, &b), 0);
+        ck_assert_msg(retries_wait(&b.r, 1), "no retry");
+        b.stop = 1;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 15;
+        ck_assert_msg(pthread_timedjoin_np(th, NULL, &until) == 0,
+                      "the stop waited for the backoff");
+        ck_assert_int_eq(b.result, 0);
+        ck_assert_int_eq(b.r.n, 1);
+        ck_assert_msg(b.r.delay[0] >= 30 - 1e-9, "%f", b.r.delay[0]);
         gc_kube_free(b.k);
 }
 END_TEST
@@ -1469,8 +1568,8 @@ START_TEST(test_watch_relists_at_once_when_the_server_answers_410)
         memset(&o, 0, sizeof(o));
         o.path = "/api/v1/pods";
         o.timeout_seconds = 60;
-        o.backoff_min_s = 0.2;
-        o.backoff_max_s = 3.2;
+        o.backoff_min_s = 0.5;
+        o.backoff_max_s = 8;
         o.forbidden_grace_s = -1;
         memset(&r, 0, sizeof(r));
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1482,12 +1581,12 @@ START_TEST(test_watch_relists_at_once_when_the_server_answers_410)
         for (int i = 0; i < r.n; i++)
                 waited += r.delay[i];
         took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-        /* The 503s' waits (0.2, 0.4, 0.8 jittered), then no wait before the first LIST (the
-           grown backoff, 0.8 to 1.6 s, would be one), then the loop's wait from the minimum
-           (0.1 to 0.2 s). */
-        ck_assert_msg(took >= waited + 0.1 - 0.01, "took %f s, the retries waited %f s", took,
+        /* The 503s' waits (0.5, 1, 2 jittered to [50%, 100%]), then the loop's wait from the
+           minimum (0.25 to 0.5 s) after the second 410. A wait before the first LIST, with the
+           backoff grown to 4 s, would add 2 s at least: the run took less than that more. */
+        ck_assert_msg(took >= waited + 0.25 - 0.01, "took %f s, the retries waited %f s", took,
                       waited);
-        ck_assert_msg(took <= waited + 0.2 + 0.5, "took %f s, the retries waited %f s", took,
+        ck_assert_msg(took < waited + 0.25 + 2.0, "took %f s, the retries waited %f s", took,
                       waited);
         gc_kube_free(k);
 }
@@ -1624,6 +1723,7 @@ static Suite *kube_suite(void)
 
         t = tcase_create("watch");
         tcase_add_test(t, test_watch_state_machine);
+        tcase_add_test(t, test_refusals_401_and_403);
         tcase_add_test(t, test_watch_resume);
         tcase_add_test(t, test_watch_backoff);
         tcase_add_test(t, test_watch_backoff_reset_after_a_working_stream);

@@ -861,6 +861,124 @@ static double sum_of(const cJSON *arr, const char *member)
         return s;
 }
 
+/* The first table line after `section` that starts with `row` has every cell, in order. */
+static void assert_row_cells(const char *doc, const char *section, const char *row,
+                             const char *const *cells)
+{
+        const char *p = strstr(doc, section), *end, *at;
+
+        ck_assert_msg(p != NULL, "no %s", section);
+        p = strstr(p, row);
+        ck_assert_msg(p != NULL, "no row %s", row);
+        end = strchr(p, '\n');
+        at = p;
+        for (size_t i = 0; cells[i]; i++) {
+                char cell[64];
+
+                snprintf(cell, sizeof(cell), " %s |", cells[i]);
+                at = strstr(at, cell);
+                ck_assert_msg(at != NULL && at < end, "row %s: no cell %s in order", row, cells[i]);
+        }
+}
+
+/*
+ * The usage basis in a weekly report: two half-GPU pods of ml and web on a time-sliced node-c
+ * share one GPU Tue 00:00-04:00 ($4 per GPU-hour: $8 each by allocation), measured 0.9 and 0.1
+ * for the first two hours: that pot is 2 h x 2 x 0.5 x $4 = $8, ml gets $7.20 (+$3.20), web
+ * $0.80 (-$3.20). The
+ * section lists both bases, the difference and the measured part; the total does not change,
+ * and a report with no measurement has no such section (period_json and period_markdown).
+ */
+START_TEST(period_usage_basis)
+{
+        fixture f;
+        gc_period_report r;
+        gc_diag d = {0};
+        gc_buf b, j;
+        cJSON *doc, *u, *team;
+        int64_t tue;
+        const char *ka[] = {"u-ml"}, *kb[] = {"u-web"};
+        gc_use_holder h[2] = {{ka, 1, 0.9}, {kb, 1, 0.1}};
+
+        fill_ledger(&f);
+        tue = f.t0 + DAY;
+        put_node(&f, "node-c", "Tesla-T4", "on-demand", 1, 4.0, f.t0 - 14 * DAY);
+        put_pod(&f, "u-ml", "ml", "ml", "train", "node-c", "Tesla-T4", "on-demand", 0.5, 4.0, tue,
+                tue + 4 * HOUR, 0);
+        put_pod(&f, "u-web", "web", "web", "search", "node-c", "Tesla-T4", "on-demand", 0.5, 4.0,
+                tue, tue + 4 * HOUR, 0);
+        for (int64_t at = tue; at < tue + 2 * HOUR; at += 15)
+                ck_assert_int_eq(gc_ledger_split_by_use(f.l, at, at + 15, h, 2), 0);
+        weekly(&f, &r, &d);
+        gc_buf_init(&b, LIMIT);
+        gc_buf_init(&j, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        ck_assert_int_eq(gc_report_period_json(&r, &j), 0);
+        ck_assert(strstr(b.data, "\n## Usage basis\n") != NULL);
+        /* ml: 94.50 + 8 = $102.50 by allocation, $105.70 by usage; web: 88 + 8 = $96.00 and
+         * $92.80; the unattributed $5 measured nothing. */
+        assert_row_cells(b.data, "## Usage basis", "| ml ",
+                         (const char *[]){"$102.50", "$105.70", "+$3.20", "$7.20", NULL});
+        assert_row_cells(b.data, "## Usage basis", "| web ",
+                         (const char *[]){"$96.00", "$92.80", "-$3.20", "$0.80", NULL});
+        assert_row_cells(b.data, "## Usage basis", "| **Total**",
+                         (const char *[]){"**$203.50**", "**$203.50**", "**$8.00**", NULL});
+        doc = parse(&j);
+        u = get(doc, "usage_basis");
+        ck_assert_ptr_nonnull(u);
+        ck_assert_double_eq_tol(num(u, "measured_cost"), 8.0, 1e-9);
+        ck_assert_double_eq_tol(num(get(get(doc, "summary"), "total"), "cost"),
+                                num(u, "total_cost"), 1e-9);
+        team = cJSON_GetArrayItem(get(u, "teams"), 0);
+        ck_assert_double_eq_tol(num(team, "usage_cost") - num(team, "allocation_cost"),
+                                num(team, "difference"), 1e-9);
+        cJSON_Delete(doc);
+        /* Chargeback in the usage basis bills the usage-basis spend ($105.70 for ml), and the
+         * bills still add up to the capacity's cost. */
+        {
+                const gc_chargeback cb = {GC_CHARGEBACK_PROPORTIONAL, NULL, 0, GC_BASIS_USAGE};
+                const cJSON *c, *tm;
+                double charged = 0;
+
+                r.chargeback = &cb;
+                gc_buf_reset(&j);
+                ck_assert_int_eq(gc_report_period_json(&r, &j), 0);
+                doc = parse(&j);
+                c = get(doc, "chargeback");
+                ck_assert_str_eq(str(c, "basis"), "usage");
+                cJSON_ArrayForEach(tm, get(c, "teams"))
+                {
+                        if (strcmp(str(tm, "team"), "ml") == 0)
+                                ck_assert_double_eq_tol(num(tm, "cost"), 105.70, 1e-9);
+                        charged += num(tm, "charged");
+                }
+                ck_assert_double_eq_tol(charged, num(c, "capacity_cost"), 1e-6);
+                cJSON_Delete(doc);
+                gc_buf_reset(&b);
+                ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+                ck_assert(strstr(b.data, "## Chargeback (proportional, usage basis)") != NULL);
+                r.chargeback = NULL;
+        }
+        gc_buf_free(&b);
+        gc_buf_free(&j);
+        gc_diag_clear(&d);
+        free_ledger(&f);
+        /* Without measurements: no section, no member. */
+        fill_ledger(&f);
+        weekly(&f, &r, &d);
+        gc_buf_init(&b, LIMIT);
+        gc_buf_init(&j, LIMIT);
+        ck_assert_int_eq(gc_report_period_markdown(&r, &b), 0);
+        ck_assert_int_eq(gc_report_period_json(&r, &j), 0);
+        ck_assert(strstr(b.data, "Usage basis") == NULL);
+        ck_assert(strstr(j.data, "usage_basis") == NULL);
+        gc_buf_free(&b);
+        gc_buf_free(&j);
+        gc_diag_clear(&d);
+        free_ledger(&f);
+}
+END_TEST
+
 START_TEST(period_json)
 {
         fixture f;
@@ -2033,6 +2151,7 @@ static Suite *report_suite(void)
 
         tc = tcase_create("period");
         tcase_add_test(tc, period_json);
+        tcase_add_test(tc, period_usage_basis);
         tcase_add_test(tc, period_markdown);
         tcase_add_test(tc, period_labels);
         tcase_add_test(tc, period_daily_no_previous);

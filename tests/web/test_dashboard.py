@@ -295,11 +295,42 @@ def test_window_buttons(browser, demo):
         wait_for(page, "document.documentElement.dataset.window === %r && "
                        "document.documentElement.dataset.state === 'ready'" % window)
         assert page.eval("location.hash") == "#window=" + window
-        pressed = texts(page, 'button[aria-pressed="true"]')
+        pressed = texts(page, 'button[data-window][aria-pressed="true"]')
         assert pressed == [label]
         spend = page.eval("document.querySelector('#cards .card p.num').dataset.value")
         api = demo.json("api/v1/costs?window=%s&by=team" % window)
         assert float(spend) == api["total"]["cost_usd"]
+    page.drain()
+    assert page.errors == [] and page.network_errors == []
+
+
+def test_basis_switch(browser, demo):
+    """"By measured use" asks the API for the usage basis: the same total, and the example's
+    time-sliced GPUs, shared by pods of different teams with different measured use, move
+    spend between teams; the Spend card says how much of it measured use decided."""
+    page = open_dashboard(browser, demo.base)
+    assert_clean(page)
+    page.eval("document.querySelector('button[data-basis=\"usage\"]').click(), 0")
+    wait_for(page, "document.documentElement.dataset.basis === 'usage' && "
+                   "document.documentElement.dataset.state === 'ready'")
+    assert "basis=usage" in page.eval("location.hash")
+    assert texts(page, 'button[data-basis][aria-pressed="true"]') == ["By measured use"]
+    spend = float(page.eval("document.querySelector('#cards .card p.num').dataset.value"))
+    alloc = demo.json("api/v1/costs?window=7d&by=team")
+    usage = demo.json("api/v1/costs?window=7d&by=team&basis=usage")
+    assert spend == usage["total"]["cost_usd"]
+    assert abs(usage["total"]["cost_usd"] - alloc["total"]["cost_usd"]) < 1e-6
+    moved = {g["keys"]["team"]: g["cost_usd"] for g in usage["groups"]}
+    held = {g["keys"]["team"]: g["cost_usd"] for g in alloc["groups"]}
+    assert any(abs(moved[t] - held.get(t, 0)) >= 0.01 for t in moved), \
+        "the example's measured shared GPUs move no spend between teams"
+    assert "split by measured use" in page.eval(
+        "document.querySelector('#cards .card .sub').textContent")
+    # Back to allocation: the fragment loses basis, the page asks without it.
+    page.eval("document.querySelector('button[data-basis=\"allocation\"]').click(), 0")
+    wait_for(page, "document.documentElement.dataset.basis === 'allocation' && "
+                   "document.documentElement.dataset.state === 'ready'")
+    assert "basis" not in page.eval("location.hash")
     page.drain()
     assert page.errors == [] and page.network_errors == []
 
