@@ -3,6 +3,7 @@
 time; then the controller's totals against an independent truth, and its RSS over the run.
 
     python3 tests/e2e/soak.py [--minutes 15] [--seed 1] [--fault-every 60] [--json FILE]
+        [--base-pods 5000 --base-gpu-pods 1000 [--gpu-nodes N] [--cpu-nodes N]]
 
 What runs (the parts of tests/e2e, see its README):
 
@@ -33,6 +34,21 @@ What runs (the parts of tests/e2e, see its README):
                 ConfigMaps of its first checkpoint write (--test-kill-after-checkpoint-chunks),
                 then both again: they must restore the previous complete generation.
 
+At scale (--base-pods N --base-gpu-pods M, test_scale.py): before the replicas start, a
+standing population of N long-running pods, M of them holding one whole GPU and the rest
+CPU-only (pods the controller must decode and skip), on nodes of their own created through the
+API like the four (--gpu-nodes of 8 GPUs, alternately H100s on demand and A100s on spot, and
+--cpu-nodes of 250 pods; by default enough for the population and 10 % more), bound by
+kube-scheduler and run by a simulated kubelet of those nodes that takes its pods from the
+recorder's watch (ViewKubelet: kubelet.py's rules without a LIST per node and round). The
+run starts once every one of them runs; the time to create them, to have them all running, the
+first replica's time from its start to /readyz (its first LIST holds them all) and to the
+population's GPU pods in its snapshot are reported. During the run a quarter of the churn's
+steps replace a pod of the population (deleted gracefully or at once, a new one of its kind
+created); at the end they go by one DELETE of the collection per namespace with grace 0 (they
+end at their deletionTimestamp) before the rest is deleted as usual. The comparison is the
+same, over every pod.
+
 Every fault stays inside the API server's event window (the watch cache keeps at least the
 last 75 s of pod events), so the contract (docs/controller.md) is exactness: the watches resume
 where they were and the server replays what happened meanwhile. A partition past the event
@@ -62,6 +78,14 @@ per team and project (and total, unattributed, capacity, idle per node), and per
 RSS (VmRSS) of every replica is sampled every 10 s. The run fails when the leader's RSS over
 the second half of the run exceeds its maximum over the first half by more than
 --rss-bound-mib (default 4 MiB).
+
+For long runs, once per hour of run time and once at the end (after the comparison), it
+prints and keeps (under "hourly" in --json) the leader's RSS, the size of the checkpoint (the
+count and the bytes of every ConfigMap in the controller's namespace whose name begins
+gpu-cost-checkpoint: both generations' manifests and the parts they name, docs/checkpoint.md)
+and the leader's ledger gauges from /metrics (pods, intervals, open intervals, rollup rows,
+period rows, ledger and string pool bytes): whether a run of hours stays flat once its
+intervals fold (--fold-after 1h) is read from them.
 
 Exit status: 0 equal and flat, 1 totals differ or RSS grew past the bound, 2 the harness
 itself failed (cluster, truth incomplete).
@@ -114,8 +138,20 @@ SOAK_NS = ("ml-research", "nlp", "recsys", "legacy-batch", "sandbox")
 PROJECTS = ("resnet", "bert", "ranker", "etl", None)
 IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 FAULTS = ("kill", "kill-leader", "apiserver", "partition", "checkpoint")
+# The standing population (--base-pods): its pods carry BASE_LABEL and run on nodes of their own
+# (POOL_LABEL), 8 GPUs to a GPU node and CPU_NODE_PODS pods to a CPU-only node.
+BASE_LABEL = "soak-base"
+POOL_LABEL = "e2e.gpu-cost/pool"
+GPUS_PER_NODE = 8
+CPU_NODE_PODS = 250
+BASE_REPLACE = 0.25      # the share of the churn's steps that replace a pod of the population
 RESTART_DELAY = 2.0
 RSS_EVERY = 10.0
+FIGURES_EVERY = 3600.0
+# The leader's /metrics gauges of the ledger's size (docs/api.md), taken with the hourly figures.
+LEDGER_METRICS = ("gpu_cost_pods", "gpu_cost_ledger_intervals", "gpu_cost_ledger_open_intervals",
+                  "gpu_cost_ledger_rollup_rows", "gpu_cost_ledger_period_rows",
+                  "gpu_cost_ledger_bytes", "gpu_cost_pool_bytes", "gpu_cost_pool_strings")
 
 
 def log(msg, *a):
@@ -254,21 +290,55 @@ def pod_interval(p, deleted):
 
 # ---- nodes, namespaces, pods -----------------------------------------------------------------
 
+def create_node(api, name, labels, alloc):
+    api.call("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                                       "metadata": {"name": name, "labels": labels}})
+    now = sim.rfc3339(time.time())
+    api.merge_patch("/api/v1/nodes/%s/status" % name, {"status": {
+        "capacity": alloc, "allocatable": alloc,
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                        "message": "simulated kubelet", "lastHeartbeatTime": now,
+                        "lastTransitionTime": now}]}})
+    return api.get("/api/v1/nodes/" + name)
+
+
 def create_nodes(api):
     specs = {s.name: s for s in sim.node_specs()}
     out = []
     for name in NODES:
         s = specs[name]
-        api.call("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
-                                           "metadata": {"name": name, "labels": s.labels}})
-        alloc = dict(s.allocatable, cpu="192", memory="2Ti", pods="110")
-        now = sim.rfc3339(time.time())
-        api.merge_patch("/api/v1/nodes/%s/status" % name, {"status": {
-            "capacity": alloc, "allocatable": alloc,
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "message": "simulated kubelet", "lastHeartbeatTime": now,
-                            "lastTransitionTime": now}]}})
-        out.append(api.get("/api/v1/nodes/" + name))
+        out.append(create_node(api, name, s.labels,
+                               dict(s.allocatable, cpu="192", memory="2Ti", pods="110")))
+    return out
+
+
+def scale_node_names(gpu_nodes, cpu_nodes):
+    """The population's nodes: GPU nodes alternately 8 whole H100s on demand and 8 A100s on
+    spot (the labels of the soak's own p5-h100-0 and p4d-a100-spot-0 under another name), and
+    CPU-only nodes; {name: (template node or None, pool)}."""
+    out = {}
+    for i in range(gpu_nodes):
+        tmpl = "p5-h100-0" if i % 2 == 0 else "p4d-a100-spot-0"
+        out["scale-%s-%03d" % ("h100" if i % 2 == 0 else "a100", i)] = (tmpl, "scale-gpu")
+    for i in range(cpu_nodes):
+        out["scale-cpu-%03d" % i] = (None, "scale-cpu")
+    return out
+
+
+def create_scale_nodes(api, names):
+    specs = {s.name: s for s in sim.node_specs()}
+    out = []
+    for name, (tmpl, pool) in names.items():
+        if tmpl:
+            s = specs[tmpl]
+            labels = dict(s.labels, **{"kubernetes.io/hostname": name, POOL_LABEL: pool})
+            alloc = dict(s.allocatable, cpu="192", memory="2Ti", pods="110")
+        else:
+            labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                      "node.kubernetes.io/instance-type": "m7i.48xlarge",
+                      "topology.kubernetes.io/region": "us-east-1", POOL_LABEL: pool}
+            alloc = {"cpu": "192", "memory": "768Gi", "pods": str(CPU_NODE_PODS)}
+        out.append(create_node(api, name, labels, alloc))
     return out
 
 
@@ -301,9 +371,9 @@ class Churn:
         ("short", 5), ("job", 5), ("long", 3), ("fail", 1), ("mig", 2), ("share", 2),
         ("cpu", 1), ("too-big", 0.3))
 
-    def __init__(self, env, rec, rng):
+    def __init__(self, env, rec, rng, base=None):
         self.api = Api(env["E2E_SERVER"], env["E2E_CA"], env["E2E_ADMIN_TOKEN"], timeout=10)
-        self.rec, self.rng = rec, rng
+        self.rec, self.rng, self.base = rec, rng, base
         self.created = {}                  # uid -> (ns, name, kind)
         self.counts = collections.Counter()
         self.errors = collections.Counter()
@@ -343,11 +413,13 @@ class Churn:
         if now >= self.next_scale:
             self.next_scale = now + self.rng.uniform(20, 50)
             return self.scale_deployment(self.rng.randint(0, 3))
+        if self.base is not None and self.rng.random() < BASE_REPLACE:
+            return self.base.replace(self)
         by_phase = collections.defaultdict(list)
         for p in self.rec.view():
             md = p["metadata"]
             if md["namespace"] in SOAK_NS and not md.get("deletionTimestamp") and \
-                    not md.get("ownerReferences"):
+                    not md.get("ownerReferences") and BASE_LABEL not in (md.get("labels") or {}):
                 by_phase[(p.get("status") or {}).get("phase")].append(p)
         finished = by_phase["Succeeded"] + by_phase["Failed"]
         pick = lambda ps: self.rng.choice(ps) if ps else None  # noqa: E731
@@ -455,6 +527,8 @@ class Churn:
         """The end: the workload objects (their pods go through the garbage collector), then
         every pod, gracefully (the simulated kubelet stops and confirms the running ones)."""
         bg = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        if self.base is not None:
+            self.base.delete_all()
         self.api.request("DELETE", "/apis/apps/v1/namespaces/nlp/deployments/serve", bg)
         for j in self.api.get("/apis/batch/v1/namespaces/legacy-batch/jobs")["items"]:
             self.api.request("DELETE", "/apis/batch/v1/namespaces/legacy-batch/jobs/" +
@@ -469,7 +543,229 @@ class Churn:
                    for ns in SOAK_NS)
 
 
+# ---- the standing population (--base-pods) -----------------------------------------------------
+
+class Base:
+    """--base-pods long-running pods, --base-gpu-pods of them holding one whole GPU each and the
+    rest CPU-only (pods the controller must decode and skip), spread over the soak's namespaces
+    with the churn's attribution cases and pinned by nodeSelector to the population's own nodes,
+    so that the churn's four nodes stay the churn's. Created before the replicas start, so their
+    first LIST holds them all; during the run the churn replaces some of them (replace); at the
+    end they go by one DELETE of the collection per namespace with grace 0 (each pod ends at its
+    deletionTimestamp): thousands of graceful deletions, each stopped and confirmed by the
+    kubelet, would take minutes here."""
+
+    def __init__(self, env, rng, pods, gpu_pods):
+        self.env, self.rng = env, rng
+        self.pods, self.gpu_pods = pods, gpu_pods
+        self.created = {}                  # uid -> (ns, name, kind)
+        self.seq = 0
+        self.lock = threading.Lock()
+
+    def api(self, timeout=30):
+        return Api(self.env["E2E_SERVER"], self.env["E2E_CA"], self.env["E2E_ADMIN_TOKEN"],
+                   timeout=timeout)
+
+    def body(self, gpu):
+        rng = self.rng
+        self.seq += 1
+        ns = rng.choice(SOAK_NS)
+        labels = {BASE_LABEL: "1"}
+        proj = rng.choice(PROJECTS)
+        if proj:
+            labels["project"] = proj
+        if rng.random() < 0.1:
+            labels["team"] = "platform"
+        body = pod_template(labels, {"nvidia.com/gpu": "1"} if gpu else None)
+        body.update({"apiVersion": "v1", "kind": "Pod"})
+        body["metadata"]["name"] = "b%05d-%s" % (self.seq, "gpu" if gpu else "cpu")
+        body["spec"]["nodeSelector"] = {POOL_LABEL: "scale-gpu" if gpu else "scale-cpu"}
+        return ns, body
+
+    def post(self, api, ns, body):
+        doc = api.call("POST", "/api/v1/namespaces/%s/pods" % ns, body)
+        kind = "base-" + body["metadata"]["name"].rsplit("-", 1)[1]
+        with self.lock:
+            self.created[doc["metadata"]["uid"]] = (ns, body["metadata"]["name"], kind)
+        return doc
+
+    def create_all(self, threads=4):
+        """Every pod of the population, GPU and CPU-only ones mixed, from `threads`
+        connections at once."""
+        bodies = [self.body(i < self.gpu_pods) for i in range(self.pods)]
+        self.rng.shuffle(bodies)
+        errors = []
+
+        def worker(part):
+            api = self.api()
+            try:
+                for ns, body in part:
+                    self.post(api, ns, body)
+            except Exception as e:  # noqa: BLE001  (raised below, in the caller's thread)
+                errors.append(e)
+            finally:
+                api.close()
+
+        ts = [threading.Thread(target=worker, args=(bodies[i::threads],), daemon=True)
+              for i in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        if errors:
+            raise errors[0]
+
+    def counts(self, rec):
+        """{phase: pods of the population} in the recorder's view."""
+        c = collections.Counter()
+        for p in rec.view():
+            if BASE_LABEL in (p["metadata"].get("labels") or {}):
+                c[(p.get("status") or {}).get("phase")] += 1
+        return c
+
+    def wait_running(self, rec, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            c = self.counts(rec)
+            if c["Running"] >= self.pods:
+                return c
+            time.sleep(1)
+        raise RuntimeError("the population is not running after %d s: %s" % (
+            timeout, dict(self.counts(rec))))
+
+    def replace(self, churn):
+        """Churn in the population: one running pod of it deleted (gracefully, the kubelet
+        stops it, or at once) and a new one of its kind created in its place."""
+        running = [p for p in churn.rec.view()
+                   if BASE_LABEL in (p["metadata"].get("labels") or {}) and
+                   not p["metadata"].get("deletionTimestamp") and
+                   (p.get("status") or {}).get("phase") == "Running"]
+        if not running:
+            return
+        p = churn.rng.choice(running)
+        gpu = p["metadata"]["name"].endswith("-gpu")
+        if churn.rng.random() < 0.5:
+            churn.delete(p, "base-graceful")
+        else:
+            churn.delete(p, "base-grace0", grace=0)
+        ns, body = self.body(gpu)
+        self.post(churn.api, ns, body)
+        churn.counts["create-base-%s" % ("gpu" if gpu else "cpu")] += 1
+
+    def delete_all(self):
+        api = self.api(timeout=300)
+        try:
+            for ns in SOAK_NS:
+                api.call("DELETE", "/api/v1/namespaces/%s/pods?labelSelector=%s" % (
+                    ns, urllib.parse.quote(BASE_LABEL + "=1")),
+                    {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+        finally:
+            api.close()
+
+
+class ViewKubelet:
+    """The simulated kubelet (kubelet.py) of the population's nodes, a hundred or more: each pod
+    bound to them gets what kubelet.py gives a pod (started; finished after its run-seconds;
+    stopped and its deletion confirmed when deleted), but the pods come from the recorder's
+    view (its watch of all pods) instead of a LIST per node every round, which at this many
+    nodes would be most of kube-apiserver's work. `workers` threads, each with its own
+    connection and kubelet.py instance, share the pods by uid. The view may not show yet what a
+    worker wrote, so each remembers what it did to a pod and does it once."""
+
+    def __init__(self, env, nodes, rec, workers=4, period=0.5):
+        self.nodes = set(nodes)
+        self.rec, self.period = rec, period
+        self.kubelets = [SimulatedKubelet(env, (), period) for _ in range(workers)]
+        self.done = [set() for _ in range(workers)]   # uids whose deletion a worker confirmed
+        self.errors = collections.Counter()
+        self.last_error = None
+        self._stop = threading.Event()
+        self.threads = []
+
+    def start(self):
+        for i in range(len(self.kubelets)):
+            t = threading.Thread(target=self._loop, args=(i,), name="view-kubelet-%d" % i,
+                                 daemon=True)
+            t.start()
+            self.threads.append(t)
+        return self
+
+    def stop(self):
+        self._stop.set()
+        for t in self.threads:
+            t.join(timeout=10)
+        for k in self.kubelets:
+            k.api.close()
+
+    def started(self):
+        return sum(len(k.started) for k in self.kubelets)
+
+    def _loop(self, i):
+        k, done, n = self.kubelets[i], self.done[i], len(self.kubelets)
+        while not self._stop.is_set():
+            for p in self.rec.view():
+                if self._stop.is_set():
+                    break
+                uid = p["metadata"]["uid"]
+                if (p.get("spec") or {}).get("nodeName") not in self.nodes or \
+                        int(uid[:8], 16) % n != i or uid in done:
+                    continue
+                try:
+                    self._sync(k, done, p, int(time.time()))
+                except ApiError as e:
+                    if e.status != 404:   # 404: deleted meanwhile, nothing left to do
+                        self.errors[str(e.status)] += 1
+                        self.last_error = str(e)[:200]
+                except (OSError, http.client.HTTPException) as e:
+                    # kube-apiserver away (a restart): the next round tries again.
+                    self.errors[type(e).__name__] += 1
+                    self.last_error = str(e)[:200]
+                    k.api.close()
+                    break
+            self._stop.wait(self.period)
+
+    def _sync(self, k, done, p, now):
+        md, st = p["metadata"], p.get("status") or {}
+        uid = md["uid"]
+        if uid in k.started and not st.get("startTime"):
+            # Started, but the view has not shown it yet: a finish names the start it was given.
+            st = dict(st, startTime=sim.rfc3339(k.started[uid]))
+            p = dict(p, status=st)
+        terminal = st.get("phase") in ("Succeeded", "Failed") or uid in k.finished
+        if md.get("deletionTimestamp"):
+            if not terminal:
+                k._finish(p, now, 143, stopped=True)
+            k._confirm_deletion(p)
+            done.add(uid)
+            return
+        if terminal:
+            return
+        if not st.get("startTime"):
+            k._start(p, now)
+            return
+        run = (md.get("annotations") or {}).get(RUN_SECONDS)
+        if run is None:
+            return
+        started = k.started.get(uid) or truth.utc(st["startTime"])
+        if now >= started + float(run):
+            code = int((md.get("annotations") or {}).get(EXIT_CODE, "0"))
+            k._finish(p, int(started + float(run)), code)
+
+
 # ---- the replicas ------------------------------------------------------------------------------
+
+def metric_values(text):
+    """Prometheus text: {name: value} of the samples without labels."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#") or "{" in line:
+            continue
+        parts = line.split()
+        if len(parts) >= 2:
+            v = float(parts[1])
+            out[parts[0]] = int(v) if v.is_integer() else v
+    return out
+
 
 def vm_rss_kib(pid):
     try:
@@ -533,6 +829,11 @@ class Replica:
                                     timeout=timeout) as r:
             return json.loads(r.read())
 
+    def get_text(self, path, timeout=30):
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.ctl.port, path),
+                                    timeout=timeout) as r:
+            return r.read().decode("utf-8", "replace")
+
     def records(self, msg=None):
         recs = self.ctl.log_records() if self.ctl else []
         return [r for r in recs if msg is None or r.get("msg") == msg]
@@ -550,9 +851,12 @@ class Soak:
         self.cluster = harness.Cluster(self.workdir / "cluster")
         self.faults = []         # dicts: kind, at, seconds, details
         self.rss = []            # (t, ident, pid, leader, kib)
+        self.hourly = []         # dicts: the figures taken every --figures-every s and at the end
         self.leaders = []        # (t, ident) whenever the holder changes
         self.replicas = []
         self.rec = self.churn = self.kubelet = None
+        self.base = self.view_kubelet = None
+        self.scale = {}          # the population's figures (--base-pods)
 
     # -- helpers
     def holder(self):
@@ -593,6 +897,54 @@ class Soak:
                 r.down_since = time.time()
             if time.time() - r.down_since >= RESTART_DELAY:
                 r.start()
+
+    def figures(self, label):
+        """The long run's figures at this moment (printed, and kept for --json): the leader's
+        RSS, the bytes of the checkpoint ConfigMaps in the controller's namespace (every name
+        beginning gpu-cost-checkpoint: both generations' manifests and the parts they name,
+        docs/checkpoint.md) and the leader's ledger gauges from /metrics. A figure that could
+        not be read is None, with the reason under "errors"."""
+        now = time.time()
+        f = {"label": label, "at_s": round(now - self.t_start), "time": sim.rfc3339(now),
+             "leader": None, "leader_rss_kib": None,
+             "rss_kib": {r.ident: vm_rss_kib(r.pid()) if r.pid() else None
+                         for r in self.replicas},
+             "checkpoint_configmaps": None, "checkpoint_data_bytes": None,
+             "checkpoint_object_bytes": None, "ledger": {}, "errors": []}
+        lead = self.leader()
+        if lead is not None:
+            f["leader"], f["leader_rss_kib"] = lead.ident, f["rss_kib"].get(lead.ident)
+            try:
+                m = metric_values(lead.get_text("/metrics"))
+                f["ledger"] = {k[len("gpu_cost_"):]: m[k] for k in LEDGER_METRICS if k in m}
+            except (OSError, urllib.error.URLError, ValueError) as e:
+                f["errors"].append("metrics: %s" % e)
+        else:
+            f["errors"].append("no live leader")
+        try:
+            items = self.cluster.api.get("/api/v1/namespaces/%s/configmaps" % harness.NS)["items"]
+            cps = [c for c in items if c["metadata"]["name"].startswith("gpu-cost-checkpoint")]
+            f["checkpoint_configmaps"] = len(cps)
+            # data: what the ConfigMap's 1 MiB bound counts; object: the whole object as the
+            # API serves it in JSON (metadata and labels too).
+            f["checkpoint_data_bytes"] = sum(len(k.encode()) + len(v.encode()) for c in cps
+                                             for k, v in (c.get("data") or {}).items())
+            f["checkpoint_object_bytes"] = sum(len(json.dumps(c, separators=(",", ":")).encode())
+                                               for c in cps)
+        except (OSError, ApiError, http.client.HTTPException, ValueError) as e:
+            self.cluster.api.close()
+            f["errors"].append("checkpoint ConfigMaps: %s" % e)
+        self.hourly.append(f)
+        led = f["ledger"]
+        log("figures %s (%.1f min): leader %s RSS %s KiB; checkpoint %s ConfigMaps, %s bytes "
+            "(objects %s); ledger intervals %s (open %s), rollup rows %s, period rows %s, "
+            "bytes %s; pods %s%s", label, f["at_s"] / 60.0, f["leader"], f["leader_rss_kib"],
+            f["checkpoint_configmaps"], f["checkpoint_data_bytes"],
+            f["checkpoint_object_bytes"], led.get("ledger_intervals"),
+            led.get("ledger_open_intervals"), led.get("ledger_rollup_rows"),
+            led.get("ledger_period_rows"), led.get("ledger_bytes"), led.get("pods"),
+            "; errors: %s" % f["errors"] if f["errors"] else "")
+        return f
 
     def checkpoint_parts(self):
         n = 0
@@ -721,19 +1073,71 @@ class Soak:
         self.nodes = create_nodes(api)
         self.rec = Recorder(self.cluster.env).start()
         self.kubelet = SimulatedKubelet(self.cluster.env, NODES, period=0.5).start()
+        if self.a.base_pods:
+            self.setup_base()
         self.replicas = [Replica(self, "gpu-cost-a"), Replica(self, "gpu-cost-b")]
+        t0 = time.time()
         self.replicas[0].start()
-        self.replicas[0].ctl.wait_ready(timeout=90)
+        self.replicas[0].ctl.wait_ready(timeout=90 + self.a.base_pods / 50.0)
+        self.scale["sync_s"] = round(time.time() - t0, 1)
+        log("replica a ready %.1f s after its start", self.scale["sync_s"])
         self.replicas[1].start()
+        if self.a.base_pods:
+            self.wait_snapshot_pods(self.replicas[0])
+
+    def setup_base(self):
+        """The population's nodes, their kubelet, then the population, all running."""
+        a, env = self.a, self.cluster.env
+        names = scale_node_names(a.gpu_nodes, a.cpu_nodes)
+        t0 = time.time()
+        self.nodes += create_scale_nodes(self.cluster.api, names)
+        self.view_kubelet = ViewKubelet(env, names, self.rec).start()
+        self.base = Base(env, random.Random(a.seed + 3), a.base_pods, a.base_gpu_pods)
+        t1 = time.time()
+        log("%d nodes of the population (%d with %d GPUs, %d CPU-only) in %.1f s; creating %d "
+            "pods, %d with a GPU", len(names), a.gpu_nodes, GPUS_PER_NODE, a.cpu_nodes, t1 - t0,
+            a.base_pods, a.base_gpu_pods)
+        self.base.create_all()
+        t2 = time.time()
+        log("created in %.1f s; waiting until every one runs", t2 - t1)
+        c = self.base.wait_running(self.rec, timeout=300 + a.base_pods / 10.0)
+        t3 = time.time()
+        self.scale.update({"base_pods": a.base_pods, "base_gpu_pods": a.base_gpu_pods,
+                           "gpu_nodes": a.gpu_nodes, "cpu_nodes": a.cpu_nodes,
+                           "nodes_s": round(t1 - t0, 1), "create_s": round(t2 - t1, 1),
+                           "running_s": round(t3 - t1, 1), "phases": dict(c)})
+        log("all %d running %.1f s after the first was created", a.base_pods, t3 - t1)
+
+    def wait_snapshot_pods(self, r, timeout=120):
+        """Until the replica's snapshot holds at least the population's GPU pods
+        (gpu_cost_pods: it keeps GPU pods only); the seconds from its start."""
+        deadline = time.time() + timeout
+        n = None
+        while time.time() < deadline:
+            try:
+                n = metric_values(r.get_text("/metrics")).get("gpu_cost_pods")
+            except (OSError, urllib.error.URLError, ValueError):
+                n = None
+            if n is not None and n >= self.a.base_gpu_pods:
+                break
+            time.sleep(0.5)
+        self.scale["snapshot_pods"] = n
+        self.scale["snapshot_s"] = round(time.time() - r.started_at, 1)
+        log("replica %s: %s GPU pods in its snapshot %.1f s after its start", r.ident, n,
+            self.scale["snapshot_s"])
 
     def run(self):
         a = self.a
         self.t_start = time.time()
-        self.churn = Churn(self.cluster.env, self.rec, random.Random(a.seed + 1)).start()
+        self.churn = Churn(self.cluster.env, self.rec, random.Random(a.seed + 1),
+                           self.base).start()
         t_end = self.t_start + a.minutes * 60
         self.t_half = self.t_start + a.minutes * 30
         next_fault = self.t_start + self.rng.uniform(0.5, 1.5) * a.fault_every
         next_rss = 0.0
+        # Once per --figures-every (an hour) of run time; a moment with no live leader (a
+        # takeover) waits for one, up to a minute, then is taken without the leader's figures.
+        hour, next_fig, fig_waited = 1, self.t_start + a.figures_every, 0.0
         kinds = [k for k in a.faults.split(",") if k]
         # Faults come from shuffled decks of every kind: random order, but a 15-minute run
         # sees each kind about equally often (a plain random choice left kinds out).
@@ -744,6 +1148,15 @@ class Soak:
             if now >= next_rss:
                 self.sample_rss()
                 next_rss = now + RSS_EVERY
+            if now >= next_fig:
+                if self.leader() is None and fig_waited < 60:
+                    fig_waited += 5
+                    next_fig = now + 5
+                else:
+                    self.figures(("hour %d" if a.figures_every == FIGURES_EVERY else
+                                  "period %d") % hour)
+                    hour, fig_waited = hour + 1, 0.0
+                    next_fig = self.t_start + hour * a.figures_every
             if now >= next_fault and now < t_end - 20:
                 if not deck:
                     deck = list(kinds)
@@ -758,7 +1171,7 @@ class Soak:
         self.churn.stop()
         for r in self.replicas:
             r.proxy.heal() if r.proxy.closed else None
-        deadline = time.time() + 180
+        deadline = time.time() + 180 + a.base_pods / 20.0
         left = None
         while time.time() < deadline:
             self.supervise()
@@ -820,7 +1233,10 @@ class Soak:
             by_uid[uid] = {"name": "%s/%s" % (md["namespace"], md["name"]), "bound": bound,
                            "end": end, "created": utc(md["creationTimestamp"]),
                            "gone": utc(md.get("deletionTimestamp"))}
-        for uid, (ns, name, kind) in self.churn.created.items():
+        created = dict(self.churn.created)
+        if self.base is not None:
+            created.update(self.base.created)
+        for uid, (ns, name, kind) in created.items():
             if uid not in pods:
                 problems.append("%s/%s (%s): created, never seen by the recorder" % (
                     ns, name, kind))
@@ -976,6 +1392,8 @@ class Soak:
             r.proxy.cut()
         if self.kubelet:
             self.kubelet.stop()
+        if self.view_kubelet:
+            self.view_kubelet.stop()
         if self.rec:
             self.rec.stop()
         self.cluster.stop()
@@ -1001,15 +1419,38 @@ def main(argv=None):
     ap.add_argument("--workdir", help="logs and the cluster (default: a new temporary directory)")
     ap.add_argument("--keep", action="store_true", help="keep etcd's data at the end")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--base-pods", type=int, default=0,
+                    help="a standing population of this many long-running pods on nodes of "
+                         "their own, created before the replicas start (default 0)")
+    ap.add_argument("--base-gpu-pods", type=int, default=0,
+                    help="of them, this many with one whole GPU each; the rest CPU-only")
+    ap.add_argument("--gpu-nodes", type=int,
+                    help="the population's GPU nodes, %d GPUs each (default: its GPU pods and "
+                         "10%% more)" % GPUS_PER_NODE)
+    ap.add_argument("--cpu-nodes", type=int,
+                    help="its CPU-only nodes, %d pods each (default: its CPU-only pods and "
+                         "10%% more)" % CPU_NODE_PODS)
+    # For testing the hourly figures in a short run only: the figures' period in seconds.
+    ap.add_argument("--figures-every", type=float, default=FIGURES_EVERY, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     bad_kinds = [k for k in a.faults.split(",") if k and k not in FAULTS]
     if bad_kinds:
         ap.error("unknown fault(s): %s" % ",".join(bad_kinds))
+    if not 0 <= a.base_gpu_pods <= a.base_pods:
+        ap.error("--base-gpu-pods must be between 0 and --base-pods")
+    if a.gpu_nodes is None:
+        a.gpu_nodes = -(-a.base_gpu_pods * 11 // (10 * GPUS_PER_NODE))
+    if a.cpu_nodes is None:
+        a.cpu_nodes = -(-(a.base_pods - a.base_gpu_pods) * 11 // (10 * CPU_NODE_PODS))
+    if a.base_gpu_pods > a.gpu_nodes * GPUS_PER_NODE or \
+            a.base_pods - a.base_gpu_pods > a.cpu_nodes * CPU_NODE_PODS:
+        ap.error("the population does not fit its nodes")
 
     s = Soak(a)
     log("workdir %s, seed %d, %.1f min, a fault every ~%.0f s", s.workdir, a.seed, a.minutes,
         a.fault_every)
-    result = {"seed": a.seed, "minutes": a.minutes, "fault_every": a.fault_every}
+    result = {"seed": a.seed, "minutes": a.minutes, "fault_every": a.fault_every,
+              "scale": s.scale}
     rc = 0
     try:
         try:
@@ -1038,6 +1479,10 @@ def main(argv=None):
             if not bad or time.time() > deadline:
                 break
             time.sleep(2)
+        try:
+            s.figures("end")
+        except Exception:  # noqa: BLE001  (a figure missing is reported, not fatal)
+            traceback.print_exc()
         spans = s.blind_spans()
         if fig and fig["estimates"] and not spans:
             bad.append("costs: %s estimates, and no blind span logged" % fig["estimates"])
@@ -1068,6 +1513,8 @@ def main(argv=None):
             "fault_errors": [f for f in s.faults if "error" in f],
             "churn": dict(s.churn.counts), "churn_errors": dict(s.churn.errors),
             "pods_created_by_churn": len(s.churn.created),
+            "pods_created_by_base": len(s.base.created) if s.base else 0,
+            "view_kubelet_errors": dict(s.view_kubelet.errors) if s.view_kubelet else {},
             "pods_seen": len(s.rec.last), "pods_holding_gpus": len(by_uid),
             "recorder_relists": len(s.rec.relists),
             "whole_lifetimes_in_faults": sum(
@@ -1079,6 +1526,7 @@ def main(argv=None):
             "blind_spans": spans, "bounded": bounded, "logs": s.log_counts(),
             "comparison": fig, "mismatches": bad[:200], "mismatch_count": len(bad),
             "truth_problems": problems[:50], "rss": rss, "rss_bound_mib": a.rss_bound_mib,
+            "hourly": s.hourly, "figures_every_s": a.figures_every,
             "rss_samples": [(round(t0 - s.t_start), i, pid, ld, k, round(age))
                             for t0, i, pid, ld, k, age in s.rss],
             "loadavg": os.getloadavg(), "workdir": str(s.workdir)})
@@ -1116,6 +1564,17 @@ def print_summary(r, totals_ok, rss_ok):
           "a fault; recorder relists %d" % (
               r["pods_created_by_churn"], r["pods_seen"], r["pods_holding_gpus"],
               r["whole_lifetimes_in_faults"], r["recorder_relists"]))
+    sc = r["scale"]
+    if sc.get("base_pods"):
+        print("population: %d pods, %d with a GPU, on %d GPU nodes and %d CPU-only nodes; "
+              "created in %.1f s, all running after %.1f s; %d created in all (replacements "
+              "by the churn); kubelet errors (API away) %s" % (
+                  sc["base_pods"], sc["base_gpu_pods"], sc["gpu_nodes"], sc["cpu_nodes"],
+                  sc["create_s"], sc["running_s"], r["pods_created_by_base"],
+                  r["view_kubelet_errors"]))
+        print("sync: replica a ready %.1f s after its start, %s GPU pods in its snapshot "
+              "after %.1f s" % (sc["sync_s"], sc.get("snapshot_pods"),
+                                sc.get("snapshot_s") or 0))
     print("replicas: starts %s, exits nobody caused %s, leader changes %d" % (
         r["replica_starts"], {k: len(v) for k, v in r["unexpected_exits"].items()},
         r["leader_changes"]))
@@ -1144,6 +1603,19 @@ def print_summary(r, totals_ok, rss_ok):
               mib(rss["leader_max_second_half_kib"]),
               mib(rss.get("second_half_growth_kib")), r["rss_bound_mib"],
               rss.get("longest_lived")))
+    if r["hourly"]:
+        print("figures every %g s (leader RSS, checkpoint ConfigMaps and bytes, ledger "
+              "intervals / open / rollup rows / period rows / bytes):" % r["figures_every_s"])
+    for f in r["hourly"]:
+        led = f["ledger"]
+        print("   %-8s %6.1f min  %s  RSS %s  checkpoint %s CMs %s B  ledger %s / %s / %s / %s / "
+              "%s B%s" % (
+                  f["label"], f["at_s"] / 60.0, f["leader"], mib(f["leader_rss_kib"]),
+                  f["checkpoint_configmaps"], f["checkpoint_data_bytes"],
+                  led.get("ledger_intervals"), led.get("ledger_open_intervals"),
+                  led.get("ledger_rollup_rows"), led.get("ledger_period_rows"),
+                  led.get("ledger_bytes"), "  (%s)" % "; ".join(f["errors"]) if f["errors"]
+                  else ""))
     print("load average at the end: %.2f %.2f %.2f" % tuple(r["loadavg"]))
     print("RESULT: totals %s, RSS %s" % ("EQUAL" if totals_ok else "DIFFER",
                                          {True: "flat", False: "GREW", None: "n/a"}[rss_ok]))
