@@ -266,7 +266,7 @@ int gc_kube_configmap_put(gc_kube *k, const char *ns, const char *name, const gc
                         return r;
                 }
                 /* Someone wrote in between: read it again and retry, after a jittered pause so
-                 * two writers in lock step fall out of it (10, 20, 40, 80 ms, +-50%). */
+                 * two writers in lock step fall out of it (10 ms doubling to 640 ms, +-50%). */
                 k->n_conflicts++;
                 gc__fail_status(what, status, &body, err, errlen);
                 gc_buf_free(&body);

@@ -20,7 +20,7 @@
 #define GC__KUBE_REQUEST_S      60 /* whole-request limit for everything but streams */
 #define GC__KUBE_CONNECT_S      10
 #define GC__KUBE_CM_MAX_DATA    (1u << 20) /* the API's limit on a ConfigMap's data */
-#define GC__KUBE_CM_RETRIES     5
+#define GC__KUBE_CM_RETRIES     8
 
 struct gc_kube {
         CURL *curl;

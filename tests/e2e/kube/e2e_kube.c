@@ -12,6 +12,7 @@
 
 #include "kube/kube.h"
 #include "kube/kube_int.h"
+#include "util/util.h"
 
 /* Set from the environment by main; every one is required. */
 static const char *env_server, *env_ca, *env_admin, *env_ctrl, *env_dir, *env_etcd, *env_script;
@@ -783,6 +784,7 @@ typedef struct writer {
         const char *who;
         int fails;
         unsigned long conflicts;
+        char err[512]; /* the last failure's message */
 } writer;
 
 static void *writer_thread(void *arg)
@@ -796,8 +798,10 @@ static void *writer_thread(void *arg)
 
                 snprintf(val, sizeof(val), "%d", i);
                 if (gc_kube_configmap_put(k, nsn("e2e-cm"), "race", NULL, 0, d, 2, err,
-                                          sizeof(err)) < 0)
+                                          sizeof(err)) < 0) {
                         w->fails++;
+                        gc_strlcpy(w->err, err, sizeof(w->err));
+                }
         }
         w->conflicts = k->n_conflicts;
         gc_kube_free(k);
@@ -815,15 +819,15 @@ START_TEST(test_configmap_conflicts)
 
         mk_ns(a, nsn("e2e-cm"), NULL);
         for (int round = 0; round < 5 && conflicts == 0; round++) {
-                writer w1 = {"one", 0, 0}, w2 = {"two", 0, 0};
+                writer w1 = {"one", 0, 0, ""}, w2 = {"two", 0, 0, ""};
                 pthread_t t1, t2;
 
                 pthread_create(&t1, NULL, writer_thread, &w1);
                 pthread_create(&t2, NULL, writer_thread, &w2);
                 pthread_join(t1, NULL);
                 pthread_join(t2, NULL);
-                ck_assert_int_eq(w1.fails, 0);
-                ck_assert_int_eq(w2.fails, 0);
+                ck_assert_msg(w1.fails == 0, "writer one: %d failed, last: %s", w1.fails, w1.err);
+                ck_assert_msg(w2.fails == 0, "writer two: %d failed, last: %s", w2.fails, w2.err);
                 conflicts += w1.conflicts + w2.conflicts;
         }
         ck_assert_msg(conflicts > 0, "two writers never conflicted");
