@@ -117,9 +117,14 @@ fuzz-long: fuzz-build
 # End-to-end: the pinned etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl
 # and helm (built once, cached outside the repository), the smoke test of that control plane,
 # the kube client's test, then the controller's scenarios (tests/e2e/README.md). E2E_TIMEOUT
-# bounds the scenarios (about 25 minutes on two quiet cores, the 5,000-pod one included). KUBE_MINOR=1.35 runs the same suites against the oldest supported minor (its own
+# bounds the scenarios (about 25 minutes one at a time on two quiet cores, the 5,000-pod one
+# included). KUBE_MINOR=1.35 runs the same suites against the oldest supported minor (its own
 # build and cache); CI runs the newest.
 E2E_TIMEOUT ?= 2700
+# The scenario files run E2E_JOBS at a time, each file its own pytest process with its own
+# clusters, temporary directory and port range (tests/e2e/run_parallel.py); they mostly wait on
+# the controller and the API server, so two share two cores. E2E_JOBS=1 runs them in turn.
+E2E_JOBS ?= 2
 KUBE_MINOR ?= 1.37
 export KUBE_MINOR
 E2E_BIN ?= $(shell KUBE_MINOR=$(KUBE_MINOR) ./scripts/e2e-build.sh --print-bin)
@@ -134,7 +139,7 @@ e2e: build build-asan e2e-tools
 	./tests/e2e/kube/run.sh $(abspath $(BUILD))
 	E2E_REQUIRE=1 GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
 		GPU_COST_CONTROLLER_ASAN=$(abspath $(BUILD_SAN))/gpu-cost-controller \
-		timeout $(E2E_TIMEOUT) python3 -m pytest -q tests/e2e
+		python3 tests/e2e/run_parallel.py --jobs $(E2E_JOBS) --timeout $(E2E_TIMEOUT)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

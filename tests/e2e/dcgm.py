@@ -21,7 +21,6 @@ unattributed; neither pool idles a whole node on average, so no idle_capacity.
 import json
 import os
 import random
-import socket
 import subprocess
 import threading
 import time
@@ -30,6 +29,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from harness import free_port
 from sim import REPLAY_SCHEDULER, _cloud_node, rfc3339
 
 HOUR, DAY = 3600, 86400
@@ -235,11 +235,6 @@ class Scenario:
 
 
 # ---- a real Prometheus, back-filled -----------------------------------------------------------
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 def adopt(api, ns, kind, name, labels, pod_spec, timeout=30):
     """Creates the ReplicaSet or Job `name` whose selector matches the running pod's labels and

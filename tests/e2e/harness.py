@@ -28,10 +28,31 @@ MIB = 1 << 20
 GS_ABS, GS_REL, USD_ABS = 1e-6, 4e-15, 0.005
 
 
+# E2E_PORT_BASE (set by run_parallel.py, one base per worker): ports are taken in turn from
+# [base, base + 2000), below the kernel's ephemeral range, so two test processes running side by
+# side never pick the same free port between one's check and its server's bind.
+_port_next = None
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    global _port_next
+    base = os.environ.get("E2E_PORT_BASE")
+    if not base:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    base = int(base)
+    if _port_next is None:
+        _port_next = base
+    for _ in range(2000):
+        port, _port_next = _port_next, base + (_port_next + 1 - base) % 2000
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in [%d, %d)" % (base, base + 2000))
 
 
 def tail(path, n=40):

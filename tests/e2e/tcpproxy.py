@@ -7,6 +7,8 @@ same port again, a partition that ends."""
 import socket
 import threading
 
+from harness import free_port
+
 
 class TcpProxy:
     def __init__(self, target_port, host="127.0.0.1"):
@@ -14,7 +16,9 @@ class TcpProxy:
         self.host = host
         self.lock = threading.Lock()
         self.socks = []
-        self._listen(0)
+        # A port of this process's own range (harness.free_port): heal() listens on it again,
+        # and no other test process can have taken it meanwhile.
+        self._listen(free_port())
 
     def _listen(self, port):
         self.lsock = socket.socket()
