@@ -171,24 +171,27 @@ def test_usage_from_prometheus_and_dcgm_exporter(cluster, controller_bin, tmp_pa
         assert "live-2gpu" in md
 
         # The team's own copy (the latest complete week, in its namespace) lists its own
-        # findings only: none of the cluster's (reserve_floor is the whole cluster's).
-        deadline = time.time() + 30
-        team = None
-        while time.time() < deadline and team is None:
+        # findings only: none of the cluster's (reserve_floor is the whole cluster's); exactly
+        # the ml findings of the cluster's report of the same week. The two ConfigMaps are
+        # written one after the other in a round: compared until both stand on the same round.
+        def team_copy_mismatches():
             cm = cluster.configmaps(ns="ml-research").get("gpu-cost-report-weekly-latest")
-            if cm:
-                team = json.loads(cm["data"]["report.json"])
-            else:
-                time.sleep(1)
-        assert team and team["team"] == "ml" and team.get("savings") is not None, team
-        # ... exactly the ml findings of the cluster's report of the same week
-        cluster_week = json.loads(cluster.configmaps()["gpu-cost-report-weekly-latest"]["data"][
-            "report.json"])
-        assert cluster_week["period"] == team["period"]
-        want = [(f["kind"], f["subject"].get("pod")) for f in cluster_week["savings"]["findings"]
-                if f["subject"].get("team") == "ml"]
-        assert [(f["kind"], f["subject"].get("pod"))
-                for f in team["savings"]["findings"]] == want, team["savings"]
+            if not cm:
+                return ["no gpu-cost-report-weekly-latest in ml-research"]
+            team = json.loads(cm["data"]["report.json"])
+            if team.get("team") != "ml" or team.get("savings") is None:
+                return ["the team copy is not ml's or has no savings: %s" % team]
+            cluster_week = json.loads(cluster.configmaps()["gpu-cost-report-weekly-latest"][
+                "data"]["report.json"])
+            if cluster_week["period"] != team["period"]:
+                return ["periods differ: %s, %s" % (cluster_week["period"], team["period"])]
+            want = [(f["kind"], f["subject"].get("pod"))
+                    for f in cluster_week["savings"]["findings"] if f["subject"].get("team") == "ml"]
+            got = [(f["kind"], f["subject"].get("pod")) for f in team["savings"]["findings"]]
+            return [] if got == want else ["team copy %s, the cluster's ml findings %s" % (got, want)]
+
+        bad = harness.settle(team_copy_mismatches)
+        assert not bad, bad
 
         # The weekly ConfigMaps' Savings are the API's: the snapshot's one advisor result serves
         # both (the findings are few, so none is cut). Compared when both stand on the same run,
