@@ -42,16 +42,10 @@ static void ctl__free(ctl *c)
 {
         c->kw = gc_kube_free(c->kw);
         gc_kube_config_release(&c->kcfg);
+        c->mirror = gc_mirror_free(c->mirror);
         c->acct = gc_accountant_free(c->acct);
         c->owners = gc_owner_table_free(c->owners);
         c->ledger = gc_ledger_free(c->ledger);
-        free(c->pods);
-        gc_ptrmap_free(&c->pod_map);
-        for (int i = 0; i < CTL_N_TABLES; i++) {
-                free(c->named[i]);
-                gc_ptrmap_free(&c->named_map[i]);
-        }
-        gc_ptrmap_free(&c->dra_asked);
         c->pool = gc_strpool_free(c->pool);
         c->cfg = gc_config_free(c->cfg);
         gc_diag_clear(&c->diag);
@@ -140,7 +134,7 @@ static int ctl__setup(ctl *c, const gc_controller_opts *o)
         if (c->ledger)
                 c->acct = gc_accountant_new(&ao, c->pool, c->ledger);
         c->owners = gc_owner_table_new(0);
-        if (!c->acct || !c->owners) {
+        if (!c->acct || !c->owners || gc__ctl_mirror_new(c) < 0) {
                 gc_log(GC_LOG_ERROR, "cannot start", "error", "out of memory", NULL);
                 return 1;
         }
@@ -357,7 +351,7 @@ static void ctl__sweep_strings(ctl *c)
         if (r == 0) {
                 gc_ledger_mark(c->ledger, c->pool);
                 gc_accountant_mark(c->acct, c->pool);
-                gc__ctl_mark(c);
+                gc_mirror_mark(c->mirror);
                 gc__ctl_usage_mark(c);
                 r = gc_strpool_sweep(c->pool, &freed);
         }

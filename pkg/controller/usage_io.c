@@ -295,11 +295,8 @@ static void *ctl__usage_main(void *arg)
 static const gc_pod *ctl__pod_of(void *ud, const char *uid)
 {
         ctl *c = ud;
-        size_t idx;
 
-        if (gc_ptrmap_get(&c->pod_map, uid, &idx) == 0 && idx < c->n_pods)
-                return &c->pods[idx].pod;
-        return NULL;
+        return gc_mirror_pod_get(c->mirror, uid);
 }
 
 static const char *ctl__usage_note(const ctl *c, const struct ctl_usage *u)
