@@ -43,6 +43,8 @@ static void ctl__free(ctl *c)
         c->kw = gc_kube_free(c->kw);
         gc_kube_config_release(&c->kcfg);
         c->mirror = gc_mirror_free(c->mirror);
+        gc__ctl_memo_free(&c->written);
+        gc__ctl_memo_free(&c->events);
         c->acct = gc_accountant_free(c->acct);
         c->owners = gc_owner_table_free(c->owners);
         c->ledger = gc_ledger_free(c->ledger);
@@ -85,6 +87,8 @@ static int ctl__setup(ctl *c, const gc_controller_opts *o)
         int r;
 
         c->o = o;
+        c->written.max = CTL_WRITTEN_MAX;
+        c->events.max = CTL_EVENTS_MAX;
         pthread_mutex_init(&c->mu, NULL);
         if (o->config_path) {
                 r = gc_read_file(o->config_path, GC_CONFIG_MAX_BYTES, &file);

@@ -41,6 +41,15 @@ enum {
 
 typedef struct ctl ctl;
 
+/* Keys this process remembers with a value, at most max, the oldest forgotten first (indexed:
+ * publish_io.c looks one up per report and budget Event). Main thread only. */
+typedef struct ctl_memo {
+        char **keys; /* max of them, NULL where empty; allocated on first use */
+        uint64_t *values;
+        size_t max, next; /* next: the slot written next (the oldest when full) */
+        gc_index ix;
+} ctl_memo;
+
 typedef struct ctl_informer {
         ctl *c;
         int kind;
@@ -138,6 +147,10 @@ struct ctl {
         char checkpoint_lost_msg[512];
         atomic_long checkpoint_errors;
         atomic_long report_writes, report_errors;
+        /* Reports (publish_io.c, main thread): what was last written under each ConfigMap name
+         * (its content hash), so a complete period is rewritten only on change; the budget
+         * Events created, so none is sent twice. */
+        ctl_memo written, events;
         size_t pool_live;          /* strings the pool held after its last sweep (main thread) */
         atomic_long fold_failures; /* folds refused at the history's row bound */
         atomic_llong fold_full_logged; /* when that was last logged; 0 = never */
@@ -177,7 +190,10 @@ int gc__ctl_checkpoint_sync_generation(ctl *c);
 void gc__ctl_checkpoint_fold(ctl *c, int64_t now);
 
 /* Reports (publish_io.c). */
+#define CTL_WRITTEN_MAX 512  /* report names remembered */
+#define CTL_EVENTS_MAX  4096 /* budget Events remembered */
 int gc__ctl_publish(ctl *c, int64_t now);
+void gc__ctl_memo_free(ctl_memo *m);
 /* The ledger's fold bucket for the report zone: local midnights must fall on its edges. */
 int64_t gc__ctl_fold_bucket(const gc_config *cfg);
 /* An empty ledger as the controller keeps it: buckets and period history in the report zone. */
