@@ -1,6 +1,7 @@
 /* test_mirror: the cluster mirror's rules, one test each: gone pods, LISTs, estimates, blind
  * spans, restores with and without a replay, re-pricing when a node, namespace or owner changes,
- * nodes that stop being GPU nodes, ResourceSlices naming unknown nodes, DeviceClasses. */
+ * nodes that stop being GPU nodes, ResourceSlices naming unknown nodes, DRA nodes whose devices
+ * go, DeviceClasses. Each test fails when its rule is taken out of pkg/mirror. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -497,6 +498,65 @@ START_TEST(test_device_classes)
 }
 END_TEST
 
+/* A ResourceSlice of node n1 publishing GPU devices (NVIDIA's DRA driver), or none. */
+static void dra_slice(fixture *f, int with_gpu, int64_t now)
+{
+        static const char gpu[] =
+            "{\"name\":\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"uuid\":"
+            "{\"string\":\"GPU-a\"},\"productName\":{\"string\":\"NVIDIA H100 80GB HBM3\"}},"
+            "\"capacity\":{\"memory\":{\"value\":\"81559Mi\"}}}";
+        char json[2048];
+        gc_dra_device_vec v;
+        cJSON *obj;
+        char err[256];
+
+        snprintf(json, sizeof(json),
+                 "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\","
+                 "\"metadata\":{\"name\":\"n1-s\"},\"spec\":{\"driver\":\"gpu.nvidia.com\","
+                 "\"nodeName\":\"n1\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
+                 "\"resourceSliceCount\":1},\"devices\":[%s]}}",
+                 with_gpu ? gpu : "");
+        obj = cJSON_Parse(json);
+        ck_assert_ptr_nonnull(obj);
+        memset(&v, 0, sizeof(v));
+        ck_assert_msg(gc_slice_from_json(obj, &f->mo, &v, err, sizeof(err)) >= 0, "%s", err);
+        ck_assert_int_eq(gc_mirror_slice(f->m, 0, "n1-s", v.v, v.n, now), 0);
+        free(v.v);
+        cJSON_Delete(obj);
+}
+
+/* A DRA node (no GPU resource: kept for its slices' devices) whose last GPU devices leave its
+ * slice ends its capacity then, and a slice that brings some back lists the nodes again. */
+START_TEST(test_dra_node_without_devices_ends_capacity)
+{
+        static const char n1[] =
+            "{\"metadata\":{\"name\":\"n1\",\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"8\"}}}";
+        fixture f;
+        cJSON *obj;
+        gc_node n;
+        char err[256];
+
+        setup(&f);
+        dra_slice(&f, 1, T0);
+        ck_assert_int_eq(f.relists, 1); /* n1 is not known as a GPU node yet */
+        obj = cJSON_Parse(n1);
+        memset(&n, 0, sizeof(n));
+        ck_assert_int_eq(gc_node_from_json(obj, &f.mo, &n, err, sizeof(err)), 1);
+        ck_assert_int_eq(gc_mirror_node(f.m, 0, "n1", &n, T0), 0);
+        gc_node_release(&n);
+        cJSON_Delete(obj);
+        ck_assert_uint_eq(gc_mirror_nodes_count(f.m), 1);
+        dra_slice(&f, 0, T0 + 2 * H);
+        ck_assert_uint_eq(gc_mirror_nodes_count(f.m), 0);
+        /* One GPU from T0 to T0 + 2 h, none after. */
+        ck_assert(fabs(capacity_seconds(&f, T0, T0 + 4 * H) - 2.0 * H) < 1e-6);
+        dra_slice(&f, 1, T0 + 3 * H);
+        ck_assert_int_eq(f.relists, 2);
+        teardown(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("mirror");
@@ -516,6 +576,7 @@ int main(void)
         tcase_add_test(tc, test_owner_arrival_sets_workload);
         tcase_add_test(tc, test_slice_on_unknown_node_relists_once);
         tcase_add_test(tc, test_device_classes);
+        tcase_add_test(tc, test_dra_node_without_devices_ends_capacity);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
