@@ -9,19 +9,6 @@
 #include "controller_int.h"
 #include "log/log.h"
 
-int64_t gc__ctl_now(void)
-{
-        return (int64_t)time(NULL);
-}
-
-int64_t gc__ctl_mono(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec;
-}
-
 /* The write fence of `kw` (pkg/kube/kube.h): a write lands only within our lease. */
 static int64_t ctl__fence(void *arg)
 {
@@ -52,30 +39,6 @@ static void ctl__free(ctl *c)
         c->cfg = gc_config_free(c->cfg);
         gc_diag_clear(&c->diag);
         pthread_mutex_destroy(&c->mu);
-}
-
-int64_t gc__ctl_fold_bucket(const gc_config *cfg)
-{
-        /* From 1972, when the last zones left offsets in seconds, to the far future. */
-        return gc_tz_granularity(cfg->tz, 63072000, INT64_MAX);
-}
-
-gc_ledger *gc__ctl_ledger_new(const ctl *c)
-{
-        gc_ledger_opts lo;
-
-        memset(&lo, 0, sizeof(lo));
-        lo.pool = c->pool;
-        lo.bucket_s = gc__ctl_fold_bucket(c->cfg);
-        lo.max_rollup_rows = (size_t)c->o->max_history_rows; /* 0: the ledger's default */
-        /* Period history follows the reports' calendar and names at least their top pods. */
-        lo.tz = c->cfg->tz;
-        lo.top_n = c->cfg->top_n > GC_LEDGER_DEFAULT_TOP_N ? c->cfg->top_n : 0;
-        if (lo.top_n > GC_LEDGER_MAX_TOP_N)
-                lo.top_n = GC_LEDGER_MAX_TOP_N;
-        lo.label_keys = c->cfg->label_keys;
-        lo.n_label_keys = c->cfg->n_label_keys;
-        return gc_ledger_new(&lo);
 }
 
 /* Loads the configuration and the API server's address; returns an exit status or 0. */

@@ -156,11 +156,12 @@ struct ctl {
         atomic_llong fold_full_logged; /* when that was last logged; 0 = never */
 };
 
-/* Informers (informer.c). */
-/* The cluster mirror over c's pool, ledger, accountant, owners and notes; its logs are ours. */
-int gc__ctl_mirror_new(ctl *c);
-int gc__ctl_informer_start(ctl *c, int kind);
-void gc__ctl_informers_stop(ctl *c);
+/*
+ * Shared by every file (common.c, which calls none of the others: the files call down to it, so
+ * they form no loop).
+ */
+int64_t gc__ctl_now(void);
+int64_t gc__ctl_mono(void);
 void gc__ctl_fatal(ctl *c, const char *msg);
 /* gc__ctl_fatal for an API call doing `what` that failed with r: a 401 (-EKEYREJECTED) names the
  * credential refused, a 403 (-EACCES) says `grant` (what the roles must grant), anything else
@@ -172,11 +173,20 @@ const char *gc__ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "reso
  * that resourceVersion: a claim deallocated and deleted while the controller was away is still
  * known, and the shares of the pods that held a device with it stay exact (docs/dra.md). */
 int gc__ctl_resumes(int kind);
+/* The ledger's fold bucket for the report zone: local midnights must fall on its edges. */
+int64_t gc__ctl_fold_bucket(const gc_config *cfg);
+/* An empty ledger as the controller keeps it: buckets and period history in the report zone. */
+gc_ledger *gc__ctl_ledger_new(const ctl *c);
+
+/* The main loop (controller.c). */
 /* Asks the API server which resource.k8s.io version it serves; fills dra_version and paths. */
 int gc__ctl_dra_discover(ctl *c);
-/* The advisor's settings with the DeviceClasses watched for NVIDIA's whole GPUs and MIG
- * partitions (the first by name of each), else its defaults. Under c->mu. */
-void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret);
+
+/* Informers (informer.c). */
+/* The cluster mirror over c's pool, ledger, accountant, owners and notes; its logs are ours. */
+int gc__ctl_mirror_new(ctl *c);
+int gc__ctl_informer_start(ctl *c, int kind);
+void gc__ctl_informers_stop(ctl *c);
 
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
 int gc__ctl_checkpoint_restore(ctl *c);
@@ -194,10 +204,6 @@ void gc__ctl_checkpoint_fold(ctl *c, int64_t now);
 #define CTL_EVENTS_MAX  4096 /* budget Events remembered */
 int gc__ctl_publish(ctl *c, int64_t now);
 void gc__ctl_memo_free(ctl_memo *m);
-/* The ledger's fold bucket for the report zone: local midnights must fall on its edges. */
-int64_t gc__ctl_fold_bucket(const gc_config *cfg);
-/* An empty ledger as the controller keeps it: buckets and period history in the report zone. */
-gc_ledger *gc__ctl_ledger_new(const ctl *c);
 
 /*
  * Measured GPU use and the advisor (usage_io.c). Safe to call under c->mu (they take only the
@@ -223,6 +229,9 @@ void gc__ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mea
 void gc__ctl_usage_health(ctl *c, gc_api_health *h);
 /* Main loop, without c->mu (it takes it): reruns the advisor (last 7 days) once a minute. */
 void gc__ctl_usage_tick(ctl *c, int64_t now);
+/* The advisor's settings with the DeviceClasses watched for NVIDIA's whole GPUs and MIG
+ * partitions (the first by name of each), else its defaults. Under c->mu. */
+void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret);
 
 /*
  * API snapshots (snapshot.c). gc__ctl_api_new after the configuration is loaded; publish copies the
@@ -235,8 +244,5 @@ int gc__ctl_snapshot_publish(ctl *c, int64_t now);
 int gc__ctl_health_start(ctl *c);
 int gc__ctl_health_port(void); /* the port bound (--listen may say 0) */
 void gc__ctl_health_stop(ctl *c);
-
-int64_t gc__ctl_now(void);
-int64_t gc__ctl_mono(void);
 
 #endif

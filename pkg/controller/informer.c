@@ -9,19 +9,6 @@
 #include "controller_int.h"
 #include "log/log.h"
 
-static const char *const ctl__kind_names[CTL_KINDS] = {
-    "namespaces",     "nodes",         "pods",        "resourceslices",
-    "resourceclaims", "deviceclasses", "replicasets", "jobs"};
-
-const char *gc__ctl_kind_name(int kind)
-{
-        return kind >= 0 && kind < CTL_KINDS ? ctl__kind_names[kind] : "?";
-}
-int gc__ctl_resumes(int kind)
-{
-        return (kind >= 0 && kind < CTL_RESUMED) || kind == CTL_CLAIMS;
-}
-
 static const char *const ctl__paths[CTL_RESUMED] = {"/api/v1/namespaces", "/api/v1/nodes",
                                                     "/api/v1/pods"};
 
@@ -35,49 +22,6 @@ static const char *ctl__path(const ctl *c, int kind)
         if (kind == CTL_JOBS)
                 return "/apis/batch/v1/jobs";
         return c->dra_paths[kind - CTL_RESUMED];
-}
-
-void gc__ctl_fatal(ctl *c, const char *msg)
-{
-        int expected = 0;
-
-        if (atomic_compare_exchange_strong(&c->fatal, &expected, 1))
-                gc_strlcpy(c->fatal_msg, msg, sizeof(c->fatal_msg));
-        c->inf_stop = 1;
-        for (int i = 0; i < CTL_KINDS; i++)
-                c->inf[i].wake = 1;
-}
-
-/* Which credential the API server refused with a 401, and what usually makes it refuse it. */
-static const char *ctl__credential_hint(const ctl *c)
-{
-        if (c->kcfg.client_cert_file || c->kcfg.client_cert_data)
-                return "the kubeconfig's client certificate was refused: is it signed by a CA in "
-                       "kube-apiserver's --client-ca-file, and still valid?";
-        if (c->kcfg.token_file)
-                return "the token file's token was refused: expired, revoked, or its "
-                       "ServiceAccount deleted?";
-        if (c->kcfg.token)
-                return "the kubeconfig's token was refused: expired or revoked?";
-        return "no credential was given (the kubeconfig has no token nor client certificate)";
-}
-
-void gc__ctl_fatal_api(ctl *c, int r, const char *what, const char *grant, const char *cause)
-{
-        char msg[sizeof(c->fatal_msg)];
-
-        if (r == -EKEYREJECTED)
-                gc_errf(msg, sizeof(msg),
-                        "%s: the API server does not accept the controller's credentials "
-                        "(HTTP 401): %s",
-                        what, ctl__credential_hint(c));
-        else if (r == -EACCES)
-                gc_errf(msg, sizeof(msg), "%s: forbidden (HTTP 403): %s", what,
-                        grant ? grant : "check the roles bound to the controller");
-        else
-                gc_errf(msg, sizeof(msg), "%s: %s", what,
-                        cause && cause[0] ? cause : strerror(r < 0 ? -r : EIO));
-        gc__ctl_fatal(c, msg);
 }
 
 /* The objects' decoders, each feeding the mirror (pkg/mirror holds the rules); a refused
@@ -278,19 +222,6 @@ int gc__ctl_mirror_new(ctl *c)
         return c->mirror ? 0 : -ENOMEM;
 }
 
-void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
-{
-        const char *gpu, *mig;
-
-        *ret = c->cfg->advisor;
-        gc_mirror_dra_classes(c->mirror, &gpu, &mig);
-        if (gpu)
-                gc_strlcpy(ret->dra_gpu_class, gpu, sizeof(ret->dra_gpu_class));
-        if (mig)
-                gc_strlcpy(ret->dra_mig_class, mig, sizeof(ret->dra_mig_class));
-        gc_savings_shared_opts(ret, c->acct);
-}
-
 static int ctl__list_begin(void *ud)
 {
         ctl_informer *inf = ud;
@@ -336,7 +267,7 @@ static int ctl__list_end(void *ud)
         inf->expired_since = 0;
         pthread_mutex_unlock(&c->mu);
         if (!atomic_exchange(&inf->synced, 1))
-                gc_log(GC_LOG_INFO, "initial sync done", "resource", ctl__kind_names[inf->kind],
+                gc_log(GC_LOG_INFO, "initial sync done", "resource", gc__ctl_kind_name(inf->kind),
                        NULL);
         else
                 atomic_fetch_add(&inf->relists, 1);
@@ -395,7 +326,7 @@ static int ctl__object(void *ud, gc_kube_event ev, const cJSON *obj)
                 char msg[256];
 
                 snprintf(msg, sizeof(msg), "%s: cannot record an object: %s",
-                         ctl__kind_names[inf->kind], strerror(-r));
+                         gc__ctl_kind_name(inf->kind), strerror(-r));
                 gc__ctl_fatal(c, msg);
         }
         return r;
@@ -409,12 +340,12 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
         snprintf(status, sizeof(status), "%ld", http_status);
         switch (note) {
         case GC_KUBE_NOTE_LISTED:
-                gc_log(GC_LOG_DEBUG, "listed", "resource", ctl__kind_names[inf->kind], "detail",
+                gc_log(GC_LOG_DEBUG, "listed", "resource", gc__ctl_kind_name(inf->kind), "detail",
                        msg, NULL);
                 break;
         case GC_KUBE_NOTE_WATCH_START:
                 atomic_fetch_add(&inf->restarts, 1);
-                gc_log(GC_LOG_DEBUG, "watch started", "resource", ctl__kind_names[inf->kind],
+                gc_log(GC_LOG_DEBUG, "watch started", "resource", gc__ctl_kind_name(inf->kind),
                        "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_WATCH_END:
@@ -426,7 +357,7 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                 inf->resuming = 0;
                 inf->lost_at = 0; /* a normal end: the stream held everything until now */
                 gc_log(GC_LOG_DEBUG, "watch ended by the server", "resource",
-                       ctl__kind_names[inf->kind], NULL);
+                       gc__ctl_kind_name(inf->kind), NULL);
                 break;
         case GC_KUBE_NOTE_EXPIRED:
                 if (inf->resuming) {
@@ -436,7 +367,7 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                                "the checkpoint's resourceVersion is past the API server's event "
                                "window (410): listing again; what happened between the "
                                "checkpoint and now is estimated and reported as a blind span",
-                               "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
+                               "resource", gc__ctl_kind_name(inf->kind), "detail", msg, NULL);
                         break;
                 }
                 /* Lost since the connection broke, or (a 410 inside a live stream: it fell
@@ -450,28 +381,28 @@ static void ctl__note(void *ud, gc_kube_note note, long http_status, const char 
                 gc_log(GC_LOG_WARN,
                        "watch expired (410): listing again; what the server no "
                        "longer holds is estimated and reported as a blind span",
-                       "resource", ctl__kind_names[inf->kind], "detail", msg, NULL);
+                       "resource", gc__ctl_kind_name(inf->kind), "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_IDLE_TIMEOUT:
                 if (inf->lost_at == 0)
                         inf->lost_at = gc__ctl_now();
                 gc_log(GC_LOG_WARN, "watch idle too long: reconnecting", "resource",
-                       ctl__kind_names[inf->kind], NULL);
+                       gc__ctl_kind_name(inf->kind), NULL);
                 break;
         case GC_KUBE_NOTE_RETRY:
                 if (inf->lost_at == 0)
                         inf->lost_at = gc__ctl_now();
                 gc_log(GC_LOG_WARN, "API request failed: retrying", "resource",
-                       ctl__kind_names[inf->kind], "status", status, "detail", msg, NULL);
+                       gc__ctl_kind_name(inf->kind), "status", status, "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_FORBIDDEN:
                 gc_log(GC_LOG_ERROR, "the API server refused list/watch: check the ClusterRole",
-                       "resource", ctl__kind_names[inf->kind], "verb", "list,watch", "status",
+                       "resource", gc__ctl_kind_name(inf->kind), "verb", "list,watch", "status",
                        status, "detail", msg, NULL);
                 break;
         case GC_KUBE_NOTE_BAD_EVENT:
                 gc_log(GC_LOG_WARN, "bad watch event skipped: listing again", "resource",
-                       ctl__kind_names[inf->kind], "detail", msg, NULL);
+                       gc__ctl_kind_name(inf->kind), "detail", msg, NULL);
                 break;
         }
 }
@@ -500,11 +431,11 @@ static void *ctl__informer_main(void *arg)
                 wo.resume_exact = inf->kind == CTL_CLAIMS;
                 inf->resuming = 1;
                 gc_log(GC_LOG_INFO, "resuming the watch from the checkpoint", "resource",
-                       ctl__kind_names[inf->kind], "resourceVersion", wo.resume_rv, NULL);
+                       gc__ctl_kind_name(inf->kind), "resourceVersion", wo.resume_rv, NULL);
         }
         k = gc_kube_new(&c->kcfg, err, sizeof(err));
         if (!k) {
-                snprintf(msg, sizeof(msg), "%s: API client: %s", ctl__kind_names[inf->kind], err);
+                snprintf(msg, sizeof(msg), "%s: API client: %s", gc__ctl_kind_name(inf->kind), err);
                 gc__ctl_fatal(c, msg);
                 return NULL;
         }
@@ -516,7 +447,7 @@ static void *ctl__informer_main(void *arg)
                 inf->wake = 0;
                 wo.resume_rv = NULL;
                 gc_log(GC_LOG_DEBUG, "listing again on request", "resource",
-                       ctl__kind_names[inf->kind], NULL);
+                       gc__ctl_kind_name(inf->kind), NULL);
         }
         gc_kube_free(k);
         if (r == -EACCES && gc_mirror_owner_kind(inf->kind)) {
@@ -525,7 +456,7 @@ static void *ctl__informer_main(void *arg)
                 gc_log(GC_LOG_ERROR,
                        "forbidden to list/watch the pods' owners: workloads resolve by names "
                        "and labels only; grant get, list and watch on them in the ClusterRole",
-                       "resource", ctl__kind_names[inf->kind], NULL);
+                       "resource", gc__ctl_kind_name(inf->kind), NULL);
                 atomic_store(&inf->synced, 1);
                 return NULL;
         }
@@ -533,14 +464,14 @@ static void *ctl__informer_main(void *arg)
                 snprintf(msg, sizeof(msg),
                          "forbidden to list/watch %s: the ClusterRole must grant list and watch "
                          "on %s%s",
-                         ctl__kind_names[inf->kind], ctl__kind_names[inf->kind],
+                         gc__ctl_kind_name(inf->kind), gc__ctl_kind_name(inf->kind),
                          inf->kind < CTL_RESUMED ? "" : " in the resource.k8s.io API group");
                 gc__ctl_fatal(c, msg);
         } else if (r == -EKEYREJECTED) {
-                snprintf(msg, sizeof(msg), "cannot list/watch %s", ctl__kind_names[inf->kind]);
+                snprintf(msg, sizeof(msg), "cannot list/watch %s", gc__ctl_kind_name(inf->kind));
                 gc__ctl_fatal_api(c, r, msg, NULL, NULL);
         } else if (r < 0 && !atomic_load(&c->fatal)) {
-                snprintf(msg, sizeof(msg), "%s: watch failed: %s", ctl__kind_names[inf->kind],
+                snprintf(msg, sizeof(msg), "%s: watch failed: %s", gc__ctl_kind_name(inf->kind),
                          strerror(-r));
                 gc__ctl_fatal(c, msg);
         }

@@ -292,6 +292,19 @@ static void *ctl__usage_main(void *arg)
 
 /* ---- the advisor ------------------------------------------------------------------------- */
 
+void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
+{
+        const char *gpu, *mig;
+
+        *ret = c->cfg->advisor;
+        gc_mirror_dra_classes(c->mirror, &gpu, &mig);
+        if (gpu)
+                gc_strlcpy(ret->dra_gpu_class, gpu, sizeof(ret->dra_gpu_class));
+        if (mig)
+                gc_strlcpy(ret->dra_mig_class, mig, sizeof(ret->dra_mig_class));
+        gc_savings_shared_opts(ret, c->acct);
+}
+
 static const gc_pod *ctl__pod_of(void *ud, const char *uid)
 {
         ctl *c = ud;
