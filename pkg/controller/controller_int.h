@@ -133,6 +133,12 @@ struct ctl {
 
         /* The API (snapshot.c): snapshots published by the main loop, health figures they carry. */
         gc_api *api;
+        /* The servers (health.c): the API's, with --auth-delegate its guard, and with
+         * --probe-listen the probes' and the scrape's own, untouched by API load. Each runs
+         * in a thread of its own between gc__ctl_health_start and _stop. */
+        struct gc_httpd *httpd, *probe;
+        struct gc_authz *authz;
+        pthread_t httpd_thread, probe_thread;
         int64_t started_at;
         int64_t snapshot_at;       /* the last one published (main thread only) */
         atomic_long checkpoint_at; /* last successful checkpoint write, unix seconds */
