@@ -56,6 +56,7 @@ static int ctl__reset_ledger(ctl *c)
         if (c->ledger)
                 c->acct = gc_accountant_new(&ao, c->pool, c->ledger);
         gc_accountant_set_owners(c->acct, c->owners);
+        gc_mirror_set_ledger(c->mirror, c->ledger, c->acct);
         return c->acct ? 0 : -ENOMEM;
 }
 
@@ -167,10 +168,9 @@ int gc__ctl_checkpoint_restore(ctl *c)
         }
         c->cp_slot = slot;
         c->cp_generation = info.header.generation;
-        c->restored_at = info.header.written_at;
-        c->restore_pending = 1;
-        /* Shares before the checkpoint were priced knowing claims since deleted: final. */
-        gc_account_dra_freeze(c->acct, c->restored_at);
+        /* Pods the first LIST does not show are closed (unless the watches replay), DRA
+           shares before the checkpoint final: the mirror's rules. */
+        gc_mirror_restored(c->mirror, info.header.written_at);
         for (int kind = 0; kind < CTL_KINDS; kind++) {
                 const char *rv = gc_checkpoint_rv_of(&info.header, gc__ctl_kind_name(kind));
 
@@ -245,53 +245,6 @@ int gc__ctl_checkpoint_sync_generation(ctl *c)
                 free(data);
         }
         return 0;
-}
-
-static int ctl__seen(void *ud, const char *uid)
-{
-        ctl *c = ud;
-        size_t idx;
-
-        return gc_ptrmap_get(&c->pod_map, uid, &idx) == 0;
-}
-
-static int ctl__node_seen(void *ud, const char *node)
-{
-        ctl *c = ud;
-        size_t idx;
-
-        return gc_ptrmap_get(&c->named_map[1], node, &idx) == 0;
-}
-
-void gc__ctl_checkpoint_close_missing(ctl *c)
-{
-        size_t count = 0, gone_nodes = 0;
-        double gpu_seconds = 0;
-        gc_buf note;
-
-        /* Pods that were holding GPUs at the checkpoint and are gone now. */
-        if (gc_checkpoint_close_missing(c->ledger, ctl__seen, c, c->restored_at, &count,
-                                        &gpu_seconds) < 0)
-                gc_log(GC_LOG_WARN, "cannot close the intervals of pods deleted meanwhile", NULL);
-        if (count) {
-                gc_buf_init(&note, 4096);
-                if (gc_checkpoint_estimate_note(count, gpu_seconds, c->restored_at, &note) == 0) {
-                        gc_diag_add(&c->diag, "%s", note.data);
-                        gc_log(GC_LOG_WARN, "pods deleted while the controller was away", "detail",
-                               note.data, NULL);
-                }
-                gc_buf_free(&note);
-        }
-        /* Nodes likewise: capacity restored open, node absent from the first LIST. */
-        if (gc_checkpoint_close_missing_nodes(c->ledger, ctl__node_seen, c, c->restored_at,
-                                              &gone_nodes) < 0)
-                gc_log(GC_LOG_WARN, "cannot close the capacity of nodes deleted meanwhile", NULL);
-        if (gone_nodes)
-                gc_diag_add(&c->diag,
-                            "%zu GPU node(s) disappeared while the controller was away; their "
-                            "capacity is counted up to the last checkpoint",
-                            gone_nodes);
-        c->changes++;
 }
 
 static int ctl__fold(ctl *c, int64_t now)

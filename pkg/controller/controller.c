@@ -9,19 +9,6 @@
 #include "controller_int.h"
 #include "log/log.h"
 
-int64_t gc__ctl_now(void)
-{
-        return (int64_t)time(NULL);
-}
-
-int64_t gc__ctl_mono(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec;
-}
-
 /* The write fence of `kw` (pkg/kube/kube.h): a write lands only within our lease. */
 static int64_t ctl__fence(void *arg)
 {
@@ -42,44 +29,16 @@ static void ctl__free(ctl *c)
 {
         c->kw = gc_kube_free(c->kw);
         gc_kube_config_release(&c->kcfg);
+        c->mirror = gc_mirror_free(c->mirror);
+        gc__ctl_memo_free(&c->written);
+        gc__ctl_memo_free(&c->events);
         c->acct = gc_accountant_free(c->acct);
         c->owners = gc_owner_table_free(c->owners);
         c->ledger = gc_ledger_free(c->ledger);
-        free(c->pods);
-        gc_ptrmap_free(&c->pod_map);
-        for (int i = 0; i < CTL_N_TABLES; i++) {
-                free(c->named[i]);
-                gc_ptrmap_free(&c->named_map[i]);
-        }
-        gc_ptrmap_free(&c->dra_asked);
         c->pool = gc_strpool_free(c->pool);
         c->cfg = gc_config_free(c->cfg);
         gc_diag_clear(&c->diag);
         pthread_mutex_destroy(&c->mu);
-}
-
-int64_t gc__ctl_fold_bucket(const gc_config *cfg)
-{
-        /* From 1972, when the last zones left offsets in seconds, to the far future. */
-        return gc_tz_granularity(cfg->tz, 63072000, INT64_MAX);
-}
-
-gc_ledger *gc__ctl_ledger_new(const ctl *c)
-{
-        gc_ledger_opts lo;
-
-        memset(&lo, 0, sizeof(lo));
-        lo.pool = c->pool;
-        lo.bucket_s = gc__ctl_fold_bucket(c->cfg);
-        lo.max_rollup_rows = (size_t)c->o->max_history_rows; /* 0: the ledger's default */
-        /* Period history follows the reports' calendar and names at least their top pods. */
-        lo.tz = c->cfg->tz;
-        lo.top_n = c->cfg->top_n > GC_LEDGER_DEFAULT_TOP_N ? c->cfg->top_n : 0;
-        if (lo.top_n > GC_LEDGER_MAX_TOP_N)
-                lo.top_n = GC_LEDGER_MAX_TOP_N;
-        lo.label_keys = c->cfg->label_keys;
-        lo.n_label_keys = c->cfg->n_label_keys;
-        return gc_ledger_new(&lo);
 }
 
 /* Loads the configuration and the API server's address; returns an exit status or 0. */
@@ -91,6 +50,8 @@ static int ctl__setup(ctl *c, const gc_controller_opts *o)
         int r;
 
         c->o = o;
+        c->written.max = CTL_WRITTEN_MAX;
+        c->events.max = CTL_EVENTS_MAX;
         pthread_mutex_init(&c->mu, NULL);
         if (o->config_path) {
                 r = gc_read_file(o->config_path, GC_CONFIG_MAX_BYTES, &file);
@@ -140,7 +101,7 @@ static int ctl__setup(ctl *c, const gc_controller_opts *o)
         if (c->ledger)
                 c->acct = gc_accountant_new(&ao, c->pool, c->ledger);
         c->owners = gc_owner_table_new(0);
-        if (!c->acct || !c->owners) {
+        if (!c->acct || !c->owners || gc__ctl_mirror_new(c) < 0) {
                 gc_log(GC_LOG_ERROR, "cannot start", "error", "out of memory", NULL);
                 return 1;
         }
@@ -357,7 +318,7 @@ static void ctl__sweep_strings(ctl *c)
         if (r == 0) {
                 gc_ledger_mark(c->ledger, c->pool);
                 gc_accountant_mark(c->acct, c->pool);
-                gc__ctl_mark(c);
+                gc_mirror_mark(c->mirror);
                 gc__ctl_usage_mark(c);
                 r = gc_strpool_sweep(c->pool, &freed);
         }

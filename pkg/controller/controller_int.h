@@ -14,52 +14,41 @@
 #include "config/config.h"
 #include "kube/kube.h"
 #include "ledger/ledger.h"
+#include "mirror/mirror.h"
 #include "model/model.h"
 #include "util/util.h"
 
 #include "controller.h"
 
-/* The watched resources. ResourceSlices, ResourceClaims and DeviceClasses (Dynamic Resource
- * Allocation) are watched when the API server serves resource.k8s.io (docs/dra.md); ReplicaSets
- * and Jobs, metadata only, for the pods' workloads (docs/workloads.md). Namespaces, nodes and
- * pods (the first CTL_RESUMED) and ResourceClaims resume from the checkpoint (gc__ctl_resumes);
- * the others are state, not history, and a restart LISTs them. */
+/* The watched resources, as the mirror numbers them. ResourceSlices, ResourceClaims and
+ * DeviceClasses (Dynamic Resource Allocation) are watched when the API server serves
+ * resource.k8s.io (docs/dra.md); ReplicaSets and Jobs, metadata only, for the pods' workloads
+ * (docs/workloads.md). Namespaces, nodes and pods (the first CTL_RESUMED) and ResourceClaims
+ * resume from the checkpoint (gc__ctl_resumes); the others are state, not history, and a restart
+ * LISTs them. */
 enum {
-        CTL_NAMESPACES = 0,
-        CTL_NODES,
-        CTL_PODS,
-        CTL_SLICES,
-        CTL_CLAIMS,
-        CTL_CLASSES,
-        CTL_REPLICASETS,
-        CTL_JOBS,
-        CTL_KINDS
+        CTL_NAMESPACES = GC_MIRROR_NAMESPACES,
+        CTL_NODES = GC_MIRROR_NODES,
+        CTL_PODS = GC_MIRROR_PODS,
+        CTL_SLICES = GC_MIRROR_SLICES,
+        CTL_CLAIMS = GC_MIRROR_CLAIMS,
+        CTL_CLASSES = GC_MIRROR_CLASSES,
+        CTL_REPLICASETS = GC_MIRROR_REPLICASETS,
+        CTL_JOBS = GC_MIRROR_JOBS,
+        CTL_KINDS = GC_MIRROR_KINDS
 };
-/* An owner deleted from the API is kept this long, for pods deleted after it. */
-#define CTL_OWNER_KEEP_S 3600
-#define CTL_RESUMED      3 /* the kinds with a core API path (ctl__path) */
-/* ctl.named[] tables: namespaces, nodes, ResourceSlices, ResourceClaims, DeviceClasses */
-enum { CTL_N_NS = 0, CTL_N_NODES, CTL_N_SLICES, CTL_N_CLAIMS, CTL_N_CLASSES, CTL_N_TABLES };
-
-typedef struct ctl_pod {
-        gc_pod pod;   /* the last observed record (pooled strings) */
-        uint32_t gen; /* the LIST generation it was last seen in */
-} ctl_pod;
-
-typedef struct ctl_named {
-        const char *name; /* pooled */
-        uint32_t gen;
-        /* what pricing of the pods depends on, to re-price them only when it changes; for a
-         * ResourceSlice, a: the '\n'-separated keys of the GPU devices it published, b: its
-         * node; for a ResourceClaim, a: its namespace, b: its name */
-        const char *a, *b;
-        double x;
-        /* nodes only, for the API's node table: */
-        const char *instance_type, *region; /* pooled, or NULL */
-        double gpus, geq;                   /* allocatable devices and GPU-equivalents */
-} ctl_named;
+#define CTL_RESUMED 3 /* the kinds with a core API path (ctl__path) */
 
 typedef struct ctl ctl;
+
+/* Keys this process remembers with a value, at most max, the oldest forgotten first (indexed:
+ * publish_io.c looks one up per report and budget Event). Main thread only. */
+typedef struct ctl_memo {
+        char **keys; /* max of them, NULL where empty; allocated on first use */
+        uint64_t *values;
+        size_t max, next; /* next: the slot written next (the oldest when full) */
+        gc_index ix;
+} ctl_memo;
 
 typedef struct ctl_informer {
         ctl *c;
@@ -100,26 +89,17 @@ struct ctl {
         gc_strpool *pool;
         gc_ledger *ledger;
         gc_accountant *acct;
-        gc_owner_table *owners;    /* ReplicaSets and Jobs: the pods' workloads */
-        int64_t owners_expired_at; /* the last gc_owner_expire() */
+        gc_owner_table *owners; /* ReplicaSets and Jobs: the pods' workloads */
+        /* The cluster as the informers last saw it (GPU pods, nodes, namespaces, DRA objects),
+         * and its rules: fed under this lock, it feeds acct, owners and ledger. */
+        gc_mirror *mirror;
         gc_model_opts mo;
-        ctl_pod *pods;
-        size_t n_pods, cap_pods;
-        gc_ptrmap pod_map; /* uid -> index in pods */
-        ctl_named *named[CTL_N_TABLES];
-        size_t n_named[CTL_N_TABLES], cap_named[CTL_N_TABLES];
-        gc_ptrmap named_map[CTL_N_TABLES];
         /* Dynamic Resource Allocation: the resource.k8s.io version discovery chose ("v1",
          * "v1beta2", "v1beta1"), "" when the server does not serve it; the collection paths;
          * the nodes a relist of nodes was asked for (once each). */
         char dra_version[16];
         char dra_paths[3][96]; /* resourceslices, resourceclaims, deviceclasses */
         char dra_note[256];
-        gc_ptrmap dra_asked;
-        uint32_t gen[CTL_KINDS];
-        int64_t restored_at; /* checkpoint time when one was restored, else 0 */
-        int restore_pending; /* the first pod LIST after a restore is not yet complete */
-        uint64_t changes;    /* bumped by every accounted change, for report refreshes */
         /* Per watched resource, the last resourceVersion whose effects are in the ledger (set
          * by that resource's informer as it applies an event, a bookmark or a completed LIST);
          * the checkpoint stores them encoded under this lock, so they match its ledger. */
@@ -127,11 +107,7 @@ struct ctl {
         /* Where each watch resumes after a restore (written by the restore before the
          * informers start, read-only after). */
         char resume_rv[CTL_KINDS][GC_CHECKPOINT_RV_MAX];
-        /* The span the controller could not see, when a resume point had expired (410):
-         * [blind_from, blind_to), 0 when none. */
-        int64_t blind_from, blind_to;
-        double blind_bound_cost; /* GPUs free on the nodes in that span, priced */
-        gc_diag diag;            /* notes for reports (estimates, skipped objects) */
+        gc_diag diag; /* notes for reports (the mirror's estimates, skipped objects) */
 
         ctl_informer inf[CTL_KINDS];
         volatile sig_atomic_t inf_stop;
@@ -157,6 +133,12 @@ struct ctl {
 
         /* The API (snapshot.c): snapshots published by the main loop, health figures they carry. */
         gc_api *api;
+        /* The servers (health.c): the API's, with --auth-delegate its guard, and with
+         * --probe-listen the probes' and the scrape's own, untouched by API load. Each runs
+         * in a thread of its own between gc__ctl_health_start and _stop. */
+        struct gc_httpd *httpd, *probe;
+        struct gc_authz *authz;
+        pthread_t httpd_thread, probe_thread;
         int64_t started_at;
         int64_t snapshot_at;       /* the last one published (main thread only) */
         atomic_long checkpoint_at; /* last successful checkpoint write, unix seconds */
@@ -171,17 +153,21 @@ struct ctl {
         char checkpoint_lost_msg[512];
         atomic_long checkpoint_errors;
         atomic_long report_writes, report_errors;
+        /* Reports (publish_io.c, main thread): what was last written under each ConfigMap name
+         * (its content hash), so a complete period is rewritten only on change; the budget
+         * Events created, so none is sent twice. */
+        ctl_memo written, events;
         size_t pool_live;          /* strings the pool held after its last sweep (main thread) */
         atomic_long fold_failures; /* folds refused at the history's row bound */
         atomic_llong fold_full_logged; /* when that was last logged; 0 = never */
 };
 
-/* Informers (informer.c). */
-/* Marks the pooled strings of the informers' state (pods, named tables, their maps) for the
- * pool's sweep. Under c->mu. */
-void gc__ctl_mark(ctl *c);
-int gc__ctl_informer_start(ctl *c, int kind);
-void gc__ctl_informers_stop(ctl *c);
+/*
+ * Shared by every file (common.c, which calls none of the others: the files call down to it, so
+ * they form no loop).
+ */
+int64_t gc__ctl_now(void);
+int64_t gc__ctl_mono(void);
 void gc__ctl_fatal(ctl *c, const char *msg);
 /* gc__ctl_fatal for an API call doing `what` that failed with r: a 401 (-EKEYREJECTED) names the
  * credential refused, a 403 (-EACCES) says `grant` (what the roles must grant), anything else
@@ -193,11 +179,20 @@ const char *gc__ctl_kind_name(int kind); /* "namespaces", "nodes", "pods", "reso
  * that resourceVersion: a claim deallocated and deleted while the controller was away is still
  * known, and the shares of the pods that held a device with it stay exact (docs/dra.md). */
 int gc__ctl_resumes(int kind);
+/* The ledger's fold bucket for the report zone: local midnights must fall on its edges. */
+int64_t gc__ctl_fold_bucket(const gc_config *cfg);
+/* An empty ledger as the controller keeps it: buckets and period history in the report zone. */
+gc_ledger *gc__ctl_ledger_new(const ctl *c);
+
+/* The main loop (controller.c). */
 /* Asks the API server which resource.k8s.io version it serves; fills dra_version and paths. */
 int gc__ctl_dra_discover(ctl *c);
-/* The advisor's settings with the DeviceClasses watched for NVIDIA's whole GPUs and MIG
- * partitions (the first by name of each), else its defaults. Under c->mu. */
-void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret);
+
+/* Informers (informer.c). */
+/* The cluster mirror over c's pool, ledger, accountant, owners and notes; its logs are ours. */
+int gc__ctl_mirror_new(ctl *c);
+int gc__ctl_informer_start(ctl *c, int kind);
+void gc__ctl_informers_stop(ctl *c);
 
 /* Checkpoint (checkpoint_io.c): under c->mu for encode/restore, writes outside it. */
 int gc__ctl_checkpoint_restore(ctl *c);
@@ -209,15 +204,12 @@ int gc__ctl_checkpoint_save(ctl *c);
 int gc__ctl_checkpoint_sync_generation(ctl *c);
 /* Folds the ledger as a checkpoint would, without writing (a warm standby). Takes c->mu. */
 void gc__ctl_checkpoint_fold(ctl *c, int64_t now);
-/* After the first pod LIST following a restore: end open intervals of pods that are gone. */
-void gc__ctl_checkpoint_close_missing(ctl *c);
 
 /* Reports (publish_io.c). */
+#define CTL_WRITTEN_MAX 512  /* report names remembered */
+#define CTL_EVENTS_MAX  4096 /* budget Events remembered */
 int gc__ctl_publish(ctl *c, int64_t now);
-/* The ledger's fold bucket for the report zone: local midnights must fall on its edges. */
-int64_t gc__ctl_fold_bucket(const gc_config *cfg);
-/* An empty ledger as the controller keeps it: buckets and period history in the report zone. */
-gc_ledger *gc__ctl_ledger_new(const ctl *c);
+void gc__ctl_memo_free(ctl_memo *m);
 
 /*
  * Measured GPU use and the advisor (usage_io.c). Safe to call under c->mu (they take only the
@@ -243,6 +235,9 @@ void gc__ctl_usage_pod(ctl *c, const char *ns, const char *name, double *ret_mea
 void gc__ctl_usage_health(ctl *c, gc_api_health *h);
 /* Main loop, without c->mu (it takes it): reruns the advisor (last 7 days) once a minute. */
 void gc__ctl_usage_tick(ctl *c, int64_t now);
+/* The advisor's settings with the DeviceClasses watched for NVIDIA's whole GPUs and MIG
+ * partitions (the first by name of each), else its defaults. Under c->mu. */
+void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret);
 
 /*
  * API snapshots (snapshot.c). gc__ctl_api_new after the configuration is loaded; publish copies the
@@ -250,15 +245,10 @@ void gc__ctl_usage_tick(ctl *c, int64_t now);
  */
 int gc__ctl_api_new(ctl *c);
 int gc__ctl_snapshot_publish(ctl *c, int64_t now);
-/* Keeps what the node table of snapshots shows of a GPU node (e: its entry). Under c->mu. */
-void gc__ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n);
 
 /* Health server (health.c). */
 int gc__ctl_health_start(ctl *c);
 int gc__ctl_health_port(void); /* the port bound (--listen may say 0) */
 void gc__ctl_health_stop(ctl *c);
-
-int64_t gc__ctl_now(void);
-int64_t gc__ctl_mono(void);
 
 #endif

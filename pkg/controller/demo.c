@@ -9,53 +9,6 @@
 #include "dump/dump.h"
 #include "log/log.h"
 
-/* The dump's pod records as the controller's own, so snapshots join them the same way. */
-static int ctl__adopt_pods(ctl *c, const gc_dump *d)
-{
-        if (!d->pods.n)
-                return 0;
-        c->pods = calloc(d->pods.n, sizeof(*c->pods));
-        if (!c->pods)
-                return -ENOMEM;
-        c->cap_pods = d->pods.n;
-        for (size_t i = 0; i < d->pods.n; i++) {
-                const gc_pod *p = &d->pods.v[i];
-                size_t idx;
-
-                if (!p->uid || gc_ptrmap_get(&c->pod_map, p->uid, &idx) == 0)
-                        continue;
-                if (gc_ptrmap_put(&c->pod_map, p->uid, c->n_pods) < 0)
-                        return -ENOMEM;
-                c->pods[c->n_pods++].pod = *p;
-        }
-        return 0;
-}
-
-/* The dump's GPU nodes as the informer would have recorded them (the snapshots' node table). */
-static int ctl__adopt_nodes(ctl *c, const gc_dump *d)
-{
-        if (!d->nodes.n)
-                return 0;
-        c->named[1] = calloc(d->nodes.n, sizeof(*c->named[1]));
-        if (!c->named[1])
-                return -ENOMEM;
-        c->cap_named[1] = d->nodes.n;
-        for (size_t i = 0; i < d->nodes.n; i++) {
-                const gc_node *n = &d->nodes.v[i];
-                ctl_named *e = &c->named[1][c->n_named[1]];
-                size_t idx;
-
-                if (!n->name || gc_ptrmap_get(&c->named_map[1], n->name, &idx) == 0)
-                        continue;
-                if (gc_ptrmap_put(&c->named_map[1], n->name, c->n_named[1]) < 0)
-                        return -ENOMEM;
-                e->name = n->name;
-                gc__ctl_node_facts(c, e, n);
-                c->n_named[1]++;
-        }
-        return 0;
-}
-
 /* Where a browser on this machine finds the dashboard. */
 static void ctl__url(const gc_controller_opts *o, int port, char *out, size_t n)
 {
@@ -116,12 +69,12 @@ int gc_controller_demo_run(const gc_controller_opts *o, const gc_controller_demo
         c.pool = d.pool;
         c.ledger = d.ledger;
         c.acct = d.acct;
+        c.mirror = d.mirror; /* the dump was loaded through it: its pods and GPU nodes */
         c.leader = 1;
         c.started_at = gc__ctl_now();
         atomic_store(&c.ready, 1);
         atomic_store(&c.last_tick, (long)gc__ctl_mono());
-        if (ctl__adopt_pods(&c, &d) < 0 || ctl__adopt_nodes(&c, &d) < 0 ||
-            gc__ctl_usage_start(&c) < 0 || gc__ctl_api_new(&c) < 0) {
+        if (gc__ctl_usage_start(&c) < 0 || gc__ctl_api_new(&c) < 0) {
                 gc_log(GC_LOG_ERROR, "cannot start", "error", "out of memory", NULL);
                 goto finish;
         }
@@ -142,10 +95,6 @@ int gc_controller_demo_run(const gc_controller_opts *o, const gc_controller_demo
 finish:
         c.api = gc_api_free(c.api);
         gc__ctl_usage_stop(&c);
-        free(c.pods);
-        gc_ptrmap_free(&c.pod_map);
-        free(c.named[1]);
-        gc_ptrmap_free(&c.named_map[1]);
         gc_dump_release(&d);
         gc_buf_free(&own_config);
         pthread_mutex_destroy(&c.mu);

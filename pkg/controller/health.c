@@ -13,14 +13,11 @@
 /* The main loop ticks every 200 ms; a minute without a tick means it is stuck. */
 #define CTL_STUCK_AFTER_S 60
 
-static gc_httpd *ctl__httpd;
-static pthread_t ctl__httpd_thread;
-static gc_authz *ctl__authz; /* --auth-delegate */
-/* --probe-listen: the probes and the scrape on a server and thread of their own, untouched by
- * API load. */
-static gc_httpd *ctl__probe;
-static pthread_t ctl__probe_thread;
 #define CTL_PROBE_MAX_CONNECTIONS 16
+
+/* The port the API server listens on while it runs, else 0: what gc__ctl_health_port() tells a
+ * caller that has no ctl (the unit suite finding --demo's port). The servers are the ctl's. */
+static atomic_int ctl__port;
 
 static int ctl__healthz(void *ud, const gc_httpd_request *req, gc_httpd_response *res)
 {
@@ -112,10 +109,10 @@ static int ctl__auth_start(ctl *c)
                               ? ao.allow_ttl_sec
                               : GC_AUTHZ_DEFAULT_DENY_TTL_SEC;
         ao.wake = ctl__authz_wake;
-        ao.wake_ud = ctl__httpd;
+        ao.wake_ud = c->httpd;
         ao.log = ctl__authz_log;
-        ctl__authz = gc_authz_new(&ao, err, sizeof(err));
-        if (!ctl__authz) {
+        c->authz = gc_authz_new(&ao, err, sizeof(err));
+        if (!c->authz) {
                 gc_log(GC_LOG_ERROR, "cannot start delegated auth", "error", err, NULL);
                 return -EINVAL;
         }
@@ -125,7 +122,7 @@ static int ctl__auth_start(ctl *c)
                        "ClusterRole system:discovery lets every authenticated user get /api/*, "
                        "so /api/v1 is open to any valid token (--auth-resource restricts it)",
                        NULL);
-        return gc_httpd_set_guard(ctl__httpd, gc_authz_guard, ctl__authz);
+        return gc_httpd_set_guard(c->httpd, gc_authz_guard, c->authz);
 }
 
 /*
@@ -144,20 +141,20 @@ static int ctl__probe_start(ctl *c)
         o.listen = c->o->probe_listen;
         o.max_connections = CTL_PROBE_MAX_CONNECTIONS;
         o.log = ctl__httpd_log;
-        ctl__probe = gc_httpd_new(&o, err, sizeof(err));
-        if (!ctl__probe) {
+        c->probe = gc_httpd_new(&o, err, sizeof(err));
+        if (!c->probe) {
                 gc_log(GC_LOG_ERROR, "cannot listen for probes", "probe_listen", c->o->probe_listen,
                        "error", err, NULL);
                 return -EINVAL;
         }
-        if (gc_httpd_route(ctl__probe, "/healthz", 0, ctl__healthz, c) < 0 ||
-            gc_httpd_route(ctl__probe, "/readyz", 0, ctl__readyz, c) < 0 ||
-            (metrics && gc_api_metrics_route(c->api, ctl__probe) < 0) ||
-            pthread_create(&ctl__probe_thread, NULL, ctl__httpd_main, ctl__probe) != 0) {
-                ctl__probe = gc_httpd_free(ctl__probe);
+        if (gc_httpd_route(c->probe, "/healthz", 0, ctl__healthz, c) < 0 ||
+            gc_httpd_route(c->probe, "/readyz", 0, ctl__readyz, c) < 0 ||
+            (metrics && gc_api_metrics_route(c->api, c->probe) < 0) ||
+            pthread_create(&c->probe_thread, NULL, ctl__httpd_main, c->probe) != 0) {
+                c->probe = gc_httpd_free(c->probe);
                 return -ENOMEM;
         }
-        snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__probe));
+        snprintf(port, sizeof(port), "%d", gc_httpd_port(c->probe));
         gc_log(GC_LOG_INFO, "listening for probes", "probe_listen", c->o->probe_listen, "port",
                port, "metrics", metrics ? "on" : "off", NULL);
         return 0;
@@ -173,33 +170,34 @@ int gc__ctl_health_start(ctl *c)
         o.tls_cert_file = c->o->tls_cert_file;
         o.tls_key_file = c->o->tls_key_file;
         o.log = ctl__httpd_log;
-        ctl__httpd = gc_httpd_new(&o, err, sizeof(err));
-        if (!ctl__httpd) {
+        c->httpd = gc_httpd_new(&o, err, sizeof(err));
+        if (!c->httpd) {
                 gc_log(GC_LOG_ERROR, "cannot listen", "listen", c->o->listen, "error", err, NULL);
                 return -EINVAL;
         }
         if (c->o->auth_delegate && ctl__auth_start(c) < 0) {
-                ctl__authz = gc_authz_free(ctl__authz);
-                ctl__httpd = gc_httpd_free(ctl__httpd);
+                c->authz = gc_authz_free(c->authz);
+                c->httpd = gc_httpd_free(c->httpd);
                 return -EINVAL;
         }
         /* Probes carry no token: the health routes stay open with --auth-delegate. */
-        if (gc_httpd_route(ctl__httpd, "/healthz", GC_HTTPD_OPEN, ctl__healthz, c) < 0 ||
-            gc_httpd_route(ctl__httpd, "/readyz", GC_HTTPD_OPEN, ctl__readyz, c) < 0 ||
-            (c->api && gc_api_routes(c->api, ctl__httpd) < 0) ||
-            pthread_create(&ctl__httpd_thread, NULL, ctl__httpd_main, ctl__httpd) != 0) {
-                ctl__authz = gc_authz_free(ctl__authz);
-                ctl__httpd = gc_httpd_free(ctl__httpd);
+        if (gc_httpd_route(c->httpd, "/healthz", GC_HTTPD_OPEN, ctl__healthz, c) < 0 ||
+            gc_httpd_route(c->httpd, "/readyz", GC_HTTPD_OPEN, ctl__readyz, c) < 0 ||
+            (c->api && gc_api_routes(c->api, c->httpd) < 0) ||
+            pthread_create(&c->httpd_thread, NULL, ctl__httpd_main, c->httpd) != 0) {
+                c->authz = gc_authz_free(c->authz);
+                c->httpd = gc_httpd_free(c->httpd);
                 return -ENOMEM;
         }
         if (c->o->probe_listen && ctl__probe_start(c) < 0) {
-                gc_httpd_stop(ctl__httpd);
-                pthread_join(ctl__httpd_thread, NULL);
-                ctl__authz = gc_authz_free(ctl__authz);
-                ctl__httpd = gc_httpd_free(ctl__httpd);
+                gc_httpd_stop(c->httpd);
+                pthread_join(c->httpd_thread, NULL);
+                c->authz = gc_authz_free(c->authz);
+                c->httpd = gc_httpd_free(c->httpd);
                 return -EINVAL;
         }
-        snprintf(port, sizeof(port), "%d", gc_httpd_port(ctl__httpd));
+        atomic_store(&ctl__port, gc_httpd_port(c->httpd));
+        snprintf(port, sizeof(port), "%d", gc_httpd_port(c->httpd));
         gc_log(GC_LOG_INFO, "listening", "listen", c->o->listen, "port", port, "tls",
                c->o->tls_cert_file ? "on" : "off", "auth",
                c->o->auth_delegate ? "delegated" : "off", NULL);
@@ -208,22 +206,22 @@ int gc__ctl_health_start(ctl *c)
 
 int gc__ctl_health_port(void)
 {
-        return ctl__httpd ? gc_httpd_port(ctl__httpd) : 0;
+        return atomic_load(&ctl__port);
 }
 
 void gc__ctl_health_stop(ctl *c)
 {
-        (void)c;
-        if (ctl__probe) {
-                gc_httpd_stop(ctl__probe);
-                pthread_join(ctl__probe_thread, NULL);
-                ctl__probe = gc_httpd_free(ctl__probe);
+        if (c->probe) {
+                gc_httpd_stop(c->probe);
+                pthread_join(c->probe_thread, NULL);
+                c->probe = gc_httpd_free(c->probe);
         }
-        if (!ctl__httpd)
+        if (!c->httpd)
                 return;
-        gc_httpd_stop(ctl__httpd);
-        pthread_join(ctl__httpd_thread, NULL);
+        gc_httpd_stop(c->httpd);
+        pthread_join(c->httpd_thread, NULL);
+        atomic_store(&ctl__port, 0);
         /* Before the server: its worker wakes the server. */
-        ctl__authz = gc_authz_free(ctl__authz);
-        ctl__httpd = gc_httpd_free(ctl__httpd);
+        c->authz = gc_authz_free(c->authz);
+        c->httpd = gc_httpd_free(c->httpd);
 }

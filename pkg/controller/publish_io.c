@@ -13,37 +13,109 @@
 
 #define CTL_REPORT_FINDINGS 50 /* a report lists the largest; the API has them all */
 
-/* What this process last wrote under each name: a complete period is rewritten only on change. */
-#define CTL_WRITTEN_MAX 512
-static struct {
-        char name[GC_PUBLISH_NAME_MAX + 64];
-        uint64_t hash;
-} ctl__written[CTL_WRITTEN_MAX];
-static size_t ctl__n_written;
+/* ---- what this process wrote ------------------------------------------------------------- */
 
-static int ctl__unchanged(const char *name, uint64_t hash)
+/* A key's hash for the memo's index. */
+static uint32_t ctl__memo_hash(const char *key)
 {
-        for (size_t i = 0; i < ctl__n_written; i++)
-                if (strcmp(ctl__written[i].name, name) == 0)
-                        return ctl__written[i].hash == hash;
-        return 0;
+        return gc_hash_fin(gc_hash(key, strlen(key), 0));
 }
 
-static void ctl__remember(const char *name, uint64_t hash)
-{
-        size_t i;
+typedef struct ctl__memo_find {
+        const ctl_memo *m;
+        const char *key;
+} ctl__memo_find;
 
-        for (i = 0; i < ctl__n_written; i++)
-                if (strcmp(ctl__written[i].name, name) == 0)
-                        break;
-        if (i == ctl__n_written) {
-                if (ctl__n_written == CTL_WRITTEN_MAX)
-                        i = 0; /* forget the oldest: at worst one extra write */
-                else
-                        ctl__n_written++;
+static int ctl__memo_eq(const void *ctx, size_t row)
+{
+        const ctl__memo_find *f = ctx;
+
+        return strcmp(f->m->keys[row], f->key) == 0;
+}
+
+/* The row of key, or -1. */
+static long ctl__memo_row(const ctl_memo *m, const char *key)
+{
+        ctl__memo_find f = {m, key};
+        size_t pos;
+
+        if (!m->keys || !gc_index_find(&m->ix, ctl__memo_hash(key), ctl__memo_eq, &f, &pos))
+                return -1;
+        return (long)gc_index_row(&m->ix, pos);
+}
+
+/* 1 and *ret_value when key is remembered. */
+static int ctl__memo_get(const ctl_memo *m, const char *key, uint64_t *ret_value)
+{
+        long row = ctl__memo_row(m, key);
+
+        if (row < 0)
+                return 0;
+        *ret_value = m->values[row];
+        return 1;
+}
+
+/*
+ * Remembers key (copied) with value; at the bound the oldest entry is forgotten (at worst one
+ * extra write, or an Event sent again and refused as existing). Out of memory: not remembered.
+ */
+static void ctl__memo_put(ctl_memo *m, const char *key, uint64_t value)
+{
+        long row = ctl__memo_row(m, key);
+        size_t r;
+        char *copy;
+
+        if (row >= 0) {
+                m->values[row] = value;
+                return;
         }
-        gc_strlcpy(ctl__written[i].name, name, sizeof(ctl__written[i].name));
-        ctl__written[i].hash = hash;
+        if (!m->max)
+                return;
+        if (!m->keys) {
+                m->keys = calloc(m->max, sizeof(*m->keys));
+                m->values = calloc(m->max, sizeof(*m->values));
+                if (!m->keys || !m->values || gc_index_reserve(&m->ix, m->max) < 0) {
+                        gc__ctl_memo_free(m);
+                        return;
+                }
+        }
+        copy = strdup(key);
+        if (!copy)
+                return;
+        r = m->next;
+        if (m->keys[r]) {
+                (void)gc_index_del_row(&m->ix, ctl__memo_hash(m->keys[r]), r);
+                free(m->keys[r]);
+        }
+        m->keys[r] = copy;
+        m->values[r] = value;
+        gc_index_add_new(&m->ix, ctl__memo_hash(copy), r);
+        m->next = (m->next + 1) % m->max;
+}
+
+void gc__ctl_memo_free(ctl_memo *m)
+{
+        for (size_t i = 0; m->keys && i < m->max; i++)
+                free(m->keys[i]);
+        free(m->keys);
+        free(m->values);
+        gc_index_free(&m->ix);
+        m->keys = NULL;
+        m->values = NULL;
+        m->next = 0;
+}
+
+/* A complete period is rewritten only when its content changed since this process wrote it. */
+static int ctl__unchanged(ctl *c, const char *name, uint64_t hash)
+{
+        uint64_t was;
+
+        return ctl__memo_get(&c->written, name, &was) && was == hash;
+}
+
+static void ctl__remember(ctl *c, const char *name, uint64_t hash)
+{
+        ctl__memo_put(&c->written, name, hash);
 }
 
 /*
@@ -187,27 +259,21 @@ static void ctl__savings_release(ctl__savings *s)
 
 /* Events this process created (or found created): not sent again. Their names are stable, so a
  * restarted process that sends one again gets 409 and counts it as sent. */
-#define CTL_EVENTS_MAX 4096
-static char ctl__events[CTL_EVENTS_MAX][160];
-static size_t ctl__n_events, ctl__events_next;
+static int ctl__event_sent(ctl *c, const char *ns, const char *name)
+{
+        char key[160];
+        uint64_t unused;
 
-static int ctl__event_sent(const char *ns, const char *name)
+        snprintf(key, sizeof(key), "%.63s/%.79s", ns, name);
+        return ctl__memo_get(&c->events, key, &unused);
+}
+
+static void ctl__event_remember(ctl *c, const char *ns, const char *name)
 {
         char key[160];
 
         snprintf(key, sizeof(key), "%.63s/%.79s", ns, name);
-        for (size_t i = 0; i < ctl__n_events; i++)
-                if (strcmp(ctl__events[i], key) == 0)
-                        return 1;
-        return 0;
-}
-
-static void ctl__event_remember(const char *ns, const char *name)
-{
-        snprintf(ctl__events[ctl__events_next], sizeof(ctl__events[0]), "%.63s/%.79s", ns, name);
-        ctl__events_next = (ctl__events_next + 1) % CTL_EVENTS_MAX;
-        if (ctl__n_events < CTL_EVENTS_MAX)
-                ctl__n_events++;
+        ctl__memo_put(&c->events, key, 1);
 }
 
 /*
@@ -262,7 +328,7 @@ static void ctl__budget_events(ctl *c, int64_t now)
                         if (!(crossed & bit) ||
                             gc_budget_alert_make(b, &st, bit, cfg->budget_warn_share,
                                                  cfg->catalog->currency, cfg->tz, &a) < 0 ||
-                            ctl__event_sent(ns, a.name))
+                            ctl__event_sent(c, ns, a.name))
                                 continue;
                         memset(&e, 0, sizeof(e));
                         e.ns = ns;
@@ -274,7 +340,7 @@ static void ctl__budget_events(ctl *c, int64_t now)
                         e.type = "Warning";
                         r = gc_kube_event_create(c->kw, &e, now, err, sizeof(err));
                         if (r == 0 || r == -EEXIST) {
-                                ctl__event_remember(ns, a.name);
+                                ctl__event_remember(c, ns, a.name);
                                 if (r == 0)
                                         gc_log(GC_LOG_INFO, "budget event", "namespace", ns,
                                                "reason", a.reason, "message", a.message, NULL);
@@ -325,7 +391,7 @@ int gc__ctl_publish(ctl *c, int64_t now)
                 ctl__savings sv;
 
                 ctl__savings_make(c, adv, &po, &plan, p, NULL, now, &sv);
-                if (p->complete && ctl__unchanged(p->name, sv.hash)) {
+                if (p->complete && ctl__unchanged(c, p->name, sv.hash)) {
                         ctl__savings_release(&sv);
                         continue;
                 }
@@ -336,7 +402,7 @@ int gc__ctl_publish(ctl *c, int64_t now)
                 }
                 written++;
                 if (p->complete)
-                        ctl__remember(p->name, sv.hash);
+                        ctl__remember(c, p->name, sv.hash);
                 ctl__savings_release(&sv);
         }
         for (int k = 0; k < 3; k++) {
@@ -351,9 +417,9 @@ int gc__ctl_publish(ctl *c, int64_t now)
                 if (!p)
                         continue;
                 ctl__savings_make(c, adv, &po, &plan, p, NULL, now, &sv);
-                if (!ctl__unchanged(name, sv.hash)) {
+                if (!ctl__unchanged(c, name, sv.hash)) {
                         if (ctl__write(c, l, &sv.po, p, c->ns, name, NULL, now) == 0)
-                                ctl__remember(name, sv.hash);
+                                ctl__remember(c, name, sv.hash);
                         else
                                 failed++;
                 }
@@ -372,9 +438,9 @@ int gc__ctl_publish(ctl *c, int64_t now)
                 /* The weekly copy keeps the key it always had; the monthly one adds "/m". */
                 snprintf(key, sizeof(key), "%s/%s%s", tn->value, tn->key, t % 2 ? "/m" : "");
                 ctl__savings_make(c, adv, &po, &plan, p, tn->key, now, &sv);
-                if (!ctl__unchanged(key, sv.hash)) {
+                if (!ctl__unchanged(c, key, sv.hash)) {
                         if (ctl__write(c, l, &sv.po, p, tn->value, name, tn->key, now) == 0)
-                                ctl__remember(key, sv.hash);
+                                ctl__remember(c, key, sv.hash);
                         else
                                 failed++;
                 }

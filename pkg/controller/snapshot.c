@@ -56,8 +56,8 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         ctl__pods *ps = ud;
         ctl *c = ps->c;
         gc_api_pod *row;
+        const gc_pod *p;
         const char *uid;
-        size_t idx;
         int r;
 
         if (u->flags & GC_USAGE_F_ADJUST)
@@ -88,9 +88,8 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         row->geq_since = u->start;
         row->end = u->end;
         /* A pod deleted since keeps its interval until it is folded, but not its record. */
-        if (gc_ptrmap_get(&c->pod_map, uid, &idx) == 0) {
-                const gc_pod *p = &c->pods[idx].pod;
-
+        p = gc_mirror_pod_get(c->mirror, uid);
+        if (p) {
                 row->controller_kind = p->controller_kind;
                 row->controller = p->controller;
                 row->container = p->container;
@@ -105,25 +104,10 @@ static int ctl__pod_row(void *ud, const gc_usage *u)
         return 0;
 }
 
-void gc__ctl_node_facts(ctl *c, ctl_named *e, const gc_node *n)
-{
-        const gc_node_class *cls = gc_accountant_node_class(c->acct, n->name);
-        const char *it = gc_node_label(n, "node.kubernetes.io/instance-type");
-
-        if (!it)
-                it = gc_node_label(n, "beta.kubernetes.io/instance-type");
-        e->instance_type = it;
-        e->region = cls ? cls->region : NULL;
-        /* A MIG or time-sliced node offers more units than it has devices: the count label
-         * (GPU Feature Discovery) says how many devices; without it, the GPU-equivalents. */
-        e->gpus = n->gpu_count > 0 ? (double)n->gpu_count : n->alloc_geq;
-        e->geq = n->alloc_geq;
-}
-
 /* The GPU nodes present now, priced (node_gpu_hourly_cost, /api/v1/prices). Under c->mu. */
 static int ctl__nodes(ctl *c, gc_api_node **ret, size_t *ret_n)
 {
-        size_t n = c->n_named[1], k = 0;
+        size_t n = gc_mirror_nodes_count(c->mirror), k = 0;
         gc_api_node *v;
 
         *ret = NULL;
@@ -134,7 +118,7 @@ static int ctl__nodes(ctl *c, gc_api_node **ret, size_t *ret_n)
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                const ctl_named *e = &c->named[1][i];
+                const gc_mirror_node_facts *e = gc_mirror_node_at(c->mirror, i);
                 const gc_node_class *cls = gc_accountant_node_class(c->acct, e->name);
 
                 if (!cls)
@@ -180,16 +164,14 @@ static void ctl__health(ctl *c, gc_api_health *h)
         h->checkpoint_at = atomic_load(&c->checkpoint_at);
         h->checkpoint_errors = atomic_load(&c->checkpoint_errors);
         h->checkpoint_lost = atomic_load(&c->checkpoint_lost);
-        h->blind_from = c->blind_from;
-        h->blind_to = c->blind_to;
-        h->blind_bound_cost = c->blind_bound_cost;
+        gc_mirror_blind_span(c->mirror, &h->blind_from, &h->blind_to, &h->blind_bound_cost);
         h->report_writes = atomic_load(&c->report_writes);
         h->report_errors = atomic_load(&c->report_errors);
         h->fold_failures = atomic_load(&c->fold_failures);
         h->errors = gc_log_errors();
         gc__ctl_usage_health(c, h);
         gc_ledger_stats_get(c->ledger, &ls);
-        h->pods = c->n_pods;
+        h->pods = gc_mirror_pods_count(c->mirror);
         h->intervals = ls.intervals;
         h->rollup_rows = ls.rollup_rows;
         h->ledger_bytes = ls.bytes;

@@ -292,14 +292,24 @@ static void *ctl__usage_main(void *arg)
 
 /* ---- the advisor ------------------------------------------------------------------------- */
 
+void gc__ctl_dra_advisor_opts(ctl *c, gc_advisor_opts *ret)
+{
+        const char *gpu, *mig;
+
+        *ret = c->cfg->advisor;
+        gc_mirror_dra_classes(c->mirror, &gpu, &mig);
+        if (gpu)
+                gc_strlcpy(ret->dra_gpu_class, gpu, sizeof(ret->dra_gpu_class));
+        if (mig)
+                gc_strlcpy(ret->dra_mig_class, mig, sizeof(ret->dra_mig_class));
+        gc_savings_shared_opts(ret, c->acct);
+}
+
 static const gc_pod *ctl__pod_of(void *ud, const char *uid)
 {
         ctl *c = ud;
-        size_t idx;
 
-        if (gc_ptrmap_get(&c->pod_map, uid, &idx) == 0 && idx < c->n_pods)
-                return &c->pods[idx].pod;
-        return NULL;
+        return gc_mirror_pod_get(c->mirror, uid);
 }
 
 static const char *ctl__usage_note(const ctl *c, const struct ctl_usage *u)

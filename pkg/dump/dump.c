@@ -24,6 +24,7 @@ int gc_dump_start_labels(gc_dump *d, const gc_dump_input *config, const gc_dump_
 {
         gc_ledger_opts lo;
         gc_accountant_opts ao;
+        gc_mirror_opts mo;
         char msg[512];
         int r;
 
@@ -72,6 +73,16 @@ int gc_dump_start_labels(gc_dump *d, const gc_dump_input *config, const gc_dump_
                 d->acct = gc_accountant_new(&ao, d->pool, d->ledger);
         if (!d->acct)
                 goto nomem;
+        /* No owners: a dump's owner files go straight into the table (gc_dump_load_owners). */
+        memset(&mo, 0, sizeof(mo));
+        mo.pool = d->pool;
+        mo.ledger = d->ledger;
+        mo.acct = d->acct;
+        mo.diag = &d->diag;
+        mo.currency = d->cfg->catalog ? d->cfg->catalog->currency : NULL;
+        d->mirror = gc_mirror_new(&mo);
+        if (!d->mirror)
+                goto nomem;
         d->pods.limit = GC__DUMP_MAX_PODS;
         d->nodes.limit = GC__DUMP_MAX_NODES;
         d->nss.limit = GC__DUMP_MAX_NAMESPACES;
@@ -91,7 +102,7 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
         char msg[512];
         int r;
 
-        if (!d || !d->acct || !pods || !nodes)
+        if (!d || !d->mirror || !pods || !nodes)
                 return -EINVAL;
         gc_config_model_opts(d->cfg, d->pool, &mo);
         if (d->devs.n) {
@@ -118,7 +129,7 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
                 return r;
         }
         for (size_t i = 0; i < d->nodes.n; i++) {
-                r = gc_account_node(d->acct, &d->nodes.v[i], &d->diag);
+                r = gc_mirror_node(d->mirror, 0, d->nodes.v[i].name, &d->nodes.v[i], 0);
                 if (r < 0) {
                         snprintf(err, errlen, "node %s: cannot record: %s", d->nodes.v[i].name,
                                  strerror(-r));
@@ -126,7 +137,7 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
                 }
         }
         for (size_t i = 0; i < d->nss.n; i++) {
-                r = gc_account_namespace(d->acct, &d->nss.v[i]);
+                r = gc_mirror_namespace(d->mirror, 0, &d->nss.v[i]);
                 if (r < 0) {
                         snprintf(err, errlen, "namespace %s: cannot record: %s", d->nss.v[i].name,
                                  strerror(-r));
@@ -146,7 +157,7 @@ int gc_dump_load(gc_dump *d, const gc_dump_input *pods, const gc_dump_input *nod
                                     with_claims);
         }
         for (size_t i = 0; i < d->pods.n; i++) {
-                r = gc_account_pod(d->acct, &d->pods.v[i], &d->diag);
+                r = gc_mirror_pod(d->mirror, 0, &d->pods.v[i], 0);
                 if (r < 0) {
                         snprintf(err, errlen, "pod %s/%s: cannot record: %s", d->pods.v[i].ns,
                                  d->pods.v[i].name, strerror(-r));
@@ -164,7 +175,7 @@ int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_inpu
         char msg[512];
         int r;
 
-        if (!d || !d->acct)
+        if (!d || !d->mirror)
                 return -EINVAL;
         gc_config_model_opts(d->cfg, d->pool, &mo);
         if (slices) {
@@ -192,7 +203,8 @@ int gc_dump_load_dra(gc_dump *d, const gc_dump_input *claims, const gc_dump_inpu
                 }
         }
         for (size_t i = 0; i < d->claims.n; i++) {
-                r = gc_account_claim(d->acct, &d->claims.v[i], &d->diag);
+                r = gc_mirror_claim(d->mirror, 0, d->claims.v[i].ns, d->claims.v[i].name,
+                                    &d->claims.v[i]);
                 if (r < 0) {
                         snprintf(err, errlen, "claim %s/%s: cannot record: %s", d->claims.v[i].ns,
                                  d->claims.v[i].name, strerror(-r));
@@ -240,6 +252,7 @@ void gc_dump_release(gc_dump *d)
 {
         if (!d)
                 return;
+        d->mirror = gc_mirror_free(d->mirror);
         d->acct = gc_accountant_free(d->acct);
         d->owners = gc_owner_table_free(d->owners);
         d->ledger = gc_ledger_free(d->ledger);

@@ -8,6 +8,7 @@
 #include "../account/account.h"
 #include "../config/config.h"
 #include "../ledger/ledger.h"
+#include "../mirror/mirror.h"
 #include "../model/model.h"
 #include "../util/util.h"
 
@@ -30,6 +31,9 @@ typedef struct gc_dump {
         gc_strpool *pool; /* every record's and the ledger's strings */
         gc_ledger *ledger;
         gc_accountant *acct;
+        /* The cluster the files show, fed through the rules the controller's informers feed:
+         * its GPU pods and nodes as the controller's --demo serves them. */
+        gc_mirror *mirror;
         gc_pod_vec pods; /* the GPU pods' records, as decoded */
         gc_node_vec nodes;
         gc_ns_vec nss;
