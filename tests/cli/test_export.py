@@ -1,4 +1,4 @@
-"""gpu-cost export: FOCUS 1.3/1.2 and plain CSV, totals against the report, chargeback, remote.
+"""gpu-cost export: FOCUS 1.3/1.4/1.2 and plain CSV, totals against the report, chargeback, remote.
 
 The 1.3 split-allocation checks are written from the FOCUS 1.3 column text (docs/export.md cites
 it): AllocatedMethodDetails is a JSON object whose Elements carry AllocatedRatio (numeric) and
