@@ -243,6 +243,12 @@ def test_remote_export_matches_the_api(cli, tmp_path):
         assert status == 200
         r = cli.ok("export", "--server", demo.url, "--window", "7d", "--focus-version", "1.2")
         assert r.out == body.decode().replace("\r\n", "\n")  # text mode reads CRLF as LF
+        # FOCUS 1.4 over the API: ProviderName and PublisherName gone, its own columns there.
+        status, body = demo.get("/api/v1/export/focus", window="7d", focus_version="1.4")
+        assert status == 200
+        header = body.decode().split("\r\n", 1)[0].split(",")
+        assert "ProviderName" not in header and "PublisherName" not in header
+        assert "InvoiceDetailId" in header and "CommitmentProgramEligibilityDetails" in header
         costs = demo.json("/api/v1/costs", window="7d", by="team")
         rows = rows_of(r.out)
         usage = sum(num(x["BilledCost"]) for x in rows if x["x_CostKind"] == "usage")
