@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs the FinOps Foundation's FOCUS validator (focus-validator 2.2.1 from PyPI) into a cached
-# virtual environment outside the repository, once, and prints the path of its entry point.
+# virtual environment outside the repository, once, and prints the path of its entry point. The same
+# environment gets focus-data-toolkit (no dependencies), whose FOCUS 1.4 column list the 1.4
+# export is checked against (tests/cli/test_focus_validator.py).
 # 2.2.1 needs Python 3.12 or later (the pyenv one when the system's is older) and numpy 1.26 with
 # pyarrow < 16; see docs/export.md. 3.12 is tried first: under 3.13 a dependency has no wheel and
 # its source build imports pkg_resources, which current setuptools no longer has (seen on a
@@ -11,8 +13,16 @@ VERSION=2.2.1
 DIR=${GPU_COST_FOCUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-cost-focus}
 VENV=$DIR/venv
 STAMP=$VENV/.focus-validator-$VERSION
+TOOLKIT=0.14.1
+TOOLKIT_STAMP=$VENV/.focus-data-toolkit-$TOOLKIT
 
 if [ -x "$VENV/bin/focus-validator" ] && [ -f "$STAMP" ]; then
+	# An environment from before the toolkit: add it, leaving the validator as it is.
+	if [ ! -f "$TOOLKIT_STAMP" ]; then
+		"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps \
+			"focus-data-toolkit==$TOOLKIT" >&2
+		touch "$TOOLKIT_STAMP"
+	fi
 	echo "$VENV/bin/focus-validator"
 	exit 0
 fi
@@ -37,5 +47,6 @@ rm -rf "$VENV"
 "$PY" -m venv "$VENV" >&2
 "$VENV/bin/pip" install -q --disable-pip-version-check "focus-validator==$VERSION" \
 	'numpy==1.26.*' 'pyarrow<16' >&2
-touch "$STAMP"
+"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps "focus-data-toolkit==$TOOLKIT" >&2
+touch "$STAMP" "$TOOLKIT_STAMP"
 echo "$VENV/bin/focus-validator"

@@ -710,11 +710,10 @@ int cli_export_flag(int c, const char *arg, cli_export_flags *f)
                 f->granularity_s = arg;
                 return 0;
         case 'V':
-                if (strcmp(arg, "1.2") != 0 && strcmp(arg, "1.3") != 0) {
-                        cli_error("--focus-version: must be 1.2 or 1.3, got \"%s\"", arg);
+                if (gc_export_focus_version_parse(arg, &f->focus_minor) < 0) {
+                        cli_error("--focus-version: must be 1.2, 1.3 or 1.4, got \"%s\"", arg);
                         return GC_EXIT_USAGE;
                 }
-                f->focus_minor = arg[2] - '0';
                 f->focus_version_s = arg;
                 return 0;
         case 'S':
@@ -734,7 +733,7 @@ int cli_export_flag(int c, const char *arg, cli_export_flags *f)
 static const char export_usage[] =
     "Usage: gpu-cost export --pods FILE --nodes FILE [--namespaces FILE] [--prices FILE]\n"
     "                       [--config FILE] --window START,END [--format focus|csv]\n"
-    "                       [--focus-version 1.2|1.3] [--granularity daily|hourly]\n"
+    "                       [--focus-version 1.2|1.3|1.4] [--granularity daily|hourly]\n"
     "                       [--share-idle none|proportional|weights]\n"
     "                       [--metrics FILE]... [--basis allocation|usage]\n"
     "       gpu-cost export --server URL [--window W] [same flags but --metrics]\n"
@@ -750,7 +749,7 @@ static const char export_usage[] =
     "  --basis B          allocation (default), or usage: shared GPUs split by measured use\n"
     "                     (docs/ledger.md); FOCUS 1.3 names it in AllocatedMethodId\n"
     "  --format F         focus (default): the FOCUS cost and usage dataset; csv: plain\n"
-    "  --focus-version V  1.3 (default; split-allocation columns) or 1.2\n"
+    "  --focus-version V  1.3 (default; split-allocation columns), 1.4 or 1.2\n"
     "  --granularity G    daily (default) or hourly charge periods, in UTC\n"
     "  --share-idle M     none, proportional or weights (default: the configuration's\n"
     "                     chargeback.mode, else none); weights come from chargeback.weights\n"

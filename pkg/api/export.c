@@ -210,9 +210,8 @@ int gc__api_export(gc__api_ctx *x)
         if (ver) {
                 if (o.format != GC_EXPORT_FOCUS)
                         return gc__api_bad(x, 400, "focus_version", "only for /export/focus");
-                if (strcmp(ver, "1.2") != 0 && strcmp(ver, "1.3") != 0)
-                        return gc__api_bad(x, 400, "focus_version", "must be 1.2 or 1.3");
-                o.focus_minor = ver[2] - '0';
+                if (gc_export_focus_version_parse(ver, &o.focus_minor) < 0)
+                        return gc__api_bad(x, 400, "focus_version", "must be 1.2, 1.3 or 1.4");
         }
         o.chargeback = x->s->p.settings.chargeback;
         if (share && gc_chargeback_mode_parse(share, &o.chargeback.mode) < 0)

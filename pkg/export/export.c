@@ -15,6 +15,8 @@
 #define GC__EX_M_PROP     "gpu-cost:shared-proportional"
 #define GC__EX_M_WEIGHTS  "gpu-cost:shared-weights"
 #define GC__EX_UNIT       "GPU-Hours"
+#define GC__EX_ACCT       "Kubernetes Cluster" /* BillingAccountType: the cluster */
+#define GC__EX_METER      "GPU Usage"          /* SkuMeter: what a SKU meters */
 #define GC__EX_CHUNK      24 /* periods per stepped query: a day of hours (<= GC_LEDGER_MAX_STEPS) */
 
 typedef enum { GC__EX_USAGE, GC__EX_IDLE, GC__EX_SHARED } gc__ex_kind;
@@ -180,30 +182,115 @@ static const char *const gc__ex_csv_cols[] = {"period_start",
                                               "price_per_gpu_hour",
                                               NULL};
 
-/* FOCUS 1.2 columns (docs/export.md cites each), then what 1.3 adds. */
-static const char *const gc__ex_focus_cols[] = {"BilledCost",         "BillingAccountId",
-                                                "BillingAccountName", "BillingCurrency",
-                                                "BillingPeriodEnd",   "BillingPeriodStart",
-                                                "ChargeCategory",     "ChargeClass",
-                                                "ChargeDescription",  "ChargeFrequency",
-                                                "ChargePeriodEnd",    "ChargePeriodStart",
-                                                "ConsumedQuantity",   "ConsumedUnit",
-                                                "ContractedCost",     "ContractedUnitPrice",
-                                                "EffectiveCost",      "InvoiceId",
-                                                "InvoiceIssuerName",  "ListCost",
-                                                "ListUnitPrice",      "PricingCategory",
-                                                "PricingQuantity",    "PricingUnit",
-                                                "ProviderName",       "PublisherName",
-                                                "RegionId",           "ResourceId",
-                                                "ResourceName",       "ResourceType",
-                                                "ServiceCategory",    "ServiceName",
-                                                "ServiceSubcategory", "SkuId",
-                                                "SkuPriceId",         "Tags",
-                                                "x_CostKind",         NULL};
+/*
+ * FOCUS columns in the order written, each with the first and last minor version that has it
+ * (docs/export.md cites each). The 1.2 columns, then 1.3's split allocation, then the 1.3
+ * columns the official 1.3 rules check whatever a file declares (carried, null where they do
+ * not apply), then what 1.4 adds. 1.4 removed ProviderName and PublisherName.
+ */
+typedef struct gc__ex_col {
+        const char *name;
+        int since, until;
+} gc__ex_col;
 
-static const char *const gc__ex_focus13_cols[] = {
-    "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId", "AllocatedResourceName",
-    "AllocatedTags",          "HostProviderName",  "ServiceProviderName", NULL};
+#define GC__EX_MINOR_MIN 2
+#define GC__EX_MINOR_MAX 4
+
+static const gc__ex_col gc__ex_focus_cols[] = {
+    {"BilledCost", 2, 4},
+    {"BillingAccountId", 2, 4},
+    {"BillingAccountName", 2, 4},
+    {"BillingCurrency", 2, 4},
+    {"BillingPeriodEnd", 2, 4},
+    {"BillingPeriodStart", 2, 4},
+    {"ChargeCategory", 2, 4},
+    {"ChargeClass", 2, 4},
+    {"ChargeDescription", 2, 4},
+    {"ChargeFrequency", 2, 4},
+    {"ChargePeriodEnd", 2, 4},
+    {"ChargePeriodStart", 2, 4},
+    {"ConsumedQuantity", 2, 4},
+    {"ConsumedUnit", 2, 4},
+    {"ContractedCost", 2, 4},
+    {"ContractedUnitPrice", 2, 4},
+    {"EffectiveCost", 2, 4},
+    {"InvoiceId", 2, 4},
+    {"InvoiceIssuerName", 2, 4},
+    {"ListCost", 2, 4},
+    {"ListUnitPrice", 2, 4},
+    {"PricingCategory", 2, 4},
+    {"PricingQuantity", 2, 4},
+    {"PricingUnit", 2, 4},
+    {"ProviderName", 2, 3},
+    {"PublisherName", 2, 3},
+    {"RegionId", 2, 4},
+    {"ResourceId", 2, 4},
+    {"ResourceName", 2, 4},
+    {"ResourceType", 2, 4},
+    {"ServiceCategory", 2, 4},
+    {"ServiceName", 2, 4},
+    {"ServiceSubcategory", 2, 4},
+    {"SkuId", 2, 4},
+    {"SkuPriceId", 2, 4},
+    {"Tags", 2, 4},
+    {"x_CostKind", 2, 4},
+    {"AllocatedMethodDetails", 3, 4},
+    {"AllocatedMethodId", 3, 4},
+    {"AllocatedResourceId", 3, 4},
+    {"AllocatedResourceName", 3, 4},
+    {"AllocatedTags", 3, 4},
+    {"HostProviderName", 3, 4},
+    {"ServiceProviderName", 3, 4},
+    {"AvailabilityZone", 3, 4},
+    {"BillingAccountType", 3, 4},
+    {"CapacityReservationId", 3, 4},
+    {"CapacityReservationStatus", 3, 4},
+    {"CommitmentDiscountCategory", 3, 4},
+    {"CommitmentDiscountId", 3, 4},
+    {"CommitmentDiscountName", 3, 4},
+    {"CommitmentDiscountQuantity", 3, 4},
+    {"CommitmentDiscountStatus", 3, 4},
+    {"CommitmentDiscountType", 3, 4},
+    {"CommitmentDiscountUnit", 3, 4},
+    {"ContractApplied", 3, 4},
+    {"PricingCurrency", 3, 4},
+    {"PricingCurrencyContractedUnitPrice", 3, 4},
+    {"PricingCurrencyEffectiveCost", 3, 4},
+    {"PricingCurrencyListUnitPrice", 3, 4},
+    {"RegionName", 3, 4},
+    {"SkuMeter", 3, 4},
+    {"SkuPriceDetails", 3, 4},
+    {"SubAccountId", 3, 4},
+    {"SubAccountName", 3, 4},
+    {"SubAccountType", 3, 4},
+    {"CommitmentProgramEligibilityDetails", 4, 4},
+    {"InvoiceDetailId", 4, 4},
+    {NULL, 0, 0},
+};
+
+int gc_export_focus_version_parse(const char *s, int *ret_minor)
+{
+        if (!s || !ret_minor)
+                return -EINVAL;
+        if (s[0] != '1' || s[1] != '.' || s[2] < '0' + GC__EX_MINOR_MIN ||
+            s[2] > '0' + GC__EX_MINOR_MAX || s[3])
+                return -EINVAL;
+        *ret_minor = s[2] - '0';
+        return 0;
+}
+
+const char *gc_export_focus_column(int minor, size_t i)
+{
+        for (size_t k = 0; gc__ex_focus_cols[k].name; k++) {
+                const gc__ex_col *c = &gc__ex_focus_cols[k];
+
+                if (minor < c->since || minor > c->until)
+                        continue;
+                if (i-- == 0)
+                        return c->name;
+        }
+        return NULL;
+}
 
 /* Cells, each preceded by a comma unless first. */
 static int gc__ex_str(gc__ex *x, const char *s)
@@ -214,18 +301,18 @@ static int gc__ex_str(gc__ex *x, const char *s)
 
 static int gc__ex_header(gc__ex *x)
 {
-        const char *const *cols =
-            x->o->format == GC_EXPORT_CSV ? gc__ex_csv_cols : gc__ex_focus_cols;
+        const char *col;
 
-        for (size_t i = 0; cols[i]; i++) {
+        for (size_t i = 0; x->o->format == GC_EXPORT_CSV && gc__ex_csv_cols[i]; i++) {
                 if (i > 0)
                         gc_buf_append(&x->out, ",", 1);
-                gc_buf_puts(&x->out, cols[i]);
+                gc_buf_puts(&x->out, gc__ex_csv_cols[i]);
         }
         for (size_t i = 0;
-             x->o->format == GC_EXPORT_FOCUS && x->minor >= 3 && gc__ex_focus13_cols[i]; i++) {
-                gc_buf_append(&x->out, ",", 1);
-                gc_buf_puts(&x->out, gc__ex_focus13_cols[i]);
+             x->o->format == GC_EXPORT_FOCUS && (col = gc_export_focus_column(x->minor, i)); i++) {
+                if (i > 0)
+                        gc_buf_append(&x->out, ",", 1);
+                gc_buf_puts(&x->out, col);
         }
         /* The plain CSV: one column per kept label key, named as the dimension, after the
          * fixed ones (FOCUS carries them in its tags). */
@@ -442,6 +529,33 @@ static int gc__ex_focus13(gc__ex *x, const gc__ex_row *w)
         return gc__ex_str(x, x->cluster); /* ServiceProviderName */
 }
 
+/*
+ * The 1.3 columns past the split allocation. The official 1.3 rules check a conditional column
+ * whatever a file declares, so each is carried: null where gpu-cost has no such thing (zones,
+ * capacity reservations, commitment discounts, contracts, sub accounts), and otherwise the
+ * value FOCUS asks for (prices are in the billing currency; one account type, the cluster).
+ */
+static int gc__ex_focus13_rest(gc__ex *x, const gc__ex_row *w, const char *region, double price)
+{
+        gc__ex_str(x, NULL);        /* AvailabilityZone */
+        gc__ex_str(x, GC__EX_ACCT); /* BillingAccountType */
+        /* CapacityReservationId and Status, CommitmentDiscountCategory, Id, Name, Quantity,
+         * Status, Type and Unit: none. */
+        for (int i = 0; i < 9; i++)
+                gc__ex_str(x, NULL);
+        gc__ex_str(x, NULL);         /* ContractApplied */
+        gc__ex_str(x, x->currency);  /* PricingCurrency */
+        gc__ex_pricec(x, price);     /* PricingCurrencyContractedUnitPrice */
+        gc__ex_numc(x, w->cost);     /* PricingCurrencyEffectiveCost */
+        gc__ex_pricec(x, price);     /* PricingCurrencyListUnitPrice */
+        gc__ex_str(x, region);       /* RegionName: the region's only name is its id */
+        gc__ex_str(x, GC__EX_METER); /* SkuMeter */
+        gc__ex_str(x, NULL);         /* SkuPriceDetails */
+        gc__ex_str(x, NULL);         /* SubAccountId */
+        gc__ex_str(x, NULL);         /* SubAccountName */
+        return gc__ex_str(x, NULL);  /* SubAccountType */
+}
+
 static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
 {
         const gc__ex_node *n = w->n;
@@ -489,11 +603,13 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
         gc__ex_str(x, "Standard");    /* PricingCategory */
         gc__ex_numc(x, w->hours);     /* PricingQuantity */
         gc__ex_str(x, GC__EX_UNIT);   /* PricingUnit */
-        gc__ex_str(x, x->cluster);    /* ProviderName */
-        gc__ex_str(x, "gpu-cost");    /* PublisherName */
-        gc__ex_str(x, region);        /* RegionId */
-        gc__ex_str(x, rid);           /* ResourceId */
-        gc__ex_str(x, rname);         /* ResourceName */
+        if (x->minor <= 3) {
+                gc__ex_str(x, x->cluster); /* ProviderName (removed in 1.4) */
+                gc__ex_str(x, "gpu-cost"); /* PublisherName (removed in 1.4) */
+        }
+        gc__ex_str(x, region);                          /* RegionId */
+        gc__ex_str(x, rid);                             /* ResourceId */
+        gc__ex_str(x, rname);                           /* ResourceName */
         gc__ex_str(x, pool ? "GPU nodes" : "GPU node"); /* ResourceType */
         gc__ex_str(x, "Compute");                       /* ServiceCategory */
         gc__ex_str(x, "Kubernetes GPU");                /* ServiceName */
@@ -502,8 +618,14 @@ static int gc__ex_focus_row(gc__ex *x, const gc__ex_row *w)
         gc__ex_str(x, sku);                       /* SkuPriceId: one price per SKU and region */
         gc__ex_focus_tags(x, w, pool);            /* Tags */
         gc__ex_str(x, gc__ex_kind_name[w->kind]); /* x_CostKind */
-        if (x->minor >= 3)
+        if (x->minor >= 3) {
                 gc__ex_focus13(x, w);
+                gc__ex_focus13_rest(x, w, region, price);
+        }
+        if (x->minor >= 4) {
+                gc__ex_str(x, NULL); /* CommitmentProgramEligibilityDetails: no commitments */
+                gc__ex_str(x, NULL); /* InvoiceDetailId: no invoice */
+        }
         return x->out.err;
 }
 
@@ -785,7 +907,8 @@ int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
         if (!o || !write || !o->ledger || o->start >= o->end || o->now < 0 ||
             (o->granularity != GC_EXPORT_DAILY && o->granularity != GC_EXPORT_HOURLY) ||
             (o->format != GC_EXPORT_FOCUS && o->format != GC_EXPORT_CSV) ||
-            (o->focus_minor != 0 && o->focus_minor != 2 && o->focus_minor != 3))
+            (o->focus_minor != 0 &&
+             (o->focus_minor < GC__EX_MINOR_MIN || o->focus_minor > GC__EX_MINOR_MAX)))
                 return -EINVAL;
         {
                 /* The chargeback's weights are checked once here, not per period. */

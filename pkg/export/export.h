@@ -1,4 +1,4 @@
-/* export: GPU cost as FOCUS (1.2 or 1.3) or plain CSV rows, streamed period by period. */
+/* export: GPU cost as FOCUS (1.2, 1.3 or 1.4) or plain CSV rows, streamed period by period. */
 #ifndef GC_EXPORT_H
 #define GC_EXPORT_H
 
@@ -37,7 +37,7 @@ typedef struct gc_export_opts {
         int64_t now;         /* open intervals accrue to min(end, now); 0 = end */
         int64_t granularity; /* GC_EXPORT_DAILY or GC_EXPORT_HOURLY */
         gc_export_format format;
-        int focus_minor;     /* FOCUS 1.<minor>: 2 or 3 (0 = 3) */
+        int focus_minor;     /* FOCUS 1.<minor>: 2, 3 or 4 (0 = 3, docs/export.md says why) */
         const char *cluster; /* BillingAccountId/Name, Tags; NULL = "default" */
         const char *currency;
         gc_chargeback chargeback;
@@ -69,7 +69,7 @@ int gc_export_whole(const gc_export_opts *o);
 
 /*
  * Writes the header and every row through write. -EINVAL for bad options (empty window,
- * granularity other than daily or hourly, FOCUS minor other than 2 or 3, chargeback weights);
+ * granularity other than daily or hourly, FOCUS minor other than 2, 3 or 4, chargeback weights);
  * a negative errno of the ledger query or write's non-zero return. ret_totals may be NULL.
  */
 int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
@@ -79,6 +79,10 @@ int gc_export_run(const gc_export_opts *o, gc_export_write_fn write, void *ud,
 int gc_export_granularity_parse(const char *s, int64_t *ret);
 /* "focus" / "csv". */
 int gc_export_format_parse(const char *s, gc_export_format *ret);
+/* "1.2" / "1.3" / "1.4" -> the minor version; -EINVAL for anything else. */
+int gc_export_focus_version_parse(const char *s, int *ret_minor);
+/* The i-th column of the FOCUS 1.<minor> header, or NULL past the last (or for no such minor). */
+const char *gc_export_focus_column(int minor, size_t i);
 
 /* Appends s as one RFC 4180 field: quoted (quotes doubled) when it holds , " CR or LF. */
 int gc_export_csv_field(gc_buf *b, const char *s);

@@ -1,4 +1,4 @@
-"""gpu-cost export: FOCUS 1.3/1.2 and plain CSV, totals against the report, chargeback, remote.
+"""gpu-cost export: FOCUS 1.3/1.4/1.2 and plain CSV, totals against the report, chargeback, remote.
 
 The 1.3 split-allocation checks are written from the FOCUS 1.3 column text (docs/export.md cites
 it): AllocatedMethodDetails is a JSON object whose Elements carry AllocatedRatio (numeric) and
@@ -105,16 +105,17 @@ def test_plain_csv_totals_and_rfc4180(cli, report):
 
 def test_every_usage_row_names_its_workload(cli):
     """Spend per workload from the export equals analyze --by workload, in CSV and in FOCUS
-    (1.2 Tags, 1.3 AllocatedTags)."""
+    (1.2 Tags, 1.3 and 1.4 AllocatedTags)."""
     want = cli.ok("analyze", *DUMPS, "--window", WINDOW, "--by", "workload", "--format",
                   "json").json()
     truth = {g["keys"]["workload"]: g["cost_usd"] for g in want["groups"]}
-    got = {"csv": defaultdict(float), "1.2": defaultdict(float), "1.3": defaultdict(float)}
+    got = {"csv": defaultdict(float), "1.2": defaultdict(float), "1.3": defaultdict(float),
+           "1.4": defaultdict(float)}
     for r in export(cli, "--format", "csv"):
         if r["kind"] == "usage":
             assert r["workload"], r
             got["csv"][r["workload"]] += num(r["cost"])
-    for ver, col in (("1.2", "Tags"), ("1.3", "AllocatedTags")):
+    for ver, col in (("1.2", "Tags"), ("1.3", "AllocatedTags"), ("1.4", "AllocatedTags")):
         for r in export(cli, "--focus-version", ver):
             if r["x_CostKind"] == "usage":
                 got[ver][json.loads(r[col])["gpu-cost/workload"]] += num(r["BilledCost"])
@@ -126,7 +127,7 @@ def test_every_usage_row_names_its_workload(cli):
 
 
 @pytest.mark.parametrize("fmt", [["--format", "csv"], ["--focus-version", "1.3"],
-                                 ["--focus-version", "1.2"]])
+                                 ["--focus-version", "1.2"], ["--focus-version", "1.4"]])
 def test_proportional_bills_add_up_to_capacity(cli, report, cluster, fmt):
     """Every team's bill with its share of idle and unattributed spend adds up to capacity."""
     rows = rows_of(cli.ok("export", *DUMPS, "--window", WINDOW, "--share-idle",
@@ -222,7 +223,8 @@ def test_hourly_periods_are_utc_hours_cut_to_the_window(cli):
 @pytest.mark.parametrize("args,flag", [
     (["--format", "xlsx"], "--format"),
     (["--granularity", "weekly"], "--granularity"),
-    (["--focus-version", "1.4"], "--focus-version"),
+    (["--focus-version", "1.5"], "--focus-version"),
+    (["--focus-version", "1"], "--focus-version"),
     (["--share-idle", "all"], "--share-idle"),
     (["--share-idle", "weights"], "--share-idle"),  # no weights configured
     (["--format", "csv", "--focus-version", "1.2"], "--focus-version"),
@@ -241,6 +243,12 @@ def test_remote_export_matches_the_api(cli, tmp_path):
         assert status == 200
         r = cli.ok("export", "--server", demo.url, "--window", "7d", "--focus-version", "1.2")
         assert r.out == body.decode().replace("\r\n", "\n")  # text mode reads CRLF as LF
+        # FOCUS 1.4 over the API: ProviderName and PublisherName gone, its own columns there.
+        status, body = demo.get("/api/v1/export/focus", window="7d", focus_version="1.4")
+        assert status == 200
+        header = body.decode().split("\r\n", 1)[0].split(",")
+        assert "ProviderName" not in header and "PublisherName" not in header
+        assert "InvoiceDetailId" in header and "CommitmentProgramEligibilityDetails" in header
         costs = demo.json("/api/v1/costs", window="7d", by="team")
         rows = rows_of(r.out)
         usage = sum(num(x["BilledCost"]) for x in rows if x["x_CostKind"] == "usage")
@@ -416,14 +424,17 @@ def test_api_export_is_streamed(cli, tmp_path):
 
 # The example week's export with no label keys kept, as it was before label keys reached the
 # export: keeping none must leave it byte for byte (a change meant to alter it updates these;
-# they were last updated when the example gained the two pods sharing a T4).
+# they were last updated when 1.3 gained the conditional columns the official 1.3 rules check,
+# after its 44 columns, which kept their bytes).
 NO_KEYS_SHA256 = {
     ("--format", "csv"):
         "47a5e73d9f7d4d94653f8b10defa6191ee25dc47b36e124f3616c48a25b1ae10",
     ("--focus-version", "1.2"):
         "8959d3b7c9cb1aa5a8720fd6fcbe74d7ef3067d2aec793942f5fb8671efa54ce",
     ("--focus-version", "1.3"):
-        "63b7efb05f19d8c37fa04f2a899b2cb3de7db89e2376b8c7df88f1a64ef33331",
+        "f94c0e8e95313ca86329ca4596fa5ce27a07e50a832efcf0ff04df12b6b82230",
+    ("--focus-version", "1.4"):
+        "e16bea5c11bca5657d1bcd93d64d0ef0bfe1f7cb87504c086d77388848ce5093",
     ("--format", "csv", "--granularity", "hourly", "--share-idle", "proportional"):
         "35ae6b63986455c9c8a6df2ac51b5fbfd276cd760709ced5bf0d190f49945fb9",
 }
@@ -463,7 +474,8 @@ def test_label_values_per_row_add_up_to_analyze_by_label(cli, labelled_config, r
         want = cli.ok("analyze", *DUMPS, "--window", WINDOW, "--by", "label:" + key,
                       "--format", "json").json()
         truth = {g["keys"]["label:" + key]: g["cost_usd"] for g in want["groups"]}
-        got = {"csv": defaultdict(float), "1.2": defaultdict(float), "1.3": defaultdict(float)}
+        got = {"csv": defaultdict(float), "1.2": defaultdict(float), "1.3": defaultdict(float),
+           "1.4": defaultdict(float)}
         rows = export_labelled(cli, labelled_config, "--format", "csv")
         assert list(rows[0])[-2:] == ["label:" + k for k in LABEL_KEYS]
         # Rows split by label values; the example's pods of one workload share their labels,
@@ -475,7 +487,7 @@ def test_label_values_per_row_add_up_to_analyze_by_label(cli, labelled_config, r
             else:
                 assert r["label:" + key] == ""
         assert round(sum(got["csv"].values()), 2) == round(report["total"]["cost_usd"], 2)
-        for ver, col in (("1.2", "Tags"), ("1.3", "AllocatedTags")):
+        for ver, col in (("1.2", "Tags"), ("1.3", "AllocatedTags"), ("1.4", "AllocatedTags")):
             frows = export_labelled(cli, labelled_config, "--focus-version", ver)
             usage = 0.0
             for r in frows:

@@ -71,6 +71,22 @@ START_TEST(parse_words)
         ck_assert_int_eq(gc_export_format_parse("csv", &f), 0);
         ck_assert_int_eq(f, GC_EXPORT_CSV);
         ck_assert_int_eq(gc_export_format_parse("CSV", &f), -EINVAL);
+        {
+                static const struct {
+                        const char *s;
+                        int minor; /* 0: refused */
+                } v[] = {{"1.2", 2}, {"1.3", 3},  {"1.4", 4}, {"1.1", 0}, {"1.5", 0},
+                         {"1.", 0},  {"1.30", 0}, {"2.3", 0}, {"", 0},    {"1,3", 0}};
+
+                for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+                        int minor = -1;
+
+                        ck_assert_int_eq(gc_export_focus_version_parse(v[i].s, &minor),
+                                         v[i].minor ? 0 : -EINVAL);
+                        ck_assert_int_eq(minor, v[i].minor ? v[i].minor : -1);
+                }
+                ck_assert_int_eq(gc_export_focus_version_parse(NULL, &(int){0}), -EINVAL);
+        }
         ck_assert_int_eq(gc_chargeback_mode_parse("proportional", &m), 0);
         ck_assert_int_eq(m, GC_CHARGEBACK_PROPORTIONAL);
         ck_assert_int_eq(gc_chargeback_mode_parse("weights", &m), 0);
@@ -425,6 +441,129 @@ START_TEST(export_focus13_columns)
 }
 END_TEST
 
+/* The fields of the CSV line at p (to its CRLF), RFC 4180 quoting; *ret_end past the line. */
+static size_t csv_fields(const char *p, const char **ret_end)
+{
+        size_t n = 1;
+        int quoted = 0;
+
+        for (; *p && (quoted || *p != '\r'); p++) {
+                if (*p == '"')
+                        quoted = !quoted;
+                else if (*p == ',' && !quoted)
+                        n++;
+        }
+        *ret_end = *p ? p + 2 : p;
+        return n;
+}
+
+/* The i-th field of the line at p, into out, as written (a quoted one keeps its quotes). */
+static const char *csv_at(const char *p, size_t i, char *out, size_t n)
+{
+        const char *q;
+        int quoted = 0;
+
+        for (; i > 0 && *p && *p != '\r'; p++) {
+                if (*p == '"')
+                        quoted = !quoted;
+                else if (*p == ',' && !quoted)
+                        i--;
+        }
+        for (q = p, quoted = 0; *q && *q != '\r' && (quoted || *q != ','); q++)
+                if (*q == '"')
+                        quoted = !quoted;
+        snprintf(out, n, "%.*s", (int)((size_t)(q - p) < n ? (size_t)(q - p) : n - 1), p);
+        return out;
+}
+
+static size_t col_index(int minor, const char *name)
+{
+        const char *c;
+
+        for (size_t i = 0; (c = gc_export_focus_column(minor, i)); i++)
+                if (strcmp(c, name) == 0)
+                        return i;
+        ck_abort_msg("%s is no column of FOCUS 1.%d", name, minor);
+        return 0;
+}
+
+/*
+ * FOCUS 1.2, 1.3 and 1.4 side by side: the header is the version's column list and every row has
+ * as many fields; 1.3 carries the conditional columns the official 1.3 rules check (null, or the
+ * value FOCUS asks for); 1.4 drops ProviderName and PublisherName and adds its two columns.
+ */
+START_TEST(export_focus_versions)
+{
+        static const struct {
+                int minor;
+                size_t cols;
+                int provider; /* ProviderName and PublisherName */
+        } v[] = {{2, 37, 1}, {3, 66, 1}, {4, 66, 0}};
+        fixture f;
+        int64_t t0 = t_at("2026-11-16T00:00:00Z");
+        gc_export_opts o = {0};
+        sink s = {0};
+
+        fx_init(&f);
+        fill_ledger(&f, t0);
+        gc_buf_init(&s.all, 1u << 20);
+        o.ledger = f.l;
+        o.start = t0;
+        o.end = t0 + DAY;
+        o.granularity = GC_EXPORT_DAILY;
+        o.currency = "EUR";
+        ck_assert_ptr_null(gc_export_focus_column(1, 0));
+        ck_assert_ptr_null(gc_export_focus_column(5, 0));
+        for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+                const char *p, *end, *c;
+                size_t rows = 0;
+                gc_buf hdr;
+                char cell[64];
+
+                o.focus_minor = v[k].minor;
+                gc_buf_reset(&s.all);
+                ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), 0);
+                gc_buf_init(&hdr, 4096);
+                for (size_t i = 0; (c = gc_export_focus_column(v[k].minor, i)); i++) {
+                        if (i > 0)
+                                gc_buf_append(&hdr, ",", 1);
+                        gc_buf_puts(&hdr, c);
+                }
+                gc_buf_puts(&hdr, "\r\n");
+                ck_assert_int_eq(strncmp(s.all.data, hdr.data, hdr.len), 0);
+                gc_buf_free(&hdr);
+                for (p = s.all.data; *p; p = end, rows++)
+                        ck_assert_uint_eq(csv_fields(p, &end), v[k].cols);
+                ck_assert_uint_ge(rows, 4);
+                ck_assert_int_eq(strstr(s.all.data, "ProviderName,PublisherName") != NULL,
+                                 v[k].provider);
+                ck_assert_int_eq(strstr(s.all.data, "InvoiceDetailId") != NULL, v[k].minor == 4);
+                if (v[k].minor < 3)
+                        continue;
+                /* The first row (an idle row of node-a: no quotes before its price columns). */
+                csv_fields(s.all.data, &p);
+                ck_assert_str_eq(
+                    csv_at(p, col_index(v[k].minor, "PricingCurrency"), cell, sizeof(cell)), "EUR");
+                ck_assert_str_eq(
+                    csv_at(p, col_index(v[k].minor, "BillingAccountType"), cell, sizeof(cell)),
+                    "Kubernetes Cluster");
+                ck_assert_str_eq(csv_at(p, col_index(v[k].minor, "SkuMeter"), cell, sizeof(cell)),
+                                 "GPU Usage");
+                ck_assert_str_eq(csv_at(p, col_index(v[k].minor, "PricingCurrencyListUnitPrice"),
+                                        cell, sizeof(cell)),
+                                 "2");
+                ck_assert_str_eq(csv_at(p, col_index(v[k].minor, "CommitmentDiscountStatus"), cell,
+                                        sizeof(cell)),
+                                 "");
+                ck_assert_str_eq(csv_at(p, col_index(v[k].minor, "CapacityReservationStatus"), cell,
+                                        sizeof(cell)),
+                                 "");
+        }
+        gc_buf_free(&s.all);
+        fx_done(&f);
+}
+END_TEST
+
 /*
  * Folded hours keep no node in the pods' rows: their usage rows name the model and capacity
  * type's nodes as one resource (its SKU and price exact), never one "__folded__" node carrying
@@ -550,7 +689,9 @@ START_TEST(export_bad_options)
         o.granularity = 7 * DAY;
         ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
         o.granularity = GC_EXPORT_DAILY;
-        o.focus_minor = 4;
+        o.focus_minor = 5;
+        ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
+        o.focus_minor = 1;
         ck_assert_int_eq(gc_export_run(&o, sink_write, &s, NULL), -EINVAL);
         o.focus_minor = 0;
         o.end = 0;
@@ -673,7 +814,8 @@ START_TEST(export_label_columns_and_tags)
         ck_assert_ptr_nonnull(strstr(s.all.data, "\"\"gpu-cost/workload\"\":\"\"Job/ml/train\"\","
                                                  "\"\"cost-center\"\":\"\"cc-1\"\","
                                                  "\"\"gpu-cost/label/gpu-cost/team\"\":"
-                                                 "\"\"blue\"\"}\",default,default\r\n"));
+                                                 "\"\"blue\"\"}\",default,default,,"
+                                                 "Kubernetes Cluster,"));
         ck_assert_ptr_null(strstr(s.all.data, "\"\"node-a\"\",\"\"cost-center"));
         ck_assert_ptr_null(strstr(s.all.data, GC_UNLABELLED));
 
@@ -706,6 +848,7 @@ static Suite *export_suite(void)
         tcase_add_test(tc, export_periods_cut_to_the_window);
         tcase_add_test(tc, export_long_window_streams);
         tcase_add_test(tc, export_focus13_columns);
+        tcase_add_test(tc, export_focus_versions);
         tcase_add_test(tc, export_folded_hours_by_model);
         tcase_add_test(tc, export_daily_history_names_workloads);
         tcase_add_test(tc, export_bad_options);
