@@ -374,6 +374,50 @@ static const char report_usage[] =
     "  --dashboard-url URL         the link to the dashboard the messages carry\n"
     "  --timeout D                 also bounds the sending\n";
 
+/* The API path of the report the arguments name (KIND [ID]); -1 after saying why. */
+static int report_path(int argc, char **argv, const char *kind, char *path, size_t len)
+{
+        const char *id = "latest";
+
+        if (!kind)
+                kind = optind < argc ? argv[optind++] : NULL;
+        if (!kind || (strcmp(kind, "weekly") != 0 && strcmp(kind, "daily") != 0 &&
+                      strcmp(kind, "monthly") != 0)) {
+                cli_error("report: say daily, weekly or monthly (see --help)");
+                return -1;
+        }
+        if (optind < argc)
+                id = argv[optind++];
+        if (optind < argc) {
+                cli_error("report: unexpected argument \"%s\"", argv[optind]);
+                return -1;
+        }
+        if (!*id || strpbrk(id, "/?#%") || strlen(id) > 64) {
+                cli_error("report: \"%s\" is not a report ID (2026-11-20, 2026-w47, 2026-11, "
+                          "latest)",
+                          id);
+                return -1;
+        }
+        snprintf(path, len, "/api/v1/reports/%s/%s", kind, id);
+        return 0;
+}
+
+/* A report's JSON saved before: printed as it is, or sent. An exit status. */
+static int report_from_file(const char *path, cli_send *snd, gc_buf *body)
+{
+        int r =
+            gc_read_file(strcmp(path, "-") == 0 ? "/dev/stdin" : path, GC_DELIVER_MAX_JSON, body);
+
+        if (r < 0) {
+                cli_error("--from-file %s: cannot read: %s", path,
+                          r == -E2BIG ? "larger than 8 MiB" : strerror(-r));
+                return GC_EXIT_USAGE;
+        }
+        if (cli_send_wanted(snd))
+                return cli_send_report(snd, body->data, body->len);
+        return write_body(body->data, body->len) < 0 ? GC_EXIT_FAIL : GC_EXIT_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -386,7 +430,7 @@ int cmd_report(int argc, char **argv)
             {NULL, 0, NULL, 0},
         };
         const char *params[2] = {"format", "md"};
-        const char *kind = NULL, *id = "latest", *from_file = NULL;
+        const char *kind = NULL, *from_file = NULL;
         char path[256];
         remote_format fmt = RFMT_MARKDOWN;
         gc_buf body;
@@ -439,42 +483,14 @@ int cmd_report(int argc, char **argv)
                 goto finish;
         rc = GC_EXIT_USAGE;
         if (from_file) {
-                if (optind < argc) {
-                        cli_error("report: --from-file takes no period (\"%s\")", argv[optind]);
-                        goto finish;
-                }
-                r = gc_read_file(strcmp(from_file, "-") == 0 ? "/dev/stdin" : from_file,
-                                 GC_DELIVER_MAX_JSON, &body);
-                if (r < 0) {
-                        cli_error("--from-file %s: cannot read: %s", from_file,
-                                  r == -E2BIG ? "larger than 8 MiB" : strerror(-r));
-                        goto finish;
-                }
-                rc = cli_send_wanted(&snd) ? cli_send_report(&snd, body.data, body.len)
-                     : write_body(body.data, body.len) < 0 ? GC_EXIT_FAIL
-                                                           : GC_EXIT_OK;
+                rc = optind < argc
+                         ? (cli_error("report: --from-file takes no period (\"%s\")", argv[optind]),
+                            GC_EXIT_USAGE)
+                         : report_from_file(from_file, &snd, &body);
                 goto finish;
         }
-        if (!kind)
-                kind = optind < argc ? argv[optind++] : NULL;
-        if (!kind || (strcmp(kind, "weekly") != 0 && strcmp(kind, "daily") != 0 &&
-                      strcmp(kind, "monthly") != 0)) {
-                cli_error("report: say daily, weekly or monthly (see --help)");
+        if (report_path(argc, argv, kind, path, sizeof(path)) < 0)
                 goto finish;
-        }
-        if (optind < argc)
-                id = argv[optind++];
-        if (optind < argc) {
-                cli_error("report: unexpected argument \"%s\"", argv[optind]);
-                goto finish;
-        }
-        if (!*id || strpbrk(id, "/?#%") || strlen(id) > 64) {
-                cli_error("report: \"%s\" is not a report ID (2026-11-20, 2026-w47, 2026-11, "
-                          "latest)",
-                          id);
-                goto finish;
-        }
-        snprintf(path, sizeof(path), "/api/v1/reports/%s/%s", kind, id);
         params[1] = fmt == RFMT_JSON || cli_send_wanted(&snd) ? "json" : "md";
         rc = remote_ready(&rm);
         if (rc == 0)

@@ -128,6 +128,31 @@ static void gc_deliver__cut(char *s, size_t max)
         s[n] = '\0';
 }
 
+/* The budgets as mrkdwn lines within a section's text. */
+static void gc_deliver__slack_budgets(gc_buf *t, const gc_deliver_report *r, size_t cap)
+{
+        char m[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN];
+        size_t i;
+
+        gc_buf_puts(t, "*Budgets*");
+        for (i = 0; i < r->n_budgets && i < cap; i++) {
+                size_t at = t->len;
+
+                gc_report_money(r->budgets[i].spent, r->currency, m);
+                gc_report_money(r->budgets[i].amount, r->currency, m2);
+                gc_buf_printf(t, "\n\u2022 %s ", r->budgets[i].scope);
+                gc_deliver__slack_escape(t, r->budgets[i].name);
+                gc_buf_printf(t, ": %s of %s (%.0f%%, %s)", m, m2, r->budgets[i].share * 100,
+                              r->budgets[i].state);
+                if (t->err || t->len > GC_DELIVER_SLACK_TEXT - GC_DELIVER__MORE_RESERV) {
+                        gc_buf_truncate(t, at);
+                        break;
+                }
+        }
+        if (r->n_budgets - i + r->more_budgets)
+                gc_buf_printf(t, "\n\u2026 %zu more", r->n_budgets - i + r->more_budgets);
+}
+
 int gc_deliver_slack(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf *b)
 {
         char head[GC_DELIVER__SLACK_HEAD + 1], m[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN];
@@ -187,26 +212,8 @@ int gc_deliver_slack(const gc_deliver_report *r, const gc_deliver_view *v, gc_bu
                 gc_deliver__slack_section(b, &t);
         }
         if (r->n_budgets) {
-                size_t i;
-
                 gc_buf_reset(&t);
-                gc_buf_puts(&t, "*Budgets*");
-                for (i = 0; i < r->n_budgets && i < cap; i++) {
-                        size_t at = t.len;
-
-                        gc_report_money(r->budgets[i].spent, r->currency, m);
-                        gc_report_money(r->budgets[i].amount, r->currency, m2);
-                        gc_buf_printf(&t, "\n\u2022 %s ", r->budgets[i].scope);
-                        gc_deliver__slack_escape(&t, r->budgets[i].name);
-                        gc_buf_printf(&t, ": %s of %s (%.0f%%, %s)", m, m2,
-                                      r->budgets[i].share * 100, r->budgets[i].state);
-                        if (t.err || t.len > GC_DELIVER_SLACK_TEXT - GC_DELIVER__MORE_RESERV) {
-                                gc_buf_truncate(&t, at);
-                                break;
-                        }
-                }
-                if (r->n_budgets - i + r->more_budgets)
-                        gc_buf_printf(&t, "\n\u2026 %zu more", r->n_budgets - i + r->more_budgets);
+                gc_deliver__slack_budgets(&t, r, cap);
                 gc_deliver__slack_section(b, &t);
         }
         if (r->n_savings) {

@@ -220,9 +220,73 @@ static int gc_deliver__savings(const cJSON *sv, gc_deliver_report *d, char *err,
         return 0;
 }
 
+/* The summary's groups, by team and project, largest first. */
+static int gc_deliver__projects(const cJSON *arr, gc_deliver_report *d, char *err, size_t errlen)
+{
+        const cJSON *it;
+        int r;
+
+        cJSON_ArrayForEach(it, arr)
+        {
+                const cJSON *keys = cJSON_GetObjectItemCaseSensitive(it, "keys");
+                gc_deliver_row *row = &d->projects[d->n_projects];
+                char t[GC_DELIVER_MAX_TEXT], p[GC_DELIVER_MAX_TEXT];
+
+                if (d->n_projects == GC_DELIVER_MAX_ROWS) {
+                        d->more_projects++;
+                        continue;
+                }
+                if (!cJSON_IsObject(keys)) {
+                        gc_errf(err, errlen, "a group's \"keys\" is not an object");
+                        return -EINVAL;
+                }
+                r = gc_deliver__str(keys, "team", t, sizeof(t), err, errlen);
+                if (r == 0)
+                        r = gc_deliver__str(keys, "project", p, sizeof(p), err, errlen);
+                if (r == 0)
+                        r = gc_deliver__row(it, "__none__", NULL, row, err, errlen);
+                if (r < 0)
+                        return r;
+                gc_errf(row->name, sizeof(row->name), "%s / %s", t, p);
+                row->share = d->cost > 0 ? row->cost / d->cost : NAN;
+                d->n_projects++;
+        }
+        return 0;
+}
+
+/* The previous period and the change against it, and the forecast of a partial period. */
+static int gc_deliver__change(const cJSON *root, gc_deliver_report *d, char *err, size_t errlen)
+{
+        const cJSON *prev, *change, *fc;
+        int r;
+
+        prev = cJSON_GetObjectItemCaseSensitive(root, "previous");
+        change = cJSON_GetObjectItemCaseSensitive(root, "change");
+        if (cJSON_IsObject(prev) && cJSON_IsTrue(cJSON_GetObjectItem(prev, "has_data")) &&
+            cJSON_IsObject(change)) {
+                r = gc_deliver__num(prev, "cost", 0, &d->prev_cost, err, errlen);
+                if (r == 0)
+                        r = gc_deliver__num(change, "cost", 0, &d->change, err, errlen);
+                if (r == 0)
+                        r = gc_deliver__num(change, "percent", 1, &d->change_pct, err, errlen);
+                if (r < 0)
+                        return r;
+                d->has_prev = 1;
+        }
+        fc = cJSON_GetObjectItemCaseSensitive(root, "forecast");
+        if (cJSON_IsObject(fc)) {
+                r = gc_deliver__num(fc, "cost", 0, &d->forecast_cost, err, errlen);
+                if (r < 0)
+                        return r;
+                d->has_forecast = 1;
+        }
+
+        return 0;
+}
+
 static int gc_deliver__parse(const cJSON *root, gc_deliver_report *d, char *err, size_t errlen)
 {
-        const cJSON *period, *total, *sum, *prev, *change, *fc, *arr, *v;
+        const cJSON *period, *total, *sum, *arr, *v;
         int r;
 
         if (!cJSON_IsObject(root)) {
@@ -293,27 +357,9 @@ static int gc_deliver__parse(const cJSON *root, gc_deliver_report *d, char *err,
             (r = gc_deliver__num(v, "cost", 0, &d->unattributed_cost, err, errlen)))
                 return r;
 
-        prev = cJSON_GetObjectItemCaseSensitive(root, "previous");
-        change = cJSON_GetObjectItemCaseSensitive(root, "change");
-        if (cJSON_IsObject(prev) && cJSON_IsTrue(cJSON_GetObjectItem(prev, "has_data")) &&
-            cJSON_IsObject(change)) {
-                r = gc_deliver__num(prev, "cost", 0, &d->prev_cost, err, errlen);
-                if (r == 0)
-                        r = gc_deliver__num(change, "cost", 0, &d->change, err, errlen);
-                if (r == 0)
-                        r = gc_deliver__num(change, "percent", 1, &d->change_pct, err, errlen);
-                if (r < 0)
-                        return r;
-                d->has_prev = 1;
-        }
-        fc = cJSON_GetObjectItemCaseSensitive(root, "forecast");
-        if (cJSON_IsObject(fc)) {
-                r = gc_deliver__num(fc, "cost", 0, &d->forecast_cost, err, errlen);
-                if (r < 0)
-                        return r;
-                d->has_forecast = 1;
-        }
-
+        r = gc_deliver__change(root, d, err, errlen);
+        if (r < 0)
+                return r;
         if (!(arr = gc_deliver__arr(root, "by_team", err, errlen)))
                 return -EINVAL;
         r = gc_deliver__rows(arr, "team", NULL, d->teams, &d->n_teams, &d->more_teams, err, errlen);
@@ -321,33 +367,9 @@ static int gc_deliver__parse(const cJSON *root, gc_deliver_report *d, char *err,
                 return r;
         if (!(arr = gc_deliver__arr(sum, "groups", err, errlen)))
                 return -EINVAL;
-        /* The summary's groups are by team and project, largest first. */
-        const cJSON *it;
-        cJSON_ArrayForEach(it, arr)
-        {
-                const cJSON *keys = cJSON_GetObjectItemCaseSensitive(it, "keys");
-                gc_deliver_row *row = &d->projects[d->n_projects];
-                char t[GC_DELIVER_MAX_TEXT], p[GC_DELIVER_MAX_TEXT];
-
-                if (d->n_projects == GC_DELIVER_MAX_ROWS) {
-                        d->more_projects++;
-                        continue;
-                }
-                if (!cJSON_IsObject(keys)) {
-                        gc_errf(err, errlen, "a group's \"keys\" is not an object");
-                        return -EINVAL;
-                }
-                r = gc_deliver__str(keys, "team", t, sizeof(t), err, errlen);
-                if (r == 0)
-                        r = gc_deliver__str(keys, "project", p, sizeof(p), err, errlen);
-                if (r == 0)
-                        r = gc_deliver__row(it, "__none__", NULL, row, err, errlen);
-                if (r < 0)
-                        return r;
-                gc_errf(row->name, sizeof(row->name), "%s / %s", t, p);
-                row->share = d->cost > 0 ? row->cost / d->cost : NAN;
-                d->n_projects++;
-        }
+        r = gc_deliver__projects(arr, d, err, errlen);
+        if (r < 0)
+                return r;
         v = cJSON_GetObjectItemCaseSensitive(root, "by_day");
         if (cJSON_IsArray(v) &&
             (r = gc_deliver__rows(v, "date", NULL, d->days, &d->n_days, NULL, err, errlen)))
