@@ -7,6 +7,37 @@
 
 #include "deliver.h"
 
+/* Control bytes become blanks and bytes that are not well-formed UTF-8 '?': every message
+ * built from the text is then valid UTF-8 (JSON parsers pass such bytes through). */
+static void gc_deliver__clean(char *s)
+{
+        unsigned char *p = (unsigned char *)s;
+
+        while (*p) {
+                size_t n = *p < 0x80                  ? 0
+                           : *p >= 0xC2 && *p <= 0xDF ? 1
+                           : *p >= 0xE0 && *p <= 0xEF ? 2
+                           : *p >= 0xF0 && *p <= 0xF4 ? 3
+                                                      : 9,
+                       i;
+
+                if (n == 0) {
+                        if (*p < 0x20 || *p == 0x7f)
+                                *p = ' ';
+                        p++;
+                        continue;
+                }
+                for (i = 1; n != 9 && i <= n; i++)
+                        if ((p[i] & 0xC0) != 0x80)
+                                break;
+                if (n == 9 || i <= n) {
+                        *p++ = '?';
+                        continue;
+                }
+                p += n + 1;
+        }
+}
+
 /* Copies a string member (cut to size, control bytes as blanks); "" when absent or null. */
 static int gc_deliver__str(const cJSON *o, const char *name, char *out, size_t size, char *err,
                            size_t errlen)
@@ -30,9 +61,7 @@ static int gc_deliver__str(const cJSON *o, const char *name, char *out, size_t s
                         n--;
                 out[n] = '\0';
         }
-        for (char *p = out; *p; p++)
-                if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                        *p = ' ';
+        gc_deliver__clean(out);
         return 0;
 }
 
