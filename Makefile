@@ -42,7 +42,8 @@ unit-asan: build-asan
 # The remote commands' tests run the controller in --demo mode (tests/cli/test_remote.py); the
 # Prometheus path's run Debian's prometheus over a promtool back-fill (tests/cli/test_prometheus.py);
 # the export's test runs the FinOps Foundation's validator, installed once into a cached venv; the
-# kubectl plugin's test runs the pinned kubectl of the e2e tools (built first).
+# kubectl plugin's test runs the pinned kubectl of the e2e tools (built first), and the report
+# delivery's test sends to their pinned Mailpit (tests/cli/test_deliver.py).
 cli-test: build e2e-tools
 	FOCUS_VALIDATOR=$$(./scripts/focus-validator.sh) && export FOCUS_VALIDATOR && \
 	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \
