@@ -246,6 +246,10 @@ static int gc_deliver__savings(const cJSON *sv, gc_deliver_report *d, char *err,
                         return r;
                 d->n_savings++;
         }
+        /* The report's own total (findings it left out included), the figure report.md states. */
+        const cJSON *tot = cJSON_GetObjectItemCaseSensitive(sv, "totals");
+        if (cJSON_IsObject(tot) && cJSON_GetObjectItemCaseSensitive(tot, "monthly_savings"))
+                return gc_deliver__num(tot, "monthly_savings", 0, &d->savings_monthly, err, errlen);
         return 0;
 }
 

@@ -57,6 +57,23 @@ static void gc_deliver__text_bar(gc_buf *b, double share)
                 gc_buf_puts(b, i < n ? "#" : ".");
 }
 
+/* A name padded to `width` characters (UTF-8 counted as characters), never cut: a longer one
+ * takes its own line and the figures go on the next, aligned. */
+static void gc_deliver__text_name(gc_buf *b, const char *name, size_t width)
+{
+        size_t chars = 0;
+
+        for (const char *p = name; *p; p++)
+                chars += ((unsigned char)*p & 0xC0) != 0x80;
+        gc_buf_puts(b, name);
+        if (chars > width) {
+                gc_buf_puts(b, "\n  ");
+                chars = 0;
+        }
+        for (; chars < width; chars++)
+                gc_buf_puts(b, " ");
+}
+
 static void gc_deliver__text_rows(gc_buf *b, const gc_deliver_report *r, const char *heading,
                                   const gc_deliver_row *rows, size_t n, size_t more,
                                   const gc_deliver_view *v, int bars)
@@ -69,7 +86,9 @@ static void gc_deliver__text_rows(gc_buf *b, const gc_deliver_report *r, const c
         gc_buf_printf(b, "\n%s\n", heading);
         for (size_t i = 0; i < shown; i++) {
                 gc_deliver__money(r, rows[i].cost, m);
-                gc_buf_printf(b, "  %-30.30s %16s", rows[i].name, m);
+                gc_buf_puts(b, "  ");
+                gc_deliver__text_name(b, rows[i].name, 30);
+                gc_buf_printf(b, " %16s", m);
                 if (bars && isfinite(rows[i].share)) {
                         gc_buf_puts(b, "  ");
                         gc_deliver__text_bar(b, rows[i].share);
@@ -130,7 +149,7 @@ int gc_deliver_text(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf
         }
         if (r->n_savings) {
                 gc_deliver__money(r, r->savings_monthly, m);
-                gc_buf_printf(b, "\nSavings: %s a month in all; the largest:\n", m);
+                gc_buf_printf(b, "\nEstimated savings: %s a month; the largest:\n", m);
                 for (size_t i = 0; i < r->n_savings && i < 3; i++) {
                         gc_deliver__money(r, r->savings[i].monthly, m);
                         gc_buf_printf(b, "  - %s a month: %s\n", m, r->savings[i].summary);
@@ -174,9 +193,10 @@ int gc_deliver_html_escape(gc_buf *b, const char *s)
         return b->err;
 }
 
-#define GC_DELIVER__TD "<td style=\"padding:4px 6px;border-bottom:1px solid #e5e5e5;\">"
+#define GC_DELIVER__TD                                                                             \
+        "<td style=\"padding:4px 4px;border-bottom:1px solid #e5e5e5;word-break:break-word;\">"
 #define GC_DELIVER__TDR                                                                            \
-        "<td style=\"padding:4px 6px;border-bottom:1px solid "                                     \
+        "<td style=\"padding:4px 4px;border-bottom:1px solid "                                     \
         "#e5e5e5;text-align:right;white-space:nowrap;\">"
 #define GC_DELIVER__H2 "<h2 style=\"font-size:16px;margin:20px 0 6px 0;color:#222;\">"
 
@@ -226,7 +246,7 @@ static void gc_deliver__html_rows(gc_buf *b, const gc_deliver_report *r, const c
                 gc_buf_printf(b, "</td>" GC_DELIVER__TDR "%s</td>" GC_DELIVER__TDR "%.2f</td>", m,
                               rows[i].gpu_hours);
                 gc_buf_puts(b, "<td style=\"padding:4px 6px;border-bottom:1px solid #e5e5e5;"
-                               "width:30%;\">");
+                               "width:22%;\">");
                 if (isfinite(rows[i].share)) {
                         gc_deliver__html_bar(b, rows[i].share);
                         gc_buf_printf(b, "<span style=\"font-size:12px;color:#555;\">%.1f%%</span>",
@@ -248,8 +268,9 @@ static void gc_deliver__html_figure(gc_buf *b, const char *label, const char *va
         gc_buf_puts(b, "<tr><td style=\"padding:3px 0;color:#555;\">");
         gc_deliver_html_escape(b, label);
         gc_buf_puts(b, "</td><td style=\"padding:3px 0 3px 12px;text-align:right;font-weight:bold;"
-                       "white-space:nowrap;\">");
+                       "\"><span style=\"white-space:nowrap;\">");
         gc_deliver_html_escape(b, value);
+        gc_buf_puts(b, "</span>");
         if (note && *note) {
                 gc_buf_puts(b, " <span style=\"font-weight:normal;color:#555;\">");
                 gc_deliver_html_escape(b, note);
@@ -303,7 +324,7 @@ static void gc_deliver__html_savings(gc_buf *b, const gc_deliver_report *r)
                 return;
         gc_deliver__money(r, r->savings_monthly, m);
         gc_buf_printf(b,
-                      GC_DELIVER__H2 "Savings: %s a month</h2>\n<ul style=\"margin:0;"
+                      GC_DELIVER__H2 "Estimated savings: %s a month</h2>\n<ul style=\"margin:0;"
                                      "padding-left:20px;font-size:14px;\">\n",
                       m);
         for (size_t i = 0; i < r->n_savings && i < 3; i++) {
@@ -358,11 +379,12 @@ int gc_deliver_html(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf
                 gc_deliver__money(r, r->change, m);
                 gc_deliver__money(r, r->prev_cost, m2);
                 snprintf(note, sizeof(note), "%s%s(previous %s)", pct, pct[0] ? " " : "", m2);
-                gc_buf_printf(b,
-                              "<tr><td style=\"padding:3px 0;color:#555;\">Change</td><td "
-                              "style=\"padding:3px 0 3px 12px;text-align:right;color:%s;"
-                              "white-space:nowrap;\"><b>%s%s</b> <span style=\"color:#555;\">",
-                              r->change > 0 ? "#c62828" : "#2e7d32", r->change > 0 ? "+" : "", m);
+                gc_buf_printf(
+                    b,
+                    "<tr><td style=\"padding:3px 0;color:#555;\">Change</td><td "
+                    "style=\"padding:3px 0 3px 12px;text-align:right;color:%s;"
+                    "\"><b style=\"white-space:nowrap;\">%s%s</b><br><span style=\"color:#555;\">",
+                    r->change > 0 ? "#c62828" : "#2e7d32", r->change > 0 ? "+" : "", m);
                 gc_deliver_html_escape(b, note);
                 gc_buf_puts(b, "</span></td></tr>\n");
         }
