@@ -341,7 +341,7 @@ static void gc_deliver__html_savings(gc_buf *b, const gc_deliver_report *r)
 
 int gc_deliver_html(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf *b)
 {
-        char m[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN], pct[32], note[96];
+        char m[GC_REPORT_MONEY_LEN], m2[GC_REPORT_MONEY_LEN], pct[32], note[160];
 
         gc_buf_puts(
             b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" "
