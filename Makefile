@@ -44,7 +44,8 @@ unit-asan: build-asan
 # the export's test runs the FinOps Foundation's validator (its 1.2 rules, and the official 1.3 rules
 # kept in tests/cli/focus-rules) and checks FOCUS 1.4 against focus-data-toolkit's column list,
 # both installed once into a cached venv; the kubectl plugin's test runs the pinned kubectl of the
-# e2e tools (built first).
+# e2e tools (built first), and the report delivery's test sends to their pinned Mailpit
+# (tests/cli/test_deliver.py).
 cli-test: build e2e-tools
 	FOCUS_VALIDATOR=$$(./scripts/focus-validator.sh) && export FOCUS_VALIDATOR && \
 	GPU_COST=$(abspath $(BUILD))/gpu-cost GPU_COST_CONTROLLER=$(abspath $(BUILD))/gpu-cost-controller \

@@ -195,6 +195,10 @@ else
 	ln -sfn "$main_bin/helm3" "$E2E_BIN/helm3"
 fi
 
+# Mailpit, the SMTP server the report delivery's CLI test sends to (tests/cli/test_deliver.py).
+build_group mailpit "$tools/mailpit" "-s -w -X github.com/axllent/mailpit/config.Version=$(modver "$tools/mailpit" github.com/axllent/mailpit)" \
+	"mailpit=github.com/axllent/mailpit"
+
 # Every binary must report the pinned version: a wrong stamp would make /version, kubectl's
 # skew check and helm's default kube version lie.
 check() {

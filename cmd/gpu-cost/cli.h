@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deliver/deliver.h"
 #include "dump/dump.h"
 #include "gpuuse/gpuuse.h"
 #include "export/export.h"
@@ -65,6 +66,60 @@ typedef struct cli_export_flags {
 int cli_export_flag(int c, const char *arg, cli_export_flags *f);
 int cmd_export(int argc, char **argv);
 int cmd_export_remote(int argc, char **argv);
+
+/* `report --send-test-email ADDR | --send-test-webhook URL` (send.c): one report sent now. */
+enum {
+        CLI_OPT_SEND_EMAIL = 2000,
+        CLI_OPT_SEND_WEBHOOK,
+        CLI_OPT_WEBHOOK_FORMAT,
+        CLI_OPT_WEBHOOK_SECRET_FILE,
+        CLI_OPT_SMTP_SERVER,
+        CLI_OPT_SMTP_FROM,
+        CLI_OPT_SMTP_USER,
+        CLI_OPT_SMTP_PASSWORD_FILE,
+        CLI_OPT_SMTP_STARTTLS,
+        CLI_OPT_SMTP_AUTH,
+        CLI_OPT_SMTP_CACERT,
+        CLI_OPT_DASHBOARD_URL,
+};
+
+typedef struct cli_send {
+        const char *to, *webhook, *from, *dashboard;
+        gc_deliver_smtp smtp; /* its password from the file or the environment */
+        int chat;             /* a gc_deliver_chat; -1 = from the webhook's host */
+        const char *password_file, *password_env, *secret_file, *secret_env, *secret_value;
+        gc_buf password, secret; /* the files' contents, zeroed when done */
+} cli_send;
+
+void cli_send_init(cli_send *s);
+void cli_send_done(cli_send *s);
+/* 1 when c was a send option, 0 when not, -1 on a bad value (said). */
+int cli_send_option(cli_send *s, int c, const char *arg);
+static inline int cli_send_wanted(const cli_send *s)
+{
+        return s->to || s->webhook;
+}
+/* Checks what a send needs and reads its secrets: 0 or an exit status (said). */
+int cli_send_check(cli_send *s, int64_t timeout_s);
+/* Renders the report's JSON as the message and sends it, printing what was sent; an exit
+ * status. */
+int cli_send_report(cli_send *s, const char *json, size_t len);
+
+#define CLI_SEND_OPTIONS                                                                           \
+        {"send-test-email", required_argument, NULL, CLI_OPT_SEND_EMAIL},                          \
+            {"send-test-webhook", required_argument, NULL, CLI_OPT_SEND_WEBHOOK},                  \
+            {"webhook-format", required_argument, NULL, CLI_OPT_WEBHOOK_FORMAT},                   \
+            {"webhook-secret-file", required_argument, NULL, CLI_OPT_WEBHOOK_SECRET_FILE},         \
+            {"smtp-server", required_argument, NULL, CLI_OPT_SMTP_SERVER},                         \
+            {"smtp-from", required_argument, NULL, CLI_OPT_SMTP_FROM},                             \
+            {"smtp-user", required_argument, NULL, CLI_OPT_SMTP_USER},                             \
+            {"smtp-password-file", required_argument, NULL, CLI_OPT_SMTP_PASSWORD_FILE},           \
+            {"smtp-starttls", required_argument, NULL, CLI_OPT_SMTP_STARTTLS},                     \
+            {"smtp-auth", required_argument, NULL, CLI_OPT_SMTP_AUTH},                             \
+            {"smtp-cacert", required_argument, NULL, CLI_OPT_SMTP_CACERT},                         \
+        {                                                                                          \
+                "dashboard-url", required_argument, NULL, CLI_OPT_DASHBOARD_URL                    \
+        }
 
 #define CLI_REMOTE_HELP_SHORT                                                                      \
         "  --server URL, --token T, --token-file F, --cacert F, --insecure-skip-tls-verify,\n"     \

@@ -349,7 +349,74 @@ static const char report_usage[] =
     "latest (the default) is the newest complete period.\n"
     "\n"
     "  --period P         daily, weekly or monthly (instead of the first argument)\n"
-    "  --format F         markdown (default) or json\n" REMOTE_HELP;
+    "  --format F         markdown (default) or json\n"
+    "  --from-file F      a report's JSON saved before (report.json of a report ConfigMap,\n"
+    "                     or --format json; - reads standard input) instead of the "
+    "server\n" REMOTE_HELP "\n"
+    "Sending the report now, to check a delivery set-up (docs/delivery.md): the report is\n"
+    "rendered from its JSON and sent, and what was sent is printed instead of the report.\n"
+    "  --send-test-email ADDR      one email (a plain-text and an HTML part) to ADDR\n"
+    "  --smtp-server URL           smtp://HOST[:587] (STARTTLS) or smtps://HOST[:465] (env\n"
+    "                              GPU_COST_SMTP_SERVER)\n"
+    "  --smtp-from ADDR            the sender (env GPU_COST_SMTP_FROM)\n"
+    "  --smtp-user U               log in as U (env GPU_COST_SMTP_USER)\n"
+    "  --smtp-password-file F      its password from F (or env GPU_COST_SMTP_PASSWORD; never\n"
+    "                              on the command line)\n"
+    "  --smtp-auth M               any (default: what the server offers), plain or login\n"
+    "  --smtp-starttls T           for smtp://: required (default), optional or none\n"
+    "  --smtp-cacert F             CA certificates (PEM) to verify the server, or a webhook, with\n"
+    "  --send-test-webhook URL     one chat message POSTed to URL\n"
+    "  --webhook-format F          slack (Block Kit), teams (an Adaptive Card) or json; default\n"
+    "                              from the URL's host (hooks.slack.com: slack, Power Automate:\n"
+    "                              teams), else json\n"
+    "  --webhook-secret-file F     sign the body with HMAC-SHA256 under the secret in F (or env\n"
+    "                              GPU_COST_WEBHOOK_SECRET): header X-Gpu-Cost-Signature\n"
+    "  --dashboard-url URL         the link to the dashboard the messages carry\n"
+    "  --timeout D                 also bounds the sending\n";
+
+/* The API path of the report the arguments name (KIND [ID]); -1 after saying why. */
+static int report_path(int argc, char **argv, const char *kind, char *path, size_t len)
+{
+        const char *id = "latest";
+
+        if (!kind)
+                kind = optind < argc ? argv[optind++] : NULL;
+        if (!kind || (strcmp(kind, "weekly") != 0 && strcmp(kind, "daily") != 0 &&
+                      strcmp(kind, "monthly") != 0)) {
+                cli_error("report: say daily, weekly or monthly (see --help)");
+                return -1;
+        }
+        if (optind < argc)
+                id = argv[optind++];
+        if (optind < argc) {
+                cli_error("report: unexpected argument \"%s\"", argv[optind]);
+                return -1;
+        }
+        if (!*id || strpbrk(id, "/?#%") || strlen(id) > 64) {
+                cli_error("report: \"%s\" is not a report ID (2026-11-20, 2026-w47, 2026-11, "
+                          "latest)",
+                          id);
+                return -1;
+        }
+        snprintf(path, len, "/api/v1/reports/%s/%s", kind, id);
+        return 0;
+}
+
+/* A report's JSON saved before: printed as it is, or sent. An exit status. */
+static int report_from_file(const char *path, cli_send *snd, gc_buf *body)
+{
+        int r =
+            gc_read_file(strcmp(path, "-") == 0 ? "/dev/stdin" : path, GC_DELIVER_MAX_JSON, body);
+
+        if (r < 0) {
+                cli_error("--from-file %s: cannot read: %s", path,
+                          r == -E2BIG ? "larger than 8 MiB" : strerror(-r));
+                return GC_EXIT_USAGE;
+        }
+        if (cli_send_wanted(snd))
+                return cli_send_report(snd, body->data, body->len);
+        return write_body(body->data, body->len) < 0 ? GC_EXIT_FAIL : GC_EXIT_OK;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -357,23 +424,31 @@ int cmd_report(int argc, char **argv)
             REMOTE_OPTIONS,
             {"format", required_argument, NULL, 'f'},
             {"period", required_argument, NULL, 'p'},
+            {"from-file", required_argument, NULL, 'F'},
             {"help", no_argument, NULL, 'h'},
+            CLI_SEND_OPTIONS,
             {NULL, 0, NULL, 0},
         };
         const char *params[2] = {"format", "md"};
-        const char *kind = NULL, *id = "latest";
+        const char *kind = NULL, *from_file = NULL;
         char path[256];
         remote_format fmt = RFMT_MARKDOWN;
         gc_buf body;
         remote rm;
+        cli_send snd;
         int c, r, rc = GC_EXIT_USAGE;
 
         remote_init(&rm);
+        cli_send_init(&snd);
         gc_buf_init(&body, GC_CLIENT_MAX_BODY);
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
                 r = remote_option(&rm, c, optarg);
+                if (r < 0)
+                        goto finish;
+                if (r == 0)
+                        r = cli_send_option(&snd, c, optarg);
                 if (r < 0)
                         goto finish;
                 if (r > 0)
@@ -390,6 +465,9 @@ int cmd_report(int argc, char **argv)
                 case 'p':
                         kind = optarg;
                         break;
+                case 'F':
+                        from_file = optarg;
+                        break;
                 case 'h':
                         fputs(report_usage, stdout);
                         rc = GC_EXIT_OK;
@@ -400,32 +478,29 @@ int cmd_report(int argc, char **argv)
                         goto finish;
                 }
         }
-        if (!kind)
-                kind = optind < argc ? argv[optind++] : NULL;
-        if (!kind || (strcmp(kind, "weekly") != 0 && strcmp(kind, "daily") != 0 &&
-                      strcmp(kind, "monthly") != 0)) {
-                cli_error("report: say daily, weekly or monthly (see --help)");
+        rc = cli_send_check(&snd, rm.o.timeout_s);
+        if (rc != 0)
+                goto finish;
+        rc = GC_EXIT_USAGE;
+        if (from_file) {
+                rc = optind < argc
+                         ? (cli_error("report: --from-file takes no period (\"%s\")", argv[optind]),
+                            GC_EXIT_USAGE)
+                         : report_from_file(from_file, &snd, &body);
                 goto finish;
         }
-        if (optind < argc)
-                id = argv[optind++];
-        if (optind < argc) {
-                cli_error("report: unexpected argument \"%s\"", argv[optind]);
+        if (report_path(argc, argv, kind, path, sizeof(path)) < 0)
                 goto finish;
-        }
-        if (!*id || strpbrk(id, "/?#%") || strlen(id) > 64) {
-                cli_error("report: \"%s\" is not a report ID (2026-11-20, 2026-w47, 2026-11, "
-                          "latest)",
-                          id);
-                goto finish;
-        }
-        snprintf(path, sizeof(path), "/api/v1/reports/%s/%s", kind, id);
-        params[1] = fmt == RFMT_JSON ? "json" : "md";
+        params[1] = fmt == RFMT_JSON || cli_send_wanted(&snd) ? "json" : "md";
         rc = remote_ready(&rm);
         if (rc == 0)
                 rc = remote_get(&rm, path, params, 1, GC_CLIENT_MAX_BODY, &body);
         if (rc != 0)
                 goto finish;
+        if (cli_send_wanted(&snd)) {
+                rc = cli_send_report(&snd, body.data, body.len);
+                goto finish;
+        }
         r = write_body(body.data, body.len);
         if (r < 0) {
                 cli_error("cannot write the result: %s", strerror(-r));
@@ -433,6 +508,7 @@ int cmd_report(int argc, char **argv)
         }
 finish:
         gc_buf_free(&body);
+        cli_send_done(&snd);
         remote_done(&rm);
         return rc;
 }
