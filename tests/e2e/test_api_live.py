@@ -111,27 +111,36 @@ def test_api_equals_truth(scenario):  # noqa: F811
     # started (the controller's start) to the snapshot's (pods still running accrue to it).
     # The truth runs to the exact snapshot time the counters stand for, as printed (the
     # controller's snapshots are taken on whole seconds: a fraction would be a finding).
-    m = metrics(c)
-    snap = m["gpu_cost_snapshot_timestamp_seconds"][0][1]
-    since = m["gpu_cost_counters_start_time_seconds"][0][1]
-    assert snap == int(snap) and since == int(since), (snap, since)
-    assert abs(snap - time.time()) < 10, snap
-    assert since <= snap and abs(since - time.time()) < 600, since
-    th = t.window(since, snap, now=snap)
-    assert th["total"]["cost_usd"] > 0.01, "pods still run: the counters must have grown"
-    cost, hours = {}, {}
-    for labels, v in m.get("gpu_cost_usd_total", []):
-        k = (labels.get("team"), labels.get("project"))
-        cost[k] = cost.get(k, 0.0) + v
-    for labels, v in m.get("gpu_cost_gpu_hours_total", []):
-        k = (labels.get("team"), labels.get("project"))
-        hours[k] = hours.get(k, 0.0) + v
-    for k in sorted(set(cost) | set(th["groups"]), key=str):
-        w = th["groups"].get(k, {"gpu_seconds": 0.0, "cost_usd": 0.0})
-        if abs(cost.get(k, 0.0) - w["cost_usd"]) > USD_TOL or \
-                abs(hours.get(k, 0.0) * 3600 - w["gpu_seconds"]) > 1e-3:
-            bad.append("/metrics %s/%s: $%r %r GPU-h, truth $%r %r GPU-h" % (
-                k[0], k[1], cost.get(k), hours.get(k), w["cost_usd"], w["gpu_seconds"] / 3600))
+    # Compared until a snapshot agrees: one taken just before a live pod's deletion reached the
+    # controller still counts that pod up to the snapshot (the truth ends it at the delete).
+    seen = {}
+
+    def metrics_mismatches():
+        m = seen["m"] = metrics(c)
+        snap = m["gpu_cost_snapshot_timestamp_seconds"][0][1]
+        since = m["gpu_cost_counters_start_time_seconds"][0][1]
+        assert snap == int(snap) and since == int(since), (snap, since)
+        assert abs(snap - time.time()) < 10, snap
+        assert since <= snap and abs(since - time.time()) < 600, since
+        th = t.window(since, snap, now=snap)
+        assert th["total"]["cost_usd"] > 0.01, "pods still run: the counters must have grown"
+        cost, hours, out = {}, {}, []
+        for labels, v in m.get("gpu_cost_usd_total", []):
+            k = (labels.get("team"), labels.get("project"))
+            cost[k] = cost.get(k, 0.0) + v
+        for labels, v in m.get("gpu_cost_gpu_hours_total", []):
+            k = (labels.get("team"), labels.get("project"))
+            hours[k] = hours.get(k, 0.0) + v
+        for k in sorted(set(cost) | set(th["groups"]), key=str):
+            w = th["groups"].get(k, {"gpu_seconds": 0.0, "cost_usd": 0.0})
+            if abs(cost.get(k, 0.0) - w["cost_usd"]) > USD_TOL or \
+                    abs(hours.get(k, 0.0) * 3600 - w["gpu_seconds"]) > 1e-3:
+                out.append("/metrics %s/%s: $%r %r GPU-h, truth $%r %r GPU-h" % (
+                    k[0], k[1], cost.get(k), hours.get(k), w["cost_usd"], w["gpu_seconds"] / 3600))
+        return out
+
+    bad = harness.settle(metrics_mismatches)
+    m = seen["m"]
     assert not bad, "\n".join(bad[:60])
     assert all(lab.get("cluster") == harness_cluster() for lab, _ in m["gpu_cost_usd_total"])
     assert m["gpu_cost_ready"][0][1] == 1 and m["gpu_cost_leader"][0][1] == 1
