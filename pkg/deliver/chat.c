@@ -338,15 +338,21 @@ static int gc_deliver__teams_once(const gc_deliver_report *r, const gc_deliver_v
         return b->err;
 }
 
-/* Fewer rows until the card fits Teams' 28 KB (long names can make ten rows too many). */
-int gc_deliver_teams(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf *b)
+/*
+ * Renders with `once` at fewer and fewer rows (halving above 8, then one by one) until the
+ * payload fits `max` bytes: long names can make ten rows too many. -E2BIG when not even none do.
+ */
+static int gc_deliver__fit(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf *b,
+                           int (*once)(const gc_deliver_report *, const gc_deliver_view *, size_t,
+                                       gc_buf *),
+                           size_t max)
 {
         size_t mark = b->len;
 
         for (size_t cap = gc_deliver__row_cap(v);; cap = cap > 8 ? cap / 2 : cap - 1) {
-                int e = gc_deliver__teams_once(r, v, cap, b);
+                int e = once(r, v, cap, b);
 
-                if (e == 0 && b->len - mark <= GC_DELIVER_TEAMS_MAX)
+                if (e == 0 && b->len - mark <= max)
                         return 0;
                 gc_buf_truncate(b, mark);
                 if (e && e != -E2BIG)
@@ -354,6 +360,12 @@ int gc_deliver_teams(const gc_deliver_report *r, const gc_deliver_view *v, gc_bu
                 if (cap == 0)
                         return -E2BIG;
         }
+}
+
+/* Fewer rows until the card fits Teams' 28 KB. */
+int gc_deliver_teams(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf *b)
+{
+        return gc_deliver__fit(r, v, b, gc_deliver__teams_once, GC_DELIVER_TEAMS_MAX);
 }
 
 /* ---- generic JSON ------------------------------------------------------------------------- */
@@ -445,19 +457,7 @@ static int gc_deliver__json_once(const gc_deliver_report *r, const gc_deliver_vi
 
 int gc_deliver_json(const gc_deliver_report *r, const gc_deliver_view *v, gc_buf *b)
 {
-        size_t mark = b->len;
-
-        for (size_t cap = gc_deliver__row_cap(v);; cap = cap > 8 ? cap / 2 : cap - 1) {
-                int e = gc_deliver__json_once(r, v, cap, b);
-
-                if (e == 0 && b->len - mark <= GC_DELIVER_JSON_MAX)
-                        return 0;
-                gc_buf_truncate(b, mark);
-                if (e && e != -E2BIG)
-                        return e;
-                if (cap == 0)
-                        return -E2BIG;
-        }
+        return gc_deliver__fit(r, v, b, gc_deliver__json_once, GC_DELIVER_JSON_MAX);
 }
 
 int gc_deliver_chat_render(gc_deliver_chat k, const gc_deliver_report *r, const gc_deliver_view *v,
